@@ -1,0 +1,37 @@
+// Builds the task graph of data-parallel transformer training: forward, backward, bucketed gradient sync, optimizer.
+#pragma once
+
+#include "models/device_catalog.hpp"
+#include "policies/sync/gradient_sync.hpp"
+#include "sim/graph/task_graph.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <vector>
+
+namespace cs {
+
+/** What the builder made, beyond the graph: the facts metrics need. */
+struct TrainingGraph {
+  TaskGraph graph;
+  int ranks = 0;
+  int microbatches = 0; // per rank per iteration
+  std::vector<std::vector<int>> optimizer_tasks; // [iteration][rank]
+  std::vector<int> compute_streams;              // per rank
+  std::vector<int> comm_streams;                 // per rank
+  double parameters = 0;
+  double gradient_bytes = 0; // per rank per iteration
+  int buckets = 0;
+  double model_flops_per_iteration = 0;
+  double samples_per_iteration = 0;
+  double tokens_per_iteration = 0;
+};
+
+/** One rank per GPU (host index = rank). Each rank runs its microbatches' forward and backward passes layer by
+ *  layer with roofline-costed kernels; during the last microbatch's backward pass, gradients fill buckets of
+ *  `workload.gradient_bucket` bytes that `sync` reduces on the communication stream while backward goes on
+ *  (PyTorch DDP-style overlap, no_sync on earlier microbatches); the optimizer step waits for every bucket.
+ *  Requires tp = pp = 1 and global batch divisible by dp x micro (checked by the scenario checks). */
+TrainingGraph build_data_parallel_training(const WorkloadParams& workload, const DeviceSpec& device, int ranks,
+                                           const GradientSync& sync);
+
+} // namespace cs

@@ -1,0 +1,31 @@
+// A dense GPT-style transformer: the kernels of one layer, parameter counts and the Megatron FLOP formula.
+#pragma once
+
+#include "models/cost/roofline.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <vector>
+
+namespace cs {
+
+/** Bytes per element of a dtype (fp32/tf32 4, fp16/bf16 2, fp8 1). Throws std::invalid_argument otherwise. */
+double dtype_bytes(const std::string& dtype);
+
+/** The forward kernels of one transformer layer for `micro` samples: QKV, flash-style attention, output
+ *  projection, two FFN GEMMs, two layer norms, residual adds. Attention counts the full s x s score matrix
+ *  (no causal halving), as the Megatron formula does. */
+std::vector<KernelWork> layer_forward_kernels(const ModelParams& m, int micro);
+/** The output head: logits GEMM over the vocabulary and the softmax cross-entropy. */
+std::vector<KernelWork> head_forward_kernels(const ModelParams& m, int micro);
+
+/** Parameters of one layer (QKV, output projection, FFN, two layer norms, biases). */
+double layer_parameters(const ModelParams& m);
+/** Embedding (vocab x hidden, tied with the head) plus the final layer norm. */
+double embedding_parameters(const ModelParams& m);
+double total_parameters(const ModelParams& m);
+
+/** Model FLOPs per iteration as in Narayanan et al. (SC'21, eq. 3): 72 B s l h^2 (1 + s/6h + V/16lh), i.e. three
+ *  passes; with full recomputation the hardware does 4/3 of that, but model FLOPs stay the same. Assumes ffn = 4h. */
+double megatron_model_flops(const ModelParams& m, double global_batch);
+
+} // namespace cs

@@ -1,0 +1,152 @@
+// clustersim's command line: run, validate, list. Exit 0 ok, 1 failed run, 2 bad input (file:line:col: message).
+#include "models/device_catalog.hpp"
+#include "policies/registry.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "sim/run/scenario_run.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/scenario/units.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Writes every file to a temporary name first and renames them all at the end, so a failure leaves nothing
+// half-written behind.
+void write_outputs(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& files)
+{
+  fs::create_directories(dir);
+  std::vector<std::pair<fs::path, fs::path>> staged;
+  for (const auto& [name, text] : files) {
+    fs::path final_path = dir / name;
+    fs::path tmp = dir / ("." + name + ".tmp");
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out)
+      throw std::runtime_error("cannot write " + tmp.string());
+    staged.emplace_back(tmp, final_path);
+  }
+  for (const auto& [tmp, final_path] : staged)
+    fs::rename(tmp, final_path);
+}
+
+cs::Scenario load_checked(const std::string& path, const std::vector<std::string>& sets)
+{
+  cs::Scenario s = cs::load_scenario(path, sets);
+  cs::check_scenario(s);
+  return s;
+}
+
+int list(const std::string& what)
+{
+  if (what == "policies") {
+    std::string domain;
+    for (const auto& p : cs::all_policies()) {
+      if (p.domain != domain)
+        std::cout << (domain.empty() ? "" : "\n") << p.domain << ":\n";
+      domain = p.domain;
+      std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
+    }
+    return 0;
+  }
+  for (const auto& [name, d] : cs::DeviceCatalog::builtin().all()) {
+    if (d.kind == "gpu")
+      std::cout << fmt::format("{:<16} {:<34} bf16 {:>7.1f} TFLOP/s  {:>6.0f} GB/s  {}  {} SMs\n", name,
+                               d.display_name, d.peak("bf16") / 1e12, d.memory_bandwidth / 1e9,
+                               cs::units::format_bytes(d.memory_bytes), d.sms);
+    else
+      std::cout << fmt::format("{:<16} {:<34} {} cores x {:.1f} GFLOP/s  {:>6.1f} GB/s  {}\n", name, d.display_name,
+                               d.cores, d.core_speed / 1e9, d.memory_bandwidth / 1e9,
+                               cs::units::format_bytes(d.memory_bytes));
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"clustersim: a discrete-event simulator of GPU training and data-analytics clusters"};
+  app.set_version_flag("--version", std::string("clustersim ") + cs::clustersim_version());
+  app.require_subcommand(1);
+
+  std::string scenario_path, out_dir, backend, what;
+  std::vector<std::string> sets;
+  long long seed = -1;
+  bool trace = false, quiet = false, keys = false;
+
+  auto* run = app.add_subcommand("run", "run a scenario and write report.json (and trace.json with --trace)");
+  run->add_option("scenario", scenario_path, "scenario YAML file")->required();
+  run->add_option("--set", sets, "override a key: --set cluster.nodes=4 (repeatable)");
+  run->add_option("--backend", backend, "simgrid | analytical (overrides the scenario's backend)");
+  run->add_option("--seed", seed, "seed of every random generator (overrides the scenario's seed)");
+  run->add_option("--out", out_dir, "output folder (default ./out/<scenario name>/)");
+  run->add_flag("--trace", trace, "also write trace.json (Chrome trace-event format, opens in Perfetto)");
+  run->add_flag("--quiet", quiet, "do not print the summary");
+
+  auto* validate = app.add_subcommand("validate", "check a scenario without running it");
+  validate->add_option("scenario", scenario_path, "scenario YAML file");
+  validate->add_option("--set", sets, "override a key (repeatable)");
+  validate->add_flag("--keys", keys, "print every scenario key with its type, default and help");
+
+  auto* lister = app.add_subcommand("list", "list registered policies or catalog devices");
+  lister->add_option("what", what, "policies | devices")->required()->check(CLI::IsMember({"policies", "devices"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "<command line>:1:1: " << e.what() << " (see clustersim --help)\n";
+    return 2;
+  }
+
+  try {
+    if (app.got_subcommand(lister))
+      return list(what);
+    if (app.got_subcommand(validate)) {
+      if (keys) {
+        for (const auto& f : cs::describe_scenario_keys())
+          std::cout << fmt::format("{:<42} {:<18} {:<16} {}\n", f.path, f.type, f.default_value, f.help);
+        return 0;
+      }
+      if (scenario_path.empty())
+        throw cs::InputError("<command line>", 1, 1, "validate needs a scenario file (or --keys)");
+      cs::Scenario s = load_checked(scenario_path, sets);
+      std::cout << "ok: " << s.name << " (" << scenario_path << ")\n";
+      return 0;
+    }
+    if (!backend.empty())
+      sets.push_back("backend=" + backend);
+    if (seed >= 0)
+      sets.push_back("seed=" + std::to_string(seed));
+    cs::Scenario s = load_checked(scenario_path, sets);
+    cs::RunResult result = cs::run_scenario(s, cs::RunOptions{trace});
+    fs::path dir = out_dir.empty() ? fs::path("out") / s.name : fs::path(out_dir);
+    std::vector<std::pair<std::string, std::string>> files{{"report.json", result.report.dump(2) + "\n"},
+                                                           {"scenario.resolved.yaml", cs::resolved_yaml(s)}};
+    if (trace)
+      files.emplace_back("trace.json", result.trace_json);
+    write_outputs(dir, files);
+    if (!quiet)
+      std::cout << result.summary << "  outputs   " << dir.string() << "/\n";
+    return 0;
+  } catch (const cs::InputError& e) {
+    std::cerr << e.where() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "clustersim: run failed: " << e.what() << "\n";
+    return 1;
+  }
+}

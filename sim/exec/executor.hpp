@@ -1,0 +1,30 @@
+// The two backends that run a task graph on a platform: `analytical` (list scheduling) and `simgrid` (flow-level).
+#pragma once
+
+#include "sim/exec/timeline.hpp"
+#include "sim/graph/task_graph.hpp"
+#include "sim/platform/platform_spec.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/** Serialised list scheduling: each stream runs one task at a time; a transfer holds every link direction on its
+ *  route from start to end and lasts route latency + bytes / bottleneck bandwidth (no sharing). */
+Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
+                        const std::vector<ExecutionObserver*>& observers = {});
+
+/** Full contention on SimGrid 3.32: one actor per stream, kernels as Execs, transfers as Comms over the routes.
+ *  SimGrid's engine is a per-process singleton: call this at most once per process (see isolated_run.hpp). */
+Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
+                     const std::vector<ExecutionObserver*>& observers = {});
+
+/** Dispatches on "analytical" | "simgrid". */
+Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,
+                     const std::vector<ExecutionObserver*>& observers = {});
+
+/** Duration of a transfer under the analytical model (0 for a host to itself). */
+double analytical_transfer_time(const PlatformSpec& platform, int src_host, int dst_host, double bytes);
+
+} // namespace cs

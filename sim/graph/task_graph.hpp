@@ -1,0 +1,89 @@
+// The static workload: a DAG of compute, transfer and delay tasks, each on an ordered stream, with labels.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+enum class TaskKind : std::uint8_t { COMPUTE, TRANSFER, DELAY };
+
+/** Where a task belongs in the workload, for timelines and breakdowns. -1 = not applicable. */
+struct TaskLabels {
+  std::int32_t iteration = -1;
+  std::int32_t stage = -1;
+  std::int32_t microbatch = -1;
+  std::int32_t layer = -1;
+  std::uint16_t phase = 0; // index into TaskGraph::names()
+};
+
+/** One task. Compute runs `seconds` on `host`; transfer moves `bytes` from `host` to `dst`; delay waits. */
+struct Task {
+  TaskKind kind = TaskKind::COMPUTE;
+  std::int32_t stream = -1;
+  std::int32_t host = -1;
+  std::int32_t dst = -1;
+  double seconds = 0;
+  double bytes = 0;
+  std::uint16_t name = 0;  // index into names(): kernel or transfer name
+  std::uint16_t model = 0; // index into names(): which cost model answered ("" for transfers)
+  TaskLabels labels;
+};
+
+/** A stream runs its tasks one at a time in the order they were added (a CUDA stream, a NIC queue). */
+struct Stream {
+  std::string name; // e.g. "compute", "comm"
+  std::int32_t host = -1;
+};
+
+/** The task DAG. Tasks are added in any order; `finalize()` freezes it into compressed successor lists
+ *  (a Boost.Graph CSR) and checks that task dependencies plus stream order have no cycle. */
+class TaskGraph {
+public:
+  TaskGraph();
+  ~TaskGraph();
+  TaskGraph(TaskGraph&&) noexcept;
+  TaskGraph& operator=(TaskGraph&&) noexcept;
+
+  int add_stream(int host, const std::string& name);
+  int add_compute(int stream, double seconds, const std::string& name, const std::string& model, TaskLabels labels);
+  int add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name, TaskLabels labels);
+  int add_delay(int stream, double seconds, const std::string& name, TaskLabels labels);
+  /** `after` may start only once `before` has ended. */
+  void add_dependency(int before, int after);
+  /** Interns a label string (phase, kernel, model names). */
+  std::uint16_t intern(const std::string& text);
+
+  /** Freezes the graph; throws std::logic_error on a cycle. Queries below need it. */
+  void finalize();
+  bool finalized() const { return finalized_; }
+
+  std::size_t size() const { return tasks_.size(); }
+  const Task& task(int id) const { return tasks_[id]; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+  const std::vector<Stream>& streams() const { return streams_; }
+  const std::vector<std::string>& names() const { return names_; }
+  /** Tasks of `stream` in execution order. */
+  const std::vector<int>& stream_tasks(int stream) const { return stream_tasks_[stream]; }
+  /** Successors of `task`: [begin, end) into a shared array. */
+  std::pair<const int*, const int*> successors(int task) const;
+  int predecessor_count(int task) const { return pred_count_[task]; }
+  /** Task ids in an order that respects dependencies and stream order. */
+  const std::vector<int>& topological_order() const { return topo_order_; }
+
+private:
+  std::vector<Task> tasks_;
+  std::vector<Stream> streams_;
+  std::vector<std::vector<int>> stream_tasks_;
+  std::vector<std::string> names_;
+  std::vector<std::pair<int, int>> edges_;
+  struct Csr;
+  std::unique_ptr<Csr> csr_;
+  std::vector<int> pred_count_;
+  std::vector<int> topo_order_;
+  bool finalized_ = false;
+};
+
+} // namespace cs

@@ -1,0 +1,66 @@
+#include "sim/platform/simgrid_platform.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <stdexcept>
+
+namespace cs {
+
+void configure_simgrid_network_model(const std::string& model)
+{
+  namespace s4u = simgrid::s4u;
+  if (model == "ideal") {
+    // Pure max-min sharing with time = latency + size / bandwidth: no TCP window bound, no ACK cross-traffic,
+    // no latency/bandwidth correction factors. This is what the analytical backend computes.
+    s4u::Engine::set_config("network/model:CM02");
+    s4u::Engine::set_config("network/TCP-gamma:0");
+    s4u::Engine::set_config("network/crosstraffic:0");
+  } else if (model == "lv08") {
+    s4u::Engine::set_config("network/model:LV08");
+  } else {
+    throw std::invalid_argument("unknown network model '" + model + "'");
+  }
+}
+
+SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs)
+{
+  namespace s4u = simgrid::s4u;
+  SimgridPlatform out;
+  const Topology& topo = spec.topology;
+  auto* zone = s4u::create_full_zone("cluster");
+  const double speed = spec.cpu_cluster ? spec.host.core_speed : kGpuHostSpeed;
+  for (int h = 0; h < topo.host_count(); ++h) {
+    auto* host = zone->create_host(topo.vertex(topo.hosts()[h]).name, speed);
+    host->set_core_count(spec.cpu_cluster ? spec.host.cores : 1);
+    if (spec.cpu_cluster && spec.host.disk_bandwidth > 0)
+      host->create_disk("disk", spec.host.disk_bandwidth, spec.host.disk_bandwidth)->seal();
+    host->seal();
+    out.hosts.push_back(host);
+  }
+  for (const auto& l : topo.links()) {
+    auto* link = zone->create_split_duplex_link(l.name, l.bandwidth);
+    link->set_latency(l.latency);
+    link->seal();
+    out.links.push_back(link);
+  }
+  auto add = [&](int src, int dst) {
+    std::vector<s4u::LinkInRoute> route;
+    for (const auto& use : topo.route(src, dst))
+      route.emplace_back(out.links[use.link],
+                         use.up ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
+    zone->add_route(out.hosts[src]->get_netpoint(), out.hosts[dst]->get_netpoint(), nullptr, nullptr, route, false);
+  };
+  if (pairs.empty()) {
+    for (int a = 0; a < topo.host_count(); ++a)
+      for (int b = 0; b < topo.host_count(); ++b)
+        if (a != b)
+          add(a, b);
+  } else {
+    for (const auto& [a, b] : pairs)
+      if (a != b)
+        add(a, b);
+  }
+  zone->seal();
+  return out;
+}
+
+} // namespace cs

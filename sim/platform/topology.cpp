@@ -1,0 +1,143 @@
+#include "sim/platform/topology.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/breadth_first_search.hpp>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+
+namespace cs {
+
+// Boost.Graph view: an undirected graph whose edges carry the index of our Edge.
+struct Topology::Graph {
+  using G = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                                  boost::property<boost::edge_index_t, int>>;
+  G g;
+};
+
+Topology::Topology() = default;
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+
+int Topology::add_host(const std::string& name, int machine, int local)
+{
+  vertices_.push_back(TopologyVertex{name, true, machine, local, {}});
+  int id = static_cast<int>(vertices_.size()) - 1;
+  host_index_of_vertex_.resize(vertices_.size(), -1);
+  host_index_of_vertex_[id] = static_cast<int>(hosts_.size());
+  hosts_.push_back(id);
+  graph_.reset();
+  return id;
+}
+
+int Topology::add_switch(const std::string& name)
+{
+  vertices_.push_back(TopologyVertex{name, false, -1, -1, {}});
+  host_index_of_vertex_.resize(vertices_.size(), -1);
+  graph_.reset();
+  return static_cast<int>(vertices_.size()) - 1;
+}
+
+int Topology::add_link(const std::string& name, double bandwidth, double latency, const std::string& tier)
+{
+  if (!(bandwidth > 0) || latency < 0)
+    throw std::invalid_argument("link " + name + " needs a positive bandwidth and a non-negative latency");
+  links_.push_back(PhysicalLink{name, bandwidth, latency, tier});
+  return static_cast<int>(links_.size()) - 1;
+}
+
+void Topology::add_edge(int a, int b, std::vector<int> links)
+{
+  edges_.push_back(Edge{a, b, std::move(links)});
+  graph_.reset();
+  route_cache_.clear();
+}
+
+const std::vector<LinkUse>& Topology::route(int src_host, int dst_host) const
+{
+  auto key = std::make_pair(src_host, dst_host);
+  if (auto it = route_cache_.find(key); it != route_cache_.end())
+    return it->second;
+  if (!graph_) {
+    graph_ = std::make_unique<Graph>();
+    graph_->g = Graph::G(vertices_.size());
+    for (std::size_t e = 0; e < edges_.size(); ++e)
+      boost::add_edge(edges_[e].a, edges_[e].b, static_cast<int>(e), graph_->g);
+  }
+  const int src = hosts_.at(src_host);
+  const int dst = hosts_.at(dst_host);
+  std::vector<LinkUse> path;
+  if (src != dst) {
+    // Breadth-first search that never expands a host other than the source (hosts are not routers).
+    // Out-edges are visited in insertion order, so the chosen path is deterministic.
+    const auto& g = graph_->g;
+    auto edge_index = boost::get(boost::edge_index, g);
+    std::vector<int> via_edge(vertices_.size(), -1);
+    std::vector<char> seen(vertices_.size(), 0);
+    std::deque<int> queue{src};
+    seen[src] = 1;
+    while (!queue.empty() && !seen[dst]) {
+      int v = queue.front();
+      queue.pop_front();
+      if (v != src && vertices_[v].is_host)
+        continue;
+      for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
+        int w = static_cast<int>(boost::target(*it, g));
+        if (seen[w])
+          continue;
+        seen[w] = 1;
+        via_edge[w] = edge_index[*it];
+        queue.push_back(w);
+      }
+    }
+    if (!seen[dst])
+      throw std::logic_error("no route from " + vertices_[src].name + " to " + vertices_[dst].name);
+    std::vector<int> vertex_path{dst};
+    for (int v = dst; v != src;) {
+      const Edge& e = edges_[via_edge[v]];
+      v = (e.a == v) ? e.b : e.a;
+      vertex_path.push_back(v);
+    }
+    for (std::size_t i = vertex_path.size() - 1; i > 0; --i) {
+      int from = vertex_path[i], to = vertex_path[i - 1];
+      // Find the edge used to reach `to` and walk its links in the right direction.
+      const Edge& e = edges_[via_edge[to]];
+      if (e.a == from)
+        for (int l : e.links)
+          path.push_back(LinkUse{l, true});
+      else
+        for (auto it = e.links.rbegin(); it != e.links.rend(); ++it)
+          path.push_back(LinkUse{*it, false});
+    }
+  }
+  return route_cache_.emplace(key, std::move(path)).first->second;
+}
+
+double Topology::route_latency(int src_host, int dst_host) const
+{
+  double sum = 0;
+  for (const auto& use : route(src_host, dst_host))
+    sum += links_[use.link].latency;
+  return sum;
+}
+
+double Topology::route_bandwidth(int src_host, int dst_host) const
+{
+  double bw = std::numeric_limits<double>::infinity();
+  for (const auto& use : route(src_host, dst_host))
+    bw = std::min(bw, links_[use.link].bandwidth);
+  return bw;
+}
+
+int Topology::hop_level(int src_host, int dst_host) const
+{
+  const auto& a = vertices_[hosts_.at(src_host)].groups;
+  const auto& b = vertices_[hosts_.at(dst_host)].groups;
+  for (std::size_t level = 0; level < a.size() && level < b.size(); ++level)
+    if (a[level] == b[level])
+      return static_cast<int>(level);
+  return 3;
+}
+
+} // namespace cs

@@ -1,0 +1,85 @@
+// The cluster's topology as plain data: hosts, switches, full-duplex links, routes and hop levels (no SimGrid).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cs {
+
+/** A full-duplex physical link. Each direction has the full bandwidth (SimGrid split-duplex). */
+struct PhysicalLink {
+  std::string name;
+  double bandwidth = 0; // bytes/s per direction
+  double latency = 0;   // seconds
+  std::string tier;     // what it is: nvlink, pcie, nic, leaf-uplink, spine-uplink, host-link, tor-uplink, agg-uplink
+};
+
+/** One link crossed in one direction: up = from the edge's first vertex towards its second. */
+struct LinkUse {
+  int link = -1;
+  bool up = true;
+  bool operator==(const LinkUse& o) const { return link == o.link && up == o.up; }
+};
+
+struct TopologyVertex {
+  std::string name;
+  bool is_host = false;
+  int machine = -1;   // GPU node or CPU host index (hosts only)
+  int local = -1;     // GPU index inside its node (GPU hosts only)
+  // Group ids per hop level: [0] machine, [1] leaf/rack switch, [2] pod/aggregation, [3] the whole fabric.
+  std::vector<int> groups;
+};
+
+/** Vertices (hosts and switches) joined by edges; each edge crosses an ordered list of physical links.
+ *  Routes are minimal-hop paths in which hosts are never transit, found deterministically (lowest vertex
+ *  index first), so the SimGrid platform and every policy see the same path. */
+class Topology {
+public:
+  Topology();
+  ~Topology();
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+
+  int add_host(const std::string& name, int machine, int local);
+  int add_switch(const std::string& name);
+  int add_link(const std::string& name, double bandwidth, double latency, const std::string& tier);
+  /** Joins a and b; going a -> b crosses `links` in order in the up direction, b -> a in reverse, down. */
+  void add_edge(int a, int b, std::vector<int> links);
+
+  /** The links crossed from host `src` to host `dst`, in order; empty when src == dst.
+   *  Throws std::logic_error when no path exists. Cached per pair. */
+  const std::vector<LinkUse>& route(int src_host, int dst_host) const;
+  /** Sum of latencies and the smallest bandwidth along route(src, dst). */
+  double route_latency(int src_host, int dst_host) const;
+  double route_bandwidth(int src_host, int dst_host) const;
+  /** Lowest level at which the two hosts share a group: 0 same machine, 1 same leaf/rack, 2 same pod, 3 fabric. */
+  int hop_level(int src_host, int dst_host) const;
+
+  const std::vector<TopologyVertex>& vertices() const { return vertices_; }
+  const std::vector<PhysicalLink>& links() const { return links_; }
+  /** Host vertex ids, in creation order (host index i -> vertices()[hosts()[i]]). */
+  const std::vector<int>& hosts() const { return hosts_; }
+  int host_count() const { return static_cast<int>(hosts_.size()); }
+  TopologyVertex& vertex(int v) { return vertices_.at(v); }
+  const TopologyVertex& vertex(int v) const { return vertices_.at(v); }
+
+private:
+  struct Edge {
+    int a, b;
+    std::vector<int> links;
+  };
+  std::vector<TopologyVertex> vertices_;
+  std::vector<PhysicalLink> links_;
+  std::vector<int> hosts_;
+  std::vector<int> host_index_of_vertex_;
+  std::vector<Edge> edges_;
+  struct Graph; // Boost.Graph view, built on first query
+  mutable std::unique_ptr<Graph> graph_;
+  mutable std::map<std::pair<int, int>, std::vector<LinkUse>> route_cache_;
+};
+
+} // namespace cs

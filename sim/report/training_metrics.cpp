@@ -1,0 +1,86 @@
+#include "sim/report/training_metrics.hpp"
+
+#include <algorithm>
+
+namespace cs {
+
+RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const PlatformSpec& platform)
+{
+  const TaskGraph& g = tr.graph;
+  const int iterations = static_cast<int>(tr.optimizer_tasks.size());
+  std::vector<double> iteration_end;
+  for (const auto& opts : tr.optimizer_tasks) {
+    double end = 0;
+    for (int t : opts)
+      end = std::max(end, tl.end[t]);
+    iteration_end.push_back(end);
+  }
+  double iteration_time = iterations > 1 ? (iteration_end.back() - iteration_end.front()) / (iterations - 1)
+                                         : iteration_end.front();
+
+  double intra = 0, inter = 0;
+  // Per (iteration, bucket): the span from the first transfer's start to the last one's end.
+  std::map<std::pair<int, int>, std::pair<double, double>> sync_span;
+  std::vector<double> compute_busy(tr.ranks, 0.0), comm_busy(tr.ranks, 0.0);
+  std::map<std::string, double> phase_time; // compute seconds by phase, all ranks
+  for (std::size_t id = 0; id < g.size(); ++id) {
+    const Task& t = g.task(static_cast<int>(id));
+    double d = tl.end[id] - tl.start[id];
+    if (t.kind == TaskKind::TRANSFER) {
+      if (t.host == t.dst)
+        continue;
+      const auto& topo = platform.topology;
+      bool same_machine = topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine;
+      (same_machine ? intra : inter) += t.bytes;
+      comm_busy[t.host] += d;
+      auto key = std::make_pair(t.labels.iteration, t.labels.layer);
+      auto [it, fresh] = sync_span.emplace(key, std::make_pair(tl.start[id], tl.end[id]));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, tl.start[id]);
+        it->second.second = std::max(it->second.second, tl.end[id]);
+      }
+    } else if (t.kind == TaskKind::COMPUTE) {
+      compute_busy[t.host] += d;
+      phase_time[g.names()[t.labels.phase]] += d;
+    }
+  }
+  int busiest = static_cast<int>(std::max_element(compute_busy.begin(), compute_busy.end()) - compute_busy.begin());
+  const double compute = compute_busy[busiest] / iterations;
+  // Communication time: the union of the intervals during which some gradient bucket is being synchronised.
+  std::vector<std::pair<double, double>> spans;
+  for (const auto& [key, span] : sync_span)
+    spans.push_back(span);
+  std::sort(spans.begin(), spans.end());
+  double comm_union = 0, cover_end = -1;
+  for (const auto& [a, b] : spans) {
+    double from = std::max(a, cover_end);
+    if (b > from)
+      comm_union += b - from;
+    cover_end = std::max(cover_end, b);
+  }
+  const double comm = comm_union / iterations;
+  const double exposed = std::max(0.0, iteration_time - compute);
+
+  RunMetrics m;
+  m.metrics["iteration_time_s"] = iteration_time;
+  m.metrics["throughput_samples_per_s"] = tr.samples_per_iteration / iteration_time;
+  m.metrics["tokens_per_s"] = tr.tokens_per_iteration / iteration_time;
+  m.metrics["makespan_s"] = tl.makespan;
+  m.metrics["network_bytes"] = (intra + inter) / iterations;
+  m.metrics["network_bytes_intra_node"] = intra / iterations;
+  m.metrics["network_bytes_inter_node"] = inter / iterations;
+  m.metrics["tflops_per_gpu"] = tr.model_flops_per_iteration / tr.ranks / iteration_time / 1e12;
+  m.metrics["parameters"] = tr.parameters;
+  m.metrics["gradient_buckets"] = tr.buckets;
+  m.metrics["tasks"] = static_cast<double>(g.size());
+  m.breakdown["compute_s"] = compute;
+  m.breakdown["communication_s"] = comm;
+  m.breakdown["link_busy_busiest_rank_s"] = comm_busy[busiest] / iterations;
+  m.breakdown["exposed_communication_s"] = exposed;
+  m.breakdown["overlap_fraction"] = comm > 0 ? std::clamp(1.0 - exposed / comm, 0.0, 1.0) : 1.0;
+  for (const auto& [phase, seconds] : phase_time)
+    m.breakdown["compute_" + phase + "_s"] = seconds / tr.ranks / iterations;
+  return m;
+}
+
+} // namespace cs

@@ -1,0 +1,26 @@
+// Metrics of a training run, computed from its timeline: iteration time, throughput, traffic, where time went.
+#pragma once
+
+#include "models/workloads/data_parallel_training.hpp"
+#include "sim/exec/timeline.hpp"
+#include "sim/platform/platform_spec.hpp"
+
+#include <map>
+#include <string>
+
+namespace cs {
+
+/** Ordered name -> value maps, ready for report.json's "metrics" and "breakdown". Units are in the names. */
+struct RunMetrics {
+  std::map<std::string, double> metrics;
+  std::map<std::string, double> breakdown;
+};
+
+/** iteration_time_s is the mean spacing of iteration ends (an iteration ends with its last optimizer step);
+ *  with one iteration it is that iteration's end. Breakdown figures are per iteration, for the busiest rank:
+ *  compute_s (kernel time), communication_s (time during which some gradient bucket is being synchronised),
+ *  link_busy_busiest_rank_s (time that rank's own sends occupy its comm stream), exposed_communication_s
+ *  (iteration time not covered by compute) and overlap_fraction (share of communication hidden by compute). */
+RunMetrics training_metrics(const TrainingGraph& training, const Timeline& timeline, const PlatformSpec& platform);
+
+} // namespace cs

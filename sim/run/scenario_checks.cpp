@@ -1,0 +1,115 @@
+#include "sim/run/scenario_checks.hpp"
+
+#include "models/device_catalog.hpp"
+#include "policies/registry.hpp"
+#include "policies/sync/gradient_sync.hpp"
+
+#include <fmt/format.h>
+#include <sstream>
+
+namespace cs {
+
+InputError scenario_error(const Scenario& s, const std::string& dotted_path, const std::string& message)
+{
+  YAML::Node node = s.resolved;
+  YAML::Node best = node;
+  std::stringstream ss(dotted_path);
+  for (std::string key; std::getline(ss, key, '.');) {
+    if (!node.IsMap() || !node[key].IsDefined())
+      break;
+    node = node[key];
+    best = node;
+  }
+  if (best.Tag().rfind("!cs-set-", 0) == 0)
+    return InputError("--set", 1, std::stoi(best.Tag().substr(8)) + 1, message);
+  YAML::Mark mark = best.Mark();
+  if (mark.is_null())
+    return InputError(s.file, 1, 1, message);
+  return InputError(s.file, mark.line + 1, mark.column + 1, message);
+}
+
+namespace {
+
+template <class Interface>
+void check_policy(const Scenario& s, const std::string& key, const std::string& name)
+{
+  if (name.empty())
+    return;
+  const auto& reg = Registry<Interface>::instance();
+  if (!reg.has(name)) {
+    std::string valid;
+    for (const auto& n : reg.names())
+      valid += (valid.empty() ? "" : ", ") + n;
+    throw scenario_error(s, "policies." + key,
+                         fmt::format("unknown {} policy '{}' (expected one of: {})", key, name, valid));
+  }
+}
+
+void check_unimplemented_domain(const Scenario& s, const std::string& key, const std::string& name)
+{
+  if (!name.empty())
+    throw scenario_error(s, "policies." + key,
+                         fmt::format("no {} policies are implemented yet, so '{}' cannot be used", key, name));
+}
+
+} // namespace
+
+void check_scenario(const Scenario& s)
+{
+  const auto& catalog = DeviceCatalog::builtin();
+  const auto& c = s.cluster;
+  const std::string device_name = c.is_cpu_cluster() && !s.resolved["cluster"]["device"].IsDefined() ? "cpu-node" : c.device;
+  const DeviceSpec* d = catalog.find(device_name);
+  if (!d) {
+    std::string valid;
+    for (const auto& n : catalog.names())
+      valid += (valid.empty() ? "" : ", ") + n;
+    throw scenario_error(s, "cluster.device", fmt::format("unknown device '{}' (clustersim list devices: {})", c.device, valid));
+  }
+  if (c.is_cpu_cluster() && d->kind != "cpu")
+    throw scenario_error(s, "cluster.device", "a CPU cluster (racks) needs a cpu device such as cpu-node");
+  if (!c.is_cpu_cluster()) {
+    if (d->kind != "gpu")
+      throw scenario_error(s, "cluster.device", fmt::format("'{}' is not a GPU; GPU clusters take nodes of GPUs", c.device));
+    if ((c.intra_node.kind == "nvswitch" || c.intra_node.kind == "nvlink-mesh") && d->nvlink_bandwidth <= 0 &&
+        c.intra_node.bandwidth.value <= 0)
+      throw scenario_error(s, "cluster.intra_node.kind", fmt::format("{} has no NVLink; use intra_node.kind: pcie", c.device));
+    if (c.intra_node.kind == "nvlink-mesh" && c.gpus_per_node != 8)
+      throw scenario_error(s, "cluster.gpus_per_node", "nvlink-mesh is the 8-GPU DGX-1 hybrid cube-mesh: gpus_per_node must be 8");
+    if (c.network.levels.size() > 1 && c.network.levels.back().oversubscription != 1.0)
+      throw scenario_error(s, "cluster.network.levels", "the top switch level has no uplinks: its oversubscription must be 1");
+  }
+
+  check_policy<GradientSync>(s, "sync", s.policies.sync);
+  check_unimplemented_domain(s, "pipeline", s.policies.pipeline);
+  check_unimplemented_domain(s, "moe", s.policies.moe);
+  check_unimplemented_domain(s, "mapreduce", s.policies.mapreduce);
+  check_unimplemented_domain(s, "spark_cache", s.policies.spark_cache);
+  check_unimplemented_domain(s, "spark_provisioning", s.policies.spark_provisioning);
+  check_unimplemented_domain(s, "cluster", s.policies.cluster);
+
+  const auto& w = s.workload;
+  if (w.kind == "transformer-training") {
+    if (c.is_cpu_cluster())
+      throw scenario_error(s, "workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
+    const auto& p = w.parallel;
+    if (p.tp != 1 || p.pp != 1 || p.vpp != 1 || p.ep != 1 || p.sequence_parallel || p.zero != 0)
+      throw scenario_error(s, "workload.parallel",
+                           "only data parallelism (tp = pp = vpp = ep = 1, zero = 0) is implemented so far");
+    int gpus = c.nodes * c.gpus_per_node;
+    int dp = p.dp > 0 ? p.dp : gpus;
+    if (dp > gpus)
+      throw scenario_error(s, "workload.parallel.dp",
+                           fmt::format("dp = {} is larger than the cluster's {} GPUs", dp, gpus));
+    if (w.batch.global % (dp * w.batch.micro) != 0)
+      throw scenario_error(s, "workload.batch.global",
+                           fmt::format("global batch {} does not divide into dp ({}) x micro ({}) = {} per step", w.batch.global,
+                                       dp, w.batch.micro, dp * w.batch.micro));
+    if (d->peak(w.model.dtype) <= 0)
+      throw scenario_error(s, "workload.model.dtype", fmt::format("{} has no {} compute units", c.device, w.model.dtype));
+    if (s.policies.sync.empty())
+      throw scenario_error(s, "policies.sync", "data-parallel training needs a policies.sync (e.g. ring-allreduce)");
+  }
+}
+
+} // namespace cs

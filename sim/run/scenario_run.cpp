@@ -1,0 +1,112 @@
+#include "sim/run/scenario_run.hpp"
+
+#include "models/device_catalog.hpp"
+#include "models/workloads/data_parallel_training.hpp"
+#include "policies/registry.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/platform/platform_spec.hpp"
+#include "sim/report/chrome_trace.hpp"
+#include "sim/report/training_metrics.hpp"
+#include "sim/scenario/units.hpp"
+
+#include <chrono>
+#include <fmt/format.h>
+
+#ifndef CS_VERSION
+#define CS_VERSION "0.0.0"
+#endif
+
+namespace cs {
+
+const char* clustersim_version() { return CS_VERSION; }
+
+namespace {
+
+void strip_override_tags(YAML::Node node)
+{
+  if (node.Tag().rfind("!cs-set-", 0) == 0)
+    node.SetTag("");
+  if (node.IsMap())
+    for (auto it = node.begin(); it != node.end(); ++it)
+      strip_override_tags(it->second);
+  else if (node.IsSequence())
+    for (auto child : node)
+      strip_override_tags(child);
+}
+
+std::string summary_text(const Scenario& s, const PlatformSpec& p, const TrainingGraph& tr, const RunMetrics& m,
+                         double wall)
+{
+  const auto& M = m.metrics;
+  const auto& B = m.breakdown;
+  std::string out;
+  out += fmt::format("clustersim {} — {}\n", clustersim_version(), s.name);
+  if (!s.description.empty())
+    out += fmt::format("  {}\n", s.description);
+  out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", s.cluster.nodes, s.cluster.gpus_per_node,
+                     p.device->display_name, s.cluster.intra_node.kind, s.cluster.network.kind, p.network_model);
+  out += fmt::format("  workload  {} layers, hidden {}, seq {}, {:.3g}B params, {}; dp {} x {} microbatches of {}\n",
+                     s.workload.model.layers, s.workload.model.hidden, s.workload.model.seq, tr.parameters / 1e9,
+                     s.workload.model.dtype, tr.ranks, tr.microbatches, s.workload.batch.micro);
+  out += fmt::format("  backend   {} ({} tasks, {} iterations)\n", s.backend, tr.graph.size(),
+                     s.workload.iterations);
+  out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
+                     units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
+                     M.at("tflops_per_gpu"));
+  out += fmt::format("  time      compute {}  communication {}  exposed communication {} ({:.0f}% hidden)\n",
+                     units::format_time(B.at("compute_s")), units::format_time(B.at("communication_s")),
+                     units::format_time(B.at("exposed_communication_s")), 100.0 * B.at("overlap_fraction"));
+  out += fmt::format("  traffic   {} per iteration ({} inter-node), {} gradient buckets\n",
+                     units::format_bytes(M.at("network_bytes")), units::format_bytes(M.at("network_bytes_inter_node")),
+                     tr.buckets);
+  out += fmt::format("  wall time {:.3f} s\n", wall);
+  return out;
+}
+
+} // namespace
+
+std::string resolved_yaml(const Scenario& s)
+{
+  YAML::Node copy = YAML::Clone(s.resolved);
+  strip_override_tags(copy);
+  YAML::Emitter e;
+  e << copy;
+  return std::string(e.c_str()) + "\n";
+}
+
+RunResult run_scenario(const Scenario& s, const RunOptions& options)
+{
+  auto wall_start = std::chrono::steady_clock::now();
+  const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
+  PlatformSpec platform = build_platform_spec(s.cluster, device);
+  RunResult result;
+  if (s.workload.kind != "transformer-training")
+    throw std::logic_error("workload kind '" + s.workload.kind + "' has no builder");
+  const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
+  const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus;
+  auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
+  TrainingGraph training = build_data_parallel_training(s.workload, device, dp, *sync);
+  Timeline timeline = run_backend(s.backend, training.graph, platform);
+  RunMetrics metrics = training_metrics(training, timeline, platform);
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  auto& r = result.report;
+  r["tool"] = "clustersim";
+  r["version"] = clustersim_version();
+  r["scenario"] = s.name;
+  r["seed"] = s.seed;
+  r["backend"] = s.backend;
+  r["metrics"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : metrics.metrics)
+    r["metrics"][k] = v;
+  r["breakdown"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : metrics.breakdown)
+    r["breakdown"][k] = v;
+  r["wall_time_s"] = wall;
+  if (options.trace)
+    result.trace_json = chrome_trace_json(training.graph, timeline, platform);
+  result.summary = summary_text(s, platform, training, metrics, wall);
+  return result;
+}
+
+} // namespace cs

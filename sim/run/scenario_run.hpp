@@ -1,0 +1,31 @@
+// Runs one checked scenario end to end: platform, workload graph, backend, metrics, report, trace, summary.
+#pragma once
+
+#include "sim/scenario/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace cs {
+
+struct RunOptions {
+  bool trace = false; // also produce the Chrome trace
+};
+
+struct RunResult {
+  nlohmann::ordered_json report; // report.json per DESIGN.md §6
+  std::string trace_json;        // empty unless RunOptions::trace
+  std::string summary;           // the human-readable summary printed on stdout
+};
+
+/** Builds and runs `s` (already passed check_scenario). The simgrid backend may run once per process.
+ *  Throws std::runtime_error (or std::logic_error) when the run itself fails. */
+RunResult run_scenario(const Scenario& s, const RunOptions& options);
+
+/** The resolved scenario as YAML text (what actually ran, --set overrides applied), written next to the report. */
+std::string resolved_yaml(const Scenario& s);
+
+/** "clustersim" version string. */
+const char* clustersim_version();
+
+} // namespace cs

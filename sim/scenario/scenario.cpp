@@ -1,0 +1,295 @@
+#include "sim/scenario/scenario.hpp"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+namespace cs {
+namespace {
+
+void require_positive(ObjectReader& r, const char* key, double value)
+{
+  if (!r.describing() && !(value > 0))
+    r.fail_at(key, fmt::format("'{}' must be positive, got {}", r.path_of(key), value));
+}
+
+void require_non_negative(ObjectReader& r, const char* key, double value)
+{
+  if (!r.describing() && value < 0)
+    r.fail_at(key, fmt::format("'{}' must not be negative, got {}", r.path_of(key), value));
+}
+
+void read_level(ObjectReader& r, FabricLevel& l)
+{
+  r.field("oversubscription", l.oversubscription, "downlink / uplink capacity ratio of a switch at this level (1 = non-blocking)")
+      .field("radix", l.radix, "children per switch at this level (0 = default: 32 NIC ports at the leaf, all below at the top)")
+      .field("latency", l.latency, "per-hop latency of the links up into this level (default: network.latency)");
+  if (!r.describing() && l.oversubscription < 1.0)
+    r.fail_at("oversubscription", "oversubscription must be >= 1");
+  require_non_negative(r, "radix", l.radix);
+}
+
+void read_network(ObjectReader r, NetworkParams& n)
+{
+  r.choice("kind", n.kind, {"fat-tree", "rail-optimized", "star", "tree"},
+           "fabric shape: fat-tree, rail-optimized or star for GPU clusters; tree for CPU clusters")
+      .choice("model", n.model, {"ideal", "lv08"},
+              "flow model: ideal = max-min sharing with exact size/bandwidth + latency; lv08 = SimGrid's TCP-calibrated factors")
+      .field("nic_bandwidth", n.nic_bandwidth, "bandwidth of one NIC port, per direction")
+      .field("nics_per_node", n.nics_per_node, "NICs per GPU node (equal to gpus_per_node gives one NIC per GPU)")
+      .list<FabricLevel>("levels", n.levels, "switch levels above the NICs, leaf first (2 or 3 for fat-tree)", read_level)
+      .field("latency", n.latency, "per-hop link latency")
+      .field("host_link", n.host_link, "CPU cluster: host to ToR link bandwidth")
+      .field("tor_uplink", n.tor_uplink, "CPU cluster: ToR to aggregation bandwidth (default from oversubscription)")
+      .field("agg_uplink", n.agg_uplink, "CPU cluster: aggregation to core bandwidth (default from oversubscription)")
+      .field("oversubscription", n.oversubscription, "CPU cluster: [ToR, aggregation] oversubscription ratios")
+      .field("racks_per_agg", n.racks_per_agg, "CPU cluster: racks under one aggregation switch (0 = all)");
+  r.finish();
+  require_positive(r, "nic_bandwidth", n.nic_bandwidth.value);
+  require_positive(r, "nics_per_node", n.nics_per_node);
+  require_non_negative(r, "latency", n.latency.value);
+  require_positive(r, "host_link", n.host_link.value);
+  require_non_negative(r, "tor_uplink", n.tor_uplink.value);
+  require_non_negative(r, "agg_uplink", n.agg_uplink.value);
+  require_non_negative(r, "racks_per_agg", n.racks_per_agg);
+  if (r.describing())
+    return;
+  if (n.levels.empty() || n.levels.size() > 3)
+    r.fail_at("levels", fmt::format("network.levels must list 1 to 3 switch levels, got {}", n.levels.size()));
+  for (double o : n.oversubscription)
+    if (o < 1.0)
+      r.fail_at("oversubscription", "oversubscription ratios must be >= 1");
+}
+
+void read_cluster(ObjectReader r, ClusterParams& c)
+{
+  r.field("device", c.device, "device catalog name (clustersim list devices)")
+      .field("nodes", c.nodes, "GPU nodes")
+      .field("gpus_per_node", c.gpus_per_node, "GPUs in each node")
+      .field("gpus", c.gpus, "total GPUs (optional; must divide into nodes of gpus_per_node)");
+  ObjectReader intra = r.child("intra_node", "links between the GPUs of a node");
+  intra.choice("kind", c.intra_node.kind, {"nvswitch", "nvlink-mesh", "pcie"}, "intra-node interconnect")
+      .field("bandwidth", c.intra_node.bandwidth, "per-GPU bandwidth per direction (default from the device catalog)")
+      .field("latency", c.intra_node.latency, "per-hop latency (default from the device catalog)");
+  intra.finish();
+  require_non_negative(intra, "bandwidth", c.intra_node.bandwidth.value);
+  require_non_negative(intra, "latency", c.intra_node.latency.value);
+  read_network(r.child("network", "the data-centre network"), c.network);
+  r.field("racks", c.racks, "CPU cluster: number of racks (makes this a CPU cluster)")
+      .field("hosts_per_rack", c.hosts_per_rack, "CPU cluster: hosts in each rack");
+  ObjectReader host = r.child("host", "CPU cluster: one host's resources (defaults from the catalog's cpu-node)");
+  host.field("cores", c.host.cores, "cores per host")
+      .field("memory", c.host.memory, "memory per host")
+      .field("disk_bandwidth", c.host.disk_bandwidth, "disk read/write bandwidth per host")
+      .field("core_speed", c.host.core_speed, "FLOP/s per core");
+  host.finish();
+  require_non_negative(host, "cores", c.host.cores);
+  require_non_negative(host, "memory", c.host.memory.value);
+  require_non_negative(host, "disk_bandwidth", c.host.disk_bandwidth.value);
+  require_non_negative(host, "core_speed", c.host.core_speed);
+  r.finish();
+  if (r.describing())
+    return;
+  require_non_negative(r, "racks", c.racks);
+  if (c.is_cpu_cluster()) {
+    require_positive(r, "hosts_per_rack", c.hosts_per_rack);
+    if (r.has("nodes") || r.has("gpus"))
+      r.fail_at(r.has("nodes") ? "nodes" : "gpus", "a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
+    if (!r.has("device"))
+      c.device = "cpu-node";
+    if (!r.node()["network"]["kind"].IsDefined())
+      c.network.kind = "tree";
+    else if (c.network.kind != "tree")
+      r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
+    return;
+  }
+  if (c.network.kind == "tree")
+    r.child("network", "").fail_at("kind", "network.kind 'tree' is for CPU clusters (racks); use fat-tree, rail-optimized or star");
+  require_positive(r, "gpus_per_node", c.gpus_per_node);
+  require_non_negative(r, "gpus", c.gpus);
+  if (c.gpus > 0) {
+    if (c.gpus % c.gpus_per_node != 0)
+      r.fail_at("gpus", fmt::format("cluster.gpus = {} does not divide into nodes of {} GPUs", c.gpus, c.gpus_per_node));
+    if (r.has("nodes") && c.nodes * c.gpus_per_node != c.gpus)
+      r.fail_at("gpus", fmt::format("cluster.gpus = {} but nodes x gpus_per_node = {}", c.gpus, c.nodes * c.gpus_per_node));
+    c.nodes = c.gpus / c.gpus_per_node;
+  }
+  require_positive(r, "nodes", c.nodes);
+  if (c.network.kind == "rail-optimized" && c.network.nics_per_node != c.gpus_per_node)
+    r.child("network", "").fail_at("nics_per_node", "rail-optimized needs one NIC per GPU (nics_per_node = gpus_per_node)");
+  if (c.network.nics_per_node > c.gpus_per_node)
+    r.child("network", "").fail_at("nics_per_node", "more NICs than GPUs in a node is not supported");
+  if (c.gpus_per_node % c.network.nics_per_node != 0)
+    r.child("network", "").fail_at("nics_per_node", "nics_per_node must divide gpus_per_node");
+  c.gpus = c.nodes * c.gpus_per_node;
+}
+
+void read_workload(ObjectReader r, WorkloadParams& w)
+{
+  r.choice("kind", w.kind, {"transformer-training"}, "what runs (more kinds arrive with their issues)");
+  ObjectReader m = r.child("model", "the dense transformer");
+  m.field("layers", w.model.layers, "transformer layers")
+      .field("hidden", w.model.hidden, "hidden size")
+      .field("ffn", w.model.ffn, "feed-forward inner size (0 = 4 x hidden)")
+      .field("heads", w.model.heads, "attention heads")
+      .field("seq", w.model.seq, "sequence length in tokens")
+      .field("vocab", w.model.vocab, "vocabulary size")
+      .choice("dtype", w.model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
+      .choice("recompute", w.model.recompute, {"none", "selective", "full"}, "activation recomputation");
+  m.finish();
+  require_positive(m, "layers", w.model.layers);
+  require_positive(m, "hidden", w.model.hidden);
+  require_positive(m, "heads", w.model.heads);
+  require_positive(m, "seq", w.model.seq);
+  require_positive(m, "vocab", w.model.vocab);
+  require_non_negative(m, "ffn", w.model.ffn);
+  if (!m.describing() && w.model.hidden % w.model.heads != 0)
+    m.fail_at("heads", fmt::format("hidden ({}) must be divisible by heads ({})", w.model.hidden, w.model.heads));
+  ObjectReader b = r.child("batch", "batch sizes in samples");
+  b.field("global", w.batch.global, "samples per iteration over all data-parallel replicas")
+      .field("micro", w.batch.micro, "samples per microbatch");
+  b.finish();
+  require_positive(b, "global", w.batch.global);
+  require_positive(b, "micro", w.batch.micro);
+  ObjectReader p = r.child("parallel", "how the model is split over GPUs");
+  p.field("dp", w.parallel.dp, "data-parallel degree (0 = all GPUs / (tp x pp))")
+      .field("tp", w.parallel.tp, "tensor-parallel degree")
+      .field("pp", w.parallel.pp, "pipeline-parallel degree")
+      .field("vpp", w.parallel.vpp, "virtual pipeline chunks per GPU (interleaved schedule)")
+      .field("ep", w.parallel.ep, "expert-parallel degree")
+      .field("sequence_parallel", w.parallel.sequence_parallel, "Megatron sequence parallelism")
+      .field("zero", w.parallel.zero, "ZeRO stage 0-3");
+  p.finish();
+  require_non_negative(p, "dp", w.parallel.dp);
+  require_positive(p, "tp", w.parallel.tp);
+  require_positive(p, "pp", w.parallel.pp);
+  require_positive(p, "vpp", w.parallel.vpp);
+  require_positive(p, "ep", w.parallel.ep);
+  if (!p.describing() && (w.parallel.zero < 0 || w.parallel.zero > 3))
+    p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
+  r.field("iterations", w.iterations, "training iterations to simulate")
+      .field("gradient_bucket", w.gradient_bucket, "gradient bucket size for data-parallel all-reduce");
+  r.finish();
+  require_positive(r, "iterations", w.iterations);
+  require_positive(r, "gradient_bucket", w.gradient_bucket.value);
+  if (!r.describing() && w.model.ffn == 0)
+    w.model.ffn = 4 * w.model.hidden;
+}
+
+void read_policies(ObjectReader r, PolicyParams& p)
+{
+  r.field("pipeline", p.pipeline, "pipeline schedule (clustersim list policies)")
+      .field("sync", p.sync, "gradient synchronisation")
+      .field("moe", p.moe, "MoE expert/sample placement")
+      .field("mapreduce", p.mapreduce, "MapReduce task scheduler")
+      .field("spark_cache", p.spark_cache, "Spark cache eviction")
+      .field("spark_provisioning", p.spark_provisioning, "Spark executor provisioning")
+      .field("cluster", p.cluster, "cluster job scheduler");
+  r.finish();
+}
+
+void read_scenario(ObjectReader& r, Scenario& s)
+{
+  r.required("name", s.name, "scenario name; also the default output folder out/<name>/")
+      .field("description", s.description, "free text shown in the summary")
+      .field("seed", s.seed, "seed of every random generator")
+      .choice("backend", s.backend, {"simgrid", "analytical"},
+              "simgrid = full flow-level contention; analytical = serialised list scheduling, much faster");
+  require_non_negative(r, "seed", static_cast<double>(s.seed));
+  read_cluster(r.child("cluster", "the machines and their network"), s.cluster);
+  read_workload(r.child("workload", "what runs on the cluster"), s.workload);
+  read_policies(r.child("policies", "policy names per domain"), s.policies);
+  r.finish();
+  if (!r.describing() && s.name.empty())
+    r.fail_at("name", "name must not be empty");
+  if (!r.describing() && s.name.find_first_of("/\\") != std::string::npos)
+    r.fail_at("name", "name must not contain path separators");
+}
+
+// Splits "a.b.c=value" and writes value (parsed as YAML) at a.b.c, creating maps on the way.
+void apply_override(YAML::Node root, const std::string& text, std::size_t index)
+{
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("--set", 1, static_cast<int>(index) + 1, "'" + text + "': expected key.path=value");
+  std::string path = text.substr(0, eq);
+  std::string value_text = text.substr(eq + 1);
+  std::vector<std::string> keys;
+  std::stringstream ss(path);
+  for (std::string k; std::getline(ss, k, '.');) {
+    if (k.empty())
+      throw InputError("--set", 1, static_cast<int>(index) + 1, "'" + text + "': empty key in path");
+    keys.push_back(k);
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(value_text);
+  } catch (const YAML::Exception& e) {
+    throw InputError("--set", 1, static_cast<int>(index) + 1, "'" + text + "': " + e.msg);
+  }
+  if (value.IsNull())
+    value = YAML::Node(value_text);
+  if (value.IsScalar())
+    value.SetTag("!cs-set-" + std::to_string(index));
+  std::vector<YAML::Node> chain{root};
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    YAML::Node next = chain.back()[keys[i]];
+    if (next.IsDefined() && !next.IsMap())
+      throw InputError("--set", 1, static_cast<int>(index) + 1,
+                       "'" + text + "': '" + keys[i] + "' is not a map, cannot set a key inside it");
+    if (!next.IsDefined()) {
+      chain.back()[keys[i]] = YAML::Node(YAML::NodeType::Map);
+      next = chain.back()[keys[i]];
+    }
+    chain.push_back(next);
+  }
+  chain.back()[keys.back()] = value;
+}
+
+} // namespace
+
+Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> source)
+{
+  Scenario s;
+  s.file = source->file;
+  if (!root.IsMap())
+    throw InputError(source->file, 1, 1, "a scenario must be a YAML map with at least 'name:'");
+  ObjectReader r(root, source, "");
+  read_scenario(r, s);
+  s.resolved = root;
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides)
+{
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path, 0, 0, "cannot open scenario file");
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    throw InputError(path, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
+  }
+  auto source = std::make_shared<SourceInfo>();
+  source->file = path;
+  source->overrides = overrides;
+  if (!root.IsMap() && !overrides.empty())
+    throw InputError(path, 1, 1, "a scenario must be a YAML map with at least 'name:'");
+  for (std::size_t i = 0; i < overrides.size(); ++i)
+    apply_override(root, overrides[i], i);
+  return parse_scenario(root, source);
+}
+
+std::vector<FieldDoc> describe_scenario_keys()
+{
+  std::vector<FieldDoc> docs;
+  Scenario s;
+  ObjectReader r(&docs, "");
+  read_scenario(r, s);
+  return docs;
+}
+
+} // namespace cs

@@ -1,0 +1,131 @@
+// The scenario: typed params for cluster, workload and policies, loaded from YAML with --set overrides.
+#pragma once
+
+#include "sim/scenario/yaml_reader.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/** GPUs' links inside a node. Zero bandwidth/latency mean "take the device catalog's value". */
+struct IntraNodeParams {
+  std::string kind = "nvswitch"; // nvswitch | nvlink-mesh | pcie
+  Rate bandwidth;                // per GPU and direction
+  Seconds latency;
+};
+
+/** One level of switches above the hosts (level 0 = leaf/ToR). */
+struct FabricLevel {
+  double oversubscription = 1.0; // downlink capacity / uplink capacity of a switch at this level
+  int radix = 0;                 // children per switch at this level; 0 = default
+  Seconds latency{-1};           // per-hop latency of the links into this level; negative = network.latency
+};
+
+struct NetworkParams {
+  std::string kind = "fat-tree"; // fat-tree | rail-optimized | star (GPU clusters); tree (CPU clusters)
+  std::string model = "ideal";   // ideal (max-min, no TCP factors) | lv08 (SimGrid's TCP-calibrated model)
+  Rate nic_bandwidth{400e9 / 8};
+  int nics_per_node = 8;
+  std::vector<FabricLevel> levels{FabricLevel{}, FabricLevel{}};
+  Seconds latency{1e-6};
+  // CPU-cluster tree (host -> ToR -> aggregation -> core).
+  Rate host_link{10e9 / 8};
+  Rate tor_uplink;  // 0 = hosts_per_rack * host_link / oversubscription[0]
+  Rate agg_uplink;  // 0 = racks_per_agg * tor_uplink / oversubscription[1]
+  std::vector<double> oversubscription{1.0, 1.0};
+  int racks_per_agg = 0; // 0 = all racks under one aggregation switch
+};
+
+struct HostParams {
+  int cores = 0;       // 0 = catalog's cpu node
+  Bytes memory;        // 0 = catalog
+  Rate disk_bandwidth; // 0 = catalog
+  double core_speed = 0; // FLOP/s per core; 0 = catalog
+};
+
+struct ClusterParams {
+  std::string device = "h100-sxm5";
+  int nodes = 1;
+  int gpus_per_node = 8;
+  int gpus = 0; // optional total; must equal nodes * gpus_per_node when given with nodes
+  IntraNodeParams intra_node;
+  NetworkParams network;
+  // CPU clusters
+  int racks = 0;
+  int hosts_per_rack = 0;
+  HostParams host;
+
+  bool is_cpu_cluster() const { return racks > 0; }
+};
+
+struct ModelParams {
+  int layers = 24;
+  int hidden = 2048;
+  int ffn = 0; // 0 = 4 * hidden
+  int heads = 16;
+  int seq = 2048;
+  int vocab = 51200;
+  std::string dtype = "bf16";
+  std::string recompute = "none"; // none | selective | full
+};
+
+struct BatchParams {
+  int global = 256;
+  int micro = 4;
+};
+
+struct ParallelParams {
+  int dp = 0; // 0 = all GPUs / (tp * pp)
+  int tp = 1;
+  int pp = 1;
+  int vpp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  int zero = 0;
+};
+
+struct WorkloadParams {
+  std::string kind = "transformer-training";
+  ModelParams model;
+  BatchParams batch;
+  ParallelParams parallel;
+  int iterations = 2;
+  Bytes gradient_bucket{25.0 * 1048576.0};
+};
+
+struct PolicyParams {
+  std::string pipeline;
+  std::string sync = "ring-allreduce";
+  std::string moe;
+  std::string mapreduce;
+  std::string spark_cache;
+  std::string spark_provisioning;
+  std::string cluster;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  long long seed = 1;
+  std::string backend = "simgrid"; // simgrid | analytical
+  ClusterParams cluster;
+  WorkloadParams workload;
+  PolicyParams policies;
+
+  std::string file;      // where it was loaded from
+  YAML::Node resolved;   // the document after --set overrides, written next to the report
+};
+
+/** Loads `path`, applies `overrides` ("a.b.c=value", in order) and checks the result.
+ *  Throws InputError (file:line:col) on any problem: missing file, YAML syntax, unknown key, bad value. */
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+
+/** Parses an already-loaded document (tests use this with inline YAML). */
+Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> source);
+
+/** Every key the scenario format accepts, with type, default and help (docs and `clustersim validate --keys`). */
+std::vector<FieldDoc> describe_scenario_keys();
+
+} // namespace cs

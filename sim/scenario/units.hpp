@@ -1,0 +1,24 @@
+// Parsing of quantities with units ("80GiB", "900GB/s", "400Gb/s", "1.5us") into SI base values.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace cs::units {
+
+/** Bytes from "123", "4KB", "1.5 GiB", "80GiB" (B, KB/MB/GB/TB decimal, KiB/MiB/GiB/TiB binary).
+ *  Returns nullopt with `error` set when the text is not a size. */
+std::optional<double> parse_bytes(const std::string& text, std::string* error = nullptr);
+
+/** Bytes per second from "900GB/s", "400Gb/s", "25Gbps", "1.5 GiB/s" (lower-case b = bits). */
+std::optional<double> parse_rate(const std::string& text, std::string* error = nullptr);
+
+/** Seconds from "1.5us", "2ms", "10ns", "3s", "0.5" (bare numbers are seconds). */
+std::optional<double> parse_time(const std::string& text, std::string* error = nullptr);
+
+/** Human-readable forms for summaries (not for report.json, which holds raw SI numbers). */
+std::string format_bytes(double bytes);
+std::string format_time(double seconds);
+std::string format_rate(double bytes_per_second);
+
+} // namespace cs::units

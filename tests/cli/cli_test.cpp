@@ -1,0 +1,196 @@
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out; // stdout and stderr, stderr after a "|stderr|" marker
+  std::string err;
+};
+
+Result clustersim(const std::string& args)
+{
+  static int counter = 0;
+  fs::path err = fs::temp_directory_path() / ("cs_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::string cmd = std::string(CS_BINARY) + " " + args + " 2>" + err.string();
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), pipe)) > 0;)
+    r.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  fs::remove(err);
+  return r;
+}
+
+fs::path fresh_dir(const std::string& name)
+{
+  fs::path d = fs::temp_directory_path() / ("cs_cli_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+nlohmann::json read_json(const fs::path& p)
+{
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+} // namespace
+
+TEST(Cli, HelpVersionAndLists)
+{
+  auto help = clustersim("--help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("run"), std::string::npos);
+  EXPECT_NE(help.out.find("validate"), std::string::npos);
+  auto version = clustersim("--version");
+  EXPECT_EQ(version.code, 0);
+  EXPECT_NE(version.out.find("clustersim 0."), std::string::npos);
+  auto policies = clustersim("list policies");
+  EXPECT_EQ(policies.code, 0);
+  EXPECT_NE(policies.out.find("ring-allreduce"), std::string::npos);
+  EXPECT_NE(policies.out.find("sync:"), std::string::npos);
+  auto devices = clustersim("list devices");
+  EXPECT_EQ(devices.code, 0);
+  for (const char* d : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "cpu-node"})
+    EXPECT_NE(devices.out.find(d), std::string::npos) << d;
+}
+
+TEST(Cli, BadFlagsExitTwo)
+{
+  auto r = clustersim("run");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("<command line>:1:1: ", 0), 0u) << r.err;
+  EXPECT_EQ(clustersim("list gizmos").code, 2);
+  EXPECT_EQ(clustersim("frobnicate").code, 2);
+}
+
+TEST(Cli, RunWritesReportResolvedScenarioAndTrace)
+{
+  fs::path out = fresh_dir("run");
+  auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --trace --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("iteration"), std::string::npos);
+  auto report = read_json(out / "report.json");
+  std::vector<std::string> keys;
+  for (auto it = report.begin(); it != report.end(); ++it)
+    keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"tool", "version", "scenario", "seed", "backend", "metrics", "breakdown",
+                                            "wall_time_s"}));
+  EXPECT_EQ(report["tool"], "clustersim");
+  EXPECT_EQ(report["scenario"], "quickstart");
+  EXPECT_EQ(report["backend"], "analytical");
+  for (const char* m : {"iteration_time_s", "throughput_samples_per_s", "network_bytes"})
+    EXPECT_GT(report["metrics"][m].get<double>(), 0) << m;
+  for (const char* b : {"compute_s", "communication_s", "exposed_communication_s"})
+    EXPECT_TRUE(report["breakdown"].contains(b)) << b;
+  EXPECT_TRUE(fs::exists(out / "scenario.resolved.yaml"));
+  std::ifstream resolved(out / "scenario.resolved.yaml");
+  std::string text((std::istreambuf_iterator<char>(resolved)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("backend: analytical"), std::string::npos);
+  EXPECT_EQ(text.find("!cs-set"), std::string::npos);
+
+  auto trace = read_json(out / "trace.json");
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  std::set<int> pids;
+  int complete = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") {
+      ++complete;
+      EXPECT_GE(e["dur"].get<double>(), 0);
+      pids.insert(e["pid"].get<int>());
+    }
+  }
+  EXPECT_EQ(pids, (std::set<int>{0, 1})); // one process per node
+  EXPECT_EQ(complete, report["metrics"]["tasks"].get<int>());
+  fs::remove_all(out);
+}
+
+TEST(Cli, QuietSilencesTheSummary)
+{
+  fs::path out = fresh_dir("quiet");
+  auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --quiet --out " + out.string());
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "");
+  fs::remove_all(out);
+}
+
+TEST(Cli, BadScenarioExitsTwoAndWritesNothing)
+{
+  fs::path out = fresh_dir("bad");
+  auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --set cluster.device=h1000 --out " + out.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err.rfind("--set:1:1: unknown device 'h1000'", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_FALSE(fs::exists(out));
+  auto missing = clustersim("run /nonexistent.yaml --out " + out.string());
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err, "/nonexistent.yaml:0:0: cannot open scenario file\n");
+  EXPECT_FALSE(fs::exists(out));
+  auto bad_backend = clustersim("run " + src("scenarios/quickstart.yaml") + " --backend quantum --out " + out.string());
+  EXPECT_EQ(bad_backend.code, 2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Cli, ValidateChecksWithoutRunning)
+{
+  auto ok = clustersim("validate " + src("scenarios/quickstart.yaml"));
+  EXPECT_EQ(ok.code, 0);
+  EXPECT_EQ(ok.out, "ok: quickstart (" + src("scenarios/quickstart.yaml") + ")\n");
+  auto bad = clustersim("validate " + src("scenarios/quickstart.yaml") + " --set workload.batch.micro=0");
+  EXPECT_EQ(bad.code, 2);
+  auto keys = clustersim("validate --keys");
+  EXPECT_EQ(keys.code, 0);
+  EXPECT_NE(keys.out.find("cluster.network.nic_bandwidth"), std::string::npos);
+}
+
+TEST(Cli, ReportsAreByteIdenticalAcrossRunsOnBothBackends)
+{
+  for (const char* backend : {"analytical", "simgrid"}) {
+    std::string texts[2];
+    for (int i = 0; i < 2; ++i) {
+      fs::path out = fresh_dir(std::string("det") + backend + std::to_string(i));
+      auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
+                          " --set workload.iterations=1 --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.err;
+      auto j = read_json(out / "report.json");
+      j.erase("wall_time_s");
+      texts[i] = j.dump(2);
+      fs::remove_all(out);
+    }
+    EXPECT_EQ(texts[0], texts[1]) << backend;
+  }
+}
+
+TEST(Cli, EveryExampleScenarioRuns)
+{
+  int count = 0;
+  for (const auto& dir : {src("scenarios"), src("scenarios/reference")}) {
+    if (!fs::exists(dir))
+      continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() != ".yaml")
+        continue;
+      fs::path out = fresh_dir("example" + std::to_string(count++));
+      auto r = clustersim("run " + entry.path().string() + " --quiet --out " + out.string());
+      EXPECT_EQ(r.code, 0) << entry.path() << ": " << r.err;
+      EXPECT_TRUE(fs::exists(out / "report.json")) << entry.path();
+      fs::remove_all(out);
+    }
+  }
+  EXPECT_GE(count, 1);
+}

@@ -1,0 +1,135 @@
+#include "models/workloads/data_parallel_training.hpp"
+#include "policies/registry.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/isolated_run.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <sstream>
+
+namespace {
+
+const cs::DeviceSpec& h100() { return *cs::DeviceCatalog::builtin().find("h100-sxm5"); }
+
+std::string encode(const cs::Timeline& tl)
+{
+  std::ostringstream out;
+  out.precision(17);
+  for (std::size_t i = 0; i < tl.start.size(); ++i)
+    out << tl.start[i] << ' ' << tl.end[i] << '\n';
+  return out.str();
+}
+
+cs::Timeline decode(const std::string& text)
+{
+  cs::Timeline tl;
+  std::istringstream in(text);
+  for (double a, b; in >> a >> b;) {
+    tl.start.push_back(a);
+    tl.end.push_back(b);
+    tl.makespan = std::max(tl.makespan, b);
+  }
+  return tl;
+}
+
+cs::Timeline simgrid_timeline(const cs::TaskGraph& g, const cs::PlatformSpec& p)
+{
+  return decode(cs::run_isolated([&] { return encode(cs::run_simgrid(g, p)); }));
+}
+
+double relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
+
+cs::PlatformSpec platform(int nodes, int gpus, int nics)
+{
+  cs::ClusterParams c;
+  c.nodes = nodes;
+  c.gpus_per_node = gpus;
+  c.network.nics_per_node = nics;
+  c.network.latency = cs::Seconds{1e-6};
+  return cs::build_platform_spec(c, h100());
+}
+
+} // namespace
+
+TEST(Backends, AgreeOnAContentionFreeTrainingIteration)
+{
+  // Data-parallel training over 2 nodes x 4 GPUs: ring steps use every link direction once at a time.
+  cs::WorkloadParams w;
+  w.model = cs::ModelParams{4, 512, 2048, 8, 256, 1000, "bf16", "none"};
+  w.batch = cs::BatchParams{32, 2};
+  w.iterations = 2;
+  w.gradient_bucket = cs::Bytes{1e6};
+  auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
+  auto training = cs::build_data_parallel_training(w, h100(), 8, *sync);
+  auto p = platform(2, 4, 4);
+  auto analytical = cs::run_analytical(training.graph, p);
+  auto simgrid = simgrid_timeline(training.graph, p);
+  ASSERT_EQ(simgrid.end.size(), training.graph.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < training.graph.size(); ++i) {
+    worst = std::max(worst, relative(simgrid.end[i], analytical.end[i]));
+    if (analytical.start[i] > 0)
+      worst = std::max(worst, relative(simgrid.start[i], analytical.start[i]));
+  }
+  EXPECT_LT(worst, 1e-9);
+  EXPECT_GT(training.buckets, 1);
+  EXPECT_LT(relative(simgrid.makespan, analytical.makespan), 1e-9);
+}
+
+TEST(Backends, TwoFlowsOnOneBottleneckTakeTwiceAsLongUnderSimgrid)
+{
+  // One NIC per node: gpu0 -> node1/gpu0 and gpu1 -> node1/gpu1 both cross node0/nic0 and node1/nic0.
+  auto p = platform(2, 2, 1);
+  const double bytes = 1e9;
+  auto one = [&](bool both) {
+    cs::TaskGraph g;
+    g.add_transfer(g.add_stream(0, "comm"), 0, 2, bytes, "a", {});
+    if (both)
+      g.add_transfer(g.add_stream(1, "comm"), 1, 3, bytes, "b", {});
+    g.finalize();
+    return g;
+  };
+  auto single = one(false), pair = one(true);
+  const double latency = p.topology.route_latency(0, 2);
+  double t1 = simgrid_timeline(single, p).makespan;
+  double t2 = simgrid_timeline(pair, p).makespan;
+  EXPECT_NEAR(t1, latency + bytes / 50e9, 1e-12);
+  EXPECT_NEAR((t2 - latency) / (t1 - latency), 2.0, 1e-9);
+  // The analytical backend serialises the two flows instead: the second starts when the first ends.
+  auto a = cs::run_analytical(pair, p);
+  EXPECT_NEAR(a.end[0], t1, 1e-12);
+  EXPECT_NEAR(a.start[1], a.end[0], 1e-15);
+  EXPECT_NEAR(a.makespan, 2 * t1, 1e-12);
+}
+
+TEST(Backends, SimgridLv08WorkedExample)
+{
+  // validation.md §1: 100 kB over one 10 ms, 1 Mb/s link under LV08 completes in 0.996079 s.
+  cs::PlatformSpec p;
+  p.device = &h100();
+  p.machines = 2;
+  p.network_model = "lv08";
+  int a = p.topology.add_host("a", 0, 0), b = p.topology.add_host("b", 1, 0);
+  p.topology.add_edge(a, b, {p.topology.add_link("wire", 1e6 / 8, 10e-3, "test")});
+  cs::TaskGraph g;
+  g.add_transfer(g.add_stream(0, "comm"), 0, 1, 100e3, "send", {});
+  g.finalize();
+  EXPECT_NEAR(simgrid_timeline(g, p).makespan, 0.996079, 1e-6);
+  // The ideal model is plain latency + size / bandwidth: 0.01 + 0.8 = 0.81 s.
+  p.network_model = "ideal";
+  EXPECT_NEAR(simgrid_timeline(g, p).makespan, 0.81, 1e-12);
+  EXPECT_NEAR(cs::run_analytical(g, p).makespan, 0.81, 1e-12);
+}
+
+TEST(Backends, ComputeSharesAGpuUnderSimgrid)
+{
+  // Two 1 s kernels on two streams of one GPU: SimGrid shares the device, both end at 2 s.
+  auto p = platform(1, 2, 2);
+  cs::TaskGraph g;
+  g.add_compute(g.add_stream(0, "compute"), 1.0, "k1", "fixed", {});
+  g.add_compute(g.add_stream(0, "compute2"), 1.0, "k2", "fixed", {});
+  g.finalize();
+  auto tl = simgrid_timeline(g, p);
+  EXPECT_NEAR(tl.end[0], 2.0, 1e-9);
+  EXPECT_NEAR(tl.end[1], 2.0, 1e-9);
+}

@@ -1,0 +1,193 @@
+#include "sim/run/scenario_checks.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace {
+
+const char* kValid = R"(name: t
+cluster:
+  device: h100-sxm5
+  nodes: 2
+  gpus_per_node: 8
+  network: {kind: fat-tree, nic_bandwidth: 400Gb/s, nics_per_node: 8}
+workload:
+  kind: transformer-training
+  model: {layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}
+  batch: {global: 32, micro: 2}
+policies: {sync: ring-allreduce}
+)";
+
+std::string write_temp(const std::string& text)
+{
+  static int counter = 0;
+  auto path = std::filesystem::temp_directory_path() /
+              ("cs_scenario_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + ".yaml");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// Loads and checks; returns the error's "file:line:col: message" with the temp path replaced by "F".
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {})
+{
+  std::string path = write_temp(text);
+  try {
+    cs::Scenario s = cs::load_scenario(path, sets);
+    cs::check_scenario(s);
+  } catch (const cs::InputError& e) {
+    std::string w = e.where();
+    if (w.rfind(path, 0) == 0)
+      w = "F" + w.substr(path.size());
+    return w;
+  }
+  return "";
+}
+
+} // namespace
+
+TEST(Scenario, ValidScenarioLoadsWithDefaults)
+{
+  cs::Scenario s = cs::load_scenario(write_temp(kValid));
+  cs::check_scenario(s);
+  EXPECT_EQ(s.name, "t");
+  EXPECT_EQ(s.backend, "simgrid");
+  EXPECT_EQ(s.cluster.gpus, 16);
+  EXPECT_DOUBLE_EQ(s.cluster.network.nic_bandwidth.value, 50e9);
+  EXPECT_EQ(s.workload.model.ffn, 1024); // 4 x hidden by default
+  EXPECT_EQ(s.workload.model.dtype, "bf16");
+}
+
+TEST(Scenario, SetOverridesAnyKeyAndCreatesMaps)
+{
+  cs::Scenario s = cs::load_scenario(write_temp(kValid), {"cluster.nodes=4", "workload.model.dtype=fp16",
+                                                          "cluster.intra_node.latency=2us", "backend=analytical"});
+  EXPECT_EQ(s.cluster.nodes, 4);
+  EXPECT_EQ(s.workload.model.dtype, "fp16");
+  EXPECT_DOUBLE_EQ(s.cluster.intra_node.latency.value, 2e-6);
+  EXPECT_EQ(s.backend, "analytical");
+}
+
+TEST(Scenario, MissingFile)
+{
+  try {
+    cs::load_scenario("/nonexistent/x.yaml");
+    FAIL();
+  } catch (const cs::InputError& e) {
+    EXPECT_EQ(e.where(), "/nonexistent/x.yaml:0:0: cannot open scenario file");
+  }
+}
+
+TEST(Scenario, YamlSyntaxErrorHasPosition)
+{
+  EXPECT_EQ(error_of("name: t\ncluster: {nodes: 2\n"), "F:3:1: YAML syntax error: end of map flow not found");
+}
+
+TEST(Scenario, UnknownKeySuggestsTheClosest)
+{
+  std::string e = error_of(std::string(kValid) + "bakend: simgrid\n");
+  EXPECT_EQ(e, "F:13:1: unknown key 'bakend' at the top level (did you mean 'backend'?)");
+  e = error_of(std::string(kValid).replace(std::string(kValid).find("gpus_per_node"), 13, "gpu_per_node"));
+  EXPECT_EQ(e, "F:5:3: unknown key 'gpu_per_node' in 'cluster' (did you mean 'gpus_per_node'?)");
+}
+
+TEST(Scenario, WrongTypeNamesTheValue)
+{
+  std::string text = kValid;
+  text.replace(text.find("nodes: 2"), 8, "nodes: two");
+  EXPECT_EQ(error_of(text), "F:4:10: expected an integer, got 'two'");
+  text = kValid;
+  text.replace(text.find("400Gb/s"), 7, "fast");
+  EXPECT_EQ(error_of(text), "F:6:49: 'fast' is not a rate: expected a unit such as B/s, GB/s, Gb/s or GiB/s");
+}
+
+TEST(Scenario, ZeroAndNegativeSizesAreRejected)
+{
+  EXPECT_EQ(error_of(kValid, {"cluster.network.nic_bandwidth=0Gb/s"}),
+            "--set:1:1: cluster.network.nic_bandwidth=0Gb/s: 'cluster.network.nic_bandwidth' must be positive, got 0");
+  EXPECT_EQ(error_of(kValid, {"cluster.nodes=-1"}),
+            "--set:1:1: cluster.nodes=-1: 'cluster.nodes' must be positive, got -1");
+  EXPECT_EQ(error_of(kValid, {"workload.gradient_bucket=-4MiB"}),
+            "--set:1:1: workload.gradient_bucket=-4MiB: 'workload.gradient_bucket' must be positive, got -4194304");
+}
+
+TEST(Scenario, UnknownDeviceListsTheCatalog)
+{
+  std::string e = error_of(kValid, {"cluster.device=h1000"});
+  EXPECT_EQ(e.rfind("--set:1:1: unknown device 'h1000' (clustersim list devices: a100-sxm4-40gb,", 0), 0u) << e;
+}
+
+TEST(Scenario, UnknownPolicyListsValidNames)
+{
+  std::string text = kValid;
+  text.replace(text.find("ring-allreduce"), 14, "ring-allreduse");
+  EXPECT_EQ(error_of(text), "F:11:19: unknown sync policy 'ring-allreduse' (expected one of: ring-allreduce)");
+}
+
+TEST(Scenario, ChoiceSuggestsTheClosest)
+{
+  EXPECT_EQ(error_of(kValid, {"backend=simgird"}),
+            "--set:1:1: backend=simgird: 'simgird' is not a valid backend: expected one of simgrid | analytical "
+            "(did you mean 'simgrid'?)");
+}
+
+TEST(Scenario, GroupLargerThanTheCluster)
+{
+  std::string text = std::string(kValid).replace(std::string(kValid).find("batch:"), 0, "parallel: {dp: 32}\n  ");
+  EXPECT_EQ(error_of(text), "F:10:23: dp = 32 is larger than the cluster's 16 GPUs");
+}
+
+TEST(Scenario, GpusThatDoNotDivideIntoNodes)
+{
+  EXPECT_EQ(error_of(kValid, {"cluster.gpus=12"}), "--set:1:1: cluster.gpus=12: cluster.gpus = 12 but nodes x gpus_per_node = 16");
+  std::string text = kValid;
+  text.replace(text.find("  nodes: 2\n"), 11, "  gpus: 12\n");
+  EXPECT_EQ(error_of(text), "F:4:9: cluster.gpus = 12 does not divide into nodes of 8 GPUs");
+}
+
+TEST(Scenario, BatchThatDoesNotDivide)
+{
+  EXPECT_EQ(error_of(kValid, {"workload.batch.global=40"}),
+            "--set:1:1: global batch 40 does not divide into dp (16) x micro (2) = 32 per step");
+}
+
+TEST(Scenario, NotYetImplementedParallelismIsAClearError)
+{
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}).find("only data parallelism"), 11u);
+}
+
+TEST(Scenario, MalformedSetOverride)
+{
+  EXPECT_EQ(error_of(kValid, {"cluster.nodes"}), "--set:1:1: 'cluster.nodes': expected key.path=value");
+  EXPECT_EQ(error_of(kValid, {"name.x=1"}), "--set:1:1: 'name.x=1': 'name' is not a map, cannot set a key inside it");
+}
+
+TEST(Scenario, DocumentMustBeAMapWithAName)
+{
+  EXPECT_EQ(error_of("- a\n- b\n"), "F:1:1: a scenario must be a YAML map with at least 'name:'");
+  EXPECT_EQ(error_of("seed: 3\n"), "F:1:1: missing required key 'name'");
+}
+
+TEST(Scenario, CpuClusterTakesRacks)
+{
+  cs::Scenario s = cs::load_scenario(write_temp("name: c\ncluster: {racks: 4, hosts_per_rack: 10}\n"));
+  EXPECT_TRUE(s.cluster.is_cpu_cluster());
+  EXPECT_EQ(s.cluster.device, "cpu-node");
+  EXPECT_EQ(s.cluster.network.kind, "tree");
+  EXPECT_EQ(error_of("name: c\ncluster: {racks: 4, hosts_per_rack: 10, nodes: 3}\n"),
+            "F:2:50: a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
+}
+
+TEST(Scenario, EveryKeyIsDocumented)
+{
+  auto keys = cs::describe_scenario_keys();
+  ASSERT_GT(keys.size(), 40u);
+  std::ifstream doc(std::string(CS_SOURCE_DIR) + "/docs/scenarios.md");
+  std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  for (const auto& k : keys) {
+    EXPECT_FALSE(k.help.empty()) << k.path;
+    EXPECT_NE(text.find("`" + k.path + "`"), std::string::npos) << k.path << " is not in docs/scenarios.md";
+  }
+}

@@ -1,0 +1,56 @@
+#include "sim/scenario/units.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace cs::units;
+
+TEST(Units, BytesDecimalAndBinary)
+{
+  EXPECT_DOUBLE_EQ(*parse_bytes("123"), 123);
+  EXPECT_DOUBLE_EQ(*parse_bytes("4KB"), 4e3);
+  EXPECT_DOUBLE_EQ(*parse_bytes("1.5 GB"), 1.5e9);
+  EXPECT_DOUBLE_EQ(*parse_bytes("80GiB"), 80.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(*parse_bytes("2MiB"), 2097152.0);
+  EXPECT_DOUBLE_EQ(*parse_bytes("1TiB"), 1099511627776.0);
+  EXPECT_DOUBLE_EQ(*parse_bytes("3B"), 3);
+}
+
+TEST(Units, RatesBytesAndBits)
+{
+  EXPECT_DOUBLE_EQ(*parse_rate("900GB/s"), 900e9);
+  EXPECT_DOUBLE_EQ(*parse_rate("400Gb/s"), 50e9);
+  EXPECT_DOUBLE_EQ(*parse_rate("25Gbps"), 25e9 / 8);
+  EXPECT_DOUBLE_EQ(*parse_rate("1 GiB/s"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(*parse_rate("8b/s"), 1.0);
+}
+
+TEST(Units, Times)
+{
+  EXPECT_DOUBLE_EQ(*parse_time("1.5us"), 1.5e-6);
+  EXPECT_DOUBLE_EQ(*parse_time("2ms"), 2e-3);
+  EXPECT_DOUBLE_EQ(*parse_time("10ns"), 10e-9);
+  EXPECT_DOUBLE_EQ(*parse_time("3s"), 3);
+  EXPECT_DOUBLE_EQ(*parse_time("0.5"), 0.5);
+}
+
+TEST(Units, MalformedInputIsRejectedWithAReason)
+{
+  std::string error;
+  EXPECT_FALSE(parse_bytes("GiB", &error));
+  EXPECT_NE(error.find("expected a number"), std::string::npos);
+  EXPECT_FALSE(parse_bytes("12 parsecs", &error));
+  EXPECT_NE(error.find("unknown unit 'parsecs'"), std::string::npos);
+  EXPECT_FALSE(parse_rate("400Gb", &error));
+  EXPECT_NE(error.find("not a rate"), std::string::npos);
+  EXPECT_FALSE(parse_rate("4Gib/s", &error));
+  EXPECT_FALSE(parse_time("5 fortnights", &error));
+  EXPECT_FALSE(parse_time("", &error));
+  EXPECT_FALSE(parse_bytes("nan", &error));
+}
+
+TEST(Units, FormattingIsReadable)
+{
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_time(2.5e-3), "2.5 ms");
+  EXPECT_EQ(format_time(3e-6), "3 us");
+}
