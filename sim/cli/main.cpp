@@ -80,7 +80,7 @@ int main(int argc, char** argv)
   std::string scenario_path, out_dir, backend, what;
   std::vector<std::string> sets;
   long long seed = -1;
-  bool trace = false, quiet = false, keys = false;
+  bool trace = false, quiet = false, keys = false, markdown = false;
 
   auto* run = app.add_subcommand("run", "run a scenario and write report.json (and trace.json with --trace)");
   run->add_option("scenario", scenario_path, "scenario YAML file")->required();
@@ -95,6 +95,7 @@ int main(int argc, char** argv)
   validate->add_option("scenario", scenario_path, "scenario YAML file");
   validate->add_option("--set", sets, "override a key (repeatable)");
   validate->add_flag("--keys", keys, "print every scenario key with its type, default and help");
+  validate->add_flag("--markdown", markdown, "with --keys: print a Markdown table (docs/scenarios.md)");
 
   auto* lister = app.add_subcommand("list", "list registered policies or catalog devices");
   lister->add_option("what", what, "policies | devices")->required()->check(CLI::IsMember({"policies", "devices"}));
@@ -118,7 +119,10 @@ int main(int argc, char** argv)
     if (app.got_subcommand(validate)) {
       if (keys) {
         for (const auto& f : cs::describe_scenario_keys())
-          std::cout << fmt::format("{:<42} {:<18} {:<16} {}\n", f.path, f.type, f.default_value, f.help);
+          if (markdown)
+            std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.path, f.type, f.default_value, f.help);
+          else
+            std::cout << fmt::format("{:<42} {:<18} {:<16} {}\n", f.path, f.type, f.default_value, f.help);
         return 0;
       }
       if (scenario_path.empty())

@@ -86,8 +86,10 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
 
   std::set<std::pair<int, int>> pair_set;
   for (const auto& t : graph.tasks())
-    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+    if (t.kind == TaskKind::TRANSFER && t.host != t.dst) {
       pair_set.emplace(t.host, t.dst);
+      pair_set.emplace(t.dst, t.host); // LV08's cross-traffic loads the reverse route with the ACK flow
+    }
   std::vector<std::pair<int, int>> pairs(pair_set.begin(), pair_set.end());
   if (pairs.empty() && platform.topology.host_count() > 1)
     pairs.emplace_back(0, 1); // an empty list means "all pairs"; one route is enough when there is no traffic

@@ -50,7 +50,7 @@ void wire_node(Topology& t, const ClusterParams& c, const DeviceSpec& d, int nod
     auto links = per_gpu_links(nv ? "nvlink" : "pcie", bw, lat);
     for (int a = 0; a < g_count; ++a)
       for (int b = a + 1; b < g_count; ++b)
-        t.add_edge(gpus[a], gpus[b], {links[a], links[b]});
+        t.add_edge(gpus[a], gpus[b], {LinkUse{links[a], true}, LinkUse{links[b], false}});
     return;
   }
   // nvlink-mesh: 8 GPUs, direct NVLinks per kCubeMesh, other pairs through the PCIe host bridge.
@@ -62,9 +62,9 @@ void wire_node(Topology& t, const ClusterParams& c, const DeviceSpec& d, int nod
       int count = kCubeMesh[a][b];
       if (count > 0) {
         int l = t.add_link(fmt::format("node{}/nvlink{}-{}", node, a, b), per_link * count, lat, "nvlink");
-        t.add_edge(gpus[a], gpus[b], {l});
+        t.add_edge(gpus[a], gpus[b], l);
       } else {
-        t.add_edge(gpus[a], gpus[b], {pcie[a], pcie[b]});
+        t.add_edge(gpus[a], gpus[b], {LinkUse{pcie[a], true}, LinkUse{pcie[b], false}});
       }
     }
 }
@@ -119,7 +119,7 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
     for (int g = 0; g < gpn; ++g) {
       int k = g / gpus_per_nic;
       int leaf = leaf_of(n, g);
-      t.add_edge(gpu[n][g], leaf_switch[leaf], {nic[n][k]});
+      t.add_edge(gpu[n][g], leaf_switch[leaf], nic[n][k]);
       if (g % gpus_per_nic == 0)
         leaf_down[leaf] += net.nic_bandwidth.value;
     }
@@ -143,13 +143,13 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
       pod_of_leaf[l] = q;
       double bw = leaf_down[l] / net.levels[0].oversubscription;
       int up = t.add_link(t.vertex(leaf_switch[l]).name + "/uplink", bw, level_latency(net, 1), "leaf-uplink");
-      t.add_edge(leaf_switch[l], pod_switch.empty() ? top : pod_switch[q], {up});
+      t.add_edge(leaf_switch[l], pod_switch.empty() ? top : pod_switch[q], up);
       pod_down[q] += bw;
     }
     for (int q = 0; q < static_cast<int>(pod_switch.size()); ++q) {
       int up = t.add_link(fmt::format("pod{}/uplink", q), pod_down[q] / net.levels[1].oversubscription,
                           level_latency(net, 2), "pod-uplink");
-      t.add_edge(pod_switch[q], top, {up});
+      t.add_edge(pod_switch[q], top, up);
     }
   }
   for (int n = 0; n < nodes; ++n)
@@ -189,18 +189,18 @@ PlatformSpec build_cpu(const ClusterParams& c, const DeviceSpec& d)
   if (aggs > 1) {
     core = t.add_switch("core");
     for (int a = 0; a < aggs; ++a)
-      t.add_edge(agg_switch[a], core, {t.add_link(fmt::format("agg{}/uplink", a), agg_bw, lat, "agg-uplink")});
+      t.add_edge(agg_switch[a], core, t.add_link(fmt::format("agg{}/uplink", a), agg_bw, lat, "agg-uplink"));
   }
   for (int r = 0; r < c.racks; ++r) {
     int tor = t.add_switch(fmt::format("rack{}/tor", r));
     if (!agg_switch.empty())
       t.add_edge(tor, agg_switch[r / racks_per_agg],
-                 {t.add_link(fmt::format("rack{}/uplink", r), tor_bw, lat, "tor-uplink")});
+                 t.add_link(fmt::format("rack{}/uplink", r), tor_bw, lat, "tor-uplink"));
     for (int h = 0; h < c.hosts_per_rack; ++h) {
       int index = r * c.hosts_per_rack + h;
       int v = t.add_host(fmt::format("rack{}/host{}", r, h), index, 0);
       t.vertex(v).groups = {index, r, r / racks_per_agg, 0};
-      t.add_edge(v, tor, {t.add_link(fmt::format("rack{}/host{}/link", r, h), net.host_link.value, lat, "host-link")});
+      t.add_edge(v, tor, t.add_link(fmt::format("rack{}/host{}/link", r, h), net.host_link.value, lat, "host-link"));
     }
   }
   return p;

@@ -37,7 +37,7 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
     out.hosts.push_back(host);
   }
   for (const auto& l : topo.links()) {
-    auto* link = zone->create_split_duplex_link(l.name, l.bandwidth);
+    s4u::Link* link = l.full_duplex ? zone->create_split_duplex_link(l.name, l.bandwidth) : zone->create_link(l.name, l.bandwidth);
     link->set_latency(l.latency);
     link->seal();
     out.links.push_back(link);
@@ -45,8 +45,11 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
   auto add = [&](int src, int dst) {
     std::vector<s4u::LinkInRoute> route;
     for (const auto& use : topo.route(src, dst))
-      route.emplace_back(out.links[use.link],
-                         use.up ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
+      if (topo.links()[use.link].full_duplex)
+        route.emplace_back(out.links[use.link],
+                           use.up ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
+      else
+        route.emplace_back(out.links[use.link]);
     zone->add_route(out.hosts[src]->get_netpoint(), out.hosts[dst]->get_netpoint(), nullptr, nullptr, route, false);
   };
   if (pairs.empty()) {

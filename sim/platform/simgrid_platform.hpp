@@ -18,7 +18,7 @@ constexpr double kGpuHostSpeed = 1e9;
 
 struct SimgridPlatform {
   std::vector<simgrid::s4u::Host*> hosts; // by host index
-  std::vector<simgrid::s4u::Link*> links; // by link index (split-duplex)
+  std::vector<simgrid::s4u::Link*> links; // by link index (split-duplex unless the link is half-duplex)
 };
 
 /** Sets the network model config (must come before any platform exists). */

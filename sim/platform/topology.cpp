@@ -39,15 +39,16 @@ int Topology::add_switch(const std::string& name)
   return static_cast<int>(vertices_.size()) - 1;
 }
 
-int Topology::add_link(const std::string& name, double bandwidth, double latency, const std::string& tier)
+int Topology::add_link(const std::string& name, double bandwidth, double latency, const std::string& tier,
+                       bool full_duplex)
 {
   if (!(bandwidth > 0) || latency < 0)
     throw std::invalid_argument("link " + name + " needs a positive bandwidth and a non-negative latency");
-  links_.push_back(PhysicalLink{name, bandwidth, latency, tier});
+  links_.push_back(PhysicalLink{name, bandwidth, latency, tier, full_duplex});
   return static_cast<int>(links_.size()) - 1;
 }
 
-void Topology::add_edge(int a, int b, std::vector<int> links)
+void Topology::add_edge(int a, int b, std::vector<LinkUse> links)
 {
   edges_.push_back(Edge{a, b, std::move(links)});
   graph_.reset();
@@ -104,11 +105,10 @@ const std::vector<LinkUse>& Topology::route(int src_host, int dst_host) const
       // Find the edge used to reach `to` and walk its links in the right direction.
       const Edge& e = edges_[via_edge[to]];
       if (e.a == from)
-        for (int l : e.links)
-          path.push_back(LinkUse{l, true});
+        path.insert(path.end(), e.links.begin(), e.links.end());
       else
         for (auto it = e.links.rbegin(); it != e.links.rend(); ++it)
-          path.push_back(LinkUse{*it, false});
+          path.push_back(LinkUse{it->link, !it->up});
     }
   }
   return route_cache_.emplace(key, std::move(path)).first->second;

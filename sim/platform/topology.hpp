@@ -16,6 +16,7 @@ struct PhysicalLink {
   double bandwidth = 0; // bytes/s per direction
   double latency = 0;   // seconds
   std::string tier;     // what it is: nvlink, pcie, nic, leaf-uplink, spine-uplink, host-link, tor-uplink, agg-uplink
+  bool full_duplex = true; // false: both directions share one capacity (SimGrid SHARED link, as LV08 was fit on)
 };
 
 /** One link crossed in one direction: up = from the edge's first vertex towards its second. */
@@ -46,9 +47,12 @@ public:
 
   int add_host(const std::string& name, int machine, int local);
   int add_switch(const std::string& name);
-  int add_link(const std::string& name, double bandwidth, double latency, const std::string& tier);
-  /** Joins a and b; going a -> b crosses `links` in order in the up direction, b -> a in reverse, down. */
-  void add_edge(int a, int b, std::vector<int> links);
+  int add_link(const std::string& name, double bandwidth, double latency, const std::string& tier,
+               bool full_duplex = true);
+  /** Joins a and b; going a -> b crosses `links` in order and direction, b -> a in reverse order and direction. */
+  void add_edge(int a, int b, std::vector<LinkUse> links);
+  /** Joins a and b through one link whose up direction points from a to b. */
+  void add_edge(int a, int b, int link) { add_edge(a, b, std::vector<LinkUse>{LinkUse{link, true}}); }
 
   /** The links crossed from host `src` to host `dst`, in order; empty when src == dst.
    *  Throws std::logic_error when no path exists. Cached per pair. */
@@ -70,7 +74,7 @@ public:
 private:
   struct Edge {
     int a, b;
-    std::vector<int> links;
+    std::vector<LinkUse> links; // as crossed from a to b
   };
   std::vector<TopologyVertex> vertices_;
   std::vector<PhysicalLink> links_;

@@ -20,8 +20,11 @@ InputError scenario_error(const Scenario& s, const std::string& dotted_path, con
     node = node[key];
     best = node;
   }
-  if (best.Tag().rfind("!cs-set-", 0) == 0)
-    return InputError("--set", 1, std::stoi(best.Tag().substr(8)) + 1, message);
+  if (best.Tag().rfind("!cs-set-", 0) == 0) {
+    std::size_t index = std::stoul(best.Tag().substr(8));
+    std::string text = index < s.overrides.size() ? s.overrides[index] + ": " : "";
+    return InputError("--set", 1, static_cast<int>(index) + 1, text + message);
+  }
   YAML::Mark mark = best.Mark();
   if (mark.is_null())
     return InputError(s.file, 1, 1, message);
@@ -58,7 +61,7 @@ void check_scenario(const Scenario& s)
 {
   const auto& catalog = DeviceCatalog::builtin();
   const auto& c = s.cluster;
-  const std::string device_name = c.is_cpu_cluster() && !s.resolved["cluster"]["device"].IsDefined() ? "cpu-node" : c.device;
+  const std::string& device_name = c.device;
   const DeviceSpec* d = catalog.find(device_name);
   if (!d) {
     std::string valid;

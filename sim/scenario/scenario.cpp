@@ -97,7 +97,8 @@ void read_cluster(ObjectReader r, ClusterParams& c)
       r.fail_at(r.has("nodes") ? "nodes" : "gpus", "a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
     if (!r.has("device"))
       c.device = "cpu-node";
-    if (!r.node()["network"]["kind"].IsDefined())
+    const YAML::Node network = r.node()["network"];
+    if (!network.IsDefined() || !network.IsMap() || !network["kind"].IsDefined())
       c.network.kind = "tree";
     else if (c.network.kind != "tree")
       r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
@@ -252,6 +253,7 @@ Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> sourc
 {
   Scenario s;
   s.file = source->file;
+  s.overrides = source->overrides;
   if (!root.IsMap())
     throw InputError(source->file, 1, 1, "a scenario must be a YAML map with at least 'name:'");
   ObjectReader r(root, source, "");

@@ -115,6 +115,7 @@ struct Scenario {
   PolicyParams policies;
 
   std::string file;      // where it was loaded from
+  std::vector<std::string> overrides; // the --set texts applied, in order
   YAML::Node resolved;   // the document after --set overrides, written next to the report
 };
 

@@ -86,7 +86,7 @@ std::optional<double> parse_rate(const std::string& text, std::string* error)
   if (base.back() == 'b') { // bits
     factor = 1.0 / 8.0;
     base.back() = 'B';
-    if (base.size() >= 3 && base.compare(base.size() - 3, 3, "iB") == 0) {
+    if (base.size() >= 2 && base.compare(base.size() - 2, 2, "iB") == 0) {
       if (error)
         *error = "'" + text + "' mixes binary prefixes with bits; write Gb/s or GiB/s";
       return std::nullopt;

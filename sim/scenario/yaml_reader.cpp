@@ -89,16 +89,14 @@ void ObjectReader::fail(const YAML::Node& node, const std::string& message) cons
   std::string file = source_ ? source_->file : "<scenario>";
   int line = 0, column = 0;
   YAML::Mark mark = node ? node.Mark() : YAML::Mark::null_mark();
+  if (node && source_ && node.Tag().rfind("!cs-set-", 0) == 0) {
+    // Values injected by --set carry the index of their override in their tag (their own mark is meaningless).
+    std::size_t index = std::stoul(node.Tag().substr(8));
+    throw InputError("--set", 1, static_cast<int>(index) + 1, source_->overrides.at(index) + ": " + message);
+  }
   if (!mark.is_null()) {
     line = mark.line + 1;
     column = mark.column + 1;
-  } else if (node && source_ && node.Tag().rfind("!cs-set-", 0) == 0) {
-    // Values injected by --set carry the index of their override in their tag.
-    std::size_t index = std::stoul(node.Tag().substr(8));
-    file = "--set";
-    line = 1;
-    column = static_cast<int>(index) + 1;
-    throw InputError(file, line, column, source_->overrides.at(index) + ": " + message);
   } else if (node_ && !node_.Mark().is_null()) {
     line = node_.Mark().line + 1;
     column = node_.Mark().column + 1;

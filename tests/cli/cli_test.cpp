@@ -43,10 +43,10 @@ fs::path fresh_dir(const std::string& name)
 
 std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
 
-nlohmann::json read_json(const fs::path& p)
+nlohmann::ordered_json read_json(const fs::path& p)
 {
   std::ifstream in(p);
-  return nlohmann::json::parse(in);
+  return nlohmann::ordered_json::parse(in);
 }
 
 } // namespace
@@ -134,7 +134,7 @@ TEST(Cli, BadScenarioExitsTwoAndWritesNothing)
   fs::path out = fresh_dir("bad");
   auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --set cluster.device=h1000 --out " + out.string());
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err.rfind("--set:1:1: unknown device 'h1000'", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("--set:1:1: cluster.device=h1000: unknown device 'h1000'", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
   EXPECT_FALSE(fs::exists(out));
   auto missing = clustersim("run /nonexistent.yaml --out " + out.string());
