@@ -118,11 +118,19 @@ int main(int argc, char** argv)
       return list(what);
     if (app.got_subcommand(validate)) {
       if (keys) {
-        for (const auto& f : cs::describe_scenario_keys())
-          if (markdown)
-            std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.path, f.type, f.default_value, f.help);
-          else
+        for (const auto& f : cs::describe_scenario_keys()) {
+          if (markdown) {
+            auto cell = [](std::string text) { // a '|' inside a cell would end it
+              for (std::size_t i = 0; (i = text.find('|', i)) != std::string::npos; i += 2)
+                text.replace(i, 1, "\\|");
+              return text;
+            };
+            std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.path, cell(f.type), cell(f.default_value),
+                                     cell(f.help));
+          } else {
             std::cout << fmt::format("{:<42} {:<18} {:<16} {}\n", f.path, f.type, f.default_value, f.help);
+          }
+        }
         return 0;
       }
       if (scenario_path.empty())
