@@ -1,6 +1,7 @@
 #include "sim/exec/executor.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 
@@ -53,10 +54,16 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
     const Task& task = graph.task(id);
     double start = ready, end = ready;
     if (task.kind == TaskKind::TRANSFER && task.host != task.dst) {
+      // One pass over the route: when its links are free, its latency and its bottleneck.
       const auto& route = platform.topology.route(task.host, task.dst);
-      for (const auto& use : route)
+      const auto& links = platform.topology.links();
+      double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
+      for (const auto& use : route) {
         start = std::max(start, link_free[2 * use.link + (use.up ? 0 : 1)]);
-      end = start + analytical_transfer_time(platform, task.host, task.dst, task.bytes);
+        latency += links[use.link].latency;
+        bandwidth = std::min(bandwidth, links[use.link].bandwidth);
+      }
+      end = start + latency + task.bytes / bandwidth;
       for (const auto& use : route)
         link_free[2 * use.link + (use.up ? 0 : 1)] = end;
     } else if (task.kind != TaskKind::TRANSFER) {
