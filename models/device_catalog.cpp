@@ -46,9 +46,6 @@ DeviceCatalog::DeviceCatalog(const std::vector<std::pair<std::string, std::strin
     d.memory_bytes = quantity(n, "memory", file, units::parse_bytes);
     d.sms = n["sms"] ? n["sms"].as<int>() : 0;
     d.l2_bytes = quantity(n, "l2", file, units::parse_bytes);
-    d.launch_overhead = quantity(n, "launch_overhead", file, units::parse_time);
-    d.compute_efficiency = n["compute_efficiency"].as<double>();
-    d.memory_efficiency = n["memory_efficiency"].as<double>();
     d.nvlink_bandwidth = quantity(n["nvlink"], "bandwidth", file, units::parse_rate);
     d.nvlink_latency = quantity(n["nvlink"], "latency", file, units::parse_time);
     d.pcie_bandwidth = quantity(n["pcie"], "bandwidth", file, units::parse_rate);
@@ -58,8 +55,6 @@ DeviceCatalog::DeviceCatalog(const std::vector<std::pair<std::string, std::strin
     d.disk_bandwidth = quantity(n, "disk_bandwidth", file, units::parse_rate);
     for (auto it = n["sources"].begin(); it != n["sources"].end(); ++it)
       d.sources[it->first.as<std::string>()] = it->second.as<std::string>();
-    if (d.compute_efficiency <= 0 || d.compute_efficiency > 1 || d.memory_efficiency <= 0 || d.memory_efficiency > 1)
-      throw std::runtime_error(file + ": efficiencies must be in (0, 1]");
     devices_[d.name] = std::move(d);
   }
 }

@@ -1,4 +1,4 @@
-// The device catalog: datasheet peaks, memory, links and measured efficiencies of each device, with sources.
+// The device catalog: datasheet peaks, memory and links of each device, with sources (efficiencies live in profiles).
 #pragma once
 
 #include <map>
@@ -17,9 +17,6 @@ struct DeviceSpec {
   double memory_bytes = 0;
   int sms = 0;
   double l2_bytes = 0;
-  double launch_overhead = 0;
-  double compute_efficiency = 1; // achievable / peak FLOP/s, from a published measurement
-  double memory_efficiency = 1;  // achievable / peak memory bandwidth
   double nvlink_bandwidth = 0;   // per GPU per direction (0 = no NVLink)
   double nvlink_latency = 0;
   double pcie_bandwidth = 0;     // per direction

@@ -1,20 +1,36 @@
-#include "models/cost/roofline.hpp"
+#include "models/cost/kernel_cost_model.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace cs {
 
-CostBreakdown roofline_cost(const DeviceSpec& device, const KernelWork& work)
+CostBreakdown RooflineModel::predict(const Kernel& kernel) const
 {
-  double peak = device.peak(work.dtype);
-  if (peak <= 0 && work.flops > 0)
-    throw std::invalid_argument(device.name + " has no " + work.dtype + " compute units");
   CostBreakdown b;
   b.model = "roofline";
-  b.compute = work.flops > 0 ? work.flops / (peak * device.compute_efficiency) : 0.0;
-  b.memory = work.bytes > 0 ? work.bytes / (device.memory_bandwidth * device.memory_efficiency) : 0.0;
-  b.launch = device.launch_overhead;
+  b.launch = profile_.launch_overhead;
+  const double flops = kernel_flops(kernel);
+  const double bytes = kernel_bytes(kernel);
+  if (const auto* copy = std::get_if<MemcpyKernel>(&kernel); copy && copy->direction != "d2d") {
+    auto it = profile_.copy_bandwidth.find(copy->direction);
+    double bw = it != profile_.copy_bandwidth.end() ? it->second
+                : copy->direction == "p2p" && device_.nvlink_bandwidth > 0 ? device_.nvlink_bandwidth
+                                                                           : device_.pcie_bandwidth;
+    if (!(bw > 0))
+      throw std::invalid_argument(device_.name + " has no " + copy->direction + " copy path");
+    b.memory = bytes / bw;
+    b.detail = copy->direction + " link";
+  } else {
+    const std::string dtype = kernel_dtype(kernel);
+    if (flops > 0) {
+      double peak = device_.peak(dtype);
+      if (!(peak > 0))
+        throw std::invalid_argument(device_.name + " has no " + dtype + " compute units");
+      b.compute = flops / (peak * profile_.efficiency(dtype));
+    }
+    b.memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency);
+  }
   b.total = b.launch + std::max(b.compute, b.memory);
   return b;
 }

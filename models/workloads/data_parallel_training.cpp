@@ -2,27 +2,39 @@
 
 #include "models/workloads/transformer.hpp"
 
+#include <map>
 #include <stdexcept>
 
 namespace cs {
 namespace {
 
-// One task per (layer, pass): the summed roofline cost of the layer's kernels. Backward does twice the forward
-// work (input and weight gradients); full recomputation re-runs the forward inside backward.
-double pass_seconds(const DeviceSpec& d, const std::vector<KernelWork>& kernels, double work_factor)
+// One task per (layer, pass): the summed cost of the layer's kernels, and the model that answered the most of it.
+struct PassCost {
+  double seconds = 0;
+  std::string model;
+};
+
+PassCost pass_cost(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels)
 {
-  double total = 0;
-  for (auto k : kernels) {
-    k.flops *= work_factor;
-    k.bytes *= work_factor;
-    total += roofline_cost(d, k).total;
+  PassCost out;
+  std::map<std::string, double> by_model;
+  for (const auto& k : kernels) {
+    CostBreakdown b = cost.predict(k.kernel);
+    out.seconds += b.total;
+    by_model[b.model] += b.total;
   }
-  return total;
+  double most = -1;
+  for (const auto& [model, seconds] : by_model)
+    if (seconds > most) {
+      most = seconds;
+      out.model = model;
+    }
+  return out;
 }
 
 } // namespace
 
-TrainingGraph build_data_parallel_training(const WorkloadParams& w, const DeviceSpec& device, int ranks,
+TrainingGraph build_data_parallel_training(const WorkloadParams& w, const KernelCostModel& cost, int ranks,
                                            const GradientSync& sync)
 {
   const ModelParams& m = w.model;
@@ -39,16 +51,16 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Device
 
   const auto layer_kernels = layer_forward_kernels(m, w.batch.micro);
   const auto head_kernels = head_forward_kernels(m, w.batch.micro);
-  const double backward_factor = 2.0;
-  const double recompute_extra = m.recompute == "full" ? 1.0 : 0.0;
-  const double layer_fwd = pass_seconds(device, layer_kernels, 1.0);
-  const double layer_bwd = pass_seconds(device, layer_kernels, backward_factor) +
-                           recompute_extra * layer_fwd;
-  const double head_fwd = pass_seconds(device, head_kernels, 1.0);
-  const double head_bwd = pass_seconds(device, head_kernels, backward_factor);
+  const PassCost layer_fwd = pass_cost(cost, layer_kernels);
+  PassCost layer_bwd = pass_cost(cost, backward_kernels(layer_kernels));
+  if (m.recompute == "full") // the forward pass runs again inside backward
+    layer_bwd.seconds += layer_fwd.seconds;
+  const PassCost head_fwd = pass_cost(cost, head_kernels);
+  const PassCost head_bwd = pass_cost(cost, backward_kernels(head_kernels));
   // Mixed-precision Adam: reads 16-bit weight and gradient plus fp32 master, m and v; writes all but the gradient.
-  const KernelWork adam{"adam", 10.0 * out.parameters, 30.0 * out.parameters, "fp32"};
-  const double optimizer = roofline_cost(device, adam).total;
+  const PassCost optimizer =
+      pass_cost(cost, {{"adam", BandwidthKernel{"adam", 16.0 * out.parameters, 14.0 * out.parameters,
+                                                10.0 * out.parameters, "fp32"}}});
   const double layer_grad_bytes = layer_parameters(m) * dtype_bytes(m.dtype);
   const double embedding_grad_bytes = embedding_parameters(m) * dtype_bytes(m.dtype);
 
@@ -57,7 +69,6 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Device
     out.compute_streams.push_back(g.add_stream(r, "compute"));
     out.comm_streams.push_back(g.add_stream(r, "comm"));
   }
-  const std::string model = "roofline";
   std::vector<int> previous_optimizer(ranks, -1);
   for (int it = 0; it < w.iterations; ++it) {
     // Buckets close at the same layer on every rank; collect per bucket the producing task of each rank.
@@ -80,16 +91,16 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Device
         TaskLabels lab{it, 0, mb, -1, g.intern("forward")};
         for (int l = 0; l < m.layers; ++l) {
           lab.layer = l;
-          g.add_compute(cs, layer_fwd, "layer_forward", model, lab);
+          g.add_compute(cs, layer_fwd.seconds, "layer_forward", layer_fwd.model, lab);
         }
         lab.layer = m.layers;
-        g.add_compute(cs, head_fwd, "head_forward", model, lab);
+        g.add_compute(cs, head_fwd.seconds, "head_forward", head_fwd.model, lab);
         lab.phase = g.intern("backward");
-        int t = g.add_compute(cs, head_bwd, "head_backward", model, lab);
+        int t = g.add_compute(cs, head_bwd.seconds, "head_backward", head_bwd.model, lab);
         const bool last = mb == out.microbatches - 1;
         for (int l = m.layers - 1; l >= 0; --l) {
           lab.layer = l;
-          t = g.add_compute(cs, layer_bwd, "layer_backward", model, lab);
+          t = g.add_compute(cs, layer_bwd.seconds, "layer_backward", layer_bwd.model, lab);
           if (last) {
             filled += layer_grad_bytes;
             if (filled >= w.gradient_bucket.value)
@@ -119,7 +130,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Device
     out.optimizer_tasks.emplace_back();
     for (int r = 0; r < ranks; ++r) {
       TaskLabels lab{it, 0, -1, -1, g.intern("optimizer")};
-      int opt = g.add_compute(out.compute_streams[r], optimizer, "adam", model, lab);
+      int opt = g.add_compute(out.compute_streams[r], optimizer.seconds, "adam", optimizer.model, lab);
       for (int d : sync_done[r])
         g.add_dependency(d, opt);
       out.optimizer_tasks.back().push_back(opt);

@@ -1,7 +1,7 @@
 // Builds the task graph of data-parallel transformer training: forward, backward, bucketed gradient sync, optimizer.
 #pragma once
 
-#include "models/device_catalog.hpp"
+#include "models/cost/kernel_cost_model.hpp"
 #include "policies/sync/gradient_sync.hpp"
 #include "sim/graph/task_graph.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -27,11 +27,11 @@ struct TrainingGraph {
 };
 
 /** One rank per GPU (host index = rank). Each rank runs its microbatches' forward and backward passes layer by
- *  layer with roofline-costed kernels; during the last microbatch's backward pass, gradients fill buckets of
+ *  layer, each layer's time the sum of its kernels' costs under `cost`; during the last microbatch's backward pass, gradients fill buckets of
  *  `workload.gradient_bucket` bytes that `sync` reduces on the communication stream while backward goes on
  *  (PyTorch DDP-style overlap, no_sync on earlier microbatches); the optimizer step waits for every bucket.
  *  Requires tp = pp = 1 and global batch divisible by dp x micro (checked by the scenario checks). */
-TrainingGraph build_data_parallel_training(const WorkloadParams& workload, const DeviceSpec& device, int ranks,
+TrainingGraph build_data_parallel_training(const WorkloadParams& workload, const KernelCostModel& cost, int ranks,
                                            const GradientSync& sync);
 
 } // namespace cs

@@ -15,47 +15,51 @@ double dtype_bytes(const std::string& dtype)
   throw std::invalid_argument("unknown dtype '" + dtype + "'");
 }
 
-namespace {
-// A GEMM (M x K) * (K x N): 2MNK FLOPs, reads both inputs and writes the output once.
-KernelWork gemm(const char* name, double m, double n, double k, const std::string& dtype)
-{
-  double e = dtype_bytes(dtype);
-  return KernelWork{name, 2.0 * m * n * k, (m * k + k * n + m * n) * e, dtype};
-}
-KernelWork elementwise(const char* name, double elements, double reads, double writes, double flops_per_element,
-                       const std::string& dtype)
-{
-  return KernelWork{name, elements * flops_per_element, elements * (reads + writes) * dtype_bytes(dtype), dtype};
-}
-} // namespace
-
-std::vector<KernelWork> layer_forward_kernels(const ModelParams& m, int micro)
+std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro)
 {
   const double tokens = double(micro) * m.seq;
   const double h = m.hidden, f = m.ffn, s = m.seq, e = dtype_bytes(m.dtype);
-  std::vector<KernelWork> k;
-  k.push_back(elementwise("layernorm", tokens * h, 1, 1, 5, m.dtype));
-  k.push_back(gemm("qkv_gemm", tokens, 3 * h, h, m.dtype));
-  // Flash-style attention: QK^T and PV GEMMs (4 b s^2 h FLOPs), reading Q, K, V and writing O once.
-  k.push_back(KernelWork{"attention", 4.0 * micro * s * s * h, 4.0 * tokens * h * e, m.dtype});
-  k.push_back(gemm("attn_out_gemm", tokens, h, h, m.dtype));
-  k.push_back(elementwise("residual_add", tokens * h, 2, 1, 1, m.dtype));
-  k.push_back(elementwise("layernorm", tokens * h, 1, 1, 5, m.dtype));
-  k.push_back(gemm("ffn_up_gemm", tokens, f, h, m.dtype));
-  k.push_back(elementwise("gelu", tokens * f, 1, 1, 8, m.dtype));
-  k.push_back(gemm("ffn_down_gemm", tokens, h, f, m.dtype));
-  k.push_back(elementwise("residual_add", tokens * h, 2, 1, 1, m.dtype));
+  const std::string& d = m.dtype;
+  auto elementwise = [&](const char* name, double elements, double reads, double writes, double flops_each) {
+    return NamedKernel{name, BandwidthKernel{name, elements * reads * e, elements * writes * e, elements * flops_each, d}};
+  };
+  std::vector<NamedKernel> k;
+  k.push_back({"layernorm", NormKernel{tokens, h, false, d}});
+  k.push_back({"qkv_gemm", GemmKernel{tokens, 3 * h, h, 1, d}});
+  k.push_back({"attention", AttentionKernel{double(micro), double(m.heads), double(m.heads), s, s, h / m.heads, false, d}});
+  k.push_back({"attn_out_gemm", GemmKernel{tokens, h, h, 1, d}});
+  k.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
+  k.push_back({"layernorm", NormKernel{tokens, h, false, d}});
+  k.push_back({"ffn_up_gemm", GemmKernel{tokens, f, h, 1, d}});
+  k.push_back(elementwise("gelu", tokens * f, 1, 1, 8));
+  k.push_back({"ffn_down_gemm", GemmKernel{tokens, h, f, 1, d}});
+  k.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
   return k;
 }
 
-std::vector<KernelWork> head_forward_kernels(const ModelParams& m, int micro)
+std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro)
 {
   const double tokens = double(micro) * m.seq;
-  std::vector<KernelWork> k;
-  k.push_back(elementwise("layernorm", tokens * m.hidden, 1, 1, 5, m.dtype));
-  k.push_back(gemm("logits_gemm", tokens, m.vocab, m.hidden, m.dtype));
-  k.push_back(elementwise("cross_entropy", tokens * m.vocab, 1, 1, 5, m.dtype));
+  std::vector<NamedKernel> k;
+  k.push_back({"layernorm", NormKernel{tokens, double(m.hidden), false, m.dtype}});
+  k.push_back({"logits_gemm", GemmKernel{tokens, double(m.vocab), double(m.hidden), 1, m.dtype}});
+  k.push_back({"cross_entropy", SoftmaxKernel{tokens, double(m.vocab), m.dtype}});
   return k;
+}
+
+std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forward)
+{
+  std::vector<NamedKernel> out;
+  for (const auto& nk : forward) {
+    if (const auto* g = std::get_if<GemmKernel>(&nk.kernel)) {
+      out.push_back({nk.name + "_dgrad", GemmKernel{g->m, g->k, g->n, g->batch, g->dtype}});
+      out.push_back({nk.name + "_wgrad", GemmKernel{g->k, g->n, g->m, g->batch, g->dtype}});
+    } else {
+      out.push_back({nk.name + "_backward", nk.kernel});
+      out.push_back({nk.name + "_backward", nk.kernel});
+    }
+  }
+  return out;
 }
 
 double layer_parameters(const ModelParams& m)

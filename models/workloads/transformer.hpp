@@ -1,7 +1,7 @@
 // A dense GPT-style transformer: the kernels of one layer, parameter counts and the Megatron FLOP formula.
 #pragma once
 
-#include "models/cost/roofline.hpp"
+#include "models/kernels/kernel.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <vector>
@@ -11,12 +11,22 @@ namespace cs {
 /** Bytes per element of a dtype (fp32/tf32 4, fp16/bf16 2, fp8 1). Throws std::invalid_argument otherwise. */
 double dtype_bytes(const std::string& dtype);
 
+/** A kernel of a layer, with the name the timeline shows. */
+struct NamedKernel {
+  std::string name;
+  Kernel kernel;
+};
+
 /** The forward kernels of one transformer layer for `micro` samples: QKV, flash-style attention, output
- *  projection, two FFN GEMMs, two layer norms, residual adds. Attention counts the full s x s score matrix
- *  (no causal halving), as the Megatron formula does. */
-std::vector<KernelWork> layer_forward_kernels(const ModelParams& m, int micro);
+ *  projection, two FFN GEMMs, two layer norms, GeLU, residual adds. Attention counts the full s x s score
+ *  matrix (no causal halving), as the Megatron formula does. */
+std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro);
 /** The output head: logits GEMM over the vocabulary and the softmax cross-entropy. */
-std::vector<KernelWork> head_forward_kernels(const ModelParams& m, int micro);
+std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro);
+/** The backward kernels of a forward pass: each GEMM (m, n, k) becomes its input-gradient GEMM (m, k, n) and
+ *  weight-gradient GEMM (k, n, m); attention and memory-bound kernels run twice (twice the forward work, as
+ *  in the Megatron FLOP count). */
+std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forward);
 
 /** Parameters of one layer (QKV, output projection, FFN, two layer norms, biases). */
 double layer_parameters(const ModelParams& m);

@@ -1,5 +1,6 @@
 #include "sim/run/scenario_checks.hpp"
 
+#include "models/cost/device_profile.hpp"
 #include "models/device_catalog.hpp"
 #include "policies/registry.hpp"
 #include "policies/sync/gradient_sync.hpp"
@@ -81,6 +82,15 @@ void check_scenario(const Scenario& s)
       throw scenario_error(s, "cluster.gpus_per_node", "nvlink-mesh is the 8-GPU DGX-1 hybrid cube-mesh: gpus_per_node must be 8");
     if (c.network.levels.size() > 1 && c.network.levels.back().oversubscription != 1.0)
       throw scenario_error(s, "cluster.network.levels", "the top switch level has no uplinks: its oversubscription must be 1");
+  }
+
+  if (!c.profile.empty()) {
+    DeviceProfile p = load_profile(c.profile); // InputError with the profile's own position
+    if (p.device != c.device)
+      throw scenario_error(s, "cluster.profile",
+                           fmt::format("profile {} is for device '{}', not '{}'", c.profile, p.device, c.device));
+  } else if (!builtin_profile(c.device) && !c.is_cpu_cluster()) {
+    throw scenario_error(s, "cluster.device", fmt::format("no profile is shipped for '{}'; give cluster.profile", c.device));
   }
 
   check_policy<GradientSync>(s, "sync", s.policies.sync);

@@ -1,5 +1,6 @@
 #include "sim/run/scenario_run.hpp"
 
+#include "models/cost/kernel_cost_model.hpp"
 #include "models/device_catalog.hpp"
 #include "models/workloads/data_parallel_training.hpp"
 #include "policies/registry.hpp"
@@ -85,7 +86,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
   const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus;
   auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
-  TrainingGraph training = build_data_parallel_training(s.workload, device, dp, *sync);
+  const DeviceProfile profile = s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
+  auto cost = make_cost_model(device, profile);
+  TrainingGraph training = build_data_parallel_training(s.workload, *cost, dp, *sync);
   Timeline timeline = run_backend(s.backend, training.graph, platform);
   RunMetrics metrics = training_metrics(training, timeline, platform);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

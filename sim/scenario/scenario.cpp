@@ -64,6 +64,7 @@ void read_network(ObjectReader r, NetworkParams& n)
 void read_cluster(ObjectReader r, ClusterParams& c)
 {
   r.field("device", c.device, "device catalog name (clustersim list devices)")
+      .field("profile", c.profile, "device profile JSON for kernel costs (default: the one shipped in calibrate/profiles/)")
       .field("nodes", c.nodes, "GPU nodes")
       .field("gpus_per_node", c.gpus_per_node, "GPUs in each node")
       .field("gpus", c.gpus, "total GPUs (optional; must divide into nodes of gpus_per_node)");

@@ -47,6 +47,7 @@ struct HostParams {
 
 struct ClusterParams {
   std::string device = "h100-sxm5";
+  std::string profile; // device profile JSON for the kernel cost models; "" = the one shipped for the device
   int nodes = 1;
   int gpus_per_node = 8;
   int gpus = 0; // optional total; must equal nodes * gpus_per_node when given with nodes

@@ -1,3 +1,4 @@
+#include "models/cost/kernel_cost_model.hpp"
 #include "models/workloads/data_parallel_training.hpp"
 #include "policies/registry.hpp"
 #include "sim/exec/executor.hpp"
@@ -60,7 +61,8 @@ TEST(Backends, AgreeOnAContentionFreeTrainingIteration)
   w.iterations = 2;
   w.gradient_bucket = cs::Bytes{1e6};
   auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
-  auto training = cs::build_data_parallel_training(w, h100(), 8, *sync);
+  auto cost = cs::make_cost_model(h100(), *cs::builtin_profile("h100-sxm5"));
+  auto training = cs::build_data_parallel_training(w, *cost, 8, *sync);
   auto p = platform(2, 4, 4);
   auto analytical = cs::run_analytical(training.graph, p);
   auto simgrid = simgrid_timeline(training.graph, p);

@@ -9,7 +9,7 @@ TEST(Transformer, LayerFlopsMatchTheMegatronCount)
   double flops = 0;
   for (const auto& k : cs::layer_forward_kernels(m, 4))
     if (k.name.find("gemm") != std::string::npos || k.name == "attention")
-      flops += k.flops;
+      flops += cs::kernel_flops(k.kernel);
   const double b = 4, s = 2048, h = 2048;
   EXPECT_DOUBLE_EQ(flops, 24 * b * s * h * h + 4 * b * s * s * h);
 }
@@ -26,4 +26,16 @@ TEST(Transformer, MegatronFormula)
   cs::ModelParams m{24, 2304, 9216, 24, 2048, 51200, "fp16", "full"};
   const double B = 512, s = 2048, l = 24, h = 2304, V = 51200;
   EXPECT_DOUBLE_EQ(cs::megatron_model_flops(m, B), 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)));
+}
+
+TEST(Transformer, BackwardDoesTwiceTheForwardGemmWork)
+{
+  cs::ModelParams m{1, 1024, 4096, 8, 512, 1000, "bf16", "none"};
+  auto fwd = cs::layer_forward_kernels(m, 2);
+  double f = 0, b = 0;
+  for (const auto& k : fwd)
+    f += cs::kernel_flops(k.kernel);
+  for (const auto& k : cs::backward_kernels(fwd))
+    b += cs::kernel_flops(k.kernel);
+  EXPECT_DOUBLE_EQ(b, 2 * f);
 }

@@ -1,0 +1,136 @@
+#include "models/cost/device_profile.hpp"
+
+#include "models/cost/json_input.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace cs {
+
+extern const std::vector<std::pair<std::string, std::string>>& builtin_profile_texts();
+
+double DeviceProfile::efficiency(const std::string& dtype) const
+{
+  auto it = compute_efficiency.find(dtype);
+  if (it != compute_efficiency.end())
+    return it->second;
+  it = compute_efficiency.find("default");
+  return it == compute_efficiency.end() ? 1.0 : it->second;
+}
+
+DeviceProfile parse_profile(const std::string& text, const std::string& file)
+{
+  nlohmann::json j = parse_json_input(text, file);
+  JsonReader r(j, file);
+  DeviceProfile p;
+  if (r.string("schema") != DeviceProfile::kSchema)
+    r.item(r.at("schema"), "schema").fail(std::string("unsupported schema, expected ") + DeviceProfile::kSchema);
+  p.device = r.string("device");
+  p.origin = r.string("origin");
+  p.launch_overhead = r.number("launch_overhead_s");
+  if (p.launch_overhead < 0)
+    r.item(r.at("launch_overhead_s"), "launch_overhead_s").fail("must not be negative");
+  p.memory_efficiency = r.positive("memory_efficiency");
+  JsonReader ce = r.child("compute_efficiency");
+  if (!ce.json().is_object() || ce.json().empty())
+    ce.fail("expected an object of dtype: efficiency");
+  for (const auto& [dtype, v] : ce.json().items())
+    p.compute_efficiency[dtype] = ce.positive(dtype.c_str());
+  if (r.has("gemm")) {
+    JsonReader g = r.child("gemm");
+    p.ctas_per_sm = static_cast<int>(g.positive("ctas_per_sm"));
+    const auto& tiles = g.at("tiles");
+    if (!tiles.is_array())
+      g.item(tiles, "tiles").fail("expected a list");
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      JsonReader t = g.item(tiles[i], "tiles/" + std::to_string(i));
+      p.gemm_tiles.push_back(GemmTile{static_cast<int>(t.positive("m")), static_cast<int>(t.positive("n")),
+                                      t.positive("efficiency"), t.has("dtype") ? t.string("dtype") : ""});
+    }
+  }
+  if (r.has("copy_bandwidth"))
+    for (const auto& [dir, v] : r.at("copy_bandwidth").items())
+      p.copy_bandwidth[dir] = r.child("copy_bandwidth").positive(dir.c_str());
+  if (r.has("tables")) {
+    const auto& tables = r.at("tables");
+    if (!tables.is_array())
+      r.item(tables, "tables").fail("expected a list");
+    for (std::size_t i = 0; i < tables.size(); ++i) {
+      JsonReader t = r.item(tables[i], "tables/" + std::to_string(i));
+      ProfileTable table{t.string("family"), t.string("dtype"), {}, {}};
+      const auto& points = t.at("points");
+      if (!points.is_array() || points.empty())
+        t.item(points, "points").fail("expected a non-empty list of {shape, seconds}");
+      for (std::size_t k = 0; k < points.size(); ++k) {
+        JsonReader pt = t.item(points[k], "points/" + std::to_string(k));
+        const auto& shape = pt.at("shape");
+        if (!shape.is_array() || shape.empty())
+          pt.item(shape, "shape").fail("expected a list of positive numbers");
+        std::vector<double> dims;
+        for (const auto& d : shape) {
+          if (!d.is_number() || !(d.get<double>() > 0))
+            pt.item(shape, "shape").fail("expected a list of positive numbers");
+          dims.push_back(d.get<double>());
+        }
+        table.shapes.push_back(dims);
+        table.seconds.push_back(pt.positive("seconds"));
+      }
+      p.tables.push_back(std::move(table));
+    }
+  }
+  if (r.has("sources"))
+    for (const auto& [k, v] : r.at("sources").items())
+      p.sources[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  return p;
+}
+
+DeviceProfile load_profile(const std::string& path) { return parse_profile(read_text_file(path), path); }
+
+std::string profile_to_json(const DeviceProfile& p)
+{
+  nlohmann::ordered_json j;
+  j["schema"] = DeviceProfile::kSchema;
+  j["device"] = p.device;
+  j["origin"] = p.origin;
+  j["launch_overhead_s"] = p.launch_overhead;
+  j["memory_efficiency"] = p.memory_efficiency;
+  j["compute_efficiency"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : p.compute_efficiency)
+    j["compute_efficiency"][k] = v;
+  if (!p.gemm_tiles.empty()) {
+    j["gemm"]["ctas_per_sm"] = p.ctas_per_sm;
+    for (const auto& t : p.gemm_tiles)
+    {
+      nlohmann::ordered_json tile{{"m", t.m}, {"n", t.n}, {"efficiency", t.efficiency}};
+      if (!t.dtype.empty())
+        tile["dtype"] = t.dtype;
+      j["gemm"]["tiles"].push_back(tile);
+    }
+  }
+  for (const auto& [k, v] : p.copy_bandwidth)
+    j["copy_bandwidth"][k] = v;
+  for (const auto& t : p.tables) {
+    nlohmann::ordered_json table{{"family", t.family}, {"dtype", t.dtype}, {"points", nlohmann::ordered_json::array()}};
+    for (std::size_t i = 0; i < t.shapes.size(); ++i)
+      table["points"].push_back({{"shape", t.shapes[i]}, {"seconds", t.seconds[i]}});
+    j["tables"].push_back(table);
+  }
+  for (const auto& [k, v] : p.sources)
+    j["sources"][k] = v;
+  return j.dump(2) + "\n";
+}
+
+const DeviceProfile* builtin_profile(const std::string& device)
+{
+  static const std::map<std::string, DeviceProfile> profiles = [] {
+    std::map<std::string, DeviceProfile> out;
+    for (const auto& [file, text] : builtin_profile_texts()) {
+      DeviceProfile p = parse_profile(text, "calibrate/profiles/" + file);
+      out[p.device] = std::move(p);
+    }
+    return out;
+  }();
+  auto it = profiles.find(device);
+  return it == profiles.end() ? nullptr : &it->second;
+}
+
+} // namespace cs

@@ -1,0 +1,53 @@
+// A device profile: the fitted or published parameters the kernel cost models need, stored as versioned JSON.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/** A GEMM output tile (CTA tile) and the share of peak one full wave of it reaches. */
+struct GemmTile {
+  int m = 128;
+  int n = 128;
+  double efficiency = 1.0;
+  std::string dtype; // "" = a candidate for every dtype
+};
+
+/** Measured times of one kernel family and dtype over shapes (kernel_shape() order). */
+struct ProfileTable {
+  std::string family;
+  std::string dtype; // "" for memcpy; memcpy tables use the direction here (d2d, h2d, d2h, p2p)
+  std::vector<std::vector<double>> shapes;
+  std::vector<double> seconds;
+};
+
+/** Parameters of a device's cost models. Peaks, SM count and bandwidths come from the device catalog; the
+ *  profile says how much of them kernels achieve. */
+struct DeviceProfile {
+  static constexpr const char* kSchema = "clustersim-profile/1";
+  std::string device;          // catalog name
+  std::string origin;          // "datasheet" (published measurements) or "fit" (clustersim fit)
+  double launch_overhead = 0;  // seconds added to every kernel
+  std::map<std::string, double> compute_efficiency; // per dtype; "default" for any other
+  double memory_efficiency = 1;
+  int ctas_per_sm = 1;
+  std::vector<GemmTile> gemm_tiles; // candidates; empty means no tile or wave quantisation
+  std::map<std::string, double> copy_bandwidth; // achieved h2d / d2h / p2p bytes/s (absent: catalog link)
+  std::vector<ProfileTable> tables;
+  std::map<std::string, std::string> sources; // parameter -> where it comes from
+
+  double efficiency(const std::string& dtype) const;
+};
+
+/** Reads a profile. Throws InputError (file:line:col) on malformed or truncated JSON, a wrong schema, missing or
+ *  ill-typed fields, non-positive values. */
+DeviceProfile load_profile(const std::string& path);
+DeviceProfile parse_profile(const std::string& text, const std::string& file);
+std::string profile_to_json(const DeviceProfile& p);
+
+/** The profile shipped in calibrate/profiles/ for a catalog device (compiled in), or nullptr. */
+const DeviceProfile* builtin_profile(const std::string& device);
+
+} // namespace cs

@@ -1,0 +1,56 @@
+#include "models/cost/kernel_cost_model.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace cs {
+
+WaveCount gemm_waves(double m, double n, double batch, const GemmTile& tile, int sms, int ctas_per_sm)
+{
+  WaveCount w;
+  w.tiles = std::ceil(m / tile.m) * std::ceil(n / tile.n) * batch;
+  w.slots = double(sms) * ctas_per_sm;
+  w.waves = std::ceil(w.tiles / w.slots);
+  return w;
+}
+
+CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
+{
+  const auto* g = std::get_if<GemmKernel>(&kernel);
+  if (!g || profile_.gemm_tiles.empty() || device_.sms <= 0)
+    return roofline_.predict(kernel);
+  const double peak = device_.peak(g->dtype);
+  if (!(peak > 0))
+    throw std::invalid_argument(device_.name + " has no " + g->dtype + " compute units");
+  const double rate = peak * profile_.efficiency(g->dtype);
+  const double memory = kernel_bytes(kernel) / (device_.memory_bandwidth * profile_.memory_efficiency);
+  CostBreakdown best;
+  best.total = INFINITY;
+  for (const auto& tile : profile_.gemm_tiles) {
+    if (!tile.dtype.empty() && tile.dtype != g->dtype)
+      continue;
+    WaveCount w = gemm_waves(g->m, g->n, g->batch, tile, device_.sms, profile_.ctas_per_sm);
+    // Every slot of every wave computes a whole tile: 2 Tm Tn k FLOPs.
+    double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * g->k;
+    double compute = padded / (rate * tile.efficiency);
+    double total = profile_.launch_overhead + std::max(compute, memory);
+    if (total < best.total) {
+      best.total = total;
+      best.compute = compute;
+      best.memory = memory;
+      best.launch = profile_.launch_overhead;
+      best.model = "gemm-waves";
+      best.detail = fmt::format("tile {}x{}, {} tiles, {} wave{}", tile.m, tile.n, w.tiles, w.waves,
+                                w.waves == 1 ? "" : "s");
+    }
+  }
+  return best.model.empty() ? roofline_.predict(kernel) : best;
+}
+
+std::unique_ptr<KernelCostModel> make_cost_model(const DeviceSpec& device, const DeviceProfile& profile)
+{
+  return std::make_unique<ProfiledTableModel>(profile, std::make_unique<GemmWaveModel>(device, profile));
+}
+
+} // namespace cs

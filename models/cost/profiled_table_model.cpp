@@ -1,0 +1,102 @@
+#include "models/cost/kernel_cost_model.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace cs {
+
+// One table in log space.
+struct ProfiledTableModel::Table {
+  std::string family, key; // key: dtype, or memcpy direction
+  Eigen::MatrixXd log_shapes; // points x dims
+  Eigen::VectorXd log_seconds;
+  Eigen::VectorXd low, high;  // per-dimension range (log)
+};
+
+ProfiledTableModel::ProfiledTableModel(const DeviceProfile& profile, std::unique_ptr<KernelCostModel> fallback)
+    : fallback_(std::move(fallback))
+{
+  for (const auto& t : profile.tables) {
+    if (t.shapes.empty())
+      continue;
+    auto table = std::make_shared<Table>();
+    table->family = t.family;
+    table->key = t.dtype;
+    const auto dims = static_cast<Eigen::Index>(t.shapes.front().size());
+    table->log_shapes.resize(static_cast<Eigen::Index>(t.shapes.size()), dims);
+    table->log_seconds.resize(static_cast<Eigen::Index>(t.shapes.size()));
+    for (std::size_t i = 0; i < t.shapes.size(); ++i) {
+      if (static_cast<Eigen::Index>(t.shapes[i].size()) != dims)
+        throw std::invalid_argument("profile table " + t.family + " mixes shapes of different dimensions");
+      for (Eigen::Index d = 0; d < dims; ++d)
+        table->log_shapes(static_cast<Eigen::Index>(i), d) = std::log(t.shapes[i][d]);
+      table->log_seconds(static_cast<Eigen::Index>(i)) = std::log(t.seconds[i]);
+    }
+    table->low = table->log_shapes.colwise().minCoeff();
+    table->high = table->log_shapes.colwise().maxCoeff();
+    tables_.push_back(table);
+  }
+}
+
+CostBreakdown ProfiledTableModel::predict(const Kernel& kernel) const
+{
+  const std::string family = kernel_family(kernel);
+  const auto* copy = std::get_if<MemcpyKernel>(&kernel);
+  const std::string key = copy ? copy->direction : kernel_dtype(kernel);
+  const std::vector<double> shape = kernel_shape(kernel);
+  for (const auto& t : tables_) {
+    if (t->family != family || t->key != key || t->log_shapes.cols() != static_cast<Eigen::Index>(shape.size()))
+      continue;
+    const Eigen::Index dims = t->log_shapes.cols();
+    Eigen::VectorXd x(dims);
+    for (Eigen::Index d = 0; d < dims; ++d)
+      x(d) = std::log(shape[d]);
+    constexpr double kSlack = 1e-9;
+    if (((x - t->low).array() < -kSlack).any() || ((t->high - x).array() < -kSlack).any())
+      continue;
+    // Nearest measured shapes, by distance in log space.
+    const Eigen::Index n = t->log_shapes.rows();
+    std::vector<std::pair<double, Eigen::Index>> by_distance;
+    for (Eigen::Index i = 0; i < n; ++i)
+      by_distance.emplace_back((t->log_shapes.row(i).transpose() - x).norm(), i);
+    std::sort(by_distance.begin(), by_distance.end());
+    const Eigen::Index nearest = by_distance.front().second;
+    if ((t->log_shapes.row(nearest).transpose() - x).cwiseAbs().maxCoeff() > std::log(2.0) + kSlack)
+      continue;
+    double log_t;
+    if (by_distance.front().first < 1e-12) {
+      log_t = t->log_seconds(nearest);
+    } else {
+      const Eigen::Index k = std::min<Eigen::Index>(n, 2 * dims + 2);
+      Eigen::MatrixXd A(k, dims + 1);
+      Eigen::VectorXd b(k);
+      for (Eigen::Index r = 0; r < k; ++r) {
+        const Eigen::Index i = by_distance[r].second;
+        const double w = 1.0 / std::max(by_distance[r].first, 1e-6);
+        A(r, 0) = w;
+        A.row(r).tail(dims) = w * (t->log_shapes.row(i).transpose() - x).transpose();
+        b(r) = w * t->log_seconds(i);
+      }
+      // Rank-deficient tables (e.g. square sweeps, where m = n = k) still get the minimum-norm plane.
+      Eigen::VectorXd coef = A.completeOrthogonalDecomposition().solve(b);
+      log_t = coef(0); // the plane is centred on the query
+    }
+    CostBreakdown out;
+    out.total = std::exp(log_t);
+    out.model = "profiled";
+    out.detail = fmt::format("interpolated from {} measured shapes", std::min<Eigen::Index>(n, 2 * dims + 2));
+    // Attribute the measured time the way the analytical model would split it.
+    CostBreakdown analytic = fallback_->predict(kernel);
+    out.launch = std::min(analytic.launch, out.total);
+    double rest = out.total - out.launch;
+    double share = analytic.compute + analytic.memory > 0 ? analytic.compute / (analytic.compute + analytic.memory) : 0;
+    out.compute = rest * share;
+    out.memory = rest * (1 - share);
+    return out;
+  }
+  return fallback_->predict(kernel);
+}
+
+} // namespace cs

@@ -1,0 +1,12 @@
+# Writes OUT: a C++ source whose function FUNC returns every DIR/*.EXT text, keyed by file name.
+file(GLOB files ${DIR}/*.${EXT})
+list(SORT files)
+set(body "#include <string>\n#include <utility>\n#include <vector>\nnamespace cs {\nconst std::vector<std::pair<std::string, std::string>>& ${FUNC}()\n{\n  static const std::vector<std::pair<std::string, std::string>> texts = {\n")
+foreach(f ${files})
+  file(READ ${f} text)
+  get_filename_component(name ${f} NAME)
+  string(APPEND body "    {\"${name}\", R\"cs_text(${text})cs_text\"},\n")
+endforeach()
+string(APPEND body "  };\n  return texts;\n}\n} // namespace cs\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(RENAME ${OUT}.tmp ${OUT})

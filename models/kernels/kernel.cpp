@@ -1,0 +1,249 @@
+#include "models/kernels/kernel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace cs {
+namespace {
+
+double element_bytes(const std::string& dtype)
+{
+  if (dtype == "fp64")
+    return 8;
+  if (dtype == "fp32" || dtype == "tf32")
+    return 4;
+  if (dtype == "fp16" || dtype == "bf16")
+    return 2;
+  if (dtype == "fp8")
+    return 1;
+  throw std::invalid_argument("unknown dtype '" + dtype + "'");
+}
+
+template <class... Fs> struct Overload : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs> Overload(Fs...) -> Overload<Fs...>;
+
+} // namespace
+
+const std::vector<std::string>& kernel_families()
+{
+  static const std::vector<std::string> f = {"gemm", "attention", "bandwidth", "softmax", "layernorm", "rmsnorm",
+                                             "reduction", "memcpy"};
+  return f;
+}
+
+const std::vector<std::string>& known_dtypes()
+{
+  static const std::vector<std::string> d = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8"};
+  return d;
+}
+
+std::string kernel_family(const Kernel& k)
+{
+  return std::visit(Overload{[](const GemmKernel&) { return std::string("gemm"); },
+                             [](const AttentionKernel&) { return std::string("attention"); },
+                             [](const BandwidthKernel&) { return std::string("bandwidth"); },
+                             [](const SoftmaxKernel&) { return std::string("softmax"); },
+                             [](const NormKernel& n) { return std::string(n.rms ? "rmsnorm" : "layernorm"); },
+                             [](const ReductionKernel&) { return std::string("reduction"); },
+                             [](const MemcpyKernel&) { return std::string("memcpy"); }},
+                    k);
+}
+
+std::string kernel_dtype(const Kernel& k)
+{
+  return std::visit(Overload{[](const MemcpyKernel&) { return std::string(); },
+                             [](const auto& x) { return x.dtype; }},
+                    k);
+}
+
+double kernel_flops(const Kernel& k)
+{
+  return std::visit(
+      Overload{[](const GemmKernel& g) { return 2.0 * g.m * g.n * g.k * g.batch; },
+               [](const AttentionKernel& a) {
+                 double f = 4.0 * a.batch * a.heads * a.seq_q * a.seq_kv * a.head_dim;
+                 return a.causal ? f / 2 : f;
+               },
+               [](const BandwidthKernel& b) { return b.flops; },
+               [](const SoftmaxKernel& s) { return 5.0 * s.rows * s.cols; },
+               [](const NormKernel& n) { return (n.rms ? 4.0 : 7.0) * n.rows * n.cols; },
+               [](const ReductionKernel& r) { return r.elements; },
+               [](const MemcpyKernel&) { return 0.0; }},
+      k);
+}
+
+double kernel_bytes(const Kernel& k)
+{
+  return std::visit(
+      Overload{[](const GemmKernel& g) {
+                 return (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * element_bytes(g.dtype);
+               },
+               [](const AttentionKernel& a) {
+                 double e = element_bytes(a.dtype);
+                 return a.batch * a.head_dim * e * (2.0 * a.heads * a.seq_q + 2.0 * a.kv_heads * a.seq_kv);
+               },
+               [](const BandwidthKernel& b) { return b.bytes_in + b.bytes_out; },
+               [](const SoftmaxKernel& s) { return 2.0 * s.rows * s.cols * element_bytes(s.dtype); },
+               [](const NormKernel& n) { return 2.0 * n.rows * n.cols * element_bytes(n.dtype); },
+               [](const ReductionKernel& r) { return r.elements * element_bytes(r.dtype); },
+               // A device-to-device copy reads and writes every byte; other directions cross one link once.
+               [](const MemcpyKernel& m) { return m.direction == "d2d" ? 2.0 * m.bytes : m.bytes; }},
+      k);
+}
+
+std::vector<double> kernel_shape(const Kernel& k)
+{
+  return std::visit(
+      Overload{[](const GemmKernel& g) { return std::vector<double>{g.m * g.batch, g.n, g.k}; },
+               [](const AttentionKernel& a) {
+                 return std::vector<double>{a.batch * a.heads, a.seq_q, a.seq_kv, a.head_dim};
+               },
+               [](const BandwidthKernel& b) { return std::vector<double>{b.bytes_in + b.bytes_out}; },
+               [](const SoftmaxKernel& s) { return std::vector<double>{s.rows, s.cols}; },
+               [](const NormKernel& n) { return std::vector<double>{n.rows, n.cols}; },
+               [](const ReductionKernel& r) { return std::vector<double>{r.elements}; },
+               [](const MemcpyKernel& m) { return std::vector<double>{m.bytes}; }},
+      k);
+}
+
+std::string describe_kernel(const Kernel& k)
+{
+  return std::visit(
+      Overload{[](const GemmKernel& g) {
+                 return fmt::format("gemm m={} n={} k={}{} {}", g.m, g.n, g.k,
+                                    g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.dtype);
+               },
+               [](const AttentionKernel& a) {
+                 return fmt::format("attention batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{} {}",
+                                    a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim,
+                                    a.causal ? " causal" : "", a.dtype);
+               },
+               [](const BandwidthKernel& b) {
+                 return fmt::format("bandwidth op={} bytes_in={} bytes_out={} flops={} {}", b.op, b.bytes_in,
+                                    b.bytes_out, b.flops, b.dtype);
+               },
+               [](const SoftmaxKernel& s) { return fmt::format("softmax rows={} cols={} {}", s.rows, s.cols, s.dtype); },
+               [](const NormKernel& n) {
+                 return fmt::format("{} rows={} cols={} {}", n.rms ? "rmsnorm" : "layernorm", n.rows, n.cols, n.dtype);
+               },
+               [](const ReductionKernel& r) { return fmt::format("reduction elements={} {}", r.elements, r.dtype); },
+               [](const MemcpyKernel& m) { return fmt::format("memcpy {} bytes={}", m.direction, m.bytes); }},
+      k);
+}
+
+std::vector<std::string> kernel_argument_names(const std::string& family)
+{
+  if (family == "gemm")
+    return {"m", "n", "k", "batch", "dtype", "trans_a", "trans_b"};
+  if (family == "attention")
+    return {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "dtype"};
+  if (family == "bandwidth")
+    return {"op", "bytes_in", "bytes_out", "flops", "dtype"};
+  if (family == "softmax" || family == "layernorm" || family == "rmsnorm")
+    return {"rows", "cols", "dtype"};
+  if (family == "reduction")
+    return {"elements", "dtype"};
+  if (family == "memcpy")
+    return {"bytes", "direction"};
+  return {};
+}
+
+Kernel make_kernel(const std::string& family, const std::map<std::string, std::string>& args)
+{
+  const auto allowed = kernel_argument_names(family);
+  if (allowed.empty()) {
+    std::string valid;
+    for (const auto& f : kernel_families())
+      valid += (valid.empty() ? "" : ", ") + f;
+    throw std::invalid_argument("unknown kernel '" + family + "' (expected one of: " + valid + ")");
+  }
+  for (const auto& [key, value] : args)
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string valid;
+      for (const auto& a : allowed)
+        valid += (valid.empty() ? "--" : ", --") + a;
+      throw std::invalid_argument(fmt::format("{} takes no argument --{} (it takes {})", family, key, valid));
+    }
+  auto text = [&](const char* key, const std::string& fallback) {
+    auto it = args.find(key);
+    return it == args.end() ? fallback : it->second;
+  };
+  auto number = [&](const char* key, double fallback, bool required) {
+    auto it = args.find(key);
+    if (it == args.end()) {
+      if (required)
+        throw std::invalid_argument(fmt::format("{} needs --{}", family, key));
+      return fallback;
+    }
+    double v = 0;
+    try {
+      std::size_t used = 0;
+      v = std::stod(it->second, &used);
+      if (used != it->second.size())
+        throw std::invalid_argument(it->second);
+    } catch (const std::exception&) {
+      throw std::invalid_argument(fmt::format("--{} must be a number, got '{}'", key, it->second));
+    }
+    if (!(v > 0) || !std::isfinite(v))
+      throw std::invalid_argument(fmt::format("--{} must be positive, got {}", key, it->second));
+    return v;
+  };
+  auto flag = [&](const char* key) {
+    std::string v = text(key, "false");
+    if (v == "true" || v == "1" || v == "yes")
+      return true;
+    if (v == "false" || v == "0" || v == "no")
+      return false;
+    throw std::invalid_argument(fmt::format("--{} must be true or false, got '{}'", key, v));
+  };
+  auto dtype = [&](const std::string& fallback) {
+    std::string d = text("dtype", fallback);
+    const auto& known = known_dtypes();
+    if (std::find(known.begin(), known.end(), d) == known.end())
+      throw std::invalid_argument("unknown dtype '" + d + "' (expected fp64, fp32, tf32, bf16, fp16 or fp8)");
+    return d;
+  };
+  if (family == "gemm")
+    return GemmKernel{number("m", 0, true), number("n", 0, true), number("k", 0, true), number("batch", 1, false),
+                      dtype("bf16"), flag("trans_a"), flag("trans_b")};
+  if (family == "attention") {
+    double heads = number("heads", 0, true);
+    double seq_q = number("seq_q", 0, true);
+    return AttentionKernel{number("batch", 1, false), heads, number("kv_heads", heads, false), seq_q,
+                           number("seq_kv", seq_q, false), number("head_dim", 0, true), flag("causal"),
+                           dtype("bf16")};
+  }
+  if (family == "bandwidth") {
+    BandwidthKernel b{text("op", "elementwise"), number("bytes_in", 0, true), 0, 0, dtype("fp32")};
+    // bytes_out and flops may be zero (a pure read), so they are read without the positivity check.
+    for (auto [key, target] : {std::pair{"bytes_out", &b.bytes_out}, std::pair{"flops", &b.flops}}) {
+      auto it = args.find(key);
+      if (it == args.end())
+        continue;
+      try {
+        *target = std::stod(it->second);
+      } catch (const std::exception&) {
+        throw std::invalid_argument(fmt::format("--{} must be a number, got '{}'", key, it->second));
+      }
+      if (*target < 0)
+        throw std::invalid_argument(fmt::format("--{} must not be negative", key));
+    }
+    return b;
+  }
+  if (family == "softmax")
+    return SoftmaxKernel{number("rows", 0, true), number("cols", 0, true), dtype("fp32")};
+  if (family == "layernorm" || family == "rmsnorm")
+    return NormKernel{number("rows", 0, true), number("cols", 0, true), family == "rmsnorm", dtype("fp32")};
+  if (family == "reduction")
+    return ReductionKernel{number("elements", 0, true), dtype("fp32")};
+  std::string dir = text("direction", "d2d");
+  if (dir != "d2d" && dir != "h2d" && dir != "d2h" && dir != "p2p")
+    throw std::invalid_argument("--direction must be d2d, h2d, d2h or p2p, got '" + dir + "'");
+  return MemcpyKernel{number("bytes", 0, true), dir};
+}
+
+} // namespace cs

@@ -1,0 +1,82 @@
+// Kernel descriptors: what a GPU/CPU kernel computes (GEMM, attention, norms, copies), independent of any device.
+#pragma once
+
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace cs {
+
+/** C[batch] = op(A) x op(B), A is m x k, B is k x n. */
+struct GemmKernel {
+  double m = 0, n = 0, k = 0, batch = 1;
+  std::string dtype = "bf16";
+  bool trans_a = false, trans_b = false;
+};
+
+/** Flash-style fused attention: reads Q, K, V once and writes O; scores never reach memory. */
+struct AttentionKernel {
+  double batch = 1, heads = 1, kv_heads = 1, seq_q = 0, seq_kv = 0, head_dim = 0;
+  bool causal = false;
+  std::string dtype = "bf16";
+};
+
+/** A bandwidth-bound op given by its traffic and arithmetic (elementwise, triad, activation). */
+struct BandwidthKernel {
+  std::string op = "elementwise"; // elementwise | copy | triad | gelu | ... (a label)
+  double bytes_in = 0, bytes_out = 0, flops = 0;
+  std::string dtype = "fp32";
+};
+
+/** Row-wise softmax over rows x cols. */
+struct SoftmaxKernel {
+  double rows = 0, cols = 0;
+  std::string dtype = "fp32";
+};
+
+/** Row-wise LayerNorm (or RMSNorm when rms) over rows x cols. */
+struct NormKernel {
+  double rows = 0, cols = 0;
+  bool rms = false;
+  std::string dtype = "fp32";
+};
+
+/** Sum of `elements` values to one. */
+struct ReductionKernel {
+  double elements = 0;
+  std::string dtype = "fp32";
+};
+
+/** A copy of `bytes`: d2d (device memory), h2d / d2h (over PCIe), p2p (between GPUs). */
+struct MemcpyKernel {
+  double bytes = 0;
+  std::string direction = "d2d";
+};
+
+using Kernel = std::variant<GemmKernel, AttentionKernel, BandwidthKernel, SoftmaxKernel, NormKernel, ReductionKernel,
+                            MemcpyKernel>;
+
+/** The kernel family name: gemm, attention, bandwidth, softmax, layernorm, rmsnorm, reduction, memcpy. */
+std::string kernel_family(const Kernel& k);
+/** Its dtype ("" for memcpy). */
+std::string kernel_dtype(const Kernel& k);
+/** Useful FLOPs (2mnk per GEMM; 4 b h sq skv d for attention, halved when causal). */
+double kernel_flops(const Kernel& k);
+/** Bytes read plus written to memory by an ideal implementation. */
+double kernel_bytes(const Kernel& k);
+/** The dimensions that identify its shape, for profiled tables (e.g. {m, n, k} x batch folded into m). */
+std::vector<double> kernel_shape(const Kernel& k);
+/** One-line description, e.g. "gemm m=8192 n=8192 k=8192 bf16". */
+std::string describe_kernel(const Kernel& k);
+
+/** Builds a kernel from a family and named arguments (`predict`'s command line, measurement files).
+ *  Throws std::invalid_argument naming the bad argument: unknown family, dtype or key; non-positive sizes. */
+Kernel make_kernel(const std::string& family, const std::map<std::string, std::string>& args);
+
+/** The arguments make_kernel() takes for `family` (for help and errors). */
+std::vector<std::string> kernel_argument_names(const std::string& family);
+const std::vector<std::string>& kernel_families();
+const std::vector<std::string>& known_dtypes();
+
+} // namespace cs

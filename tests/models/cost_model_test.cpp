@@ -1,0 +1,186 @@
+#include "models/cost/kernel_cost_model.hpp"
+#include "sim/scenario/input_error.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+namespace {
+const cs::DeviceSpec& device(const char* name) { return *cs::DeviceCatalog::builtin().find(name); }
+const cs::DeviceProfile& profile(const char* name) { return *cs::builtin_profile(name); }
+double tflops(const cs::KernelCostModel& m, double n, const char* dtype)
+{
+  cs::GemmKernel g{n, n, n, 1, dtype};
+  return cs::kernel_flops(g) / m.predict(g).total / 1e12;
+}
+} // namespace
+
+TEST(GemmWaves, NvidiaGuideExampleA100)
+{
+  // validation.md §1: A100, 108 SMs, 256x128 tiles, one CTA per SM; M = 2304, K = 4096.
+  const cs::GemmTile tile{256, 128, 1.0, ""};
+  EXPECT_EQ(cs::gemm_waves(2304, 1536, 1, tile, 108, 1).waves, 1);
+  EXPECT_EQ(cs::gemm_waves(2304, 1536, 1, tile, 108, 1).tiles, 108);
+  EXPECT_EQ(cs::gemm_waves(2304, 1537, 1, tile, 108, 1).waves, 2);
+  EXPECT_EQ(cs::gemm_waves(2304, 3072, 1, tile, 108, 1).waves, 2);
+  EXPECT_EQ(cs::gemm_waves(2304, 3073, 1, tile, 108, 1).waves, 3);
+  // N x N: 1792 -> 7 x 14 = 98 tiles (1 wave); 1793 -> 8 x 15 = 120 tiles (2 waves).
+  EXPECT_EQ(cs::gemm_waves(1792, 1792, 1, tile, 108, 1).tiles, 98);
+  EXPECT_EQ(cs::gemm_waves(1792, 1792, 1, tile, 108, 1).waves, 1);
+  EXPECT_EQ(cs::gemm_waves(1793, 1793, 1, tile, 108, 1).tiles, 120);
+  EXPECT_EQ(cs::gemm_waves(1793, 1793, 1, tile, 108, 1).waves, 2);
+}
+
+TEST(GemmWaves, AWaveBoundaryCostsAStep)
+{
+  // With only the 256x128 tile, one extra column past a wave boundary adds a whole wave of time.
+  cs::DeviceProfile p = profile("a100-sxm4-80gb");
+  p.gemm_tiles = {cs::GemmTile{256, 128, 1.0, ""}};
+  cs::GemmWaveModel m(device("a100-sxm4-80gb"), p);
+  auto one = m.predict(cs::GemmKernel{2304, 1536, 4096, 1, "fp16"});
+  auto two = m.predict(cs::GemmKernel{2304, 1537, 4096, 1, "fp16"});
+  EXPECT_EQ(one.model, "gemm-waves");
+  EXPECT_EQ(one.detail, "tile 256x128, 108 tiles, 1 wave");
+  EXPECT_NEAR(two.compute / one.compute, 2.0, 1e-12);
+}
+
+TEST(DatasheetProfiles, A100Fp16GemmSweepWithinBand)
+{
+  // validation.md §2: cuBLASLt FP16 m=n=k on A100-SXM4-80GB, +-15% for n >= 2048.
+  auto m = cs::make_cost_model(device("a100-sxm4-80gb"), profile("a100-sxm4-80gb"));
+  const std::vector<std::pair<double, double>> measured = {{2048, 221.8}, {4096, 228.0}, {8192, 253.7}, {16384, 256.5}};
+  for (auto [n, tf] : measured)
+    EXPECT_NEAR(tflops(*m, n, "fp16") / tf, 1.0, 0.15) << n;
+}
+
+TEST(DatasheetProfiles, BabelStreamTriadWithinBand)
+{
+  // Triad a = b + s c on 2^25 doubles: reads 2 and writes 1 array. A100-80GB 1.70 TB/s, H100 2.97 TB/s (+-10%).
+  const double n = 33554432, bytes = 3 * 8 * n;
+  cs::BandwidthKernel triad{"triad", 2 * 8 * n, 8 * n, 2 * n, "fp64"};
+  for (auto [name, tbps] : {std::pair{"a100-sxm4-80gb", 1.70}, std::pair{"h100-sxm5", 2.97}}) {
+    auto m = cs::make_cost_model(device(name), profile(name));
+    EXPECT_NEAR(bytes / m->predict(triad).total / 1e12 / tbps, 1.0, 0.10) << name;
+  }
+}
+
+TEST(DatasheetProfiles, H200GemmAndCopyWithinBand)
+{
+  auto m = cs::make_cost_model(device("h200-sxm"), profile("h200-sxm"));
+  EXPECT_NEAR(tflops(*m, 8192, "bf16") / 790.0, 1.0, 0.15);
+  cs::MemcpyKernel copy{1073741824.0, "d2d"};
+  double tbps = cs::kernel_bytes(copy) / m->predict(copy).total / 1e12;
+  EXPECT_NEAR(tbps / 4.3, 1.0, 0.15);
+}
+
+TEST(Roofline, ComputeAndMemoryBound)
+{
+  cs::RooflineModel m(device("h100-sxm5"), profile("h100-sxm5"));
+  cs::GemmKernel gemm{8192, 8192, 8192, 1, "bf16"};
+  auto b = m.predict(gemm);
+  EXPECT_TRUE(b.compute_bound());
+  EXPECT_EQ(b.model, "roofline");
+  EXPECT_NEAR(b.total, 2.31e-6 + 2.0 * 8192 * 8192 * 8192 / (989.4e12 * 0.803), 1e-12);
+  cs::MemcpyKernel copy{1073741824.0, "d2d"};
+  auto c = m.predict(copy);
+  EXPECT_FALSE(c.compute_bound());
+  EXPECT_NEAR(c.total, 2.31e-6 + 2.0 * 1073741824.0 / (3350e9 * 0.887), 1e-12);
+  auto h2d = m.predict(cs::MemcpyKernel{1e9, "h2d"});
+  EXPECT_NEAR(h2d.total, 2.31e-6 + 1e9 / 51e9, 1e-12);
+  EXPECT_THROW(cs::RooflineModel(device("v100-sxm2"), profile("v100-sxm2")).predict(gemm), std::invalid_argument);
+}
+
+TEST(ProfiledTable, ReproducesPointsAndInterpolatesPowerLaws)
+{
+  cs::DeviceProfile p = profile("h100-sxm5");
+  // t = 1e-6 * (bytes / 1e6)^0.9 on a grid of sizes.
+  cs::ProfileTable t{"memcpy", "d2d", {}, {}};
+  for (double b : {1e6, 4e6, 16e6, 64e6}) {
+    t.shapes.push_back({b});
+    t.seconds.push_back(1e-6 * std::pow(b / 1e6, 0.9));
+  }
+  p.tables = {t};
+  auto m = cs::make_cost_model(device("h100-sxm5"), p);
+  auto exact = m->predict(cs::MemcpyKernel{4e6, "d2d"});
+  EXPECT_EQ(exact.model, "profiled");
+  EXPECT_NEAR(exact.total, 1e-6 * std::pow(4.0, 0.9), 1e-15);
+  auto between = m->predict(cs::MemcpyKernel{8e6, "d2d"});
+  EXPECT_NEAR(between.total / (1e-6 * std::pow(8.0, 0.9)), 1.0, 1e-9);
+  // Outside the table's range the analytical model answers.
+  EXPECT_EQ(m->predict(cs::MemcpyKernel{1e9, "d2d"}).model, "roofline");
+  EXPECT_EQ(m->predict(cs::MemcpyKernel{8e6, "h2d"}).model, "roofline");
+}
+
+TEST(ProfiledTable, GemmTableInThreeDimensions)
+{
+  cs::DeviceProfile p = profile("h100-sxm5");
+  cs::ProfileTable t{"gemm", "bf16", {}, {}};
+  for (double m : {1024, 2048, 4096})
+    for (double n : {1024, 2048, 4096})
+      for (double k : {1024, 2048, 4096}) {
+        t.shapes.push_back({m, n, k});
+        t.seconds.push_back(2 * m * n * k / 700e12);
+      }
+  p.tables = {t};
+  auto model = cs::make_cost_model(device("h100-sxm5"), p);
+  auto b = model->predict(cs::GemmKernel{3000, 1500, 2500, 1, "bf16"});
+  EXPECT_EQ(b.model, "profiled");
+  EXPECT_NEAR(b.total / (2.0 * 3000 * 1500 * 2500 / 700e12), 1.0, 1e-9);
+  EXPECT_EQ(model->predict(cs::GemmKernel{3000, 1500, 2500, 1, "fp16"}).model, "gemm-waves");
+}
+
+TEST(Profiles, ShippedForEveryGpuOfTheCatalog)
+{
+  for (const auto& [name, d] : cs::DeviceCatalog::builtin().all())
+    if (d.kind == "gpu") {
+      ASSERT_NE(cs::builtin_profile(name), nullptr) << name;
+      EXPECT_EQ(cs::builtin_profile(name)->origin, "datasheet");
+      for (const char* key : {"launch_overhead_s", "compute_efficiency", "memory_efficiency"})
+        EXPECT_TRUE(cs::builtin_profile(name)->sources.count(key)) << name << " " << key;
+    }
+}
+
+TEST(Profiles, RoundTripThroughJson)
+{
+  const auto& p = profile("a100-sxm4-80gb");
+  auto again = cs::parse_profile(cs::profile_to_json(p), "x.json");
+  EXPECT_EQ(cs::profile_to_json(again), cs::profile_to_json(p));
+}
+
+TEST(Profiles, MalformedInputIsAPositionedError)
+{
+  auto where = [](const std::string& text) {
+    try {
+      cs::parse_profile(text, "p.json");
+    } catch (const cs::InputError& e) {
+      return e.where();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(where("{\"schema\": \"clustersim-profile/1\",\n \"device\": "),
+            "p.json:2:12: malformed JSON: parse error at line 2, column 12: syntax error while parsing value - "
+            "unexpected end of input; expected '[', '{', or a literal");
+  EXPECT_EQ(where("{\"schema\": \"other/2\"}"), "p.json:1:1: at /schema: unsupported schema, expected clustersim-profile/1");
+  std::string ok = cs::profile_to_json(profile("h100-sxm5"));
+  std::string bad = ok;
+  bad.replace(bad.find("\"memory_efficiency\": 0.887"), 26, "\"memory_efficiency\": -1");
+  EXPECT_EQ(where(bad), "p.json:1:1: at /memory_efficiency: must be positive, got -1");
+  bad = ok;
+  bad.replace(bad.find("\"launch_overhead_s\""), 19, "\"launch\"");
+  EXPECT_EQ(where(bad), "p.json:1:1: missing key 'launch_overhead_s'");
+  EXPECT_THROW(cs::load_profile("/nonexistent.json"), cs::InputError);
+}
+
+TEST(Kernels, MakeKernelRejectsBadArguments)
+{
+  EXPECT_NO_THROW(cs::make_kernel("gemm", {{"m", "8192"}, {"n", "8192"}, {"k", "8192"}, {"dtype", "bf16"}}));
+  EXPECT_THROW(cs::make_kernel("gemn", {}), std::invalid_argument);
+  EXPECT_THROW(cs::make_kernel("gemm", {{"m", "0"}, {"n", "1"}, {"k", "1"}}), std::invalid_argument);
+  EXPECT_THROW(cs::make_kernel("gemm", {{"m", "-4"}, {"n", "1"}, {"k", "1"}}), std::invalid_argument);
+  EXPECT_THROW(cs::make_kernel("gemm", {{"m", "2"}, {"n", "1"}, {"k", "1"}, {"dtype", "fp4"}}), std::invalid_argument);
+  EXPECT_THROW(cs::make_kernel("gemm", {{"m", "2"}, {"n", "1"}}), std::invalid_argument);
+  EXPECT_THROW(cs::make_kernel("memcpy", {{"bytes", "10"}, {"direction", "sideways"}}), std::invalid_argument);
+  EXPECT_THROW(cs::make_kernel("softmax", {{"rows", "10"}, {"cols", "x"}}), std::invalid_argument);
+  EXPECT_THROW(cs::make_kernel("softmax", {{"rows", "10"}, {"cols", "2"}, {"heads", "3"}}), std::invalid_argument);
+  auto a = cs::make_kernel("attention", {{"heads", "8"}, {"seq_q", "1024"}, {"head_dim", "64"}, {"causal", "true"}});
+  EXPECT_DOUBLE_EQ(cs::kernel_flops(a), 4.0 * 8 * 1024 * 1024 * 64 / 2);
+}
