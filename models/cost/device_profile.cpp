@@ -17,6 +17,12 @@ double DeviceProfile::efficiency(const std::string& dtype) const
   return it == compute_efficiency.end() ? 1.0 : it->second;
 }
 
+double DeviceProfile::memory_efficiency_for(const std::string& key) const
+{
+  auto it = memory_efficiency_by_kernel.find(key);
+  return it == memory_efficiency_by_kernel.end() ? memory_efficiency : it->second;
+}
+
 DeviceProfile parse_profile(const std::string& text, const std::string& file)
 {
   nlohmann::json j = parse_json_input(text, file);
@@ -35,6 +41,9 @@ DeviceProfile parse_profile(const std::string& text, const std::string& file)
     ce.fail("expected an object of dtype: efficiency");
   for (const auto& [dtype, v] : ce.json().items())
     p.compute_efficiency[dtype] = ce.positive(dtype.c_str());
+  if (r.has("memory_efficiency_by_kernel"))
+    for (const auto& [key, v] : r.at("memory_efficiency_by_kernel").items())
+      p.memory_efficiency_by_kernel[key] = r.child("memory_efficiency_by_kernel").positive(key.c_str());
   if (r.has("gemm")) {
     JsonReader g = r.child("gemm");
     p.ctas_per_sm = static_cast<int>(g.positive("ctas_per_sm"));
@@ -93,6 +102,8 @@ std::string profile_to_json(const DeviceProfile& p)
   j["origin"] = p.origin;
   j["launch_overhead_s"] = p.launch_overhead;
   j["memory_efficiency"] = p.memory_efficiency;
+  for (const auto& [k, v] : p.memory_efficiency_by_kernel)
+    j["memory_efficiency_by_kernel"][k] = v;
   j["compute_efficiency"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : p.compute_efficiency)
     j["compute_efficiency"][k] = v;

@@ -32,6 +32,9 @@ struct DeviceProfile {
   double launch_overhead = 0;  // seconds added to every kernel
   std::map<std::string, double> compute_efficiency; // per dtype; "default" for any other
   double memory_efficiency = 1;
+  /** Per memory-bound kernel (its memory_key(): "memcpy", "softmax", "bandwidth/triad", ...), overriding
+   *  memory_efficiency: kernels differ in hidden traffic (write-allocate, streaming stores). */
+  std::map<std::string, double> memory_efficiency_by_kernel;
   int ctas_per_sm = 1;
   std::vector<GemmTile> gemm_tiles; // candidates; empty means no tile or wave quantisation
   std::map<std::string, double> copy_bandwidth; // achieved h2d / d2h / p2p bytes/s (absent: catalog link)
@@ -39,6 +42,7 @@ struct DeviceProfile {
   std::map<std::string, std::string> sources; // parameter -> where it comes from
 
   double efficiency(const std::string& dtype) const;
+  double memory_efficiency_for(const std::string& key) const;
 };
 
 /** Reads a profile. Throws InputError (file:line:col) on malformed or truncated JSON, a wrong schema, missing or

@@ -24,7 +24,8 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
   if (!(peak > 0))
     throw std::invalid_argument(device_.name + " has no " + g->dtype + " compute units");
   const double rate = peak * profile_.efficiency(g->dtype);
-  const double memory = kernel_bytes(kernel) / (device_.memory_bandwidth * profile_.memory_efficiency);
+  const double memory =
+      kernel_bytes(kernel) / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)));
   CostBreakdown best;
   best.total = INFINITY;
   for (const auto& tile : profile_.gemm_tiles) {

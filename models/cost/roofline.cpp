@@ -29,7 +29,7 @@ CostBreakdown RooflineModel::predict(const Kernel& kernel) const
         throw std::invalid_argument(device_.name + " has no " + dtype + " compute units");
       b.compute = flops / (peak * profile_.efficiency(dtype));
     }
-    b.memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency);
+    b.memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)));
   }
   b.total = b.launch + std::max(b.compute, b.memory);
   return b;

@@ -110,6 +110,15 @@ std::vector<double> kernel_shape(const Kernel& k)
       k);
 }
 
+std::string memory_key(const Kernel& k)
+{
+  if (const auto* b = std::get_if<BandwidthKernel>(&k))
+    return "bandwidth/" + b->op;
+  if (const auto* m = std::get_if<MemcpyKernel>(&k))
+    return "memcpy/" + m->direction;
+  return kernel_family(k);
+}
+
 std::string describe_kernel(const Kernel& k)
 {
   return std::visit(

@@ -67,6 +67,9 @@ double kernel_flops(const Kernel& k);
 double kernel_bytes(const Kernel& k);
 /** The dimensions that identify its shape, for profiled tables (e.g. {m, n, k} x batch folded into m). */
 std::vector<double> kernel_shape(const Kernel& k);
+/** The key of a kernel's memory efficiency in a profile: "bandwidth/<op>" for bandwidth kernels, "memcpy/<dir>"
+ *  for copies, else its family. */
+std::string memory_key(const Kernel& k);
 /** One-line description, e.g. "gemm m=8192 n=8192 k=8192 bf16". */
 std::string describe_kernel(const Kernel& k);
 

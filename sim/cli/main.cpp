@@ -1,5 +1,6 @@
 // clustersim's command line: run, validate, list. Exit 0 ok, 1 failed run, 2 bad input (file:line:col: message).
 #include "models/device_catalog.hpp"
+#include "sim/cli/calibration_commands.hpp"
 #include "policies/registry.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
@@ -97,6 +98,31 @@ int main(int argc, char** argv)
   validate->add_flag("--keys", keys, "print every scenario key with its type, default and help");
   validate->add_flag("--markdown", markdown, "with --keys: print a Markdown table (docs/scenarios.md)");
 
+  std::string cal_device, cal_out, measurements_path, profile_path, predict_device;
+  bool cal_quick = false, with_tables = false, json = false;
+  int holdout = 4;
+  double tolerance = 0.10;
+  auto* calibrate = app.add_subcommand("calibrate", "run the microkernels on this machine and write measurements");
+  calibrate->add_option("--device", cal_device, "cpu | cuda")->required()->check(CLI::IsMember({"cpu", "cuda"}));
+  calibrate->add_option("--out", cal_out, "measurement file to write")->required();
+  calibrate->add_flag("--quick", cal_quick, "fewer shapes and repeats");
+  auto* fit = app.add_subcommand("fit", "fit a device profile to a measurement file");
+  fit->add_option("measurements", measurements_path, "measurement JSON (from calibrate)")->required();
+  fit->add_option("--out", cal_out, "profile file to write")->required();
+  fit->add_option("--holdout", holdout, "hold out every N-th measurement (default 4)")->check(CLI::Range(2, 1000));
+  fit->add_flag("--with-tables", with_tables, "also store the training measurements as profiled tables");
+  auto* predict = app.add_subcommand("predict", "predict one kernel: predict --device h200-sxm gemm --m 8192 ...");
+  predict->add_option("--device", predict_device, "catalog device (uses its shipped profile)");
+  predict->add_option("--profile", profile_path, "a profile JSON (from fit)");
+  predict->add_flag("--json", json, "print JSON");
+  predict->allow_extras();
+  predict->positionals_at_end(false);
+  auto* regress = app.add_subcommand("regress", "compare a profile's predictions with measurements");
+  regress->add_option("--profile", profile_path, "profile JSON")->required();
+  regress->add_option("--measurements", measurements_path, "measurement JSON")->required();
+  regress->add_option("--tolerance", tolerance, "largest acceptable median |relative error| (default 0.10)")
+      ->check(CLI::PositiveNumber);
+
   auto* lister = app.add_subcommand("list", "list registered policies or catalog devices");
   lister->add_option("what", what, "policies | devices")->required()->check(CLI::IsMember({"policies", "devices"}));
 
@@ -116,6 +142,14 @@ int main(int argc, char** argv)
   try {
     if (app.got_subcommand(lister))
       return list(what);
+    if (app.got_subcommand(calibrate))
+      return cs::command_calibrate(cal_device, cal_out, cal_quick, fs::read_symlink("/proc/self/exe").string());
+    if (app.got_subcommand(fit))
+      return cs::command_fit(measurements_path, cal_out, holdout, with_tables);
+    if (app.got_subcommand(predict))
+      return cs::command_predict(predict_device, profile_path, predict->remaining(), json);
+    if (app.got_subcommand(regress))
+      return cs::command_regress(profile_path, measurements_path, tolerance);
     if (app.got_subcommand(validate)) {
       if (keys) {
         for (const auto& f : cs::describe_scenario_keys()) {

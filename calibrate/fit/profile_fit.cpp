@@ -1,0 +1,280 @@
+#include "calibrate/fit/profile_fit.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace cs {
+namespace {
+
+struct Sample {
+  Kernel kernel;
+  std::string description;
+  double seconds;
+  bool held_out;
+};
+
+bool is_gemm_like(const Kernel& k) { return std::holds_alternative<GemmKernel>(k) || std::holds_alternative<AttentionKernel>(k); }
+bool is_host_copy(const Kernel& k)
+{
+  const auto* c = std::get_if<MemcpyKernel>(&k);
+  return c && c->direction != "d2d";
+}
+
+// Work a GEMM costs under a tile set, in FLOP-equivalents at full efficiency: the cheapest candidate tile's
+// padded FLOPs divided by that tile's efficiency (the choice GemmWaveModel makes when compute-bound).
+double gemm_work(const GemmKernel& g, const std::vector<GemmTile>& tiles, int sms, int ctas)
+{
+  if (tiles.empty() || sms <= 0)
+    return kernel_flops(g);
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& t : tiles) {
+    WaveCount w = gemm_waves(g.m, g.n, g.batch, t, sms, ctas);
+    best = std::min(best, w.waves * w.slots * 2.0 * t.m * t.n * g.k / t.efficiency);
+  }
+  return best;
+}
+
+struct LinearFit {
+  double launch = 0;
+  std::map<std::string, double> efficiency;        // per dtype
+  std::map<std::string, double> memory_efficiency; // per memory_key()
+  double training_error = 0; // sum of squared relative errors
+};
+
+// Weighted least squares of t = L + sum_d a_d W_d / peak_d + b bytes / bandwidth on the training samples,
+// rows divided by the measured time so the fit minimises relative error.
+LinearFit solve(const std::vector<Sample>& train, const DeviceSpec& d, const std::vector<GemmTile>& tiles, int ctas)
+{
+  std::vector<std::string> dtypes;
+  for (const auto& s : train)
+    if (is_gemm_like(s.kernel))
+      dtypes.push_back(kernel_dtype(s.kernel));
+  std::sort(dtypes.begin(), dtypes.end());
+  dtypes.erase(std::unique(dtypes.begin(), dtypes.end()), dtypes.end());
+  std::vector<std::string> memory_keys;
+  for (const auto& s : train)
+    if (!is_gemm_like(s.kernel) && !is_host_copy(s.kernel))
+      memory_keys.push_back(memory_key(s.kernel));
+  std::sort(memory_keys.begin(), memory_keys.end());
+  memory_keys.erase(std::unique(memory_keys.begin(), memory_keys.end()), memory_keys.end());
+  const Eigen::Index first_memory = 1 + static_cast<Eigen::Index>(dtypes.size());
+  const Eigen::Index cols = first_memory + static_cast<Eigen::Index>(memory_keys.size());
+  std::vector<const Sample*> rows;
+  for (const auto& s : train)
+    if (!is_host_copy(s.kernel))
+      rows.push_back(&s);
+  if (static_cast<Eigen::Index>(rows.size()) < cols + 1)
+    throw std::invalid_argument("too few training measurements to fit the profile");
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(rows.size()), cols);
+  Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Sample& s = *rows[i];
+    const auto r = static_cast<Eigen::Index>(i);
+    const double w = 1.0 / s.seconds;
+    A(r, 0) = w;
+    if (is_gemm_like(s.kernel)) {
+      std::string dt = kernel_dtype(s.kernel);
+      double peak = d.peak(dt);
+      if (!(peak > 0))
+        throw std::invalid_argument(d.name + " has no " + dt + " peak in the catalog");
+      double work = std::holds_alternative<GemmKernel>(s.kernel)
+                        ? gemm_work(std::get<GemmKernel>(s.kernel), tiles, d.sms, ctas)
+                        : kernel_flops(s.kernel);
+      auto col = 1 + (std::find(dtypes.begin(), dtypes.end(), dt) - dtypes.begin());
+      A(r, col) = w * work / peak;
+    } else {
+      auto col = first_memory + (std::find(memory_keys.begin(), memory_keys.end(), memory_key(s.kernel)) - memory_keys.begin());
+      A(r, col) = w * kernel_bytes(s.kernel) / d.memory_bandwidth;
+    }
+    b(r) = 1.0;
+  }
+  Eigen::VectorXd x = A.colPivHouseholderQr().solve(b);
+  if (x(0) < 0) { // a negative launch time is not physical: refit through the origin
+    Eigen::MatrixXd A2 = A.rightCols(cols - 1);
+    Eigen::VectorXd x2 = A2.colPivHouseholderQr().solve(b);
+    x.setZero();
+    x.tail(cols - 1) = x2;
+  }
+  LinearFit f;
+  f.launch = x(0);
+  for (std::size_t i = 0; i < dtypes.size(); ++i) {
+    double a = x(1 + static_cast<Eigen::Index>(i));
+    if (!(a > 0))
+      throw std::invalid_argument("fit gave a non-positive time per FLOP for " + dtypes[i]);
+    f.efficiency[dtypes[i]] = 1.0 / a;
+  }
+  for (std::size_t i = 0; i < memory_keys.size(); ++i) {
+    double a = x(first_memory + static_cast<Eigen::Index>(i));
+    if (!(a > 0))
+      throw std::invalid_argument("fit gave a non-positive time per byte for " + memory_keys[i]);
+    f.memory_efficiency[memory_keys[i]] = 1.0 / a;
+  }
+  f.training_error = (A * x - b).squaredNorm();
+  return f;
+}
+
+std::vector<std::vector<GemmTile>> tile_options()
+{
+  std::vector<std::vector<GemmTile>> options;
+  for (auto [m, n] : std::vector<std::pair<int, int>>{{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 64}})
+    options.push_back({GemmTile{m, n, 1.0, ""}});
+  // The shipped candidate set (smaller tiles less efficient), as cuBLAS chooses among tiles per shape.
+  options.push_back({GemmTile{256, 128, 1.0, ""}, GemmTile{128, 256, 1.0, ""}, GemmTile{128, 128, 0.95, ""},
+                     GemmTile{128, 64, 0.85, ""}, GemmTile{64, 64, 0.7, ""}});
+  return options;
+}
+
+} // namespace
+
+std::vector<Residual> evaluate(const KernelCostModel& model, const Measurements& measurements)
+{
+  std::vector<Residual> out;
+  for (const auto& m : measurements.items) {
+    Kernel k = m.kernel();
+    CostBreakdown b = model.predict(k);
+    out.push_back(Residual{describe_kernel(k), kernel_family(k), b.model, m.seconds, b.total,
+                           (b.total - m.seconds) / m.seconds, false});
+  }
+  return out;
+}
+
+ErrorStats error_stats(const std::vector<Residual>& residuals)
+{
+  ErrorStats s;
+  std::vector<double> e;
+  for (const auto& r : residuals)
+    e.push_back(std::abs(r.relative_error));
+  s.count = static_cast<int>(e.size());
+  if (e.empty())
+    return s;
+  std::sort(e.begin(), e.end());
+  auto at = [&](double q) {
+    double pos = q * (e.size() - 1);
+    std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+    std::size_t hi = std::min(lo + 1, e.size() - 1);
+    return e[lo] + (pos - lo) * (e[hi] - e[lo]);
+  };
+  s.median = at(0.5);
+  s.p90 = at(0.9);
+  return s;
+}
+
+FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device, const FitOptions& options)
+{
+  if (options.holdout_every < 2)
+    throw std::invalid_argument("holdout_every must be at least 2");
+  // Deterministic split: sort by description, hold out every n-th.
+  std::vector<Sample> samples;
+  for (const auto& m : measurements.items) {
+    Kernel k = m.kernel();
+    samples.push_back(Sample{k, describe_kernel(k), m.seconds, false});
+  }
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const Sample& a, const Sample& b) { return a.description < b.description; });
+  std::vector<Sample> train;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    samples[i].held_out = (i % options.holdout_every) == static_cast<std::size_t>(options.holdout_every - 1);
+    if (!samples[i].held_out)
+      train.push_back(samples[i]);
+  }
+
+  FitResult result;
+  DeviceProfile& p = result.profile;
+  p.device = device.name;
+  p.origin = "fit";
+  const bool waves = device.sms > 0 && std::any_of(train.begin(), train.end(), [](const Sample& s) {
+    return std::holds_alternative<GemmKernel>(s.kernel);
+  });
+  LinearFit best;
+  best.training_error = std::numeric_limits<double>::infinity();
+  std::vector<GemmTile> best_tiles;
+  int best_ctas = 1;
+  std::vector<std::pair<std::vector<GemmTile>, int>> grid{{{}, 1}};
+  if (waves)
+    for (const auto& tiles : tile_options())
+      for (int ctas : {1, 2})
+        grid.emplace_back(tiles, ctas);
+  for (const auto& [tiles, ctas] : grid) {
+    LinearFit f;
+    try {
+      f = solve(train, device, tiles, ctas);
+    } catch (const std::invalid_argument&) {
+      if (tiles.empty())
+        throw;
+      continue;
+    }
+    if (f.training_error < best.training_error) {
+      best = f;
+      best_tiles = tiles;
+      best_ctas = ctas;
+    }
+  }
+  p.launch_overhead = best.launch;
+  p.compute_efficiency = best.efficiency;
+  if (p.compute_efficiency.empty())
+    p.compute_efficiency["default"] = 1.0;
+  // The most common memory kernel's efficiency is the default; every fitted kernel keeps its own.
+  if (!best.memory_efficiency.empty()) {
+    p.memory_efficiency_by_kernel = best.memory_efficiency;
+    auto triad = best.memory_efficiency.find("bandwidth/triad");
+    p.memory_efficiency = triad != best.memory_efficiency.end() ? triad->second : best.memory_efficiency.begin()->second;
+  }
+  p.gemm_tiles = best_tiles;
+  p.ctas_per_sm = best_ctas;
+  result.gemm_choice = best_tiles.empty() ? "no tile quantisation"
+                                          : fmt::format("{} tile candidate{}, {} CTA{} per SM", best_tiles.size(),
+                                                        best_tiles.size() == 1 ? "" : "s", best_ctas, best_ctas == 1 ? "" : "s");
+  // Host and peer copies: bandwidth from a fit of t = c + bytes / bw per direction.
+  std::map<std::string, std::vector<const Sample*>> copies;
+  for (const auto& s : train)
+    if (is_host_copy(s.kernel))
+      copies[std::get<MemcpyKernel>(s.kernel).direction].push_back(&s);
+  for (const auto& [dir, list] : copies) {
+    if (list.size() < 2)
+      continue;
+    Eigen::MatrixXd A(static_cast<Eigen::Index>(list.size()), 2);
+    Eigen::VectorXd b(static_cast<Eigen::Index>(list.size()));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      double w = 1.0 / list[i]->seconds;
+      A(static_cast<Eigen::Index>(i), 0) = w;
+      A(static_cast<Eigen::Index>(i), 1) = w * std::get<MemcpyKernel>(list[i]->kernel).bytes;
+      b(static_cast<Eigen::Index>(i)) = 1.0;
+    }
+    Eigen::VectorXd x = A.colPivHouseholderQr().solve(b);
+    if (x(1) > 0)
+      p.copy_bandwidth[dir] = 1.0 / x(1);
+  }
+  if (options.with_tables) {
+    std::map<std::pair<std::string, std::string>, ProfileTable> tables;
+    for (const auto& s : train) {
+      const auto* copy = std::get_if<MemcpyKernel>(&s.kernel);
+      std::string key = copy ? copy->direction : kernel_dtype(s.kernel);
+      auto& t = tables[{kernel_family(s.kernel), key}];
+      t.family = kernel_family(s.kernel);
+      t.dtype = key;
+      t.shapes.push_back(kernel_shape(s.kernel));
+      t.seconds.push_back(s.seconds);
+    }
+    for (auto& [key, t] : tables)
+      p.tables.push_back(std::move(t));
+  }
+  p.sources["fit"] = fmt::format("clustersim fit: weighted least squares on {} of {} measurements ({} held out); {}",
+                                 train.size(), samples.size(), samples.size() - train.size(), result.gemm_choice);
+  for (const auto& [k, v] : measurements.host)
+    p.sources["host." + k] = v;
+
+  auto model = make_cost_model(device, p);
+  for (const auto& s : samples) {
+    CostBreakdown b = model->predict(s.kernel);
+    result.residuals.push_back(Residual{s.description, kernel_family(s.kernel), b.model, s.seconds, b.total,
+                                        (b.total - s.seconds) / s.seconds, s.held_out});
+  }
+  return result;
+}
+
+} // namespace cs

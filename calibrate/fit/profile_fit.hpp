@@ -1,0 +1,50 @@
+// Fitting a device profile to measurements by least squares, and scoring a cost model against measurements.
+#pragma once
+
+#include "calibrate/fit/measurements.hpp"
+#include "models/cost/kernel_cost_model.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cs {
+
+struct FitOptions {
+  int holdout_every = 4;    // every n-th measurement (sorted by kernel description) is held out of the fit
+  bool with_tables = false; // also store the training measurements as profiled tables
+};
+
+/** One kernel's prediction against its measurement. */
+struct Residual {
+  std::string kernel;  // describe_kernel()
+  std::string family;
+  std::string model;   // which model answered
+  double measured = 0;
+  double predicted = 0;
+  double relative_error = 0; // (predicted - measured) / measured
+  bool held_out = false;
+};
+
+struct FitResult {
+  DeviceProfile profile;
+  std::vector<Residual> residuals; // every measurement, held-out ones flagged
+  std::string gemm_choice;         // which tile set and CTAs per SM won
+};
+
+/** Fits launch overhead, per-dtype compute efficiency, memory efficiency and copy bandwidths by weighted least
+ *  squares on relative error (Eigen), and for GPUs the GEMM tile set and CTAs per SM by grid search on the
+ *  training residual. Throws std::invalid_argument when the measurements cannot determine a parameter. */
+FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device, const FitOptions& options);
+
+/** Predicts every measurement with `model`. */
+std::vector<Residual> evaluate(const KernelCostModel& model, const Measurements& measurements);
+
+/** Median and 90th percentile of |relative error|. */
+struct ErrorStats {
+  int count = 0;
+  double median = 0;
+  double p90 = 0;
+};
+ErrorStats error_stats(const std::vector<Residual>& residuals);
+
+} // namespace cs
