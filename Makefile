@@ -25,6 +25,7 @@ test: build
 
 bench: build
 	./bench/engine.sh $(BUILD)
+	./bench/cost_model.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

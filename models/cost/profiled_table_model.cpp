@@ -25,6 +25,8 @@ ProfiledTableModel::ProfiledTableModel(const DeviceProfile& profile, std::unique
     table->family = t.family;
     table->key = t.dtype;
     const auto dims = static_cast<Eigen::Index>(t.shapes.front().size());
+    if (dims > 4) // kernel_shape() has at most 4 dimensions; predict() sizes its matrices for that
+      throw std::invalid_argument("profile table " + t.family + " has shapes of more than 4 dimensions");
     table->log_shapes.resize(static_cast<Eigen::Index>(t.shapes.size()), dims);
     table->log_seconds.resize(static_cast<Eigen::Index>(t.shapes.size()));
     for (std::size_t i = 0; i < t.shapes.size(); ++i) {
@@ -56,37 +58,40 @@ CostBreakdown ProfiledTableModel::predict(const Kernel& kernel) const
     constexpr double kSlack = 1e-9;
     if (((x - t->low).array() < -kSlack).any() || ((t->high - x).array() < -kSlack).any())
       continue;
-    // Nearest measured shapes, by distance in log space.
+    // Nearest measured shapes, by distance in log space (only the k nearest are ordered).
     const Eigen::Index n = t->log_shapes.rows();
-    std::vector<std::pair<double, Eigen::Index>> by_distance;
+    const Eigen::Index k = std::min<Eigen::Index>(n, 2 * dims + 2);
+    std::vector<std::pair<double, Eigen::Index>> by_distance(static_cast<std::size_t>(n));
     for (Eigen::Index i = 0; i < n; ++i)
-      by_distance.emplace_back((t->log_shapes.row(i).transpose() - x).norm(), i);
-    std::sort(by_distance.begin(), by_distance.end());
+      by_distance[static_cast<std::size_t>(i)] = {(t->log_shapes.row(i).transpose() - x).squaredNorm(), i};
+    std::partial_sort(by_distance.begin(), by_distance.begin() + k, by_distance.end());
     const Eigen::Index nearest = by_distance.front().second;
     if ((t->log_shapes.row(nearest).transpose() - x).cwiseAbs().maxCoeff() > std::log(2.0) + kSlack)
       continue;
     double log_t;
-    if (by_distance.front().first < 1e-12) {
+    if (by_distance.front().first < 1e-24) {
       log_t = t->log_seconds(nearest);
     } else {
-      const Eigen::Index k = std::min<Eigen::Index>(n, 2 * dims + 2);
-      Eigen::MatrixXd A(k, dims + 1);
-      Eigen::VectorXd b(k);
+      // Small fixed-capacity matrices: no heap allocation on this path (at most 10 points, 4 dimensions).
+      using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 10, 5>;
+      using Vector = Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 10, 1>;
+      Matrix A(k, dims + 1);
+      Vector b(k);
       for (Eigen::Index r = 0; r < k; ++r) {
-        const Eigen::Index i = by_distance[r].second;
-        const double w = 1.0 / std::max(by_distance[r].first, 1e-6);
+        const Eigen::Index i = by_distance[static_cast<std::size_t>(r)].second;
+        const double w = 1.0 / std::max(std::sqrt(by_distance[static_cast<std::size_t>(r)].first), 1e-6);
         A(r, 0) = w;
         A.row(r).tail(dims) = w * (t->log_shapes.row(i).transpose() - x).transpose();
         b(r) = w * t->log_seconds(i);
       }
       // Rank-deficient tables (e.g. square sweeps, where m = n = k) still get the minimum-norm plane.
-      Eigen::VectorXd coef = A.completeOrthogonalDecomposition().solve(b);
+      Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 5, 1> coef = A.completeOrthogonalDecomposition().solve(b);
       log_t = coef(0); // the plane is centred on the query
     }
     CostBreakdown out;
     out.total = std::exp(log_t);
     out.model = "profiled";
-    out.detail = fmt::format("interpolated from {} measured shapes", std::min<Eigen::Index>(n, 2 * dims + 2));
+    out.detail = "interpolated from " + std::to_string(k) + " measured shapes";
     // Attribute the measured time the way the analytical model would split it.
     CostBreakdown analytic = fallback_->predict(kernel);
     out.launch = std::min(analytic.launch, out.total);
