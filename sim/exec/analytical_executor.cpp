@@ -54,20 +54,24 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
     const Task& task = graph.task(id);
     double start = ready, end = ready;
     if (task.kind == TaskKind::TRANSFER && task.host != task.dst) {
-      // One pass over the route: when its links are free, its latency and its bottleneck.
+      // The fixed overhead runs first; the links are held from the moment the data starts to move.
       const auto& route = platform.topology.route(task.host, task.dst);
       const auto& links = platform.topology.links();
+      double move = start + task.seconds;
       double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
       for (const auto& use : route) {
-        start = std::max(start, link_free[2 * use.link + (use.up ? 0 : 1)]);
+        move = std::max(move, link_free[2 * use.link + (use.up ? 0 : 1)]);
         latency += links[use.link].latency;
         bandwidth = std::min(bandwidth, links[use.link].bandwidth);
       }
-      end = start + latency + task.bytes / bandwidth;
+      if (task.rate > 0)
+        bandwidth = std::min(bandwidth, task.rate);
+      end = move + latency + task.bytes / bandwidth;
+      start = std::max(start, move - task.seconds); // a transfer queued behind others starts when they clear
       for (const auto& use : route)
         link_free[2 * use.link + (use.up ? 0 : 1)] = end;
-    } else if (task.kind != TaskKind::TRANSFER) {
-      end = start + task.seconds;
+    } else {
+      end = start + task.seconds; // compute, delay, or a transfer to itself (its overhead only)
     }
     makespan = std::max(makespan, end);
     ++done;

@@ -55,7 +55,17 @@ struct Run {
             s4u::this_actor::execute(t.seconds * s4u::this_actor::get_host()->get_speed());
           break;
         case TaskKind::TRANSFER:
-          if (t.host != t.dst)
+          if (t.seconds > 0)
+            s4u::this_actor::sleep_for(t.seconds);
+          if (t.host == t.dst)
+            break;
+          if (t.rate > 0)
+            s4u::Comm::sendto_init(platform.hosts[t.host], platform.hosts[t.dst])
+                ->set_payload_size(static_cast<uint64_t>(t.bytes))
+                ->set_rate(t.rate)
+                ->start()
+                ->wait();
+          else
             s4u::Comm::sendto(platform.hosts[t.host], platform.hosts[t.dst], static_cast<uint64_t>(t.bytes));
           break;
         case TaskKind::DELAY:

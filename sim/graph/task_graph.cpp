@@ -65,17 +65,19 @@ int TaskGraph::add_compute(int stream, double seconds, const std::string& name, 
 }
 
 int TaskGraph::add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name,
-                            TaskLabels labels)
+                            TaskLabels labels, double overhead, double rate)
 {
   check_open(finalized_);
-  if (!(bytes >= 0))
-    throw std::invalid_argument("transfer " + name + " has a negative size");
+  if (!(bytes >= 0) || !(overhead >= 0) || !(rate >= 0))
+    throw std::invalid_argument("transfer " + name + " has a negative size, overhead or rate");
   Task t;
   t.kind = TaskKind::TRANSFER;
   t.stream = stream;
   t.host = src_host;
   t.dst = dst_host;
   t.bytes = bytes;
+  t.seconds = overhead;
+  t.rate = rate;
   t.name = intern(name);
   t.labels = labels;
   tasks_.push_back(t);

@@ -19,7 +19,9 @@ struct TaskLabels {
   std::uint16_t phase = 0; // index into TaskGraph::names()
 };
 
-/** One task. Compute runs `seconds` on `host`; transfer moves `bytes` from `host` to `dst`; delay waits. */
+/** One task. Compute runs `seconds` on `host`; delay waits `seconds`; transfer waits `seconds` (a fixed software
+ *  overhead, e.g. a collective step's synchronisation) and then moves `bytes` from `host` to `dst`, at most at
+ *  `rate` bytes/s when rate > 0 (a per-channel throughput cap). */
 struct Task {
   TaskKind kind = TaskKind::COMPUTE;
   std::int32_t stream = -1;
@@ -27,6 +29,7 @@ struct Task {
   std::int32_t dst = -1;
   double seconds = 0;
   double bytes = 0;
+  double rate = 0;
   std::uint16_t name = 0;  // index into names(): kernel or transfer name
   std::uint16_t model = 0; // index into names(): which cost model answered ("" for transfers)
   TaskLabels labels;
@@ -49,7 +52,8 @@ public:
 
   int add_stream(int host, const std::string& name);
   int add_compute(int stream, double seconds, const std::string& name, const std::string& model, TaskLabels labels);
-  int add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name, TaskLabels labels);
+  int add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name, TaskLabels labels,
+                   double overhead = 0, double rate = 0);
   int add_delay(int stream, double seconds, const std::string& name, TaskLabels labels);
   /** `after` may start only once `before` has ended. */
   void add_dependency(int before, int after);
