@@ -48,6 +48,10 @@ DeviceCatalog::DeviceCatalog(const std::vector<std::pair<std::string, std::strin
     d.l2_bytes = quantity(n, "l2", file, units::parse_bytes);
     d.nvlink_bandwidth = quantity(n["nvlink"], "bandwidth", file, units::parse_rate);
     d.nvlink_latency = quantity(n["nvlink"], "latency", file, units::parse_time);
+    d.nvlink_achievable = quantity(n["nvlink"], "achievable", file, units::parse_rate);
+    if (d.nvlink_achievable <= 0)
+      d.nvlink_achievable = d.nvlink_bandwidth;
+    d.nvls = n["nvls"] && n["nvls"].as<bool>();
     d.pcie_bandwidth = quantity(n["pcie"], "bandwidth", file, units::parse_rate);
     d.pcie_latency = quantity(n["pcie"], "latency", file, units::parse_time);
     d.cores = n["cores"] ? n["cores"].as<int>() : 0;

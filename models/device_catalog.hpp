@@ -19,6 +19,8 @@ struct DeviceSpec {
   double l2_bytes = 0;
   double nvlink_bandwidth = 0;   // per GPU per direction (0 = no NVLink)
   double nvlink_latency = 0;
+  double nvlink_achievable = 0; // what NCCL moves per GPU per direction (its topology model's effective rate)
+  bool nvls = false;            // NVSwitch generation with in-switch reduction
   double pcie_bandwidth = 0;     // per direction
   double pcie_latency = 0;
   int cores = 0;                 // CPU nodes

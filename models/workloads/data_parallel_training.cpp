@@ -35,7 +35,7 @@ PassCost pass_cost(const KernelCostModel& cost, const std::vector<NamedKernel>& 
 } // namespace
 
 TrainingGraph build_data_parallel_training(const WorkloadParams& w, const KernelCostModel& cost, int ranks,
-                                           const GradientSync& sync)
+                                           const GradientSync& sync, const PlatformSpec& platform)
 {
   const ModelParams& m = w.model;
   if (w.batch.global % (ranks * w.batch.micro) != 0)
@@ -65,10 +65,9 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   const double embedding_grad_bytes = embedding_parameters(m) * dtype_bytes(m.dtype);
 
   TaskGraph& g = out.graph;
-  for (int r = 0; r < ranks; ++r) {
+  for (int r = 0; r < ranks; ++r)
     out.compute_streams.push_back(g.add_stream(r, "compute"));
-    out.comm_streams.push_back(g.add_stream(r, "comm"));
-  }
+  StreamPool comm_streams(g);
   std::vector<int> previous_optimizer(ranks, -1);
   for (int it = 0; it < w.iterations; ++it) {
     // Buckets close at the same layer on every rank; collect per bucket the producing task of each rank.
@@ -118,11 +117,10 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
       SyncRequest req;
       for (int r = 0; r < ranks; ++r)
         req.hosts.push_back(r);
-      req.comm_streams = out.comm_streams;
       req.ready = bucket_ready[b];
       req.bytes = bucket_bytes[b];
       req.labels = TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("gradient-sync")};
-      auto done = sync.synchronize(g, req);
+      auto done = sync.synchronize(g, comm_streams, platform, req);
       for (int r = 0; r < ranks; ++r)
         sync_done[r].insert(sync_done[r].end(), done[r].begin(), done[r].end());
     }

@@ -17,7 +17,7 @@ struct TrainingGraph {
   int microbatches = 0; // per rank per iteration
   std::vector<std::vector<int>> optimizer_tasks; // [iteration][rank]
   std::vector<int> compute_streams;              // per rank
-  std::vector<int> comm_streams;                 // per rank
+
   double parameters = 0;
   double gradient_bytes = 0; // per rank per iteration
   int buckets = 0;
@@ -32,6 +32,6 @@ struct TrainingGraph {
  *  (PyTorch DDP-style overlap, no_sync on earlier microbatches); the optimizer step waits for every bucket.
  *  Requires tp = pp = 1 and global batch divisible by dp x micro (checked by the scenario checks). */
 TrainingGraph build_data_parallel_training(const WorkloadParams& workload, const KernelCostModel& cost, int ranks,
-                                           const GradientSync& sync);
+                                           const GradientSync& sync, const PlatformSpec& platform);
 
 } // namespace cs

@@ -1,50 +1,52 @@
-// Ring all-reduce (reduce-scatter then all-gather), expanded step by step into point-to-point transfers.
+// Gradient all-reduce with NCCL's ring algorithm, and with whatever algorithm NCCL's tuner would pick.
+#include "models/collectives/collective_model.hpp"
 #include "policies/registry.hpp"
 #include "policies/sync/gradient_sync.hpp"
 
 namespace cs {
+namespace {
 
-/** The bandwidth-optimal ring (Patarasuk & Yuan 2009; NCCL's Ring): 2(n-1) steps, in each of which every member
- *  sends one n-th of the bucket to its successor. Step k on member i waits for step k-1 of member i-1 (the chunk
- *  it forwards or reduces into). The reduction arithmetic itself is not charged (it overlaps with the transfer
- *  in NCCL's kernels). */
+std::vector<std::vector<int>> all_reduce(TaskGraph& graph, StreamPool& streams, const PlatformSpec& platform,
+                                         const SyncRequest& r, const std::string& algorithm)
+{
+  CollectiveRequest req;
+  req.kind = "all-reduce";
+  req.algorithm = algorithm;
+  req.hosts = r.hosts;
+  req.bytes = r.bytes;
+  req.ready = r.ready;
+  req.labels = r.labels;
+  auto choice = choose_collective(req.kind, algorithm, r.bytes, group_shape(platform, r.hosts));
+  return expand_collective(graph, streams, platform, req, choice);
+}
+
+} // namespace
+
+/** The bandwidth-optimal ring (Patarasuk & Yuan 2009; NCCL's Ring): 2(n-1) steps in which every member sends an
+ *  n-th of the bucket to its successor, over as many rings (channels) as a node has NICs when the group spans
+ *  nodes; the protocol (ll or simple) is the tuner's. Reduction arithmetic is not charged (NCCL overlaps it). */
 class RingAllReduce : public GradientSync {
 public:
-  std::vector<std::vector<int>> synchronize(TaskGraph& graph, const SyncRequest& r) const override
+  std::vector<std::vector<int>> synchronize(TaskGraph& graph, StreamPool& streams, const PlatformSpec& platform,
+                                            const SyncRequest& r) const override
   {
-    const int n = static_cast<int>(r.hosts.size());
-    std::vector<std::vector<int>> done(n);
-    if (n <= 1) {
-      for (int i = 0; i < n; ++i)
-        if (r.ready[i] >= 0)
-          done[i].push_back(r.ready[i]);
-      return done;
-    }
-    const double chunk = r.bytes / n;
-    const int steps = 2 * (n - 1);
-    std::vector<int> previous(n, -1);
-    for (int k = 0; k < steps; ++k) {
-      std::vector<int> current(n);
-      for (int i = 0; i < n; ++i) {
-        TaskLabels labels = r.labels;
-        int t = graph.add_transfer(r.comm_streams[i], r.hosts[i], r.hosts[(i + 1) % n], chunk,
-                                   k < n - 1 ? "reduce-scatter" : "all-gather", labels);
-        if (k == 0 && r.ready[i] >= 0)
-          graph.add_dependency(r.ready[i], t);
-        if (k > 0)
-          graph.add_dependency(previous[(i + n - 1) % n], t);
-        current[i] = t;
-      }
-      previous = current;
-    }
-    // Member i holds the full result once it has sent its last chunk and received its predecessor's.
-    for (int i = 0; i < n; ++i)
-      done[i] = {previous[i], previous[(i + n - 1) % n]};
-    return done;
+    return all_reduce(graph, streams, platform, r, "ring");
+  }
+};
+
+/** NCCL-like: the algorithm (ring, tree, rhd, nvls) and protocol the closed forms rank fastest for each bucket. */
+class TunedAllReduce : public GradientSync {
+public:
+  std::vector<std::vector<int>> synchronize(TaskGraph& graph, StreamPool& streams, const PlatformSpec& platform,
+                                            const SyncRequest& r) const override
+  {
+    return all_reduce(graph, streams, platform, r, "auto");
   }
 };
 
 CS_REGISTER_POLICY(GradientSync, RingAllReduce, "sync", "ring-allreduce",
-                   "ring all-reduce: 2(n-1) steps of n-th-size chunks to the next rank (NCCL Ring)");
+                   "ring all-reduce: 2(n-1) steps of n-th-size chunks to the next rank, one ring per NIC (NCCL Ring)");
+CS_REGISTER_POLICY(GradientSync, TunedAllReduce, "sync", "nccl-allreduce",
+                   "all-reduce with the algorithm and protocol NCCL's tuner would pick (ring, tree, rhd, nvls)");
 
 } // namespace cs

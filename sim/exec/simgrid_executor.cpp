@@ -19,6 +19,7 @@ struct Run {
   std::vector<int> pending;        // unfinished cross-stream predecessors per task
   std::vector<int> waiting_for;    // per stream: the task its actor is suspended on, or -1
   std::vector<s4u::ActorPtr> actors;
+  std::vector<double> route_latency; // per task, for rate-capped transfers
   double makespan = 0;
   std::size_t done = 0;
 
@@ -59,14 +60,18 @@ struct Run {
             s4u::this_actor::sleep_for(t.seconds);
           if (t.host == t.dst)
             break;
-          if (t.rate > 0)
-            s4u::Comm::sendto_init(platform.hosts[t.host], platform.hosts[t.dst])
-                ->set_payload_size(static_cast<uint64_t>(t.bytes))
-                ->set_rate(t.rate)
-                ->start()
-                ->wait();
-          else
+          {
+            // SimGrid 3.32 ignores Comm::set_rate on host-to-host comms, so a rate cap is applied as a floor on the
+            // duration: the data moves with its fair share, and the transfer cannot end before bytes / rate.
+            double begin = s4u::Engine::get_clock();
             s4u::Comm::sendto(platform.hosts[t.host], platform.hosts[t.dst], static_cast<uint64_t>(t.bytes));
+            if (t.rate > 0) {
+              double floor = route_latency[id] + t.bytes / t.rate;
+              double elapsed = s4u::Engine::get_clock() - begin;
+              if (elapsed < floor)
+                s4u::this_actor::sleep_for(floor - elapsed);
+            }
+          }
           break;
         case TaskKind::DELAY:
           if (t.seconds > 0)
@@ -92,6 +97,7 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   xbt_log_control_set("root.thresh:critical");
   // Tight timing precision: the backends must agree to 1e-9 relative on contention-free graphs.
   s4u::Engine::set_config("surf/precision:1e-13");
+  s4u::Engine::set_config("maxmin/precision:1e-12");
   configure_simgrid_network_model(platform.network_model);
 
   std::set<std::pair<int, int>> pair_set;
@@ -108,7 +114,13 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   TimelineRecorder recorder(graph.size());
   std::vector<ExecutionObserver*> all{&recorder};
   all.insert(all.end(), observers.begin(), observers.end());
-  Run run{graph, sg, all, {}, {}, {}};
+  Run run{graph, sg, all, {}, {}, {}, {}};
+  run.route_latency.assign(graph.size(), 0.0);
+  for (std::size_t i = 0; i < graph.size(); ++i) {
+    const Task& t = graph.task(static_cast<int>(i));
+    if (t.kind == TaskKind::TRANSFER && t.rate > 0 && t.host != t.dst)
+      run.route_latency[i] = platform.topology.route_latency(t.host, t.dst);
+  }
   run.pending.resize(graph.size());
   for (std::size_t t = 0; t < graph.size(); ++t)
     run.pending[t] = graph.predecessor_count(static_cast<int>(t));

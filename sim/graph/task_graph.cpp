@@ -1,6 +1,7 @@
 #include "sim/graph/task_graph.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <stdexcept>
 
@@ -75,7 +76,7 @@ int TaskGraph::add_transfer(int stream, int src_host, int dst_host, double bytes
   t.stream = stream;
   t.host = src_host;
   t.dst = dst_host;
-  t.bytes = bytes;
+  t.bytes = std::round(bytes); // whole bytes, as SimGrid moves them
   t.seconds = overhead;
   t.rate = rate;
   t.name = intern(name);

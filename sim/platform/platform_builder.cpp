@@ -45,7 +45,7 @@ void wire_node(Topology& t, const ClusterParams& c, const DeviceSpec& d, int nod
   const double pcie_lat = d.pcie_latency;
   if (intra.kind == "nvswitch" || intra.kind == "pcie") {
     bool nv = intra.kind == "nvswitch";
-    double bw = intra.bandwidth.value > 0 ? intra.bandwidth.value : (nv ? d.nvlink_bandwidth : pcie_bw);
+    double bw = intra.bandwidth.value > 0 ? intra.bandwidth.value : (nv ? d.nvlink_achievable : pcie_bw);
     double lat = intra.latency.value > 0 ? intra.latency.value : (nv ? d.nvlink_latency : pcie_lat);
     auto links = per_gpu_links(nv ? "nvlink" : "pcie", bw, lat);
     for (int a = 0; a < g_count; ++a)
@@ -54,7 +54,7 @@ void wire_node(Topology& t, const ClusterParams& c, const DeviceSpec& d, int nod
     return;
   }
   // nvlink-mesh: 8 GPUs, direct NVLinks per kCubeMesh, other pairs through the PCIe host bridge.
-  double per_link = (intra.bandwidth.value > 0 ? intra.bandwidth.value : d.nvlink_bandwidth) / 6.0;
+  double per_link = (intra.bandwidth.value > 0 ? intra.bandwidth.value : d.nvlink_achievable) / 6.0;
   double lat = intra.latency.value > 0 ? intra.latency.value : d.nvlink_latency;
   auto pcie = per_gpu_links("pcie", pcie_bw, pcie_lat);
   for (int a = 0; a < g_count; ++a)
@@ -76,6 +76,8 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
   p.machines = c.nodes;
   p.hosts_per_machine = c.gpus_per_node;
   p.network_model = c.network.model;
+  p.nics_per_machine = c.network.nics_per_node;
+  p.nvls = c.intra_node.nvls;
   p.host = HostResources{1, 1.0, d.memory_bytes, 0};
   Topology& t = p.topology;
   const auto& net = c.network;
@@ -97,7 +99,8 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
   std::vector<std::vector<int>> nic(nodes);
   for (int n = 0; n < nodes; ++n)
     for (int k = 0; k < nics; ++k)
-      nic[n].push_back(t.add_link(fmt::format("node{}/nic{}", n, k), net.nic_bandwidth.value, nic_lat, "nic"));
+      nic[n].push_back(t.add_link(fmt::format("node{}/nic{}", n, k), net.nic_bandwidth.value * net.nic_efficiency,
+                                  nic_lat, "nic"));
 
   const bool rail = net.kind == "rail-optimized";
   const bool star = net.kind == "star";
@@ -121,7 +124,7 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
       int leaf = leaf_of(n, g);
       t.add_edge(gpu[n][g], leaf_switch[leaf], nic[n][k]);
       if (g % gpus_per_nic == 0)
-        leaf_down[leaf] += net.nic_bandwidth.value;
+        leaf_down[leaf] += net.nic_bandwidth.value * net.nic_efficiency;
     }
 
   // Pods (level 1 of a 3-level tree) group leaf groups; the top switch joins everything.

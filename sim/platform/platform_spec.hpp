@@ -22,6 +22,8 @@ struct PlatformSpec {
   bool cpu_cluster = false;
   int machines = 0;        // GPU nodes or CPU hosts
   int hosts_per_machine = 1;
+  int nics_per_machine = 1;
+  bool nvls = false; // NVSwitch with in-switch reduction (NVLink SHARP)
   std::string network_model = "ideal"; // ideal | lv08
 };
 

@@ -88,7 +88,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
   const DeviceProfile profile = s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
   auto cost = make_cost_model(device, profile);
-  TrainingGraph training = build_data_parallel_training(s.workload, *cost, dp, *sync);
+  TrainingGraph training = build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
   Timeline timeline = run_backend(s.backend, training.graph, platform);
   RunMetrics metrics = training_metrics(training, timeline, platform);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -36,6 +36,7 @@ void read_network(ObjectReader r, NetworkParams& n)
       .choice("model", n.model, {"ideal", "lv08"},
               "flow model: ideal = max-min sharing with exact size/bandwidth + latency; lv08 = SimGrid's TCP-calibrated factors")
       .field("nic_bandwidth", n.nic_bandwidth, "bandwidth of one NIC port, per direction")
+      .field("nic_efficiency", n.nic_efficiency, "share of the line rate a NIC delivers (0.97: 48.5 of 50 GB/s on NDR)")
       .field("nics_per_node", n.nics_per_node, "NICs per GPU node (equal to gpus_per_node gives one NIC per GPU)")
       .list<FabricLevel>("levels", n.levels, "switch levels above the NICs, leaf first (2 or 3 for fat-tree)", read_level)
       .field("latency", n.latency, "per-hop link latency")
@@ -47,6 +48,8 @@ void read_network(ObjectReader r, NetworkParams& n)
   r.finish();
   require_positive(r, "nic_bandwidth", n.nic_bandwidth.value);
   require_positive(r, "nics_per_node", n.nics_per_node);
+  if (!r.describing() && !(n.nic_efficiency > 0 && n.nic_efficiency <= 1))
+    r.fail_at("nic_efficiency", "nic_efficiency must be in (0, 1]");
   require_non_negative(r, "latency", n.latency.value);
   require_positive(r, "host_link", n.host_link.value);
   require_non_negative(r, "tor_uplink", n.tor_uplink.value);
@@ -71,7 +74,8 @@ void read_cluster(ObjectReader r, ClusterParams& c)
   ObjectReader intra = r.child("intra_node", "links between the GPUs of a node");
   intra.choice("kind", c.intra_node.kind, {"nvswitch", "nvlink-mesh", "pcie"}, "intra-node interconnect")
       .field("bandwidth", c.intra_node.bandwidth, "per-GPU bandwidth per direction (default from the device catalog)")
-      .field("latency", c.intra_node.latency, "per-hop latency (default from the device catalog)");
+      .field("latency", c.intra_node.latency, "per-hop latency (default from the device catalog)")
+      .field("nvls", c.intra_node.nvls, "NVSwitch in-switch reduction (NVLink SHARP; H100/H200 only)");
   intra.finish();
   require_non_negative(intra, "bandwidth", c.intra_node.bandwidth.value);
   require_non_negative(intra, "latency", c.intra_node.latency.value);
@@ -128,7 +132,27 @@ void read_cluster(ObjectReader r, ClusterParams& c)
 
 void read_workload(ObjectReader r, WorkloadParams& w)
 {
-  r.choice("kind", w.kind, {"transformer-training"}, "what runs (more kinds arrive with their issues)");
+  r.choice("kind", w.kind, {"transformer-training", "collective"},
+           "what runs: transformer-training, or collective (an nccl-tests-like sweep)");
+  ObjectReader col = r.child("collective", "workload.kind collective: the operation and the sizes to sweep");
+  col.choice("op", w.collective.op, {"all-reduce", "reduce-scatter", "all-gather", "broadcast", "all-to-all", "p2p"},
+             "operation (sizes as nccl-tests counts them)")
+      .choice("algorithm", w.collective.algorithm, {"auto", "ring", "tree", "rhd", "nvls", "direct", "hierarchical", "p2p"},
+              "algorithm; auto = the tuner's fastest by the closed forms")
+      .field("min_bytes", w.collective.min_bytes, "smallest size (0 is valid: latency only)")
+      .field("max_bytes", w.collective.max_bytes, "largest size")
+      .field("factor", w.collective.factor, "size multiplier between rows")
+      .field("ranks", w.collective.ranks, "GPUs taking part, from the first (0 = all)")
+      .field("root", w.collective.root, "broadcast root rank");
+  col.finish();
+  require_non_negative(col, "min_bytes", w.collective.min_bytes.value);
+  require_positive(col, "max_bytes", w.collective.max_bytes.value);
+  require_non_negative(col, "ranks", w.collective.ranks);
+  require_non_negative(col, "root", w.collective.root);
+  if (!col.describing() && !(w.collective.factor > 1))
+    col.fail_at("factor", "factor must be greater than 1");
+  if (!col.describing() && w.collective.min_bytes.value > w.collective.max_bytes.value)
+    col.fail_at("min_bytes", "min_bytes is larger than max_bytes");
   ObjectReader m = r.child("model", "the dense transformer");
   m.field("layers", w.model.layers, "transformer layers")
       .field("hidden", w.model.hidden, "hidden size")

@@ -14,6 +14,7 @@ struct IntraNodeParams {
   std::string kind = "nvswitch"; // nvswitch | nvlink-mesh | pcie
   Rate bandwidth;                // per GPU and direction
   Seconds latency;
+  bool nvls = false;             // NVSwitch in-switch reduction (NVLink SHARP), H100/H200
 };
 
 /** One level of switches above the hosts (level 0 = leaf/ToR). */
@@ -27,6 +28,7 @@ struct NetworkParams {
   std::string kind = "fat-tree"; // fat-tree | rail-optimized | star (GPU clusters); tree (CPU clusters)
   std::string model = "ideal";   // ideal (max-min, no TCP factors) | lv08 (SimGrid's TCP-calibrated model)
   Rate nic_bandwidth{400e9 / 8};
+  double nic_efficiency = 0.97; // share of the line rate a NIC delivers
   int nics_per_node = 8;
   std::vector<FabricLevel> levels{FabricLevel{}, FabricLevel{}};
   Seconds latency{1e-6};
@@ -87,8 +89,20 @@ struct ParallelParams {
   int zero = 0;
 };
 
+/** A collective swept over message sizes, like nccl-tests. */
+struct CollectiveParams {
+  std::string op = "all-reduce";
+  std::string algorithm = "auto";
+  Bytes min_bytes{1024};
+  Bytes max_bytes{8.0 * 1073741824.0};
+  double factor = 2;   // size multiplier between rows
+  int ranks = 0;       // 0 = every GPU
+  int root = 0;        // broadcast root
+};
+
 struct WorkloadParams {
   std::string kind = "transformer-training";
+  CollectiveParams collective;
   ModelParams model;
   BatchParams batch;
   ParallelParams parallel;

@@ -125,7 +125,7 @@ TEST(Scenario, UnknownPolicyListsValidNames)
 {
   std::string text = kValid;
   text.replace(text.find("ring-allreduce"), 14, "ring-allreduse");
-  EXPECT_EQ(error_of(text), "F:11:18: unknown sync policy 'ring-allreduse' (expected one of: ring-allreduce)");
+  EXPECT_EQ(error_of(text), "F:11:18: unknown sync policy 'ring-allreduse' (expected one of: nccl-allreduce, ring-allreduce)");
 }
 
 TEST(Scenario, ChoiceSuggestsTheClosest)

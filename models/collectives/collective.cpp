@@ -1,0 +1,88 @@
+#include "models/collectives/collective.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace cs {
+
+const std::vector<std::string>& collective_kinds()
+{
+  static const std::vector<std::string> k = {"all-reduce", "reduce-scatter", "all-gather", "broadcast", "all-to-all", "p2p"};
+  return k;
+}
+
+const std::vector<std::string>& collective_algorithms()
+{
+  static const std::vector<std::string> a = {"auto", "ring", "tree", "rhd", "nvls", "direct", "hierarchical", "p2p"};
+  return a;
+}
+
+double busbw_factor(const std::string& kind, int n)
+{
+  if (kind == "all-reduce")
+    return 2.0 * (n - 1) / n;
+  if (kind == "reduce-scatter" || kind == "all-gather" || kind == "all-to-all")
+    return double(n - 1) / n;
+  return 1.0; // broadcast, reduce, p2p
+}
+
+const std::vector<ProtocolParams>& protocols()
+{
+  // Reconstructed from nccl-tests measurements on DGX-A100 (validation.md §1-2; docs/collectives.md):
+  // - ll: a ring's small-message time is 6.05 us + 2(n-1) x 1.975 us (fit to nccl-tests#123: 10 us at 2 GPUs,
+  //   33.7 us at 8); with the 1.2 us NVSwitch path latency, 0.775 us per step remains. One channel moving at
+  //   most 25 GB/s of payload (the 1 MiB point: 101.9 us, busbw 18.0).
+  // - simple: all channels, 95.8% of the link rate (A100: 230 of 240 GB/s achievable NVLink, fit to the
+  //   512 MiB - 16 GiB points), ~100 us of fixed cost at 8 GPUs (fit to the 8 MiB and 64 MiB points).
+  static const std::vector<ProtocolParams> p = {
+      {"ll", 6.05e-6, 0.775e-6, 1.0, 25e9, true},
+      {"simple", 6.05e-6, 5.51e-6, 0.958, 0.0, false},
+  };
+  return p;
+}
+
+int StreamPool::get(int host, int channel)
+{
+  auto key = std::make_pair(host, channel);
+  auto it = streams_.find(key);
+  if (it != streams_.end())
+    return it->second;
+  int s = graph_.add_stream(host, channel == 0 ? "comm" : "comm" + std::to_string(channel));
+  streams_.emplace(key, s);
+  return s;
+}
+
+GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hosts)
+{
+  const Topology& t = platform.topology;
+  GroupShape g;
+  g.ranks = static_cast<int>(hosts.size());
+  std::map<int, int> per_machine;
+  for (int h : hosts)
+    ++per_machine[t.vertex(t.hosts().at(h)).machine];
+  g.nodes = static_cast<int>(per_machine.size());
+  g.per_node = g.ranks / g.nodes;
+  // Intra-node: the first pair of ranks sharing a machine; inter-node: the first pair that does not.
+  for (std::size_t i = 0; i < hosts.size() && (g.intra_bw == 0 || (g.nodes > 1 && g.nic_bw == 0)); ++i)
+    for (std::size_t j = i + 1; j < hosts.size(); ++j) {
+      bool same = t.hop_level(hosts[i], hosts[j]) == 0;
+      if (same && g.intra_bw == 0) {
+        g.intra_bw = t.route_bandwidth(hosts[i], hosts[j]);
+        g.intra_lat = t.route_latency(hosts[i], hosts[j]);
+      } else if (!same && g.nic_bw == 0) {
+        g.nic_bw = t.route_bandwidth(hosts[i], hosts[j]);
+        g.inter_lat = t.route_latency(hosts[i], hosts[j]);
+      }
+    }
+  if (g.intra_bw == 0) { // one rank per machine: the NIC is every hop
+    g.intra_bw = g.nic_bw;
+    g.intra_lat = g.inter_lat;
+  }
+  g.nics = platform.cpu_cluster ? 1 : platform.nics_per_machine;
+  g.channels = g.nodes > 1 ? std::max(1, std::min(g.nics, g.per_node)) : 1;
+  g.nvls = platform.nvls && g.nodes == 1;
+  return g;
+}
+
+} // namespace cs
