@@ -118,6 +118,10 @@ CollectiveChoice choose_collective(const std::string& kind, const std::string& a
   for (const auto& a : algos) {
     if (a == "auto" || (algorithm != "auto" && a != algorithm))
       continue;
+    // Like NCCL's tuner, "auto" picks among NCCL's own algorithms: not rhd (NCCL has none), and not our rank-level
+    // trees across nodes (NCCL builds its trees over nodes; ours would contend on the NICs; docs/collectives.md).
+    if (algorithm == "auto" && (a == "rhd" || (a == "tree" && shape.nodes > 1)))
+      continue;
     for (const auto& p : protocols()) {
       double t = collective_time(kind, a, p, bytes, shape);
       if (t < best.seconds)

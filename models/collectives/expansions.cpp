@@ -241,19 +241,25 @@ Done all_to_all(Emitter& e, bool hierarchical)
   if (hierarchical)
     for (const auto& [m, ranks] : by_machine)
       ready[m] = e.barrier(ranks[0], phase1[m]);
-  // Between nodes: traffic aggregated per node pair, spread over max(1, ceil(g / (k - 1))) flows on distinct
-  // rails so that every NIC of a node is used (DESIGN.md section 2: never one flow per GPU pair at scale).
+  // Between nodes: traffic aggregated per node pair (DESIGN.md section 2: never one flow per GPU pair at scale).
+  // A node's k - 1 pair volumes are laid end to end and cut into g equal rail shares, so every NIC carries the
+  // same bytes with at most k - 1 + g flows per node. A flow goes from rail r to rail r; since every receiver is
+  // at a different offset j in its senders' lists, it too receives exactly one share per rail.
   if (k > 1) {
-    const int flows = std::max(1, (g + k - 2) / (k - 1));
     const double pair_bytes = double(g) * g * S / n;
+    const double share = (k - 1) * pair_bytes / g;
     for (int ia = 0; ia < k; ++ia)
-      for (int jb = 1; jb < k; ++jb) {
-        int ib = (ia + jb) % k;
+      for (int j = 0; j < k - 1; ++j) {
+        const int ib = (ia + 1 + j) % k;
         const auto& src = by_machine[machines[ia]];
         const auto& dst = by_machine[machines[ib]];
-        for (int f = 0; f < flows; ++f) {
-          int rail = ((jb - 1) * flows + f) % g;
-          int t = e.send(src[rail], dst[rail], next_slot(src[rail]), pair_bytes / flows, hierarchical ? 1 : 0);
+        const double lo = j * pair_bytes, hi = (j + 1) * pair_bytes;
+        for (int r = static_cast<int>(std::floor(lo / share)); r < g && r * share < hi; ++r) {
+          const double bytes = std::min(hi, (r + 1) * share) - std::max(lo, r * share);
+          if (bytes <= 0)
+            continue;
+          const int rail = r;
+          int t = e.send(src[rail], dst[rail], next_slot(src[rail]), bytes, hierarchical ? 1 : 0);
           if (hierarchical)
             e.graph.add_dependency(ready[machines[ia]], t);
           into_machine[machines[ib]].push_back(t);

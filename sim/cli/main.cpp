@@ -184,6 +184,7 @@ int main(int argc, char** argv)
                                                            {"scenario.resolved.yaml", cs::resolved_yaml(s)}};
     if (trace)
       files.emplace_back("trace.json", result.trace_json);
+    files.insert(files.end(), result.files.begin(), result.files.end());
     write_outputs(dir, files);
     if (!quiet)
       std::cout << result.summary << "  outputs   " << dir.string() << "/\n";

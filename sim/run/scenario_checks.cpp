@@ -3,6 +3,7 @@
 #include "models/cost/device_profile.hpp"
 #include "models/device_catalog.hpp"
 #include "policies/registry.hpp"
+#include "models/collectives/collective_model.hpp"
 #include "policies/sync/gradient_sync.hpp"
 
 #include <fmt/format.h>
@@ -102,6 +103,33 @@ void check_scenario(const Scenario& s)
   check_unimplemented_domain(s, "cluster", s.policies.cluster);
 
   const auto& w = s.workload;
+  if (c.intra_node.nvls && !c.is_cpu_cluster() && !d->nvls)
+    throw scenario_error(s, "cluster.intra_node.nvls", fmt::format("{} has no NVLS-capable NVSwitch (H100/H200 only)", c.device));
+  if (w.kind == "collective") {
+    if (c.is_cpu_cluster())
+      throw scenario_error(s, "workload.kind", "collective sweeps run on GPU clusters (nodes of GPUs)");
+    const int gpus = c.nodes * c.gpus_per_node;
+    const auto& col = w.collective;
+    const int ranks = col.ranks > 0 ? col.ranks : gpus;
+    if (ranks > gpus)
+      throw scenario_error(s, "workload.collective.ranks",
+                           fmt::format("a group of {} ranks is larger than the cluster's {} GPUs", ranks, gpus));
+    if (col.op == "p2p" && ranks < 2)
+      throw scenario_error(s, "workload.collective.ranks", "p2p needs at least 2 ranks");
+    if (col.root >= ranks)
+      throw scenario_error(s, "workload.collective.root", fmt::format("root {} is not one of the {} ranks", col.root, ranks));
+    if (col.algorithm != "auto") {
+      PlatformSpec platform = build_platform_spec(c, *d);
+      std::vector<int> hosts(ranks);
+      for (int r = 0; r < ranks; ++r)
+        hosts[r] = r;
+      try {
+        choose_collective(col.op, col.algorithm, col.max_bytes.value, group_shape(platform, hosts));
+      } catch (const std::invalid_argument& e) {
+        throw scenario_error(s, "workload.collective.algorithm", e.what());
+      }
+    }
+  }
   if (w.kind == "transformer-training") {
     if (c.is_cpu_cluster())
       throw scenario_error(s, "workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");

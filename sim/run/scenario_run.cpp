@@ -7,7 +7,9 @@
 #include "sim/exec/executor.hpp"
 #include "sim/platform/platform_spec.hpp"
 #include "sim/report/chrome_trace.hpp"
+#include "sim/report/collective_metrics.hpp"
 #include "sim/report/training_metrics.hpp"
+#include "models/workloads/collective_sweep.hpp"
 #include "sim/scenario/units.hpp"
 
 #include <chrono>
@@ -75,24 +77,10 @@ std::string resolved_yaml(const Scenario& s)
   return std::string(e.c_str()) + "\n";
 }
 
-RunResult run_scenario(const Scenario& s, const RunOptions& options)
-{
-  auto wall_start = std::chrono::steady_clock::now();
-  const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
-  PlatformSpec platform = build_platform_spec(s.cluster, device);
-  RunResult result;
-  if (s.workload.kind != "transformer-training")
-    throw std::logic_error("workload kind '" + s.workload.kind + "' has no builder");
-  const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
-  const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus;
-  auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
-  const DeviceProfile profile = s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
-  auto cost = make_cost_model(device, profile);
-  TrainingGraph training = build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
-  Timeline timeline = run_backend(s.backend, training.graph, platform);
-  RunMetrics metrics = training_metrics(training, timeline, platform);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+namespace {
 
+void fill_report(RunResult& result, const Scenario& s, const RunMetrics& metrics, double wall)
+{
   auto& r = result.report;
   r["tool"] = "clustersim";
   r["version"] = clustersim_version();
@@ -106,6 +94,61 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   for (const auto& [k, v] : metrics.breakdown)
     r["breakdown"][k] = v;
   r["wall_time_s"] = wall;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+RunResult run_collective(const Scenario& s, const RunOptions& options, const PlatformSpec& platform,
+                         std::chrono::steady_clock::time_point wall_start)
+{
+  const auto& c = s.workload.collective;
+  const int ranks = c.ranks > 0 ? c.ranks : platform.topology.host_count();
+  CollectiveSweep sweep = build_collective_sweep(c, platform, ranks);
+  Timeline timeline = run_backend(s.backend, sweep.graph, platform);
+  auto rows = collective_rows(sweep, timeline, c.op);
+  RunMetrics metrics = collective_metrics(sweep, rows, platform);
+  RunResult result;
+  double wall = seconds_since(wall_start);
+  fill_report(result, s, metrics, wall);
+  if (options.trace)
+    result.trace_json = chrome_trace_json(sweep.graph, timeline, platform);
+  result.files.emplace_back("collective.csv", collective_csv(rows));
+  result.summary = fmt::format("clustersim {} — {}\n", clustersim_version(), s.name);
+  if (!s.description.empty())
+    result.summary += fmt::format("  {}\n", s.description);
+  result.summary += fmt::format("  cluster   {} x {} {} ({}{}, {} network), backend {}\n", s.cluster.nodes,
+                                s.cluster.gpus_per_node, platform.device->display_name, s.cluster.intra_node.kind,
+                                platform.nvls ? " + NVLS" : "", s.cluster.network.kind, s.backend);
+  result.summary += nccl_tests_table(rows, c.op, ranks);
+  result.summary += fmt::format("  wall time {:.3f} s ({} tasks)\n", wall, sweep.graph.size());
+  return result;
+}
+
+} // namespace
+
+RunResult run_scenario(const Scenario& s, const RunOptions& options)
+{
+  auto wall_start = std::chrono::steady_clock::now();
+  const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
+  PlatformSpec platform = build_platform_spec(s.cluster, device);
+  if (s.workload.kind == "collective")
+    return run_collective(s, options, platform, wall_start);
+  if (s.workload.kind != "transformer-training")
+    throw std::logic_error("workload kind '" + s.workload.kind + "' has no builder");
+  const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
+  const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus;
+  auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
+  const DeviceProfile profile = s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
+  auto cost = make_cost_model(device, profile);
+  TrainingGraph training = build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
+  Timeline timeline = run_backend(s.backend, training.graph, platform);
+  RunMetrics metrics = training_metrics(training, timeline, platform);
+  RunResult result;
+  double wall = seconds_since(wall_start);
+  fill_report(result, s, metrics, wall);
   if (options.trace)
     result.trace_json = chrome_trace_json(training.graph, timeline, platform);
   result.summary = summary_text(s, platform, training, metrics, wall);

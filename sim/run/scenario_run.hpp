@@ -16,6 +16,7 @@ struct RunResult {
   nlohmann::ordered_json report; // report.json per DESIGN.md §6
   std::string trace_json;        // empty unless RunOptions::trace
   std::string summary;           // the human-readable summary printed on stdout
+  std::vector<std::pair<std::string, std::string>> files; // further outputs by name (e.g. collective.csv)
 };
 
 /** Builds and runs `s` (already passed check_scenario). The simgrid backend may run once per process.

@@ -1,0 +1,160 @@
+#include "models/collectives/collective_model.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/isolated_run.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <map>
+
+namespace {
+
+cs::PlatformSpec platform(const char* device, int nodes, int nics, bool nvls = false)
+{
+  cs::ClusterParams c;
+  c.device = device;
+  c.nodes = nodes;
+  c.gpus_per_node = 8;
+  c.network.nics_per_node = nics;
+  c.intra_node.nvls = nvls;
+  return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find(device));
+}
+
+std::vector<int> ranks(int n)
+{
+  std::vector<int> r(n);
+  for (int i = 0; i < n; ++i)
+    r[i] = i;
+  return r;
+}
+
+// Expands one collective and runs it on the analytical backend.
+double expanded_time(const cs::PlatformSpec& p, const std::string& kind, const std::string& algo, double bytes, int n)
+{
+  cs::TaskGraph g;
+  cs::StreamPool pool(g);
+  cs::CollectiveRequest req;
+  req.kind = kind;
+  req.algorithm = algo;
+  req.hosts = ranks(n);
+  req.bytes = bytes;
+  auto choice = cs::choose_collective(kind, algo, bytes, cs::group_shape(p, req.hosts));
+  cs::expand_collective(g, pool, p, req, choice);
+  g.finalize();
+  return cs::run_analytical(g, p).makespan;
+}
+
+} // namespace
+
+TEST(Collectives, BusBandwidthFactorsOfNcclTests)
+{
+  EXPECT_DOUBLE_EQ(cs::busbw_factor("all-reduce", 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(cs::busbw_factor("reduce-scatter", 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(cs::busbw_factor("all-gather", 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(cs::busbw_factor("all-to-all", 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(cs::busbw_factor("broadcast", 8), 1.0);
+}
+
+TEST(Collectives, GroupShapeReadsThePlatform)
+{
+  auto g = cs::group_shape(platform("a100-sxm4-80gb", 2, 4), ranks(16));
+  EXPECT_EQ(g.nodes, 2);
+  EXPECT_EQ(g.per_node, 8);
+  EXPECT_EQ(g.channels, 4);
+  EXPECT_DOUBLE_EQ(g.intra_bw, 240e9);
+  EXPECT_DOUBLE_EQ(g.nic_bw, 50e9 * 0.97);
+}
+
+TEST(Collectives, RingExpansionMatchesItsClosedFormInsideANode)
+{
+  // One ring inside an NVSwitch node is contention-free: expansion and closed form agree (up to chunks rounded to
+  // whole bytes).
+  auto p = platform("h100-sxm5", 1, 8);
+  for (const char* kind : {"all-reduce", "reduce-scatter", "all-gather", "broadcast"})
+    for (double bytes : {0.0, 4096.0, 64e6, 1e9}) {
+      auto choice = cs::choose_collective(kind, "ring", bytes, cs::group_shape(p, ranks(8)));
+      EXPECT_NEAR(expanded_time(p, kind, "ring", bytes, 8) / choice.seconds, 1.0, 1e-6) << kind << " " << bytes;
+    }
+}
+
+TEST(Collectives, ZeroByteMessagesCostLatencyOnly)
+{
+  auto p = platform("a100-sxm4-40gb", 1, 8);
+  double t = expanded_time(p, "all-reduce", "ring", 0, 8);
+  EXPECT_NEAR(t, 33.7e-6, 1e-9); // 6.05 us + 14 steps x (0.775 + 1.2) us
+}
+
+TEST(Collectives, TunerPrefersLowLatencyForSmallAndBandwidthForLarge)
+{
+  auto shape = cs::group_shape(platform("a100-sxm4-80gb", 1, 8), ranks(8));
+  EXPECT_EQ(cs::choose_collective("all-reduce", "ring", 1024, shape).protocol.name, "ll");
+  EXPECT_EQ(cs::choose_collective("all-reduce", "ring", 1e9, shape).protocol.name, "simple");
+  EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 1e9, shape).algorithm, "ring");
+  auto nvls = cs::group_shape(platform("h100-sxm5", 1, 8, true), ranks(8));
+  EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 1e9, nvls).algorithm, "nvls");
+  EXPECT_EQ(cs::choose_collective("all-to-all", "auto", 1e9, shape).algorithm, "direct");
+}
+
+TEST(Collectives, ImpossibleRequestsAreRejected)
+{
+  auto shape = cs::group_shape(platform("a100-sxm4-80gb", 1, 8), ranks(8));
+  EXPECT_THROW(cs::choose_collective("all-reduce", "bruck", 1e6, shape), std::invalid_argument);
+  EXPECT_THROW(cs::choose_collective("all-scatter", "auto", 1e6, shape), std::invalid_argument);
+  EXPECT_THROW(cs::choose_collective("all-reduce", "nvls", 1e6, shape), std::invalid_argument); // A100: no NVLS
+  EXPECT_THROW(cs::choose_collective("all-to-all", "ring", 1e6, shape), std::invalid_argument);
+  EXPECT_THROW(cs::choose_collective("all-reduce", "ring", -1, shape), std::invalid_argument);
+  auto six = cs::group_shape(platform("a100-sxm4-80gb", 1, 8), ranks(6));
+  EXPECT_THROW(cs::choose_collective("all-reduce", "rhd", 1e6, six), std::invalid_argument);
+}
+
+TEST(Collectives, AllToAllAggregatesInterNodeTrafficPerNodePair)
+{
+  // 4 nodes x 8 GPUs: 8 x 7 intra flows per node; a node's 3 pair volumes cut into 8 equal rail shares make
+  // 3 + 8 - 1 = 10 flows per node (the share boundaries that fall inside a pair split it).
+  auto p = platform("h100-sxm5", 4, 8);
+  cs::TaskGraph g;
+  cs::StreamPool pool(g);
+  cs::CollectiveRequest req;
+  req.kind = "all-to-all";
+  req.hosts = ranks(32);
+  req.bytes = 1 << 30;
+  auto choice = cs::choose_collective("all-to-all", "direct", req.bytes, cs::group_shape(p, req.hosts));
+  cs::expand_collective(g, pool, p, req, choice);
+  int intra = 0, inter = 0;
+  double inter_bytes = 0;
+  std::map<int, double> per_nic;
+  for (const auto& t : g.tasks())
+    if (t.kind == cs::TaskKind::TRANSFER) {
+      bool same = p.topology.hop_level(t.host, t.dst) == 0;
+      (same ? intra : inter)++;
+      if (!same) {
+        inter_bytes += t.bytes;
+        per_nic[t.host] += t.bytes;
+      }
+    }
+  // Every NIC sends the same share.
+  for (const auto& [host, bytes] : per_nic)
+    EXPECT_NEAR(bytes / (inter_bytes / 32), 1.0, 1e-6) << host;
+  EXPECT_EQ(intra, 4 * 8 * 7);
+  EXPECT_EQ(inter, 4 * 10);
+  // Every byte bound for another node is carried: 32 ranks x 24/32 of 1 GiB, over the protocol efficiency.
+  EXPECT_NEAR(inter_bytes, 32 * 24.0 / 32 * (1 << 30) / choice.protocol.efficiency, 64);
+}
+
+TEST(Collectives, AllToAllBackendsAgreeWithinTenPercent)
+{
+  auto p = platform("h100-sxm5", 4, 8);
+  cs::TaskGraph g;
+  cs::StreamPool pool(g);
+  cs::CollectiveRequest req;
+  req.kind = "all-to-all";
+  req.hosts = ranks(32);
+  req.bytes = 1 << 28;
+  auto choice = cs::choose_collective("all-to-all", "direct", req.bytes, cs::group_shape(p, req.hosts));
+  cs::expand_collective(g, pool, p, req, choice);
+  g.finalize();
+  double analytical = cs::run_analytical(g, p).makespan;
+  double simgrid = std::stod(cs::run_isolated([&] { return std::to_string(cs::run_simgrid(g, p).makespan); }));
+  std::printf("closed %g analytical %g simgrid %g\n", choice.seconds, analytical, simgrid);
+  EXPECT_NEAR(analytical / simgrid, 1.0, 0.10);
+  EXPECT_NEAR(simgrid / choice.seconds, 1.0, 0.10);
+}
