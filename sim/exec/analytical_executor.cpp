@@ -66,7 +66,22 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
       }
       if (task.rate > 0)
         bandwidth = std::min(bandwidth, task.rate);
-      end = move + latency + task.bytes / bandwidth;
+      bool loaded = false;
+      if (!platform.background.empty())
+        for (const auto& use : route)
+          loaded = loaded || platform.background.count(use.link) > 0;
+      if (loaded) { // background traffic: integrate the bottleneck rate over its schedule, after the latency
+        std::vector<double> bws;
+        std::vector<const LinkAvailability*> schedules;
+        for (const auto& use : route) {
+          bws.push_back(links[use.link].bandwidth);
+          auto bg = platform.background.find(use.link);
+          schedules.push_back(bg == platform.background.end() ? nullptr : &bg->second);
+        }
+        end = move + latency + transfer_seconds(move + latency, task.bytes, bws, schedules, task.rate);
+      } else {
+        end = move + latency + task.bytes / bandwidth;
+      }
       start = std::max(start, move - task.seconds); // a transfer queued behind others starts when they clear
       for (const auto& use : route)
         link_free[2 * use.link + (use.up ? 0 : 1)] = end;

@@ -217,3 +217,38 @@ PlatformSpec build_platform_spec(const ClusterParams& cluster, const DeviceSpec&
 }
 
 } // namespace cs
+
+namespace cs {
+
+void apply_background_traffic(PlatformSpec& platform, const NetworkParams& network, const std::string& base_dir)
+{
+  const auto& links = platform.topology.links();
+  for (const auto& b : network.background) {
+    LinkAvailability a;
+    if (b.kind == "constant") {
+      a.points = {{0.0, 1.0 - b.load}};
+    } else if (b.kind == "on-off") {
+      a.points = {{0.0, 1.0 - b.load}, {b.on.value, 1.0}};
+      a.period = b.on.value + b.off.value;
+    } else {
+      std::string path = b.file.empty() || b.file[0] == '/' || base_dir.empty() ? b.file : base_dir + "/" + b.file;
+      a = availability_from_csv(path, b.period.value);
+    }
+    int matched = 0;
+    for (std::size_t l = 0; l < links.size(); ++l) {
+      bool hit = !b.tier.empty() ? links[l].tier == b.tier
+                                 : std::find(b.links.begin(), b.links.end(), links[l].name) != b.links.end();
+      if (hit) {
+        platform.background[static_cast<int>(l)] = a;
+        ++matched;
+      }
+    }
+    if (!b.tier.empty() && matched == 0)
+      throw std::invalid_argument("no link of tier '" + b.tier + "' on this platform");
+    for (const auto& name : b.links)
+      if (std::none_of(links.begin(), links.end(), [&](const PhysicalLink& l) { return l.name == name; }))
+        throw std::invalid_argument("no link named '" + name + "' on this platform");
+  }
+}
+
+} // namespace cs

@@ -2,7 +2,10 @@
 #pragma once
 
 #include "models/device_catalog.hpp"
+#include "sim/platform/link_availability.hpp"
 #include "sim/platform/topology.hpp"
+
+#include <map>
 #include "sim/scenario/scenario.hpp"
 
 namespace cs {
@@ -25,11 +28,16 @@ struct PlatformSpec {
   int nics_per_machine = 1;
   bool nvls = false; // NVSwitch with in-switch reduction (NVLink SHARP)
   std::string network_model = "ideal"; // ideal | lv08
+  std::map<int, LinkAvailability> background; // link index -> share left by background traffic (both directions)
 };
 
 /** Builds the topology of `cluster` (GPU nodes with intra-node links, NICs and a fat-tree / rail-optimised /
  *  star fabric; or CPU racks under a ToR/aggregation/core tree). Link values default from `device`.
  *  Throws InputError-free std::invalid_argument on shapes the builder cannot make; scenario checks run first. */
 PlatformSpec build_platform_spec(const ClusterParams& cluster, const DeviceSpec& device);
+
+/** Applies `network.background` to the links it names (by tier or name). Throws InputError (file:line:col) for a
+ *  malformed CSV, and std::invalid_argument naming an unknown tier or link. CSV paths are relative to `base_dir`. */
+void apply_background_traffic(PlatformSpec& platform, const NetworkParams& network, const std::string& base_dir);
 
 } // namespace cs

@@ -1,5 +1,6 @@
 #include "sim/platform/simgrid_platform.hpp"
 
+#include <simgrid/kernel/ProfileBuilder.hpp>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 
@@ -36,9 +37,27 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
     host->seal();
     out.hosts.push_back(host);
   }
-  for (const auto& l : topo.links()) {
+  for (std::size_t i = 0; i < topo.links().size(); ++i) {
+    const auto& l = topo.links()[i];
     s4u::Link* link = l.full_duplex ? zone->create_split_duplex_link(l.name, l.bandwidth) : zone->create_link(l.name, l.bandwidth);
     link->set_latency(l.latency);
+    if (auto bg = spec.background.find(static_cast<int>(i)); bg != spec.background.end()) {
+      // Background load as a bandwidth profile. SimGrid 3.32 applies its values as absolute bandwidths (its header
+      // says fractions; measured: absolute), and its periodic profiles did not repeat as documented in our tests,
+      // so a periodic schedule is unrolled: up to 100,000 events, after which the last value holds.
+      const auto& a = bg->second;
+      std::string text;
+      char line[96];
+      const int cycles = a.period > 0 ? std::max<int>(1, 100000 / static_cast<int>(a.points.size())) : 1;
+      for (int c = 0; c < cycles; ++c)
+        for (const auto& [t, v] : a.points) {
+          std::snprintf(line, sizeof line, "%.17g %.17g\n", c * a.period + t, v * l.bandwidth);
+          text += line;
+        }
+      const double periodicity = -1;
+      link->set_bandwidth_profile(
+          simgrid::kernel::profile::ProfileBuilder::from_string(l.name + "-background", text, periodicity));
+    }
     link->seal();
     out.links.push_back(link);
   }

@@ -7,6 +7,7 @@
 #include "policies/sync/gradient_sync.hpp"
 
 #include <fmt/format.h>
+#include <filesystem>
 #include <sstream>
 
 namespace cs {
@@ -102,6 +103,14 @@ void check_scenario(const Scenario& s)
   check_unimplemented_domain(s, "spark_provisioning", s.policies.spark_provisioning);
   check_unimplemented_domain(s, "cluster", s.policies.cluster);
 
+  if (!c.network.background.empty()) {
+    PlatformSpec platform = build_platform_spec(c, *d);
+    try {
+      apply_background_traffic(platform, c.network, std::filesystem::path(s.file).parent_path().string());
+    } catch (const std::invalid_argument& e) {
+      throw scenario_error(s, "cluster.network.background", e.what());
+    }
+  }
   const auto& w = s.workload;
   if (c.intra_node.nvls && !c.is_cpu_cluster() && !d->nvls)
     throw scenario_error(s, "cluster.intra_node.nvls", fmt::format("{} has no NVLS-capable NVSwitch (H100/H200 only)", c.device));

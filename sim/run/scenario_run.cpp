@@ -13,6 +13,7 @@
 #include "sim/scenario/units.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <fmt/format.h>
 
 #ifndef CS_VERSION
@@ -134,6 +135,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   auto wall_start = std::chrono::steady_clock::now();
   const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
   PlatformSpec platform = build_platform_spec(s.cluster, device);
+  apply_background_traffic(platform, s.cluster.network, std::filesystem::path(s.file).parent_path().string());
   if (s.workload.kind == "collective")
     return run_collective(s, options, platform, wall_start);
   if (s.workload.kind != "transformer-training")

@@ -29,6 +29,30 @@ void read_level(ObjectReader& r, FabricLevel& l)
   require_non_negative(r, "radix", l.radix);
 }
 
+void read_background(ObjectReader& r, BackgroundParams& b)
+{
+  r.field("tier", b.tier, "apply to every link of this tier (nic, leaf-uplink, pod-uplink, host-link, tor-uplink, ...)")
+      .field("links", b.links, "or to these links by name (as in trace.json and docs/architecture.md)")
+      .choice("kind", b.kind, {"constant", "on-off", "csv"}, "load over time")
+      .field("load", b.load, "share of the bandwidth background traffic takes, in [0, 1)")
+      .field("on", b.on, "on-off: how long the load lasts")
+      .field("off", b.off, "on-off: how long the link is free")
+      .field("file", b.file, "csv: 'time_s,load' rows (path relative to the scenario)")
+      .field("period", b.period, "csv: repeat the series every period (0 = once, the last load then holds)");
+  if (r.describing())
+    return;
+  if (b.tier.empty() == b.links.empty())
+    r.fail(r.node(), "a background entry needs either 'tier' or 'links'");
+  if (!(b.load >= 0 && b.load < 1))
+    r.fail_at("load", "load must be in [0, 1)");
+  if (b.kind == "on-off" && (!(b.on.value > 0) || !(b.off.value > 0)))
+    r.fail_at(b.on.value > 0 ? "off" : "on", "on-off needs positive 'on' and 'off'");
+  if (b.kind == "csv" && b.file.empty())
+    r.fail_at("kind", "kind csv needs a 'file'");
+  if (b.period.value < 0)
+    r.fail_at("period", "period must not be negative");
+}
+
 void read_network(ObjectReader r, NetworkParams& n)
 {
   r.choice("kind", n.kind, {"fat-tree", "rail-optimized", "star", "tree"},
@@ -44,7 +68,8 @@ void read_network(ObjectReader r, NetworkParams& n)
       .field("tor_uplink", n.tor_uplink, "CPU cluster: ToR to aggregation bandwidth (default from oversubscription)")
       .field("agg_uplink", n.agg_uplink, "CPU cluster: aggregation to core bandwidth (default from oversubscription)")
       .field("oversubscription", n.oversubscription, "CPU cluster: [ToR, aggregation] oversubscription ratios")
-      .field("racks_per_agg", n.racks_per_agg, "CPU cluster: racks under one aggregation switch (0 = all)");
+      .field("racks_per_agg", n.racks_per_agg, "CPU cluster: racks under one aggregation switch (0 = all)")
+      .list<BackgroundParams>("background", n.background, "time-varying background load on links", read_background);
   r.finish();
   require_positive(r, "nic_bandwidth", n.nic_bandwidth.value);
   require_positive(r, "nics_per_node", n.nics_per_node);

@@ -24,6 +24,17 @@ struct FabricLevel {
   Seconds latency{-1};           // per-hop latency of the links into this level; negative = network.latency
 };
 
+/** Background load on some links (the multi-tenant setting): what share of their bandwidth other traffic takes. */
+struct BackgroundParams {
+  std::string tier;                // links of this tier (nic, leaf-uplink, tor-uplink, host-link, ...)
+  std::vector<std::string> links;  // or these links by name
+  std::string kind = "constant";   // constant | on-off | csv
+  double load = 0.5;               // share taken (constant, and on-off while on)
+  Seconds on{1e-3}, off{1e-3};     // on-off phases
+  std::string file;                // csv: "time_s,load" rows, relative to the scenario file
+  Seconds period;                  // csv: repeat every period (0 = no repeat)
+};
+
 struct NetworkParams {
   std::string kind = "fat-tree"; // fat-tree | rail-optimized | star (GPU clusters); tree (CPU clusters)
   std::string model = "ideal";   // ideal (max-min, no TCP factors) | lv08 (SimGrid's TCP-calibrated model)
@@ -38,6 +49,7 @@ struct NetworkParams {
   Rate agg_uplink;  // 0 = racks_per_agg * tor_uplink / oversubscription[1]
   std::vector<double> oversubscription{1.0, 1.0};
   int racks_per_agg = 0; // 0 = all racks under one aggregation switch
+  std::vector<BackgroundParams> background;
 };
 
 struct HostParams {
