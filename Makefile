@@ -26,6 +26,7 @@ test: build
 bench: build
 	./bench/engine.sh $(BUILD)
 	./bench/cost_model.sh $(BUILD)
+	./bench/alltoall.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <cmath>
 #include <queue>
 #include <stdexcept>
 
@@ -33,8 +35,55 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
   for (std::size_t t = 0; t < n; ++t)
     waiting[t] = graph.predecessor_count(static_cast<int>(t)) + (position[t] > 0 ? 1 : 0);
 
-  // Link directions are 2*link + (up ? 0 : 1); each is free again at link_free[...].
-  std::vector<double> link_free(platform.topology.links().size() * 2, 0.0);
+  // Link directions are 2*link + (up ? 0 : 1). Each keeps its reservations: a transfer moving at rate r reserves
+  // r / capacity of every link it crosses from the moment its data moves until it ends, so a fat link carries
+  // several flows at once while a link the flow would fill is used by one flow at a time.
+  // Per link direction: its use over time as +share / -share events, with everything before `horizon` folded into
+  // `base` (the heap hands out tasks in non-decreasing ready time, so the past never needs revisiting).
+  struct LinkUse {
+    double exclusive_until = 0; // flows that fill the link: the old "one at a time" fast path
+    double base = 0;
+    std::map<double, double> delta;
+    void prune(double horizon)
+    {
+      while (!delta.empty() && delta.begin()->first <= horizon) {
+        base += delta.begin()->second;
+        delta.erase(delta.begin());
+      }
+    }
+    // Peak use over [t, t + duration), and the first event after t (when use may drop).
+    std::pair<double, double> peak(double t, double duration) const
+    {
+      double u = base, peak_use = 0, next = std::numeric_limits<double>::infinity();
+      auto it = delta.begin();
+      for (; it != delta.end() && it->first <= t + 1e-15; ++it)
+        u += it->second;
+      peak_use = u;
+      if (it != delta.end())
+        next = it->first;
+      for (; it != delta.end() && it->first < t + duration - 1e-15; ++it) {
+        u += it->second;
+        peak_use = std::max(peak_use, u);
+      }
+      return {peak_use, next};
+    }
+  };
+  std::vector<LinkUse> reserved(platform.topology.links().size() * 2);
+  constexpr double kSlack = 1e-9;
+  // The earliest time >= t at which `share` more fits on link direction d for `duration` seconds.
+  auto earliest_fit = [&](int d, double t, double share, double duration) {
+    t = std::max(t, reserved[d].exclusive_until);
+    if (reserved[d].delta.empty() && reserved[d].base <= kSlack)
+      return t;
+    for (int guard = 0; guard < 1000000; ++guard) {
+      auto [used, next] = reserved[d].peak(t, duration);
+      if (used + share <= 1 + kSlack || !std::isfinite(next))
+        return t;
+      t = next;
+    }
+    return t;
+  };
+
   using Item = std::pair<double, int>; // (ready time, task): earliest first, then lowest id
   std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
   for (std::size_t t = 0; t < n; ++t)
@@ -54,13 +103,10 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
     const Task& task = graph.task(id);
     double start = ready, end = ready;
     if (task.kind == TaskKind::TRANSFER && task.host != task.dst) {
-      // The fixed overhead runs first; the links are held from the moment the data starts to move.
       const auto& route = platform.topology.route(task.host, task.dst);
       const auto& links = platform.topology.links();
-      double move = start + task.seconds;
       double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
       for (const auto& use : route) {
-        move = std::max(move, link_free[2 * use.link + (use.up ? 0 : 1)]);
         latency += links[use.link].latency;
         bandwidth = std::min(bandwidth, links[use.link].bandwidth);
       }
@@ -70,7 +116,10 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
       if (!platform.background.empty())
         for (const auto& use : route)
           loaded = loaded || platform.background.count(use.link) > 0;
-      if (loaded) { // background traffic: integrate the bottleneck rate over its schedule, after the latency
+      auto duration_from = [&](double move) {
+        if (!loaded)
+          return latency + task.bytes / bandwidth;
+        // Background traffic: integrate the bottleneck rate over its schedule, after the latency.
         std::vector<double> bws;
         std::vector<const LinkAvailability*> schedules;
         for (const auto& use : route) {
@@ -78,13 +127,35 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
           auto bg = platform.background.find(use.link);
           schedules.push_back(bg == platform.background.end() ? nullptr : &bg->second);
         }
-        end = move + latency + transfer_seconds(move + latency, task.bytes, bws, schedules, task.rate);
-      } else {
-        end = move + latency + task.bytes / bandwidth;
-      }
-      start = std::max(start, move - task.seconds); // a transfer queued behind others starts when they clear
+        return latency + transfer_seconds(move + latency, task.bytes, bws, schedules, task.rate);
+      };
+      // The fixed overhead runs first; then the data moves once every link has room for its rate.
       for (const auto& use : route)
-        link_free[2 * use.link + (use.up ? 0 : 1)] = end;
+        if (!reserved[2 * use.link + (use.up ? 0 : 1)].delta.empty())
+          reserved[2 * use.link + (use.up ? 0 : 1)].prune(ready);
+      double move = start + task.seconds;
+      for (int round = 0; round < 1000; ++round) {
+        double duration = duration_from(move);
+        double fit = move;
+        for (const auto& use : route)
+          fit = std::max(fit, earliest_fit(2 * use.link + (use.up ? 0 : 1), move,
+                                           bandwidth / links[use.link].bandwidth, duration));
+        if (fit <= move)
+          break;
+        move = fit;
+      }
+      end = move + duration_from(move);
+      start = std::max(start, move - task.seconds); // a transfer queued behind others starts when they clear
+      for (const auto& use : route) {
+        auto& link = reserved[2 * use.link + (use.up ? 0 : 1)];
+        const double share = bandwidth / links[use.link].bandwidth;
+        if (share >= 1 - kSlack) {
+          link.exclusive_until = std::max(link.exclusive_until, end);
+        } else {
+          link.delta[move] += share;
+          link.delta[end] -= share;
+        }
+      }
     } else {
       end = start + task.seconds; // compute, delay, or a transfer to itself (its overhead only)
     }
