@@ -134,8 +134,8 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
         if (!reserved[2 * use.link + (use.up ? 0 : 1)].delta.empty())
           reserved[2 * use.link + (use.up ? 0 : 1)].prune(ready);
       double move = start + task.seconds;
+      double duration = duration_from(move);
       for (int round = 0; round < 1000; ++round) {
-        double duration = duration_from(move);
         double fit = move;
         for (const auto& use : route)
           fit = std::max(fit, earliest_fit(2 * use.link + (use.up ? 0 : 1), move,
@@ -143,8 +143,9 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
         if (fit <= move)
           break;
         move = fit;
+        duration = duration_from(move);
       }
-      end = move + duration_from(move);
+      end = move + duration;
       start = std::max(start, move - task.seconds); // a transfer queued behind others starts when they clear
       for (const auto& use : route) {
         auto& link = reserved[2 * use.link + (use.up ? 0 : 1)];

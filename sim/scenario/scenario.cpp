@@ -280,8 +280,7 @@ void apply_override(YAML::Node root, const std::string& text, std::size_t index)
   }
   if (value.IsNull())
     value = YAML::Node(value_text);
-  if (value.IsScalar())
-    value.SetTag("!cs-set-" + std::to_string(index));
+  value.SetTag("!cs-set-" + std::to_string(index)); // errors about this value point at its --set
   std::vector<YAML::Node> chain{root};
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
     YAML::Node next = chain.back()[keys[i]];

@@ -194,3 +194,33 @@ TEST(Cli, EveryExampleScenarioRuns)
   }
   EXPECT_GE(count, 1);
 }
+
+TEST(Cli, CollectiveSweepWritesCsvAndRejectsBadInput)
+{
+  fs::path out = fresh_dir("collective");
+  auto r = clustersim("run " + src("scenarios/reference/nccl-h100-ring.yaml") +
+                      " --backend analytical --set workload.collective.min_bytes=0 --set workload.collective.max_bytes=1MiB"
+                      " --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("#wrong"), std::string::npos); // nccl-tests' column layout
+  std::ifstream csv(out / "collective.csv");
+  std::string header, zero;
+  std::getline(csv, header);
+  std::getline(csv, zero);
+  EXPECT_EQ(header, "size_bytes,time_s,algbw_gbps,busbw_gbps,algorithm,protocol");
+  EXPECT_EQ(zero.rfind("0,", 0), 0u); // a zero-byte row is valid and costs latency only
+  auto report = read_json(out / "report.json");
+  EXPECT_GT(report["metrics"]["busbw_gbps"].get<double>(), 0);
+  EXPECT_GT(report["breakdown"]["bytes_nvlink"].get<double>(), 0);
+  fs::remove_all(out);
+  const std::string base = "run " + src("scenarios/reference/nccl-h100-ring.yaml") + " --out " + out.string();
+  for (const char* bad : {" --set workload.collective.ranks=16", " --set workload.collective.algorithm=bruck",
+                          " --set workload.collective.max_bytes=-1GiB", " --set workload.collective.op=all-to-all",
+                          " --set cluster.device=a100-sxm4-80gb --set cluster.intra_node.nvls=true",
+                          " --set cluster.network.background=[{tier: warp}]"}) {
+    auto e = clustersim(base + bad);
+    EXPECT_EQ(e.code, 2) << bad << ": " << e.err;
+    EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << bad << ": " << e.err;
+    EXPECT_FALSE(fs::exists(out)) << bad;
+  }
+}
