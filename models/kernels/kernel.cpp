@@ -8,7 +8,9 @@
 namespace cs {
 namespace {
 
-double element_bytes(const std::string& dtype)
+} // namespace
+
+double dtype_bytes(const std::string& dtype)
 {
   if (dtype == "fp64")
     return 8;
@@ -20,6 +22,8 @@ double element_bytes(const std::string& dtype)
     return 1;
   throw std::invalid_argument("unknown dtype '" + dtype + "'");
 }
+
+namespace {
 
 template <class... Fs> struct Overload : Fs... {
   using Fs::operator()...;
@@ -80,16 +84,16 @@ double kernel_bytes(const Kernel& k)
 {
   return std::visit(
       Overload{[](const GemmKernel& g) {
-                 return (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * element_bytes(g.dtype);
+                 return (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * dtype_bytes(g.dtype);
                },
                [](const AttentionKernel& a) {
-                 double e = element_bytes(a.dtype);
+                 double e = dtype_bytes(a.dtype);
                  return a.batch * a.head_dim * e * (2.0 * a.heads * a.seq_q + 2.0 * a.kv_heads * a.seq_kv);
                },
                [](const BandwidthKernel& b) { return b.bytes_in + b.bytes_out; },
-               [](const SoftmaxKernel& s) { return 2.0 * s.rows * s.cols * element_bytes(s.dtype); },
-               [](const NormKernel& n) { return 2.0 * n.rows * n.cols * element_bytes(n.dtype); },
-               [](const ReductionKernel& r) { return r.elements * element_bytes(r.dtype); },
+               [](const SoftmaxKernel& s) { return 2.0 * s.rows * s.cols * dtype_bytes(s.dtype); },
+               [](const NormKernel& n) { return 2.0 * n.rows * n.cols * dtype_bytes(n.dtype); },
+               [](const ReductionKernel& r) { return r.elements * dtype_bytes(r.dtype); },
                // A device-to-device copy reads and writes every byte; other directions cross one link once.
                [](const MemcpyKernel& m) { return m.direction == "d2d" ? 2.0 * m.bytes : m.bytes; }},
       k);

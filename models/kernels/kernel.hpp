@@ -57,6 +57,9 @@ struct MemcpyKernel {
 using Kernel = std::variant<GemmKernel, AttentionKernel, BandwidthKernel, SoftmaxKernel, NormKernel, ReductionKernel,
                             MemcpyKernel>;
 
+/** Bytes per element of a dtype (fp64 8, fp32/tf32 4, fp16/bf16 2, fp8 1); std::invalid_argument otherwise. */
+double dtype_bytes(const std::string& dtype);
+
 /** The kernel family name: gemm, attention, bandwidth, softmax, layernorm, rmsnorm, reduction, memcpy. */
 std::string kernel_family(const Kernel& k);
 /** Its dtype ("" for memcpy). */

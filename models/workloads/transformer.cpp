@@ -4,17 +4,6 @@
 
 namespace cs {
 
-double dtype_bytes(const std::string& dtype)
-{
-  if (dtype == "fp32" || dtype == "tf32")
-    return 4;
-  if (dtype == "fp16" || dtype == "bf16")
-    return 2;
-  if (dtype == "fp8")
-    return 1;
-  throw std::invalid_argument("unknown dtype '" + dtype + "'");
-}
-
 std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro)
 {
   const double tokens = double(micro) * m.seq;

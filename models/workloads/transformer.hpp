@@ -8,9 +8,6 @@
 
 namespace cs {
 
-/** Bytes per element of a dtype (fp32/tf32 4, fp16/bf16 2, fp8 1). Throws std::invalid_argument otherwise. */
-double dtype_bytes(const std::string& dtype);
-
 /** A kernel of a layer, with the name the timeline shows. */
 struct NamedKernel {
   std::string name;

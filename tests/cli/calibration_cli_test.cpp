@@ -1,3 +1,5 @@
+#include "tests/cli/run_cli.hpp"
+
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -9,27 +11,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-Result clustersim(const std::string& args)
-{
-  static int counter = 0;
-  fs::path err = fs::temp_directory_path() / ("cs_cal_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  FILE* pipe = popen((std::string(CS_BINARY) + " " + args + " 2>" + err.string()).c_str(), "r");
-  Result r;
-  std::array<char, 4096> buf{};
-  for (size_t n; (n = fread(buf.data(), 1, buf.size(), pipe)) > 0;)
-    r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  fs::remove(err);
-  return r;
-}
+using Result = cs::testing::CliResult;
+Result clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
 
 std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
 
@@ -62,29 +45,6 @@ TEST(CalibrationCli, PredictBadInputExitsTwo)
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
   }
-}
-
-TEST(CalibrationCli, CpuLoopCalibrateFitRegress)
-{
-  // The whole loop on this machine: measure, fit with held-out shapes, regress the fit against the measurements.
-  fs::path m = temp("m.json"), p = temp("p.json");
-  auto cal = clustersim("calibrate --device cpu --out " + m.string());
-  ASSERT_EQ(cal.code, 0) << cal.err;
-  auto fit = clustersim("fit " + m.string() + " --out " + p.string());
-  ASSERT_EQ(fit.code, 0) << fit.err;
-  auto held = fit.out.substr(fit.out.find("held-out residuals:"));
-  for (const char* family : {"gemm ", "bandwidth "}) {
-    auto line = held.substr(held.find(std::string("  ") + family));
-    double median = std::stod(line.substr(line.find("median |error|") + 14));
-    EXPECT_LE(median, 10.0) << family << " held-out median " << median << "%\n" << fit.out;
-  }
-  auto regress = clustersim("regress --profile " + p.string() + " --measurements " + m.string());
-  EXPECT_EQ(regress.code, 0) << regress.out;
-  EXPECT_NE(regress.out.find("within tolerance 10.0%"), std::string::npos);
-  // An absurd tolerance fails the regression with exit 1.
-  EXPECT_EQ(clustersim("regress --profile " + p.string() + " --measurements " + m.string() + " --tolerance 0.000001").code, 1);
-  fs::remove(m);
-  fs::remove(p);
 }
 
 TEST(CalibrationCli, ShippedCpuProfileRegressesOnItsMeasurements)

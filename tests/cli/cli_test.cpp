@@ -1,3 +1,5 @@
+#include "tests/cli/run_cli.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -10,29 +12,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out; // stdout and stderr, stderr after a "|stderr|" marker
-  std::string err;
-};
-
-Result clustersim(const std::string& args)
-{
-  static int counter = 0;
-  fs::path err = fs::temp_directory_path() / ("cs_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  std::string cmd = std::string(CS_BINARY) + " " + args + " 2>" + err.string();
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  for (size_t n; (n = fread(buf.data(), 1, buf.size(), pipe)) > 0;)
-    r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  fs::remove(err);
-  return r;
-}
+using Result = cs::testing::CliResult;
+Result clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
 
 fs::path fresh_dir(const std::string& name)
 {
