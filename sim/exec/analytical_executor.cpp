@@ -38,34 +38,40 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
   // Link directions are 2*link + (up ? 0 : 1). Each keeps its reservations: a transfer moving at rate r reserves
   // r / capacity of every link it crosses from the moment its data moves until it ends, so a fat link carries
   // several flows at once while a link the flow would fill is used by one flow at a time.
-  // Per link direction: its use over time as +share / -share events, with everything before `horizon` folded into
-  // `base` (the heap hands out tasks in non-decreasing ready time, so the past never needs revisiting).
+  // Per link direction: its use over time as a step function (key: time the use changes; value: the use from
+  // then until the next key), with the past pruned as the heap's ready time advances. Queries and insertions
+  // touch only the steps inside their window.
   struct LinkUse {
     double exclusive_until = 0; // flows that fill the link: the old "one at a time" fast path
-    double base = 0;
-    std::map<double, double> delta;
+    std::map<double, double> steps;
+    double use_at(double t) const
+    {
+      auto it = steps.upper_bound(t);
+      return it == steps.begin() ? 0.0 : std::prev(it)->second;
+    }
     void prune(double horizon)
     {
-      while (!delta.empty() && delta.begin()->first <= horizon) {
-        base += delta.begin()->second;
-        delta.erase(delta.begin());
-      }
+      while (steps.size() > 1 && std::next(steps.begin())->first <= horizon)
+        steps.erase(steps.begin());
     }
-    // Peak use over [t, t + duration), and the first event after t (when use may drop).
+    // Peak use over [t, t + duration), and the first change after t (when use may drop).
     std::pair<double, double> peak(double t, double duration) const
     {
-      double u = base, peak_use = 0, next = std::numeric_limits<double>::infinity();
-      auto it = delta.begin();
-      for (; it != delta.end() && it->first <= t + 1e-15; ++it)
-        u += it->second;
-      peak_use = u;
-      if (it != delta.end())
+      double peak_use = use_at(t), next = std::numeric_limits<double>::infinity();
+      auto it = steps.upper_bound(t);
+      if (it != steps.end())
         next = it->first;
-      for (; it != delta.end() && it->first < t + duration - 1e-15; ++it) {
-        u += it->second;
-        peak_use = std::max(peak_use, u);
-      }
+      for (; it != steps.end() && it->first < t + duration - 1e-15; ++it)
+        peak_use = std::max(peak_use, it->second);
       return {peak_use, next};
+    }
+    void add(double from, double to, double share)
+    {
+      for (double x : {from, to})
+        if (!steps.count(x))
+          steps.emplace(x, use_at(x));
+      for (auto it = steps.find(from); it != steps.end() && it->first < to; ++it)
+        it->second += share;
     }
   };
   std::vector<LinkUse> reserved(platform.topology.links().size() * 2);
@@ -73,7 +79,7 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
   // The earliest time >= t at which `share` more fits on link direction d for `duration` seconds.
   auto earliest_fit = [&](int d, double t, double share, double duration) {
     t = std::max(t, reserved[d].exclusive_until);
-    if (reserved[d].delta.empty() && reserved[d].base <= kSlack)
+    if (reserved[d].steps.empty())
       return t;
     for (int guard = 0; guard < 1000000; ++guard) {
       auto [used, next] = reserved[d].peak(t, duration);
@@ -131,7 +137,7 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
       };
       // The fixed overhead runs first; then the data moves once every link has room for its rate.
       for (const auto& use : route)
-        if (!reserved[2 * use.link + (use.up ? 0 : 1)].delta.empty())
+        if (!reserved[2 * use.link + (use.up ? 0 : 1)].steps.empty())
           reserved[2 * use.link + (use.up ? 0 : 1)].prune(ready);
       double move = start + task.seconds;
       double duration = duration_from(move);
@@ -153,8 +159,7 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
         if (share >= 1 - kSlack) {
           link.exclusive_until = std::max(link.exclusive_until, end);
         } else {
-          link.delta[move] += share;
-          link.delta[end] -= share;
+          link.add(move, end, share);
         }
       }
     } else {

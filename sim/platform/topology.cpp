@@ -28,6 +28,8 @@ int Topology::add_host(const std::string& name, int machine, int local)
   host_index_of_vertex_[id] = static_cast<int>(hosts_.size());
   hosts_.push_back(id);
   graph_.reset();
+  search_tree_.clear();
+  route_cache_.clear();
   return id;
 }
 
@@ -36,6 +38,8 @@ int Topology::add_switch(const std::string& name)
   vertices_.push_back(TopologyVertex{name, false, -1, -1, {}});
   host_index_of_vertex_.resize(vertices_.size(), -1);
   graph_.reset();
+  search_tree_.clear();
+  route_cache_.clear();
   return static_cast<int>(vertices_.size()) - 1;
 }
 
@@ -52,6 +56,7 @@ void Topology::add_edge(int a, int b, std::vector<LinkUse> links)
 {
   edges_.push_back(Edge{a, b, std::move(links)});
   graph_.reset();
+  search_tree_.clear();
   route_cache_.clear();
 }
 
@@ -70,29 +75,34 @@ const std::vector<LinkUse>& Topology::route(int src_host, int dst_host) const
   const int dst = hosts_.at(dst_host);
   std::vector<LinkUse> path;
   if (src != dst) {
-    // Breadth-first search that never expands a host other than the source (hosts are not routers).
-    // Out-edges are visited in insertion order, so the chosen path is deterministic.
-    const auto& g = graph_->g;
-    auto edge_index = boost::get(boost::edge_index, g);
-    std::vector<int> via_edge(vertices_.size(), -1);
-    std::vector<char> seen(vertices_.size(), 0);
-    std::deque<int> queue{src};
-    seen[src] = 1;
-    while (!queue.empty() && !seen[dst]) {
-      int v = queue.front();
-      queue.pop_front();
-      if (v != src && vertices_[v].is_host)
-        continue;
-      for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
-        int w = static_cast<int>(boost::target(*it, g));
-        if (seen[w])
+    // One breadth-first search per source serves every destination. It never expands a host other than the
+    // source (hosts are not routers); out-edges are visited in insertion order, so paths are deterministic.
+    auto tree = search_tree_.find(src);
+    if (tree == search_tree_.end()) {
+      const auto& g = graph_->g;
+      auto edge_index = boost::get(boost::edge_index, g);
+      std::vector<int> reached_by(vertices_.size(), -1);
+      std::vector<char> seen(vertices_.size(), 0);
+      std::deque<int> queue{src};
+      seen[src] = 1;
+      while (!queue.empty()) {
+        int v = queue.front();
+        queue.pop_front();
+        if (v != src && vertices_[v].is_host)
           continue;
-        seen[w] = 1;
-        via_edge[w] = edge_index[*it];
-        queue.push_back(w);
+        for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
+          int w = static_cast<int>(boost::target(*it, g));
+          if (seen[w])
+            continue;
+          seen[w] = 1;
+          reached_by[w] = edge_index[*it];
+          queue.push_back(w);
+        }
       }
+      tree = search_tree_.emplace(src, std::move(reached_by)).first;
     }
-    if (!seen[dst])
+    const std::vector<int>& via_edge = tree->second;
+    if (via_edge[dst] < 0)
       throw std::logic_error("no route from " + vertices_[src].name + " to " + vertices_[dst].name);
     std::vector<int> vertex_path{dst};
     for (int v = dst; v != src;) {

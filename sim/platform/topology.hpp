@@ -84,6 +84,7 @@ private:
   struct Graph; // Boost.Graph view, built on first query
   mutable std::unique_ptr<Graph> graph_;
   mutable std::map<std::pair<int, int>, std::vector<LinkUse>> route_cache_;
+  mutable std::map<int, std::vector<int>> search_tree_; // per source vertex: the edge each vertex was reached by
 };
 
 } // namespace cs
