@@ -44,11 +44,11 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
     if (auto bg = spec.background.find(static_cast<int>(i)); bg != spec.background.end()) {
       // Background load as a bandwidth profile. SimGrid 3.32 applies its values as absolute bandwidths (its header
       // says fractions; measured: absolute), and its periodic profiles did not repeat as documented in our tests,
-      // so a periodic schedule is unrolled: up to 100,000 events, after which the last value holds.
+      // so a periodic schedule is unrolled: up to 10,000 events, after which the last value holds.
       const auto& a = bg->second;
       std::string text;
       char line[96];
-      const int cycles = a.period > 0 ? std::max<int>(1, 100000 / static_cast<int>(a.points.size())) : 1;
+      const int cycles = a.period > 0 ? std::max<int>(1, 10000 / static_cast<int>(a.points.size())) : 1;
       for (int c = 0; c < cycles; ++c)
         for (const auto& [t, v] : a.points) {
           std::snprintf(line, sizeof line, "%.17g %.17g\n", c * a.period + t, v * l.bandwidth);

@@ -56,8 +56,8 @@ RunMetrics collective_metrics(const CollectiveSweep& sweep, const std::vector<Co
   m.metrics["message_bytes"] = last.bytes;
   m.metrics["algbw_gbps"] = last.algbw;
   m.metrics["busbw_gbps"] = last.busbw;
-  m.metrics["sizes"] = static_cast<double>(rows.size());
-  m.metrics["tasks"] = static_cast<double>(sweep.graph.size());
+  m.metrics["size_count"] = static_cast<double>(rows.size());
+  m.metrics["task_count"] = static_cast<double>(sweep.graph.size());
   // Bytes crossing each link tier (a byte crossing two NVLink ports counts twice), over the whole sweep.
   const Topology& topo = platform.topology;
   double total = 0;

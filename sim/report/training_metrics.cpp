@@ -70,9 +70,9 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.metrics["network_bytes_intra_node"] = intra / iterations;
   m.metrics["network_bytes_inter_node"] = inter / iterations;
   m.metrics["tflops_per_gpu"] = tr.model_flops_per_iteration / tr.ranks / iteration_time / 1e12;
-  m.metrics["parameters"] = tr.parameters;
-  m.metrics["gradient_buckets"] = tr.buckets;
-  m.metrics["tasks"] = static_cast<double>(g.size());
+  m.metrics["parameter_count"] = tr.parameters;
+  m.metrics["gradient_bucket_count"] = tr.buckets;
+  m.metrics["task_count"] = static_cast<double>(g.size());
   m.breakdown["compute_s"] = compute;
   m.breakdown["communication_s"] = comm;
   m.breakdown["link_busy_busiest_rank_s"] = comm_busy[busiest] / iterations;

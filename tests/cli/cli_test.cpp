@@ -97,7 +97,7 @@ TEST(Cli, RunWritesReportResolvedScenarioAndTrace)
     }
   }
   EXPECT_EQ(pids, (std::set<int>{0, 1})); // one process per node
-  EXPECT_EQ(complete, report["metrics"]["tasks"].get<int>());
+  EXPECT_EQ(complete, report["metrics"]["task_count"].get<int>());
   fs::remove_all(out);
 }
 
