@@ -4,6 +4,7 @@
 #include "models/device_catalog.hpp"
 #include "policies/registry.hpp"
 #include "models/collectives/collective_model.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 #include "policies/sync/gradient_sync.hpp"
 
 #include <fmt/format.h>
@@ -96,7 +97,7 @@ void check_scenario(const Scenario& s)
   }
 
   check_policy<GradientSync>(s, "sync", s.policies.sync);
-  check_unimplemented_domain(s, "pipeline", s.policies.pipeline);
+  check_policy<PipelineSchedule>(s, "pipeline", s.policies.pipeline);
   check_unimplemented_domain(s, "moe", s.policies.moe);
   check_unimplemented_domain(s, "mapreduce", s.policies.mapreduce);
   check_unimplemented_domain(s, "spark_cache", s.policies.spark_cache);

@@ -1,0 +1,95 @@
+// validation.md §1 exact checks: bubbles and activations in flight of gpipe, 1f1b and interleaved-1f1b.
+#include "models/workloads/pipeline_graph.hpp"
+#include "policies/registry.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/isolated_run.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+cs::PlatformSpec devices(int n)
+{
+  cs::ClusterParams c;
+  c.nodes = 1;
+  c.gpus_per_node = n;
+  c.network.nics_per_node = n;
+  return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
+}
+
+// Uniform stages, no communication: every device does forward 1 s and backward 2 s per microbatch in total.
+cs::PipelineGraph uniform(const std::string& name, int p, int v, int m)
+{
+  auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create(name);
+  const int chunks = schedule->chunks(v);
+  std::vector<cs::StageCost> costs(p * chunks, cs::StageCost{1.0 / chunks, 2.0 / chunks, 0});
+  std::vector<int> hosts(p);
+  for (int d = 0; d < p; ++d)
+    hosts[d] = d;
+  return cs::build_pipeline(*schedule, p, v, m, costs, hosts);
+}
+
+} // namespace
+
+TEST(PipelineSchedules, GpipeAnd1f1bBubbleIsPMinusOneOverM)
+{
+  for (const char* name : {"gpipe", "1f1b"})
+    for (int p : {2, 4, 8})
+      for (int m : {8, 16, 32}) {
+        auto pipe = uniform(name, p, 1, m);
+        double t = cs::run_analytical(pipe.graph, devices(p)).makespan;
+        EXPECT_NEAR(cs::bubble_fraction(pipe, t), double(p - 1) / m, 1e-9) << name << " p=" << p << " m=" << m;
+      }
+}
+
+TEST(PipelineSchedules, InterleavedBubbleIsPMinusOneOverVM)
+{
+  for (int p : {2, 4, 8})
+    for (int v : {2, 3, 4})
+      for (int m : {8, 16}) {
+        if (m % p != 0)
+          continue;
+        auto pipe = uniform("interleaved-1f1b", p, v, m);
+        double t = cs::run_analytical(pipe.graph, devices(p)).makespan;
+        EXPECT_NEAR(cs::bubble_fraction(pipe, t), double(p - 1) / (v * m), 1e-9) << "p=" << p << " v=" << v << " m=" << m;
+      }
+}
+
+TEST(PipelineSchedules, ActivationsInFlight)
+{
+  const int p = 4, m = 16;
+  auto one = cs::peak_in_flight(uniform("1f1b", p, 1, m));
+  auto gpipe = cs::peak_in_flight(uniform("gpipe", p, 1, m));
+  for (int s = 0; s < p; ++s) {
+    EXPECT_EQ(one[s], p - s) << s;
+    EXPECT_EQ(gpipe[s], m) << s;
+  }
+}
+
+TEST(PipelineSchedules, BothBackendsGiveTheUniformMakespan)
+{
+  auto pipe = uniform("interleaved-1f1b", 4, 2, 8);
+  auto p = devices(4);
+  const double expected = 8 * 3.0 + 3 * 3.0 / 2; // m (f + b) + (p - 1)(f + b) / v
+  EXPECT_NEAR(cs::run_analytical(pipe.graph, p).makespan, expected, 1e-9);
+  double simgrid = std::stod(cs::run_isolated([&] { return std::to_string(cs::run_simgrid(pipe.graph, p).makespan); }));
+  EXPECT_NEAR(simgrid, expected, 1e-5);
+}
+
+TEST(PipelineSchedules, ActivationTransfersDelayTheNextStage)
+{
+  // 2 devices, 1 microbatch, a 1 GB activation over 370.8 GB/s NVLink (plus 1.2 us latency) each way.
+  auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create("1f1b");
+  std::vector<cs::StageCost> costs(2, cs::StageCost{1.0, 2.0, 1e9});
+  auto pipe = cs::build_pipeline(*schedule, 2, 1, 1, costs, {0, 1});
+  const double hop = 1.2e-6 + 1e9 / 370.8e9;
+  EXPECT_NEAR(cs::run_analytical(pipe.graph, devices(2)).makespan, 1 + hop + 1 + 2 + hop + 2, 1e-9);
+}
+
+TEST(PipelineSchedules, InterleavingNeedsMicrobatchesDivisibleByStages)
+{
+  EXPECT_THROW(uniform("interleaved-1f1b", 4, 2, 6), std::invalid_argument);
+  EXPECT_TRUE(cs::Registry<cs::PipelineSchedule>::instance().has("gpipe"));
+  EXPECT_TRUE(cs::Registry<cs::PipelineSchedule>::instance().has("1f1b"));
+  EXPECT_TRUE(cs::Registry<cs::PipelineSchedule>::instance().has("interleaved-1f1b"));
+}
