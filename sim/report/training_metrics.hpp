@@ -13,6 +13,7 @@ namespace cs {
 /** Ordered name -> value maps, ready for report.json's "metrics" and "breakdown". Units are in the names. */
 struct RunMetrics {
   std::map<std::string, double> metrics;
+  std::map<std::string, bool> flags; // reported as JSON booleans among the metrics (e.g. fits_in_memory)
   std::map<std::string, double> breakdown;
 };
 

@@ -10,6 +10,7 @@
 #include "sim/report/collective_metrics.hpp"
 #include "sim/report/training_metrics.hpp"
 #include "models/workloads/collective_sweep.hpp"
+#include "models/workloads/memory_footprint.hpp"
 #include "sim/scenario/units.hpp"
 
 #include <chrono>
@@ -63,6 +64,14 @@ std::string summary_text(const Scenario& s, const PlatformSpec& p, const Trainin
   out += fmt::format("  traffic   {} per iteration ({} inter-node), {} gradient buckets\n",
                      units::format_bytes(M.at("network_bytes")), units::format_bytes(M.at("network_bytes_inter_node")),
                      tr.buckets);
+  out += fmt::format("  memory    {} per GPU of {} ({}){}\n", units::format_bytes(M.at("peak_memory_bytes")),
+                     units::format_bytes(M.at("memory_capacity_bytes")),
+                     fmt::format("weights {}, grads {}, optimizer {}, activations {}",
+                                 units::format_bytes(B.at("memory_parameters_bytes")),
+                                 units::format_bytes(B.at("memory_gradients_bytes")),
+                                 units::format_bytes(B.at("memory_optimizer_bytes")),
+                                 units::format_bytes(B.at("memory_activations_bytes"))),
+                     M.at("peak_memory_bytes") <= M.at("memory_capacity_bytes") ? "" : "  DOES NOT FIT");
   out += fmt::format("  wall time {:.3f} s\n", wall);
   return out;
 }
@@ -90,6 +99,8 @@ void fill_report(RunResult& result, const Scenario& s, const RunMetrics& metrics
   r["backend"] = s.backend;
   r["metrics"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : metrics.metrics)
+    r["metrics"][k] = v;
+  for (const auto& [k, v] : metrics.flags)
     r["metrics"][k] = v;
   r["breakdown"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : metrics.breakdown)
@@ -148,6 +159,16 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   TrainingGraph training = build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
   Timeline timeline = run_backend(s.backend, training.graph, platform);
   RunMetrics metrics = training_metrics(training, timeline, platform);
+  // Data parallelism without a pipeline holds one microbatch's activations at a time.
+  MemoryLayout layout;
+  layout.dp = dp;
+  layout.bucket_bytes = s.workload.gradient_bucket.value;
+  const MemoryFootprint memory = transformer_memory(s.workload.model, s.workload.batch.micro, layout);
+  metrics.metrics["peak_memory_bytes"] = memory.total();
+  metrics.metrics["memory_capacity_bytes"] = device.memory_bytes;
+  metrics.flags["fits_in_memory"] = memory.total() <= device.memory_bytes;
+  for (const auto& [k, v] : memory.breakdown())
+    metrics.breakdown[k] = v;
   RunResult result;
   double wall = seconds_since(wall_start);
   fill_report(result, s, metrics, wall);

@@ -205,3 +205,18 @@ TEST(Cli, CollectiveSweepWritesCsvAndRejectsBadInput)
     EXPECT_FALSE(fs::exists(out)) << bad;
   }
 }
+
+TEST(Cli, AModelThatDoesNotFitIsReportedNotACrash)
+{
+  fs::path out = fresh_dir("oom");
+  auto r = clustersim("run " + src("scenarios/quickstart.yaml") +
+                      " --backend analytical --set workload.batch.micro=8 --set workload.batch.global=128 --out " +
+                      out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+  auto report = read_json(out / "report.json");
+  EXPECT_FALSE(report["metrics"]["fits_in_memory"].get<bool>());
+  EXPECT_GT(report["metrics"]["peak_memory_bytes"].get<double>(), report["metrics"]["memory_capacity_bytes"].get<double>());
+  EXPECT_TRUE(report["breakdown"].contains("memory_activations_bytes"));
+  fs::remove_all(out);
+}

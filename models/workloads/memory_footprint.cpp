@@ -1,0 +1,43 @@
+#include "models/workloads/memory_footprint.hpp"
+
+#include "models/kernels/kernel.hpp"
+#include "models/workloads/transformer.hpp"
+
+#include <cmath>
+
+namespace cs {
+
+std::map<std::string, double> MemoryFootprint::breakdown() const
+{
+  return {{"memory_parameters_bytes", parameters}, {"memory_gradients_bytes", gradients},
+          {"memory_optimizer_bytes", optimizer},   {"memory_activations_bytes", activations},
+          {"memory_buffers_bytes", buffers}};
+}
+
+MemoryFootprint transformer_memory(const ModelParams& m, int micro, const MemoryLayout& l)
+{
+  const double e = dtype_bytes(m.dtype);
+  const double layers_per_stage = std::ceil(double(m.layers) / l.pp);
+  // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
+  const double params = (layers_per_stage * layer_parameters(m) + embedding_parameters(m)) / l.tp;
+  MemoryFootprint f;
+  f.parameters = params * e / (l.zero >= 3 ? l.dp : 1);
+  f.gradients = params * e / (l.zero >= 2 ? l.dp : 1);
+  f.optimizer = params * 12.0 / (l.zero >= 1 ? l.dp : 1);
+  const double s = m.seq, b = micro, h = m.hidden, a = m.heads, t = l.tp;
+  const bool sp = l.sequence_parallel;
+  double per_layer = 0;
+  if (m.recompute == "full") // only each layer's input is kept
+    per_layer = 2.0 * s * b * h / (sp ? t : 1);
+  else if (m.recompute == "selective") // the attention core (softmax, dropout, scores) is recomputed
+    per_layer = s * b * h * (sp ? 34.0 / t : 10.0 + 24.0 / t);
+  else
+    per_layer = s * b * h * ((sp ? 34.0 / t : 10.0 + 24.0 / t) + 5.0 * a * s / (h * t));
+  // Korthikanti's counts are for 16-bit activations; scale for other dtypes.
+  per_layer *= e / 2.0;
+  f.activations = per_layer * layers_per_stage * l.in_flight_microbatches;
+  f.buffers = l.bucket_bytes;
+  return f;
+}
+
+} // namespace cs

@@ -1,0 +1,55 @@
+#include "models/workloads/memory_footprint.hpp"
+#include "models/workloads/transformer.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+const cs::ModelParams kGpt13B{24, 2048, 8192, 16, 2048, 51200, "bf16", "none"};
+}
+
+TEST(MemoryFootprint, Gpt13BDataParallelByHand)
+{
+  // P parameters: 16 bytes each without ZeRO (2 weights + 2 gradients + 12 Adam state).
+  const double P = cs::total_parameters(kGpt13B);
+  cs::MemoryLayout l;
+  l.dp = 16;
+  l.bucket_bytes = 25.0 * 1048576;
+  auto f = cs::transformer_memory(kGpt13B, 4, l);
+  EXPECT_DOUBLE_EQ(f.parameters, 2 * P);
+  EXPECT_DOUBLE_EQ(f.gradients, 2 * P);
+  EXPECT_DOUBLE_EQ(f.optimizer, 12 * P);
+  // Korthikanti et al.: s b h (34 + 5 a s / h) per layer = 2048 * 4 * 2048 * (34 + 80) bytes, 24 layers.
+  EXPECT_DOUBLE_EQ(f.activations, 24 * 2048.0 * 4 * 2048 * 114);
+  EXPECT_DOUBLE_EQ(f.buffers, 25.0 * 1048576);
+  EXPECT_NEAR(f.total() / 1e9, 16 * P / 1e9 + 45.9 + 0.026, 0.05); // ~67 GB: fits an 80 GB H100
+}
+
+TEST(MemoryFootprint, ZeroStagesShardOverDataParallelRanks)
+{
+  const double P = cs::total_parameters(kGpt13B);
+  cs::MemoryLayout l;
+  l.dp = 8;
+  l.zero = 1;
+  auto z1 = cs::transformer_memory(kGpt13B, 1, l);
+  EXPECT_DOUBLE_EQ(z1.optimizer, 12 * P / 8);
+  EXPECT_DOUBLE_EQ(z1.gradients, 2 * P);
+  l.zero = 2;
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(kGpt13B, 1, l).gradients, 2 * P / 8);
+  l.zero = 3;
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(kGpt13B, 1, l).parameters, 2 * P / 8);
+}
+
+TEST(MemoryFootprint, RecomputationAndInFlightMicrobatches)
+{
+  cs::MemoryLayout l;
+  cs::ModelParams m = kGpt13B;
+  const double sbh = 2048.0 * 1 * 2048;
+  m.recompute = "selective";
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 34);
+  m.recompute = "full";
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 2);
+  // 1F1B's first stage of a 4-stage pipeline holds 4 microbatches of its 6 layers.
+  l.pp = 4;
+  l.in_flight_microbatches = 4;
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 6 * sbh * 2 * 4);
+}
