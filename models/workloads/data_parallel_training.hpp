@@ -24,6 +24,9 @@ struct TrainingGraph {
   double model_flops_per_iteration = 0;
   double samples_per_iteration = 0;
   double tokens_per_iteration = 0;
+  int pipeline_stages = 1;
+  int chunks = 1;        // model chunks per pipeline device
+  int in_flight_peak = 1; // most microbatch-chunks whose activations a pipeline device holds at once
 };
 
 /** One rank per GPU (host index = rank). Each rank runs its microbatches' forward and backward passes layer by

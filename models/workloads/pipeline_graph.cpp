@@ -6,61 +6,87 @@
 
 namespace cs {
 
-PipelineGraph build_pipeline(const PipelineSchedule& schedule, int p, int vpp, int m, const std::vector<StageCost>& costs,
-                             const std::vector<int>& hosts)
+PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineSchedule& schedule, int p, int vpp, int m,
+                              const std::vector<StageCost>& costs, const std::vector<int>& hosts,
+                              const std::vector<int>& compute_streams, const std::vector<int>& ready, TaskLabels base)
 {
-  PipelineGraph out;
   const int v = schedule.chunks(vpp);
-  out.devices = p;
-  out.chunks = v;
-  out.microbatches = m;
   if (static_cast<int>(costs.size()) != p * v || static_cast<int>(hosts.size()) != p)
-    throw std::invalid_argument("build_pipeline: costs must have devices x chunks entries and hosts one per device");
+    throw std::invalid_argument("append_pipeline: costs must have devices x chunks entries and hosts one per device");
+  PipelineTasks out;
   out.order = schedule.order(p, v, m);
-  TaskGraph& g = out.graph;
-  std::vector<int> comm(p);
-  for (int d = 0; d < p; ++d) {
-    out.compute_streams.push_back(g.add_stream(hosts[d], "compute"));
-    comm[d] = g.add_stream(hosts[d], "p2p");
-  }
   // Create every op's task in schedule order per device, then wire the data dependencies.
   std::map<std::tuple<bool, int, int>, int> task_of; // (forward, microbatch, virtual stage) -> task
   out.op_tasks.resize(p);
   out.busy_s.assign(p, 0.0);
   const auto fwd = g.intern("forward"), bwd = g.intern("backward");
-  for (int d = 0; d < p; ++d)
+  for (int d = 0; d < p; ++d) {
+    bool first = true;
     for (const auto& op : out.order[d]) {
       const int vs = op.chunk * p + d;
       const StageCost& c = costs[vs];
       double t = op.forward ? c.forward_s : c.backward_s;
-      TaskLabels lab{0, vs, op.microbatch, -1, op.forward ? fwd : bwd};
-      int task = g.add_compute(out.compute_streams[d], t, op.forward ? "stage_forward" : "stage_backward", "given", lab);
+      TaskLabels lab = base;
+      lab.stage = vs;
+      lab.microbatch = op.microbatch;
+      lab.phase = op.forward ? fwd : bwd;
+      int task = g.add_compute(compute_streams[d], t, op.forward ? "stage_forward" : "stage_backward",
+                               c.model.empty() ? "given" : c.model, lab);
+      if (first && d < static_cast<int>(ready.size()) && ready[d] >= 0)
+        g.add_dependency(ready[d], task);
+      first = false;
       task_of[{op.forward, op.microbatch, vs}] = task;
       out.op_tasks[d].push_back(task);
       out.busy_s[d] += t;
     }
+  }
   const int stages = p * v;
-  auto link = [&](int before, int from_vs, int after, int to_vs, double bytes, int mb) {
+  // Sends are created in each device's op order, on one stream for activations and one for their gradients, so
+  // no stream ever has to run a send before one the schedule needs earlier.
+  auto link = [&](int before, int from_vs, int after, int to_vs, double bytes, int mb, int channel) {
     int from_dev = from_vs % p, to_dev = to_vs % p;
     if (from_dev == to_dev || bytes <= 0) {
       g.add_dependency(before, after);
       return;
     }
-    int t = g.add_transfer(comm[from_dev], hosts[from_dev], hosts[to_dev], bytes, "p2p",
-                           TaskLabels{0, from_vs, mb, -1, g.intern("p2p")});
+    TaskLabels lab = base;
+    lab.stage = from_vs;
+    lab.microbatch = mb;
+    lab.phase = g.intern("p2p");
+    int t = g.add_transfer(pool.get(hosts[from_dev], channel), hosts[from_dev], hosts[to_dev], bytes, "p2p", lab);
     g.add_dependency(before, t);
     g.add_dependency(t, after);
   };
-  for (int mb = 0; mb < m; ++mb)
-    for (int vs = 0; vs < stages; ++vs) {
-      if (vs > 0)
-        link(task_of.at({true, mb, vs - 1}), vs - 1, task_of.at({true, mb, vs}), vs, costs[vs - 1].activation_bytes, mb);
-      if (vs + 1 < stages)
-        link(task_of.at({false, mb, vs + 1}), vs + 1, task_of.at({false, mb, vs}), vs, costs[vs].activation_bytes, mb);
-      else
+  for (int d = 0; d < p; ++d)
+    for (const auto& op : out.order[d]) {
+      const int vs = op.chunk * p + d, mb = op.microbatch;
+      if (op.forward && vs + 1 < stages)
+        link(task_of.at({true, mb, vs}), vs, task_of.at({true, mb, vs + 1}), vs + 1, costs[vs].activation_bytes, mb, 500);
+      if (op.forward && vs + 1 == stages)
         g.add_dependency(task_of.at({true, mb, vs}), task_of.at({false, mb, vs}));
+      if (!op.forward && vs > 0)
+        link(task_of.at({false, mb, vs}), vs, task_of.at({false, mb, vs - 1}), vs - 1, costs[vs - 1].activation_bytes,
+             mb, 501);
     }
-  g.finalize(); // throws std::logic_error when the schedule's order contradicts the data dependencies
+  return out;
+}
+
+PipelineGraph build_pipeline(const PipelineSchedule& schedule, int p, int vpp, int m, const std::vector<StageCost>& costs,
+                             const std::vector<int>& hosts)
+{
+  PipelineGraph out;
+  out.devices = p;
+  out.chunks = schedule.chunks(vpp);
+  out.microbatches = m;
+  StreamPool pool(out.graph);
+  for (int d = 0; d < p && d < static_cast<int>(hosts.size()); ++d)
+    out.compute_streams.push_back(out.graph.add_stream(hosts[d], "compute"));
+  PipelineTasks tasks = append_pipeline(out.graph, pool, schedule, p, vpp, m, costs, hosts, out.compute_streams, {},
+                                        TaskLabels{0, -1, -1, -1, 0});
+  out.order = std::move(tasks.order);
+  out.op_tasks = std::move(tasks.op_tasks);
+  out.busy_s = std::move(tasks.busy_s);
+  out.graph.finalize(); // throws std::logic_error when the schedule's order contradicts the data dependencies
   return out;
 }
 

@@ -2,9 +2,11 @@
 // on every (virtual) stage is a task, with point-to-point activation transfers between devices.
 #pragma once
 
+#include "models/collectives/collective.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "sim/graph/task_graph.hpp"
 
+#include <string>
 #include <vector>
 
 namespace cs {
@@ -14,6 +16,7 @@ struct StageCost {
   double forward_s = 0;
   double backward_s = 0;
   double activation_bytes = 0; // sent to the next virtual stage (and its gradient back); 0 = no transfer
+  std::string model;           // the cost model that answered (for traces); "" = given
 };
 
 struct PipelineGraph {
@@ -24,6 +27,19 @@ struct PipelineGraph {
   std::vector<std::vector<int>> op_tasks;           // per device, the task of each op in `order`
   std::vector<double> busy_s;                       // per device: its compute time
 };
+
+/** The tasks of one pipeline appended to a graph. */
+struct PipelineTasks {
+  std::vector<std::vector<PipelineOp>> order; // per device
+  std::vector<std::vector<int>> op_tasks;     // per device, the task of each op in `order`
+  std::vector<double> busy_s;                 // per device
+};
+
+/** Appends one pipeline iteration to `graph`: ops on `compute_streams[d]`, activation transfers on p2p streams
+ *  from `pool` (channel 500), each device's first op after `ready[d]` (-1 = none). */
+PipelineTasks append_pipeline(TaskGraph& graph, StreamPool& pool, const PipelineSchedule& schedule, int devices, int vpp,
+                              int microbatches, const std::vector<StageCost>& costs, const std::vector<int>& hosts,
+                              const std::vector<int>& compute_streams, const std::vector<int>& ready, TaskLabels labels);
 
 /** `hosts[d]` runs pipeline device d; `costs[c * devices + d]` is virtual stage c * devices + d. Forward of a
  *  microbatch on virtual stage k waits for its forward on k - 1; backward on k waits for its backward on k + 1

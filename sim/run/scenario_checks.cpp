@@ -61,6 +61,13 @@ void check_unimplemented_domain(const Scenario& s, const std::string& key, const
 
 } // namespace
 
+std::string pipeline_schedule_name(const Scenario& s)
+{
+  if (!s.policies.pipeline.empty())
+    return s.policies.pipeline;
+  return s.workload.parallel.vpp > 1 ? "interleaved-1f1b" : "1f1b";
+}
+
 void check_scenario(const Scenario& s)
 {
   const auto& catalog = DeviceCatalog::builtin();
@@ -144,18 +151,36 @@ void check_scenario(const Scenario& s)
     if (c.is_cpu_cluster())
       throw scenario_error(s, "workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
     const auto& p = w.parallel;
-    if (p.tp != 1 || p.pp != 1 || p.vpp != 1 || p.ep != 1 || p.sequence_parallel || p.zero != 0)
+    if (p.tp != 1 || p.ep != 1 || p.sequence_parallel || p.zero != 0)
       throw scenario_error(s, "workload.parallel",
-                           "only data parallelism (tp = pp = vpp = ep = 1, zero = 0) is implemented so far");
+                           "only data and pipeline parallelism (tp = ep = 1, zero = 0, no sequence parallelism) are "
+                           "implemented so far");
     int gpus = c.nodes * c.gpus_per_node;
-    int dp = p.dp > 0 ? p.dp : gpus;
-    if (dp > gpus)
-      throw scenario_error(s, "workload.parallel.dp",
-                           fmt::format("dp = {} is larger than the cluster's {} GPUs", dp, gpus));
+    if (gpus % p.pp != 0)
+      throw scenario_error(s, "workload.parallel.pp", fmt::format("pp = {} does not divide the cluster's {} GPUs", p.pp, gpus));
+    int dp = p.dp > 0 ? p.dp : gpus / p.pp;
+    if (dp * p.pp > gpus)
+      throw scenario_error(s, p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
+                           fmt::format("dp x pp = {} x {} is larger than the cluster's {} GPUs", dp, p.pp, gpus));
     if (w.batch.global % (dp * w.batch.micro) != 0)
       throw scenario_error(s, "workload.batch.global",
                            fmt::format("global batch {} does not divide into dp ({}) x micro ({}) = {} per step", w.batch.global,
                                        dp, w.batch.micro, dp * w.batch.micro));
+    if (p.pp > 1 || p.vpp > 1) {
+      const std::string name = pipeline_schedule_name(s);
+      auto schedule = Registry<PipelineSchedule>::instance().create(name);
+      const int v = schedule->chunks(p.vpp);
+      if (p.vpp > 1 && v == 1)
+        throw scenario_error(s, "workload.parallel.vpp", fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
+      if (w.model.layers % (p.pp * v) != 0)
+        throw scenario_error(s, "workload.model.layers",
+                             fmt::format("{} layers do not divide into pp x vpp = {} x {} stages", w.model.layers, p.pp, v));
+      try {
+        schedule->order(p.pp, v, w.batch.global / (dp * w.batch.micro));
+      } catch (const std::invalid_argument& e) {
+        throw scenario_error(s, "workload.batch.global", e.what());
+      }
+    }
     if (d->peak(w.model.dtype) <= 0)
       throw scenario_error(s, "workload.model.dtype", fmt::format("{} has no {} compute units", c.device, w.model.dtype));
     if (s.policies.sync.empty())

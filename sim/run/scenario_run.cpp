@@ -11,6 +11,9 @@
 #include "sim/report/training_metrics.hpp"
 #include "models/workloads/collective_sweep.hpp"
 #include "models/workloads/memory_footprint.hpp"
+#include "models/workloads/pipeline_training.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+#include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/units.hpp"
 
 #include <chrono>
@@ -50,9 +53,13 @@ std::string summary_text(const Scenario& s, const PlatformSpec& p, const Trainin
     out += fmt::format("  {}\n", s.description);
   out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", s.cluster.nodes, s.cluster.gpus_per_node,
                      p.device->display_name, s.cluster.intra_node.kind, s.cluster.network.kind, p.network_model);
-  out += fmt::format("  workload  {} layers, hidden {}, seq {}, {:.3g}B params, {}; dp {} x {} microbatches of {}\n",
+  out += fmt::format("  workload  {} layers, hidden {}, seq {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n",
                      s.workload.model.layers, s.workload.model.hidden, s.workload.model.seq, tr.parameters / 1e9,
-                     s.workload.model.dtype, tr.ranks, tr.microbatches, s.workload.batch.micro);
+                     s.workload.model.dtype, tr.ranks / tr.pipeline_stages,
+                     tr.pipeline_stages > 1 ? fmt::format(" x pp {} ({})", tr.pipeline_stages, pipeline_schedule_name(s)) : "",
+                     tr.microbatches, s.workload.batch.micro);
+  if (M.count("bubble_fraction"))
+    out += fmt::format("  pipeline  bubble {:.1f}% of compute\n", 100 * M.at("bubble_fraction"));
   out += fmt::format("  backend   {} ({} tasks, {} iterations)\n", s.backend, tr.graph.size(),
                      s.workload.iterations);
   out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
@@ -152,16 +159,27 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   if (s.workload.kind != "transformer-training")
     throw std::logic_error("workload kind '" + s.workload.kind + "' has no builder");
   const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
-  const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus;
+  const int pp = s.workload.parallel.pp;
+  const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus / pp;
   auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
   const DeviceProfile profile = s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
   auto cost = make_cost_model(device, profile);
-  TrainingGraph training = build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
+  const bool pipelined = pp > 1 || s.workload.parallel.vpp > 1;
+  TrainingGraph training =
+      pipelined ? build_pipeline_training(s.workload, *cost, dp, pp,
+                                          *Registry<PipelineSchedule>::instance().create(pipeline_schedule_name(s)), *sync,
+                                          platform)
+                : build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
   Timeline timeline = run_backend(s.backend, training.graph, platform);
   RunMetrics metrics = training_metrics(training, timeline, platform);
-  // Data parallelism without a pipeline holds one microbatch's activations at a time.
+  // Without a pipeline a GPU holds one microbatch's activations at a time; with one, what its schedule keeps.
   MemoryLayout layout;
   layout.dp = dp;
+  layout.pp = pp;
+  layout.in_flight_microbatches = pipelined ? (training.in_flight_peak + training.chunks - 1) / training.chunks : 1;
+  if (pipelined)
+    metrics.metrics["bubble_fraction"] =
+        (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) / metrics.breakdown.at("compute_s");
   layout.bucket_bytes = s.workload.gradient_bucket.value;
   const MemoryFootprint memory = transformer_memory(s.workload.model, s.workload.batch.micro, layout);
   metrics.metrics["peak_memory_bytes"] = memory.total();

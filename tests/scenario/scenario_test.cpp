@@ -138,7 +138,7 @@ TEST(Scenario, ChoiceSuggestsTheClosest)
 TEST(Scenario, GroupLargerThanTheCluster)
 {
   std::string text = std::string(kValid).replace(std::string(kValid).find("batch:"), 0, "parallel: {dp: 32}\n  ");
-  EXPECT_EQ(error_of(text), "F:10:18: dp = 32 is larger than the cluster's 16 GPUs");
+  EXPECT_EQ(error_of(text), "F:10:18: dp x pp = 32 x 1 is larger than the cluster's 16 GPUs");
 }
 
 TEST(Scenario, GpusThatDoNotDivideIntoNodes)
@@ -158,7 +158,7 @@ TEST(Scenario, BatchThatDoesNotDivide)
 
 TEST(Scenario, NotYetImplementedParallelismIsAClearError)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}).find("only data parallelism"), 7u);
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}).find("only data and pipeline parallelism"), 7u);
 }
 
 TEST(Scenario, MalformedSetOverride)
@@ -194,4 +194,21 @@ TEST(Scenario, EveryKeyIsDocumented)
     EXPECT_FALSE(k.help.empty()) << k.path;
     EXPECT_NE(text.find("`" + k.path + "`"), std::string::npos) << k.path << " is not in docs/scenarios.md";
   }
+}
+
+TEST(Scenario, PipelineShapesAreChecked)
+{
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=3"}), "--set:1:1: workload.parallel.pp=3: pp = 3 does not divide the cluster's 16 GPUs");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.parallel.dp=8"}),
+            "--set:1:2: workload.parallel.dp=8: dp x pp = 8 x 4 is larger than the cluster's 16 GPUs");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.model.layers=6"}),
+            "--set:1:2: workload.model.layers=6: 6 layers do not divide into pp x vpp = 4 x 1 stages");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=2", "workload.parallel.vpp=2", "policies.pipeline=1f1b"}),
+            "--set:1:2: workload.parallel.vpp=2: vpp = 2 needs policies.pipeline: interleaved-1f1b");
+  // 8 samples / (dp 4 x micro 2) = 1 microbatch per pipeline, not a multiple of pp = 4.
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.parallel.vpp=2", "workload.batch.global=8",
+                              "workload.model.layers=8"}),
+            "--set:1:3: workload.batch.global=8: interleaved-1f1b needs the microbatches per pipeline (1) to be a "
+            "multiple of the pipeline stages (4)");
+  EXPECT_EQ(error_of(kValid, {"policies.pipeline=zigzag"}).find("unknown pipeline policy 'zigzag'"), 37u);
 }

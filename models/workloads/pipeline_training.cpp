@@ -1,0 +1,153 @@
+#include "models/workloads/pipeline_training.hpp"
+
+#include "models/workloads/pipeline_graph.hpp"
+#include "models/workloads/transformer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace cs {
+namespace {
+
+double pass_seconds(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels, std::string* model)
+{
+  double total = 0, best = -1;
+  std::map<std::string, double> by_model;
+  for (const auto& k : kernels) {
+    CostBreakdown b = cost.predict(k.kernel);
+    total += b.total;
+    by_model[b.model] += b.total;
+  }
+  for (const auto& [name, seconds] : by_model)
+    if (seconds > best) {
+      best = seconds;
+      *model = name;
+    }
+  return total;
+}
+
+} // namespace
+
+TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostModel& cost, int dp, int pp,
+                                      const PipelineSchedule& schedule, const GradientSync& sync,
+                                      const PlatformSpec& platform)
+{
+  const ModelParams& m = w.model;
+  const int v = schedule.chunks(w.parallel.vpp);
+  const int stages = pp * v;
+  if (m.layers % stages != 0)
+    throw std::invalid_argument("layers do not divide into pp x vpp stages");
+  if (w.batch.global % (dp * w.batch.micro) != 0)
+    throw std::invalid_argument("global batch does not divide into data-parallel ranks x micro batch");
+  TrainingGraph out;
+  out.ranks = dp * pp;
+  out.pipeline_stages = pp;
+  out.microbatches = w.batch.global / (dp * w.batch.micro);
+  out.parameters = total_parameters(m);
+  out.gradient_bytes = out.parameters * dtype_bytes(m.dtype) / pp;
+  out.model_flops_per_iteration = megatron_model_flops(m, w.batch.global);
+  out.samples_per_iteration = w.batch.global;
+  out.tokens_per_iteration = double(w.batch.global) * m.seq;
+
+  // Cost of each virtual stage for one microbatch.
+  const int layers_per_stage = m.layers / stages;
+  std::string model_name;
+  const auto layer = layer_forward_kernels(m, w.batch.micro);
+  const auto head = head_forward_kernels(m, w.batch.micro);
+  const double layer_f = pass_seconds(cost, layer, &model_name);
+  std::string ignored;
+  double layer_b = pass_seconds(cost, backward_kernels(layer), &ignored);
+  if (m.recompute == "full")
+    layer_b += layer_f;
+  const double head_f = pass_seconds(cost, head, &ignored), head_b = pass_seconds(cost, backward_kernels(head), &ignored);
+  const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  std::vector<StageCost> costs(stages);
+  std::vector<double> stage_params(stages, layers_per_stage * layer_parameters(m));
+  stage_params[0] += embedding_parameters(m); // tied with the head; its gradient is reduced with the first stage
+  for (int vs = 0; vs < stages; ++vs) {
+    costs[vs].forward_s = layers_per_stage * layer_f + (vs == stages - 1 ? head_f : 0.0);
+    costs[vs].backward_s = layers_per_stage * layer_b + (vs == stages - 1 ? head_b : 0.0);
+    costs[vs].activation_bytes = activation;
+    costs[vs].model = model_name;
+  }
+  // Per device: parameters of its chunks, and the Adam step over them.
+  std::vector<double> device_params(pp, 0.0);
+  for (int vs = 0; vs < stages; ++vs)
+    device_params[vs % pp] += stage_params[vs];
+
+  TaskGraph& g = out.graph;
+  StreamPool streams(g);
+  const int hosts_total = dp * pp;
+  for (int h = 0; h < hosts_total; ++h)
+    out.compute_streams.push_back(g.add_stream(h, "compute"));
+  std::vector<int> previous_optimizer(hosts_total, -1);
+  const double e = dtype_bytes(m.dtype);
+  for (int it = 0; it < w.iterations; ++it) {
+    // last_backward[r][vs]: the task after which replica r's virtual stage vs has its final gradients.
+    std::vector<std::vector<int>> last_backward(dp, std::vector<int>(stages, -1));
+    for (int r = 0; r < dp; ++r) {
+      std::vector<int> hosts(pp), compute(pp), ready(pp);
+      for (int s = 0; s < pp; ++s) {
+        hosts[s] = r * pp + s;
+        compute[s] = out.compute_streams[hosts[s]];
+        ready[s] = previous_optimizer[hosts[s]];
+      }
+      PipelineTasks tasks = append_pipeline(g, streams, schedule, pp, w.parallel.vpp, out.microbatches, costs, hosts,
+                                            compute, ready, TaskLabels{it, -1, -1, -1, 0});
+      for (int s = 0; s < pp; ++s)
+        for (std::size_t i = 0; i < tasks.order[s].size(); ++i) {
+          const auto& op = tasks.order[s][i];
+          if (!op.forward)
+            last_backward[r][op.chunk * pp + s] = tasks.op_tasks[s][i]; // the last one in order wins
+        }
+      if (r == 0) {
+        int peak = 0;
+        for (const auto& order : tasks.order) {
+          int held = 0;
+          for (const auto& op : order) {
+            held += op.forward ? 1 : -1;
+            peak = std::max(peak, held);
+          }
+        }
+        out.in_flight_peak = peak;
+        out.chunks = v;
+      }
+    }
+    // Gradients of each virtual stage, over its data-parallel group, in buckets.
+    std::vector<std::vector<int>> sync_done(hosts_total);
+    int buckets = 0;
+    for (int vs = 0; vs < stages; ++vs) {
+      const double bytes = stage_params[vs] * e;
+      const int pieces = std::max(1, static_cast<int>(std::ceil(bytes / w.gradient_bucket.value)));
+      SyncRequest req;
+      for (int r = 0; r < dp; ++r) {
+        req.hosts.push_back(r * pp + vs % pp);
+        req.ready.push_back(last_backward[r][vs]);
+      }
+      req.bytes = bytes / pieces;
+      for (int b = 0; b < pieces; ++b, ++buckets) {
+        req.labels = TaskLabels{it, vs, -1, buckets, g.intern("gradient-sync")};
+        auto done = sync.synchronize(g, streams, platform, req);
+        for (int r = 0; r < dp; ++r)
+          sync_done[r * pp + vs % pp].insert(sync_done[r * pp + vs % pp].end(), done[r].begin(), done[r].end());
+      }
+    }
+    out.buckets = buckets;
+    out.optimizer_tasks.emplace_back();
+    std::string adam_model;
+    for (int h = 0; h < hosts_total; ++h) {
+      const double p = device_params[h % pp];
+      const double t = pass_seconds(cost, {{"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}}}, &adam_model);
+      int opt = g.add_compute(out.compute_streams[h], t, "adam", adam_model, TaskLabels{it, h % pp, -1, -1, g.intern("optimizer")});
+      for (int d : sync_done[h])
+        g.add_dependency(d, opt);
+      out.optimizer_tasks.back().push_back(opt);
+      previous_optimizer[h] = opt;
+    }
+  }
+  g.finalize();
+  return out;
+}
+
+} // namespace cs

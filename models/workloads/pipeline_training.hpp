@@ -1,0 +1,19 @@
+// Builds pipeline- and data-parallel transformer training: pp stages inside a replica, dp replicas across.
+#pragma once
+
+#include "models/workloads/data_parallel_training.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+
+namespace cs {
+
+/** Replica r's stage s runs on host r * pp + s (pipeline stages share a node first, data parallelism spans
+ *  nodes). Each virtual stage holds layers / (pp x v) layers (the first also the embedding, the last the head)
+ *  costed by `cost`; activations of micro x seq x hidden travel between stages on p2p streams. After a device's
+ *  last backward pass of a chunk, that chunk's gradients are synchronised over its data-parallel group in
+ *  buckets; the device's Adam step waits for all of them. Throws std::invalid_argument when the layers do not
+ *  divide into the stages or the schedule cannot run the microbatches. */
+TrainingGraph build_pipeline_training(const WorkloadParams& workload, const KernelCostModel& cost, int dp, int pp,
+                                      const PipelineSchedule& schedule, const GradientSync& sync,
+                                      const PlatformSpec& platform);
+
+} // namespace cs
