@@ -182,6 +182,18 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
         (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) / metrics.breakdown.at("compute_s");
   layout.bucket_bytes = s.workload.gradient_bucket.value;
   const MemoryFootprint memory = transformer_memory(s.workload.model, s.workload.batch.micro, layout);
+  // MFU: model FLOPs per GPU-second over the dtype's dense peak.
+  metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(s.workload.model.dtype);
+  if (pipelined) // per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration
+    for (int stage = 0; stage < pp; ++stage) {
+      double busy = 0;
+      for (const auto& t : training.graph.tasks())
+        if (t.kind == TaskKind::COMPUTE && t.host == stage)
+          busy += t.seconds;
+      busy /= s.workload.iterations;
+      metrics.breakdown["stage" + std::to_string(stage) + "_busy_s"] = busy;
+      metrics.breakdown["stage" + std::to_string(stage) + "_idle_s"] = metrics.metrics.at("iteration_time_s") - busy;
+    }
   metrics.metrics["peak_memory_bytes"] = memory.total();
   metrics.metrics["memory_capacity_bytes"] = device.memory_bytes;
   metrics.flags["fits_in_memory"] = memory.total() <= device.memory_bytes;

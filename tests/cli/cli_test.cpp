@@ -232,6 +232,10 @@ TEST(Cli, PipelineTrainingReportsItsBubbleOnBothBackends)
     ASSERT_EQ(r.code, 0) << r.err;
     auto report = read_json(out / "report.json");
     EXPECT_GT(report["metrics"]["bubble_fraction"].get<double>(), 0.0);
+    EXPECT_GT(report["metrics"]["mfu"].get<double>(), 0.0);
+    EXPECT_LT(report["metrics"]["mfu"].get<double>(), 1.0);
+    for (const char* k : {"stage0_busy_s", "stage3_idle_s"})
+      EXPECT_GT(report["breakdown"][k].get<double>(), 0.0) << k;
     EXPECT_TRUE(report["metrics"]["fits_in_memory"].get<bool>());
     iteration[i++] = report["metrics"]["iteration_time_s"].get<double>();
     fs::remove_all(out);
