@@ -1,38 +1,11 @@
 #include "models/workloads/data_parallel_training.hpp"
 
-#include "models/workloads/transformer.hpp"
+#include "models/workloads/pass_cost.hpp"
 
 #include <map>
 #include <stdexcept>
 
 namespace cs {
-namespace {
-
-// One task per (layer, pass): the summed cost of the layer's kernels, and the model that answered the most of it.
-struct PassCost {
-  double seconds = 0;
-  std::string model;
-};
-
-PassCost pass_cost(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels)
-{
-  PassCost out;
-  std::map<std::string, double> by_model;
-  for (const auto& k : kernels) {
-    CostBreakdown b = cost.predict(k.kernel);
-    out.seconds += b.total;
-    by_model[b.model] += b.total;
-  }
-  double most = -1;
-  for (const auto& [model, seconds] : by_model)
-    if (seconds > most) {
-      most = seconds;
-      out.model = model;
-    }
-  return out;
-}
-
-} // namespace
 
 TrainingGraph build_data_parallel_training(const WorkloadParams& w, const KernelCostModel& cost, int ranks,
                                            const GradientSync& sync, const PlatformSpec& platform)

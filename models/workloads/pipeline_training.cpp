@@ -1,6 +1,7 @@
 #include "models/workloads/pipeline_training.hpp"
 
 #include "models/workloads/pipeline_graph.hpp"
+#include "models/workloads/pass_cost.hpp"
 #include "models/workloads/transformer.hpp"
 
 #include <algorithm>
@@ -8,26 +9,6 @@
 #include <stdexcept>
 
 namespace cs {
-namespace {
-
-double pass_seconds(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels, std::string* model)
-{
-  double total = 0, best = -1;
-  std::map<std::string, double> by_model;
-  for (const auto& k : kernels) {
-    CostBreakdown b = cost.predict(k.kernel);
-    total += b.total;
-    by_model[b.model] += b.total;
-  }
-  for (const auto& [name, seconds] : by_model)
-    if (seconds > best) {
-      best = seconds;
-      *model = name;
-    }
-  return total;
-}
-
-} // namespace
 
 TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostModel& cost, int dp, int pp,
                                       const PipelineSchedule& schedule, const GradientSync& sync,
@@ -52,15 +33,15 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
 
   // Cost of each virtual stage for one microbatch.
   const int layers_per_stage = m.layers / stages;
-  std::string model_name;
   const auto layer = layer_forward_kernels(m, w.batch.micro);
   const auto head = head_forward_kernels(m, w.batch.micro);
-  const double layer_f = pass_seconds(cost, layer, &model_name);
-  std::string ignored;
-  double layer_b = pass_seconds(cost, backward_kernels(layer), &ignored);
+  const PassCost forward = pass_cost(cost, layer);
+  const std::string model_name = forward.model;
+  const double layer_f = forward.seconds;
+  double layer_b = pass_cost(cost, backward_kernels(layer)).seconds;
   if (m.recompute == "full")
     layer_b += layer_f;
-  const double head_f = pass_seconds(cost, head, &ignored), head_b = pass_seconds(cost, backward_kernels(head), &ignored);
+  const double head_f = pass_cost(cost, head).seconds, head_b = pass_cost(cost, backward_kernels(head)).seconds;
   const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
   std::vector<StageCost> costs(stages);
   std::vector<double> stage_params(stages, layers_per_stage * layer_parameters(m));
@@ -135,11 +116,11 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
     }
     out.buckets = buckets;
     out.optimizer_tasks.emplace_back();
-    std::string adam_model;
     for (int h = 0; h < hosts_total; ++h) {
       const double p = device_params[h % pp];
-      const double t = pass_seconds(cost, {{"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}}}, &adam_model);
-      int opt = g.add_compute(out.compute_streams[h], t, "adam", adam_model, TaskLabels{it, h % pp, -1, -1, g.intern("optimizer")});
+      const PassCost adam = pass_cost(cost, {{"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}}});
+      int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model,
+                              TaskLabels{it, h % pp, -1, -1, g.intern("optimizer")});
       for (int d : sync_done[h])
         g.add_dependency(d, opt);
       out.optimizer_tasks.back().push_back(opt);

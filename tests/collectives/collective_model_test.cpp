@@ -43,6 +43,19 @@ double expanded_time(const cs::PlatformSpec& p, const std::string& kind, const s
   return cs::run_analytical(g, p).makespan;
 }
 
+// An all-to-all of `bytes` over every GPU of `p`, expanded into `g` with the direct algorithm.
+cs::CollectiveChoice expand_all_to_all(cs::TaskGraph& g, const cs::PlatformSpec& p, int ranks_count, double bytes)
+{
+  cs::StreamPool pool(g);
+  cs::CollectiveRequest req;
+  req.kind = "all-to-all";
+  req.hosts = ranks(ranks_count);
+  req.bytes = bytes;
+  auto choice = cs::choose_collective("all-to-all", "direct", req.bytes, cs::group_shape(p, req.hosts));
+  cs::expand_collective(g, pool, p, req, choice);
+  return choice;
+}
+
 } // namespace
 
 TEST(Collectives, BusBandwidthFactorsOfNcclTests)
@@ -112,13 +125,7 @@ TEST(Collectives, AllToAllAggregatesInterNodeTrafficPerNodePair)
   // 3 + 8 - 1 = 10 flows per node (the share boundaries that fall inside a pair split it).
   auto p = platform("h100-sxm5", 4, 8);
   cs::TaskGraph g;
-  cs::StreamPool pool(g);
-  cs::CollectiveRequest req;
-  req.kind = "all-to-all";
-  req.hosts = ranks(32);
-  req.bytes = 1 << 30;
-  auto choice = cs::choose_collective("all-to-all", "direct", req.bytes, cs::group_shape(p, req.hosts));
-  cs::expand_collective(g, pool, p, req, choice);
+  auto choice = expand_all_to_all(g, p, 32, 1 << 30);
   int intra = 0, inter = 0;
   double inter_bytes = 0;
   std::map<int, double> per_nic;
@@ -144,13 +151,7 @@ TEST(Collectives, AllToAllBackendsAgreeWithinTenPercent)
 {
   auto p = platform("h100-sxm5", 4, 8);
   cs::TaskGraph g;
-  cs::StreamPool pool(g);
-  cs::CollectiveRequest req;
-  req.kind = "all-to-all";
-  req.hosts = ranks(32);
-  req.bytes = 1 << 28;
-  auto choice = cs::choose_collective("all-to-all", "direct", req.bytes, cs::group_shape(p, req.hosts));
-  cs::expand_collective(g, pool, p, req, choice);
+  auto choice = expand_all_to_all(g, p, 32, 1 << 28);
   g.finalize();
   double analytical = cs::run_analytical(g, p).makespan;
   double simgrid = std::stod(cs::run_isolated([&] { return std::to_string(cs::run_simgrid(g, p).makespan); }));
