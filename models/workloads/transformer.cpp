@@ -15,7 +15,17 @@ std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro)
   std::vector<NamedKernel> k;
   k.push_back({"layernorm", NormKernel{tokens, h, false, d}});
   k.push_back({"qkv_gemm", GemmKernel{tokens, 3 * h, h, 1, d}});
-  k.push_back({"attention", AttentionKernel{double(micro), double(m.heads), double(m.heads), s, s, h / m.heads, false, d}});
+  const double heads = m.heads, head_dim = h / m.heads, score_elements = double(micro) * heads * s * s;
+  if (m.attention == "materialized") {
+    // Scores go through memory: batched QK^T, fused scale-mask-softmax, dropout (1-byte mask), batched PV.
+    k.push_back({"attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, d}});
+    k.push_back({"attn_softmax", SoftmaxKernel{double(micro) * heads * s, s, d}});
+    k.push_back(NamedKernel{"attn_dropout", BandwidthKernel{"dropout", score_elements * e, score_elements * (e + 1),
+                                                            score_elements, d}});
+    k.push_back({"attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, d}});
+  } else {
+    k.push_back({"attention", AttentionKernel{double(micro), heads, heads, s, s, head_dim, false, d}});
+  }
   k.push_back({"attn_out_gemm", GemmKernel{tokens, h, h, 1, d}});
   k.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
   k.push_back({"layernorm", NormKernel{tokens, h, false, d}});
@@ -43,9 +53,25 @@ std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forwar
     if (const auto* g = std::get_if<GemmKernel>(&nk.kernel)) {
       out.push_back({nk.name + "_dgrad", GemmKernel{g->m, g->k, g->n, g->batch, g->dtype}});
       out.push_back({nk.name + "_wgrad", GemmKernel{g->k, g->n, g->m, g->batch, g->dtype}});
+    } else if (std::holds_alternative<AttentionKernel>(nk.kernel)) {
+      out.push_back({nk.name + "_backward", nk.kernel}); // twice the forward work, as the Megatron count has it
+      out.push_back({nk.name + "_backward", nk.kernel});
     } else {
-      out.push_back({nk.name + "_backward", nk.kernel});
-      out.push_back({nk.name + "_backward", nk.kernel});
+      // A memory-bound op's backward reads the output gradient and a saved tensor and writes the input gradient:
+      // three tensors where the forward moved two.
+      Kernel k = nk.kernel;
+      if (auto* b = std::get_if<BandwidthKernel>(&k)) {
+        b->bytes_in *= 1.5;
+        b->bytes_out *= 1.5;
+        b->flops *= 1.5;
+      } else if (auto* sm = std::get_if<SoftmaxKernel>(&k)) {
+        sm->rows *= 1.5;
+      } else if (auto* n = std::get_if<NormKernel>(&k)) {
+        n->rows *= 1.5;
+      } else if (auto* r = std::get_if<ReductionKernel>(&k)) {
+        r->elements *= 1.5;
+      }
+      out.push_back({nk.name + "_backward", k});
     }
   }
   return out;

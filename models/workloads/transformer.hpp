@@ -21,8 +21,9 @@ std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro);
 /** The output head: logits GEMM over the vocabulary and the softmax cross-entropy. */
 std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro);
 /** The backward kernels of a forward pass: each GEMM (m, n, k) becomes its input-gradient GEMM (m, k, n) and
- *  weight-gradient GEMM (k, n, m); attention and memory-bound kernels run twice (twice the forward work, as
- *  in the Megatron FLOP count). */
+ *  weight-gradient GEMM (k, n, m); fused attention runs twice (twice the forward work, as in the Megatron FLOP
+ *  count); a memory-bound op moves 1.5x its forward traffic (output gradient and saved tensor in, input
+ *  gradient out). */
 std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forward);
 
 /** Parameters of one layer (QKV, output projection, FFN, two layer norms, biases). */

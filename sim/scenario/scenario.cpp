@@ -186,7 +186,10 @@ void read_workload(ObjectReader r, WorkloadParams& w)
       .field("seq", w.model.seq, "sequence length in tokens")
       .field("vocab", w.model.vocab, "vocabulary size")
       .choice("dtype", w.model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
-      .choice("recompute", w.model.recompute, {"none", "selective", "full"}, "activation recomputation");
+      .choice("recompute", w.model.recompute, {"none", "selective", "full"}, "activation recomputation")
+      .choice("attention", w.model.attention, {"flash", "materialized"},
+              "flash: fused attention, scores never reach memory; materialized: QK^T GEMM, softmax, dropout and PV GEMM "
+              "through memory (Megatron-LM before FlashAttention)");
   m.finish();
   require_positive(m, "layers", w.model.layers);
   require_positive(m, "hidden", w.model.hidden);

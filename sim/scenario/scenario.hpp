@@ -84,6 +84,7 @@ struct ModelParams {
   int vocab = 51200;
   std::string dtype = "bf16";
   std::string recompute = "none"; // none | selective | full
+  std::string attention = "flash"; // flash (fused, scores stay on chip) | materialized (scores written to memory)
 };
 
 struct BatchParams {
