@@ -48,7 +48,7 @@ int StreamPool::get(int host, int channel)
   auto it = streams_.find(key);
   if (it != streams_.end())
     return it->second;
-  int s = graph_.add_stream(host, channel == 0 ? "comm" : "comm" + std::to_string(channel));
+  int s = graph_.add_stream(host, channel == 0 ? prefix_ : prefix_ + std::to_string(channel));
   streams_.emplace(key, s);
   return s;
 }

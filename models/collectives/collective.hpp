@@ -67,11 +67,12 @@ struct CollectiveRequest {
 /** Per (host, channel) communication streams, created on first use and reused by later collectives. */
 class StreamPool {
 public:
-  explicit StreamPool(TaskGraph& graph) : graph_(graph) {}
+  explicit StreamPool(TaskGraph& graph, std::string prefix = "comm") : graph_(graph), prefix_(std::move(prefix)) {}
   int get(int host, int channel);
 
 private:
   TaskGraph& graph_;
+  std::string prefix_; // stream names: prefix, prefix1, prefix2, ...
   std::map<std::pair<int, int>, int> streams_;
 };
 

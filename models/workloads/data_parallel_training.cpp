@@ -1,5 +1,6 @@
 #include "models/workloads/data_parallel_training.hpp"
 
+#include "models/collectives/collective_model.hpp"
 #include "models/workloads/pass_cost.hpp"
 
 #include <map>
@@ -22,7 +23,17 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   out.samples_per_iteration = w.batch.global;
   out.tokens_per_iteration = double(w.batch.global) * m.seq;
 
+  const int tp = w.parallel.tp;
   const auto layer_kernels = layer_forward_kernels(m, w.batch.micro);
+  const auto [attn_kernels, mlp_kernels] = layer_forward_blocks(m, w.batch.micro, tp);
+  const PassCost attn_fwd = pass_cost(cost, attn_kernels), mlp_fwd = pass_cost(cost, mlp_kernels);
+  PassCost attn_bwd = pass_cost(cost, backward_kernels(attn_kernels)), mlp_bwd = pass_cost(cost, backward_kernels(mlp_kernels));
+  if (m.recompute == "full") {
+    attn_bwd.seconds += attn_fwd.seconds;
+    mlp_bwd.seconds += mlp_fwd.seconds;
+  }
+  // Megatron's two all-reduces per block pass: the block output's activations over the TP group.
+  const double tp_bytes = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
   const auto head_kernels = head_forward_kernels(m, w.batch.micro);
   const PassCost layer_fwd = pass_cost(cost, layer_kernels);
   PassCost layer_bwd = pass_cost(cost, backward_kernels(layer_kernels));
@@ -30,82 +41,136 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     layer_bwd.seconds += layer_fwd.seconds;
   const PassCost head_fwd = pass_cost(cost, head_kernels);
   const PassCost head_bwd = pass_cost(cost, backward_kernels(head_kernels));
-  // Mixed-precision Adam: reads 16-bit weight and gradient plus fp32 master, m and v; writes all but the gradient.
-  const PassCost optimizer =
-      pass_cost(cost, {{"adam", BandwidthKernel{"adam", 16.0 * out.parameters, 14.0 * out.parameters,
-                                                10.0 * out.parameters, "fp32"}}});
   const double layer_grad_bytes = layer_parameters(m) * dtype_bytes(m.dtype);
   const double embedding_grad_bytes = embedding_parameters(m) * dtype_bytes(m.dtype);
 
   TaskGraph& g = out.graph;
-  for (int r = 0; r < ranks; ++r)
-    out.compute_streams.push_back(g.add_stream(r, "compute"));
+  // Replica r's tensor-parallel rank k runs on host r * tp + k: a TP group shares a node.
+  const int dp = ranks, hosts_total = dp * tp;
+  out.ranks = hosts_total;
+  out.tensor_parallel = tp;
+  for (int h = 0; h < hosts_total; ++h)
+    out.compute_streams.push_back(g.add_stream(h, "compute"));
   StreamPool comm_streams(g);
-  std::vector<int> previous_optimizer(ranks, -1);
+  StreamPool tp_streams(g, "tp"); // TP and DP traffic on their own streams, as NCCL uses separate communicators
+  const GroupShape tp_shape = tp > 1 ? group_shape(platform, [&] {
+    std::vector<int> hosts(tp);
+    for (int k = 0; k < tp; ++k)
+      hosts[k] = k;
+    return hosts;
+  }()) : GroupShape{};
+  const CollectiveChoice tp_choice = tp > 1 ? choose_collective("all-reduce", "auto", tp_bytes, tp_shape) : CollectiveChoice{};
+  // One TP all-reduce after `after[k]` on each rank of replica r; returns each rank's completion.
+  auto tp_all_reduce = [&](int r, const std::vector<int>& after, TaskLabels lab) {
+    CollectiveRequest req;
+    req.kind = "all-reduce";
+    for (int k = 0; k < tp; ++k)
+      req.hosts.push_back(r * tp + k);
+    req.bytes = tp_bytes;
+    req.ready = after;
+    req.labels = lab;
+    auto done = expand_collective(g, tp_streams, platform, req, tp_choice);
+    return done;
+  };
+  std::vector<int> previous_optimizer(hosts_total, -1);
+  // Per host: completions (TP all-reduces) that the next block on its compute stream must wait for; carried
+  // across iterations, so the next iteration's first block waits for this one's last all-reduce.
+  std::vector<std::vector<int>> pending(hosts_total);
   for (int it = 0; it < w.iterations; ++it) {
-    // Buckets close at the same layer on every rank; collect per bucket the producing task of each rank.
-    std::vector<std::vector<int>> bucket_ready; // [bucket][rank]
-    std::vector<double> bucket_bytes;
-    for (int r = 0; r < ranks; ++r) {
-      const int cs = out.compute_streams[r];
+    // Buckets close at the same layer on every rank; collect per bucket the producing task of each host.
+    std::vector<std::vector<int>> bucket_ready; // [bucket][host]
+    std::vector<double> bucket_bytes;           // per TP rank
+    for (int r = 0; r < dp; ++r) {
       double filled = 0;
       int bucket = 0;
-      auto close_bucket = [&](int task) {
+      std::vector<int> last(tp, -1); // per TP rank, the latest task on its compute stream
+      auto close_bucket = [&]() {
         if (r == 0) {
-          bucket_ready.emplace_back(ranks, -1);
-          bucket_bytes.push_back(filled);
+          bucket_ready.emplace_back(hosts_total, -1);
+          bucket_bytes.push_back(filled / tp);
         }
-        bucket_ready[bucket][r] = task;
+        for (int k = 0; k < tp; ++k)
+          bucket_ready[bucket][r * tp + k] = last[k];
         ++bucket;
         filled = 0;
+      };
+      // A block pass on every TP rank, then (tp > 1) its all-reduce; the next block waits for the all-reduce.
+      auto block = [&](double seconds, const char* name, const std::string& model, TaskLabels lab, bool reduce) {
+        for (int k = 0; k < tp; ++k) {
+          const int h = r * tp + k;
+          last[k] = g.add_compute(out.compute_streams[h], seconds, name, model, lab);
+          for (int d : pending[h])
+            g.add_dependency(d, last[k]);
+          pending[h].clear();
+        }
+        if (reduce && tp > 1) {
+          auto done = tp_all_reduce(r, last, lab);
+          for (int k = 0; k < tp; ++k)
+            pending[r * tp + k] = done[k];
+        }
       };
       for (int mb = 0; mb < out.microbatches; ++mb) {
         TaskLabels lab{it, 0, mb, -1, g.intern("forward")};
         for (int l = 0; l < m.layers; ++l) {
           lab.layer = l;
-          g.add_compute(cs, layer_fwd.seconds, "layer_forward", layer_fwd.model, lab);
-        }
-        lab.layer = m.layers;
-        g.add_compute(cs, head_fwd.seconds, "head_forward", head_fwd.model, lab);
-        lab.phase = g.intern("backward");
-        int t = g.add_compute(cs, head_bwd.seconds, "head_backward", head_bwd.model, lab);
-        const bool last = mb == out.microbatches - 1;
-        for (int l = m.layers - 1; l >= 0; --l) {
-          lab.layer = l;
-          t = g.add_compute(cs, layer_bwd.seconds, "layer_backward", layer_bwd.model, lab);
-          if (last) {
-            filled += layer_grad_bytes;
-            if (filled >= w.gradient_bucket.value)
-              close_bucket(t);
+          if (tp == 1) {
+            block(layer_fwd.seconds, "layer_forward", layer_fwd.model, lab, false);
+          } else {
+            block(attn_fwd.seconds, "attention_forward", attn_fwd.model, lab, true);
+            block(mlp_fwd.seconds, "mlp_forward", mlp_fwd.model, lab, true);
           }
         }
-        if (last) {
+        lab.layer = m.layers;
+        block(head_fwd.seconds, "head_forward", head_fwd.model, lab, false);
+        lab.phase = g.intern("backward");
+        block(head_bwd.seconds, "head_backward", head_bwd.model, lab, false);
+        const bool last_mb = mb == out.microbatches - 1;
+        for (int l = m.layers - 1; l >= 0; --l) {
+          lab.layer = l;
+          if (tp == 1) {
+            block(layer_bwd.seconds, "layer_backward", layer_bwd.model, lab, false);
+          } else {
+            block(mlp_bwd.seconds, "mlp_backward", mlp_bwd.model, lab, true);
+            block(attn_bwd.seconds, "attention_backward", attn_bwd.model, lab, true);
+          }
+          if (last_mb) {
+            filled += layer_grad_bytes;
+            if (filled >= w.gradient_bucket.value * tp)
+              close_bucket();
+          }
+        }
+        if (last_mb) {
           filled += embedding_grad_bytes; // tied embedding: its gradient is complete after the first layer
-          close_bucket(t);
+          close_bucket();
         }
       }
     }
-    std::vector<std::vector<int>> sync_done(ranks);
-    for (std::size_t b = 0; b < bucket_ready.size(); ++b) {
-      SyncRequest req;
-      for (int r = 0; r < ranks; ++r)
-        req.hosts.push_back(r);
-      req.ready = bucket_ready[b];
-      req.bytes = bucket_bytes[b];
-      req.labels = TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("gradient-sync")};
-      auto done = sync.synchronize(g, comm_streams, platform, req);
-      for (int r = 0; r < ranks; ++r)
-        sync_done[r].insert(sync_done[r].end(), done[r].begin(), done[r].end());
-    }
+    // Gradients: each TP rank's shard over its data-parallel group (the same TP rank of every replica).
+    std::vector<std::vector<int>> sync_done(hosts_total);
+    for (std::size_t b = 0; b < bucket_ready.size(); ++b)
+      for (int k = 0; k < tp; ++k) {
+        SyncRequest req;
+        for (int r = 0; r < dp; ++r) {
+          req.hosts.push_back(r * tp + k);
+          req.ready.push_back(bucket_ready[b][r * tp + k]);
+        }
+        req.bytes = bucket_bytes[b];
+        req.labels = TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("gradient-sync")};
+        auto done = sync.synchronize(g, comm_streams, platform, req);
+        for (int r = 0; r < dp; ++r)
+          sync_done[r * tp + k].insert(sync_done[r * tp + k].end(), done[r].begin(), done[r].end());
+      }
     out.buckets = static_cast<int>(bucket_ready.size());
     out.optimizer_tasks.emplace_back();
-    for (int r = 0; r < ranks; ++r) {
+    const PassCost adam = pass_cost(cost, {{"adam", BandwidthKernel{"adam", 16.0 * out.parameters / tp, 14.0 * out.parameters / tp,
+                                                                     10.0 * out.parameters / tp, "fp32"}}});
+    for (int h = 0; h < hosts_total; ++h) {
       TaskLabels lab{it, 0, -1, -1, g.intern("optimizer")};
-      int opt = g.add_compute(out.compute_streams[r], optimizer.seconds, "adam", optimizer.model, lab);
-      for (int d : sync_done[r])
+      int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model, lab);
+      for (int d : sync_done[h])
         g.add_dependency(d, opt);
       out.optimizer_tasks.back().push_back(opt);
-      previous_optimizer[r] = opt;
+      previous_optimizer[h] = opt;
     }
   }
   g.finalize();

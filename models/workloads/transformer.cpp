@@ -4,36 +4,43 @@
 
 namespace cs {
 
-std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro)
+std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro, int tp)
 {
   const double tokens = double(micro) * m.seq;
-  const double h = m.hidden, f = m.ffn, s = m.seq, e = dtype_bytes(m.dtype);
+  const double h = m.hidden, f = m.ffn, s = m.seq, e = dtype_bytes(m.dtype), t = tp;
   const std::string& d = m.dtype;
   auto elementwise = [&](const char* name, double elements, double reads, double writes, double flops_each) {
     return NamedKernel{name, BandwidthKernel{name, elements * reads * e, elements * writes * e, elements * flops_each, d}};
   };
-  std::vector<NamedKernel> k;
-  k.push_back({"layernorm", NormKernel{tokens, h, false, d}});
-  k.push_back({"qkv_gemm", GemmKernel{tokens, 3 * h, h, 1, d}});
-  const double heads = m.heads, head_dim = h / m.heads, score_elements = double(micro) * heads * s * s;
+  std::vector<NamedKernel> attn, mlp;
+  attn.push_back({"layernorm", NormKernel{tokens, h, false, d}});
+  attn.push_back({"qkv_gemm", GemmKernel{tokens, 3 * h / t, h, 1, d}});
+  const double heads = m.heads / t, head_dim = h / m.heads, score_elements = double(micro) * heads * s * s;
   if (m.attention == "materialized") {
     // Scores go through memory: batched QK^T, fused scale-mask-softmax, dropout (1-byte mask), batched PV.
-    k.push_back({"attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, d}});
-    k.push_back({"attn_softmax", SoftmaxKernel{double(micro) * heads * s, s, d}});
-    k.push_back(NamedKernel{"attn_dropout", BandwidthKernel{"dropout", score_elements * e, score_elements * (e + 1),
-                                                            score_elements, d}});
-    k.push_back({"attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, d}});
+    attn.push_back({"attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, d}});
+    attn.push_back({"attn_softmax", SoftmaxKernel{double(micro) * heads * s, s, d}});
+    attn.push_back(NamedKernel{"attn_dropout", BandwidthKernel{"dropout", score_elements * e, score_elements * (e + 1),
+                                                               score_elements, d}});
+    attn.push_back({"attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, d}});
   } else {
-    k.push_back({"attention", AttentionKernel{double(micro), heads, heads, s, s, head_dim, false, d}});
+    attn.push_back({"attention", AttentionKernel{double(micro), heads, heads, s, s, head_dim, false, d}});
   }
-  k.push_back({"attn_out_gemm", GemmKernel{tokens, h, h, 1, d}});
-  k.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
-  k.push_back({"layernorm", NormKernel{tokens, h, false, d}});
-  k.push_back({"ffn_up_gemm", GemmKernel{tokens, f, h, 1, d}});
-  k.push_back(elementwise("gelu", tokens * f, 1, 1, 8));
-  k.push_back({"ffn_down_gemm", GemmKernel{tokens, h, f, 1, d}});
-  k.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
-  return k;
+  attn.push_back({"attn_out_gemm", GemmKernel{tokens, h, h / t, 1, d}});
+  attn.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
+  mlp.push_back({"layernorm", NormKernel{tokens, h, false, d}});
+  mlp.push_back({"ffn_up_gemm", GemmKernel{tokens, f / t, h, 1, d}});
+  mlp.push_back(elementwise("gelu", tokens * f / t, 1, 1, 8));
+  mlp.push_back({"ffn_down_gemm", GemmKernel{tokens, h, f / t, 1, d}});
+  mlp.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
+  return {attn, mlp};
+}
+
+std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro)
+{
+  auto [attn, mlp] = layer_forward_blocks(m, micro, 1);
+  attn.insert(attn.end(), mlp.begin(), mlp.end());
+  return attn;
 }
 
 std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro)

@@ -4,6 +4,7 @@
 #include "models/kernels/kernel.hpp"
 #include "sim/scenario/scenario.hpp"
 
+#include <utility>
 #include <vector>
 
 namespace cs {
@@ -18,6 +19,12 @@ struct NamedKernel {
  *  projection, two FFN GEMMs, two layer norms, GeLU, residual adds. Attention counts the full s x s score
  *  matrix (no causal halving), as the Megatron formula does. */
 std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro);
+/** The forward kernels of one layer split Megatron-style over `tp` tensor-parallel ranks, as the two blocks that
+ *  each end in an all-reduce: attention (layernorm, column-parallel QKV, heads / tp, row-parallel output
+ *  projection, residual) and MLP (layernorm, column-parallel up projection, GeLU, row-parallel down projection,
+ *  residual). Norms and residuals are replicated. With tp = 1 the two blocks together are layer_forward_kernels. */
+std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro, int tp);
+
 /** The output head: logits GEMM over the vocabulary and the softmax cross-entropy. */
 std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro);
 /** The backward kernels of a forward pass: each GEMM (m, n, k) becomes its input-gradient GEMM (m, k, n) and

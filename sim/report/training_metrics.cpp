@@ -21,7 +21,7 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   double intra = 0, inter = 0;
   // Per (iteration, bucket): the span from the first transfer's start to the last one's end.
   std::map<std::pair<int, int>, std::pair<double, double>> sync_span;
-  std::vector<double> compute_busy(tr.ranks, 0.0), comm_busy(tr.ranks, 0.0);
+  std::vector<double> compute_busy(tr.ranks, 0.0), comm_busy(tr.ranks, 0.0), tp_busy(tr.ranks, 0.0);
   std::map<std::string, double> phase_time; // compute seconds by phase, all ranks
   for (std::size_t id = 0; id < g.size(); ++id) {
     const Task& t = g.task(static_cast<int>(id));
@@ -32,7 +32,13 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
       const auto& topo = platform.topology;
       bool same_machine = topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine;
       (same_machine ? intra : inter) += t.bytes;
+      if (g.streams()[t.stream].name.rfind("tp", 0) == 0) { // tensor-parallel all-reduces: on the critical path
+        tp_busy[t.host] += d;
+        continue;
+      }
       comm_busy[t.host] += d;
+      if (g.names()[t.labels.phase] != "gradient-sync")
+        continue; // pipeline activations
       auto key = std::make_pair(t.labels.iteration, t.labels.layer);
       auto [it, fresh] = sync_span.emplace(key, std::make_pair(tl.start[id], tl.end[id]));
       if (!fresh) {
@@ -76,6 +82,8 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.breakdown["compute_s"] = compute;
   m.breakdown["communication_s"] = comm;
   m.breakdown["link_busy_busiest_rank_s"] = comm_busy[busiest] / iterations;
+  if (tr.tensor_parallel > 1)
+    m.breakdown["tp_communication_s"] = tp_busy[busiest] / iterations;
   m.breakdown["exposed_communication_s"] = exposed;
   m.breakdown["overlap_fraction"] = comm > 0 ? std::clamp(1.0 - exposed / comm, 0.0, 1.0) : 1.0;
   for (const auto& [phase, seconds] : phase_time)

@@ -151,17 +151,26 @@ void check_scenario(const Scenario& s)
     if (c.is_cpu_cluster())
       throw scenario_error(s, "workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
     const auto& p = w.parallel;
-    if (p.tp != 1 || p.ep != 1 || p.sequence_parallel || p.zero != 0)
+    if (p.ep != 1 || p.sequence_parallel || p.zero != 0)
       throw scenario_error(s, "workload.parallel",
-                           "only data and pipeline parallelism (tp = ep = 1, zero = 0, no sequence parallelism) are "
+                           "only data, tensor and pipeline parallelism (ep = 1, zero = 0, no sequence parallelism) are "
                            "implemented so far");
+    if (p.tp > 1 && (p.pp > 1 || p.vpp > 1))
+      throw scenario_error(s, "workload.parallel.tp", "tensor parallelism together with pipeline parallelism is not implemented yet");
+    if (p.tp > c.gpus_per_node || c.gpus_per_node % p.tp != 0)
+      throw scenario_error(s, "workload.parallel.tp",
+                           fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)", p.tp,
+                                       c.gpus_per_node));
+    if (w.model.heads % p.tp != 0 || w.model.ffn % p.tp != 0)
+      throw scenario_error(s, "workload.parallel.tp",
+                           fmt::format("tp = {} must divide the heads ({}) and the ffn size ({})", p.tp, w.model.heads, w.model.ffn));
     int gpus = c.nodes * c.gpus_per_node;
-    if (gpus % p.pp != 0)
-      throw scenario_error(s, "workload.parallel.pp", fmt::format("pp = {} does not divide the cluster's {} GPUs", p.pp, gpus));
-    int dp = p.dp > 0 ? p.dp : gpus / p.pp;
-    if (dp * p.pp > gpus)
+    if (gpus % (p.pp * p.tp) != 0)
+      throw scenario_error(s, "workload.parallel.pp", fmt::format("tp x pp = {} x {} does not divide the cluster's {} GPUs", p.tp, p.pp, gpus));
+    int dp = p.dp > 0 ? p.dp : gpus / (p.pp * p.tp);
+    if (dp * p.pp * p.tp > gpus)
       throw scenario_error(s, p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
-                           fmt::format("dp x pp = {} x {} is larger than the cluster's {} GPUs", dp, p.pp, gpus));
+                           fmt::format("dp x tp x pp = {} x {} x {} is larger than the cluster's {} GPUs", dp, p.tp, p.pp, gpus));
     if (w.batch.global % (dp * w.batch.micro) != 0)
       throw scenario_error(s, "workload.batch.global",
                            fmt::format("global batch {} does not divide into dp ({}) x micro ({}) = {} per step", w.batch.global,

@@ -55,8 +55,10 @@ std::string summary_text(const Scenario& s, const PlatformSpec& p, const Trainin
                      p.device->display_name, s.cluster.intra_node.kind, s.cluster.network.kind, p.network_model);
   out += fmt::format("  workload  {} layers, hidden {}, seq {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n",
                      s.workload.model.layers, s.workload.model.hidden, s.workload.model.seq, tr.parameters / 1e9,
-                     s.workload.model.dtype, tr.ranks / tr.pipeline_stages,
-                     tr.pipeline_stages > 1 ? fmt::format(" x pp {} ({})", tr.pipeline_stages, pipeline_schedule_name(s)) : "",
+                     s.workload.model.dtype, tr.ranks / tr.pipeline_stages / tr.tensor_parallel,
+                     (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
+                         (tr.pipeline_stages > 1 ? fmt::format(" x pp {} ({})", tr.pipeline_stages, pipeline_schedule_name(s))
+                                                 : std::string()),
                      tr.microbatches, s.workload.batch.micro);
   if (M.count("bubble_fraction"))
     out += fmt::format("  pipeline  bubble {:.1f}% of compute\n", 100 * M.at("bubble_fraction"));
@@ -160,7 +162,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
     throw std::logic_error("workload kind '" + s.workload.kind + "' has no builder");
   const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;
   const int pp = s.workload.parallel.pp;
-  const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus / pp;
+  const int tp = s.workload.parallel.tp;
+  const int dp = s.workload.parallel.dp > 0 ? s.workload.parallel.dp : gpus / (pp * tp);
   auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
   const DeviceProfile profile = s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
   auto cost = make_cost_model(device, profile);
@@ -176,6 +179,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   MemoryLayout layout;
   layout.dp = dp;
   layout.pp = pp;
+  layout.tp = tp;
   layout.in_flight_microbatches = pipelined ? (training.in_flight_peak + training.chunks - 1) / training.chunks : 1;
   if (pipelined)
     metrics.metrics["bubble_fraction"] =

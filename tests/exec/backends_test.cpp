@@ -137,3 +137,29 @@ TEST(Backends, ComputeSharesAGpuUnderSimgrid)
   EXPECT_NEAR(tl.end[0], 2.0, 1e-9);
   EXPECT_NEAR(tl.end[1], 2.0, 1e-9);
 }
+
+TEST(TensorParallel, TwoAllReducesPerBlockPassOnTheCriticalPath)
+{
+  // 1 layer, 1 microbatch, tp 2 on one node: forward attention and MLP blocks, backward MLP and attention
+  // blocks, each followed by a TP all-reduce of micro x seq x hidden; the head has none.
+  cs::WorkloadParams w;
+  w.model = cs::ModelParams{1, 512, 2048, 8, 256, 1000, "bf16", "none"};
+  w.batch = cs::BatchParams{2, 2};
+  w.parallel.tp = 2;
+  w.iterations = 1;
+  auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
+  auto cost = cs::make_cost_model(h100(), *cs::builtin_profile("h100-sxm5"));
+  auto p = platform(1, 2, 2);
+  auto training = cs::build_data_parallel_training(w, *cost, 1, *sync, p);
+  int tp_transfers = 0;
+  for (const auto& t : training.graph.tasks())
+    if (t.kind == cs::TaskKind::TRANSFER && training.graph.streams()[t.stream].name.rfind("tp", 0) == 0) {
+      ++tp_transfers;
+      // Half the activation per ring step, divided by the protocol's payload efficiency (ll 1.0, simple 0.958).
+      const double half = 2.0 * 256 * 512 * 2 / 2;
+      EXPECT_TRUE(std::abs(t.bytes - half) <= 1 || std::abs(t.bytes - half / 0.958) <= 1) << t.bytes;
+    }
+  EXPECT_EQ(tp_transfers, 4 * 2 * 2); // 4 all-reduces x 2 ring steps x 2 ranks (ll or simple: one channel)
+  EXPECT_EQ(training.ranks, 2);
+  EXPECT_EQ(training.tensor_parallel, 2);
+}

@@ -6,14 +6,26 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-TEST(MegatronReference, Gpt17BDataParallelOn32A100)
+namespace {
+double tflops_per_gpu(const std::string& scenario)
 {
   auto out = std::filesystem::temp_directory_path() / ("cs_megatron_" + std::to_string(::getpid()));
-  auto r = cs::testing::run_clustersim(std::string("run ") + CS_SOURCE_DIR +
-                                       "/scenarios/reference/megatron-1.7b.yaml --quiet --out " + out.string());
-  ASSERT_EQ(r.code, 0) << r.err;
+  auto r = cs::testing::run_clustersim(std::string("run ") + CS_SOURCE_DIR + "/scenarios/reference/" + scenario +
+                                       " --quiet --out " + out.string());
+  EXPECT_EQ(r.code, 0) << r.err;
   std::ifstream in(out / "report.json");
   auto report = nlohmann::json::parse(in);
-  EXPECT_NEAR(report["metrics"]["tflops_per_gpu"].get<double>() / 137.0, 1.0, 0.15);
   std::filesystem::remove_all(out);
+  return report["metrics"]["tflops_per_gpu"].get<double>();
+}
+} // namespace
+
+TEST(MegatronReference, Gpt17BDataParallelOn32A100)
+{
+  EXPECT_NEAR(tflops_per_gpu("megatron-1.7b.yaml") / 137.0, 1.0, 0.15);
+}
+
+TEST(MegatronReference, Gpt75BTensorAndDataParallelOn128A100)
+{
+  EXPECT_NEAR(tflops_per_gpu("megatron-7.5b.yaml") / 142.0, 1.0, 0.15);
 }

@@ -138,7 +138,7 @@ TEST(Scenario, ChoiceSuggestsTheClosest)
 TEST(Scenario, GroupLargerThanTheCluster)
 {
   std::string text = std::string(kValid).replace(std::string(kValid).find("batch:"), 0, "parallel: {dp: 32}\n  ");
-  EXPECT_EQ(error_of(text), "F:10:18: dp x pp = 32 x 1 is larger than the cluster's 16 GPUs");
+  EXPECT_EQ(error_of(text), "F:10:18: dp x tp x pp = 32 x 1 x 1 is larger than the cluster's 16 GPUs");
 }
 
 TEST(Scenario, GpusThatDoNotDivideIntoNodes)
@@ -158,7 +158,18 @@ TEST(Scenario, BatchThatDoesNotDivide)
 
 TEST(Scenario, NotYetImplementedParallelismIsAClearError)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}).find("only data and pipeline parallelism"), 7u);
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}).find("only data, tensor and pipeline parallelism"), 7u);
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2", "workload.parallel.pp=2"}),
+            "--set:1:1: workload.parallel.tp=2: tensor parallelism together with pipeline parallelism is not implemented yet");
+}
+
+TEST(Scenario, TensorParallelismStaysInsideANode)
+{
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=16"}),
+            "--set:1:1: workload.parallel.tp=16: tp = 16 must divide a node's 8 GPUs (tensor parallelism stays inside a node)");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=8"}),
+            "--set:1:1: workload.parallel.tp=8: tp = 8 must divide the heads (4) and the ffn size (1024)");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}), "");
 }
 
 TEST(Scenario, MalformedSetOverride)
@@ -198,9 +209,9 @@ TEST(Scenario, EveryKeyIsDocumented)
 
 TEST(Scenario, PipelineShapesAreChecked)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=3"}), "--set:1:1: workload.parallel.pp=3: pp = 3 does not divide the cluster's 16 GPUs");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=3"}), "--set:1:1: workload.parallel.pp=3: tp x pp = 1 x 3 does not divide the cluster's 16 GPUs");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.parallel.dp=8"}),
-            "--set:1:2: workload.parallel.dp=8: dp x pp = 8 x 4 is larger than the cluster's 16 GPUs");
+            "--set:1:2: workload.parallel.dp=8: dp x tp x pp = 8 x 1 x 4 is larger than the cluster's 16 GPUs");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.model.layers=6"}),
             "--set:1:2: workload.model.layers=6: 6 layers do not divide into pp x vpp = 4 x 1 stages");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=2", "workload.parallel.vpp=2", "policies.pipeline=1f1b"}),
