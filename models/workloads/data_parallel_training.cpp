@@ -72,7 +72,6 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     auto done = expand_collective(g, tp_streams, platform, req, tp_choice);
     return done;
   };
-  std::vector<int> previous_optimizer(hosts_total, -1);
   // Per host: completions (TP all-reduces) that the next block on its compute stream must wait for; carried
   // across iterations, so the next iteration's first block waits for this one's last all-reduce.
   std::vector<std::vector<int>> pending(hosts_total);
@@ -162,15 +161,13 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
       }
     out.buckets = static_cast<int>(bucket_ready.size());
     out.optimizer_tasks.emplace_back();
-    const PassCost adam = pass_cost(cost, {{"adam", BandwidthKernel{"adam", 16.0 * out.parameters / tp, 14.0 * out.parameters / tp,
-                                                                     10.0 * out.parameters / tp, "fp32"}}});
+    const PassCost adam = pass_cost(cost, {adam_kernel(out.parameters / tp)});
     for (int h = 0; h < hosts_total; ++h) {
       TaskLabels lab{it, 0, -1, -1, g.intern("optimizer")};
       int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model, lab);
       for (int d : sync_done[h])
         g.add_dependency(d, opt);
       out.optimizer_tasks.back().push_back(opt);
-      previous_optimizer[h] = opt;
     }
   }
   g.finalize();

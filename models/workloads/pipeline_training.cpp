@@ -118,7 +118,7 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
     out.optimizer_tasks.emplace_back();
     for (int h = 0; h < hosts_total; ++h) {
       const double p = device_params[h % pp];
-      const PassCost adam = pass_cost(cost, {{"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}}});
+      const PassCost adam = pass_cost(cost, {adam_kernel(p)});
       int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model,
                               TaskLabels{it, h % pp, -1, -1, g.intern("optimizer")});
       for (int d : sync_done[h])

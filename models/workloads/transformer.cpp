@@ -84,6 +84,11 @@ std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forwar
   return out;
 }
 
+NamedKernel adam_kernel(double p)
+{
+  return {"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}};
+}
+
 double layer_parameters(const ModelParams& m)
 {
   const double h = m.hidden, f = m.ffn;

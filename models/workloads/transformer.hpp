@@ -33,6 +33,10 @@ std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro);
  *  gradient out). */
 std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forward);
 
+/** The optimizer step over `parameters` with mixed-precision Adam: reads the 16-bit weight and gradient and the
+ *  fp32 master weight, momentum and variance (16 B), writes all but the gradient (14 B), ~10 FLOPs each. */
+NamedKernel adam_kernel(double parameters);
+
 /** Parameters of one layer (QKV, output projection, FFN, two layer norms, biases). */
 double layer_parameters(const ModelParams& m);
 /** Embedding (vocab x hidden, tied with the head) plus the final layer norm. */

@@ -9,14 +9,6 @@
 
 namespace cs {
 
-double analytical_transfer_time(const PlatformSpec& platform, int src_host, int dst_host, double bytes)
-{
-  if (src_host == dst_host)
-    return 0.0;
-  const Topology& t = platform.topology;
-  return t.route_latency(src_host, dst_host) + bytes / t.route_bandwidth(src_host, dst_host);
-}
-
 Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
                         const std::vector<ExecutionObserver*>& observers)
 {

@@ -24,7 +24,4 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
 Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,
                      const std::vector<ExecutionObserver*>& observers = {});
 
-/** Duration of a transfer under the analytical model (0 for a host to itself). */
-double analytical_transfer_time(const PlatformSpec& platform, int src_host, int dst_host, double bytes);
-
 } // namespace cs
