@@ -3,6 +3,7 @@
 #include "sim/cli/calibration_commands.hpp"
 #include "policies/registry.hpp"
 #include "sim/run/scenario_checks.hpp"
+#include "traces/trace_job.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/scenario/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -55,6 +56,13 @@ int list(const std::string& what)
       domain = p.domain;
       std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
     }
+    return 0;
+  }
+  if (what == "traces") {
+    std::cout << "swim    SWIM workload TSV (Facebook 2009/2010 samples): job, submit, gap, input, shuffle, output bytes\n"
+                 "rumen   Hadoop rumen job trace (JSON objects; SLS and gridmix samples), with preferredLocations\n"
+                 "jhist   MRv2 job history file (Avro-JSON events), one job per file\n"
+                 "Check a file with: clustersim trace FILE --format FORMAT\n";
     return 0;
   }
   for (const auto& [name, d] : cs::DeviceCatalog::builtin().all()) {
@@ -123,8 +131,16 @@ int main(int argc, char** argv)
   regress->add_option("--tolerance", tolerance, "largest acceptable median |relative error| (default 0.10)")
       ->check(CLI::PositiveNumber);
 
-  auto* lister = app.add_subcommand("list", "list registered policies or catalog devices");
-  lister->add_option("what", what, "policies | devices")->required()->check(CLI::IsMember({"policies", "devices"}));
+  auto* lister = app.add_subcommand("list", "list registered policies, catalog devices or trace formats");
+  lister->add_option("what", what, "policies | devices | traces")
+      ->required()
+      ->check(CLI::IsMember({"policies", "devices", "traces"}));
+
+  std::string trace_path, trace_format = "swim";
+  auto* tracer = app.add_subcommand("trace", "read a MapReduce trace and report what was read and skipped");
+  tracer->add_option("file", trace_path, "trace file")->required();
+  tracer->add_option("--format", trace_format, "swim | rumen | jhist")
+      ->check(CLI::IsMember({"swim", "rumen", "jhist"}));
 
   try {
     app.parse(argc, argv);
@@ -142,6 +158,20 @@ int main(int argc, char** argv)
   try {
     if (app.got_subcommand(lister))
       return list(what);
+    if (app.got_subcommand(tracer)) {
+      long maps = 0;
+      double input = 0, shuffle = 0;
+      auto summary = cs::read_trace(trace_format, trace_path, [&](cs::TraceJob&& j) {
+        maps += j.maps > 0 ? j.maps : static_cast<long>(j.map_input_bytes.size());
+        input += j.input_bytes;
+        shuffle += j.shuffle_bytes;
+      });
+      std::cout << cs::describe(summary) << "\n";
+      std::cout << fmt::format("  input {}  shuffle {}\n", cs::units::format_bytes(input), cs::units::format_bytes(shuffle));
+      for (const auto& p : summary.problems)
+        std::cout << "  " << p << "\n";
+      return 0;
+    }
     if (app.got_subcommand(calibrate))
       return cs::command_calibrate(cal_device, cal_out, cal_quick, fs::read_symlink("/proc/self/exe").string());
     if (app.got_subcommand(fit))

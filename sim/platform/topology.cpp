@@ -65,12 +65,7 @@ const std::vector<LinkUse>& Topology::route(int src_host, int dst_host) const
   auto key = std::make_pair(src_host, dst_host);
   if (auto it = route_cache_.find(key); it != route_cache_.end())
     return it->second;
-  if (!graph_) {
-    graph_ = std::make_unique<Graph>();
-    graph_->g = Graph::G(vertices_.size());
-    for (std::size_t e = 0; e < edges_.size(); ++e)
-      boost::add_edge(edges_[e].a, edges_[e].b, static_cast<int>(e), graph_->g);
-  }
+  ensure_graph();
   const int src = hosts_.at(src_host);
   const int dst = hosts_.at(dst_host);
   std::vector<LinkUse> path;
@@ -138,6 +133,47 @@ double Topology::route_bandwidth(int src_host, int dst_host) const
   for (const auto& use : route(src_host, dst_host))
     bw = std::min(bw, links_[use.link].bandwidth);
   return bw;
+}
+
+void Topology::ensure_graph() const
+{
+  if (graph_)
+    return;
+  graph_ = std::make_unique<Graph>();
+  graph_->g = Graph::G(vertices_.size());
+  for (std::size_t e = 0; e < edges_.size(); ++e)
+    boost::add_edge(edges_[e].a, edges_[e].b, static_cast<int>(e), graph_->g);
+}
+
+int Topology::find_vertex(const std::string& name) const
+{
+  for (std::size_t v = 0; v < vertices_.size(); ++v)
+    if (vertices_[v].name == name)
+      return static_cast<int>(v);
+  return -1;
+}
+
+std::vector<int> Topology::hop_distances(int from) const
+{
+  ensure_graph();
+  const auto& g = graph_->g;
+  std::vector<int> dist(vertices_.size(), -1);
+  std::deque<int> queue{from};
+  dist[from] = 0;
+  while (!queue.empty()) {
+    int v = queue.front();
+    queue.pop_front();
+    if (v != from && vertices_[v].is_host)
+      continue; // hosts are not routers
+    for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
+      int w = static_cast<int>(boost::target(*it, g));
+      if (dist[w] < 0) {
+        dist[w] = dist[v] + 1;
+        queue.push_back(w);
+      }
+    }
+  }
+  return dist;
 }
 
 int Topology::hop_level(int src_host, int dst_host) const

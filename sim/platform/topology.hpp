@@ -63,6 +63,11 @@ public:
   /** Lowest level at which the two hosts share a group: 0 same machine, 1 same leaf/rack, 2 same pod, 3 fabric. */
   int hop_level(int src_host, int dst_host) const;
 
+  /** The vertex named `name` (host or switch), or -1. */
+  int find_vertex(const std::string& name) const;
+  /** Edges on a shortest path from vertex `from` to every vertex (-1 unreachable); hosts are never transit. */
+  std::vector<int> hop_distances(int from) const;
+
   const std::vector<TopologyVertex>& vertices() const { return vertices_; }
   const std::vector<PhysicalLink>& links() const { return links_; }
   /** Host vertex ids, in creation order (host index i -> vertices()[hosts()[i]]). */
@@ -76,6 +81,7 @@ private:
     int a, b;
     std::vector<LinkUse> links; // as crossed from a to b
   };
+  void ensure_graph() const;
   std::vector<TopologyVertex> vertices_;
   std::vector<PhysicalLink> links_;
   std::vector<int> hosts_;

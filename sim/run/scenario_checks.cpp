@@ -6,6 +6,8 @@
 #include "models/collectives/collective_model.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "policies/sync/gradient_sync.hpp"
+#include "policies/mapreduce/task_scheduler.hpp"
+#include "sim/platform/platform_spec.hpp"
 
 #include <fmt/format.h>
 #include <filesystem>
@@ -104,9 +106,10 @@ void check_scenario(const Scenario& s)
   }
 
   check_policy<GradientSync>(s, "sync", s.policies.sync);
+  if (!s.policies.mapreduce.empty())
+    check_policy<MapReduceScheduler>(s, "mapreduce", s.policies.mapreduce);
   check_policy<PipelineSchedule>(s, "pipeline", s.policies.pipeline);
   check_unimplemented_domain(s, "moe", s.policies.moe);
-  check_unimplemented_domain(s, "mapreduce", s.policies.mapreduce);
   check_unimplemented_domain(s, "spark_cache", s.policies.spark_cache);
   check_unimplemented_domain(s, "spark_provisioning", s.policies.spark_provisioning);
   check_unimplemented_domain(s, "cluster", s.policies.cluster);
@@ -145,6 +148,37 @@ void check_scenario(const Scenario& s)
       } catch (const std::invalid_argument& e) {
         throw scenario_error(s, "workload.collective.algorithm", e.what());
       }
+    }
+  }
+  if (w.kind == "mapreduce") {
+    const auto& m = w.mapreduce;
+    if (!c.is_cpu_cluster())
+      throw scenario_error(s, "workload.kind", "mapreduce runs on a CPU cluster: give cluster.racks and hosts_per_rack");
+    if (s.backend != "simgrid")
+      throw scenario_error(s, "backend", "mapreduce runs as SimGrid actors; the analytical backend does not model it");
+    PlatformSpec platform = build_platform_spec(c, *d);
+    const int containers = m.containers_per_host > 0 ? m.containers_per_host : platform.host.cores;
+    if (containers < 1)
+      throw scenario_error(s, "workload.mapreduce.containers_per_host", "a host must hold at least one container");
+    if (platform.host.disk_bandwidth <= 0)
+      throw scenario_error(s, "cluster.host.disk_bandwidth", "mapreduce needs hosts with disks (disk_bandwidth > 0)");
+    for (std::size_t i = 0; i < m.middleboxes.size(); ++i) {
+      int v = platform.topology.find_vertex(m.middleboxes[i]);
+      if (v < 0 || platform.topology.vertex(v).is_host)
+        throw scenario_error(s, "workload.mapreduce.middleboxes",
+                             fmt::format("middlebox '{}' is not a switch of this cluster (switches are named like agg0, "
+                                         "core, rack0/tor)", m.middleboxes[i]));
+    }
+    if (m.replication > c.racks * c.hosts_per_rack)
+      throw scenario_error(s, "workload.mapreduce.replication",
+                           fmt::format("{} replicas need at least that many hosts (the cluster has {})", m.replication,
+                                       c.racks * c.hosts_per_rack));
+    if (!m.trace.file.empty()) {
+      auto path = std::filesystem::path(m.trace.file);
+      if (path.is_relative())
+        path = std::filesystem::path(s.file).parent_path() / path;
+      if (!std::filesystem::is_regular_file(path))
+        throw scenario_error(s, "workload.mapreduce.trace.file", "trace file not found: " + path.string());
     }
   }
   if (w.kind == "transformer-training") {

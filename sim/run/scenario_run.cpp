@@ -15,6 +15,9 @@
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/units.hpp"
+#include "models/mapreduce/mapreduce_workload.hpp"
+#include "sim/mapreduce/mapreduce_sim.hpp"
+#include "sim/report/mapreduce_metrics.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -148,6 +151,89 @@ RunResult run_collective(const Scenario& s, const RunOptions& options, const Pla
   return result;
 }
 
+/** Chrome trace of a MapReduce run: one process per host, one thread for maps and one for reducers. */
+std::string mapreduce_trace_json(const MapReduceOutcome& o, const MapReduceWorkload& w, const PlatformSpec& platform)
+{
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (int h = 0; h < platform.topology.host_count(); ++h)
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", h},
+                      {"args", {{"name", platform.topology.vertex(platform.topology.hosts()[h]).name}}}});
+  for (const auto& t : o.tasks) {
+    const auto& job = w.jobs[t.job];
+    std::string name = job.id + (t.map ? "/m" : "/r") + std::to_string(t.index) + (t.speculative ? " (speculative)" : "");
+    events.push_back({{"ph", "X"}, {"name", name}, {"cat", t.map ? "map" : "reduce"}, {"pid", t.host},
+                      {"tid", t.map ? 0 : 1}, {"ts", t.start * 1e6}, {"dur", (t.end - t.start) * 1e6},
+                      {"args", {{"locality", t.locality}, {"killed", t.killed}}}});
+  }
+  nlohmann::ordered_json doc;
+  doc["traceEvents"] = events;
+  doc["displayTimeUnit"] = "ms";
+  return doc.dump();
+}
+
+RunResult run_mapreduce(const Scenario& s, const RunOptions& options, const PlatformSpec& platform,
+                        std::chrono::steady_clock::time_point wall_start)
+{
+  const auto& p = s.workload.mapreduce;
+  TopologyCost cost(platform.topology, p.level_costs, p.middleboxes);
+  const std::string base = std::filesystem::path(s.file).parent_path().string();
+  MapReduceWorkload workload = build_mapreduce_workload(p, cost.layout(), base, static_cast<std::uint64_t>(s.seed));
+  const std::string policy = s.policies.mapreduce.empty() ? "capacity" : s.policies.mapreduce;
+  auto scheduler = Registry<MapReduceScheduler>::instance().create(policy);
+  MapReduceOutcome outcome =
+      simulate_mapreduce(workload.jobs, platform, p, *scheduler, cost, static_cast<std::uint64_t>(s.seed));
+  RunMetrics metrics = mapreduce_metrics(outcome, cost);
+  if (workload.trace) {
+    metrics.breakdown["trace_jobs_read"] = static_cast<double>(workload.trace->jobs_read);
+    metrics.breakdown["trace_rows_skipped"] = static_cast<double>(workload.trace->skipped);
+    metrics.breakdown["trace_jobs_outside_window"] = static_cast<double>(workload.outside_window);
+  }
+  RunResult result;
+  const double wall = seconds_since(wall_start);
+  fill_report(result, s, metrics, wall);
+  if (options.trace)
+    result.trace_json = mapreduce_trace_json(outcome, workload, platform);
+  std::string csv = "job,submit_s,finish_s,jct_s,maps,reduces,input_bytes,shuffle_bytes,output_bytes\n";
+  for (std::size_t j = 0; j < workload.jobs.size(); ++j) {
+    const auto& job = workload.jobs[j];
+    const auto& rec = outcome.jobs[j];
+    csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.0f},{:.0f},{:.0f}\n", job.id, rec.submit, rec.finish,
+                       rec.finish - rec.submit, rec.maps, rec.reduces, job.input_bytes, job.shuffle_bytes,
+                       job.output_bytes);
+  }
+  result.files.emplace_back("jobs.csv", csv);
+  const auto& M = metrics.metrics;
+  auto& out = result.summary;
+  out = fmt::format("clustersim {} — {}\n", clustersim_version(), s.name);
+  if (!s.description.empty())
+    out += fmt::format("  {}\n", s.description);
+  out += fmt::format("  cluster   {} racks x {} hosts, {} containers each, tree network\n", s.cluster.racks,
+                     s.cluster.hosts_per_rack, outcome.containers / (s.cluster.racks * s.cluster.hosts_per_rack));
+  if (workload.trace) {
+    out += "  trace     " + describe(*workload.trace) + "\n";
+    for (std::size_t i = 0; i < workload.trace->problems.size() && i < 3; ++i)
+      out += "            " + workload.trace->problems[i] + "\n";
+    if (workload.trace->skipped > 3)
+      out += fmt::format("            ... (clustersim trace FILE --format {} lists the first {})\n", p.trace.format,
+                         TraceSummary::kMaxProblems);
+  }
+  out += fmt::format("  workload  {} jobs, scheduler {}\n", workload.jobs.size(), policy);
+  out += fmt::format("  jobs      mean JCT {}  p50 {}  p95 {}  makespan {}\n", units::format_time(M.at("mean_jct_s")),
+                     units::format_time(M.at("p50_jct_s")), units::format_time(M.at("p95_jct_s")),
+                     units::format_time(M.at("makespan_s")));
+  out += fmt::format("  locality  maps node {:.1f}%  rack {:.1f}%  off-rack {:.1f}%;  containers busy {:.1f}%\n",
+                     100 * M.at("map_locality_node"), 100 * M.at("map_locality_rack"),
+                     100 * M.at("map_locality_off_rack"), 100 * M.at("utilization"));
+  out += fmt::format("  traffic   {} over the network (rack {}, pod {}, core {}); traffic cost {:.4g}; mean shuffle "
+                     "flow {}\n",
+                     units::format_bytes(M.at("network_bytes")), units::format_bytes(M.at("bytes_rack")),
+                     units::format_bytes(M.at("bytes_pod")), units::format_bytes(M.at("bytes_core")),
+                     M.at("traffic_cost"), units::format_time(M.at("mean_shuffle_flow_s")));
+  out += fmt::format("  wall time {:.3f} s ({} activities, {} scheduling rounds)\n", wall, outcome.activities,
+                     outcome.rounds);
+  return result;
+}
+
 } // namespace
 
 RunResult run_scenario(const Scenario& s, const RunOptions& options)
@@ -158,6 +244,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   apply_background_traffic(platform, s.cluster.network, std::filesystem::path(s.file).parent_path().string());
   if (s.workload.kind == "collective")
     return run_collective(s, options, platform, wall_start);
+  if (s.workload.kind == "mapreduce")
+    return run_mapreduce(s, options, platform, wall_start);
   if (s.workload.kind != "transformer-training")
     throw std::logic_error("workload kind '" + s.workload.kind + "' has no builder");
   const int gpus = s.cluster.nodes * s.cluster.gpus_per_node;

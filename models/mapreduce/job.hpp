@@ -1,0 +1,36 @@
+// MapReduce jobs placed on a cluster: maps with their HDFS block replicas, reducers, shuffle and output sizes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cs {
+
+struct MapTaskSpec {
+  double input_bytes = 0;
+  std::vector<int> replicas; // hosts holding the block
+  double compute_s = 0;      // on one container of a normal-speed host
+};
+
+struct MapReduceJob {
+  std::string id;
+  std::string name;
+  int queue = 0;       // index into the scenario's queues
+  double submit_s = 0; // from the start of the run
+  std::vector<MapTaskSpec> maps;
+  int reduces = 0;
+  double shuffle_bytes = 0; // all map output; each reducer gets 1/reduces of every map's share
+  double output_bytes = 0;  // written by the reducers (or the maps of a map-only job) with HDFS replication
+  std::vector<double> reduce_compute_s;
+  double input_bytes = 0;
+
+  /** What map m writes for the shuffle (in proportion to its input). */
+  double map_output_bytes(int m) const
+  {
+    if (reduces == 0 || input_bytes <= 0)
+      return 0;
+    return shuffle_bytes * maps[m].input_bytes / input_bytes;
+  }
+};
+
+} // namespace cs

@@ -1,0 +1,152 @@
+// MRv2 job history (.jhist): "Avro-Json", the Avro schema, then one JSON event per line. One file is one job.
+#include "traces/trace_job.hpp"
+
+#include "sim/scenario/input_error.hpp"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace cs {
+
+namespace {
+
+using nlohmann::json;
+
+/** The value of counter `name` in a JhCounters record, or -1. */
+double counter(const json& counters, const std::string& name)
+{
+  if (!counters.is_object() || !counters.contains("groups") || !counters["groups"].is_array())
+    return -1;
+  for (const auto& g : counters["groups"])
+    if (g.contains("counts") && g["counts"].is_array())
+      for (const auto& c : g["counts"])
+        if (c.value("name", std::string()) == name && c.contains("value") && c["value"].is_number())
+          return c["value"].get<double>();
+  return -1;
+}
+
+std::vector<std::string> split_hosts(const std::string& text)
+{
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto comma = text.find(',', start);
+    std::string host = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!host.empty())
+      out.push_back(host);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+struct TaskRecord {
+  bool map = true;
+  double start_ms = -1, finish_ms = -1;
+  double input = 0, output = 0, shuffle = 0, written = 0;
+  std::vector<std::string> hosts;
+};
+
+} // namespace
+
+TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
+{
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path, 0, 0, "cannot open job history file");
+  TraceSummary summary;
+  summary.file = path;
+  summary.format = "jhist";
+  std::string line;
+  if (!std::getline(in, line) || line.rfind("Avro-Json", 0) != 0)
+    throw InputError(path, 1, 1, "not an MRv2 job history file (first line must be 'Avro-Json')");
+  TraceJob job;
+  job.line = 1;
+  bool submitted = false, inited = false;
+  std::map<std::string, TaskRecord> tasks; // by task id: sorted, so map order is the task numbering
+  int number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    json e = json::parse(line, nullptr, false);
+    if (e.is_discarded() || !e.is_object()) {
+      summary.skip(number, "malformed JSON event");
+      continue;
+    }
+    if (e.contains("fields") && !e.contains("event"))
+      continue; // the Avro schema record
+    const std::string type = e.value("type", std::string());
+    if (!e.contains("event") || !e["event"].is_object() || e["event"].empty()) {
+      summary.skip(number, "event without body");
+      continue;
+    }
+    const json& body = e["event"].begin().value();
+    if (type == "JOB_SUBMITTED") {
+      job.id = body.value("jobid", std::string());
+      job.name = body.value("jobName", job.id);
+      job.queue = body.value("jobQueueName", std::string());
+      job.submit_s = body.value("submitTime", 0.0) / 1000.0;
+      submitted = true;
+    } else if (type == "JOB_INITED") {
+      job.maps = body.value("totalMaps", 0);
+      job.reduces = body.value("totalReduces", 0);
+      inited = true;
+    } else if (type == "TASK_STARTED") {
+      auto& t = tasks[body.value("taskid", std::string())];
+      t.map = body.value("taskType", std::string()) == "MAP";
+      t.start_ms = body.value("startTime", -1.0);
+      t.hosts = split_hosts(body.value("splitLocations", std::string()));
+    } else if (type == "TASK_FINISHED" && body.value("status", std::string()) == "SUCCEEDED") {
+      auto& t = tasks[body.value("taskid", std::string())];
+      t.map = body.value("taskType", std::string()) == "MAP";
+      t.finish_ms = body.value("finishTime", -1.0);
+      const json& c = body.contains("counters") ? body["counters"] : json();
+      t.input = std::max(0.0, counter(c, "HDFS_BYTES_READ"));
+      t.output = std::max(0.0, counter(c, "MAP_OUTPUT_BYTES"));
+      t.shuffle = std::max(0.0, counter(c, "REDUCE_SHUFFLE_BYTES"));
+      t.written = std::max(0.0, counter(c, "HDFS_BYTES_WRITTEN"));
+    }
+  }
+  if (!submitted || !inited) {
+    summary.skip(1, submitted ? "no JOB_INITED event" : "no JOB_SUBMITTED event");
+    return summary;
+  }
+  if (job.maps <= 0) {
+    summary.skip(1, "zero maps");
+    return summary;
+  }
+  double map_output = 0, shuffle = 0;
+  int maps_seen = 0, reduces_seen = 0;
+  for (const auto& [id, t] : tasks) {
+    const double seconds = t.start_ms >= 0 && t.finish_ms >= t.start_ms ? (t.finish_ms - t.start_ms) / 1000.0 : -1;
+    if (t.map) {
+      ++maps_seen;
+      job.map_input_bytes.push_back(t.input);
+      job.input_bytes += t.input;
+      job.map_hosts.push_back(t.hosts);
+      job.map_seconds.push_back(seconds);
+      map_output += t.output;
+    } else {
+      ++reduces_seen;
+      shuffle += t.shuffle;
+      job.output_bytes += t.written;
+      job.reduce_seconds.push_back(seconds);
+    }
+  }
+  if (maps_seen != job.maps) {
+    job.map_input_bytes.clear();
+    job.map_hosts.clear();
+    job.map_seconds.clear();
+  }
+  if (reduces_seen != job.reduces)
+    job.reduce_seconds.clear();
+  job.shuffle_bytes = job.reduces > 0 ? (shuffle > 0 ? shuffle : map_output) : 0;
+  ++summary.jobs_read;
+  sink(std::move(job));
+  return summary;
+}
+
+} // namespace cs

@@ -1,0 +1,92 @@
+// SWIM workload TSV (SWIMProjectUCB/SWIM workloadSuite): job_id, submit_s, gap_s, map_input, shuffle, reduce_output
+// [, input_path, output_path]. Read line by line; a row that does not parse is skipped and counted.
+#include "traces/trace_job.hpp"
+
+#include "sim/scenario/input_error.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace cs {
+
+namespace {
+
+std::vector<std::string> split_tabs(const std::string& line)
+{
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto tab = line.find('\t', start);
+    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos)
+      break;
+    start = tab + 1;
+  }
+  return out;
+}
+
+bool parse_number(const std::string& text, double& out)
+{
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && ptr == last;
+}
+
+} // namespace
+
+TraceSummary read_swim(const std::string& path, const TraceJobSink& sink)
+{
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path, 0, 0, "cannot open SWIM trace");
+  TraceSummary summary;
+  summary.file = path;
+  summary.format = "swim";
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (line.empty() || line[0] == '#')
+      continue;
+    auto f = split_tabs(line);
+    if (f.size() != 6 && f.size() < 7) {
+      summary.skip(number, "wrong field count", std::to_string(f.size()) + " fields, expected 6 or 8");
+      continue;
+    }
+    double values[5];
+    bool ok = true;
+    for (int i = 0; i < 5 && ok; ++i)
+      ok = parse_number(f[1 + i], values[i]);
+    if (!ok) {
+      summary.skip(number, "non-numeric field");
+      continue;
+    }
+    if (values[0] < 0 || values[2] < 0 || values[3] < 0 || values[4] < 0) {
+      summary.skip(number, "negative size or time");
+      continue;
+    }
+    if (values[2] <= 0) {
+      summary.skip(number, "zero maps (no input bytes)");
+      continue;
+    }
+    TraceJob job;
+    job.id = f[0];
+    job.name = f[0];
+    job.submit_s = values[0];
+    job.input_bytes = values[2];
+    job.shuffle_bytes = values[3];
+    job.output_bytes = values[4];
+    if (f.size() >= 7)
+      job.input_path = f[6];
+    job.line = number;
+    ++summary.jobs_read;
+    sink(std::move(job));
+  }
+  return summary;
+}
+
+} // namespace cs

@@ -1,0 +1,60 @@
+// What MapReduce trace formats (SWIM, Hadoop rumen, MRv2 .jhist) share: one job, before it is placed on a cluster.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/** One job as a trace records it. Sizes in bytes, times in seconds. */
+struct TraceJob {
+  std::string id;
+  std::string name;
+  std::string queue;
+  std::string input_path; // the dataset it reads; jobs reading the same path share its HDFS blocks ("" = its own)
+  double submit_s = 0; // as the trace records it; the workload builder shifts the first job to 0
+  double input_bytes = 0;
+  double shuffle_bytes = 0;
+  double output_bytes = 0;
+  int maps = 0;     // 0 = derive from input_bytes and the HDFS block size
+  int reduces = -1; // -1 = derive from shuffle_bytes
+  std::vector<double> map_input_bytes;             // per map, when the trace has them
+  std::vector<std::vector<std::string>> map_hosts; // preferred (replica) hosts per map, the trace's host names
+  std::vector<double> map_seconds;                 // recorded run time per map (successful attempt), when known
+  std::vector<double> reduce_seconds;              // recorded run time per reduce, when known
+  int line = 0;                                    // where the job starts in its file
+};
+
+/** What a reader read and what it skipped, with the first problems as "file:line: message". */
+struct TraceSummary {
+  std::string file;
+  std::string format;
+  long jobs_read = 0;
+  long skipped = 0;
+  std::map<std::string, long> skip_reasons; // reason -> count (sorted, so output is deterministic)
+  std::vector<std::string> problems;        // at most kMaxProblems
+
+  static constexpr std::size_t kMaxProblems = 20;
+  void skip(int line, const std::string& reason, const std::string& detail = "");
+};
+
+using TraceJobSink = std::function<void(TraceJob&&)>;
+
+/** Trace formats this build reads, for `clustersim list traces` and scenario checks. */
+const std::vector<std::string>& trace_formats();
+
+/** Streams the jobs of `path` in `format` (swim | rumen | jhist) into `sink`, in file order.
+ *  Rows or records that cannot be used are skipped and counted. A file that cannot be opened, or whose framing is
+ *  broken (not a rumen object stream, no Avro-Json header), throws InputError with file:line:col. */
+TraceSummary read_trace(const std::string& format, const std::string& path, const TraceJobSink& sink);
+
+TraceSummary read_swim(const std::string& path, const TraceJobSink& sink);
+TraceSummary read_rumen(const std::string& path, const TraceJobSink& sink);
+TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink);
+
+/** One line per summary: "file: N jobs read, M skipped (reason: k, ...)". */
+std::string describe(const TraceSummary& s);
+
+} // namespace cs
