@@ -1,0 +1,177 @@
+// The trace readers on the real traces in ../shared/reference/traces and on malformed input.
+#include "sim/scenario/input_error.hpp"
+#include "traces/trace_job.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace {
+
+std::string shared(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/../shared/reference/traces/" + rel; }
+
+std::string write_temp(const std::string& name, const std::string& text)
+{
+  auto path = std::filesystem::temp_directory_path() / ("cs_trace_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::vector<cs::TraceJob> read_all(const std::string& format, const std::string& path, cs::TraceSummary* summary = nullptr)
+{
+  std::vector<cs::TraceJob> jobs;
+  auto s = cs::read_trace(format, path, [&](cs::TraceJob&& j) { jobs.push_back(std::move(j)); });
+  if (summary)
+    *summary = s;
+  return jobs;
+}
+
+TEST(SwimReader, ReadsTheFacebook2009Sample)
+{
+  cs::TraceSummary s;
+  auto jobs = read_all("swim", shared("swim/FB-2009_samples_24_times_1hr_0.tsv"), &s);
+  EXPECT_EQ(s.jobs_read + s.skipped, 5894);
+  EXPECT_EQ(static_cast<long>(jobs.size()), s.jobs_read);
+  ASSERT_FALSE(jobs.empty());
+  // job0	49	49	740773	2339561	627471
+  EXPECT_EQ(jobs[0].id, "job0");
+  EXPECT_DOUBLE_EQ(jobs[0].submit_s, 49);
+  EXPECT_DOUBLE_EQ(jobs[0].input_bytes, 740773);
+  EXPECT_DOUBLE_EQ(jobs[0].shuffle_bytes, 2339561);
+  EXPECT_DOUBLE_EQ(jobs[0].output_bytes, 627471);
+  EXPECT_EQ(jobs[0].reduces, -1); // derived later from the shuffle size
+}
+
+TEST(SwimReader, InputPathsNameDatasets)
+{
+  auto jobs = read_all("swim", shared("swim/FB-2010_samples_24_times_1hr_withInputPaths_0.tsv"));
+  ASSERT_GT(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].input_path, "inputPath1");
+}
+
+TEST(SwimReader, MalformedRowsAreSkippedWithTheirLines)
+{
+  const std::string path = write_temp("bad.tsv", "job0\t1\t1\t100\t10\t5\n"
+                                                 "job1\t2\t1\n"                    // too few fields
+                                                 "job2\tx\t1\t100\t10\t5\n"        // not a number
+                                                 "job3\t3\t1\t-5\t10\t5\n"         // negative
+                                                 "job4\t4\t1\t0\t10\t5\n"          // no input: zero maps
+                                                 "job5\t5\t1\t200\t0\t0\tp\tq\n");
+  cs::TraceSummary s;
+  auto jobs = read_all("swim", path, &s);
+  EXPECT_EQ(s.jobs_read, 2);
+  EXPECT_EQ(s.skipped, 4);
+  EXPECT_EQ(s.skip_reasons["zero maps (no input bytes)"], 1);
+  ASSERT_EQ(s.problems.size(), 4u);
+  EXPECT_NE(s.problems[0].find(":2: wrong field count"), std::string::npos) << s.problems[0];
+  EXPECT_NE(s.problems[1].find(":3: non-numeric field"), std::string::npos) << s.problems[1];
+  EXPECT_EQ(jobs[1].input_path, "p");
+  EXPECT_NE(cs::describe(s).find("2 jobs read, 4 skipped"), std::string::npos);
+}
+
+TEST(TraceReaders, MissingFileIsAnInputError)
+{
+  for (const char* format : {"swim", "rumen", "jhist"})
+    EXPECT_THROW(read_all(format, "/nonexistent/trace"), cs::InputError) << format;
+  EXPECT_THROW(read_all("parquet", shared("swim/FB-2009_samples_24_times_1hr_0.tsv")), cs::InputError);
+}
+
+TEST(RumenReader, ReadsTheGridmixWordCountWithLocations)
+{
+  auto jobs = read_all("rumen", shared("hadoop/gridmix-wordcount-rumen.json"));
+  ASSERT_EQ(jobs.size(), 1u);
+  const auto& j = jobs[0];
+  EXPECT_EQ(j.id, "job_201009241532_0001");
+  EXPECT_EQ(j.maps, 3);
+  EXPECT_EQ(j.reduces, 1);
+  ASSERT_EQ(j.map_hosts.size(), 3u);
+  ASSERT_FALSE(j.map_hosts[0].empty());
+  EXPECT_EQ(j.map_hosts[0][0], "foo.example.com");
+  EXPECT_DOUBLE_EQ(j.map_input_bytes[0], 704270);
+  EXPECT_DOUBLE_EQ(j.shuffle_bytes, 127823); // the reducer's reduceShuffleBytes
+  ASSERT_EQ(j.map_seconds.size(), 3u);
+  EXPECT_NEAR(j.map_seconds[0], 6.896, 1e-9); // 1285322658262 - 1285322651366 ms
+  EXPECT_GT(j.submit_s, 0);                   // no submitTime: the earliest map start stands in
+}
+
+TEST(RumenReader, ReadsTheSlsSample)
+{
+  cs::TraceSummary s;
+  auto jobs = read_all("rumen", shared("hadoop/2jobs2min-rumen-jh.json"), &s);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(s.skipped, 0);
+  for (const auto& j : jobs) {
+    EXPECT_EQ(j.maps, 96);
+    EXPECT_EQ(j.reduces, 0);
+    EXPECT_EQ(j.queue, "sls_queue_1");
+    EXPECT_EQ(j.map_hosts.size(), 96u);
+  }
+  EXPECT_EQ(jobs[1].line, 5115);
+}
+
+TEST(RumenReader, MalformedObjectsAreSkippedAndBrokenFramingIsAnError)
+{
+  const std::string ok = R"({"jobID": "job_1", "submitTime": 1000, "totalMaps": 1, "totalReduces": 0,
+  "mapTasks": [{"inputBytes": 10, "attempts": []}]})";
+  cs::TraceSummary s;
+  auto jobs = read_all("rumen", write_temp("r1.json", ok + "\n{\"jobID\": }\n{\"jobID\": \"job_2\", \"totalMaps\": 0, "
+                                                        "\"submitTime\": 5}\n" + ok),
+                       &s);
+  EXPECT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(s.skip_reasons["malformed JSON"], 1);
+  EXPECT_EQ(s.skip_reasons["zero maps"], 1);
+  EXPECT_NE(s.problems[0].find(":3: malformed JSON"), std::string::npos) << s.problems[0];
+  try {
+    read_all("rumen", write_temp("r2.json", ok + "\n{\"jobID\": \"x\",\n \"mapTasks\": ["));
+    FAIL() << "a truncated object must be an error";
+  } catch (const cs::InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_NE(std::string(e.what()).find("not closed"), std::string::npos);
+  }
+  try {
+    read_all("rumen", write_temp("r3.json", ok + "\n  oops"));
+    FAIL() << "text between objects must be an error";
+  } catch (const cs::InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.column(), 3);
+  }
+}
+
+TEST(JhistReader, ReadsTheSleepJob)
+{
+  auto jobs = read_all("jhist", shared("hadoop/job_1329348432655_0001-sleep-10m-1r.jhist"));
+  ASSERT_EQ(jobs.size(), 1u);
+  const auto& j = jobs[0];
+  EXPECT_EQ(j.id, "job_1329348432655_0001");
+  EXPECT_EQ(j.queue, "default");
+  EXPECT_DOUBLE_EQ(j.submit_s, 1329348443.227);
+  EXPECT_EQ(j.maps, 10);
+  EXPECT_EQ(j.reduces, 1);
+  ASSERT_EQ(j.map_seconds.size(), 10u);
+  for (double t : j.map_seconds)
+    EXPECT_GT(t, 0);
+  EXPECT_GT(j.shuffle_bytes, 0);
+}
+
+TEST(JhistReader, BadEventsAreSkippedAndAMissingHeaderIsAnError)
+{
+  EXPECT_THROW(read_all("jhist", write_temp("h1.jhist", "{\"type\":\"JOB_SUBMITTED\"}\n")), cs::InputError);
+  const std::string text =
+      "Avro-Json\n"
+      R"({"type":"JOB_SUBMITTED","event":{"x.JobSubmitted":{"jobid":"job_9","jobName":"n","submitTime":2000,"jobQueueName":"q"}}})"
+      "\n{broken\n"
+      R"({"type":"JOB_INITED","event":{"x.JobInited":{"jobid":"job_9","totalMaps":2,"totalReduces":0}}})"
+      "\n";
+  cs::TraceSummary s;
+  auto jobs = read_all("jhist", write_temp("h2.jhist", text), &s);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].maps, 2);
+  EXPECT_EQ(s.skip_reasons["malformed JSON event"], 1);
+  EXPECT_NE(s.problems[0].find(":3:"), std::string::npos);
+  // No JOB_INITED: the job is skipped, not invented.
+  auto none = read_all("jhist", write_temp("h3.jhist", "Avro-Json\n"), &s);
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(s.skipped, 1);
+}
+
+} // namespace
