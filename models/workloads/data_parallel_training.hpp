@@ -25,6 +25,7 @@ struct TrainingGraph {
   double samples_per_iteration = 0;
   double tokens_per_iteration = 0;
   int pipeline_stages = 1;
+  double tp_seconds_per_iteration = -1; // pipeline builds fold TP all-reduces into passes: their time per GPU
   int tensor_parallel = 1;
   int chunks = 1;        // model chunks per pipeline device
   int in_flight_peak = 1; // most microbatch-chunks whose activations a pipeline device holds at once

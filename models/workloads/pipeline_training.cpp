@@ -3,6 +3,7 @@
 #include "models/workloads/pipeline_graph.hpp"
 #include "models/workloads/pass_cost.hpp"
 #include "models/workloads/transformer.hpp"
+#include "models/collectives/collective_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,37 +22,57 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
     throw std::invalid_argument("layers do not divide into pp x vpp stages");
   if (w.batch.global % (dp * w.batch.micro) != 0)
     throw std::invalid_argument("global batch does not divide into data-parallel ranks x micro batch");
+  const int tp = w.parallel.tp;
   TrainingGraph out;
-  out.ranks = dp * pp;
+  out.ranks = dp * pp * tp;
   out.pipeline_stages = pp;
+  out.tensor_parallel = tp;
   out.microbatches = w.batch.global / (dp * w.batch.micro);
   out.parameters = total_parameters(m);
-  out.gradient_bytes = out.parameters * dtype_bytes(m.dtype) / pp;
+  out.gradient_bytes = out.parameters * dtype_bytes(m.dtype) / (pp * tp);
   out.model_flops_per_iteration = megatron_model_flops(m, w.batch.global);
   out.samples_per_iteration = w.batch.global;
   out.tokens_per_iteration = double(w.batch.global) * m.seq;
 
   // Cost of each virtual stage for one microbatch.
   const int layers_per_stage = m.layers / stages;
-  const auto layer = layer_forward_kernels(m, w.batch.micro);
+  // With tensor parallelism (TP inside a node, Megatron splits), a layer pass is the TP rank's share of the
+  // kernels plus Megatron's two blocking all-reduces per pass over the node's NVSwitch, priced by the collective
+  // closed form: TP traffic never leaves the node, so it does not contend with the pipeline's and data-parallel
+  // traffic on the NICs. Every TP rank does the same work, so the graph holds TP rank 0 of each (replica, stage)
+  // group; with one NIC per GPU each rank's p2p and gradient traffic has its own NIC, as rank 0's has here.
+  const auto [attn, mlp] = layer_forward_blocks(m, w.batch.micro, tp);
+  auto layer = attn;
+  layer.insert(layer.end(), mlp.begin(), mlp.end());
   const auto head = head_forward_kernels(m, w.batch.micro);
   const PassCost forward = pass_cost(cost, layer);
   const std::string model_name = forward.model;
-  const double layer_f = forward.seconds;
-  double layer_b = pass_cost(cost, backward_kernels(layer)).seconds;
+  const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  double tp_all_reduce = 0;
+  if (tp > 1) {
+    std::vector<int> group(tp);
+    for (int k = 0; k < tp; ++k)
+      group[k] = k;
+    tp_all_reduce = choose_collective("all-reduce", "auto", activation, group_shape(platform, group)).seconds;
+  }
+  const double layer_f = forward.seconds + 2 * tp_all_reduce;
+  double layer_b = pass_cost(cost, backward_kernels(layer)).seconds + 2 * tp_all_reduce;
   if (m.recompute == "full")
     layer_b += layer_f;
-  const double head_f = pass_cost(cost, head).seconds, head_b = pass_cost(cost, backward_kernels(head)).seconds;
-  const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  // The output layer is vocabulary-parallel in Megatron: each TP rank computes 1/tp of the logits.
+  const double head_f = pass_cost(cost, head).seconds / tp, head_b = pass_cost(cost, backward_kernels(head)).seconds / tp;
   std::vector<StageCost> costs(stages);
-  std::vector<double> stage_params(stages, layers_per_stage * layer_parameters(m));
-  stage_params[0] += embedding_parameters(m); // tied with the head; its gradient is reduced with the first stage
+  std::vector<double> stage_params(stages, layers_per_stage * layer_parameters(m) / tp);
+  stage_params[0] += embedding_parameters(m) / tp; // tied with the head; reduced with the first stage
   for (int vs = 0; vs < stages; ++vs) {
     costs[vs].forward_s = layers_per_stage * layer_f + (vs == stages - 1 ? head_f : 0.0);
     costs[vs].backward_s = layers_per_stage * layer_b + (vs == stages - 1 ? head_b : 0.0);
-    costs[vs].activation_bytes = activation;
+    costs[vs].activation_bytes = activation / tp; // Megatron's scatter/gather: each TP rank sends its 1/tp
     costs[vs].model = model_name;
   }
+  // All-reduces per layer and microbatch: 2 forward, 2 backward, and 2 more when full recomputation reruns forward.
+  const int all_reduces_per_layer = m.recompute == "full" ? 6 : 4;
+  out.tp_seconds_per_iteration = double(out.microbatches) * (m.layers / pp) * all_reduces_per_layer * tp_all_reduce;
   // Per device: parameters of its chunks, and the Adam step over them.
   std::vector<double> device_params(pp, 0.0);
   for (int vs = 0; vs < stages; ++vs)
@@ -59,9 +80,9 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
 
   TaskGraph& g = out.graph;
   StreamPool streams(g);
-  const int hosts_total = dp * pp;
+  const int hosts_total = dp * pp; // (replica, stage) groups; group i is GPUs i*tp .. i*tp+tp-1, TP rank 0 simulated
   for (int h = 0; h < hosts_total; ++h)
-    out.compute_streams.push_back(g.add_stream(h, "compute"));
+    out.compute_streams.push_back(g.add_stream(h * tp, "compute"));
   std::vector<int> previous_optimizer(hosts_total, -1);
   const double e = dtype_bytes(m.dtype);
   for (int it = 0; it < w.iterations; ++it) {
@@ -70,9 +91,9 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
     for (int r = 0; r < dp; ++r) {
       std::vector<int> hosts(pp), compute(pp), ready(pp);
       for (int s = 0; s < pp; ++s) {
-        hosts[s] = r * pp + s;
-        compute[s] = out.compute_streams[hosts[s]];
-        ready[s] = previous_optimizer[hosts[s]];
+        hosts[s] = (r * pp + s) * tp;
+        compute[s] = out.compute_streams[r * pp + s];
+        ready[s] = previous_optimizer[r * pp + s];
       }
       PipelineTasks tasks = append_pipeline(g, streams, schedule, pp, w.parallel.vpp, out.microbatches, costs, hosts,
                                             compute, ready, TaskLabels{it, -1, -1, -1, 0});
@@ -103,7 +124,7 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
       const int pieces = std::max(1, static_cast<int>(std::ceil(bytes / w.gradient_bucket.value)));
       SyncRequest req;
       for (int r = 0; r < dp; ++r) {
-        req.hosts.push_back(r * pp + vs % pp);
+        req.hosts.push_back((r * pp + vs % pp) * tp);
         req.ready.push_back(last_backward[r][vs]);
       }
       req.bytes = bytes / pieces;

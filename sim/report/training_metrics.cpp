@@ -83,11 +83,12 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.breakdown["communication_s"] = comm;
   m.breakdown["link_busy_busiest_rank_s"] = comm_busy[busiest] / iterations;
   if (tr.tensor_parallel > 1)
-    m.breakdown["tp_communication_s"] = tp_busy[busiest] / iterations;
+    m.breakdown["tp_communication_s"] =
+        tr.tp_seconds_per_iteration >= 0 ? tr.tp_seconds_per_iteration : tp_busy[busiest] / iterations;
   m.breakdown["exposed_communication_s"] = exposed;
   m.breakdown["overlap_fraction"] = comm > 0 ? std::clamp(1.0 - exposed / comm, 0.0, 1.0) : 1.0;
   for (const auto& [phase, seconds] : phase_time)
-    m.breakdown["compute_" + phase + "_s"] = seconds / tr.ranks / iterations;
+    m.breakdown["compute_" + phase + "_s"] = seconds / tr.compute_streams.size() / iterations;
   return m;
 }
 

@@ -189,8 +189,6 @@ void check_scenario(const Scenario& s)
       throw scenario_error(s, "workload.parallel",
                            "only data, tensor and pipeline parallelism (ep = 1, zero = 0, no sequence parallelism) are "
                            "implemented so far");
-    if (p.tp > 1 && (p.pp > 1 || p.vpp > 1))
-      throw scenario_error(s, "workload.parallel.tp", "tensor parallelism together with pipeline parallelism is not implemented yet");
     if (p.tp > c.gpus_per_node || c.gpus_per_node % p.tp != 0)
       throw scenario_error(s, "workload.parallel.tp",
                            fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)", p.tp,

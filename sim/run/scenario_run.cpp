@@ -280,7 +280,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
     for (int stage = 0; stage < pp; ++stage) {
       double busy = 0;
       for (const auto& t : training.graph.tasks())
-        if (t.kind == TaskKind::COMPUTE && t.host == stage)
+        if (t.kind == TaskKind::COMPUTE && t.host == stage * tp)
           busy += t.seconds;
       busy /= s.workload.iterations;
       metrics.breakdown["stage" + std::to_string(stage) + "_busy_s"] = busy;

@@ -243,3 +243,32 @@ TEST(Cli, PipelineTrainingReportsItsBubbleOnBothBackends)
   // Activations and their gradients share NVLink ports only in passing: the backends stay within 5%.
   EXPECT_NEAR(iteration[0] / iteration[1], 1.0, 0.05);
 }
+
+TEST(Cli, TensorAndPipelineParallelismTogether)
+{
+  double iteration[2] = {0, 0};
+  int i = 0;
+  for (const char* backend : {"analytical", "simgrid"}) {
+    fs::path out = fresh_dir(std::string("tppp") + backend);
+    auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --backend " + backend +
+                        " --set workload.iterations=1 --set workload.parallel.tp=2 --set workload.parallel.dp=2 --out " +
+                        out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto report = read_json(out / "report.json");
+    EXPECT_GT(report["breakdown"]["tp_communication_s"].get<double>(), 0.0);
+    EXPECT_GT(report["breakdown"]["stage3_busy_s"].get<double>(), 0.0);
+    iteration[i++] = report["metrics"]["iteration_time_s"].get<double>();
+    fs::remove_all(out);
+  }
+  EXPECT_NEAR(iteration[0] / iteration[1], 1.0, 0.05);
+  // Splitting each stage over two GPUs with half the replicas: each GPU does half the work of a stage, plus the
+  // TP all-reduces, so the iteration takes longer than half but no longer than the tp = 1 iteration.
+  fs::path out = fresh_dir("tppp1");
+  auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
+                      " --quiet --backend analytical --set workload.iterations=1 --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const double tp1 = read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
+  EXPECT_GT(iteration[0], 0.5 * tp1);
+  EXPECT_LT(iteration[0], 1.2 * tp1);
+  fs::remove_all(out);
+}

@@ -29,3 +29,19 @@ TEST(MegatronReference, Gpt75BTensorAndDataParallelOn128A100)
 {
   EXPECT_NEAR(tflops_per_gpu("megatron-7.5b.yaml") / 142.0, 1.0, 0.15);
 }
+
+// Rows 3-5 combine tensor, pipeline (interleaved) and data parallelism.
+TEST(MegatronReference, Gpt391BTensorPipelineDataOn512A100)
+{
+  EXPECT_NEAR(tflops_per_gpu("megatron-39.1b.yaml") / 138.0, 1.0, 0.15);
+}
+
+TEST(MegatronReference, Gpt1456BTensorPipelineDataOn1536A100)
+{
+  EXPECT_NEAR(tflops_per_gpu("megatron-145.6b.yaml") / 148.0, 1.0, 0.15);
+}
+
+TEST(MegatronReference, Gpt5296BTensorPipelineDataOn2520A100)
+{
+  EXPECT_NEAR(tflops_per_gpu("megatron-529.6b.yaml") / 163.0, 1.0, 0.15);
+}
