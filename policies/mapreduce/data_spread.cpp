@@ -59,4 +59,22 @@ double DataSpread::bytes_at(int h) const
   return host_[h];
 }
 
+RoundJobData round_job_data(const SchedulingRound& round, const TopologyCost& cost)
+{
+  const auto& layout = cost.layout();
+  RoundJobData out;
+  for (const auto& t : round.tasks) {
+    auto& racks = out.rack_bytes.try_emplace(t.job, std::vector<double>(layout.racks(), 0.0)).first->second;
+    if (t.map) {
+      for (int h : t.data_hosts)
+        racks[layout.rack_of[h]] += t.bytes;
+    } else if (!out.reduce_spread.count(t.job)) {
+      out.reduce_spread.emplace(t.job, DataSpread(t, cost));
+      for (std::size_t i = 0; i < t.data_hosts.size(); ++i)
+        racks[layout.rack_of[t.data_hosts[i]]] += t.data_bytes[i];
+    }
+  }
+  return out;
+}
+
 } // namespace cs

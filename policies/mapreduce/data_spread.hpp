@@ -4,6 +4,7 @@
 
 #include "policies/mapreduce/task_scheduler.hpp"
 
+#include <map>
 #include <vector>
 
 namespace cs {
@@ -26,5 +27,13 @@ private:
   std::vector<double> host_, rack_, pod_;
   double total_ = 0;
 };
+
+/** Per job in a round: its reducers' shared data spread (reducers of one job read the same hosts) and the bytes
+ *  of its data per rack (replicas of its candidate maps, or its reducers' sources). */
+struct RoundJobData {
+  std::map<int, DataSpread> reduce_spread;
+  std::map<int, std::vector<double>> rack_bytes;
+};
+RoundJobData round_job_data(const SchedulingRound& round, const TopologyCost& cost);
 
 } // namespace cs

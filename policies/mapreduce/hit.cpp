@@ -28,20 +28,9 @@ public:
     const int n_hosts = static_cast<int>(round.offers.size());
     if (n_tasks == 0 || n_hosts == 0)
       return {};
-    // The job's data per rack: replicas of its pending maps, or its reducers' sources.
-    std::map<int, std::vector<double>> job_rack_bytes;
-    std::map<int, DataSpread> reduce_spread;
-    for (const auto& t : round.tasks) {
-      auto& racks = job_rack_bytes.try_emplace(t.job, std::vector<double>(layout.racks(), 0.0)).first->second;
-      if (t.map) {
-        for (int h : t.data_hosts)
-          racks[layout.rack_of[h]] += t.bytes;
-      } else if (!reduce_spread.count(t.job)) {
-        reduce_spread.emplace(t.job, DataSpread(t, cost));
-        for (std::size_t i = 0; i < t.data_hosts.size(); ++i)
-          racks[layout.rack_of[t.data_hosts[i]]] += t.data_bytes[i];
-      }
-    }
+    const RoundJobData data = round_job_data(round, cost);
+    const auto& reduce_spread = data.reduce_spread;
+    const auto& job_rack_bytes = data.rack_bytes;
     // cost[t][k] and held[t][k] for task t on offered host k.
     std::vector<std::vector<double>> c(n_tasks, std::vector<double>(n_hosts));
     std::vector<std::vector<double>> held(n_tasks, std::vector<double>(n_hosts));

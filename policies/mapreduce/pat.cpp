@@ -25,19 +25,9 @@ public:
     const int n_hosts = static_cast<int>(round.offers.size());
     if (n_tasks == 0 || n_hosts == 0)
       return {};
-    std::map<int, DataSpread> reduce_spread;
-    std::map<int, std::vector<double>> job_rack_bytes;
-    for (const auto& t : round.tasks) {
-      auto& racks = job_rack_bytes.try_emplace(t.job, std::vector<double>(layout.racks(), 0.0)).first->second;
-      if (t.map)
-        for (int h : t.data_hosts)
-          racks[layout.rack_of[h]] += t.bytes;
-      else if (!reduce_spread.count(t.job)) {
-        reduce_spread.emplace(t.job, DataSpread(t, cost));
-        for (std::size_t i = 0; i < t.data_hosts.size(); ++i)
-          racks[layout.rack_of[t.data_hosts[i]]] += t.data_bytes[i];
-      }
-    }
+    const RoundJobData data = round_job_data(round, cost);
+    const auto& reduce_spread = data.reduce_spread;
+    const auto& job_rack_bytes = data.rack_bytes;
     auto price = [&](int t, int k) {
       const auto& task = round.tasks[t];
       const int h = round.offers[k].host;
