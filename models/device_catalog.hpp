@@ -32,7 +32,7 @@ struct DeviceSpec {
   double peak(const std::string& dtype) const;
 };
 
-/** Devices shipped in models/devices/*.yaml (compiled into the binary, so it runs from any folder). */
+/** Devices shipped as models/devices/<name>.yaml (compiled into the binary, so it runs from any folder). */
 class DeviceCatalog {
 public:
   static const DeviceCatalog& builtin();
