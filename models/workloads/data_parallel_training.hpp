@@ -28,6 +28,8 @@ struct TrainingGraph {
   double tp_seconds_per_iteration = -1; // pipeline builds fold TP all-reduces into passes: their time per GPU
   int tensor_parallel = 1;
   int chunks = 1;        // model chunks per pipeline device
+  int max_layers_per_device = 0; // pipelines: the most layers any device holds (its chunks together)
+  std::vector<int> layers_per_stage; // pipelines: layers of each virtual stage
   int in_flight_peak = 1; // most microbatch-chunks whose activations a pipeline device holds at once
 };
 

@@ -17,7 +17,7 @@ std::map<std::string, double> MemoryFootprint::breakdown() const
 MemoryFootprint transformer_memory(const ModelParams& m, int micro, const MemoryLayout& l)
 {
   const double e = dtype_bytes(m.dtype);
-  const double layers_per_stage = std::ceil(double(m.layers) / l.pp);
+  const double layers_per_stage = l.layers_on_device > 0 ? l.layers_on_device : std::ceil(double(m.layers) / l.pp);
   // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
   const double params = (layers_per_stage * layer_parameters(m) + embedding_parameters(m)) / l.tp;
   MemoryFootprint f;

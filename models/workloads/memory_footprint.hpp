@@ -26,6 +26,7 @@ struct MemoryLayout {
   bool sequence_parallel = false;
   int in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m)
   double bucket_bytes = 0;        // communication buffer (gradient bucket)
+  int layers_on_device = 0;       // layers on the most loaded device; 0 = ceil(layers / pp)
 };
 
 /** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights and 2 of gradients per parameter

@@ -11,6 +11,39 @@
 
 namespace cs {
 
+std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced)
+{
+  const int stages = pp * v;
+  std::vector<int> out(stages, layers / stages);
+  if (!balanced || pp == 1) {
+    for (int s = 0; s < layers % stages; ++s)
+      ++out[s];
+    return out;
+  }
+  // Uniform layers, and the last device also runs the output layer: choose how many layers that device keeps so
+  // that the slowest device is fastest (ties: the more even split); the other devices share the rest.
+  int best_last = v;
+  double best = INFINITY;
+  for (int last = v; last <= layers - (pp - 1) * v; ++last) {
+    const double others = std::ceil(double(layers - last) / (pp - 1)) * layer_s;
+    const double slowest = std::max(others, last * layer_s + head_s);
+    if (slowest <= best + 1e-15) {
+      best = std::min(best, slowest);
+      best_last = last;
+    }
+  }
+  std::vector<int> device(pp);
+  const int rest = layers - best_last;
+  for (int d = 0; d < pp - 1; ++d)
+    device[d] = rest / (pp - 1) + (d < rest % (pp - 1) ? 1 : 0);
+  device[pp - 1] = best_last;
+  // Device d's chunks are virtual stages d, d + pp, ...; earlier chunks take any remainder.
+  for (int d = 0; d < pp; ++d)
+    for (int c = 0; c < v; ++c)
+      out[c * pp + d] = device[d] / v + (c < device[d] % v ? 1 : 0);
+  return out;
+}
+
 TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostModel& cost, int dp, int pp,
                                       const PipelineSchedule& schedule, const GradientSync& sync,
                                       const PlatformSpec& platform)
@@ -18,8 +51,10 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   const ModelParams& m = w.model;
   const int v = schedule.chunks(w.parallel.vpp);
   const int stages = pp * v;
-  if (m.layers % stages != 0)
+  if (w.parallel.partition == "even" && m.layers % stages != 0)
     throw std::invalid_argument("layers do not divide into pp x vpp stages");
+  if (m.layers < stages)
+    throw std::invalid_argument("fewer layers than pp x vpp stages");
   if (w.batch.global % (dp * w.batch.micro) != 0)
     throw std::invalid_argument("global batch does not divide into data-parallel ranks x micro batch");
   const int tp = w.parallel.tp;
@@ -35,7 +70,6 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   out.tokens_per_iteration = double(w.batch.global) * m.seq;
 
   // Cost of each virtual stage for one microbatch.
-  const int layers_per_stage = m.layers / stages;
   // With tensor parallelism (TP inside a node, Megatron splits), a layer pass is the TP rank's share of the
   // kernels plus Megatron's two blocking all-reduces per pass over the node's NVSwitch, priced by the collective
   // closed form: TP traffic never leaves the node, so it does not contend with the pipeline's and data-parallel
@@ -61,18 +95,27 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
     layer_b += layer_f;
   // The output layer is vocabulary-parallel in Megatron: each TP rank computes 1/tp of the logits.
   const double head_f = pass_cost(cost, head).seconds / tp, head_b = pass_cost(cost, backward_kernels(head)).seconds / tp;
+  out.layers_per_stage = partition_layers(m.layers, pp, v, layer_f + layer_b, head_f + head_b,
+                                          w.parallel.partition == "balanced");
   std::vector<StageCost> costs(stages);
-  std::vector<double> stage_params(stages, layers_per_stage * layer_parameters(m) / tp);
+  std::vector<double> stage_params(stages);
+  for (int vs = 0; vs < stages; ++vs)
+    stage_params[vs] = out.layers_per_stage[vs] * layer_parameters(m) / tp;
   stage_params[0] += embedding_parameters(m) / tp; // tied with the head; reduced with the first stage
+  std::vector<int> device_layers(pp, 0);
+  for (int vs = 0; vs < stages; ++vs)
+    device_layers[vs % pp] += out.layers_per_stage[vs];
+  out.max_layers_per_device = *std::max_element(device_layers.begin(), device_layers.end());
   for (int vs = 0; vs < stages; ++vs) {
-    costs[vs].forward_s = layers_per_stage * layer_f + (vs == stages - 1 ? head_f : 0.0);
-    costs[vs].backward_s = layers_per_stage * layer_b + (vs == stages - 1 ? head_b : 0.0);
+    const int layers_here = out.layers_per_stage[vs];
+    costs[vs].forward_s = layers_here * layer_f + (vs == stages - 1 ? head_f : 0.0);
+    costs[vs].backward_s = layers_here * layer_b + (vs == stages - 1 ? head_b : 0.0);
     costs[vs].activation_bytes = activation / tp; // Megatron's scatter/gather: each TP rank sends its 1/tp
     costs[vs].model = model_name;
   }
   // All-reduces per layer and microbatch: 2 forward, 2 backward, and 2 more when full recomputation reruns forward.
   const int all_reduces_per_layer = m.recompute == "full" ? 6 : 4;
-  out.tp_seconds_per_iteration = double(out.microbatches) * (m.layers / pp) * all_reduces_per_layer * tp_all_reduce;
+  out.tp_seconds_per_iteration = double(out.microbatches) * out.max_layers_per_device * all_reduces_per_layer * tp_all_reduce;
   // Per device: parameters of its chunks, and the Adam step over them.
   std::vector<double> device_params(pp, 0.0);
   for (int vs = 0; vs < stages; ++vs)

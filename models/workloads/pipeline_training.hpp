@@ -12,6 +12,12 @@ namespace cs {
  *  last backward pass of a chunk, that chunk's gradients are synchronised over its data-parallel group in
  *  buckets; the device's Adam step waits for all of them. Throws std::invalid_argument when the layers do not
  *  divide into the stages or the schedule cannot run the microbatches. */
+/** Layers per virtual stage (pp devices x v chunks; stage c * pp + d is chunk c of device d). Even: layers / stages
+ *  each, any remainder to the first stages. Balanced: the last device, which also runs the output layer (head_s per
+ *  microbatch), keeps the number of layers that makes the slowest device fastest; the other devices share the
+ *  rest; each device spreads its layers over its chunks. layer_s and head_s are forward + backward seconds. */
+std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced);
+
 TrainingGraph build_pipeline_training(const WorkloadParams& workload, const KernelCostModel& cost, int dp, int pp,
                                       const PipelineSchedule& schedule, const GradientSync& sync,
                                       const PlatformSpec& platform);

@@ -213,9 +213,13 @@ void check_scenario(const Scenario& s)
       const int v = schedule->chunks(p.vpp);
       if (p.vpp > 1 && v == 1)
         throw scenario_error(s, "workload.parallel.vpp", fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
-      if (w.model.layers % (p.pp * v) != 0)
+      if (p.partition == "even" && w.model.layers % (p.pp * v) != 0)
         throw scenario_error(s, "workload.model.layers",
-                             fmt::format("{} layers do not divide into pp x vpp = {} x {} stages", w.model.layers, p.pp, v));
+                             fmt::format("{} layers do not divide into pp x vpp = {} x {} stages (parallel.partition: "
+                                         "balanced allows uneven stages)", w.model.layers, p.pp, v));
+      if (w.model.layers < p.pp * v)
+        throw scenario_error(s, "workload.model.layers",
+                             fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages", w.model.layers, p.pp, v));
       try {
         schedule->order(p.pp, v, w.batch.global / (dp * w.batch.micro));
       } catch (const std::invalid_argument& e) {

@@ -321,7 +321,10 @@ void read_workload(ObjectReader r, WorkloadParams& w)
       .field("vpp", w.parallel.vpp, "virtual pipeline chunks per GPU (interleaved schedule)")
       .field("ep", w.parallel.ep, "expert-parallel degree")
       .field("sequence_parallel", w.parallel.sequence_parallel, "Megatron sequence parallelism")
-      .field("zero", w.parallel.zero, "ZeRO stage 0-3");
+      .field("zero", w.parallel.zero, "ZeRO stage 0-3")
+      .choice("partition", w.parallel.partition, {"even", "balanced"},
+              "pipeline stages: even (layers divide equally) or balanced (the output layer's stage takes fewer "
+              "layers so the slowest stage is as fast as it can be)");
   p.finish();
   require_non_negative(p, "dp", w.parallel.dp);
   require_positive(p, "tp", w.parallel.tp);

@@ -100,6 +100,7 @@ struct ParallelParams {
   int ep = 1;
   bool sequence_parallel = false;
   int zero = 0;
+  std::string partition = "even"; // pipeline stages: even (same layers each) | balanced (by cost)
 };
 
 /** A collective swept over message sizes, like nccl-tests. */
