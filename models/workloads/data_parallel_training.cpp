@@ -25,7 +25,8 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
 
   const int tp = w.parallel.tp;
   const auto layer_kernels = layer_forward_kernels(m, w.batch.micro);
-  const auto [attn_kernels, mlp_kernels] = layer_forward_blocks(m, w.batch.micro, tp);
+  const bool sp = w.parallel.sequence_parallel && tp > 1;
+  const auto [attn_kernels, mlp_kernels] = layer_forward_blocks(m, w.batch.micro, tp, sp);
   const PassCost attn_fwd = pass_cost(cost, attn_kernels), mlp_fwd = pass_cost(cost, mlp_kernels);
   PassCost attn_bwd = pass_cost(cost, backward_kernels(attn_kernels)), mlp_bwd = pass_cost(cost, backward_kernels(mlp_kernels));
   if (m.recompute == "full") {
@@ -59,17 +60,39 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
       hosts[k] = k;
     return hosts;
   }()) : GroupShape{};
-  const CollectiveChoice tp_choice = tp > 1 ? choose_collective("all-reduce", "auto", tp_bytes, tp_shape) : CollectiveChoice{};
+  // Without sequence parallelism a block pass ends in an all-reduce; with it, in a reduce-scatter followed by the
+  // next block's all-gather (Megatron-SP), the same bytes on the wire.
+  const std::vector<std::string> tp_ops = sp ? std::vector<std::string>{"reduce-scatter", "all-gather"}
+                                             : std::vector<std::string>{"all-reduce"};
+  std::vector<CollectiveChoice> tp_choices;
+  if (tp > 1)
+    for (const auto& op : tp_ops)
+      tp_choices.push_back(choose_collective(op, "auto", tp_bytes, tp_shape));
   // One TP all-reduce after `after[k]` on each rank of replica r; returns each rank's completion.
+  std::map<int, int> join_stream; // per host: zero-length joins between a reduce-scatter and its all-gather
   auto tp_all_reduce = [&](int r, const std::vector<int>& after, TaskLabels lab) {
-    CollectiveRequest req;
-    req.kind = "all-reduce";
-    for (int k = 0; k < tp; ++k)
-      req.hosts.push_back(r * tp + k);
-    req.bytes = tp_bytes;
-    req.ready = after;
-    req.labels = lab;
-    auto done = expand_collective(g, tp_streams, platform, req, tp_choice);
+    std::vector<int> ready = after;
+    std::vector<std::vector<int>> done;
+    for (std::size_t i = 0; i < tp_ops.size(); ++i) {
+      if (i > 0) // the all-gather starts on each rank once its reduce-scatter share is complete
+        for (int k = 0; k < tp; ++k) {
+          const int h = r * tp + k;
+          auto [it, fresh] = join_stream.try_emplace(h, -1);
+          if (fresh)
+            it->second = g.add_stream(h, "tp-join");
+          ready[k] = g.add_delay(it->second, 0, "sp-join", lab);
+          for (int d : done[k])
+            g.add_dependency(d, ready[k]);
+        }
+      CollectiveRequest req;
+      req.kind = tp_ops[i];
+      for (int k = 0; k < tp; ++k)
+        req.hosts.push_back(r * tp + k);
+      req.bytes = tp_bytes;
+      req.ready = ready;
+      req.labels = lab;
+      done = expand_collective(g, tp_streams, platform, req, tp_choices[i]);
+    }
     return done;
   };
   // Per host: completions (TP all-reduces) that the next block on its compute stream must wait for; carried

@@ -75,7 +75,8 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   // closed form: TP traffic never leaves the node, so it does not contend with the pipeline's and data-parallel
   // traffic on the NICs. Every TP rank does the same work, so the graph holds TP rank 0 of each (replica, stage)
   // group; with one NIC per GPU each rank's p2p and gradient traffic has its own NIC, as rank 0's has here.
-  const auto [attn, mlp] = layer_forward_blocks(m, w.batch.micro, tp);
+  const bool sp = w.parallel.sequence_parallel && tp > 1;
+  const auto [attn, mlp] = layer_forward_blocks(m, w.batch.micro, tp, sp);
   auto layer = attn;
   layer.insert(layer.end(), mlp.begin(), mlp.end());
   const auto head = head_forward_kernels(m, w.batch.micro);
@@ -87,7 +88,10 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
     std::vector<int> group(tp);
     for (int k = 0; k < tp; ++k)
       group[k] = k;
-    tp_all_reduce = choose_collective("all-reduce", "auto", activation, group_shape(platform, group)).seconds;
+    const GroupShape shape = group_shape(platform, group);
+    tp_all_reduce = sp ? choose_collective("reduce-scatter", "auto", activation, shape).seconds +
+                             choose_collective("all-gather", "auto", activation, shape).seconds
+                       : choose_collective("all-reduce", "auto", activation, shape).seconds;
   }
   const double layer_f = forward.seconds + 2 * tp_all_reduce;
   double layer_b = pass_cost(cost, backward_kernels(layer)).seconds + 2 * tp_all_reduce;

@@ -4,16 +4,19 @@
 
 namespace cs {
 
-std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro, int tp)
+std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro, int tp,
+                                                                                   bool sequence_parallel)
 {
   const double tokens = double(micro) * m.seq;
+  // Sequence parallelism (Korthikanti et al.): layernorms and residual adds run on this rank's 1/tp of the tokens.
+  const double seq_tokens = sequence_parallel ? tokens / tp : tokens;
   const double h = m.hidden, f = m.ffn, s = m.seq, e = dtype_bytes(m.dtype), t = tp;
   const std::string& d = m.dtype;
   auto elementwise = [&](const char* name, double elements, double reads, double writes, double flops_each) {
     return NamedKernel{name, BandwidthKernel{name, elements * reads * e, elements * writes * e, elements * flops_each, d}};
   };
   std::vector<NamedKernel> attn, mlp;
-  attn.push_back({"layernorm", NormKernel{tokens, h, false, d}});
+  attn.push_back({"layernorm", NormKernel{seq_tokens, h, false, d}});
   attn.push_back({"qkv_gemm", GemmKernel{tokens, 3 * h / t, h, 1, d}});
   const double heads = m.heads / t, head_dim = h / m.heads, score_elements = double(micro) * heads * s * s;
   if (m.attention == "materialized") {
@@ -27,12 +30,12 @@ std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_bloc
     attn.push_back({"attention", AttentionKernel{double(micro), heads, heads, s, s, head_dim, false, d}});
   }
   attn.push_back({"attn_out_gemm", GemmKernel{tokens, h, h / t, 1, d}});
-  attn.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
-  mlp.push_back({"layernorm", NormKernel{tokens, h, false, d}});
+  attn.push_back(elementwise("residual_add", seq_tokens * h, 2, 1, 1));
+  mlp.push_back({"layernorm", NormKernel{seq_tokens, h, false, d}});
   mlp.push_back({"ffn_up_gemm", GemmKernel{tokens, f / t, h, 1, d}});
   mlp.push_back(elementwise("gelu", tokens * f / t, 1, 1, 8));
   mlp.push_back({"ffn_down_gemm", GemmKernel{tokens, h, f / t, 1, d}});
-  mlp.push_back(elementwise("residual_add", tokens * h, 2, 1, 1));
+  mlp.push_back(elementwise("residual_add", seq_tokens * h, 2, 1, 1));
   return {attn, mlp};
 }
 

@@ -185,10 +185,13 @@ void check_scenario(const Scenario& s)
     if (c.is_cpu_cluster())
       throw scenario_error(s, "workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
     const auto& p = w.parallel;
-    if (p.ep != 1 || p.sequence_parallel || p.zero != 0)
+    if (p.ep != 1 || p.zero != 0)
       throw scenario_error(s, "workload.parallel",
-                           "only data, tensor and pipeline parallelism (ep = 1, zero = 0, no sequence parallelism) are "
-                           "implemented so far");
+                           "only data, tensor (with or without sequence parallelism) and pipeline parallelism (ep = 1, "
+                           "zero = 0) are implemented so far");
+    if (p.sequence_parallel && p.tp == 1)
+      throw scenario_error(s, "workload.parallel.sequence_parallel", "sequence parallelism splits the TP group's "
+                                                                     "tokens: it needs tp > 1");
     if (p.tp > c.gpus_per_node || c.gpus_per_node % p.tp != 0)
       throw scenario_error(s, "workload.parallel.tp",
                            fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)", p.tp,

@@ -298,3 +298,34 @@ TEST(Cli, BalancedPartitionHelpsAHeavyOutputLayer)
   EXPECT_EQ(ok.code, 0) << ok.err;
   fs::remove_all(out);
 }
+
+TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
+{
+  std::map<std::string, nlohmann::json> report;
+  for (const char* sp : {"false", "true"})
+    for (const char* backend : {"analytical", "simgrid"}) {
+      fs::path out = fresh_dir(std::string("sp") + sp + backend);
+      auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
+                          " --set workload.iterations=1 --set workload.parallel.tp=4 --set workload.parallel.dp=4"
+                          " --set workload.model.recompute=full --set workload.parallel.sequence_parallel=" + sp +
+                          " --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.err;
+      report[std::string(sp) + backend] = read_json(out / "report.json");
+      fs::remove_all(out);
+    }
+  // Full recomputation keeps each layer's input: 2 s b h, divided by tp under sequence parallelism.
+  EXPECT_NEAR(report["trueanalytical"]["breakdown"]["memory_activations_bytes"].get<double>() * 4,
+              report["falseanalytical"]["breakdown"]["memory_activations_bytes"].get<double>(), 1.0);
+  // Reduce-scatter + all-gather move what the all-reduce moved.
+  EXPECT_NEAR(report["trueanalytical"]["metrics"]["network_bytes_intra_node"].get<double>() /
+                  report["falseanalytical"]["metrics"]["network_bytes_intra_node"].get<double>(),
+              1.0, 0.02);
+  for (const char* sp : {"false", "true"})
+    EXPECT_NEAR(report[std::string(sp) + "analytical"]["metrics"]["iteration_time_s"].get<double>() /
+                    report[std::string(sp) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
+                1.0, 0.05)
+        << sp;
+  auto e = clustersim("run " + src("scenarios/quickstart.yaml") + " --set workload.parallel.sequence_parallel=true");
+  EXPECT_EQ(e.code, 2);
+  EXPECT_NE(e.err.find("needs tp > 1"), std::string::npos) << e.err;
+}
