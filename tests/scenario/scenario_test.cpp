@@ -213,7 +213,10 @@ TEST(Scenario, PipelineShapesAreChecked)
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.parallel.dp=8"}),
             "--set:1:2: workload.parallel.dp=8: dp x tp x pp = 8 x 1 x 4 is larger than the cluster's 16 GPUs");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.model.layers=6"}),
-            "--set:1:2: workload.model.layers=6: 6 layers do not divide into pp x vpp = 4 x 1 stages");
+            "--set:1:2: workload.model.layers=6: 6 layers do not divide into pp x vpp = 4 x 1 stages "
+            "(parallel.partition: balanced allows uneven stages)");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.model.layers=3", "workload.parallel.partition=balanced"}),
+            "--set:1:2: workload.model.layers=3: 3 layers are fewer than the pp x vpp = 4 x 1 stages");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=2", "workload.parallel.vpp=2", "policies.pipeline=1f1b"}),
             "--set:1:2: workload.parallel.vpp=2: vpp = 2 needs policies.pipeline: interleaved-1f1b");
   // 8 samples / (dp 4 x micro 2) = 1 microbatch per pipeline, not a multiple of pp = 4.
