@@ -24,6 +24,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   out.tokens_per_iteration = double(w.batch.global) * m.seq;
 
   const int tp = w.parallel.tp;
+  const bool sharded = w.parallel.zero >= 1 && w.parallel.zero <= 2 && ranks > 1; // ZeRO-1/2: reduce-scatter, step a shard, all-gather
   const auto layer_kernels = layer_forward_kernels(m, w.batch.micro);
   const bool sp = w.parallel.sequence_parallel && tp > 1;
   const auto [attn_kernels, mlp_kernels] = layer_forward_blocks(m, w.batch.micro, tp, sp);
@@ -178,20 +179,52 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         }
         req.bytes = bucket_bytes[b];
         req.labels = TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("gradient-sync")};
-        auto done = sync.synchronize(g, comm_streams, platform, req);
+        std::vector<std::vector<int>> done;
+        if (sharded) { // ZeRO-1/2: each rank keeps the reduced 1/dp of the bucket
+          CollectiveRequest rs;
+          rs.kind = "reduce-scatter";
+          rs.hosts = req.hosts;
+          rs.ready = req.ready;
+          rs.bytes = req.bytes;
+          rs.labels = req.labels;
+          done = expand_collective(g, comm_streams, platform, rs,
+                                   choose_collective("reduce-scatter", "auto", rs.bytes, group_shape(platform, rs.hosts)));
+        } else {
+          done = sync.synchronize(g, comm_streams, platform, req);
+        }
         for (int r = 0; r < dp; ++r)
           sync_done[r * tp + k].insert(sync_done[r * tp + k].end(), done[r].begin(), done[r].end());
       }
     out.buckets = static_cast<int>(bucket_ready.size());
     out.optimizer_tasks.emplace_back();
-    const PassCost adam = pass_cost(cost, {adam_kernel(out.parameters / tp)});
+    // ZeRO-1/2: each rank steps its 1/dp of the optimizer state.
+    const PassCost adam = pass_cost(cost, {adam_kernel(out.parameters / tp / (sharded ? dp : 1))});
+    std::vector<int> optimizer(hosts_total);
     for (int h = 0; h < hosts_total; ++h) {
       TaskLabels lab{it, 0, -1, -1, g.intern("optimizer")};
       int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model, lab);
       for (int d : sync_done[h])
         g.add_dependency(d, opt);
       out.optimizer_tasks.back().push_back(opt);
+      optimizer[h] = opt;
     }
+    // ZeRO-1/2: the updated parameter shards are all-gathered, bucket by bucket; the next forward waits for them.
+    if (sharded)
+      for (std::size_t b = 0; b < bucket_ready.size(); ++b)
+        for (int k = 0; k < tp; ++k) {
+          CollectiveRequest ag;
+          ag.kind = "all-gather";
+          for (int r = 0; r < dp; ++r) {
+            ag.hosts.push_back(r * tp + k);
+            ag.ready.push_back(optimizer[r * tp + k]);
+          }
+          ag.bytes = bucket_bytes[b];
+          ag.labels = TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("parameter-gather")};
+          auto done = expand_collective(g, comm_streams, platform, ag,
+                                        choose_collective("all-gather", "auto", ag.bytes, group_shape(platform, ag.hosts)));
+          for (int r = 0; r < dp; ++r)
+            pending[r * tp + k].insert(pending[r * tp + k].end(), done[r].begin(), done[r].end());
+        }
   }
   g.finalize();
   return out;

@@ -275,6 +275,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   layout.bucket_bytes = s.workload.gradient_bucket.value;
   layout.layers_on_device = training.max_layers_per_device;
   layout.sequence_parallel = s.workload.parallel.sequence_parallel && tp > 1;
+  layout.zero = s.workload.parallel.zero;
   const MemoryFootprint memory = transformer_memory(s.workload.model, s.workload.batch.micro, layout);
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(s.workload.model.dtype);

@@ -329,3 +329,36 @@ TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
   EXPECT_EQ(e.code, 2);
   EXPECT_NE(e.err.find("needs tp > 1"), std::string::npos) << e.err;
 }
+
+TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
+{
+  std::map<std::string, nlohmann::json> report;
+  for (const char* zero : {"0", "2"})
+    for (const char* backend : {"analytical", "simgrid"}) {
+      fs::path out = fresh_dir(std::string("zero") + zero + backend);
+      auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
+                          " --set workload.iterations=2 --set workload.parallel.zero=" + zero + " --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.err;
+      report[std::string(zero) + backend] = read_json(out / "report.json");
+      fs::remove_all(out);
+    }
+  const auto& z0 = report["0analytical"];
+  const auto& z2 = report["2analytical"];
+  // dp = 16: gradients and Adam state are sharded 16 ways under ZeRO-2.
+  EXPECT_NEAR(z2["breakdown"]["memory_optimizer_bytes"].get<double>() * 16,
+              z0["breakdown"]["memory_optimizer_bytes"].get<double>(), 16.0);
+  EXPECT_NEAR(z2["breakdown"]["memory_gradients_bytes"].get<double>() * 16,
+              z0["breakdown"]["memory_gradients_bytes"].get<double>(), 16.0);
+  // Reduce-scatter then all-gather move what the all-reduce moved.
+  EXPECT_NEAR(z2["metrics"]["network_bytes"].get<double>() / z0["metrics"]["network_bytes"].get<double>(), 1.0, 0.01);
+  for (const char* zero : {"0", "2"})
+    EXPECT_NEAR(report[std::string(zero) + "analytical"]["metrics"]["iteration_time_s"].get<double>() /
+                    report[std::string(zero) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
+                1.0, 0.05);
+  for (const char* bad : {" --set workload.parallel.zero=3",
+                          " --set workload.parallel.zero=1 --set workload.parallel.pp=2 --set workload.parallel.dp=8"}) {
+    auto e = clustersim("run " + src("scenarios/quickstart.yaml") + bad);
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_NE(e.err.find("workload.parallel.zero"), std::string::npos) << e.err;
+  }
+}

@@ -158,7 +158,7 @@ TEST(Scenario, BatchThatDoesNotDivide)
 
 TEST(Scenario, NotYetImplementedParallelismIsAClearError)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}).find("only data, tensor (with or without sequence parallelism) and pipeline"), 7u);
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}).find("only data (with ZeRO-1/2), tensor"), 7u);
   // tp x pp that does not fit the cluster names the pipeline key
   EXPECT_NE(error_of(kValid, {"workload.parallel.tp=8", "workload.parallel.pp=4"}).find("workload.parallel"), std::string::npos);
 }
