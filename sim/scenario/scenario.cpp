@@ -261,6 +261,50 @@ void read_mapreduce(ObjectReader r, MapReduceParams& m, bool selected)
     r.fail_at("synthetic", "give either synthetic jobs or a trace, not both");
 }
 
+} // namespace
+
+const std::map<std::string, ModelParams>& model_presets()
+{
+  // Megatron-LM (Narayanan et al., SC'21) Table 1: seq 2048, vocab 51,200, fp16, full recomputation, attention
+  // through memory (2021). BERT-large (Devlin et al., 2019): 24 layers, 1024 hidden, 16 heads, seq 512, vocab 30,522.
+  static const std::map<std::string, ModelParams> presets = [] {
+    auto gpt = [](int layers, int hidden, int heads) {
+      ModelParams m;
+      m.layers = layers;
+      m.hidden = hidden;
+      m.ffn = 4 * hidden;
+      m.heads = heads;
+      m.seq = 2048;
+      m.vocab = 51200;
+      m.dtype = "fp16";
+      m.recompute = "full";
+      m.attention = "materialized";
+      return m;
+    };
+    std::map<std::string, ModelParams> p;
+    p["gpt-1.7b"] = gpt(24, 2304, 24);
+    p["gpt-7.5b"] = gpt(36, 4096, 32);
+    p["gpt-39.1b"] = gpt(48, 8192, 64);
+    p["gpt-145.6b"] = gpt(80, 12288, 96);
+    p["gpt-529.6b"] = gpt(105, 20480, 128);
+    ModelParams bert;
+    bert.layers = 24;
+    bert.hidden = 1024;
+    bert.ffn = 4096;
+    bert.heads = 16;
+    bert.seq = 512;
+    bert.vocab = 30522;
+    bert.dtype = "fp16";
+    bert.recompute = "none";
+    bert.attention = "materialized";
+    p["bert-large"] = bert;
+    return p;
+  }();
+  return presets;
+}
+
+namespace {
+
 void read_workload(ObjectReader r, WorkloadParams& w)
 {
   r.choice("kind", w.kind, {"transformer-training", "collective", "mapreduce"},
@@ -288,6 +332,16 @@ void read_workload(ObjectReader r, WorkloadParams& w)
   if (!col.describing() && w.collective.min_bytes.value > w.collective.max_bytes.value)
     col.fail_at("min_bytes", "min_bytes is larger than max_bytes");
   ObjectReader m = r.child("model", "the dense transformer");
+  std::vector<std::string> preset_names{""};
+  for (const auto& [name, preset] : model_presets())
+    preset_names.push_back(name);
+  m.choice("preset", w.model.preset, preset_names,
+           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large); keys given override it");
+  if (!m.describing() && !w.model.preset.empty()) {
+    const std::string name = w.model.preset;
+    w.model = model_presets().at(name);
+    w.model.preset = name;
+  }
   m.field("layers", w.model.layers, "transformer layers")
       .field("hidden", w.model.hidden, "hidden size")
       .field("ffn", w.model.ffn, "feed-forward inner size (0 = 4 x hidden)")

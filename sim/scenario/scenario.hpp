@@ -4,6 +4,7 @@
 #include "sim/scenario/yaml_reader.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,7 @@ struct ModelParams {
   std::string dtype = "bf16";
   std::string recompute = "none"; // none | selective | full
   std::string attention = "flash"; // flash (fused, scores stay on chip) | materialized (scores written to memory)
+  std::string preset; // filled in first, then keys given next to it override (see model_presets())
 };
 
 struct BatchParams {
@@ -206,6 +208,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
 /** Parses an already-loaded document (tests use this with inline YAML). */
 Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> source);
+
+/** Named model configurations for `model.preset`. */
+const std::map<std::string, ModelParams>& model_presets();
 
 /** Every key the scenario format accepts, with type, default and help (docs and `clustersim validate --keys`). */
 std::vector<FieldDoc> describe_scenario_keys();

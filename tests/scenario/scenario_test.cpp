@@ -226,3 +226,26 @@ TEST(Scenario, PipelineShapesAreChecked)
             "multiple of the pipeline stages (4)");
   EXPECT_EQ(error_of(kValid, {"policies.pipeline=zigzag"}).find("unknown pipeline policy 'zigzag'"), 37u);
 }
+
+TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
+{
+  // kValid sets layers, hidden, heads, seq and vocab; a preset alone fills them all.
+  std::string text = kValid;
+  text.replace(text.find("{layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}"),
+               std::string("{layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}").size(), "{preset: gpt-145.6b}");
+  cs::Scenario s = cs::load_scenario(write_temp(text), {});
+  EXPECT_EQ(s.workload.model.layers, 80);
+  EXPECT_EQ(s.workload.model.hidden, 12288);
+  EXPECT_EQ(s.workload.model.heads, 96);
+  EXPECT_EQ(s.workload.model.ffn, 4 * 12288);
+  EXPECT_EQ(s.workload.model.dtype, "fp16");
+  EXPECT_EQ(s.workload.model.recompute, "full");
+  s = cs::load_scenario(write_temp(text), {"workload.model.preset=bert-large", "workload.model.layers=12"});
+  EXPECT_EQ(s.workload.model.layers, 12); // the key given wins over the preset
+  EXPECT_EQ(s.workload.model.hidden, 1024);
+  EXPECT_EQ(s.workload.model.seq, 512);
+  EXPECT_EQ(s.workload.model.vocab, 30522);
+  EXPECT_EQ(cs::model_presets().size(), 6u);
+  EXPECT_NE(error_of(kValid, {"workload.model.preset=llama"}).find("'llama' is not a valid workload.model.preset"),
+            std::string::npos);
+}
