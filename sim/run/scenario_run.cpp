@@ -177,7 +177,13 @@ RunResult run_mapreduce(const Scenario& s, const RunOptions& options, const Plat
   const auto& p = s.workload.mapreduce;
   TopologyCost cost(platform.topology, p.level_costs, p.middleboxes);
   const std::string base = std::filesystem::path(s.file).parent_path().string();
-  MapReduceWorkload workload = build_mapreduce_workload(p, cost.layout(), base, static_cast<std::uint64_t>(s.seed));
+  MapReduceWorkload workload;
+  try {
+    workload = build_mapreduce_workload(p, cost.layout(), base, static_cast<std::uint64_t>(s.seed));
+  } catch (const std::invalid_argument& e) { // nothing to replay: bad input, not a failed run
+    throw scenario_error(s, p.trace.file.empty() ? "workload.mapreduce.synthetic" : "workload.mapreduce.trace.start",
+                         e.what());
+  }
   const std::string policy = s.policies.mapreduce.empty() ? "capacity" : s.policies.mapreduce;
   auto scheduler = Registry<MapReduceScheduler>::instance().create(policy);
   MapReduceOutcome outcome =

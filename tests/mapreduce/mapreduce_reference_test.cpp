@@ -142,3 +142,17 @@ TEST(MapReduceCli, TraceCommandCountsReadAndSkipped)
 }
 
 } // namespace
+
+namespace {
+
+TEST(MapReduceCli, AReplayWindowWithNoJobsIsBadInput)
+{
+  fs::path dir = fresh_dir("window");
+  auto e = cs::testing::run_clustersim("run " + src("scenarios/reference/mapreduce-swim-hour.yaml") +
+                                       " --set workload.mapreduce.trace.start=2400h --out " + dir.string());
+  EXPECT_EQ(e.code, 2) << e.err;
+  EXPECT_NE(e.err.find("workload.mapreduce.trace.start=2400h: the workload has no jobs"), std::string::npos) << e.err;
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+} // namespace
