@@ -29,7 +29,8 @@ public:
           if (taken[i] || t.job != head)
             continue;
           // node-local map 0, reducer 1, rack-local map 2, other map 3
-          int level = t.map ? (map_locality(t, offer.host, *ctx.cost) == 0 ? 0 : map_locality(t, offer.host, *ctx.cost) == 1 ? 2 : 3) : 1;
+          static constexpr int kMapRank[] = {0, 2, 3, 3}; // by replica level: node, rack, pod, core
+          const int level = t.map ? kMapRank[map_locality(t, offer.host, *ctx.cost)] : 1;
           if (level < best_level) {
             best_level = level;
             pick = static_cast<int>(i);
