@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <deque>
 #include <vector>
 
 namespace cs {
@@ -82,6 +83,8 @@ private:
     std::vector<LinkUse> links; // as crossed from a to b
   };
   void ensure_graph() const;
+  const std::vector<int>& search_tree(int root) const;
+  static void append_links(std::vector<LinkUse>& path, const Edge& e, int from);
   std::vector<TopologyVertex> vertices_;
   std::vector<PhysicalLink> links_;
   std::vector<int> hosts_;
@@ -89,7 +92,11 @@ private:
   std::vector<Edge> edges_;
   struct Graph; // Boost.Graph view, built on first query
   mutable std::unique_ptr<Graph> graph_;
-  mutable std::map<std::pair<int, int>, std::vector<LinkUse>> route_cache_;
+  // Per source host, the destinations it has routes to (sorted) and where each route is kept: the analytical
+  // backend looks a route up per transfer, and a map keyed by pair was a third of its time. A deque never moves
+  // its elements, so route() can hand out references.
+  mutable std::vector<std::vector<std::pair<int, int>>> route_rows_;
+  mutable std::deque<std::vector<LinkUse>> route_store_;
   mutable std::map<int, std::vector<int>> search_tree_; // per source vertex: the edge each vertex was reached by
 };
 

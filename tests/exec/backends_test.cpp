@@ -163,3 +163,33 @@ TEST(TensorParallel, TwoAllReducesPerBlockPassOnTheCriticalPath)
   EXPECT_EQ(training.ranks, 2);
   EXPECT_EQ(training.tensor_parallel, 2);
 }
+
+TEST(Backends, WideGraphsAgreeWhetherTransfersUseMailboxesOrSendto)
+{
+  // 4,600 sending streams make the simgrid backend take its wide-graph path: mailboxes with up-front receives for
+  // hosts that receive few transfers, sendto for host 0, which receives more than its receiver should post at once.
+  // The transfers form one chain, so every link carries one flow at a time and both backends must agree exactly.
+  auto p = platform(64, 8, 8);
+  cs::TaskGraph g;
+  const int hosts = 64 * 8;
+  int previous = -1, to_host0 = 0;
+  for (int i = 0; i < 4600; ++i) {
+    const int src = i % hosts;
+    int dst = (i % 3 == 0) ? 0 : (src * 7 + 3 + i / hosts) % hosts;
+    if (dst == src)
+      dst = (src + 1) % hosts;
+    to_host0 += dst == 0;
+    const int stream = g.add_stream(src, "s" + std::to_string(i / hosts));
+    int t = g.add_transfer(stream, src, dst, 1e5 * (1 + i % 5), "x", {});
+    if (previous >= 0)
+      g.add_dependency(previous, t);
+    previous = t;
+  }
+  ASSERT_GT(to_host0, 512);
+  g.finalize();
+  const auto analytical = cs::run_analytical(g, p);
+  const auto simgrid = simgrid_timeline(g, p);
+  ASSERT_EQ(simgrid.end.size(), analytical.end.size());
+  for (std::size_t i = 0; i < analytical.end.size(); ++i)
+    ASSERT_LT(relative(simgrid.end[i], analytical.end[i]), 1e-9) << i;
+}
