@@ -44,7 +44,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   const PassCost head_fwd = pass_cost(cost, head_kernels);
   const PassCost head_bwd = pass_cost(cost, backward_kernels(head_kernels));
   const double layer_grad_bytes = layer_parameters(m) * dtype_bytes(m.dtype);
-  const double embedding_grad_bytes = embedding_parameters(m) * dtype_bytes(m.dtype);
+  const double embedding_grad_bytes = (embedding_parameters(m) + head_parameters(m)) * dtype_bytes(m.dtype);
 
   TaskGraph& g = out.graph;
   // Replica r's tensor-parallel rank k runs on host r * tp + k: a TP group shares a node.

@@ -106,6 +106,7 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   for (int vs = 0; vs < stages; ++vs)
     stage_params[vs] = out.layers_per_stage[vs] * layer_parameters(m) / tp;
   stage_params[0] += embedding_parameters(m) / tp; // tied with the head; reduced with the first stage
+  stage_params[stages - 1] += head_parameters(m) / tp; // an untied output layer is the last stage's own
   std::vector<int> device_layers(pp, 0);
   for (int vs = 0; vs < stages; ++vs)
     device_layers[vs % pp] += out.layers_per_stage[vs];

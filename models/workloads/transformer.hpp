@@ -38,14 +38,21 @@ std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forwar
  *  fp32 master weight, momentum and variance (16 B), writes all but the gradient (14 B), ~10 FLOPs each. */
 NamedKernel adam_kernel(double parameters);
 
-/** Parameters of one layer (QKV, output projection, FFN, two layer norms, biases). */
+/** GEMM weights of one layer: queries, keys and values (kv_heads of them), output projection, and the FFN's two
+ *  (gelu) or three (swiglu) matrices. */
+double layer_gemm_weights(const ModelParams& m);
+/** Parameters of one layer: GEMM weights, their biases, two norms (layernorm: weight and bias; rmsnorm: weight). */
 double layer_parameters(const ModelParams& m);
-/** Embedding (vocab x hidden, tied with the head) plus the final layer norm. */
+/** Embedding (vocab x hidden) plus the final norm. */
 double embedding_parameters(const ModelParams& m);
+/** The output layer's own weights: none when tied with the embedding, vocab x hidden otherwise. */
+double head_parameters(const ModelParams& m);
 double total_parameters(const ModelParams& m);
 
 /** Model FLOPs per iteration as in Narayanan et al. (SC'21, eq. 3): 72 B s l h^2 (1 + s/6h + V/16lh), i.e. three
- *  passes; with full recomputation the hardware does 4/3 of that, but model FLOPs stay the same. Assumes ffn = 4h. */
+ *  passes; with full recomputation the hardware does 4/3 of that, but model FLOPs stay the same. For other shapes
+ *  (ffn != 4h, grouped-query attention, SwiGLU) the same count term by term: 6 FLOPs per GEMM weight per token,
+ *  12 s h per token and layer for attention, 4.5 V h per token for the logits. */
 double megatron_model_flops(const ModelParams& m, double global_batch);
 
 } // namespace cs

@@ -204,6 +204,9 @@ void check_scenario(const Scenario& s)
     if (w.model.heads % p.tp != 0 || w.model.ffn % p.tp != 0)
       throw scenario_error(s, "workload.parallel.tp",
                            fmt::format("tp = {} must divide the heads ({}) and the ffn size ({})", p.tp, w.model.heads, w.model.ffn));
+    if (w.model.kv() % p.tp != 0) // Megatron splits key/value heads over the ranks too
+      throw scenario_error(s, "workload.parallel.tp",
+                           fmt::format("tp = {} must divide the key/value heads ({})", p.tp, w.model.kv()));
     int gpus = c.nodes * c.gpus_per_node;
     if (gpus % (p.pp * p.tp) != 0)
       throw scenario_error(s, "workload.parallel.pp", fmt::format("tp x pp = {} x {} does not divide the cluster's {} GPUs", p.tp, p.pp, gpus));

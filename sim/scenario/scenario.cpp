@@ -298,6 +298,27 @@ const std::map<std::string, ModelParams>& model_presets()
     bert.recompute = "none";
     bert.attention = "materialized";
     p["bert-large"] = bert;
+    // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
+    // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
+    auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
+      ModelParams m;
+      m.layers = layers;
+      m.hidden = hidden;
+      m.ffn = ffn;
+      m.heads = heads;
+      m.kv_heads = kv_heads;
+      m.seq = 4096;
+      m.vocab = 32000;
+      m.dtype = "bf16";
+      m.recompute = "selective";
+      m.attention = "flash";
+      m.mlp = "swiglu";
+      m.norm = "rmsnorm";
+      m.tie_embeddings = false;
+      return m;
+    };
+    p["llama2-7b"] = llama(32, 4096, 11008, 32, 32);
+    p["llama2-70b"] = llama(80, 8192, 28672, 64, 8);
     return p;
   }();
   return presets;
@@ -336,7 +357,8 @@ void read_workload(ObjectReader r, WorkloadParams& w)
   for (const auto& [name, preset] : model_presets())
     preset_names.push_back(name);
   m.choice("preset", w.model.preset, preset_names,
-           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large); keys given override it");
+           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B); keys "
+           "given override it");
   if (!m.describing() && !w.model.preset.empty()) {
     const std::string name = w.model.preset;
     w.model = model_presets().at(name);
@@ -345,14 +367,20 @@ void read_workload(ObjectReader r, WorkloadParams& w)
   m.field("layers", w.model.layers, "transformer layers")
       .field("hidden", w.model.hidden, "hidden size")
       .field("ffn", w.model.ffn, "feed-forward inner size (0 = 4 x hidden)")
-      .field("heads", w.model.heads, "attention heads")
+      .field("heads", w.model.heads, "attention (query) heads")
+      .field("kv_heads", w.model.kv_heads, "key/value heads (0 = heads; fewer = grouped-query attention)")
       .field("seq", w.model.seq, "sequence length in tokens")
       .field("vocab", w.model.vocab, "vocabulary size")
       .choice("dtype", w.model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
       .choice("recompute", w.model.recompute, {"none", "selective", "full"}, "activation recomputation")
       .choice("attention", w.model.attention, {"flash", "materialized"},
               "flash: fused attention, scores never reach memory; materialized: QK^T GEMM, softmax, dropout and PV GEMM "
-              "through memory (Megatron-LM before FlashAttention)");
+              "through memory (Megatron-LM before FlashAttention)")
+      .choice("mlp", w.model.mlp, {"gelu", "swiglu"},
+              "feed-forward block: gelu (up GEMM, GeLU, down GEMM) or swiglu (fused gate and up GEMM, SiLU-gated "
+              "product, down GEMM)")
+      .choice("norm", w.model.norm, {"layernorm", "rmsnorm"}, "normalisation layers")
+      .field("tie_embeddings", w.model.tie_embeddings, "the output layer shares the input embedding's weights");
   m.finish();
   require_positive(m, "layers", w.model.layers);
   require_positive(m, "hidden", w.model.hidden);
@@ -360,6 +388,9 @@ void read_workload(ObjectReader r, WorkloadParams& w)
   require_positive(m, "seq", w.model.seq);
   require_positive(m, "vocab", w.model.vocab);
   require_non_negative(m, "ffn", w.model.ffn);
+  require_non_negative(m, "kv_heads", w.model.kv_heads);
+  if (!m.describing() && w.model.heads % w.model.kv() != 0)
+    m.fail_at("kv_heads", fmt::format("kv_heads ({}) must divide heads ({})", w.model.kv(), w.model.heads));
   if (!m.describing() && w.model.hidden % w.model.heads != 0)
     m.fail_at("heads", fmt::format("hidden ({}) must be divisible by heads ({})", w.model.hidden, w.model.heads));
   ObjectReader b = r.child("batch", "batch sizes in samples");

@@ -87,6 +87,11 @@ struct ModelParams {
   std::string recompute = "none"; // none | selective | full
   std::string attention = "flash"; // flash (fused, scores stay on chip) | materialized (scores written to memory)
   std::string preset; // filled in first, then keys given next to it override (see model_presets())
+  int kv_heads = 0;           // 0 = heads (multi-head attention); fewer = grouped-query attention
+  std::string mlp = "gelu";   // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
+  std::string norm = "layernorm"; // layernorm | rmsnorm (weight only)
+  bool tie_embeddings = true; // the output layer reuses the input embedding
+  int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
 struct BatchParams {

@@ -53,3 +53,25 @@ TEST(MemoryFootprint, RecomputationAndInFlightMicrobatches)
   l.in_flight_microbatches = 4;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 6 * sbh * 2 * 4);
 }
+
+TEST(MemoryFootprint, SwigluAndGroupedQueryAttentionActivationsByHand)
+{
+  // Llama 2 70B shape, one layer, micro-batch 1, no recomputation, tp 8, no sequence parallelism. In units of
+  // s b h bytes: 10 replicated; split over 8: queries 2 + keys 2/8 + values 2/8 (8 of 64 heads) + projection
+  // input 2 + SwiGLU 6 x 28672/8192; scores 5 a s / (h t).
+  cs::ModelParams m = cs::model_presets().at("llama2-70b");
+  m.layers = 1;
+  m.recompute = "none";
+  cs::MemoryLayout l;
+  l.tp = 8;
+  const double s = 4096, h = 8192, sbh = s * h;
+  const double split = 2 + 0.25 + 0.25 + 2 + 6 * 28672.0 / 8192;
+  EXPECT_NEAR(cs::transformer_memory(m, 1, l).activations / (sbh * (10 + split / 8 + 5 * 64 * s / (h * 8))), 1.0,
+              1e-12);
+  // The untied output layer counts when one stage holds the whole model.
+  l.tp = 1;
+  const double with_head = cs::transformer_memory(m, 1, l).parameters;
+  l.pp = 2;
+  l.layers_on_device = 1;
+  EXPECT_DOUBLE_EQ(with_head - cs::transformer_memory(m, 1, l).parameters, 32000.0 * 8192 * 2);
+}

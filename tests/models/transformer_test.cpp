@@ -52,3 +52,55 @@ TEST(Transformer, BackwardDoesTwiceTheForwardGemmWork)
       fm += cs::kernel_flops(k.kernel);
   EXPECT_DOUBLE_EQ(fm, f);
 }
+
+TEST(Transformer, Llama2PresetsHaveThePublishedParameterCounts)
+{
+  // Touvron et al. (2023) report 6.74B and 68.98B parameters (untied embeddings; biases here add < 0.05%).
+  EXPECT_NEAR(cs::total_parameters(cs::model_presets().at("llama2-7b")) / 6.738e9, 1.0, 0.001);
+  EXPECT_NEAR(cs::total_parameters(cs::model_presets().at("llama2-70b")) / 68.977e9, 1.0, 0.001);
+  // Hand count of the 70B layer's GEMM weights: q and o are h x h, k and v are h x (8 heads x 128), three FFN
+  // matrices h x f.
+  const double h = 8192, f = 28672;
+  EXPECT_DOUBLE_EQ(cs::layer_gemm_weights(cs::model_presets().at("llama2-70b")), 2 * h * h + 2 * h * 1024 + 3 * h * f);
+}
+
+TEST(Transformer, GroupedQueryAttentionAndSwigluShapeTheKernels)
+{
+  const auto& m = cs::model_presets().at("llama2-70b");
+  auto [attn, mlp] = cs::layer_forward_blocks(m, 1, 8);
+  auto find = [](const std::vector<cs::NamedKernel>& ks, const std::string& name) -> const cs::Kernel& {
+    for (const auto& k : ks)
+      if (k.name == name)
+        return k.kernel;
+    throw std::runtime_error("no kernel " + name);
+  };
+  // Per TP rank: 8 query heads and 1 key/value head of 128.
+  EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(find(attn, "qkv_gemm")).n, (8 + 2 * 1) * 128);
+  const auto& a = std::get<cs::AttentionKernel>(find(attn, "attention"));
+  EXPECT_DOUBLE_EQ(a.heads, 8);
+  EXPECT_DOUBLE_EQ(a.kv_heads, 1);
+  EXPECT_TRUE(std::get<cs::NormKernel>(find(attn, "layernorm")).rms);
+  // SwiGLU: one fused gate-and-up GEMM twice the FFN width, then the down projection.
+  EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(find(mlp, "ffn_gate_up_gemm")).n, 2 * 28672 / 8);
+  EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(find(mlp, "ffn_down_gemm")).k, 28672 / 8);
+  // The GEMMs of a layer do exactly 2 FLOPs per weight and token.
+  double gemm_flops = 0;
+  for (const auto& k : cs::layer_forward_kernels(m, 1))
+    if (std::holds_alternative<cs::GemmKernel>(k.kernel))
+      gemm_flops += cs::kernel_flops(k.kernel);
+  EXPECT_NEAR(gemm_flops / (2.0 * m.seq * cs::layer_gemm_weights(m)), 1.0, 1e-12);
+}
+
+TEST(Transformer, ModelFlopsGeneraliseTheMegatronFormula)
+{
+  // A GPT shape described as "other" (ffn = 4h but spelled through the general path) gives the published value.
+  cs::ModelParams gpt = cs::model_presets().at("gpt-7.5b");
+  const double published = cs::megatron_model_flops(gpt, 512);
+  cs::ModelParams wide = gpt;
+  wide.ffn = 4 * gpt.hidden + 1; // leaves the formula's special case; one extra FFN column changes almost nothing
+  EXPECT_NEAR(cs::megatron_model_flops(wide, 512) / published, 1.0, 1e-3);
+  // Llama 2 7B, per token: 6 x GEMM weights x layers + 12 s h x layers + 4.5 V h.
+  const auto& l = cs::model_presets().at("llama2-7b");
+  const double h = 4096, s = 4096, per_token = 6 * 32 * (4 * h * h + 3 * h * 11008) + 12 * 32 * s * h + 4.5 * 32000 * h;
+  EXPECT_NEAR(cs::megatron_model_flops(l, 1) / (s * per_token), 1.0, 1e-12);
+}

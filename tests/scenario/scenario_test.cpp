@@ -170,6 +170,8 @@ TEST(Scenario, TensorParallelismStaysInsideANode)
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=8"}),
             "--set:1:1: workload.parallel.tp=8: tp = 8 must divide the heads (4) and the ffn size (1024)");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}), "");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2", "workload.model.kv_heads=1"}),
+            "--set:1:1: workload.parallel.tp=2: tp = 2 must divide the key/value heads (1)");
 }
 
 TEST(Scenario, MalformedSetOverride)
@@ -245,7 +247,21 @@ TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
   EXPECT_EQ(s.workload.model.hidden, 1024);
   EXPECT_EQ(s.workload.model.seq, 512);
   EXPECT_EQ(s.workload.model.vocab, 30522);
-  EXPECT_EQ(cs::model_presets().size(), 6u);
+  s = cs::load_scenario(write_temp(text), {"workload.model.preset=llama2-70b"});
+  EXPECT_EQ(s.workload.model.kv_heads, 8);
+  EXPECT_EQ(s.workload.model.ffn, 28672);
+  EXPECT_EQ(s.workload.model.mlp, "swiglu");
+  EXPECT_EQ(s.workload.model.norm, "rmsnorm");
+  EXPECT_FALSE(s.workload.model.tie_embeddings);
+  EXPECT_EQ(cs::model_presets().size(), 8u);
   EXPECT_NE(error_of(kValid, {"workload.model.preset=llama"}).find("'llama' is not a valid workload.model.preset"),
+            std::string::npos);
+}
+
+TEST(Scenario, GroupedQueryAttentionKeysAreChecked)
+{
+  EXPECT_NE(error_of(kValid, {"workload.model.kv_heads=3"}).find("kv_heads (3) must divide heads"), std::string::npos);
+  EXPECT_NE(error_of(kValid, {"workload.model.kv_heads=-1"}).find("kv_heads"), std::string::npos);
+  EXPECT_NE(error_of(kValid, {"workload.model.mlp=relu"}).find("'relu' is not a valid workload.model.mlp"),
             std::string::npos);
 }
