@@ -24,7 +24,10 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   out.tokens_per_iteration = double(w.batch.global) * m.seq;
 
   const int tp = w.parallel.tp;
-  const bool sharded = w.parallel.zero >= 1 && w.parallel.zero <= 2 && ranks > 1; // ZeRO-1/2: reduce-scatter, step a shard, all-gather
+  // ZeRO-1/2/3: gradients are reduce-scattered and each rank steps its shard. ZeRO-1/2 then all-gather the updated
+  // parameters once; ZeRO-3 keeps them sharded and gathers each layer before its forward and its backward.
+  const bool sharded = w.parallel.zero >= 1 && ranks > 1;
+  const bool gather_per_layer = w.parallel.zero >= 3 && ranks > 1;
   const auto layer_kernels = layer_forward_kernels(m, w.batch.micro);
   const bool sp = w.parallel.sequence_parallel && tp > 1;
   const auto [attn_kernels, mlp_kernels] = layer_forward_blocks(m, w.batch.micro, tp, sp);
@@ -99,7 +102,18 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   // Per host: completions (TP all-reduces) that the next block on its compute stream must wait for; carried
   // across iterations, so the next iteration's first block waits for this one's last all-reduce.
   std::vector<std::vector<int>> pending(hosts_total);
+  std::vector<int> previous_optimizer(hosts_total, -1);
+  // ZeRO-3: a layer's parameters are gathered (per TP rank, over the data-parallel group) before each pass over
+  // it. FSDP-style prefetch: the gather for a pass is issued when the previous pass starts computing.
+  struct GatherSlot {
+    double bytes = 0;
+    TaskLabels labels;
+    std::vector<int> first; // per TP rank: the pass's first compute task, which waits for the gather
+  };
+  const double layer_gather_bytes = layer_parameters(m) / tp * dtype_bytes(m.dtype);
+  const double head_gather_bytes = (embedding_parameters(m) + head_parameters(m)) / tp * dtype_bytes(m.dtype);
   for (int it = 0; it < w.iterations; ++it) {
+    std::vector<std::vector<GatherSlot>> slots(dp); // [replica][pass]
     // Buckets close at the same layer on every rank; collect per bucket the producing task of each host.
     std::vector<std::vector<int>> bucket_ready; // [bucket][host]
     std::vector<double> bucket_bytes;           // per TP rank
@@ -117,6 +131,14 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         ++bucket;
         filled = 0;
       };
+      bool opens_pass = false; // the next block starts a pass that a ZeRO-3 gather feeds
+      auto gather = [&](double bytes, TaskLabels lab) {
+        if (!gather_per_layer)
+          return;
+        lab.phase = g.intern("parameter-gather");
+        slots[r].push_back(GatherSlot{bytes, lab, {}});
+        opens_pass = true;
+      };
       // A block pass on every TP rank, then (tp > 1) its all-reduce; the next block waits for the all-reduce.
       auto block = [&](double seconds, const char* name, const std::string& model, TaskLabels lab, bool reduce) {
         for (int k = 0; k < tp; ++k) {
@@ -125,7 +147,10 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
           for (int d : pending[h])
             g.add_dependency(d, last[k]);
           pending[h].clear();
+          if (opens_pass)
+            slots[r].back().first.push_back(last[k]);
         }
+        opens_pass = false;
         if (reduce && tp > 1) {
           auto done = tp_all_reduce(r, last, lab);
           for (int k = 0; k < tp; ++k)
@@ -136,6 +161,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         TaskLabels lab{it, 0, mb, -1, g.intern("forward")};
         for (int l = 0; l < m.layers; ++l) {
           lab.layer = l;
+          gather(layer_gather_bytes, lab);
           if (tp == 1) {
             block(layer_fwd.seconds, "layer_forward", layer_fwd.model, lab, false);
           } else {
@@ -144,12 +170,14 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
           }
         }
         lab.layer = m.layers;
+        gather(head_gather_bytes, lab); // the output layer (tied: the embedding) stays gathered for its backward
         block(head_fwd.seconds, "head_forward", head_fwd.model, lab, false);
         lab.phase = g.intern("backward");
         block(head_bwd.seconds, "head_backward", head_bwd.model, lab, false);
         const bool last_mb = mb == out.microbatches - 1;
         for (int l = m.layers - 1; l >= 0; --l) {
           lab.layer = l;
+          gather(layer_gather_bytes, lab);
           if (tp == 1) {
             block(layer_bwd.seconds, "layer_backward", layer_bwd.model, lab, false);
           } else {
@@ -168,6 +196,23 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         }
       }
     }
+    // ZeRO-3 gathers, pass by pass: every replica runs the same passes, so pass s is one all-gather per TP rank.
+    for (std::size_t s = 0; gather_per_layer && s < slots[0].size(); ++s)
+      for (int k = 0; k < tp; ++k) {
+        CollectiveRequest ag;
+        ag.kind = "all-gather";
+        for (int r = 0; r < dp; ++r) {
+          ag.hosts.push_back(r * tp + k);
+          ag.ready.push_back(s == 0 ? previous_optimizer[r * tp + k] : slots[r][s - 1].first[k]);
+        }
+        ag.bytes = slots[0][s].bytes;
+        ag.labels = slots[0][s].labels;
+        auto done = expand_collective(g, comm_streams, platform, ag,
+                                      choose_collective("all-gather", "auto", ag.bytes, group_shape(platform, ag.hosts)));
+        for (int r = 0; r < dp; ++r)
+          for (int d : done[r])
+            g.add_dependency(d, slots[r][s].first[k]);
+      }
     // Gradients: each TP rank's shard over its data-parallel group (the same TP rank of every replica).
     std::vector<std::vector<int>> sync_done(hosts_total);
     for (std::size_t b = 0; b < bucket_ready.size(); ++b)
@@ -180,7 +225,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         req.bytes = bucket_bytes[b];
         req.labels = TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("gradient-sync")};
         std::vector<std::vector<int>> done;
-        if (sharded) { // ZeRO-1/2: each rank keeps the reduced 1/dp of the bucket
+        if (sharded) { // ZeRO: each rank keeps the reduced 1/dp of the bucket
           CollectiveRequest rs;
           rs.kind = "reduce-scatter";
           rs.hosts = req.hosts;
@@ -207,9 +252,10 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         g.add_dependency(d, opt);
       out.optimizer_tasks.back().push_back(opt);
       optimizer[h] = opt;
+      previous_optimizer[h] = opt;
     }
     // ZeRO-1/2: the updated parameter shards are all-gathered, bucket by bucket; the next forward waits for them.
-    if (sharded)
+    if (sharded && !gather_per_layer)
       for (std::size_t b = 0; b < bucket_ready.size(); ++b)
         for (int k = 0; k < tp; ++k) {
           CollectiveRequest ag;

@@ -46,6 +46,9 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   per_layer *= e / 2.0;
   f.activations = per_layer * layers_per_stage * l.in_flight_microbatches;
   f.buffers = l.bucket_bytes;
+  // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
+  if (l.zero >= 3 && l.dp > 1)
+    f.buffers += 2.0 * layer_parameters(m) / l.tp * e;
   return f;
 }
 

@@ -189,9 +189,6 @@ void check_scenario(const Scenario& s)
       throw scenario_error(s, "workload.parallel",
                            "only data (with ZeRO-1/2), tensor (with or without sequence parallelism) and pipeline "
                            "parallelism (ep = 1) are implemented so far");
-    if (p.zero == 3)
-      throw scenario_error(s, "workload.parallel.zero", "ZeRO-3 (parameter gathers per layer) is not implemented yet; "
-                                                       "zero 1 and 2 are");
     if (p.zero > 0 && (p.pp > 1 || p.vpp > 1))
       throw scenario_error(s, "workload.parallel.zero", "ZeRO with pipeline parallelism is not implemented yet");
     if (p.sequence_parallel && p.tp == 1)

@@ -1,4 +1,5 @@
 #include "tests/cli/run_cli.hpp"
+#include "models/workloads/transformer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -333,7 +334,7 @@ TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
 TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
 {
   std::map<std::string, nlohmann::json> report;
-  for (const char* zero : {"0", "2"})
+  for (const char* zero : {"0", "2", "3"})
     for (const char* backend : {"analytical", "simgrid"}) {
       fs::path out = fresh_dir(std::string("zero") + zero + backend);
       auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
@@ -351,11 +352,24 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
               z0["breakdown"]["memory_gradients_bytes"].get<double>(), 16.0);
   // Reduce-scatter then all-gather move what the all-reduce moved.
   EXPECT_NEAR(z2["metrics"]["network_bytes"].get<double>() / z0["metrics"]["network_bytes"].get<double>(), 1.0, 0.01);
-  for (const char* zero : {"0", "2"})
+  // ZeRO-3 shards the weights too, and holds two gathered layers (the computing one and the prefetched next).
+  const auto& z3 = report["3analytical"];
+  EXPECT_NEAR(z3["breakdown"]["memory_parameters_bytes"].get<double>() * 16,
+              z0["breakdown"]["memory_parameters_bytes"].get<double>(), 16.0);
+  const cs::ModelParams m{24, 2048, 8192, 16, 2048, 51200, "bf16", "none"}; // quickstart's model
+  const double layer = cs::layer_parameters(m), embedding = cs::embedding_parameters(m);
+  EXPECT_NEAR(z3["breakdown"]["memory_buffers_bytes"].get<double>() - z2["breakdown"]["memory_buffers_bytes"].get<double>(),
+              2 * layer * 2, 1.0);
+  // Gradients are reduce-scattered (half an all-reduce's bytes); each of the 4 microbatches gathers every layer
+  // twice (forward, backward) and the tied embedding once.
+  const double gathered = 4 * (2 * 24 * layer + embedding) / (24 * layer + embedding);
+  EXPECT_NEAR(z3["metrics"]["network_bytes"].get<double>() / z0["metrics"]["network_bytes"].get<double>(),
+              0.5 + 0.5 * gathered, 0.01);
+  for (const char* zero : {"0", "2", "3"})
     EXPECT_NEAR(report[std::string(zero) + "analytical"]["metrics"]["iteration_time_s"].get<double>() /
                     report[std::string(zero) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
                 1.0, 0.05);
-  for (const char* bad : {" --set workload.parallel.zero=3",
+  for (const char* bad : {" --set workload.parallel.zero=4",
                           " --set workload.parallel.zero=1 --set workload.parallel.pp=2 --set workload.parallel.dp=8"}) {
     auto e = clustersim("run " + src("scenarios/quickstart.yaml") + bad);
     EXPECT_EQ(e.code, 2) << bad;
