@@ -6,6 +6,17 @@
 
 namespace cs {
 
+std::vector<std::vector<int>> stage_dag(const std::vector<StageCost>& costs)
+{
+  bool any = false;
+  std::vector<std::vector<int>> dag;
+  for (const auto& c : costs) {
+    dag.push_back(c.successors);
+    any = any || !c.successors.empty();
+  }
+  return any ? dag : std::vector<std::vector<int>>{};
+}
+
 PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineSchedule& schedule, int p, int vpp, int m,
                               const std::vector<StageCost>& costs, const std::vector<int>& hosts,
                               const std::vector<int>& compute_streams, const std::vector<int>& ready, TaskLabels base)
@@ -14,7 +25,10 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineSche
   if (static_cast<int>(costs.size()) != p * v || static_cast<int>(hosts.size()) != p)
     throw std::invalid_argument("append_pipeline: costs must have devices x chunks entries and hosts one per device");
   PipelineTasks out;
-  out.order = schedule.order(p, v, m);
+  const auto dag = stage_dag(costs);
+  if (!dag.empty() && v != 1)
+    throw std::invalid_argument("append_pipeline: a stage DAG runs one stage per device");
+  out.order = dag.empty() ? schedule.order(p, v, m) : schedule.order_dag(dag, m);
   // Create every op's task in schedule order per device, then wire the data dependencies.
   std::map<std::tuple<bool, int, int>, int> task_of; // (forward, microbatch, virtual stage) -> task
   out.op_tasks.resize(p);
@@ -57,6 +71,30 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineSche
     g.add_dependency(before, t);
     g.add_dependency(t, after);
   };
+  if (!dag.empty()) {
+    // Every send is created in its sender's op order: activations to each successor after a forward, gradients to
+    // each predecessor after a backward.
+    std::vector<std::vector<std::pair<int, double>>> predecessors(p);
+    for (int d = 0; d < p; ++d)
+      for (std::size_t i = 0; i < costs[d].successors.size(); ++i)
+        predecessors[costs[d].successors[i]].emplace_back(
+            d, i < costs[d].successor_bytes.size() ? costs[d].successor_bytes[i] : 0.0);
+    for (int d = 0; d < p; ++d)
+      for (const auto& op : out.order[d]) {
+        const int mb = op.microbatch;
+        const auto& next = costs[d].successors;
+        if (op.forward && next.empty())
+          g.add_dependency(task_of.at({true, mb, d}), task_of.at({false, mb, d}));
+        if (op.forward)
+          for (std::size_t i = 0; i < next.size(); ++i)
+            link(task_of.at({true, mb, d}), d, task_of.at({true, mb, next[i]}), next[i],
+                 i < costs[d].successor_bytes.size() ? costs[d].successor_bytes[i] : 0.0, mb, 500);
+        else
+          for (const auto& [q, bytes] : predecessors[d])
+            link(task_of.at({false, mb, d}), d, task_of.at({false, mb, q}), q, bytes, mb, 501);
+      }
+    return out;
+  }
   for (int d = 0; d < p; ++d)
     for (const auto& op : out.order[d]) {
       const int vs = op.chunk * p + d, mb = op.microbatch;

@@ -17,7 +17,14 @@ struct StageCost {
   double backward_s = 0;
   double activation_bytes = 0; // sent to the next virtual stage (and its gradient back); 0 = no transfer
   std::string model;           // the cost model that answered (for traces); "" = given
+  // Stage DAGs (graph pipelines, one stage per device): the stages this one feeds and the bytes each edge carries
+  // per microbatch. Left empty on every stage, the stages form a chain with activation_bytes between neighbours.
+  std::vector<int> successors;
+  std::vector<double> successor_bytes;
 };
+
+/** The stage DAG of `costs` (successors per stage), or an empty vector when no stage names successors (a chain). */
+std::vector<std::vector<int>> stage_dag(const std::vector<StageCost>& costs);
 
 struct PipelineGraph {
   TaskGraph graph;
@@ -43,7 +50,9 @@ PipelineTasks append_pipeline(TaskGraph& graph, StreamPool& pool, const Pipeline
 
 /** `hosts[d]` runs pipeline device d; `costs[c * devices + d]` is virtual stage c * devices + d. Forward of a
  *  microbatch on virtual stage k waits for its forward on k - 1; backward on k waits for its backward on k + 1
- *  (and the last stage's backward for its own forward). Throws std::logic_error if the schedule deadlocks. */
+ *  (and the last stage's backward for its own forward). When the costs name successors (a stage DAG), forward
+ *  waits for every predecessor and backward for every successor, sinks' backward for their own forward. Throws
+ *  std::logic_error if the schedule deadlocks. */
 PipelineGraph build_pipeline(const PipelineSchedule& schedule, int devices, int vpp, int microbatches,
                              const std::vector<StageCost>& costs, const std::vector<int>& hosts);
 

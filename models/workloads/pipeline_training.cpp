@@ -121,6 +121,20 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   // All-reduces per layer and microbatch: 2 forward, 2 backward, and 2 more when full recomputation reruns forward.
   const int all_reduces_per_layer = m.recompute == "full" ? 6 : 4;
   out.tp_seconds_per_iteration = double(out.microbatches) * out.max_layers_per_device * all_reduces_per_layer * tp_all_reduce;
+  append_pipeline_iterations(out, w, cost, dp, pp, tp, schedule, sync, platform, costs, stage_params);
+  out.graph.finalize();
+  return out;
+}
+
+
+void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, const KernelCostModel& cost, int dp, int pp,
+                                int tp, const PipelineSchedule& schedule, const GradientSync& sync,
+                                const PlatformSpec& platform, const std::vector<StageCost>& costs,
+                                const std::vector<double>& stage_params)
+{
+  const ModelParams& m = w.model;
+  const int stages = static_cast<int>(costs.size());
+  const int v = stages / pp;
   // Per device: parameters of its chunks, and the Adam step over them.
   std::vector<double> device_params(pp, 0.0);
   for (int vs = 0; vs < stages; ++vs)
@@ -196,8 +210,6 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
       previous_optimizer[h] = opt;
     }
   }
-  g.finalize();
-  return out;
 }
 
 } // namespace cs

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "models/workloads/data_parallel_training.hpp"
+#include "models/workloads/pipeline_graph.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 
 namespace cs {
@@ -17,6 +18,16 @@ namespace cs {
  *  microbatch), keeps the number of layers that makes the slowest device fastest; the other devices share the
  *  rest; each device spreads its layers over its chunks. layer_s and head_s are forward + backward seconds. */
 std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced);
+
+/** Appends `workload.iterations` iterations of dp pipeline replicas with these per-stage costs (pp devices, costs.size()
+ *  / pp chunks each, or a stage DAG when the costs name successors) to out.graph: replica r's device s on host
+ *  (r * pp + s) * tp; after a device's last backward of a stage, that stage's gradients (stage_params[vs]
+ *  parameters) are synchronised over its data-parallel group in buckets; the device's Adam step waits for them.
+ *  Needs out.microbatches. */
+void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& workload, const KernelCostModel& cost, int dp,
+                                int pp, int tp, const PipelineSchedule& schedule, const GradientSync& sync,
+                                const PlatformSpec& platform, const std::vector<StageCost>& costs,
+                                const std::vector<double>& stage_params);
 
 TrainingGraph build_pipeline_training(const WorkloadParams& workload, const KernelCostModel& cost, int dp, int pp,
                                       const PipelineSchedule& schedule, const GradientSync& sync,

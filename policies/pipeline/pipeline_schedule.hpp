@@ -1,6 +1,8 @@
 // Pipeline schedules: the order in which each pipeline device runs its forward and backward passes.
 #pragma once
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace cs {
@@ -21,6 +23,21 @@ public:
   virtual std::vector<std::vector<PipelineOp>> order(int devices, int chunks, int microbatches) const = 0;
   /** Chunks per device this schedule expects given the scenario's vpp (1 for non-interleaved schedules). */
   virtual int chunks(int vpp) const { return 1; }
+  /** The order for stages that form a DAG (`successors[s]`: the stages fed by stage s; one stage per device).
+   *  Chain schedules accept only a chain (successors[s] = {s + 1}) and run their own order on it. */
+  virtual std::vector<std::vector<PipelineOp>> order_dag(const std::vector<std::vector<int>>& successors,
+                                                         int microbatches) const
+  {
+    const int p = static_cast<int>(successors.size());
+    for (int s = 0; s < p; ++s)
+      if (successors[s] != (s + 1 < p ? std::vector<int>{s + 1} : std::vector<int>{}))
+        throw std::invalid_argument("this schedule runs a chain of stages; branching stages need the graph-pipeline "
+                                    "schedule");
+    return order(p, 1, microbatches);
+  }
 };
+
+/** Per stage of a DAG, the most stages on a path from it to a sink, not counting itself (0 for a sink). */
+std::vector<int> depth_to_sink(const std::vector<std::vector<int>>& successors);
 
 } // namespace cs

@@ -2,6 +2,7 @@
 
 #include "models/cost/device_profile.hpp"
 #include "models/device_catalog.hpp"
+#include "models/workloads/layer_graph.hpp"
 #include "policies/registry.hpp"
 #include "models/collectives/collective_model.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
@@ -9,6 +10,7 @@
 #include "policies/mapreduce/task_scheduler.hpp"
 #include "sim/platform/platform_spec.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <filesystem>
 #include <sstream>
@@ -189,6 +191,28 @@ void check_scenario(const Scenario& s)
       throw scenario_error(s, "workload.parallel",
                            "only data (with ZeRO-1/2), tensor (with or without sequence parallelism) and pipeline "
                            "parallelism (ep = 1) are implemented so far");
+    const auto& graph = w.model.graph;
+    if (!graph.empty()) {
+      // A layer graph has costs per layer but no shape to split: it runs data and pipeline parallelism only.
+      if (p.tp != 1)
+        throw scenario_error(s, "workload.parallel.tp", "a layer graph (workload.model.graph) has no tensor-parallel "
+                                                        "split; use tp = 1");
+      if (p.vpp != 1)
+        throw scenario_error(s, "workload.parallel.vpp", "a layer graph runs one stage per device (vpp = 1)");
+      if (p.zero != 0)
+        throw scenario_error(s, "workload.parallel.zero", "ZeRO is not implemented for layer graphs");
+      if (p.pp > static_cast<int>(graph.size()))
+        throw scenario_error(s, "workload.parallel.pp", fmt::format("pp = {} is more stages than the graph's {} layers",
+                                                                    p.pp, graph.size()));
+      if (pipeline_schedule_name(s) == "graph-pipeline") {
+        const auto branch = layer_branches(graph);
+        const int branches = branch.empty() ? 0 : *std::max_element(branch.begin(), branch.end()) + 1;
+        if (p.pp < branches)
+          throw scenario_error(s, "workload.parallel.pp",
+                               fmt::format("the layer graph has {} branches; graph-pipeline needs pp >= {}", branches,
+                                           branches));
+      }
+    }
     if (p.zero > 0 && (p.pp > 1 || p.vpp > 1))
       throw scenario_error(s, "workload.parallel.zero", "ZeRO with pipeline parallelism is not implemented yet");
     if (p.sequence_parallel && p.tp == 1)
@@ -198,10 +222,10 @@ void check_scenario(const Scenario& s)
       throw scenario_error(s, "workload.parallel.tp",
                            fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)", p.tp,
                                        c.gpus_per_node));
-    if (w.model.heads % p.tp != 0 || w.model.ffn % p.tp != 0)
+    if (graph.empty() && (w.model.heads % p.tp != 0 || w.model.ffn % p.tp != 0))
       throw scenario_error(s, "workload.parallel.tp",
                            fmt::format("tp = {} must divide the heads ({}) and the ffn size ({})", p.tp, w.model.heads, w.model.ffn));
-    if (w.model.kv() % p.tp != 0) // Megatron splits key/value heads over the ranks too
+    if (graph.empty() && w.model.kv() % p.tp != 0) // Megatron splits key/value heads over the ranks too
       throw scenario_error(s, "workload.parallel.tp",
                            fmt::format("tp = {} must divide the key/value heads ({})", p.tp, w.model.kv()));
     int gpus = c.nodes * c.gpus_per_node;
@@ -221,11 +245,11 @@ void check_scenario(const Scenario& s)
       const int v = schedule->chunks(p.vpp);
       if (p.vpp > 1 && v == 1)
         throw scenario_error(s, "workload.parallel.vpp", fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
-      if (p.partition == "even" && w.model.layers % (p.pp * v) != 0)
+      if (graph.empty() && p.partition == "even" && w.model.layers % (p.pp * v) != 0)
         throw scenario_error(s, "workload.model.layers",
                              fmt::format("{} layers do not divide into pp x vpp = {} x {} stages (parallel.partition: "
                                          "balanced allows uneven stages)", w.model.layers, p.pp, v));
-      if (w.model.layers < p.pp * v)
+      if (graph.empty() && w.model.layers < p.pp * v)
         throw scenario_error(s, "workload.model.layers",
                              fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages", w.model.layers, p.pp, v));
       try {

@@ -3,6 +3,7 @@
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/device_catalog.hpp"
 #include "models/workloads/data_parallel_training.hpp"
+#include "models/workloads/layer_graph_training.hpp"
 #include "policies/registry.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/platform/platform_spec.hpp"
@@ -56,9 +57,12 @@ std::string summary_text(const Scenario& s, const PlatformSpec& p, const Trainin
     out += fmt::format("  {}\n", s.description);
   out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", s.cluster.nodes, s.cluster.gpus_per_node,
                      p.device->display_name, s.cluster.intra_node.kind, s.cluster.network.kind, p.network_model);
-  out += fmt::format("  workload  {} layers, hidden {}, seq {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n",
-                     s.workload.model.layers, s.workload.model.hidden, s.workload.model.seq, tr.parameters / 1e9,
-                     s.workload.model.dtype, tr.ranks / tr.pipeline_stages / tr.tensor_parallel,
+  const std::string shape = s.workload.model.graph.empty()
+                                ? fmt::format("{} layers, hidden {}, seq {}", s.workload.model.layers,
+                                              s.workload.model.hidden, s.workload.model.seq)
+                                : fmt::format("layer graph of {} layers", s.workload.model.graph.size());
+  out += fmt::format("  workload  {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n", shape,
+                     tr.parameters / 1e9, s.workload.model.dtype, tr.ranks / tr.pipeline_stages / tr.tensor_parallel,
                      (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
                          (tr.pipeline_stages > 1 ? fmt::format(" x pp {} ({})", tr.pipeline_stages, pipeline_schedule_name(s))
                                                  : std::string()),
@@ -242,6 +246,30 @@ RunResult run_mapreduce(const Scenario& s, const RunOptions& options, const Plat
 
 } // namespace
 
+namespace {
+
+// Memory per GPU of a layer graph: the stage whose weights, gradients, Adam state (16 bytes per parameter in
+// 16-bit mixed precision) and held activations (its layers' outputs per sample x micro x microbatches in flight)
+// add up to the most, plus the gradient bucket.
+MemoryFootprint layer_graph_memory(const Scenario& s, const LayerGraphTraining& g)
+{
+  const double e = dtype_bytes(s.workload.model.dtype);
+  MemoryFootprint worst;
+  for (std::size_t st = 0; st < g.stage_params.size(); ++st) {
+    MemoryFootprint f;
+    f.parameters = g.stage_params[st] * e;
+    f.gradients = g.stage_params[st] * e;
+    f.optimizer = g.stage_params[st] * 12.0;
+    f.activations = g.stage_activation_bytes[st] * s.workload.batch.micro * g.stage_in_flight.at(st);
+    f.buffers = s.workload.gradient_bucket.value;
+    if (st == 0 || f.total() > worst.total())
+      worst = f;
+  }
+  return worst;
+}
+
+} // namespace
+
 RunResult run_scenario(const Scenario& s, const RunOptions& options)
 {
   auto wall_start = std::chrono::steady_clock::now();
@@ -261,12 +289,16 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   auto sync = Registry<GradientSync>::instance().create(s.policies.sync);
   const DeviceProfile profile = s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
   auto cost = make_cost_model(device, profile);
-  const bool pipelined = pp > 1 || s.workload.parallel.vpp > 1;
-  TrainingGraph training =
-      pipelined ? build_pipeline_training(s.workload, *cost, dp, pp,
-                                          *Registry<PipelineSchedule>::instance().create(pipeline_schedule_name(s)), *sync,
-                                          platform)
-                : build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
+  const bool layer_graph = !s.workload.model.graph.empty();
+  const bool pipelined = pp > 1 || s.workload.parallel.vpp > 1 || layer_graph;
+  const std::string schedule_name = pipeline_schedule_name(s);
+  auto schedule = Registry<PipelineSchedule>::instance().create(schedule_name);
+  LayerGraphTraining graph_build;
+  if (layer_graph)
+    graph_build = build_layer_graph_training(s.workload, *cost, dp, pp, schedule_name, *schedule, *sync, platform);
+  TrainingGraph training = layer_graph ? std::move(graph_build.training)
+                           : pipelined ? build_pipeline_training(s.workload, *cost, dp, pp, *schedule, *sync, platform)
+                                       : build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
   Timeline timeline = run_backend(s.backend, training.graph, platform);
   RunMetrics metrics = training_metrics(training, timeline, platform);
   // Without a pipeline a GPU holds one microbatch's activations at a time; with one, what its schedule keeps.
@@ -282,7 +314,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   layout.layers_on_device = training.max_layers_per_device;
   layout.sequence_parallel = s.workload.parallel.sequence_parallel && tp > 1;
   layout.zero = s.workload.parallel.zero;
-  const MemoryFootprint memory = transformer_memory(s.workload.model, s.workload.batch.micro, layout);
+  const MemoryFootprint memory = layer_graph ? layer_graph_memory(s, graph_build)
+                                             : transformer_memory(s.workload.model, s.workload.batch.micro, layout);
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(s.workload.model.dtype);
   if (pipelined) // per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration

@@ -1,5 +1,6 @@
 #include "sim/scenario/scenario.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
@@ -328,6 +329,31 @@ namespace {
 
 void read_workload(ObjectReader r, WorkloadParams& w)
 {
+  // A layer of a generic graph; names are unique and inputs refer to layers above it (so file order is a
+  // topological order).
+  auto read_layer = [&w](ObjectReader& l, GraphLayerParams& layer) {
+    l.required("name", layer.name, "layer name (unique)")
+        .field("flops", layer.flops, "forward FLOPs per sample")
+        .field("bytes", layer.bytes, "forward memory traffic per sample")
+        .field("params", layer.params, "parameters")
+        .field("activations", layer.activations, "output per sample: sent to the layers it feeds, kept for backward")
+        .field("inputs", layer.inputs, "names of earlier layers it reads (none: the model's input)");
+    if (l.describing())
+      return;
+    require_non_negative(l, "flops", layer.flops);
+    require_non_negative(l, "bytes", layer.bytes.value);
+    require_non_negative(l, "params", layer.params);
+    require_non_negative(l, "activations", layer.activations.value);
+    if (!(layer.flops > 0) && !(layer.bytes.value > 0))
+      l.fail_at("flops", "layer '" + layer.name + "' needs flops or bytes");
+    const auto& earlier = w.model.graph;
+    for (const auto& other : earlier)
+      if (other.name == layer.name)
+        l.fail_at("name", "layer name '" + layer.name + "' is used twice");
+    for (const auto& input : layer.inputs)
+      if (std::none_of(earlier.begin(), earlier.end(), [&](const auto& e) { return e.name == input; }))
+        l.fail_at("inputs", "input '" + input + "' of layer '" + layer.name + "' is not a layer defined above it");
+  };
   r.choice("kind", w.kind, {"transformer-training", "collective", "mapreduce"},
            "what runs: transformer-training, collective (an nccl-tests-like sweep) or mapreduce (jobs on a CPU "
            "cluster)");
@@ -380,7 +406,11 @@ void read_workload(ObjectReader r, WorkloadParams& w)
               "feed-forward block: gelu (up GEMM, GeLU, down GEMM) or swiglu (fused gate and up GEMM, SiLU-gated "
               "product, down GEMM)")
       .choice("norm", w.model.norm, {"layernorm", "rmsnorm"}, "normalisation layers")
-      .field("tie_embeddings", w.model.tie_embeddings, "the output layer shares the input embedding's weights");
+      .field("tie_embeddings", w.model.tie_embeddings, "the output layer shares the input embedding's weights")
+      .list<GraphLayerParams>("graph", w.model.graph,
+                              "a generic layer graph (layers with costs and inputs) that replaces the transformer; "
+                              "branches run concurrently under policies.pipeline: graph-pipeline",
+                              read_layer);
   m.finish();
   require_positive(m, "layers", w.model.layers);
   require_positive(m, "hidden", w.model.hidden);

@@ -76,6 +76,16 @@ struct ClusterParams {
   bool is_cpu_cluster() const { return racks > 0; }
 };
 
+/** One layer of a generic layer graph (workload.model.graph): costs per sample, forward pass. */
+struct GraphLayerParams {
+  std::string name;
+  double flops = 0;                 // forward FLOPs per sample
+  Bytes bytes;                      // forward memory traffic per sample
+  double params = 0;                // parameters
+  Bytes activations;                // its output per sample: sent to the layers it feeds, kept for backward
+  std::vector<std::string> inputs;  // earlier layers it reads; none = the model's input
+};
+
 struct ModelParams {
   int layers = 24;
   int hidden = 2048;
@@ -91,6 +101,7 @@ struct ModelParams {
   std::string mlp = "gelu";   // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
   std::string norm = "layernorm"; // layernorm | rmsnorm (weight only)
   bool tie_embeddings = true; // the output layer reuses the input embedding
+  std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 

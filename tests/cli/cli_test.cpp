@@ -376,3 +376,31 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
     EXPECT_NE(e.err.find("workload.parallel.zero"), std::string::npos) << e.err;
   }
 }
+
+TEST(Cli, TwoTowerGraphPipelineBeatsTheChainOnBothBackends)
+{
+  std::map<std::string, nlohmann::json> report;
+  for (const char* schedule : {"graph-pipeline", "1f1b"})
+    for (const char* backend : {"analytical", "simgrid"}) {
+      fs::path out = fresh_dir(std::string("tt") + schedule + backend);
+      auto r = clustersim("run " + src("scenarios/two-tower-graph.yaml") + " --quiet --backend " + backend +
+                          " --set policies.pipeline=" + schedule + " --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.err;
+      report[std::string(schedule) + backend] = read_json(out / "report.json");
+      fs::remove_all(out);
+    }
+  auto metric = [&](const std::string& key, const char* name) { return report[key]["metrics"][name].get<double>(); };
+  for (const char* backend : {"analytical", "simgrid"}) {
+    const std::string g = std::string("graph-pipeline") + backend, c = std::string("1f1b") + backend;
+    // Depth 5 stages against 8: the ideal bubbles are 4/32 and 7/32 of compute (plus p2p time here).
+    EXPECT_LT(metric(g, "iteration_time_s"), 0.95 * metric(c, "iteration_time_s")) << backend;
+    EXPECT_NEAR(metric(g, "bubble_fraction"), 4.0 / 32, 0.05) << backend;
+    EXPECT_NEAR(metric(c, "bubble_fraction"), 7.0 / 32, 0.06) << backend;
+    EXPECT_LT(metric(g, "peak_memory_bytes"), metric(c, "peak_memory_bytes")) << backend;
+  }
+  EXPECT_NEAR(metric("graph-pipelineanalytical", "iteration_time_s") / metric("graph-pipelinesimgrid", "iteration_time_s"),
+              1.0, 0.05);
+  // Model FLOPs are three passes over the 16 layers' 6.8 GFLOP per sample, 64 samples.
+  EXPECT_NEAR(metric("graph-pipelinesimgrid", "tflops_per_gpu") * 1e12 * 8 * metric("graph-pipelinesimgrid", "iteration_time_s"),
+              3 * 16 * 6.8e9 * 64, 1e6);
+}

@@ -93,3 +93,84 @@ TEST(PipelineSchedules, InterleavingNeedsMicrobatchesDivisibleByStages)
   EXPECT_TRUE(cs::Registry<cs::PipelineSchedule>::instance().has("1f1b"));
   EXPECT_TRUE(cs::Registry<cs::PipelineSchedule>::instance().has("interleaved-1f1b"));
 }
+
+namespace {
+
+// A diamond of 4 stages: 0 feeds two branches (1 and 2) that join in 3. Uniform stages, forward 1 s, backward
+// 2 s, no communication.
+std::vector<cs::StageCost> diamond()
+{
+  std::vector<cs::StageCost> costs(4, cs::StageCost{1.0, 2.0, 0});
+  costs[0].successors = {1, 2};
+  costs[1].successors = {3};
+  costs[2].successors = {3};
+  costs[0].successor_bytes = {0, 0};
+  return costs;
+}
+
+} // namespace
+
+TEST(PipelineSchedules, GraphPipelineOnAChainIs1f1b)
+{
+  for (int p : {2, 4})
+    for (int m : {4, 8}) {
+      auto a = uniform("graph-pipeline", p, 1, m), b = uniform("1f1b", p, 1, m);
+      EXPECT_EQ(cs::peak_in_flight(a), cs::peak_in_flight(b));
+      EXPECT_DOUBLE_EQ(cs::run_analytical(a.graph, devices(p)).makespan, cs::run_analytical(b.graph, devices(p)).makespan);
+    }
+}
+
+TEST(PipelineSchedules, TwoBranchGraphPipelineBeatsTheSameStagesAsAChain)
+{
+  auto graph = cs::Registry<cs::PipelineSchedule>::instance().create("graph-pipeline");
+  auto chain = cs::Registry<cs::PipelineSchedule>::instance().create("1f1b");
+  const std::vector<int> hosts{0, 1, 2, 3};
+  const int m = 8;
+  auto dag = cs::build_pipeline(*graph, 4, 1, m, diamond(), hosts);
+  auto line = cs::build_pipeline(*chain, 4, 1, m, std::vector<cs::StageCost>(4, cs::StageCost{1.0, 2.0, 0}), hosts);
+  const double t_dag = cs::run_analytical(dag.graph, devices(4)).makespan;
+  const double t_line = cs::run_analytical(line.graph, devices(4)).makespan;
+  // The chain's depth is 4 stages, the diamond's 3: (m + 3)(f + b) against (m + 2)(f + b).
+  EXPECT_DOUBLE_EQ(t_line, (m + 3) * 3.0);
+  EXPECT_DOUBLE_EQ(t_dag, (m + 2) * 3.0);
+  EXPECT_NEAR(cs::bubble_fraction(dag, t_dag), 2.0 / m, 1e-12);
+  // Activations held: depth + 1 per stage (3, 2, 2, 1) instead of p - s (4, 3, 2, 1).
+  EXPECT_EQ(cs::peak_in_flight(dag), (std::vector<int>{3, 2, 2, 1}));
+  // The simgrid backend agrees.
+  auto p = devices(4);
+  double simgrid = std::stod(cs::run_isolated([&] { return std::to_string(cs::run_simgrid(dag.graph, p).makespan); }));
+  EXPECT_NEAR(simgrid, t_dag, 1e-5);
+}
+
+TEST(PipelineSchedules, GraphPipelineSendsActivationsAlongEveryEdge)
+{
+  auto graph = cs::Registry<cs::PipelineSchedule>::instance().create("graph-pipeline");
+  auto costs = diamond();
+  costs[0].successor_bytes = {1e9, 2e9};
+  costs[1].successor_bytes = {3e9};
+  costs[2].successor_bytes = {4e9};
+  auto pipe = cs::build_pipeline(*graph, 4, 1, 2, costs, {0, 1, 2, 3});
+  double bytes = 0;
+  int transfers = 0;
+  for (const auto& t : pipe.graph.tasks())
+    if (t.kind == cs::TaskKind::TRANSFER) {
+      bytes += t.bytes;
+      ++transfers;
+    }
+  // Per microbatch each of the 4 edges carries its activations forward and their gradient back.
+  EXPECT_EQ(transfers, 2 * 4 * 2);
+  EXPECT_DOUBLE_EQ(bytes, 2 * 2 * (1e9 + 2e9 + 3e9 + 4e9));
+  EXPECT_GT(cs::run_analytical(pipe.graph, devices(4)).makespan, 2 * 3.0 + 2 * 3.0);
+}
+
+TEST(PipelineSchedules, ChainSchedulesRefuseBranchingStages)
+{
+  for (const char* name : {"gpipe", "1f1b"}) {
+    auto s = cs::Registry<cs::PipelineSchedule>::instance().create(name);
+    EXPECT_THROW(cs::build_pipeline(*s, 4, 1, 8, diamond(), {0, 1, 2, 3}), std::invalid_argument) << name;
+  }
+  auto g = cs::Registry<cs::PipelineSchedule>::instance().create("graph-pipeline");
+  auto backwards = diamond();
+  backwards[2].successors = {1}; // an edge to a lower stage number
+  EXPECT_THROW(cs::build_pipeline(*g, 4, 1, 8, backwards, {0, 1, 2, 3}), std::invalid_argument);
+}

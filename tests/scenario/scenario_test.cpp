@@ -265,3 +265,52 @@ TEST(Scenario, GroupedQueryAttentionKeysAreChecked)
   EXPECT_NE(error_of(kValid, {"workload.model.mlp=relu"}).find("'relu' is not a valid workload.model.mlp"),
             std::string::npos);
 }
+
+namespace {
+
+// kValid with its model replaced by a layer graph (each entry one flow-style layer line) and extra workload lines.
+std::string with_graph(const std::vector<std::string>& layers, const std::string& extra = "")
+{
+  std::string text = kValid;
+  const std::string model = "  model: {layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}\n";
+  std::string graph = "  model:\n    graph:\n";
+  for (const auto& l : layers)
+    graph += "      - " + l + "\n";
+  text.replace(text.find(model), model.size(), graph + extra);
+  return text;
+}
+
+} // namespace
+
+TEST(Scenario, LayerGraphsAreReadAndCheckedWithPositions)
+{
+  const std::string a = "{name: a, flops: 1e9, params: 1e6, activations: 1MB}";
+  const std::string b = "{name: b, flops: 1e9, inputs: [a]}";
+  cs::Scenario s = cs::load_scenario(write_temp(with_graph({a, b})), {});
+  ASSERT_EQ(s.workload.model.graph.size(), 2u);
+  EXPECT_EQ(s.workload.model.graph[1].inputs, (std::vector<std::string>{"a"}));
+  EXPECT_DOUBLE_EQ(s.workload.model.graph[0].activations.value, 1e6);
+  EXPECT_EQ(error_of(with_graph({a, b})), "");
+  // Malformed layers: each error points at the layer's key.
+  EXPECT_EQ(error_of(with_graph({a, "{name: b, flops: 1e9, inputs: [c]}"})),
+            "F:12:39: input 'c' of layer 'b' is not a layer defined above it");
+  EXPECT_EQ(error_of(with_graph({b, a})).find("F:11:"), 0u); // an input defined below is an error too
+  EXPECT_NE(error_of(with_graph({a, a})).find("layer name 'a' is used twice"), std::string::npos);
+  EXPECT_NE(error_of(with_graph({"{flops: 1e9}"})).find("missing required key 'workload.model.graph[0].name'"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_graph({"{name: z}"})).find("needs flops or bytes"), std::string::npos);
+  EXPECT_NE(error_of(with_graph({"{name: z, flops: -1}"})).find("workload.model.graph[0].flops"), std::string::npos);
+  EXPECT_NE(error_of(with_graph({"{name: z, flops: 1, colour: red}"})).find("colour"), std::string::npos);
+  EXPECT_NE(error_of(with_graph({"[1, 2]"})).find("graph[0]"), std::string::npos);
+  // Parallelism a layer graph cannot take.
+  EXPECT_NE(error_of(with_graph({a, b}), {"workload.parallel.tp=2"}).find("workload.parallel.tp=2: a layer graph"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_graph({a, b}), {"workload.parallel.pp=4"}).find("more stages than the graph's 2 layers"),
+            std::string::npos);
+  // Two branches joining: the graph pipeline needs a stage per branch.
+  const std::string c = "{name: c, flops: 1e9}", d = "{name: d, flops: 1e9, inputs: [a, c]}";
+  EXPECT_NE(error_of(with_graph({a, c, d}), {"workload.parallel.pp=2", "policies.pipeline=graph-pipeline"})
+                .find("the layer graph has 3 branches; graph-pipeline needs pp >= 3"),
+            std::string::npos);
+  EXPECT_EQ(error_of(with_graph({a, c, d}), {"workload.parallel.pp=2", "policies.pipeline=1f1b"}), "");
+}
