@@ -31,6 +31,8 @@ struct TrainingGraph {
   int max_layers_per_device = 0; // pipelines: the most layers any device holds (its chunks together)
   std::vector<int> layers_per_stage; // pipelines: layers of each virtual stage
   int in_flight_peak = 1; // most microbatch-chunks whose activations a pipeline device holds at once
+  std::vector<int> in_flight_per_device; // pipelines: that peak per device (replica 0)
+  std::vector<int> layers_per_device;    // pipelines: layers each device holds (its chunks together)
 };
 
 /** One rank per GPU (host index = rank). Each rank runs its microbatches' forward and backward passes layer by

@@ -51,7 +51,7 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   const ModelParams& m = w.model;
   const int v = schedule.chunks(w.parallel.vpp);
   const int stages = pp * v;
-  if (w.parallel.partition == "even" && m.layers % stages != 0)
+  if (w.parallel.stage_layers.empty() && w.parallel.partition == "even" && m.layers % stages != 0)
     throw std::invalid_argument("layers do not divide into pp x vpp stages");
   if (m.layers < stages)
     throw std::invalid_argument("fewer layers than pp x vpp stages");
@@ -101,6 +101,11 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   const double head_f = pass_cost(cost, head).seconds / tp, head_b = pass_cost(cost, backward_kernels(head)).seconds / tp;
   out.layers_per_stage = partition_layers(m.layers, pp, v, layer_f + layer_b, head_f + head_b,
                                           w.parallel.partition == "balanced");
+  if (!w.parallel.stage_layers.empty()) {
+    if (static_cast<int>(w.parallel.stage_layers.size()) != stages)
+      throw std::invalid_argument("stage_layers needs one entry per virtual stage");
+    out.layers_per_stage = w.parallel.stage_layers;
+  }
   std::vector<StageCost> costs(stages);
   std::vector<double> stage_params(stages);
   for (int vs = 0; vs < stages; ++vs)
@@ -111,6 +116,7 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   for (int vs = 0; vs < stages; ++vs)
     device_layers[vs % pp] += out.layers_per_stage[vs];
   out.max_layers_per_device = *std::max_element(device_layers.begin(), device_layers.end());
+  out.layers_per_device = device_layers;
   for (int vs = 0; vs < stages; ++vs) {
     const int layers_here = out.layers_per_stage[vs];
     costs[vs].forward_s = layers_here * layer_f + (vs == stages - 1 ? head_f : 0.0);
@@ -167,12 +173,15 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
         }
       if (r == 0) {
         int peak = 0;
+        out.in_flight_per_device.clear();
         for (const auto& order : tasks.order) {
-          int held = 0;
+          int held = 0, device_peak = 0;
           for (const auto& op : order) {
             held += op.forward ? 1 : -1;
-            peak = std::max(peak, held);
+            device_peak = std::max(device_peak, held);
           }
+          out.in_flight_per_device.push_back(device_peak);
+          peak = std::max(peak, device_peak);
         }
         out.in_flight_peak = peak;
         out.chunks = v;

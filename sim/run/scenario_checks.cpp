@@ -245,7 +245,19 @@ void check_scenario(const Scenario& s)
       const int v = schedule->chunks(p.vpp);
       if (p.vpp > 1 && v == 1)
         throw scenario_error(s, "workload.parallel.vpp", fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
-      if (graph.empty() && p.partition == "even" && w.model.layers % (p.pp * v) != 0)
+      if (!p.stage_layers.empty()) {
+        int sum = 0;
+        for (int l : p.stage_layers)
+          sum += l;
+        const bool positive = std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l > 0; });
+        if (!graph.empty() || static_cast<int>(p.stage_layers.size()) != p.pp * v || !positive ||
+            sum != w.model.layers)
+          throw scenario_error(s, "workload.parallel.stage_layers",
+                               fmt::format("stage_layers needs pp x vpp = {} positive entries summing to the {} "
+                                           "transformer layers",
+                                           p.pp * v, w.model.layers));
+      }
+      if (graph.empty() && p.stage_layers.empty() && p.partition == "even" && w.model.layers % (p.pp * v) != 0)
         throw scenario_error(s, "workload.model.layers",
                              fmt::format("{} layers do not divide into pp x vpp = {} x {} stages (parallel.partition: "
                                          "balanced allows uneven stages)", w.model.layers, p.pp, v));

@@ -314,8 +314,20 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   layout.layers_on_device = training.max_layers_per_device;
   layout.sequence_parallel = s.workload.parallel.sequence_parallel && tp > 1;
   layout.zero = s.workload.parallel.zero;
-  const MemoryFootprint memory = layer_graph ? layer_graph_memory(s, graph_build)
-                                             : transformer_memory(s.workload.model, s.workload.batch.micro, layout);
+  MemoryFootprint memory = layer_graph ? layer_graph_memory(s, graph_build)
+                                       : transformer_memory(s.workload.model, s.workload.batch.micro, layout);
+  // Pipelines: the device whose layers and held microbatches need the most (1F1B's first stage holds p
+  // microbatches, its last one; a partition can give them different layer counts).
+  if (pipelined && !layer_graph && !training.layers_per_device.empty()) {
+    for (std::size_t d = 0; d < training.layers_per_device.size(); ++d) {
+      MemoryLayout here = layout;
+      here.layers_on_device = training.layers_per_device[d];
+      here.in_flight_microbatches = (training.in_flight_per_device.at(d) + training.chunks - 1) / training.chunks;
+      const MemoryFootprint f = transformer_memory(s.workload.model, s.workload.batch.micro, here);
+      if (d == 0 || f.total() > memory.total() || memory.total() == 0)
+        memory = f;
+    }
+  }
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(s.workload.model.dtype);
   if (pipelined) // per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration

@@ -439,7 +439,9 @@ void read_workload(ObjectReader r, WorkloadParams& w)
       .field("zero", w.parallel.zero, "ZeRO stage 0-3")
       .choice("partition", w.parallel.partition, {"even", "balanced"},
               "pipeline stages: even (layers divide equally) or balanced (the output layer's stage takes fewer "
-              "layers so the slowest stage is as fast as it can be)");
+              "layers so the slowest stage is as fast as it can be)")
+      .field("stage_layers", w.parallel.stage_layers,
+             "layers of each virtual stage (pp x vpp entries, summing to the layers); overrides partition");
   p.finish();
   require_non_negative(p, "dp", w.parallel.dp);
   require_positive(p, "tp", w.parallel.tp);

@@ -217,6 +217,18 @@ void ObjectReader::decode(const YAML::Node& n, std::vector<double>& v) const
   }
 }
 
+void ObjectReader::decode(const YAML::Node& n, std::vector<int>& v) const
+{
+  if (!n.IsSequence())
+    fail(n, "expected a list of integers");
+  v.clear();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    int x = 0;
+    decode(n[i], x);
+    v.push_back(x);
+  }
+}
+
 void ObjectReader::decode(const YAML::Node& n, std::vector<std::string>& v) const
 {
   if (!n.IsSequence())
@@ -239,6 +251,13 @@ std::string ObjectReader::to_text(const std::vector<double>& v)
   std::string s;
   for (double x : v)
     s += (s.empty() ? "" : ", ") + fmt::format("{}", x);
+  return "[" + s + "]";
+}
+std::string ObjectReader::to_text(const std::vector<int>& v)
+{
+  std::string s;
+  for (int x : v)
+    s += (s.empty() ? "" : ", ") + std::to_string(x);
   return "[" + s + "]";
 }
 std::string ObjectReader::to_text(const std::vector<std::string>& v)

@@ -127,6 +127,7 @@ private:
   void decode(const YAML::Node& n, Rate& v) const;
   void decode(const YAML::Node& n, Seconds& v) const;
   void decode(const YAML::Node& n, std::vector<double>& v) const;
+  void decode(const YAML::Node& n, std::vector<int>& v) const;
   void decode(const YAML::Node& n, std::vector<std::string>& v) const;
   std::string scalar(const YAML::Node& n, const char* what) const;
 
@@ -139,6 +140,7 @@ private:
   static std::string type_name(Rate) { return "rate"; }
   static std::string type_name(Seconds) { return "time"; }
   static std::string type_name(const std::vector<double>&) { return "list of numbers"; }
+  static std::string type_name(const std::vector<int>&) { return "list of ints"; }
   static std::string type_name(const std::vector<std::string>&) { return "list of strings"; }
   static std::string to_text(int v);
   static std::string to_text(long long v);
@@ -149,6 +151,7 @@ private:
   static std::string to_text(Rate v);
   static std::string to_text(Seconds v);
   static std::string to_text(const std::vector<double>& v);
+  static std::string to_text(const std::vector<int>& v);
   static std::string to_text(const std::vector<std::string>& v);
 
   YAML::Node node_;
