@@ -27,6 +27,7 @@ bench: build
 	./bench/engine.sh $(BUILD)
 	./bench/cost_model.sh $(BUILD)
 	./bench/alltoall.sh $(BUILD)
+	./bench/plan.sh $(BUILD)
 	./bench/mapreduce.sh $(BUILD)
 
 clean:

@@ -26,4 +26,10 @@ CollectiveChoice choose_collective(const std::string& kind, const std::string& a
 std::vector<std::vector<int>> expand_collective(TaskGraph& graph, StreamPool& pool, const PlatformSpec& platform,
                                                 const CollectiveRequest& request, const CollectiveChoice& choice);
 
+/** One collective as a single delay of its closed-form time on `stream`, after `after` (-1 = none): what a
+ *  symmetric rank sees when the other ranks are not simulated (the planner's one-replica graphs). */
+int add_closed_form_collective(TaskGraph& graph, int stream, const std::string& kind, double bytes,
+                               const PlatformSpec& platform, const std::vector<int>& group_hosts, int after,
+                               TaskLabels labels);
+
 } // namespace cs

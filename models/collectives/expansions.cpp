@@ -277,6 +277,19 @@ Done all_to_all(Emitter& e, bool hierarchical)
 
 } // namespace
 
+int add_closed_form_collective(TaskGraph& graph, int stream, const std::string& kind, double bytes,
+                               const PlatformSpec& platform, const std::vector<int>& group_hosts, int after,
+                               TaskLabels labels)
+{
+  const double seconds = group_hosts.size() < 2
+                             ? 0.0
+                             : choose_collective(kind, "auto", bytes, group_shape(platform, group_hosts)).seconds;
+  const int t = graph.add_delay(stream, seconds, kind + "/closed-form", labels);
+  if (after >= 0)
+    graph.add_dependency(after, t);
+  return t;
+}
+
 std::vector<std::vector<int>> expand_collective(TaskGraph& graph, StreamPool& pool, const PlatformSpec& platform,
                                                 const CollectiveRequest& req, const CollectiveChoice& choice)
 {

@@ -9,7 +9,7 @@
 namespace cs {
 
 TrainingGraph build_data_parallel_training(const WorkloadParams& w, const KernelCostModel& cost, int ranks,
-                                           const GradientSync& sync, const PlatformSpec& platform)
+                                           const GradientSync& sync, const PlatformSpec& platform, bool one_replica)
 {
   const ModelParams& m = w.model;
   if (w.batch.global % (ranks * w.batch.micro) != 0)
@@ -52,6 +52,14 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   TaskGraph& g = out.graph;
   // Replica r's tensor-parallel rank k runs on host r * tp + k: a TP group shares a node.
   const int dp = ranks, hosts_total = dp * tp;
+  const int built = one_replica ? 1 : dp; // replicas whose tasks are in the graph
+  // The data-parallel group of TP rank k: the same rank of every replica.
+  auto dp_group = [&](int k) {
+    std::vector<int> hosts;
+    for (int r = 0; r < dp; ++r)
+      hosts.push_back(r * tp + k);
+    return hosts;
+  };
   out.ranks = hosts_total;
   out.tensor_parallel = tp;
   for (int h = 0; h < hosts_total; ++h)
@@ -117,7 +125,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     // Buckets close at the same layer on every rank; collect per bucket the producing task of each host.
     std::vector<std::vector<int>> bucket_ready; // [bucket][host]
     std::vector<double> bucket_bytes;           // per TP rank
-    for (int r = 0; r < dp; ++r) {
+    for (int r = 0; r < built; ++r) {
       double filled = 0;
       int bucket = 0;
       std::vector<int> last(tp, -1); // per TP rank, the latest task on its compute stream
@@ -199,6 +207,13 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     // ZeRO-3 gathers, pass by pass: every replica runs the same passes, so pass s is one all-gather per TP rank.
     for (std::size_t s = 0; gather_per_layer && s < slots[0].size(); ++s)
       for (int k = 0; k < tp; ++k) {
+        if (one_replica) {
+          const int ready = s == 0 ? previous_optimizer[k] : slots[0][s - 1].first[k];
+          const int d = add_closed_form_collective(g, comm_streams.get(k, 0), "all-gather", slots[0][s].bytes, platform,
+                                                   dp_group(k), ready, slots[0][s].labels);
+          g.add_dependency(d, slots[0][s].first[k]);
+          continue;
+        }
         CollectiveRequest ag;
         ag.kind = "all-gather";
         for (int r = 0; r < dp; ++r) {
@@ -217,6 +232,12 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     std::vector<std::vector<int>> sync_done(hosts_total);
     for (std::size_t b = 0; b < bucket_ready.size(); ++b)
       for (int k = 0; k < tp; ++k) {
+        if (one_replica) {
+          sync_done[k].push_back(add_closed_form_collective(
+              g, comm_streams.get(k, 0), sharded ? "reduce-scatter" : "all-reduce", bucket_bytes[b], platform,
+              dp_group(k), bucket_ready[b][k], TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("gradient-sync")}));
+          continue;
+        }
         SyncRequest req;
         for (int r = 0; r < dp; ++r) {
           req.hosts.push_back(r * tp + k);
@@ -245,7 +266,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     // ZeRO-1/2: each rank steps its 1/dp of the optimizer state.
     const PassCost adam = pass_cost(cost, {adam_kernel(out.parameters / tp / (sharded ? dp : 1))});
     std::vector<int> optimizer(hosts_total);
-    for (int h = 0; h < hosts_total; ++h) {
+    for (int h = 0; h < built * tp; ++h) {
       TaskLabels lab{it, 0, -1, -1, g.intern("optimizer")};
       int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model, lab);
       for (int d : sync_done[h])
@@ -258,6 +279,12 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     if (sharded && !gather_per_layer)
       for (std::size_t b = 0; b < bucket_ready.size(); ++b)
         for (int k = 0; k < tp; ++k) {
+          if (one_replica) {
+            pending[k].push_back(add_closed_form_collective(
+                g, comm_streams.get(k, 0), "all-gather", bucket_bytes[b], platform, dp_group(k), optimizer[k],
+                TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("parameter-gather")}));
+            continue;
+          }
           CollectiveRequest ag;
           ag.kind = "all-gather";
           for (int r = 0; r < dp; ++r) {

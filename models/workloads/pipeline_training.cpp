@@ -46,7 +46,7 @@ std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, dou
 
 TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostModel& cost, int dp, int pp,
                                       const PipelineSchedule& schedule, const GradientSync& sync,
-                                      const PlatformSpec& platform)
+                                      const PlatformSpec& platform, bool one_replica)
 {
   const ModelParams& m = w.model;
   const int v = schedule.chunks(w.parallel.vpp);
@@ -127,7 +127,7 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   // All-reduces per layer and microbatch: 2 forward, 2 backward, and 2 more when full recomputation reruns forward.
   const int all_reduces_per_layer = m.recompute == "full" ? 6 : 4;
   out.tp_seconds_per_iteration = double(out.microbatches) * out.max_layers_per_device * all_reduces_per_layer * tp_all_reduce;
-  append_pipeline_iterations(out, w, cost, dp, pp, tp, schedule, sync, platform, costs, stage_params);
+  append_pipeline_iterations(out, w, cost, dp, pp, tp, schedule, sync, platform, costs, stage_params, one_replica);
   out.graph.finalize();
   return out;
 }
@@ -136,8 +136,9 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
 void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, const KernelCostModel& cost, int dp, int pp,
                                 int tp, const PipelineSchedule& schedule, const GradientSync& sync,
                                 const PlatformSpec& platform, const std::vector<StageCost>& costs,
-                                const std::vector<double>& stage_params)
+                                const std::vector<double>& stage_params, bool one_replica)
 {
+  const int built = one_replica ? 1 : dp; // replicas whose tasks are in the graph
   const ModelParams& m = w.model;
   const int stages = static_cast<int>(costs.size());
   const int v = stages / pp;
@@ -156,7 +157,7 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
   for (int it = 0; it < w.iterations; ++it) {
     // last_backward[r][vs]: the task after which replica r's virtual stage vs has its final gradients.
     std::vector<std::vector<int>> last_backward(dp, std::vector<int>(stages, -1));
-    for (int r = 0; r < dp; ++r) {
+    for (int r = 0; r < built; ++r) {
       std::vector<int> hosts(pp), compute(pp), ready(pp);
       for (int s = 0; s < pp; ++s) {
         hosts[s] = (r * pp + s) * tp;
@@ -201,6 +202,12 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
       req.bytes = bytes / pieces;
       for (int b = 0; b < pieces; ++b, ++buckets) {
         req.labels = TaskLabels{it, vs, -1, buckets, g.intern("gradient-sync")};
+        if (one_replica) {
+          sync_done[vs % pp].push_back(add_closed_form_collective(g, streams.get(req.hosts[0], 0), "all-reduce",
+                                                                  req.bytes, platform, req.hosts, req.ready[0],
+                                                                  req.labels));
+          continue;
+        }
         auto done = sync.synchronize(g, streams, platform, req);
         for (int r = 0; r < dp; ++r)
           sync_done[r * pp + vs % pp].insert(sync_done[r * pp + vs % pp].end(), done[r].begin(), done[r].end());
@@ -208,7 +215,7 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
     }
     out.buckets = buckets;
     out.optimizer_tasks.emplace_back();
-    for (int h = 0; h < hosts_total; ++h) {
+    for (int h = 0; h < built * pp; ++h) {
       const double p = device_params[h % pp];
       const PassCost adam = pass_cost(cost, {adam_kernel(p)});
       int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model,

@@ -27,10 +27,12 @@ std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, dou
 void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& workload, const KernelCostModel& cost, int dp,
                                 int pp, int tp, const PipelineSchedule& schedule, const GradientSync& sync,
                                 const PlatformSpec& platform, const std::vector<StageCost>& costs,
-                                const std::vector<double>& stage_params);
+                                const std::vector<double>& stage_params, bool one_replica = false);
 
+/** `one_replica`: replica 0 only, gradient sync priced by the all-reduce closed form (see
+ *  build_data_parallel_training). */
 TrainingGraph build_pipeline_training(const WorkloadParams& workload, const KernelCostModel& cost, int dp, int pp,
                                       const PipelineSchedule& schedule, const GradientSync& sync,
-                                      const PlatformSpec& platform);
+                                      const PlatformSpec& platform, bool one_replica = false);
 
 } // namespace cs

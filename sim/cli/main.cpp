@@ -1,6 +1,7 @@
 // clustersim's command line: run, validate, list. Exit 0 ok, 1 failed run, 2 bad input (file:line:col: message).
 #include "models/device_catalog.hpp"
 #include "sim/cli/calibration_commands.hpp"
+#include "sim/cli/plan_command.hpp"
 #include "policies/registry.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "traces/trace_job.hpp"
@@ -136,6 +137,19 @@ int main(int argc, char** argv)
       ->required()
       ->check(CLI::IsMember({"policies", "devices", "traces"}));
 
+  cs::PlanCommand plan_cmd;
+  auto* planner = app.add_subcommand("plan", "search DP x TP x PP x microbatch x schedule x recomputation plans for a "
+                                             "scenario on N GPUs (analytical backend) and print the best");
+  planner->add_option("scenario", plan_cmd.scenario, "transformer-training scenario YAML")->required();
+  planner->add_option("--gpus", plan_cmd.gpus, "GPUs to plan for (whole nodes, or a part of one node)")->required();
+  planner->add_option("--memory-limit", plan_cmd.memory_limit, "memory per GPU, e.g. 40GiB (default: the device's)");
+  planner->add_option("--top", plan_cmd.top, "plans to print (default 5)")->check(CLI::Range(1, 1000));
+  planner->add_option("--confirm", plan_cmd.confirm, "re-run the best N plans on the simgrid backend")
+      ->check(CLI::Range(0, 1000));
+  planner->add_flag("--exhaustive", plan_cmd.exhaustive, "simulate every plan that fits (no bound pruning)");
+  planner->add_option("--set", plan_cmd.sets, "override a key of the scenario (repeatable)");
+  planner->add_option("--out", plan_cmd.out_dir, "also write plans.csv and best.yaml (the best plan as a scenario)");
+
   std::string trace_path, trace_format = "swim";
   auto* tracer = app.add_subcommand("trace", "read a MapReduce trace and report what was read and skipped");
   tracer->add_option("file", trace_path, "trace file")->required();
@@ -158,6 +172,8 @@ int main(int argc, char** argv)
   try {
     if (app.got_subcommand(lister))
       return list(what);
+    if (app.got_subcommand(planner))
+      return cs::command_plan(plan_cmd);
     if (app.got_subcommand(tracer)) {
       long maps = 0;
       double input = 0, shuffle = 0;

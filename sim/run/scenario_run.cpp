@@ -297,8 +297,10 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   if (layer_graph)
     graph_build = build_layer_graph_training(s.workload, *cost, dp, pp, schedule_name, *schedule, *sync, platform);
   TrainingGraph training = layer_graph ? std::move(graph_build.training)
-                           : pipelined ? build_pipeline_training(s.workload, *cost, dp, pp, *schedule, *sync, platform)
-                                       : build_data_parallel_training(s.workload, *cost, dp, *sync, platform);
+                           : pipelined ? build_pipeline_training(s.workload, *cost, dp, pp, *schedule, *sync, platform,
+                                                                 options.one_replica)
+                                       : build_data_parallel_training(s.workload, *cost, dp, *sync, platform,
+                                                                      options.one_replica);
   Timeline timeline = run_backend(s.backend, training.graph, platform);
   RunMetrics metrics = training_metrics(training, timeline, platform);
   // Without a pipeline a GPU holds one microbatch's activations at a time; with one, what its schedule keeps.

@@ -10,6 +10,9 @@ namespace cs {
 
 struct RunOptions {
   bool trace = false; // also produce the Chrome trace
+  // Simulate one data-parallel replica and price data-parallel collectives by their closed forms (the planner's
+  // fast estimate; transformer training only).
+  bool one_replica = false;
 };
 
 struct RunResult {

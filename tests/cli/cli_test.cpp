@@ -404,3 +404,34 @@ TEST(Cli, TwoTowerGraphPipelineBeatsTheChainOnBothBackends)
   EXPECT_NEAR(metric("graph-pipelinesimgrid", "tflops_per_gpu") * 1e12 * 8 * metric("graph-pipelinesimgrid", "iteration_time_s"),
               3 * 16 * 6.8e9 * 64, 1e6);
 }
+
+TEST(Cli, PlanPrintsRankedPlansWritesTheBestAsAScenarioAndRefusesBadInput)
+{
+  fs::path out = fresh_dir("plan");
+  auto r = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 8 --top 3 --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("plans enumerated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("   1  "), std::string::npos) << r.out;
+  std::ifstream csv(out / "plans.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header.rfind("rank,dp,tp,pp,vpp,schedule,micro,recompute,zero", 0), 0u);
+  EXPECT_EQ(first.rfind("1,", 0), 0u);
+  // The best plan runs as it is.
+  auto run = clustersim("run " + (out / "best.yaml").string() + " --quiet --backend analytical --out " +
+                        (out / "run").string());
+  EXPECT_EQ(run.code, 0) << run.err;
+  fs::remove_all(out);
+  auto bad_gpus = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 12");
+  EXPECT_EQ(bad_gpus.code, 2);
+  EXPECT_NE(bad_gpus.err.find("--gpus must be whole nodes of 8 GPUs"), std::string::npos) << bad_gpus.err;
+  auto bad_memory = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 8 --memory-limit lots");
+  EXPECT_EQ(bad_memory.code, 2);
+  EXPECT_NE(bad_memory.err.find("--memory-limit lots"), std::string::npos) << bad_memory.err;
+  auto none = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 8 --memory-limit 1MB");
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.out.find("no plan fits in memory"), std::string::npos) << none.out;
+  auto not_training = clustersim("plan " + src("scenarios/alltoall-rail-background.yaml") + " --gpus 8");
+  EXPECT_EQ(not_training.code, 2);
+}

@@ -1,0 +1,114 @@
+#include "sim/cli/plan_command.hpp"
+
+#include "sim/exec/isolated_run.hpp"
+#include "sim/plan/planner.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "sim/run/scenario_run.hpp"
+#include "sim/scenario/input_error.hpp"
+#include "sim/scenario/units.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+namespace cs {
+
+namespace {
+
+std::string describe(const Plan& p)
+{
+  std::string schedule = p.pp == 1 ? "-" : p.schedule + (p.vpp > 1 ? fmt::format(" v{}", p.vpp) : "");
+  std::string layers;
+  for (int l : p.stage_layers)
+    layers += (layers.empty() ? "" : "/") + std::to_string(l);
+  return fmt::format("{:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15}", p.dp, p.tp, p.pp, schedule, p.micro,
+                     p.recompute, p.zero, p.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
+}
+
+} // namespace
+
+int command_plan(const PlanCommand& c)
+{
+  const auto start = std::chrono::steady_clock::now();
+  Scenario base = load_scenario(c.scenario, c.sets);
+  check_scenario(base);
+  PlanOptions options;
+  options.gpus = c.gpus;
+  options.top = c.top;
+  options.exhaustive = c.exhaustive;
+  if (!c.memory_limit.empty()) {
+    std::string error;
+    auto bytes = units::parse_bytes(c.memory_limit, &error);
+    if (!bytes || !(*bytes > 0))
+      throw InputError("<command line>", 1, 1, "--memory-limit " + c.memory_limit + ": " +
+                                                   (error.empty() ? "must be a positive size" : error));
+    options.memory_limit = *bytes;
+  }
+  PlanSearch search;
+  try {
+    search = search_plans(base, options);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("<command line>", 1, 1, e.what());
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << fmt::format("clustersim plan — {} on {} GPUs ({} per GPU after Galvatron's 20% reserve)\n", base.name,
+                           c.gpus, units::format_bytes(search.budget_bytes));
+  std::cout << fmt::format("  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
+                           "compute bound, {} simulated (analytical) in {:.2f} s\n",
+                           search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound,
+                           search.simulated, wall);
+  if (search.best.empty()) {
+    std::cout << "  no plan fits in memory\n";
+    return 1;
+  }
+  std::cout << fmt::format("\n  {:>2}  {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15} {:>11} {:>10} {:>8} {:>10}\n",
+                           "#", "dp", "tp", "pp", "schedule", "micro", "recompute", "zero", "sp", "stage layers",
+                           "iteration", "samples/s", "TFLOP/s", "memory");
+  for (std::size_t i = 0; i < search.best.size(); ++i) {
+    const Plan& p = search.best[i];
+    std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p),
+                             units::format_time(p.iteration_s), p.samples_per_s, p.tflops_per_gpu,
+                             units::format_bytes(p.memory_bytes));
+  }
+  std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
+                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s\n";
+  const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
+  if (confirm > 0)
+    std::cout << "\n  confirmed on the simgrid backend:\n";
+  for (std::size_t i = 0; i < search.best.size(); ++i) {
+    const Plan& p = search.best[i];
+    double simgrid = -1;
+    if (static_cast<int>(i) < confirm) {
+      Scenario s = plan_scenario(base, c.gpus, p);
+      s.backend = "simgrid";
+      simgrid = std::stod(run_isolated([&] {
+        return fmt::format("{:.17g}", run_scenario(s, RunOptions{}).report.at("metrics").at("iteration_time_s").get<double>());
+      }));
+      std::cout << fmt::format("  {:>2}  simgrid {}  analytical {}  ({:+.1f}%)\n", i + 1, units::format_time(simgrid),
+                               units::format_time(p.iteration_s), 100 * (p.iteration_s / simgrid - 1));
+    }
+    std::string layers;
+    for (int l : p.stage_layers)
+      layers += (layers.empty() ? "" : " ") + std::to_string(l);
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{}\n", i + 1, p.dp, p.tp, p.pp, p.vpp,
+                       p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers, p.iteration_s,
+                       p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
+                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string());
+  }
+  if (!c.out_dir.empty()) {
+    namespace fs = std::filesystem;
+    fs::create_directories(c.out_dir);
+    const std::string yaml = resolved_yaml(plan_scenario(base, c.gpus, search.best.front()));
+    for (const auto& [name, text] : {std::pair<std::string, std::string>{"plans.csv", csv}, {"best.yaml", yaml}}) {
+      const fs::path tmp = fs::path(c.out_dir) / ("." + name + ".tmp");
+      std::ofstream(tmp) << text;
+      fs::rename(tmp, fs::path(c.out_dir) / name);
+    }
+    std::cout << fmt::format("\n  outputs   {}/ (plans.csv, best.yaml: the best plan as a scenario)\n", c.out_dir);
+  }
+  return 0;
+}
+
+} // namespace cs

@@ -1,0 +1,23 @@
+// `clustersim plan`: prints the best parallel plans for a scenario on N GPUs, optionally confirmed on simgrid.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cs {
+
+struct PlanCommand {
+  std::string scenario;
+  std::vector<std::string> sets;
+  int gpus = 0;
+  std::string memory_limit; // a size ("60GiB"); empty = the device's memory
+  int top = 5;
+  int confirm = 0; // re-run this many of the best plans on the simgrid backend
+  bool exhaustive = false;
+  std::string out_dir; // optional: plans.csv and best.yaml
+};
+
+/** Runs the command; returns the exit code (0 ok, 1 no plan fits, 2 bad input). Throws InputError on bad input. */
+int command_plan(const PlanCommand& command);
+
+} // namespace cs

@@ -1,0 +1,305 @@
+#include "sim/plan/planner.hpp"
+
+#include "models/collectives/collective_model.hpp"
+#include "models/cost/device_profile.hpp"
+#include "models/cost/kernel_cost_model.hpp"
+#include "models/device_catalog.hpp"
+#include "models/workloads/memory_footprint.hpp"
+#include "models/workloads/pass_cost.hpp"
+#include "models/workloads/pipeline_training.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+#include "policies/registry.hpp"
+#include "sim/platform/platform_spec.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "sim/run/scenario_run.hpp"
+#include "sim/scenario/input_error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+namespace cs {
+
+namespace {
+
+// Per microbatch on one TP rank: a layer's forward + backward with and without Megatron's blocking TP collectives
+// (priced by the tuner's closed form, as the pipeline builder folds them in), and the vocabulary-parallel head.
+struct PassTimes {
+  double layer = 0;         // with TP collectives: what stage balancing uses
+  double layer_compute = 0; // kernels only: what the lower bound uses
+  double head = 0;
+};
+
+PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const PlatformSpec& platform)
+{
+  const ModelParams& m = s.workload.model;
+  const int tp = s.workload.parallel.tp, micro = s.workload.batch.micro;
+  const bool sp = s.workload.parallel.sequence_parallel && tp > 1;
+  auto [attn, mlp] = layer_forward_blocks(m, micro, tp, sp);
+  attn.insert(attn.end(), mlp.begin(), mlp.end());
+  const double f = pass_cost(cost, attn).seconds, b = pass_cost(cost, backward_kernels(attn)).seconds;
+  double collectives = 0;
+  if (tp > 1) {
+    std::vector<int> group(tp);
+    for (int k = 0; k < tp; ++k)
+      group[k] = k;
+    const GroupShape shape = group_shape(platform, group);
+    const double bytes = double(micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+    collectives = sp ? choose_collective("reduce-scatter", "auto", bytes, shape).seconds +
+                           choose_collective("all-gather", "auto", bytes, shape).seconds
+                     : choose_collective("all-reduce", "auto", bytes, shape).seconds;
+  }
+  const bool full = m.recompute == "full";
+  PassTimes t;
+  t.layer_compute = f + b + (full ? f : 0.0);
+  t.layer = t.layer_compute + (full ? 6 : 4) * collectives;
+  const auto head = head_forward_kernels(m, micro);
+  t.head = (pass_cost(cost, head).seconds + pass_cost(cost, backward_kernels(head)).seconds) / tp;
+  return t;
+}
+
+// Per device, the most microbatch-chunks whose activations it holds under `schedule`.
+std::vector<int> held_per_device(const PipelineSchedule& schedule, int pp, int v, int m)
+{
+  std::vector<int> out;
+  for (const auto& ops : schedule.order(pp, v, m)) {
+    int held = 0, peak = 0;
+    for (const auto& op : ops) {
+      held += op.forward ? 1 : -1;
+      peak = std::max(peak, held);
+    }
+    out.push_back((peak + v - 1) / v);
+  }
+  return out;
+}
+
+MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight)
+{
+  const auto& p = s.workload.parallel;
+  MemoryLayout l;
+  l.dp = p.dp;
+  l.pp = p.pp;
+  l.tp = p.tp;
+  l.zero = p.zero;
+  l.sequence_parallel = p.sequence_parallel && p.tp > 1;
+  l.bucket_bytes = s.workload.gradient_bucket.value;
+  l.layers_on_device = layers_on_device;
+  l.in_flight_microbatches = in_flight;
+  return l;
+}
+
+// The stage partition (pp stages, one per device) that minimises the slowest stage's time while every stage's
+// memory fits the budget: a dynamic program over (stages, layers), as Galvatron's DP over layers and memory with
+// this model's uniform layers. Empty when no partition fits.
+std::vector<int> partition_stages(const Scenario& s, const PassTimes& t, const std::vector<int>& held, double budget,
+                                  double* peak_memory)
+{
+  const int pp = s.workload.parallel.pp, layers = s.workload.model.layers, micro = s.workload.batch.micro;
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[k][n]: the slowest of stages 0..k-1 holding the first n layers; choice[k][n]: layers of stage k-1.
+  std::vector<std::vector<double>> best(pp + 1, std::vector<double>(layers + 1, inf));
+  std::vector<std::vector<int>> choice(pp + 1, std::vector<int>(layers + 1, 0));
+  std::vector<std::vector<double>> memory(pp, std::vector<double>(layers + 1, inf));
+  for (int st = 0; st < pp; ++st)
+    for (int l = 1; l <= layers; ++l)
+      memory[st][l] = transformer_memory(s.workload.model, micro, layout_of(s, l, held[st])).total();
+  best[0][0] = 0;
+  for (int k = 1; k <= pp; ++k)
+    for (int n = k; n <= layers - (pp - k); ++n)
+      for (int l = 1; l <= n - (k - 1); ++l) {
+        if (memory[k - 1][l] > budget || best[k - 1][n - l] == inf)
+          continue;
+        const double time = l * t.layer + (k == pp ? t.head : 0.0);
+        const double slowest = std::max(best[k - 1][n - l], time);
+        if (slowest < best[k][n] - 1e-15) {
+          best[k][n] = slowest;
+          choice[k][n] = l;
+        }
+      }
+  if (best[pp][layers] == inf)
+    return {};
+  std::vector<int> out(pp);
+  *peak_memory = 0;
+  for (int k = pp, n = layers; k >= 1; --k) {
+    out[k - 1] = choice[k][n];
+    *peak_memory = std::max(*peak_memory, memory[k - 1][out[k - 1]]);
+    n -= choice[k][n];
+  }
+  return out;
+}
+
+} // namespace
+
+Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
+{
+  Scenario s = base;
+  const int per_node = base.cluster.gpus_per_node;
+  s.cluster.nodes = gpus >= per_node ? gpus / per_node : 1;
+  s.cluster.gpus_per_node = gpus >= per_node ? per_node : gpus;
+  if (s.cluster.network.nics_per_node > s.cluster.gpus_per_node)
+    s.cluster.network.nics_per_node = s.cluster.gpus_per_node;
+  auto& p = s.workload.parallel;
+  p.dp = plan.dp;
+  p.tp = plan.tp;
+  p.pp = plan.pp;
+  p.vpp = plan.vpp;
+  p.zero = plan.zero;
+  p.sequence_parallel = plan.sequence_parallel;
+  p.stage_layers = plan.stage_layers;
+  p.partition = plan.pp > 1 ? "balanced" : "even"; // uneven stages are fine; stage_layers, when set, decides
+  s.workload.batch.micro = plan.micro;
+  s.workload.model.recompute = plan.recompute;
+  s.policies.pipeline = plan.schedule;
+  return s;
+}
+
+PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
+{
+  if (base.workload.kind != "transformer-training" || !base.workload.model.graph.empty())
+    throw std::invalid_argument("plan needs a transformer-training scenario (not a layer graph)");
+  const int per_node = base.cluster.gpus_per_node, gpus = options.gpus;
+  if (gpus < 1 || (gpus >= per_node ? gpus % per_node != 0 : per_node % gpus != 0))
+    throw std::invalid_argument("--gpus must be whole nodes of " + std::to_string(per_node) +
+                                " GPUs, or divide one node");
+  const DeviceSpec& device = *DeviceCatalog::builtin().find(base.cluster.device);
+  const DeviceProfile profile =
+      base.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(base.cluster.profile);
+  auto cost = make_cost_model(device, profile);
+  PlanSearch out;
+  // Galvatron keeps 20% of a budget above 20 GB for the allocator's cache.
+  const double limit = options.memory_limit > 0 ? options.memory_limit : device.memory_bytes;
+  out.budget_bytes = limit > 20e9 ? 0.8 * limit : limit;
+
+  const ModelParams& m = base.workload.model;
+  const int node_gpus = std::min(per_node, gpus);
+  std::map<std::tuple<int, int, std::string>, PassTimes> times; // per (tp, micro, recompute)
+  struct Candidate {
+    Plan plan;
+    Scenario scenario;
+  };
+  std::vector<Candidate> candidates;
+  // Galvatron's decision tree: TP inside a node (powers of two), then the PP degree, the rest data parallel.
+  for (int tp = 1; tp <= node_gpus; tp *= 2) {
+    if (node_gpus % tp != 0 || m.heads % tp != 0 || m.ffn % tp != 0 || m.kv() % tp != 0)
+      continue;
+    for (int pp = 1; pp <= gpus / tp && pp <= m.layers; ++pp) {
+      if ((gpus / tp) % pp != 0)
+        continue;
+      const int dp = gpus / (tp * pp);
+      for (int micro = 1; micro <= 32; micro *= 2) {
+        if (base.workload.batch.global % (dp * micro) != 0)
+          continue;
+        const int microbatches = base.workload.batch.global / (dp * micro);
+        std::vector<std::pair<std::string, int>> schedules; // (schedule, vpp)
+        if (pp == 1) {
+          schedules.emplace_back("", 1);
+        } else {
+          schedules.emplace_back("1f1b", 1);
+          schedules.emplace_back("gpipe", 1);
+          if (m.layers % (2 * pp) == 0 && microbatches % pp == 0)
+            schedules.emplace_back("interleaved-1f1b", 2);
+        }
+        for (const auto& [schedule, vpp] : schedules)
+          for (const char* recompute : {"none", "selective", "full"})
+            for (int zero : (pp == 1 && dp > 1) ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0}) {
+              ++out.enumerated;
+              Plan plan;
+              plan.dp = dp;
+              plan.tp = tp;
+              plan.pp = pp;
+              plan.vpp = vpp;
+              plan.micro = micro;
+              plan.zero = zero;
+              plan.sequence_parallel = tp > 1;
+              plan.schedule = schedule;
+              plan.recompute = recompute;
+              Scenario s = plan_scenario(base, gpus, plan);
+              s.backend = "analytical";
+              s.workload.iterations = 1;
+              try {
+                check_scenario(s);
+              } catch (const InputError&) {
+                ++out.invalid;
+                continue;
+              }
+              const PlatformSpec platform = build_platform_spec(s.cluster, device);
+              auto key = std::make_tuple(tp, micro, std::string(recompute));
+              auto it = times.find(key);
+              if (it == times.end())
+                it = times.emplace(key, pass_times(s, *cost, platform)).first;
+              const PassTimes& t = it->second;
+              if (pp == 1) {
+                plan.memory_bytes = transformer_memory(m, micro, layout_of(s, m.layers, 1)).total();
+              } else {
+                auto sched = Registry<PipelineSchedule>::instance().create(schedule);
+                const auto held = held_per_device(*sched, pp, vpp, microbatches);
+                if (vpp == 1) {
+                  plan.stage_layers = partition_stages(s, t, held, out.budget_bytes, &plan.memory_bytes);
+                  if (plan.stage_layers.empty()) {
+                    ++out.over_memory;
+                    continue;
+                  }
+                  s.workload.parallel.stage_layers = plan.stage_layers;
+                } else {
+                  const auto stages = partition_layers(m.layers, pp, vpp, t.layer, t.head, true);
+                  for (int d = 0; d < pp; ++d) {
+                    int layers_here = 0;
+                    for (int c = 0; c < vpp; ++c)
+                      layers_here += stages[c * pp + d];
+                    plan.memory_bytes = std::max(
+                        plan.memory_bytes, transformer_memory(m, micro, layout_of(s, layers_here, held[d])).total());
+                  }
+                }
+              }
+              if (plan.memory_bytes > out.budget_bytes) {
+                ++out.over_memory;
+                continue;
+              }
+              plan.bound_s = microbatches * (m.layers * t.layer_compute + t.head) / pp;
+              candidates.push_back({plan, s});
+            }
+      }
+    }
+  }
+  // Best-first by the bound; stop simulating once the bound cannot beat the k-th best simulated plan.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.plan.bound_s < b.plan.bound_s; });
+  std::vector<Plan> done;
+  for (auto& c : candidates) {
+    if (!options.exhaustive && static_cast<int>(done.size()) >= options.top) {
+      std::vector<double> t;
+      for (const auto& d : done)
+        t.push_back(d.iteration_s);
+      std::nth_element(t.begin(), t.begin() + (options.top - 1), t.end());
+      if (c.plan.bound_s >= t[options.top - 1]) {
+        ++out.pruned_by_bound;
+        continue;
+      }
+    }
+    RunOptions fast;
+    fast.one_replica = true;
+    const RunResult r = run_scenario(c.scenario, fast);
+    const auto& metrics = r.report.at("metrics");
+    c.plan.iteration_s = metrics.at("iteration_time_s").get<double>();
+    c.plan.samples_per_s = metrics.at("throughput_samples_per_s").get<double>();
+    c.plan.tflops_per_gpu = metrics.at("tflops_per_gpu").get<double>();
+    ++out.simulated;
+    done.push_back(c.plan);
+  }
+  // Fastest first; plans within 1e-9 of each other (ZeRO-1 and 2, none and selective recomputation often are)
+  // rank by memory, the smaller first.
+  std::stable_sort(done.begin(), done.end(), [](const Plan& a, const Plan& b) {
+    if (std::abs(a.iteration_s - b.iteration_s) > 1e-9 * std::max(a.iteration_s, b.iteration_s))
+      return a.iteration_s < b.iteration_s;
+    return a.memory_bytes < b.memory_bytes;
+  });
+  if (static_cast<int>(done.size()) > options.top)
+    done.resize(options.top);
+  out.best = std::move(done);
+  return out;
+}
+
+} // namespace cs

@@ -1,0 +1,131 @@
+#include "sim/plan/planner.hpp"
+
+#include "sim/exec/isolated_run.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "sim/run/scenario_run.hpp"
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace {
+
+// A small GPT on one node of 8 H100: every plan simulates in milliseconds.
+cs::Scenario small_gpt()
+{
+  const std::string path = ::testing::TempDir() + "/cs_plan_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << R"(name: plan-test
+backend: analytical
+cluster:
+  device: h100-sxm5
+  nodes: 1
+  gpus_per_node: 8
+  intra_node: {kind: nvswitch}
+  network: {kind: fat-tree, nic_bandwidth: 400Gb/s, nics_per_node: 8}
+workload:
+  kind: transformer-training
+  model: {layers: 8, hidden: 1024, heads: 8, seq: 512, vocab: 32000, dtype: bf16}
+  batch: {global: 32, micro: 2}
+  iterations: 1
+policies: {sync: ring-allreduce}
+)";
+  cs::Scenario s = cs::load_scenario(path, {});
+  cs::check_scenario(s);
+  return s;
+}
+
+} // namespace
+
+TEST(Planner, TheBoundNeverExceedsTheSimulatedTimeAndPruningKeepsTheBest)
+{
+  const cs::Scenario base = small_gpt();
+  cs::PlanOptions all;
+  all.gpus = 8;
+  all.top = 100000;
+  all.exhaustive = true;
+  const auto every = cs::search_plans(base, all);
+  ASSERT_GT(every.simulated, 50);
+  EXPECT_EQ(every.enumerated, every.invalid + every.over_memory + every.simulated);
+  for (const auto& p : every.best) {
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.dp << " " << p.tp << " " << p.pp << " " << p.schedule;
+    EXPECT_EQ(p.dp * p.tp * p.pp, 8);
+  }
+  for (std::size_t i = 1; i < every.best.size(); ++i)
+    EXPECT_LE(every.best[i - 1].iteration_s, every.best[i].iteration_s * (1 + 1e-9));
+  // Branch and bound simulates fewer plans and finds the same best ones.
+  cs::PlanOptions pruned;
+  pruned.gpus = 8;
+  pruned.top = 3;
+  const auto few = cs::search_plans(base, pruned);
+  EXPECT_LT(few.simulated, every.simulated);
+  EXPECT_GT(few.pruned_by_bound, 0);
+  ASSERT_EQ(few.best.size(), 3u);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_DOUBLE_EQ(few.best[i].iteration_s, every.best[i].iteration_s);
+}
+
+TEST(Planner, AMemoryBudgetRulesPlansOutAndShapesStages)
+{
+  const cs::Scenario base = small_gpt();
+  cs::PlanOptions tiny;
+  tiny.gpus = 8;
+  tiny.memory_limit = 1e6;
+  const auto none = cs::search_plans(base, tiny);
+  EXPECT_TRUE(none.best.empty());
+  EXPECT_EQ(none.over_memory + none.invalid, none.enumerated);
+  // Every plan reported fits the budget, and pipeline plans carry a stage partition summing to the layers.
+  cs::PlanOptions some;
+  some.gpus = 8;
+  some.top = 100000;
+  some.exhaustive = true;
+  some.memory_limit = 4e9;
+  const auto fit = cs::search_plans(base, some);
+  ASSERT_FALSE(fit.best.empty());
+  bool pipelines = false;
+  for (const auto& p : fit.best) {
+    EXPECT_LE(p.memory_bytes, fit.budget_bytes);
+    if (p.pp > 1 && p.vpp == 1) {
+      pipelines = true;
+      int sum = 0;
+      for (int l : p.stage_layers)
+        sum += l;
+      EXPECT_EQ(sum, 8);
+      EXPECT_EQ(static_cast<int>(p.stage_layers.size()), p.pp);
+    }
+  }
+  EXPECT_TRUE(pipelines);
+}
+
+TEST(Planner, OneReplicaEstimatesAreCloseToTheFullGraph)
+{
+  // The planner simulates replica 0 with data-parallel collectives as closed forms; the full graph simulates all.
+  const cs::Scenario base = small_gpt();
+  for (auto [tp, pp, schedule] : {std::tuple{1, 1, ""}, std::tuple{2, 1, ""}, std::tuple{1, 2, "1f1b"},
+                                  std::tuple{2, 2, "gpipe"}}) {
+    cs::Plan plan;
+    plan.tp = tp;
+    plan.pp = pp;
+    plan.dp = 8 / (tp * pp);
+    plan.micro = 2;
+    plan.recompute = "none";
+    plan.schedule = schedule;
+    plan.sequence_parallel = tp > 1;
+    cs::Scenario s = cs::plan_scenario(base, 8, plan);
+    cs::check_scenario(s);
+    cs::RunOptions fast;
+    fast.one_replica = true;
+    const double estimate = cs::run_scenario(s, fast).report["metrics"]["iteration_time_s"].get<double>();
+    const double full = cs::run_scenario(s, {}).report["metrics"]["iteration_time_s"].get<double>();
+    EXPECT_NEAR(estimate / full, 1.0, 0.05) << "tp " << tp << " pp " << pp;
+  }
+}
+
+TEST(Planner, RefusesWhatItCannotPlan)
+{
+  const cs::Scenario base = small_gpt();
+  cs::PlanOptions bad;
+  bad.gpus = 12; // not whole nodes of 8
+  EXPECT_THROW(cs::search_plans(base, bad), std::invalid_argument);
+  bad.gpus = 3; // not a divisor of a node
+  EXPECT_THROW(cs::search_plans(base, bad), std::invalid_argument);
+}
