@@ -44,6 +44,12 @@ std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, dou
   return out;
 }
 
+int pipeline_host(const ParallelParams& p, int dp, int replica, int stage)
+{
+  const int group = p.placement == "tp-dp-pp" ? stage * dp + replica : replica * p.pp + stage;
+  return group * p.tp;
+}
+
 TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostModel& cost, int dp, int pp,
                                       const PipelineSchedule& schedule, const GradientSync& sync,
                                       const PlatformSpec& platform, bool one_replica)
@@ -151,7 +157,7 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
   StreamPool streams(g);
   const int hosts_total = dp * pp; // (replica, stage) groups; group i is GPUs i*tp .. i*tp+tp-1, TP rank 0 simulated
   for (int h = 0; h < hosts_total; ++h)
-    out.compute_streams.push_back(g.add_stream(h * tp, "compute"));
+    out.compute_streams.push_back(g.add_stream(pipeline_host(w.parallel, dp, h / pp, h % pp), "compute"));
   std::vector<int> previous_optimizer(hosts_total, -1);
   const double e = dtype_bytes(m.dtype);
   for (int it = 0; it < w.iterations; ++it) {
@@ -160,7 +166,7 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
     for (int r = 0; r < built; ++r) {
       std::vector<int> hosts(pp), compute(pp), ready(pp);
       for (int s = 0; s < pp; ++s) {
-        hosts[s] = (r * pp + s) * tp;
+        hosts[s] = pipeline_host(w.parallel, dp, r, s);
         compute[s] = out.compute_streams[r * pp + s];
         ready[s] = previous_optimizer[r * pp + s];
       }
@@ -196,7 +202,7 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
       const int pieces = std::max(1, static_cast<int>(std::ceil(bytes / w.gradient_bucket.value)));
       SyncRequest req;
       for (int r = 0; r < dp; ++r) {
-        req.hosts.push_back((r * pp + vs % pp) * tp);
+        req.hosts.push_back(pipeline_host(w.parallel, dp, r, vs % pp));
         req.ready.push_back(last_backward[r][vs]);
       }
       req.bytes = bytes / pieces;

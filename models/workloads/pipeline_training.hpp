@@ -8,7 +8,7 @@
 namespace cs {
 
 /** Replica r's stage s runs on host r * pp + s (pipeline stages share a node first, data parallelism spans
- *  nodes). Each virtual stage holds layers / (pp x v) layers (the first also the embedding, the last the head)
+ *  nodes; see pipeline_host for the other placement). Each virtual stage holds layers / (pp x v) layers (the first also the embedding, the last the head)
  *  costed by `cost`; activations of micro x seq x hidden travel between stages on p2p streams. After a device's
  *  last backward pass of a chunk, that chunk's gradients are synchronised over its data-parallel group in
  *  buckets; the device's Adam step waits for all of them. Throws std::invalid_argument when the layers do not
@@ -18,6 +18,11 @@ namespace cs {
  *  microbatch), keeps the number of layers that makes the slowest device fastest; the other devices share the
  *  rest; each device spreads its layers over its chunks. layer_s and head_s are forward + backward seconds. */
 std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced);
+
+/** The first GPU (TP rank 0) of pipeline stage `stage` of data-parallel replica `replica`. TP groups are always
+ *  consecutive GPUs inside a node; placement tp-pp-dp (the default) puts a replica's stages next, so pipelines
+ *  share a node and data parallelism spans nodes; tp-dp-pp puts the replicas of a stage next instead. */
+int pipeline_host(const ParallelParams& parallel, int dp, int replica, int stage);
 
 /** Appends `workload.iterations` iterations of dp pipeline replicas with these per-stage costs (pp devices, costs.size()
  *  / pp chunks each, or a stage DAG when the costs name successors) to out.graph: replica r's device s on host

@@ -336,7 +336,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
     for (int stage = 0; stage < pp; ++stage) {
       double busy = 0;
       for (const auto& t : training.graph.tasks())
-        if (t.kind == TaskKind::COMPUTE && t.host == stage * tp)
+        if (t.kind == TaskKind::COMPUTE && t.host == pipeline_host(s.workload.parallel, dp, 0, stage))
           busy += t.seconds;
       busy /= s.workload.iterations;
       metrics.breakdown["stage" + std::to_string(stage) + "_busy_s"] = busy;

@@ -440,6 +440,9 @@ void read_workload(ObjectReader r, WorkloadParams& w)
       .choice("partition", w.parallel.partition, {"even", "balanced"},
               "pipeline stages: even (layers divide equally) or balanced (the output layer's stage takes fewer "
               "layers so the slowest stage is as fast as it can be)")
+      .choice("placement", w.parallel.placement, {"tp-pp-dp", "tp-dp-pp"},
+              "how ranks map to GPUs, innermost first: tp-pp-dp keeps a replica's pipeline stages together (data "
+              "parallelism across nodes); tp-dp-pp keeps a stage's replicas together (pipeline across nodes)")
       .field("stage_layers", w.parallel.stage_layers,
              "layers of each virtual stage (pp x vpp entries, summing to the layers); overrides partition");
   p.finish();

@@ -1,6 +1,12 @@
 // Layers per pipeline stage: even, and balanced by cost around the output layer.
 #include "models/workloads/pipeline_training.hpp"
 
+#include "models/cost/device_profile.hpp"
+#include "models/device_catalog.hpp"
+#include "policies/registry.hpp"
+#include "policies/sync/gradient_sync.hpp"
+#include "sim/platform/platform_spec.hpp"
+
 #include <gtest/gtest.h>
 #include <numeric>
 
@@ -34,3 +40,31 @@ TEST(PipelinePartition, BalancedLightensTheOutputStage)
 }
 
 } // namespace
+
+TEST(PipelinePlacement, TpPpDpKeepsPipelinesInANodeAndTpDpPpKeepsReplicasInANode)
+{
+  // gpt-pipeline: pp 4 x dp 4 over 2 nodes of 8. tp-pp-dp: two whole pipelines per node, so only gradient sync
+  // crosses nodes. tp-dp-pp: stages 0-1 of every replica on node 0, 2-3 on node 1, so only p2p crosses nodes.
+  for (const char* placement : {"tp-pp-dp", "tp-dp-pp"}) {
+    cs::Scenario s = cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/gpt-pipeline.yaml",
+                                       {std::string("workload.parallel.placement=") + placement});
+    const auto& device = *cs::DeviceCatalog::builtin().find(s.cluster.device);
+    const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
+    auto cost = cs::make_cost_model(device, *cs::builtin_profile(device.name));
+    auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create("interleaved-1f1b");
+    auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
+    auto t = cs::build_pipeline_training(s.workload, *cost, 4, 4, *schedule, *sync, platform);
+    int p2p_across = 0, sync_across = 0;
+    for (const auto& task : t.graph.tasks())
+      if (task.kind == cs::TaskKind::TRANSFER && platform.topology.hop_level(task.host, task.dst) > 0)
+        ++(t.graph.names()[task.labels.phase] == "p2p" ? p2p_across : sync_across);
+    if (std::string(placement) == "tp-pp-dp") {
+      EXPECT_EQ(p2p_across, 0);
+      EXPECT_GT(sync_across, 0);
+    } else {
+      EXPECT_GT(p2p_across, 0);
+      EXPECT_EQ(sync_across, 0);
+    }
+    EXPECT_EQ(cs::pipeline_host(s.workload.parallel, 4, 1, 2), std::string(placement) == "tp-pp-dp" ? 6 : 9);
+  }
+}
