@@ -112,11 +112,13 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   std::vector<std::vector<int>> pending(hosts_total);
   std::vector<int> previous_optimizer(hosts_total, -1);
   // ZeRO-3: a layer's parameters are gathered (per TP rank, over the data-parallel group) before each pass over
-  // it. FSDP-style prefetch: the gather for a pass is issued when the previous pass starts computing.
+  // it. FSDP-style prefetch: the gather for a pass is issued when the previous pass starts computing, i.e. once
+  // the pass before that has ended.
   struct GatherSlot {
     double bytes = 0;
     TaskLabels labels;
     std::vector<int> first; // per TP rank: the pass's first compute task, which waits for the gather
+    std::vector<int> last;  // per TP rank: its last compute task
   };
   const double layer_gather_bytes = layer_parameters(m) / tp * dtype_bytes(m.dtype);
   const double head_gather_bytes = (embedding_parameters(m) + head_parameters(m)) / tp * dtype_bytes(m.dtype);
@@ -144,7 +146,9 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         if (!gather_per_layer)
           return;
         lab.phase = g.intern("parameter-gather");
-        slots[r].push_back(GatherSlot{bytes, lab, {}});
+        if (!slots[r].empty())
+          slots[r].back().last = last;
+        slots[r].push_back(GatherSlot{bytes, lab, {}, {}});
         opens_pass = true;
       };
       // A block pass on every TP rank, then (tp > 1) its all-reduce; the next block waits for the all-reduce.
@@ -208,7 +212,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
     for (std::size_t s = 0; gather_per_layer && s < slots[0].size(); ++s)
       for (int k = 0; k < tp; ++k) {
         if (one_replica) {
-          const int ready = s == 0 ? previous_optimizer[k] : slots[0][s - 1].first[k];
+          const int ready = s < 2 ? previous_optimizer[k] : slots[0][s - 2].last[k];
           const int d = add_closed_form_collective(g, comm_streams.get(k, 0), "all-gather", slots[0][s].bytes, platform,
                                                    dp_group(k), ready, slots[0][s].labels);
           g.add_dependency(d, slots[0][s].first[k]);
@@ -218,7 +222,7 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
         ag.kind = "all-gather";
         for (int r = 0; r < dp; ++r) {
           ag.hosts.push_back(r * tp + k);
-          ag.ready.push_back(s == 0 ? previous_optimizer[r * tp + k] : slots[r][s - 1].first[k]);
+          ag.ready.push_back(s < 2 ? previous_optimizer[r * tp + k] : slots[r][s - 2].last[k]);
         }
         ag.bytes = slots[0][s].bytes;
         ag.labels = slots[0][s].labels;

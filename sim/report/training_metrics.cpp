@@ -89,6 +89,46 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.breakdown["overlap_fraction"] = comm > 0 ? std::clamp(1.0 - exposed / comm, 0.0, 1.0) : 1.0;
   for (const auto& [phase, seconds] : phase_time)
     m.breakdown["compute_" + phase + "_s"] = seconds / tr.compute_streams.size() / iterations;
+  // Communication by kind on the busiest rank: the time some transfer of that kind it sends is moving (a union of
+  // intervals), and the share of that time its compute also runs (hidden behind compute).
+  auto union_of = [](std::vector<std::pair<double, double>> v) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<double, double>> out;
+    for (const auto& iv : v)
+      if (!out.empty() && iv.first <= out.back().second)
+        out.back().second = std::max(out.back().second, iv.second);
+      else
+        out.push_back(iv);
+    return out;
+  };
+  std::vector<std::pair<double, double>> compute_on_busiest;
+  std::map<std::string, std::vector<std::pair<double, double>>> sent_by_kind;
+  for (std::size_t id = 0; id < g.size(); ++id) {
+    const Task& t = g.task(static_cast<int>(id));
+    if (t.host != busiest || tl.end[id] <= tl.start[id])
+      continue;
+    if (t.kind == TaskKind::COMPUTE) {
+      compute_on_busiest.emplace_back(tl.start[id], tl.end[id]);
+    } else if (t.kind == TaskKind::TRANSFER && t.dst != t.host) {
+      std::string kind = g.streams()[t.stream].name.rfind("tp", 0) == 0 ? "tp" : g.names()[t.labels.phase];
+      std::replace(kind.begin(), kind.end(), '-', '_');
+      sent_by_kind[kind].emplace_back(tl.start[id], tl.end[id]);
+    }
+  }
+  const auto busy = union_of(compute_on_busiest);
+  for (const auto& [kind, intervals] : sent_by_kind) {
+    double total = 0, hidden = 0;
+    std::size_t j = 0;
+    for (const auto& [a, b] : union_of(intervals)) {
+      total += b - a;
+      while (j < busy.size() && busy[j].second <= a)
+        ++j;
+      for (std::size_t k = j; k < busy.size() && busy[k].first < b; ++k)
+        hidden += std::min(b, busy[k].second) - std::max(a, busy[k].first);
+    }
+    m.breakdown["communication_" + kind + "_s"] = total / iterations;
+    m.breakdown["hidden_" + kind + "_fraction"] = total > 0 ? hidden / total : 1.0;
+  }
   return m;
 }
 
