@@ -332,16 +332,17 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   }
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(s.workload.model.dtype);
-  if (pipelined) // per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration
+  if (pipelined) { // per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration
+    std::map<int, double> busy_on_host;
+    for (const auto& t : training.graph.tasks())
+      if (t.kind == TaskKind::COMPUTE)
+        busy_on_host[t.host] += t.seconds;
     for (int stage = 0; stage < pp; ++stage) {
-      double busy = 0;
-      for (const auto& t : training.graph.tasks())
-        if (t.kind == TaskKind::COMPUTE && t.host == pipeline_host(s.workload.parallel, dp, 0, stage))
-          busy += t.seconds;
-      busy /= s.workload.iterations;
+      const double busy = busy_on_host[pipeline_host(s.workload.parallel, dp, 0, stage)] / s.workload.iterations;
       metrics.breakdown["stage" + std::to_string(stage) + "_busy_s"] = busy;
       metrics.breakdown["stage" + std::to_string(stage) + "_idle_s"] = metrics.metrics.at("iteration_time_s") - busy;
     }
+  }
   metrics.metrics["peak_memory_bytes"] = memory.total();
   metrics.metrics["memory_capacity_bytes"] = device.memory_bytes;
   metrics.flags["fits_in_memory"] = memory.total() <= device.memory_bytes;
