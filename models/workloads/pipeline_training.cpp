@@ -44,6 +44,21 @@ std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, dou
   return out;
 }
 
+double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool sequence_parallel,
+                                   const PlatformSpec& platform)
+{
+  if (tp <= 1)
+    return 0.0;
+  std::vector<int> group(tp);
+  for (int k = 0; k < tp; ++k)
+    group[k] = k;
+  const GroupShape shape = group_shape(platform, group);
+  const double bytes = double(micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  return sequence_parallel ? choose_collective("reduce-scatter", "auto", bytes, shape).seconds +
+                                 choose_collective("all-gather", "auto", bytes, shape).seconds
+                           : choose_collective("all-reduce", "auto", bytes, shape).seconds;
+}
+
 int pipeline_host(const ParallelParams& p, int dp, int replica, int stage)
 {
   const int group = p.placement == "tp-dp-pp" ? stage * dp + replica : replica * p.pp + stage;
@@ -89,16 +104,7 @@ TrainingGraph build_pipeline_training(const WorkloadParams& w, const KernelCostM
   const PassCost forward = pass_cost(cost, layer);
   const std::string model_name = forward.model;
   const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
-  double tp_all_reduce = 0;
-  if (tp > 1) {
-    std::vector<int> group(tp);
-    for (int k = 0; k < tp; ++k)
-      group[k] = k;
-    const GroupShape shape = group_shape(platform, group);
-    tp_all_reduce = sp ? choose_collective("reduce-scatter", "auto", activation, shape).seconds +
-                             choose_collective("all-gather", "auto", activation, shape).seconds
-                       : choose_collective("all-reduce", "auto", activation, shape).seconds;
-  }
+  const double tp_all_reduce = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform);
   const double layer_f = forward.seconds + 2 * tp_all_reduce;
   double layer_b = pass_cost(cost, backward_kernels(layer)).seconds + 2 * tp_all_reduce;
   if (m.recompute == "full")

@@ -19,6 +19,12 @@ namespace cs {
  *  rest; each device spreads its layers over its chunks. layer_s and head_s are forward + backward seconds. */
 std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced);
 
+/** One of Megatron's blocking TP collectives after a block pass (micro x seq x hidden activations over a TP group
+ *  inside a node), by the tuner's closed form: an all-reduce, or a reduce-scatter and an all-gather with sequence
+ *  parallelism. 0 when tp = 1. */
+double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
+                                   const PlatformSpec& platform);
+
 /** The first GPU (TP rank 0) of pipeline stage `stage` of data-parallel replica `replica`. TP groups are always
  *  consecutive GPUs inside a node; placement tp-pp-dp (the default) puts a replica's stages next, so pipelines
  *  share a node and data parallelism spans nodes; tp-dp-pp puts the replicas of a stage next instead. */

@@ -39,20 +39,7 @@ public:
   }
   std::vector<std::vector<PipelineOp>> order_dag(const std::vector<std::vector<int>>& successors, int m) const override
   {
-    const auto depth = depth_to_sink(successors);
-    std::vector<std::vector<PipelineOp>> ops(successors.size());
-    for (std::size_t s = 0; s < successors.size(); ++s) {
-      const int warmup = std::min(depth[s], m);
-      int next_f = 0, next_b = 0;
-      for (; next_f < warmup; ++next_f)
-        ops[s].push_back({true, next_f, 0});
-      while (next_b < m) {
-        if (next_f < m)
-          ops[s].push_back({true, next_f++, 0});
-        ops[s].push_back({false, next_b++, 0});
-      }
-    }
-    return ops;
+    return warmup_then_alternate(depth_to_sink(successors), m);
   }
 };
 

@@ -9,23 +9,30 @@ namespace cs {
 /** Device s (0-based) runs min(p - s - 1, m) warm-up forwards, then alternates forward and backward, then
  *  drains the remaining backwards. Same bubble as GPipe, (p - 1) / m, but at most p - s microbatches of
  *  activations in flight on device s. */
+std::vector<std::vector<PipelineOp>> warmup_then_alternate(const std::vector<int>& warmup, int m)
+{
+  std::vector<std::vector<PipelineOp>> ops(warmup.size());
+  for (std::size_t s = 0; s < warmup.size(); ++s) {
+    int next_f = 0, next_b = 0;
+    for (; next_f < std::min(warmup[s], m); ++next_f)
+      ops[s].push_back({true, next_f, 0});
+    while (next_b < m) {
+      if (next_f < m)
+        ops[s].push_back({true, next_f++, 0});
+      ops[s].push_back({false, next_b++, 0});
+    }
+  }
+  return ops;
+}
+
 class OneFOneB : public PipelineSchedule {
 public:
   std::vector<std::vector<PipelineOp>> order(int p, int chunks, int m) const override
   {
-    std::vector<std::vector<PipelineOp>> ops(p);
-    for (int s = 0; s < p; ++s) {
-      int warmup = std::min(p - s - 1, m);
-      int next_f = 0, next_b = 0;
-      for (; next_f < warmup; ++next_f)
-        ops[s].push_back({true, next_f, 0});
-      while (next_b < m) {
-        if (next_f < m)
-          ops[s].push_back({true, next_f++, 0});
-        ops[s].push_back({false, next_b++, 0});
-      }
-    }
-    return ops;
+    std::vector<int> warmup(p);
+    for (int s = 0; s < p; ++s)
+      warmup[s] = p - s - 1;
+    return warmup_then_alternate(warmup, m);
   }
 };
 

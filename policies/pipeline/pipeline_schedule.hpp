@@ -37,6 +37,10 @@ public:
   }
 };
 
+/** 1F1B's order given each device's warm-up: warmup[d] forwards, then one forward and one backward in turn
+ *  while forwards remain, then the remaining backwards. */
+std::vector<std::vector<PipelineOp>> warmup_then_alternate(const std::vector<int>& warmup, int microbatches);
+
 /** Per stage of a DAG, the most stages on a path from it to a sink, not counting itself (0 for a sink). */
 std::vector<int> depth_to_sink(const std::vector<std::vector<int>>& successors);
 

@@ -1,6 +1,5 @@
 #include "sim/plan/planner.hpp"
 
-#include "models/collectives/collective_model.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/device_catalog.hpp"
@@ -41,17 +40,7 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   auto [attn, mlp] = layer_forward_blocks(m, micro, tp, sp);
   attn.insert(attn.end(), mlp.begin(), mlp.end());
   const double f = pass_cost(cost, attn).seconds, b = pass_cost(cost, backward_kernels(attn)).seconds;
-  double collectives = 0;
-  if (tp > 1) {
-    std::vector<int> group(tp);
-    for (int k = 0; k < tp; ++k)
-      group[k] = k;
-    const GroupShape shape = group_shape(platform, group);
-    const double bytes = double(micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
-    collectives = sp ? choose_collective("reduce-scatter", "auto", bytes, shape).seconds +
-                           choose_collective("all-gather", "auto", bytes, shape).seconds
-                     : choose_collective("all-reduce", "auto", bytes, shape).seconds;
-  }
+  const double collectives = tp_block_collective_seconds(m, micro, tp, sp, platform);
   const bool full = m.recompute == "full";
   PassTimes t;
   t.layer_compute = f + b + (full ? f : 0.0);
