@@ -85,6 +85,17 @@ TrainingGraph build_data_parallel_training(const WorkloadParams& w, const Kernel
   auto tp_all_reduce = [&](int r, const std::vector<int>& after, TaskLabels lab) {
     std::vector<int> ready = after;
     std::vector<std::vector<int>> done;
+    if (one_replica) { // the TP ranks are symmetric too: each waits its collectives' closed-form time
+      double seconds = 0;
+      for (const auto& c : tp_choices)
+        seconds += c.seconds;
+      done.resize(tp);
+      for (int k = 0; k < tp; ++k) {
+        done[k] = {g.add_delay(tp_streams.get(r * tp + k, 0), seconds, "tp/closed-form", lab)};
+        g.add_dependency(after[k], done[k][0]);
+      }
+      return done;
+    }
     for (std::size_t i = 0; i < tp_ops.size(); ++i) {
       if (i > 0) // the all-gather starts on each rank once its reduce-scatter share is complete
         for (int k = 0; k < tp; ++k) {

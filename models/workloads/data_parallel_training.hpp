@@ -40,9 +40,9 @@ struct TrainingGraph {
  *  `workload.gradient_bucket` bytes that `sync` reduces on the communication stream while backward goes on
  *  (PyTorch DDP-style overlap, no_sync on earlier microbatches); the optimizer step waits for every bucket.
  *  Requires tp = pp = 1 and global batch divisible by dp x micro (checked by the scenario checks). */
-/** `one_replica`: build only replica 0 (its TP ranks) and price every data-parallel collective (gradient sync,
- *  ZeRO gathers) by its closed form as a delay: the planner's fast estimate, exact for the replica's own compute
- *  and TP traffic, approximate for data-parallel traffic and the sync policy (always an all-reduce here). */
+/** `one_replica`: build only replica 0 (its TP ranks) and price every collective (gradient sync, ZeRO gathers,
+ *  TP all-reduces) by its closed form as a delay: the planner's fast estimate, exact for the replica's compute,
+ *  approximate for communication and the sync policy (always an all-reduce here). */
 TrainingGraph build_data_parallel_training(const WorkloadParams& workload, const KernelCostModel& cost, int ranks,
                                            const GradientSync& sync, const PlatformSpec& platform,
                                            bool one_replica = false);

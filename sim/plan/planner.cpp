@@ -221,7 +221,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
                 it = times.emplace(key, pass_times(s, *cost, platform)).first;
               const PassTimes& t = it->second;
               if (pp == 1) {
-                plan.memory_bytes = transformer_memory(m, micro, layout_of(s, m.layers, 1)).total();
+                plan.memory_bytes = transformer_memory(s.workload.model, micro, layout_of(s, m.layers, 1)).total();
               } else {
                 auto sched = Registry<PipelineSchedule>::instance().create(schedule);
                 const auto held = held_per_device(*sched, pp, vpp, microbatches);
@@ -239,7 +239,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
                     for (int c = 0; c < vpp; ++c)
                       layers_here += stages[c * pp + d];
                     plan.memory_bytes = std::max(
-                        plan.memory_bytes, transformer_memory(m, micro, layout_of(s, layers_here, held[d])).total());
+                        plan.memory_bytes, transformer_memory(s.workload.model, micro, layout_of(s, layers_here, held[d])).total());
                   }
                 }
               }
