@@ -442,3 +442,23 @@ TEST(Cli, PlanPrintsRankedPlansWritesTheBestAsAScenarioAndRefusesBadInput)
   auto not_training = clustersim("plan " + src("scenarios/alltoall-rail-background.yaml") + " --gpus 8");
   EXPECT_EQ(not_training.code, 2);
 }
+
+TEST(Cli, GraphPipeReferenceBeatsTheSequentialPipelineByMoreThanTenPercent)
+{
+  // validation.md section 4, GraphPipe: > 1.1x over the sequential pipeline on a multi-branch model.
+  std::map<std::string, double> time;
+  for (const char* schedule : {"graph-pipeline", "1f1b"})
+    for (const char* backend : {"analytical", "simgrid"}) {
+      fs::path out = fresh_dir(std::string("gp") + schedule + backend);
+      auto r = clustersim("run " + src("scenarios/reference/graphpipe-multibranch.yaml") + " --quiet --backend " +
+                          backend + " --set policies.pipeline=" + schedule + " --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.err;
+      time[std::string(schedule) + backend] = read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
+      fs::remove_all(out);
+    }
+  for (const char* backend : {"analytical", "simgrid"}) {
+    const double speedup = time[std::string("1f1b") + backend] / time[std::string("graph-pipeline") + backend];
+    EXPECT_GT(speedup, 1.1) << backend;
+    EXPECT_LT(speedup, 2.5) << backend; // the paper reports up to 1.6x
+  }
+}
