@@ -18,6 +18,7 @@ struct Topology::Graph {
   // once per source and walk it a few thousand times each.
   std::vector<int> offset;
   std::vector<std::pair<int, int>> next;
+  std::vector<char> host; // per vertex
 };
 
 Topology::Topology() = default;
@@ -89,20 +90,20 @@ const std::vector<int>& Topology::search_tree(int root) const
   const auto& next = graph_->next;
   std::vector<int> reached_by(vertices_.size(), -1);
   std::vector<char> seen(vertices_.size(), 0);
-  std::vector<int> queue{root};
+  const auto& host = graph_->host;
+  std::vector<int> queue{root}; // hosts other than the root are reached but never queued: they do not route
   queue.reserve(vertices_.size());
   seen[root] = 1;
   for (std::size_t head = 0; head < queue.size(); ++head) {
     const int v = queue[head];
-    if (v != root && vertices_[v].is_host)
-      continue;
     for (int k = offset[v]; k < offset[v + 1]; ++k) {
       const auto [w, edge] = next[k];
       if (seen[w])
         continue;
       seen[w] = 1;
       reached_by[w] = edge;
-      queue.push_back(w);
+      if (!host[w])
+        queue.push_back(w);
     }
   }
   return search_tree_.emplace(root, std::move(reached_by)).first->second;
@@ -178,6 +179,8 @@ void Topology::ensure_graph() const
   const auto& g = graph_->g;
   auto edge_index = boost::get(boost::edge_index, g);
   graph_->offset.assign(1, 0);
+  for (const auto& v : vertices_)
+    graph_->host.push_back(v.is_host ? 1 : 0);
   for (std::size_t v = 0; v < vertices_.size(); ++v) {
     for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)
       graph_->next.emplace_back(static_cast<int>(boost::target(*it, g)), edge_index[*it]);
