@@ -145,32 +145,15 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   return s;
 }
 
-PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
-{
-  if (base.workload.kind != "transformer-training" || !base.workload.model.graph.empty())
-    throw std::invalid_argument("plan needs a transformer-training scenario (not a layer graph)");
-  const int per_node = base.cluster.gpus_per_node, gpus = options.gpus;
-  if (gpus < 1 || (gpus >= per_node ? gpus % per_node != 0 : per_node % gpus != 0))
-    throw std::invalid_argument("--gpus must be whole nodes of " + std::to_string(per_node) +
-                                " GPUs, or divide one node");
-  const DeviceSpec& device = *DeviceCatalog::builtin().find(base.cluster.device);
-  const DeviceProfile profile =
-      base.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(base.cluster.profile);
-  auto cost = make_cost_model(device, profile);
-  PlanSearch out;
-  // Galvatron keeps 20% of a budget above 20 GB for the allocator's cache.
-  const double limit = options.memory_limit > 0 ? options.memory_limit : device.memory_bytes;
-  out.budget_bytes = limit > 20e9 ? 0.8 * limit : limit;
+namespace {
 
+// The configurations Galvatron's decision tree generates: TP inside a node (powers of two), then the PP degree,
+// the rest data parallel; under each, micro-batch sizes, schedules, recomputation and (without a pipeline) ZeRO.
+std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
+{
   const ModelParams& m = base.workload.model;
-  const int node_gpus = std::min(per_node, gpus);
-  std::map<std::tuple<int, int, std::string>, PassTimes> times; // per (tp, micro, recompute)
-  struct Candidate {
-    Plan plan;
-    Scenario scenario;
-  };
-  std::vector<Candidate> candidates;
-  // Galvatron's decision tree: TP inside a node (powers of two), then the PP degree, the rest data parallel.
+  const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
+  std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
     if (node_gpus % tp != 0 || m.heads % tp != 0 || m.ffn % tp != 0 || m.kv() % tp != 0)
       continue;
@@ -194,7 +177,6 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
         for (const auto& [schedule, vpp] : schedules)
           for (const char* recompute : {"none", "selective", "full"})
             for (int zero : (pp == 1 && dp > 1) ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0}) {
-              ++out.enumerated;
               Plan plan;
               plan.dp = dp;
               plan.tp = tp;
@@ -205,53 +187,90 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
               plan.sequence_parallel = tp > 1;
               plan.schedule = schedule;
               plan.recompute = recompute;
-              Scenario s = plan_scenario(base, gpus, plan);
-              s.backend = "analytical";
-              s.workload.iterations = 1;
-              try {
-                check_scenario(s);
-              } catch (const InputError&) {
-                ++out.invalid;
-                continue;
-              }
-              const PlatformSpec platform = build_platform_spec(s.cluster, device);
-              auto key = std::make_tuple(tp, micro, std::string(recompute));
-              auto it = times.find(key);
-              if (it == times.end())
-                it = times.emplace(key, pass_times(s, *cost, platform)).first;
-              const PassTimes& t = it->second;
-              if (pp == 1) {
-                plan.memory_bytes = transformer_memory(s.workload.model, micro, layout_of(s, m.layers, 1)).total();
-              } else {
-                auto sched = Registry<PipelineSchedule>::instance().create(schedule);
-                const auto held = held_per_device(*sched, pp, vpp, microbatches);
-                if (vpp == 1) {
-                  plan.stage_layers = partition_stages(s, t, held, out.budget_bytes, &plan.memory_bytes);
-                  if (plan.stage_layers.empty()) {
-                    ++out.over_memory;
-                    continue;
-                  }
-                  s.workload.parallel.stage_layers = plan.stage_layers;
-                } else {
-                  const auto stages = partition_layers(m.layers, pp, vpp, t.layer, t.head, true);
-                  for (int d = 0; d < pp; ++d) {
-                    int layers_here = 0;
-                    for (int c = 0; c < vpp; ++c)
-                      layers_here += stages[c * pp + d];
-                    plan.memory_bytes = std::max(
-                        plan.memory_bytes, transformer_memory(s.workload.model, micro, layout_of(s, layers_here, held[d])).total());
-                  }
-                }
-              }
-              if (plan.memory_bytes > out.budget_bytes) {
-                ++out.over_memory;
-                continue;
-              }
-              plan.bound_s = microbatches * (m.layers * t.layer_compute + t.head) / pp;
-              candidates.push_back({plan, s});
+              out.push_back(plan);
             }
       }
     }
+  }
+  return out;
+}
+
+// Sets the plan's memory (and, for a pipeline of one stage per device, its stage partition in both the plan and
+// the scenario); false when it does not fit `budget`.
+bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
+{
+  const ModelParams& m = s.workload.model;
+  if (plan.pp == 1) {
+    plan.memory_bytes = transformer_memory(m, plan.micro, layout_of(s, m.layers, 1)).total();
+    return plan.memory_bytes <= budget;
+  }
+  const int microbatches = s.workload.batch.global / (plan.dp * plan.micro);
+  auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule);
+  const auto held = held_per_device(*schedule, plan.pp, plan.vpp, microbatches);
+  if (plan.vpp == 1) {
+    plan.stage_layers = partition_stages(s, t, held, budget, &plan.memory_bytes);
+    s.workload.parallel.stage_layers = plan.stage_layers;
+    return !plan.stage_layers.empty();
+  }
+  const auto stages = partition_layers(m.layers, plan.pp, plan.vpp, t.layer, t.head, true);
+  for (int d = 0; d < plan.pp; ++d) {
+    int layers_here = 0;
+    for (int c = 0; c < plan.vpp; ++c)
+      layers_here += stages[c * plan.pp + d];
+    plan.memory_bytes =
+        std::max(plan.memory_bytes, transformer_memory(m, plan.micro, layout_of(s, layers_here, held[d])).total());
+  }
+  return plan.memory_bytes <= budget;
+}
+
+} // namespace
+
+PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
+{
+  if (base.workload.kind != "transformer-training" || !base.workload.model.graph.empty())
+    throw std::invalid_argument("plan needs a transformer-training scenario (not a layer graph)");
+  const int per_node = base.cluster.gpus_per_node, gpus = options.gpus;
+  if (gpus < 1 || (gpus >= per_node ? gpus % per_node != 0 : per_node % gpus != 0))
+    throw std::invalid_argument("--gpus must be whole nodes of " + std::to_string(per_node) +
+                                " GPUs, or divide one node");
+  const DeviceSpec& device = *DeviceCatalog::builtin().find(base.cluster.device);
+  const DeviceProfile profile =
+      base.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(base.cluster.profile);
+  auto cost = make_cost_model(device, profile);
+  PlanSearch out;
+  // Galvatron keeps 20% of a budget above 20 GB for the allocator's cache.
+  const double limit = options.memory_limit > 0 ? options.memory_limit : device.memory_bytes;
+  out.budget_bytes = limit > 20e9 ? 0.8 * limit : limit;
+
+  std::map<std::tuple<int, int, std::string>, PassTimes> times; // per (tp, micro, recompute)
+  struct Candidate {
+    Plan plan;
+    Scenario scenario;
+  };
+  std::vector<Candidate> candidates;
+  for (Plan plan : enumerate_plans(base, gpus)) {
+    ++out.enumerated;
+    Scenario s = plan_scenario(base, gpus, plan);
+    s.backend = "analytical";
+    s.workload.iterations = 1;
+    try {
+      check_scenario(s);
+    } catch (const InputError&) {
+      ++out.invalid;
+      continue;
+    }
+    auto key = std::make_tuple(plan.tp, plan.micro, plan.recompute);
+    auto it = times.find(key);
+    if (it == times.end())
+      it = times.emplace(key, pass_times(s, *cost, build_platform_spec(s.cluster, device))).first;
+    const PassTimes& t = it->second;
+    if (!fit_in_memory(plan, s, t, out.budget_bytes)) {
+      ++out.over_memory;
+      continue;
+    }
+    const int microbatches = base.workload.batch.global / (plan.dp * plan.micro);
+    plan.bound_s = microbatches * (base.workload.model.layers * t.layer_compute + t.head) / plan.pp;
+    candidates.push_back({plan, s});
   }
   // Best-first by the bound; stop simulating once the bound cannot beat the k-th best simulated plan.
   std::stable_sort(candidates.begin(), candidates.end(),
