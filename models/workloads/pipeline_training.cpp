@@ -200,8 +200,12 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
         out.chunks = v;
       }
     }
-    // Gradients of each virtual stage, over its data-parallel group, in buckets.
+    // Gradients of each virtual stage, over its data-parallel group, in buckets. ZeRO-1/2 (Megatron's distributed
+    // optimizer) reduce-scatter each bucket instead, step a 1/dp shard, and all-gather the updated shard.
+    const bool sharded = w.parallel.zero >= 1 && dp > 1;
+    const std::string reduce = sharded ? "reduce-scatter" : "all-reduce";
     std::vector<std::vector<int>> sync_done(hosts_total);
+    std::vector<std::pair<int, SyncRequest>> gathers; // (virtual stage, bucket) for the post-step all-gathers
     int buckets = 0;
     for (int vs = 0; vs < stages; ++vs) {
       const double bytes = stage_params[vs] * e;
@@ -214,13 +218,26 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
       req.bytes = bytes / pieces;
       for (int b = 0; b < pieces; ++b, ++buckets) {
         req.labels = TaskLabels{it, vs, -1, buckets, g.intern("gradient-sync")};
+        if (sharded)
+          gathers.emplace_back(vs, req);
         if (one_replica) {
-          sync_done[vs % pp].push_back(add_closed_form_collective(g, streams.get(req.hosts[0], 0), "all-reduce",
-                                                                  req.bytes, platform, req.hosts, req.ready[0],
-                                                                  req.labels));
+          sync_done[vs % pp].push_back(add_closed_form_collective(g, streams.get(req.hosts[0], 0), reduce, req.bytes,
+                                                                  platform, req.hosts, req.ready[0], req.labels));
           continue;
         }
-        auto done = sync.synchronize(g, streams, platform, req);
+        std::vector<std::vector<int>> done;
+        if (sharded) {
+          CollectiveRequest rs;
+          rs.kind = reduce;
+          rs.hosts = req.hosts;
+          rs.ready = req.ready;
+          rs.bytes = req.bytes;
+          rs.labels = req.labels;
+          done = expand_collective(g, streams, platform, rs,
+                                   choose_collective(reduce, "auto", rs.bytes, group_shape(platform, rs.hosts)));
+        } else {
+          done = sync.synchronize(g, streams, platform, req);
+        }
         for (int r = 0; r < dp; ++r)
           sync_done[r * pp + vs % pp].insert(sync_done[r * pp + vs % pp].end(), done[r].begin(), done[r].end());
       }
@@ -228,7 +245,7 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
     out.buckets = buckets;
     out.optimizer_tasks.emplace_back();
     for (int h = 0; h < built * pp; ++h) {
-      const double p = device_params[h % pp];
+      const double p = device_params[h % pp] / (sharded ? dp : 1);
       const PassCost adam = pass_cost(cost, {adam_kernel(p)});
       int opt = g.add_compute(out.compute_streams[h], adam.seconds, "adam", adam.model,
                               TaskLabels{it, h % pp, -1, -1, g.intern("optimizer")});
@@ -236,6 +253,37 @@ void append_pipeline_iterations(TrainingGraph& out, const WorkloadParams& w, con
         g.add_dependency(d, opt);
       out.optimizer_tasks.back().push_back(opt);
       previous_optimizer[h] = opt;
+    }
+    // ZeRO-1/2: each bucket's updated shards are all-gathered; a device's next iteration starts once its
+    // stages' buckets are back (a zero-length join on its compute stream).
+    std::vector<std::vector<int>> gathered(hosts_total);
+    for (auto& [vs, req] : gathers) {
+      req.labels.phase = g.intern("parameter-gather");
+      std::vector<int> after;
+      for (int r = 0; r < dp; ++r)
+        after.push_back(r < built ? previous_optimizer[r * pp + vs % pp] : -1);
+      if (one_replica) {
+        gathered[vs % pp].push_back(add_closed_form_collective(g, streams.get(req.hosts[0], 0), "all-gather", req.bytes,
+                                                               platform, req.hosts, after[0], req.labels));
+        continue;
+      }
+      CollectiveRequest ag;
+      ag.kind = "all-gather";
+      ag.hosts = req.hosts;
+      ag.ready = after;
+      ag.bytes = req.bytes;
+      ag.labels = req.labels;
+      auto done = expand_collective(g, streams, platform, ag,
+                                    choose_collective("all-gather", "auto", ag.bytes, group_shape(platform, ag.hosts)));
+      for (int r = 0; r < dp; ++r)
+        gathered[r * pp + vs % pp].insert(gathered[r * pp + vs % pp].end(), done[r].begin(), done[r].end());
+    }
+    for (int h = 0; sharded && h < built * pp; ++h) {
+      const int join = g.add_delay(out.compute_streams[h], 0, "gather-join",
+                                   TaskLabels{it, h % pp, -1, -1, g.intern("parameter-gather")});
+      for (int d : gathered[h])
+        g.add_dependency(d, join);
+      previous_optimizer[h] = join;
     }
   }
 }

@@ -176,7 +176,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
         }
         for (const auto& [schedule, vpp] : schedules)
           for (const char* recompute : {"none", "selective", "full"})
-            for (int zero : (pp == 1 && dp > 1) ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0}) {
+            for (int zero : dp == 1 ? std::vector<int>{0} : pp == 1 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1, 2}) {
               Plan plan;
               plan.dp = dp;
               plan.tp = tp;

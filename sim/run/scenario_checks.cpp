@@ -213,8 +213,9 @@ void check_scenario(const Scenario& s)
                                            branches));
       }
     }
-    if (p.zero > 0 && (p.pp > 1 || p.vpp > 1))
-      throw scenario_error(s, "workload.parallel.zero", "ZeRO with pipeline parallelism is not implemented yet");
+    if (p.zero > 2 && (p.pp > 1 || p.vpp > 1))
+      throw scenario_error(s, "workload.parallel.zero", "ZeRO-3 with pipeline parallelism is not implemented yet "
+                                                        "(zero 1 and 2 are)");
     if (p.sequence_parallel && p.tp == 1)
       throw scenario_error(s, "workload.parallel.sequence_parallel", "sequence parallelism splits the TP group's "
                                                                      "tokens: it needs tp > 1");

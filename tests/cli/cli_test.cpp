@@ -377,7 +377,7 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
                     report[std::string(zero) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
                 1.0, 0.05);
   for (const char* bad : {" --set workload.parallel.zero=4",
-                          " --set workload.parallel.zero=1 --set workload.parallel.pp=2 --set workload.parallel.dp=8"}) {
+                          " --set workload.parallel.zero=3 --set workload.parallel.pp=2 --set workload.parallel.dp=8"}) {
     auto e = clustersim("run " + src("scenarios/quickstart.yaml") + bad);
     EXPECT_EQ(e.code, 2) << bad;
     EXPECT_NE(e.err.find("workload.parallel.zero"), std::string::npos) << e.err;
@@ -461,4 +461,32 @@ TEST(Cli, GraphPipeReferenceBeatsTheSequentialPipelineByMoreThanTenPercent)
     EXPECT_GT(speedup, 1.1) << backend;
     EXPECT_LT(speedup, 2.5) << backend; // the paper reports up to 1.6x
   }
+}
+
+TEST(Cli, ZeroWithPipelinesShardsTheOptimizerAndMovesTheSameBytes)
+{
+  // gpt-pipeline (pp 4, vpp 2, dp 4): Megatron's distributed optimizer, a reduce-scatter per stage bucket and an
+  // all-gather of the updated shards, in place of the all-reduce.
+  std::map<std::string, nlohmann::json> report;
+  for (const char* zero : {"0", "2"})
+    for (const char* backend : {"analytical", "simgrid"}) {
+      fs::path out = fresh_dir(std::string("ppzero") + zero + backend);
+      auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --backend " + backend +
+                          " --set workload.parallel.zero=" + zero + " --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.err;
+      report[std::string(zero) + backend] = read_json(out / "report.json");
+      fs::remove_all(out);
+    }
+  const auto& z0 = report["0analytical"];
+  const auto& z2 = report["2analytical"];
+  EXPECT_NEAR(z2["breakdown"]["memory_optimizer_bytes"].get<double>() * 4,
+              z0["breakdown"]["memory_optimizer_bytes"].get<double>(), 16.0);
+  EXPECT_NEAR(z2["breakdown"]["memory_gradients_bytes"].get<double>() * 4,
+              z0["breakdown"]["memory_gradients_bytes"].get<double>(), 16.0);
+  EXPECT_NEAR(z2["metrics"]["network_bytes"].get<double>() / z0["metrics"]["network_bytes"].get<double>(), 1.0, 0.01);
+  EXPECT_GT(z2["breakdown"]["communication_parameter_gather_s"].get<double>(), 0.0);
+  for (const char* zero : {"0", "2"})
+    EXPECT_NEAR(report[std::string(zero) + "analytical"]["metrics"]["iteration_time_s"].get<double>() /
+                    report[std::string(zero) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
+                1.0, 0.05);
 }
