@@ -490,3 +490,28 @@ TEST(Cli, ZeroWithPipelinesShardsTheOptimizerAndMovesTheSameBytes)
                     report[std::string(zero) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
                 1.0, 0.05);
 }
+
+TEST(Cli, StageLayersSetThePartitionAndMemoryFollowsTheLoadedDevice)
+{
+  // 1F1B holds p microbatches on the first device and one on the last: layers moved to the first device cost
+  // more memory than the same layers on the last one.
+  std::map<std::string, double> peak;
+  for (const char* layers : {"[8,6,5,5]", "[5,5,6,8]"}) {
+    fs::path out = fresh_dir("stage_layers");
+    auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
+                        " --quiet --backend analytical --set workload.parallel.vpp=1 --set policies.pipeline=1f1b "
+                        "--set workload.parallel.stage_layers=" + layers + " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    peak[layers] = read_json(out / "report.json")["metrics"]["peak_memory_bytes"].get<double>();
+    fs::remove_all(out);
+  }
+  EXPECT_GT(peak["[8,6,5,5]"], peak["[5,5,6,8]"] * 1.2);
+  // Malformed partitions name the key.
+  for (const char* bad : {"[6,6,6]", "[8,8,8,1]", "[12,12,0,0]"}) {
+    auto e = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
+                        " --set workload.parallel.vpp=1 --set policies.pipeline=1f1b --set workload.parallel.stage_layers=" +
+                        bad);
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_NE(e.err.find("workload.parallel.stage_layers"), std::string::npos) << e.err;
+  }
+}
