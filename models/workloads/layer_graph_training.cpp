@@ -62,17 +62,7 @@ LayerGraphTraining build_layer_graph_training(const WorkloadParams& w, const Ker
   for (int s : out.stages.stage_of)
     ++t.layers_per_stage[s];
   append_pipeline_iterations(t, w, cost, dp, pp, 1, schedule, sync, platform, costs, out.stage_params);
-  // Activations held: replica 0's peak per stage under this schedule.
-  std::vector<std::vector<int>> dag_edges = dag ? out.stages.successors : std::vector<std::vector<int>>{};
-  const auto order = dag ? schedule.order_dag(dag_edges, t.microbatches) : schedule.order(pp, 1, t.microbatches);
-  for (const auto& ops : order) {
-    int held = 0, peak = 0;
-    for (const auto& op : ops) {
-      held += op.forward ? 1 : -1;
-      peak = std::max(peak, held);
-    }
-    out.stage_in_flight.push_back(peak);
-  }
+  out.stage_in_flight = t.in_flight_per_device; // one stage per device: replica 0's peak under the schedule
   t.graph.finalize();
   return out;
 }
