@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 
 namespace cs {
@@ -17,6 +18,7 @@ struct Emitter {
   const CollectiveRequest& req;
   const CollectiveChoice& choice;
   std::uint16_t name;
+  std::set<int> gated = {}; // streams whose first transfer here already waits for its rank's `ready`
 
   int machine(int rank) const
   {
@@ -32,7 +34,9 @@ struct Emitter {
     int stream = pool.get(req.hosts[from_rank], channel);
     int t = graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff,
                                graph.names()[name], req.labels, overhead, p.rate_cap);
-    if (step == 0 && !req.ready.empty() && req.ready[from_rank] >= 0)
+    // Every stream's first transfer waits for the rank's input, not only step 0's: a leaf of a tree sends its
+    // first chunk at step 1, and without this it would start while the previous collective still runs.
+    if (!req.ready.empty() && req.ready[from_rank] >= 0 && gated.insert(stream).second)
       graph.add_dependency(req.ready[from_rank], t);
     return t;
   }

@@ -58,21 +58,23 @@ RunMetrics collective_metrics(const CollectiveSweep& sweep, const std::vector<Co
   m.metrics["busbw_gbps"] = last.busbw;
   m.metrics["size_count"] = static_cast<double>(rows.size());
   m.metrics["task_count"] = static_cast<double>(sweep.graph.size());
+  m.breakdown["closed_form_sizes"] = sweep.closed_form_sizes;
   // Bytes crossing each link tier (a byte crossing two NVLink ports counts twice), over the whole sweep.
   const Topology& topo = platform.topology;
   double total = 0;
-  for (const auto& t : sweep.graph.tasks()) {
-    if (t.kind != TaskKind::TRANSFER || t.host == t.dst)
-      continue;
-    total += t.bytes;
-    for (const auto& use : topo.route(t.host, t.dst)) {
-      std::string tier = topo.links()[use.link].tier;
-      for (auto& ch : tier)
-        if (ch == '-')
-          ch = '_';
-      m.breakdown["bytes_" + tier] += t.bytes;
+  for (const TaskGraph* g : {&sweep.graph, &sweep.expanded})
+    for (const auto& t : g->tasks()) {
+      if (t.kind != TaskKind::TRANSFER || t.host == t.dst)
+        continue;
+      total += t.bytes;
+      for (const auto& use : topo.route(t.host, t.dst)) {
+        std::string tier = topo.links()[use.link].tier;
+        for (auto& ch : tier)
+          if (ch == '-')
+            ch = '_';
+        m.breakdown["bytes_" + tier] += t.bytes;
+      }
     }
-  }
   m.metrics["network_bytes"] = total;
   return m;
 }

@@ -134,7 +134,13 @@ RunResult run_collective(const Scenario& s, const RunOptions& options, const Pla
 {
   const auto& c = s.workload.collective;
   const int ranks = c.ranks > 0 ? c.ranks : platform.topology.host_count();
-  CollectiveSweep sweep = build_collective_sweep(c, platform, ranks);
+  // The analytical backend prices by the closed forms where they hold (DESIGN.md §3); simgrid always runs flows.
+  SweepPricing pricing = SweepPricing::FLOWS;
+  if (s.backend == "analytical" && c.pricing == "closed-form")
+    pricing = SweepPricing::CLOSED_FORM;
+  else if (s.backend == "analytical" && c.pricing == "auto" && closed_forms_fit(s.cluster.network))
+    pricing = SweepPricing::CLOSED_FORM_WHERE_EXACT;
+  CollectiveSweep sweep = build_collective_sweep(c, platform, ranks, pricing);
   Timeline timeline = run_backend(s.backend, sweep.graph, platform);
   auto rows = collective_rows(sweep, timeline, c.op);
   RunMetrics metrics = collective_metrics(sweep, rows, platform);
@@ -150,6 +156,9 @@ RunResult run_collective(const Scenario& s, const RunOptions& options, const Pla
   result.summary += fmt::format("  cluster   {} x {} {} ({}{}, {} network), backend {}\n", s.cluster.nodes,
                                 s.cluster.gpus_per_node, platform.device->display_name, s.cluster.intra_node.kind,
                                 platform.nvls ? " + NVLS" : "", s.cluster.network.kind, s.backend);
+  if (s.backend == "analytical")
+    result.summary += fmt::format("  pricing   {} of {} sizes by closed form, the rest as list-scheduled flows\n",
+                                  sweep.closed_form_sizes, sweep.sizes.size());
   result.summary += nccl_tests_table(rows, c.op, ranks);
   result.summary += fmt::format("  wall time {:.3f} s ({} tasks)\n", wall, sweep.graph.size());
   return result;

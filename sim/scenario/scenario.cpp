@@ -368,7 +368,10 @@ void read_workload(ObjectReader r, WorkloadParams& w)
       .field("max_bytes", w.collective.max_bytes, "largest size")
       .field("factor", w.collective.factor, "size multiplier between rows")
       .field("ranks", w.collective.ranks, "GPUs taking part, from the first (0 = all)")
-      .field("root", w.collective.root, "broadcast root rank");
+      .field("root", w.collective.root, "broadcast root rank")
+      .choice("pricing", w.collective.pricing, {"auto", "closed-form", "flows"},
+              "analytical backend: closed-form prices each size by the tuner's formula, flows list-schedules the "
+              "step-wise transfers; auto = closed-form on an idle non-blocking fabric, else flows");
   col.finish();
   require_non_negative(col, "min_bytes", w.collective.min_bytes.value);
   require_positive(col, "max_bytes", w.collective.max_bytes.value);

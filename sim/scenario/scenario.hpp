@@ -132,6 +132,7 @@ struct CollectiveParams {
   double factor = 2;   // size multiplier between rows
   int ranks = 0;       // 0 = every GPU
   int root = 0;        // broadcast root
+  std::string pricing = "auto"; // analytical backend: auto | closed-form | flows (simgrid always runs flows)
 };
 
 /** A MapReduce workload read from a production trace. */

@@ -194,12 +194,22 @@ TEST(Cli, CollectiveSweepWritesCsvAndRejectsBadInput)
   auto report = read_json(out / "report.json");
   EXPECT_GT(report["metrics"]["busbw_gbps"].get<double>(), 0);
   EXPECT_GT(report["breakdown"]["bytes_nvlink"].get<double>(), 0);
+  // An idle NVSwitch node: the analytical backend prices the ring sizes by their closed forms (the 0-byte row and
+  // the LL sizes too), and says so.
+  EXPECT_GT(report["breakdown"]["closed_form_sizes"].get<double>(), 0);
+  EXPECT_NE(r.out.find("by closed form"), std::string::npos);
+  fs::remove_all(out);
+  auto flows = clustersim("run " + src("scenarios/reference/nccl-h100-ring.yaml") +
+                          " --backend analytical --quiet --set workload.collective.pricing=flows --out " + out.string());
+  ASSERT_EQ(flows.code, 0) << flows.err;
+  EXPECT_EQ(read_json(out / "report.json")["breakdown"]["closed_form_sizes"].get<double>(), 0);
   fs::remove_all(out);
   const std::string base = "run " + src("scenarios/reference/nccl-h100-ring.yaml") + " --out " + out.string();
   for (const char* bad : {" --set workload.collective.ranks=16", " --set workload.collective.algorithm=bruck",
                           " --set workload.collective.max_bytes=-1GiB", " --set workload.collective.op=all-to-all",
                           " --set cluster.device=a100-sxm4-80gb --set cluster.intra_node.nvls=true",
-                          " --set cluster.network.background=[{tier: warp}]"}) {
+                          " --set cluster.network.background=[{tier: warp}]",
+                          " --set workload.collective.pricing=exact"}) {
     auto e = clustersim(base + bad);
     EXPECT_EQ(e.code, 2) << bad << ": " << e.err;
     EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << bad << ": " << e.err;
