@@ -1,7 +1,7 @@
 // MRv2 job history (.jhist): "Avro-Json", the Avro schema, then one JSON event per line. One file is one job.
 #include "traces/trace_job.hpp"
 
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <fstream>
 #include <map>

@@ -3,7 +3,7 @@
 // parsed on its own with nlohmann::json and an error points at the job's line.
 #include "traces/trace_job.hpp"
 
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>

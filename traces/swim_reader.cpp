@@ -2,7 +2,7 @@
 // [, input_path, output_path]. Read line by line; a row that does not parse is skipped and counted.
 #include "traces/trace_job.hpp"
 
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <charconv>
 #include <fstream>

@@ -1,6 +1,6 @@
 #include "traces/trace_job.hpp"
 
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "calibrate/fit/measurements.hpp"
 
-#include "models/cost/json_input.hpp"
+#include "base/json_input.hpp"
 
 namespace cs {
 

@@ -1,8 +1,8 @@
 // Collective operations: nccl-tests' size conventions, the group's shape on a platform, protocol parameters.
 #pragma once
 
-#include "sim/graph/task_graph.hpp"
-#include "sim/platform/platform_spec.hpp"
+#include "core/task_graph.hpp"
+#include "platform/platform_spec.hpp"
 
 #include <map>
 #include <string>

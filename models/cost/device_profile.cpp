@@ -1,6 +1,6 @@
 #include "models/cost/device_profile.hpp"
 
-#include "models/cost/json_input.hpp"
+#include "base/json_input.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 
 #include "models/cost/cost_breakdown.hpp"
 #include "models/cost/device_profile.hpp"
-#include "models/device_catalog.hpp"
+#include "models/devices/device_catalog.hpp"
 #include "models/kernels/kernel.hpp"
 
 #include <memory>

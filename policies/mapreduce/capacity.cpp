@@ -1,7 +1,7 @@
 // YARN Capacity Scheduler (the Hit paper's baseline): queues with guaranteed shares, FIFO inside a queue, delay
 // scheduling for maps, reducers without locality.
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "policies/registry.hpp"
+#include "base/registry.hpp"
 
 #include <algorithm>
 #include <map>
@@ -18,6 +18,17 @@ namespace cs {
  *  per-node-heartbeat.maximum-offswitch-assignments, default 1); reducers ask for no locality, so they are off-switch. */
 class CapacityScheduler : public MapReduceScheduler {
 public:
+  void configure(ObjectReader& r) override
+  {
+    r.field("node_locality_delay", node_locality_delay_,
+            "missed scheduling opportunities before a job accepts rack-local (-1 = number of hosts)")
+        .field("rack_locality_additional_delay", rack_locality_additional_delay_,
+               "further misses before it accepts any host (-1 = L*C/N per job)");
+    r.require(node_locality_delay_ >= -1, "node_locality_delay", "node_locality_delay must be -1 or more");
+    r.require(rack_locality_additional_delay_ >= -1, "rack_locality_additional_delay",
+              "rack_locality_additional_delay must be -1 or more");
+  }
+
   std::vector<TaskPlacement> schedule(const SchedulingRound& round, const SchedulerContext& ctx) override
   {
     const TopologyCost& cost = *ctx.cost;
@@ -36,8 +47,8 @@ public:
       it->second.push_back(static_cast<int>(i));
     }
     for (int j : jobs) {
-      if (ctx.rack_locality_additional_delay >= 0) {
-        rack_delay[j] = ctx.rack_locality_additional_delay;
+      if (rack_locality_additional_delay_ >= 0) {
+        rack_delay[j] = rack_locality_additional_delay_;
         continue;
       }
       std::set<int> locations;
@@ -52,7 +63,7 @@ public:
         }
       rack_delay[j] = static_cast<double>(locations.size()) * pending / hosts;
     }
-    const double node_delay = ctx.node_locality_delay < 0 ? hosts : ctx.node_locality_delay;
+    const double node_delay = node_locality_delay_ < 0 ? hosts : node_locality_delay_;
     for (const auto& offer : round.offers) {
       int free = offer.free;
       std::set<int> declined; // jobs that already missed this heartbeat
@@ -124,6 +135,8 @@ public:
 
 private:
   std::map<int, long> misses_; // missed scheduling opportunities per job
+  int node_locality_delay_ = 40;
+  int rack_locality_additional_delay_ = -1;
 };
 
 CS_REGISTER_POLICY(MapReduceScheduler, CapacityScheduler, "mapreduce", "capacity",

@@ -1,6 +1,6 @@
 // FIFO (Hadoop's original JobQueueTaskScheduler): the oldest job takes every free container, best locality first.
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "policies/registry.hpp"
+#include "base/registry.hpp"
 
 namespace cs {
 

@@ -3,7 +3,7 @@
 // a reconstruction [recon], and so is the tie-break below.
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "policies/registry.hpp"
+#include "base/registry.hpp"
 
 #include <algorithm>
 #include <map>

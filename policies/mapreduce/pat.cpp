@@ -4,7 +4,7 @@
 // moves until none helps.
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "policies/registry.hpp"
+#include "base/registry.hpp"
 
 #include <map>
 

@@ -3,7 +3,7 @@
 // rack-level traffic, p = (1 + C_min) / (1 + C), so that a zero-cost local placement does not forbid every other one.
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "policies/registry.hpp"
+#include "base/registry.hpp"
 
 #include <map>
 

@@ -1,7 +1,8 @@
 // The MapReduce task-scheduler policy interface: each heartbeat round, place pending tasks on free containers.
 #pragma once
 
-#include "models/mapreduce/topology_cost.hpp"
+#include "base/registry.hpp"
+#include "models/dataflow/topology_cost.hpp"
 
 #include <memory>
 #include <random>
@@ -47,15 +48,14 @@ struct TaskPlacement {
   int host = 0;
 };
 
-/** Fixed for a run: the topology's costs, the capacity scheduler's delays, the seeded generator. */
+/** Fixed for a run: the topology's costs and the seeded generator. */
 struct SchedulerContext {
   const TopologyCost* cost = nullptr;
-  int node_locality_delay = 40;
-  int rack_locality_additional_delay = -1;
   std::mt19937_64* rng = nullptr;
 };
 
-class MapReduceScheduler {
+/** A scheduler policy; its parameters (if any) are read by `configure` from `policies.mapreduce: {name: ..., ...}`. */
+class MapReduceScheduler : public Configurable {
 public:
   virtual ~MapReduceScheduler() = default;
   /** Placements for this round; each task at most once, each host at most its free containers. Tasks left out

@@ -2,7 +2,7 @@
 // concurrently. [recon] The paper's per-stage schedule is reconstructed as 1F1B whose warm-up on each stage is the
 // depth of the DAG below it (its longest path to a sink) instead of its distance to the last of p chained stages.
 #include "policies/pipeline/pipeline_schedule.hpp"
-#include "policies/registry.hpp"
+#include "base/registry.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,8 @@
 // Pipeline schedules: the order in which each pipeline device runs its forward and backward passes.
 #pragma once
 
+#include "base/registry.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,7 +18,7 @@ struct PipelineOp {
 
 /** A schedule: for `devices` pipeline devices each holding `chunks` model chunks, the ordered ops of each
  *  device over `microbatches` microbatches. The task graph adds the data dependencies between devices. */
-class PipelineSchedule {
+class PipelineSchedule : public Configurable {
 public:
   virtual ~PipelineSchedule() = default;
   /** Throws std::invalid_argument when the schedule cannot run this shape (e.g. interleaving with m % p != 0). */

@@ -1,6 +1,8 @@
 // Gradient synchronisation policies: how a data-parallel group combines one gradient bucket.
 #pragma once
 
+#include "base/registry.hpp"
+
 #include "models/collectives/collective.hpp"
 
 #include <string>
@@ -17,7 +19,7 @@ struct SyncRequest {
 };
 
 /** Emits the tasks of one synchronisation into a task graph. */
-class GradientSync {
+class GradientSync : public Configurable {
 public:
   virtual ~GradientSync() = default;
   /** Adds the tasks; returns per member the tasks that must end before that member may use the result. */

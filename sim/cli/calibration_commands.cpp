@@ -2,9 +2,9 @@
 
 #include "calibrate/cpu/cpu_microkernels.hpp"
 #include "calibrate/fit/profile_fit.hpp"
-#include "models/cost/json_input.hpp"
-#include "sim/scenario/input_error.hpp"
-#include "sim/scenario/units.hpp"
+#include "base/json_input.hpp"
+#include "base/input_error.hpp"
+#include "base/units.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>

@@ -1,14 +1,14 @@
 // clustersim's command line: run, validate, list. Exit 0 ok, 1 failed run, 2 bad input (file:line:col: message).
-#include "models/device_catalog.hpp"
+#include "models/devices/device_catalog.hpp"
 #include "sim/cli/calibration_commands.hpp"
 #include "sim/cli/plan_command.hpp"
-#include "policies/registry.hpp"
+#include "base/registry.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "traces/trace_job.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/scenario/units.hpp"
+#include "base/units.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>

@@ -4,8 +4,8 @@
 #include "sim/plan/planner.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "sim/scenario/input_error.hpp"
-#include "sim/scenario/units.hpp"
+#include "base/input_error.hpp"
+#include "base/units.hpp"
 
 #include <chrono>
 #include <filesystem>

@@ -1,9 +1,9 @@
 // The two backends that run a task graph on a platform: `analytical` (list scheduling) and `simgrid` (flow-level).
 #pragma once
 
-#include "sim/exec/timeline.hpp"
-#include "sim/graph/task_graph.hpp"
-#include "sim/platform/platform_spec.hpp"
+#include "core/timeline.hpp"
+#include "core/task_graph.hpp"
+#include "platform/platform_spec.hpp"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,6 @@
 #include "sim/exec/executor.hpp"
 #include "sim/platform/simgrid_platform.hpp"
+#include "sim/runtime/simgrid_session.hpp"
 
 #include <algorithm>
 #include <set>
@@ -120,15 +121,8 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
 {
   if (!graph.finalized())
     throw std::logic_error("run_simgrid needs a finalized task graph");
-  int argc = 1;
-  char name[] = "clustersim";
-  char* argv[] = {name, nullptr};
-  s4u::Engine engine(&argc, argv);
-  xbt_log_control_set("root.thresh:critical");
   // Tight timing precision: the backends must agree to 1e-9 relative on contention-free graphs.
-  s4u::Engine::set_config("surf/precision:1e-13");
-  s4u::Engine::set_config("maxmin/precision:1e-12");
-  configure_simgrid_network_model(platform.network_model);
+  auto engine = start_simgrid_session(platform.network_model, SimgridPrecision{1e-13, 1e-12});
   std::vector<char> sends(graph.streams().size(), 0);
   for (const auto& t : graph.tasks())
     if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
@@ -185,23 +179,13 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
       run.run_stream(stream);
     });
   }
-  engine.run();
+  engine->run();
   if (run.done != graph.size())
     throw std::logic_error("simgrid executor stalled with " + std::to_string(graph.size() - run.done) +
                            " tasks not run (a dependency cycle across streams)");
   for (auto* o : all)
     o->on_run_end(run.makespan);
   return std::move(recorder.timeline());
-}
-
-Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,
-                     const std::vector<ExecutionObserver*>& observers)
-{
-  if (backend == "analytical")
-    return run_analytical(graph, platform, observers);
-  if (backend == "simgrid")
-    return run_simgrid(graph, platform, observers);
-  throw std::invalid_argument("unknown backend '" + backend + "' (expected simgrid or analytical)");
 }
 
 } // namespace cs

@@ -2,16 +2,17 @@
 
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
-#include "models/device_catalog.hpp"
-#include "models/workloads/memory_footprint.hpp"
-#include "models/workloads/pass_cost.hpp"
-#include "models/workloads/pipeline_training.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "models/transformer/memory_footprint.hpp"
+#include "models/transformer/pass_cost.hpp"
+#include "workloads/training/pipeline_training.hpp"
+#include "workloads/training/training_workload.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
-#include "policies/registry.hpp"
-#include "sim/platform/platform_spec.hpp"
+#include "base/registry.hpp"
+#include "platform/platform_spec.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,16 @@ namespace cs {
 
 namespace {
 
+const TrainingParams& tr(const Scenario& s) { return workload_as<TrainingWorkload>(s).params; }
+
+// The training parameters of `s`, made its own (a scenario's copies share their workload) so they can change.
+TrainingParams& own_training(Scenario& s)
+{
+  auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s));
+  s.workload = w;
+  return w->params;
+}
+
 // Per microbatch on one TP rank: a layer's forward + backward with and without Megatron's blocking TP collectives
 // (priced by the tuner's closed form, as the pipeline builder folds them in), and the vocabulary-parallel head.
 struct PassTimes {
@@ -34,9 +45,9 @@ struct PassTimes {
 
 PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const PlatformSpec& platform)
 {
-  const ModelParams& m = s.workload.model;
-  const int tp = s.workload.parallel.tp, micro = s.workload.batch.micro;
-  const bool sp = s.workload.parallel.sequence_parallel && tp > 1;
+  const ModelParams& m = tr(s).model;
+  const int tp = tr(s).parallel.tp, micro = tr(s).batch.micro;
+  const bool sp = tr(s).parallel.sequence_parallel && tp > 1;
   auto [attn, mlp] = layer_forward_blocks(m, micro, tp, sp);
   attn.insert(attn.end(), mlp.begin(), mlp.end());
   const double f = pass_cost(cost, attn).seconds, b = pass_cost(cost, backward_kernels(attn)).seconds;
@@ -67,14 +78,14 @@ std::vector<int> held_per_device(const PipelineSchedule& schedule, int pp, int v
 
 MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight)
 {
-  const auto& p = s.workload.parallel;
+  const auto& p = tr(s).parallel;
   MemoryLayout l;
   l.dp = p.dp;
   l.pp = p.pp;
   l.tp = p.tp;
   l.zero = p.zero;
   l.sequence_parallel = p.sequence_parallel && p.tp > 1;
-  l.bucket_bytes = s.workload.gradient_bucket.value;
+  l.bucket_bytes = tr(s).gradient_bucket.value;
   l.layers_on_device = layers_on_device;
   l.in_flight_microbatches = in_flight;
   return l;
@@ -86,7 +97,7 @@ MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight)
 std::vector<int> partition_stages(const Scenario& s, const PassTimes& t, const std::vector<int>& held, double budget,
                                   double* peak_memory)
 {
-  const int pp = s.workload.parallel.pp, layers = s.workload.model.layers, micro = s.workload.batch.micro;
+  const int pp = tr(s).parallel.pp, layers = tr(s).model.layers, micro = tr(s).batch.micro;
   const double inf = std::numeric_limits<double>::infinity();
   // best[k][n]: the slowest of stages 0..k-1 holding the first n layers; choice[k][n]: layers of stage k-1.
   std::vector<std::vector<double>> best(pp + 1, std::vector<double>(layers + 1, inf));
@@ -94,7 +105,7 @@ std::vector<int> partition_stages(const Scenario& s, const PassTimes& t, const s
   std::vector<std::vector<double>> memory(pp, std::vector<double>(layers + 1, inf));
   for (int st = 0; st < pp; ++st)
     for (int l = 1; l <= layers; ++l)
-      memory[st][l] = transformer_memory(s.workload.model, micro, layout_of(s, l, held[st])).total();
+      memory[st][l] = transformer_memory(tr(s).model, micro, layout_of(s, l, held[st])).total();
   best[0][0] = 0;
   for (int k = 1; k <= pp; ++k)
     for (int n = k; n <= layers - (pp - k); ++n)
@@ -130,7 +141,8 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   s.cluster.gpus_per_node = gpus >= per_node ? per_node : gpus;
   if (s.cluster.network.nics_per_node > s.cluster.gpus_per_node)
     s.cluster.network.nics_per_node = s.cluster.gpus_per_node;
-  auto& p = s.workload.parallel;
+  TrainingParams& w = own_training(s);
+  auto& p = w.parallel;
   p.dp = plan.dp;
   p.tp = plan.tp;
   p.pp = plan.pp;
@@ -139,9 +151,9 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   p.sequence_parallel = plan.sequence_parallel;
   p.stage_layers = plan.stage_layers;
   p.partition = plan.pp > 1 ? "balanced" : "even"; // uneven stages are fine; stage_layers, when set, decides
-  s.workload.batch.micro = plan.micro;
-  s.workload.model.recompute = plan.recompute;
-  s.policies.pipeline = plan.schedule;
+  w.batch.micro = plan.micro;
+  w.model.recompute = plan.recompute;
+  s.policies.set("pipeline", plan.schedule);
   return s;
 }
 
@@ -151,7 +163,7 @@ namespace {
 // the rest data parallel; under each, micro-batch sizes, schedules, recomputation and (without a pipeline) ZeRO.
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
 {
-  const ModelParams& m = base.workload.model;
+  const ModelParams& m = tr(base).model;
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
@@ -162,9 +174,9 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
         continue;
       const int dp = gpus / (tp * pp);
       for (int micro = 1; micro <= 32; micro *= 2) {
-        if (base.workload.batch.global % (dp * micro) != 0)
+        if (tr(base).batch.global % (dp * micro) != 0)
           continue;
-        const int microbatches = base.workload.batch.global / (dp * micro);
+        const int microbatches = tr(base).batch.global / (dp * micro);
         std::vector<std::pair<std::string, int>> schedules; // (schedule, vpp)
         if (pp == 1) {
           schedules.emplace_back("", 1);
@@ -199,17 +211,17 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
 // the scenario); false when it does not fit `budget`.
 bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
 {
-  const ModelParams& m = s.workload.model;
+  const ModelParams& m = tr(s).model;
   if (plan.pp == 1) {
     plan.memory_bytes = transformer_memory(m, plan.micro, layout_of(s, m.layers, 1)).total();
     return plan.memory_bytes <= budget;
   }
-  const int microbatches = s.workload.batch.global / (plan.dp * plan.micro);
+  const int microbatches = tr(s).batch.global / (plan.dp * plan.micro);
   auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule);
   const auto held = held_per_device(*schedule, plan.pp, plan.vpp, microbatches);
   if (plan.vpp == 1) {
     plan.stage_layers = partition_stages(s, t, held, budget, &plan.memory_bytes);
-    s.workload.parallel.stage_layers = plan.stage_layers;
+    own_training(s).parallel.stage_layers = plan.stage_layers;
     return !plan.stage_layers.empty();
   }
   const auto stages = partition_layers(m.layers, plan.pp, plan.vpp, t.layer, t.head, true);
@@ -227,7 +239,7 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
 
 PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
 {
-  if (base.workload.kind != "transformer-training" || !base.workload.model.graph.empty())
+  if (!dynamic_cast<const TrainingWorkload*>(base.workload.get()) || !tr(base).model.graph.empty())
     throw std::invalid_argument("plan needs a transformer-training scenario (not a layer graph)");
   const int per_node = base.cluster.gpus_per_node, gpus = options.gpus;
   if (gpus < 1 || (gpus >= per_node ? gpus % per_node != 0 : per_node % gpus != 0))
@@ -252,7 +264,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     ++out.enumerated;
     Scenario s = plan_scenario(base, gpus, plan);
     s.backend = "analytical";
-    s.workload.iterations = 1;
+    own_training(s).iterations = 1;
     try {
       check_scenario(s);
     } catch (const InputError&) {
@@ -268,8 +280,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       ++out.over_memory;
       continue;
     }
-    const int microbatches = base.workload.batch.global / (plan.dp * plan.micro);
-    plan.bound_s = microbatches * (base.workload.model.layers * t.layer_compute + t.head) / plan.pp;
+    const int microbatches = tr(base).batch.global / (plan.dp * plan.micro);
+    plan.bound_s = microbatches * (tr(base).model.layers * t.layer_compute + t.head) / plan.pp;
     candidates.push_back({plan, s});
   }
   // Best-first by the bound; stop simulating once the bound cannot beat the k-th best simulated plan.

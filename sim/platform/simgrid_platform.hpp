@@ -1,7 +1,7 @@
 // Instantiates a PlatformSpec on SimGrid: hosts, split-duplex links and explicit routes (the only SimGrid platform code).
 #pragma once
 
-#include "sim/platform/platform_spec.hpp"
+#include "platform/platform_spec.hpp"
 
 #include <utility>
 #include <vector>

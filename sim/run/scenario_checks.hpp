@@ -1,16 +1,13 @@
-// Cross-checks of a parsed scenario against the catalog, the registries and the cluster's shape.
+// Cross-checks of a parsed scenario against the catalog, the cluster's shape, and its workload kind's own checks.
 #pragma once
 
 #include "sim/scenario/scenario.hpp"
 
 namespace cs {
 
-/** Throws InputError at the offending key: unknown device or policy, a parallel group larger than the cluster,
- *  batches that do not divide, shapes the builders do not support yet. */
+/** Throws InputError at the offending key: unknown device or profile, a cluster the device cannot form, then
+ *  whatever the workload kind refuses (parallel groups larger than the cluster, batches that do not divide, ...). */
 void check_scenario(const Scenario& s);
-
-/** The pipeline schedule a scenario runs: policies.pipeline, else 1f1b (interleaved-1f1b when vpp > 1). */
-std::string pipeline_schedule_name(const Scenario& s);
 
 /** An InputError positioned at the value of `dotted_path` in the scenario's resolved document (or at its nearest
  *  existing parent). */

@@ -1,4 +1,4 @@
-// Runs one checked scenario end to end: platform, workload graph, backend, metrics, report, trace, summary.
+// Runs one checked scenario end to end: platform, the workload kind's run, report, trace, summary.
 #pragma once
 
 #include "sim/scenario/scenario.hpp"
@@ -11,7 +11,7 @@ namespace cs {
 struct RunOptions {
   bool trace = false; // also produce the Chrome trace
   // Simulate one data-parallel replica and price data-parallel collectives by their closed forms (the planner's
-  // fast estimate; transformer training only).
+  // fast estimate; training workloads only).
   bool one_replica = false;
 };
 

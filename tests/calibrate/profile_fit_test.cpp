@@ -1,5 +1,5 @@
 #include "calibrate/fit/profile_fit.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <gtest/gtest.h>
 

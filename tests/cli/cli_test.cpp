@@ -1,5 +1,5 @@
 #include "tests/cli/run_cli.hpp"
-#include "models/workloads/transformer.hpp"
+#include "models/transformer/transformer.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 #include "sim/exec/executor.hpp"
-#include "sim/graph/critical_path.hpp"
+#include "core/critical_path.hpp"
 
 #include <gtest/gtest.h>
 

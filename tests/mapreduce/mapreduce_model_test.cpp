@@ -1,9 +1,9 @@
 // HDFS placement, the topology cost model and the workload builder.
-#include "models/device_catalog.hpp"
-#include "models/mapreduce/hdfs_placement.hpp"
-#include "models/mapreduce/mapreduce_workload.hpp"
-#include "models/mapreduce/topology_cost.hpp"
-#include "sim/platform/platform_spec.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "models/dataflow/hdfs_placement.hpp"
+#include "workloads/mapreduce/mapreduce_workload.hpp"
+#include "models/dataflow/topology_cost.hpp"
+#include "platform/platform_spec.hpp"
 
 #include <gtest/gtest.h>
 #include <set>

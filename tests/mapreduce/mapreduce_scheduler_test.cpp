@@ -1,9 +1,9 @@
 // The MapReduce scheduling policies on hand-built rounds.
-#include "models/device_catalog.hpp"
+#include "models/devices/device_catalog.hpp"
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "policies/registry.hpp"
-#include "sim/platform/platform_spec.hpp"
+#include "base/registry.hpp"
+#include "platform/platform_spec.hpp"
 
 #include <gtest/gtest.h>
 
@@ -76,9 +76,15 @@ TEST(MapReduceSchedulers, AllFiveAreRegistered)
 TEST(CapacityScheduler, DelaySchedulingWaitsForLocalityThenTakesRackLocal)
 {
   Fixture f;
-  f.ctx.node_locality_delay = 3;
-  f.ctx.rack_locality_additional_delay = 100;
-  auto sched = make("capacity");
+  // The scheduler reads its own parameters, as `policies.mapreduce: {name: capacity, ...}` gives them.
+  auto configured = [] {
+    auto s = make("capacity");
+    const YAML::Node params = YAML::Load("{node_locality_delay: 3, rack_locality_additional_delay: 100}");
+    cs::ObjectReader reader(params, std::make_shared<cs::SourceInfo>(), "policies.mapreduce");
+    s->configure(reader);
+    return s;
+  };
+  auto sched = configured();
   SchedulingRound r;
   r.tasks = {map_task(0, 0, {0})}; // the split is on host 0; only host 1 (same rack) has room
   r.offers = {{1, 2}};
@@ -89,12 +95,12 @@ TEST(CapacityScheduler, DelaySchedulingWaitsForLocalityThenTakesRackLocal)
   ASSERT_EQ(third.size(), 1u);
   EXPECT_EQ(third[0].host, 1);
   // An off-rack host waits for the further delay.
-  auto fresh = make("capacity");
+  auto fresh = configured();
   r.offers = {{4, 1}};
   for (int i = 0; i < 50; ++i)
     EXPECT_TRUE(fresh->schedule(r, f.ctx).empty());
   // The node-local host takes it at once.
-  auto local = make("capacity");
+  auto local = configured();
   r.offers = {{0, 1}};
   ASSERT_EQ(local->schedule(r, f.ctx).size(), 1u);
 }

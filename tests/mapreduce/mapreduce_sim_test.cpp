@@ -1,10 +1,11 @@
 // MapReduce jobs run on SimGrid: conservation of bytes, completion of edge cases, speculation, determinism.
-#include "models/device_catalog.hpp"
-#include "models/mapreduce/hdfs_placement.hpp"
-#include "policies/registry.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "models/dataflow/hdfs_placement.hpp"
+#include "base/registry.hpp"
 #include "sim/exec/isolated_run.hpp"
-#include "sim/mapreduce/mapreduce_sim.hpp"
-#include "sim/report/mapreduce_metrics.hpp"
+#include "sim/runtime/simgrid_actor_runtime.hpp"
+#include "workloads/mapreduce/mapreduce_sim.hpp"
+#include "workloads/mapreduce/mapreduce_metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -48,7 +49,8 @@ nlohmann::json simulate(const std::vector<cs::MapReduceJob>& jobs, const cs::Map
     auto platform = cluster();
     cs::TopologyCost cost(platform.topology, p.level_costs, p.middleboxes);
     auto sched = cs::Registry<cs::MapReduceScheduler>::instance().create(policy);
-    auto outcome = cs::simulate_mapreduce(jobs, platform, p, *sched, cost, seed);
+    auto runtime = cs::make_simgrid_actor_runtime(platform);
+    auto outcome = cs::simulate_mapreduce(*runtime, jobs, platform, p, *sched, cost, seed);
     auto m = cs::mapreduce_metrics(outcome, cost);
     nlohmann::json j;
     for (const auto& [k, v] : m.metrics)

@@ -1,6 +1,6 @@
 // The nccl-tests-like sweep: how its sizes are priced on the analytical backend, and that pricing leaves the
 // counted traffic alone.
-#include "models/workloads/collective_sweep.hpp"
+#include "workloads/collective/collective_sweep.hpp"
 #include "sim/exec/executor.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 #include "models/cost/kernel_cost_model.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "models/device_catalog.hpp"
+#include "models/devices/device_catalog.hpp"
 
 #include <gtest/gtest.h>
 

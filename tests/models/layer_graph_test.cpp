@@ -1,4 +1,4 @@
-#include "models/workloads/layer_graph.hpp"
+#include "models/transformer/layer_graph.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "models/workloads/memory_footprint.hpp"
-#include "models/workloads/transformer.hpp"
+#include "models/transformer/memory_footprint.hpp"
+#include "models/transformer/transformer.hpp"
 
 #include <gtest/gtest.h>
 

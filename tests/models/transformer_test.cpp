@@ -1,4 +1,4 @@
-#include "models/workloads/transformer.hpp"
+#include "models/transformer/transformer.hpp"
 
 #include <gtest/gtest.h>
 

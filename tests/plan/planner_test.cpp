@@ -1,3 +1,4 @@
+#include "workloads/training/training_workload.hpp"
 #include "sim/plan/planner.hpp"
 
 #include "sim/exec/isolated_run.hpp"
@@ -158,6 +159,6 @@ TEST(Planner, MemoryTightLlama70bPlanBeatsEveryPurePlan)
               best.tp, best.pp, best.iteration_s, pure, pure / best.iteration_s, pure_unsharded,
               pure_unsharded / best.iteration_s);
   // The reference scenario holds that plan.
-  EXPECT_EQ(best.tp, base.workload.parallel.tp);
-  EXPECT_EQ(best.pp, base.workload.parallel.pp);
+  EXPECT_EQ(best.tp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.tp);
+  EXPECT_EQ(best.pp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.pp);
 }

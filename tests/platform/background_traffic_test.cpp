@@ -1,6 +1,6 @@
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 
 #include <filesystem>
 #include <fstream>

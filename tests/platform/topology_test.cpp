@@ -1,4 +1,4 @@
-#include "sim/platform/platform_spec.hpp"
+#include "platform/platform_spec.hpp"
 
 #include <gtest/gtest.h>
 #include <set>

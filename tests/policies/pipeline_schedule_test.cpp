@@ -1,6 +1,6 @@
 // validation.md §1 exact checks: bubbles and activations in flight of gpipe, 1f1b and interleaved-1f1b.
-#include "models/workloads/pipeline_graph.hpp"
-#include "policies/registry.hpp"
+#include "workloads/training/pipeline_graph.hpp"
+#include "base/registry.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
 

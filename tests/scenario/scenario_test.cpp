@@ -1,3 +1,5 @@
+#include "models/transformer/model_params.hpp"
+#include "workloads/training/training_workload.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -55,8 +57,8 @@ TEST(Scenario, ValidScenarioLoadsWithDefaults)
   EXPECT_EQ(s.backend, "simgrid");
   EXPECT_EQ(s.cluster.gpus, 16);
   EXPECT_DOUBLE_EQ(s.cluster.network.nic_bandwidth.value, 50e9);
-  EXPECT_EQ(s.workload.model.ffn, 1024); // 4 x hidden by default
-  EXPECT_EQ(s.workload.model.dtype, "bf16");
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.ffn, 1024); // 4 x hidden by default
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.dtype, "bf16");
 }
 
 TEST(Scenario, SetOverridesAnyKeyAndCreatesMaps)
@@ -64,7 +66,7 @@ TEST(Scenario, SetOverridesAnyKeyAndCreatesMaps)
   cs::Scenario s = cs::load_scenario(write_temp(kValid), {"cluster.nodes=4", "workload.model.dtype=fp16",
                                                           "cluster.intra_node.latency=2us", "backend=analytical"});
   EXPECT_EQ(s.cluster.nodes, 4);
-  EXPECT_EQ(s.workload.model.dtype, "fp16");
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.dtype, "fp16");
   EXPECT_DOUBLE_EQ(s.cluster.intra_node.latency.value, 2e-6);
   EXPECT_EQ(s.backend, "analytical");
 }
@@ -236,23 +238,23 @@ TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
   text.replace(text.find("{layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}"),
                std::string("{layers: 2, hidden: 256, heads: 4, seq: 128, vocab: 1000}").size(), "{preset: gpt-145.6b}");
   cs::Scenario s = cs::load_scenario(write_temp(text), {});
-  EXPECT_EQ(s.workload.model.layers, 80);
-  EXPECT_EQ(s.workload.model.hidden, 12288);
-  EXPECT_EQ(s.workload.model.heads, 96);
-  EXPECT_EQ(s.workload.model.ffn, 4 * 12288);
-  EXPECT_EQ(s.workload.model.dtype, "fp16");
-  EXPECT_EQ(s.workload.model.recompute, "full");
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.layers, 80);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.hidden, 12288);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.heads, 96);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.ffn, 4 * 12288);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.dtype, "fp16");
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.recompute, "full");
   s = cs::load_scenario(write_temp(text), {"workload.model.preset=bert-large", "workload.model.layers=12"});
-  EXPECT_EQ(s.workload.model.layers, 12); // the key given wins over the preset
-  EXPECT_EQ(s.workload.model.hidden, 1024);
-  EXPECT_EQ(s.workload.model.seq, 512);
-  EXPECT_EQ(s.workload.model.vocab, 30522);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.layers, 12); // the key given wins over the preset
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.hidden, 1024);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.seq, 512);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.vocab, 30522);
   s = cs::load_scenario(write_temp(text), {"workload.model.preset=llama2-70b"});
-  EXPECT_EQ(s.workload.model.kv_heads, 8);
-  EXPECT_EQ(s.workload.model.ffn, 28672);
-  EXPECT_EQ(s.workload.model.mlp, "swiglu");
-  EXPECT_EQ(s.workload.model.norm, "rmsnorm");
-  EXPECT_FALSE(s.workload.model.tie_embeddings);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.kv_heads, 8);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.ffn, 28672);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.mlp, "swiglu");
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.norm, "rmsnorm");
+  EXPECT_FALSE(cs::workload_as<cs::TrainingWorkload>(s).params.model.tie_embeddings);
   EXPECT_EQ(cs::model_presets().size(), 8u);
   EXPECT_NE(error_of(kValid, {"workload.model.preset=llama"}).find("'llama' is not a valid workload.model.preset"),
             std::string::npos);
@@ -287,9 +289,9 @@ TEST(Scenario, LayerGraphsAreReadAndCheckedWithPositions)
   const std::string a = "{name: a, flops: 1e9, params: 1e6, activations: 1MB}";
   const std::string b = "{name: b, flops: 1e9, inputs: [a]}";
   cs::Scenario s = cs::load_scenario(write_temp(with_graph({a, b})), {});
-  ASSERT_EQ(s.workload.model.graph.size(), 2u);
-  EXPECT_EQ(s.workload.model.graph[1].inputs, (std::vector<std::string>{"a"}));
-  EXPECT_DOUBLE_EQ(s.workload.model.graph[0].activations.value, 1e6);
+  ASSERT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.graph.size(), 2u);
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.graph[1].inputs, (std::vector<std::string>{"a"}));
+  EXPECT_DOUBLE_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.graph[0].activations.value, 1e6);
   EXPECT_EQ(error_of(with_graph({a, b})), "");
   // Malformed layers: each error points at the layer's key.
   EXPECT_EQ(error_of(with_graph({a, "{name: b, flops: 1e9, inputs: [c]}"})),

@@ -1,4 +1,4 @@
-#include "sim/scenario/units.hpp"
+#include "base/units.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The trace readers on the real traces in ../shared/reference/traces and on malformed input.
-#include "sim/scenario/input_error.hpp"
+#include "base/input_error.hpp"
 #include "traces/trace_job.hpp"
 
 #include <filesystem>

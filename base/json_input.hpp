@@ -1,0 +1,38 @@
+// Helpers to read user-supplied JSON with file:line:col errors (profiles, measurement files).
+#pragma once
+
+#include "base/input_error.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace cs {
+
+/** Parses `text`; a syntax error or truncation becomes InputError at its line and column. */
+nlohmann::json parse_json_input(const std::string& text, const std::string& file);
+/** Reads a whole file; a missing file is InputError(file, 0, 0). */
+std::string read_text_file(const std::string& path);
+
+/** Typed access with errors naming the JSON path (positions inside a parsed document are not kept, so these
+ *  point at line 1, column 1 and name the path instead). */
+class JsonReader {
+public:
+  JsonReader(const nlohmann::json& j, std::string file, std::string path = "");
+  const nlohmann::json& at(const char* key) const;
+  bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
+  double number(const char* key) const;
+  double positive(const char* key) const;
+  std::string string(const char* key) const;
+  JsonReader child(const char* key) const;
+  JsonReader item(const nlohmann::json& value, const std::string& suffix) const;
+  [[noreturn]] void fail(const std::string& message) const;
+  const nlohmann::json& json() const { return j_; }
+  std::string path_of(const char* key) const { return path_ + "/" + key; }
+
+private:
+  const nlohmann::json& j_;
+  std::string file_;
+  std::string path_;
+};
+
+} // namespace cs

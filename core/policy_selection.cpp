@@ -1,0 +1,96 @@
+#include "core/policy_selection.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+const std::vector<std::string>& PolicySelection::domains()
+{
+  static const std::vector<std::string> names{"pipeline",    "sync",       "moe",   "mapreduce", "spark_cache",
+                                              "spark_provisioning", "cluster"};
+  return names;
+}
+
+namespace {
+
+const char* domain_help(const std::string& domain)
+{
+  static const std::map<std::string, const char*> help{
+      {"pipeline", "pipeline schedule (clustersim list policies)"},
+      {"sync", "gradient synchronisation"},
+      {"moe", "MoE expert/sample placement"},
+      {"mapreduce", "MapReduce task scheduler"},
+      {"spark_cache", "Spark cache eviction"},
+      {"spark_provisioning", "Spark executor provisioning"},
+      {"cluster", "cluster job scheduler"}};
+  return help.at(domain);
+}
+
+std::string names_of(const std::string& domain)
+{
+  std::string valid;
+  for (const auto& p : all_policies())
+    if (p.domain == domain)
+      valid += (valid.empty() ? "" : ", ") + p.name;
+  return valid;
+}
+
+} // namespace
+
+void PolicySelection::read(ObjectReader r)
+{
+  for (const auto& domain : domains()) {
+    const std::string help = std::string(domain_help(domain)) + ": a name, or {name: ..., parameters}";
+    auto node = r.raw(domain.c_str(), "name or map", help.c_str());
+    if (r.describing()) { // each policy documents its own parameters under its domain
+      for (const auto& p : all_policies())
+        if (p.domain == domain) {
+          std::vector<FieldDoc> docs;
+          ObjectReader d(&docs, r.path_of(domain.c_str()));
+          p.configure(d);
+          for (auto& doc : docs) {
+            doc.help = "[" + p.name + "] " + doc.help;
+            r.document(doc);
+          }
+        }
+      continue;
+    }
+    if (!node || node->IsNull())
+      continue;
+    PolicyChoice choice;
+    ObjectReader params(YAML::Node(), nullptr, "");
+    if (node->IsMap()) {
+      params = r.child(domain.c_str(), "");
+      params.required("name", choice.name, "");
+      choice.params = *node;
+    } else {
+      r.field(domain.c_str(), choice.name, "");
+    }
+    const PolicyInfo* info = find_policy(domain, choice.name);
+    if (!info) {
+      const std::string valid = names_of(domain);
+      const std::string message =
+          valid.empty() ? fmt::format("no {} policies are implemented yet, so '{}' cannot be used", domain, choice.name)
+                        : fmt::format("unknown {} policy '{}' (expected one of: {})", domain, choice.name, valid);
+      if (node->IsMap())
+        params.fail_at("name", message);
+      r.fail_at(domain.c_str(), message);
+    }
+    if (node->IsMap()) {
+      info->configure(params);
+      params.finish();
+    }
+    choices_[domain] = std::move(choice);
+  }
+  r.finish();
+}
+
+std::string PolicySelection::name(const std::string& domain, const std::string& fallback) const
+{
+  auto it = choices_.find(domain);
+  return it == choices_.end() || it->second.name.empty() ? fallback : it->second.name;
+}
+
+void PolicySelection::set(const std::string& domain, const std::string& name) { choices_[domain] = {name, {}}; }
+
+} // namespace cs

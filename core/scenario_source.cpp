@@ -1,0 +1,41 @@
+#include "core/scenario_source.hpp"
+
+#include <filesystem>
+#include <sstream>
+
+namespace cs {
+
+ScenarioSource::ScenarioSource(YAML::Node resolved, std::shared_ptr<const SourceInfo> source)
+    : resolved_(std::move(resolved)), info_(std::move(source))
+{
+}
+
+const std::string& ScenarioSource::file() const { return info_->file; }
+
+std::string ScenarioSource::base_dir() const { return std::filesystem::path(info_->file).parent_path().string(); }
+
+InputError ScenarioSource::error_at(const std::string& dotted_path, const std::string& message) const
+{
+  YAML::Node node = resolved_;
+  YAML::Node best = node;
+  std::stringstream ss(dotted_path);
+  for (std::string key; std::getline(ss, key, '.');) {
+    if (!node.IsMap() || !node[key].IsDefined())
+      break;
+    node = node[key];
+    best = node;
+  }
+  if (const int index = info_->override_of(best); index >= 0)
+    return InputError("--set", 1, index + 1, info_->overrides[index] + ": " + message);
+  YAML::Mark mark = best.Mark();
+  if (mark.is_null())
+    return InputError(info_->file, 1, 1, message);
+  return InputError(info_->file, mark.line + 1, mark.column + 1, message);
+}
+
+ObjectReader ScenarioSource::reader(const YAML::Node& node, const std::string& dotted_path) const
+{
+  return ObjectReader(node, info_, dotted_path);
+}
+
+} // namespace cs

@@ -1,0 +1,34 @@
+// Where each value of a scenario came from (file position or --set override), so any component can blame a key.
+#pragma once
+
+#include "base/input_error.hpp"
+#include "base/yaml_reader.hpp"
+
+#include <memory>
+#include <string>
+
+namespace cs {
+
+/** The resolved scenario document (--set overrides applied and tagged) and its source. */
+class ScenarioSource {
+public:
+  ScenarioSource() = default;
+  ScenarioSource(YAML::Node resolved, std::shared_ptr<const SourceInfo> source);
+
+  /** An InputError positioned at the value of `dotted_path` (or its nearest existing parent); a value that came
+   *  from `--set` is blamed on that override. */
+  InputError error_at(const std::string& dotted_path, const std::string& message) const;
+  /** The scenario file and the folder relative paths in it are resolved against. */
+  const std::string& file() const;
+  std::string base_dir() const;
+  /** A reader over the map at `dotted_path` (absent: an empty map), for components that read their own keys. */
+  ObjectReader reader(const YAML::Node& node, const std::string& dotted_path) const;
+  const YAML::Node& resolved() const { return resolved_; }
+  const std::shared_ptr<const SourceInfo>& info() const { return info_; }
+
+private:
+  YAML::Node resolved_;
+  std::shared_ptr<const SourceInfo> info_ = std::make_shared<SourceInfo>();
+};
+
+} // namespace cs

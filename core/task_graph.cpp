@@ -1,0 +1,174 @@
+#include "core/task_graph.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <stdexcept>
+
+namespace cs {
+
+struct TaskGraph::Csr {
+  // 32-bit vertex ids: successor arrays are read as int (same size; signed/unsigned aliasing is allowed).
+  using G = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                               boost::no_property, std::uint32_t, std::uint32_t>;
+  G g;
+};
+
+TaskGraph::TaskGraph() { names_.emplace_back(""); }
+TaskGraph::~TaskGraph() = default;
+TaskGraph::TaskGraph(TaskGraph&&) noexcept = default;
+TaskGraph& TaskGraph::operator=(TaskGraph&&) noexcept = default;
+
+std::uint16_t TaskGraph::intern(const std::string& text)
+{
+  // Linear scan is fine: a workload has a few dozen distinct names.
+  for (std::size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == text)
+      return static_cast<std::uint16_t>(i);
+  if (names_.size() >= 65535)
+    throw std::length_error("too many distinct task names");
+  names_.push_back(text);
+  return static_cast<std::uint16_t>(names_.size() - 1);
+}
+
+int TaskGraph::add_stream(int host, const std::string& name)
+{
+  streams_.push_back(Stream{name, host});
+  stream_tasks_.emplace_back();
+  return static_cast<int>(streams_.size()) - 1;
+}
+
+namespace {
+void check_open(bool finalized)
+{
+  if (finalized)
+    throw std::logic_error("task graph is finalized");
+}
+} // namespace
+
+int TaskGraph::add_compute(int stream, double seconds, const std::string& name, const std::string& model,
+                           TaskLabels labels)
+{
+  check_open(finalized_);
+  if (!(seconds >= 0))
+    throw std::invalid_argument("compute task " + name + " has a negative duration");
+  Task t;
+  t.kind = TaskKind::COMPUTE;
+  t.stream = stream;
+  t.host = streams_.at(stream).host;
+  t.seconds = seconds;
+  t.name = intern(name);
+  t.model = intern(model);
+  t.labels = labels;
+  tasks_.push_back(t);
+  stream_tasks_[stream].push_back(static_cast<int>(tasks_.size()) - 1);
+  return static_cast<int>(tasks_.size()) - 1;
+}
+
+int TaskGraph::add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name,
+                            TaskLabels labels, double overhead, double rate)
+{
+  check_open(finalized_);
+  if (!(bytes >= 0) || !(overhead >= 0) || !(rate >= 0))
+    throw std::invalid_argument("transfer " + name + " has a negative size, overhead or rate");
+  Task t;
+  t.kind = TaskKind::TRANSFER;
+  t.stream = stream;
+  t.host = src_host;
+  t.dst = dst_host;
+  t.bytes = std::round(bytes); // whole bytes, as SimGrid moves them
+  t.seconds = overhead;
+  t.rate = rate;
+  t.name = intern(name);
+  t.labels = labels;
+  tasks_.push_back(t);
+  stream_tasks_.at(stream).push_back(static_cast<int>(tasks_.size()) - 1);
+  return static_cast<int>(tasks_.size()) - 1;
+}
+
+int TaskGraph::add_delay(int stream, double seconds, const std::string& name, TaskLabels labels)
+{
+  check_open(finalized_);
+  Task t;
+  t.kind = TaskKind::DELAY;
+  t.stream = stream;
+  t.host = streams_.at(stream).host;
+  t.seconds = seconds;
+  t.name = intern(name);
+  t.labels = labels;
+  tasks_.push_back(t);
+  stream_tasks_[stream].push_back(static_cast<int>(tasks_.size()) - 1);
+  return static_cast<int>(tasks_.size()) - 1;
+}
+
+void TaskGraph::add_dependency(int before, int after)
+{
+  check_open(finalized_);
+  if (before < 0 || after < 0 || before >= static_cast<int>(tasks_.size()) || after >= static_cast<int>(tasks_.size()))
+    throw std::out_of_range("dependency on an unknown task");
+  if (before == after)
+    throw std::logic_error("a task cannot depend on itself");
+  edges_.emplace_back(before, after);
+}
+
+void TaskGraph::finalize()
+{
+  if (finalized_)
+    return;
+  const std::size_t n = tasks_.size();
+  std::sort(edges_.begin(), edges_.end());
+  edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+  csr_ = std::make_unique<Csr>();
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges(edges_.begin(), edges_.end());
+  csr_->g = Csr::G(boost::edges_are_sorted, edges.begin(), edges.end(), n);
+  pred_count_.assign(n, 0);
+  for (const auto& [a, b] : edges_)
+    ++pred_count_[b];
+  edges_.clear();
+  edges_.shrink_to_fit();
+
+  // Kahn's algorithm over dependencies plus stream order, to detect cycles and fix a topological order.
+  std::vector<int> remaining(pred_count_);
+  std::vector<int> position_in_stream(n, 0);
+  for (const auto& st : stream_tasks_)
+    for (std::size_t i = 0; i < st.size(); ++i) {
+      position_in_stream[st[i]] = static_cast<int>(i);
+      if (i > 0)
+        ++remaining[st[i]];
+    }
+  std::vector<int> ready;
+  for (std::size_t t = 0; t < n; ++t)
+    if (remaining[t] == 0)
+      ready.push_back(static_cast<int>(t));
+  topo_order_.clear();
+  topo_order_.reserve(n);
+  finalized_ = true;
+  while (!ready.empty()) {
+    int t = ready.back();
+    ready.pop_back();
+    topo_order_.push_back(t);
+    auto [begin, end] = successors(t);
+    for (const int* s = begin; s != end; ++s)
+      if (--remaining[*s] == 0)
+        ready.push_back(*s);
+    const auto& st = stream_tasks_[tasks_[t].stream];
+    std::size_t next = position_in_stream[t] + 1;
+    if (next < st.size() && --remaining[st[next]] == 0)
+      ready.push_back(st[next]);
+  }
+  if (topo_order_.size() != n) {
+    finalized_ = false;
+    throw std::logic_error("task graph has a cycle (dependencies contradict stream order)");
+  }
+}
+
+std::pair<const int*, const int*> TaskGraph::successors(int task) const
+{
+  const auto& fwd = csr_->g.m_forward;
+  const auto* begin = fwd.m_column.data() + fwd.m_rowstart[task];
+  const auto* end = fwd.m_column.data() + fwd.m_rowstart[task + 1];
+  static_assert(sizeof(*begin) == sizeof(int));
+  return {reinterpret_cast<const int*>(begin), reinterpret_cast<const int*>(end)};
+}
+
+} // namespace cs

@@ -1,0 +1,76 @@
+// The contract between the engine and a workload kind: each kind reads its own `workload:` keys, checks them
+// against the cluster, runs, and reports. Kinds register by name; the engine never names one.
+#pragma once
+
+#include "base/registry.hpp"
+#include "core/policy_selection.hpp"
+#include "core/run_metrics.hpp"
+#include "core/scenario_source.hpp"
+#include "core/task_graph.hpp"
+#include "core/timeline.hpp"
+#include "platform/cluster_params.hpp"
+#include "platform/platform_spec.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cs {
+
+class ActorRuntime;
+
+/** What every workload sees of its scenario, at check time and at run time. */
+struct WorkloadEnv {
+  std::string scenario;    // the scenario's name
+  long long seed = 1;
+  std::string backend;     // simgrid | analytical
+  const ClusterParams* cluster = nullptr;
+  const DeviceSpec* device = nullptr;
+  const PolicySelection* policies = nullptr;
+  const ScenarioSource* source = nullptr;
+
+  /** An InputError at `dotted_path` of the scenario (see ScenarioSource::error_at). */
+  InputError error_at(const std::string& dotted_path, const std::string& message) const
+  {
+    return source->error_at(dotted_path, message);
+  }
+};
+
+/** At run time, also the platform and the engine's services. */
+struct RunEnv : WorkloadEnv {
+  const PlatformSpec* platform = nullptr;
+  bool trace = false;       // produce a Chrome trace
+  bool one_replica = false; // training: simulate one data-parallel replica (the planner's estimate)
+  /** Runs a task graph on the scenario's backend. */
+  std::function<Timeline(const TaskGraph&)> execute;
+  /** The actor runtime of this process's engine, for dynamic workloads (at most once per process). */
+  std::function<std::unique_ptr<ActorRuntime>()> actors;
+};
+
+/** What a run produced; the engine adds the report's envelope and the summary's first and last lines. */
+struct WorkloadOutput {
+  RunMetrics metrics;
+  std::string summary;   // lines after the header (each "  name  ..."), without the wall-time line
+  std::string wall_note; // appended to the wall-time line, e.g. " (1234 tasks)"
+  std::string trace_json;
+  std::vector<std::pair<std::string, std::string>> files; // further outputs by name
+};
+
+/** One workload kind. `configure` reads `workload:` (every key but `kind`); check and run see the scenario. */
+class Workload : public Configurable {
+public:
+  /** Throws InputError (through env.error_at) for what this kind cannot run on this cluster. */
+  virtual void check(const WorkloadEnv& env) const = 0;
+  /** Throws std::runtime_error or std::logic_error when the run fails, InputError for input found bad late. */
+  virtual WorkloadOutput run(const RunEnv& env) const = 0;
+  virtual std::unique_ptr<Workload> clone() const = 0;
+};
+
+/** Registers `Type` as workload kind `name` at static-initialisation time. */
+#define CS_REGISTER_WORKLOAD(Type, name, description)                                                             \
+  static const bool cs_registered_workload_##Type = ::cs::Registry<::cs::Workload>::instance().add(                \
+      name, description, [] { return std::unique_ptr<::cs::Workload>(new Type()); })
+
+} // namespace cs

@@ -1,0 +1,55 @@
+#include "models/transformer/memory_footprint.hpp"
+
+#include "models/kernels/kernel.hpp"
+#include "models/transformer/transformer.hpp"
+
+#include <cmath>
+
+namespace cs {
+
+std::map<std::string, double> MemoryFootprint::breakdown() const
+{
+  return {{"memory_parameters_bytes", parameters}, {"memory_gradients_bytes", gradients},
+          {"memory_optimizer_bytes", optimizer},   {"memory_activations_bytes", activations},
+          {"memory_buffers_bytes", buffers}};
+}
+
+MemoryFootprint transformer_memory(const ModelParams& m, int micro, const MemoryLayout& l)
+{
+  const double e = dtype_bytes(m.dtype);
+  const double layers_per_stage = l.layers_on_device > 0 ? l.layers_on_device : std::ceil(double(m.layers) / l.pp);
+  // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
+  // An untied output layer sits on the last stage, so it adds to the count only when one stage holds everything.
+  const double params =
+      (layers_per_stage * layer_parameters(m) + embedding_parameters(m) + (l.pp == 1 ? head_parameters(m) : 0.0)) / l.tp;
+  MemoryFootprint f;
+  f.parameters = params * e / (l.zero >= 3 ? l.dp : 1);
+  f.gradients = params * e / (l.zero >= 2 ? l.dp : 1);
+  f.optimizer = params * 12.0 / (l.zero >= 1 ? l.dp : 1);
+  const double s = m.seq, b = micro, h = m.hidden, a = m.heads, t = l.tp;
+  const bool sp = l.sequence_parallel;
+  // Korthikanti et al.'s per-layer count in units of s b h bytes: 10 replicated under tensor parallelism (norm
+  // inputs, the two block inputs, dropout masks) and 24 split (queries 2, keys 2, values 2, projection input 2,
+  // GeLU input 8 and output 8), plus 5 a s / h for scores. Keys and values shrink with grouped-query attention;
+  // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
+  const double kv = double(m.kv()) / m.heads, ffn = double(m.ffn) / h;
+  const double split = 4.0 + 4.0 * kv + (m.mlp == "swiglu" ? 6.0 : 4.0) * ffn;
+  const double held = sp ? (10.0 + split) / t : 10.0 + split / t;
+  double per_layer = 0;
+  if (m.recompute == "full") // only each layer's input is kept
+    per_layer = 2.0 * s * b * h / (sp ? t : 1);
+  else if (m.recompute == "selective") // the attention core (softmax, dropout, scores) is recomputed
+    per_layer = s * b * h * held;
+  else
+    per_layer = s * b * h * (held + 5.0 * a * s / (h * t));
+  // Korthikanti's counts are for 16-bit activations; scale for other dtypes.
+  per_layer *= e / 2.0;
+  f.activations = per_layer * layers_per_stage * l.in_flight_microbatches;
+  f.buffers = l.bucket_bytes;
+  // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
+  if (l.zero >= 3 && l.dp > 1)
+    f.buffers += 2.0 * layer_parameters(m) / l.tp * e;
+  return f;
+}
+
+} // namespace cs

@@ -1,0 +1,41 @@
+// Memory per GPU of transformer training: weights, gradients, optimizer state, activations, buffers.
+#pragma once
+
+#include "models/transformer/model_params.hpp"
+
+#include <map>
+#include <string>
+
+namespace cs {
+
+/** Bytes per GPU, by what holds them. */
+struct MemoryFootprint {
+  double parameters = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double buffers = 0;
+  double total() const { return parameters + gradients + optimizer + activations + buffers; }
+  std::map<std::string, double> breakdown() const;
+};
+
+/** Shape of the parallel layout that decides what a GPU holds. */
+struct MemoryLayout {
+  int dp = 1, tp = 1, pp = 1;
+  int zero = 0;                  // ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also weights
+  bool sequence_parallel = false;
+  int in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m)
+  double bucket_bytes = 0;        // communication buffer (gradient bucket)
+  int layers_on_device = 0;       // layers on the most loaded device; 0 = ceil(layers / pp)
+};
+
+/** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights and 2 of gradients per parameter
+ *  (16-bit dtypes; 4 for fp32), 12 bytes of optimizer state (fp32 master weights, momentum, variance), each
+ *  divided by dp where the ZeRO stage shards it. Activations per layer and microbatch follow Korthikanti et al.
+ *  (MLSys'23, "Reducing Activation Recomputation"), for s tokens, b samples, h hidden, a heads, t tensor-parallel
+ *  ranks: none s b h (10 + 24/t + 5 a s / (h t)), selective s b h (10 + 24/t); with sequence parallelism the
+ *  10 becomes 10/t (34/t in all); full recomputation keeps each layer's input, 2 s b h (/t with sequence
+ *  parallelism). Counts are for 16-bit activations and scale with the dtype. The most loaded pipeline stage (layers / pp) is the one counted. */
+MemoryFootprint transformer_memory(const ModelParams& model, int micro_batch, const MemoryLayout& layout);
+
+} // namespace cs

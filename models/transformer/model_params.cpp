@@ -1,0 +1,144 @@
+#include "models/transformer/model_params.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace cs {
+
+const std::map<std::string, ModelParams>& model_presets()
+{
+  // Megatron-LM (Narayanan et al., SC'21) Table 1: seq 2048, vocab 51,200, fp16, full recomputation, attention
+  // through memory (2021). BERT-large (Devlin et al., 2019): 24 layers, 1024 hidden, 16 heads, seq 512, vocab 30,522.
+  static const std::map<std::string, ModelParams> presets = [] {
+    auto gpt = [](int layers, int hidden, int heads) {
+      ModelParams m;
+      m.layers = layers;
+      m.hidden = hidden;
+      m.ffn = 4 * hidden;
+      m.heads = heads;
+      m.seq = 2048;
+      m.vocab = 51200;
+      m.dtype = "fp16";
+      m.recompute = "full";
+      m.attention = "materialized";
+      return m;
+    };
+    std::map<std::string, ModelParams> p;
+    p["gpt-1.7b"] = gpt(24, 2304, 24);
+    p["gpt-7.5b"] = gpt(36, 4096, 32);
+    p["gpt-39.1b"] = gpt(48, 8192, 64);
+    p["gpt-145.6b"] = gpt(80, 12288, 96);
+    p["gpt-529.6b"] = gpt(105, 20480, 128);
+    ModelParams bert;
+    bert.layers = 24;
+    bert.hidden = 1024;
+    bert.ffn = 4096;
+    bert.heads = 16;
+    bert.seq = 512;
+    bert.vocab = 30522;
+    bert.dtype = "fp16";
+    bert.recompute = "none";
+    bert.attention = "materialized";
+    p["bert-large"] = bert;
+    // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
+    // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
+    auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
+      ModelParams m;
+      m.layers = layers;
+      m.hidden = hidden;
+      m.ffn = ffn;
+      m.heads = heads;
+      m.kv_heads = kv_heads;
+      m.seq = 4096;
+      m.vocab = 32000;
+      m.dtype = "bf16";
+      m.recompute = "selective";
+      m.attention = "flash";
+      m.mlp = "swiglu";
+      m.norm = "rmsnorm";
+      m.tie_embeddings = false;
+      return m;
+    };
+    p["llama2-7b"] = llama(32, 4096, 11008, 32, 32);
+    p["llama2-70b"] = llama(80, 8192, 28672, 64, 8);
+    return p;
+  }();
+  return presets;
+}
+
+void read_model(ObjectReader m, ModelParams& model)
+{
+  // A layer of a generic graph; names are unique and inputs refer to layers above it (so file order is a
+  // topological order).
+  auto read_layer = [&model](ObjectReader& l, GraphLayerParams& layer) {
+    l.required("name", layer.name, "layer name (unique)")
+        .field("flops", layer.flops, "forward FLOPs per sample")
+        .field("bytes", layer.bytes, "forward memory traffic per sample")
+        .field("params", layer.params, "parameters")
+        .field("activations", layer.activations, "output per sample: sent to the layers it feeds, kept for backward")
+        .field("inputs", layer.inputs, "names of earlier layers it reads (none: the model's input)");
+    if (l.describing())
+      return;
+    l.require_non_negative("flops", layer.flops);
+    l.require_non_negative("bytes", layer.bytes.value);
+    l.require_non_negative("params", layer.params);
+    l.require_non_negative("activations", layer.activations.value);
+    if (!(layer.flops > 0) && !(layer.bytes.value > 0))
+      l.fail_at("flops", "layer '" + layer.name + "' needs flops or bytes");
+    const auto& earlier = model.graph;
+    for (const auto& other : earlier)
+      if (other.name == layer.name)
+        l.fail_at("name", "layer name '" + layer.name + "' is used twice");
+    for (const auto& input : layer.inputs)
+      if (std::none_of(earlier.begin(), earlier.end(), [&](const auto& e) { return e.name == input; }))
+        l.fail_at("inputs", "input '" + input + "' of layer '" + layer.name + "' is not a layer defined above it");
+  };
+  std::vector<std::string> preset_names{""};
+  for (const auto& [name, preset] : model_presets())
+    preset_names.push_back(name);
+  m.choice("preset", model.preset, preset_names,
+           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B); keys "
+           "given override it");
+  if (!m.describing() && !model.preset.empty()) {
+    const std::string name = model.preset;
+    model = model_presets().at(name);
+    model.preset = name;
+  }
+  m.field("layers", model.layers, "transformer layers")
+      .field("hidden", model.hidden, "hidden size")
+      .field("ffn", model.ffn, "feed-forward inner size (0 = 4 x hidden)")
+      .field("heads", model.heads, "attention (query) heads")
+      .field("kv_heads", model.kv_heads, "key/value heads (0 = heads; fewer = grouped-query attention)")
+      .field("seq", model.seq, "sequence length in tokens")
+      .field("vocab", model.vocab, "vocabulary size")
+      .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
+      .choice("recompute", model.recompute, {"none", "selective", "full"}, "activation recomputation")
+      .choice("attention", model.attention, {"flash", "materialized"},
+              "flash: fused attention, scores never reach memory; materialized: QK^T GEMM, softmax, dropout and PV GEMM "
+              "through memory (Megatron-LM before FlashAttention)")
+      .choice("mlp", model.mlp, {"gelu", "swiglu"},
+              "feed-forward block: gelu (up GEMM, GeLU, down GEMM) or swiglu (fused gate and up GEMM, SiLU-gated "
+              "product, down GEMM)")
+      .choice("norm", model.norm, {"layernorm", "rmsnorm"}, "normalisation layers")
+      .field("tie_embeddings", model.tie_embeddings, "the output layer shares the input embedding's weights")
+      .list<GraphLayerParams>("graph", model.graph,
+                              "a generic layer graph (layers with costs and inputs) that replaces the transformer; "
+                              "branches run concurrently under policies.pipeline: graph-pipeline",
+                              read_layer);
+  m.finish();
+  m.require_positive("layers", model.layers);
+  m.require_positive("hidden", model.hidden);
+  m.require_positive("heads", model.heads);
+  m.require_positive("seq", model.seq);
+  m.require_positive("vocab", model.vocab);
+  m.require_non_negative("ffn", model.ffn);
+  m.require_non_negative("kv_heads", model.kv_heads);
+  if (!m.describing() && model.heads % model.kv() != 0)
+    m.fail_at("kv_heads", fmt::format("kv_heads ({}) must divide heads ({})", model.kv(), model.heads));
+  if (!m.describing() && model.hidden % model.heads != 0)
+    m.fail_at("heads", fmt::format("hidden ({}) must be divisible by heads ({})", model.hidden, model.heads));
+  if (!m.describing() && model.ffn == 0)
+    model.ffn = 4 * model.hidden;
+}
+
+} // namespace cs

@@ -1,0 +1,146 @@
+#include "platform/cluster_params.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+namespace {
+
+void read_level(ObjectReader& r, FabricLevel& l)
+{
+  r.field("oversubscription", l.oversubscription, "downlink / uplink capacity ratio of a switch at this level (1 = non-blocking)")
+      .field("radix", l.radix, "children per switch at this level (0 = default: 32 NIC ports at the leaf, all below at the top)")
+      .field("latency", l.latency, "per-hop latency of the links up into this level (default: network.latency)");
+  if (!r.describing() && l.oversubscription < 1.0)
+    r.fail_at("oversubscription", "oversubscription must be >= 1");
+  r.require_non_negative("radix", l.radix);
+}
+
+void read_background(ObjectReader& r, BackgroundParams& b)
+{
+  r.field("tier", b.tier, "apply to every link of this tier (nic, leaf-uplink, pod-uplink, host-link, tor-uplink, ...)")
+      .field("links", b.links, "or to these links by name (as in trace.json and docs/architecture.md)")
+      .choice("kind", b.kind, {"constant", "on-off", "csv"}, "load over time")
+      .field("load", b.load, "share of the bandwidth background traffic takes, in [0, 1)")
+      .field("on", b.on, "on-off: how long the load lasts")
+      .field("off", b.off, "on-off: how long the link is free")
+      .field("file", b.file, "csv: 'time_s,load' rows (path relative to the scenario)")
+      .field("period", b.period, "csv: repeat the series every period (0 = once, the last load then holds)");
+  if (r.describing())
+    return;
+  if (b.tier.empty() == b.links.empty())
+    r.fail(r.node(), "a background entry needs either 'tier' or 'links'");
+  if (!(b.load >= 0 && b.load < 1))
+    r.fail_at("load", "load must be in [0, 1)");
+  if (b.kind == "on-off" && (!(b.on.value > 0) || !(b.off.value > 0)))
+    r.fail_at(b.on.value > 0 ? "off" : "on", "on-off needs positive 'on' and 'off'");
+  if (b.kind == "csv" && b.file.empty())
+    r.fail_at("kind", "kind csv needs a 'file'");
+  if (b.period.value < 0)
+    r.fail_at("period", "period must not be negative");
+}
+
+void read_network(ObjectReader r, NetworkParams& n)
+{
+  r.choice("kind", n.kind, {"fat-tree", "rail-optimized", "star", "tree"},
+           "fabric shape: fat-tree, rail-optimized or star for GPU clusters; tree for CPU clusters")
+      .choice("model", n.model, {"ideal", "lv08"},
+              "flow model: ideal = max-min sharing with exact size/bandwidth + latency; lv08 = SimGrid's TCP-calibrated factors")
+      .field("nic_bandwidth", n.nic_bandwidth, "bandwidth of one NIC port, per direction")
+      .field("nic_efficiency", n.nic_efficiency, "share of the line rate a NIC delivers (0.97: 48.5 of 50 GB/s on NDR)")
+      .field("nics_per_node", n.nics_per_node, "NICs per GPU node (equal to gpus_per_node gives one NIC per GPU)")
+      .list<FabricLevel>("levels", n.levels, "switch levels above the NICs, leaf first (2 or 3 for fat-tree)", read_level)
+      .field("latency", n.latency, "per-hop link latency")
+      .field("host_link", n.host_link, "CPU cluster: host to ToR link bandwidth")
+      .field("tor_uplink", n.tor_uplink, "CPU cluster: ToR to aggregation bandwidth (default from oversubscription)")
+      .field("agg_uplink", n.agg_uplink, "CPU cluster: aggregation to core bandwidth (default from oversubscription)")
+      .field("oversubscription", n.oversubscription, "CPU cluster: [ToR, aggregation] oversubscription ratios")
+      .field("racks_per_agg", n.racks_per_agg, "CPU cluster: racks under one aggregation switch (0 = all)")
+      .list<BackgroundParams>("background", n.background, "time-varying background load on links", read_background);
+  r.finish();
+  r.require_positive("nic_bandwidth", n.nic_bandwidth.value);
+  r.require_positive("nics_per_node", n.nics_per_node);
+  if (!r.describing() && !(n.nic_efficiency > 0 && n.nic_efficiency <= 1))
+    r.fail_at("nic_efficiency", "nic_efficiency must be in (0, 1]");
+  r.require_non_negative("latency", n.latency.value);
+  r.require_positive("host_link", n.host_link.value);
+  r.require_non_negative("tor_uplink", n.tor_uplink.value);
+  r.require_non_negative("agg_uplink", n.agg_uplink.value);
+  r.require_non_negative("racks_per_agg", n.racks_per_agg);
+  if (r.describing())
+    return;
+  if (n.levels.empty() || n.levels.size() > 3)
+    r.fail_at("levels", fmt::format("network.levels must list 1 to 3 switch levels, got {}", n.levels.size()));
+  for (double o : n.oversubscription)
+    if (o < 1.0)
+      r.fail_at("oversubscription", "oversubscription ratios must be >= 1");
+}
+
+} // namespace
+
+void read_cluster(ObjectReader r, ClusterParams& c)
+{
+  r.field("device", c.device, "device catalog name (clustersim list devices)")
+      .field("profile", c.profile, "device profile JSON for kernel costs (default: the one shipped in calibrate/profiles/)")
+      .field("nodes", c.nodes, "GPU nodes")
+      .field("gpus_per_node", c.gpus_per_node, "GPUs in each node")
+      .field("gpus", c.gpus, "total GPUs (optional; must divide into nodes of gpus_per_node)");
+  ObjectReader intra = r.child("intra_node", "links between the GPUs of a node");
+  intra.choice("kind", c.intra_node.kind, {"nvswitch", "nvlink-mesh", "pcie"}, "intra-node interconnect")
+      .field("bandwidth", c.intra_node.bandwidth, "per-GPU bandwidth per direction (default from the device catalog)")
+      .field("latency", c.intra_node.latency, "per-hop latency (default from the device catalog)")
+      .field("nvls", c.intra_node.nvls, "NVSwitch in-switch reduction (NVLink SHARP; H100/H200 only)");
+  intra.finish();
+  intra.require_non_negative("bandwidth", c.intra_node.bandwidth.value);
+  intra.require_non_negative("latency", c.intra_node.latency.value);
+  read_network(r.child("network", "the data-centre network"), c.network);
+  r.field("racks", c.racks, "CPU cluster: number of racks (makes this a CPU cluster)")
+      .field("hosts_per_rack", c.hosts_per_rack, "CPU cluster: hosts in each rack");
+  ObjectReader host = r.child("host", "CPU cluster: one host's resources (defaults from the catalog's cpu-node)");
+  host.field("cores", c.host.cores, "cores per host")
+      .field("memory", c.host.memory, "memory per host")
+      .field("disk_bandwidth", c.host.disk_bandwidth, "disk read/write bandwidth per host")
+      .field("core_speed", c.host.core_speed, "FLOP/s per core");
+  host.finish();
+  host.require_non_negative("cores", c.host.cores);
+  host.require_non_negative("memory", c.host.memory.value);
+  host.require_non_negative("disk_bandwidth", c.host.disk_bandwidth.value);
+  host.require_non_negative("core_speed", c.host.core_speed);
+  r.finish();
+  if (r.describing())
+    return;
+  r.require_non_negative("racks", c.racks);
+  if (c.is_cpu_cluster()) {
+    r.require_positive("hosts_per_rack", c.hosts_per_rack);
+    if (r.has("nodes") || r.has("gpus"))
+      r.fail_at(r.has("nodes") ? "nodes" : "gpus", "a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
+    if (!r.has("device"))
+      c.device = "cpu-node";
+    const YAML::Node network = r.node()["network"];
+    if (!network.IsDefined() || !network.IsMap() || !network["kind"].IsDefined())
+      c.network.kind = "tree";
+    else if (c.network.kind != "tree")
+      r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
+    return;
+  }
+  if (c.network.kind == "tree")
+    r.child("network", "").fail_at("kind", "network.kind 'tree' is for CPU clusters (racks); use fat-tree, rail-optimized or star");
+  r.require_positive("gpus_per_node", c.gpus_per_node);
+  r.require_non_negative("gpus", c.gpus);
+  if (c.gpus > 0) {
+    if (c.gpus % c.gpus_per_node != 0)
+      r.fail_at("gpus", fmt::format("cluster.gpus = {} does not divide into nodes of {} GPUs", c.gpus, c.gpus_per_node));
+    if (r.has("nodes") && c.nodes * c.gpus_per_node != c.gpus)
+      r.fail_at("gpus", fmt::format("cluster.gpus = {} but nodes x gpus_per_node = {}", c.gpus, c.nodes * c.gpus_per_node));
+    c.nodes = c.gpus / c.gpus_per_node;
+  }
+  r.require_positive("nodes", c.nodes);
+  if (c.network.kind == "rail-optimized" && c.network.nics_per_node != c.gpus_per_node)
+    r.child("network", "").fail_at("nics_per_node", "rail-optimized needs one NIC per GPU (nics_per_node = gpus_per_node)");
+  if (c.network.nics_per_node > c.gpus_per_node)
+    r.child("network", "").fail_at("nics_per_node", "more NICs than GPUs in a node is not supported");
+  if (c.gpus_per_node % c.network.nics_per_node != 0)
+    r.child("network", "").fail_at("nics_per_node", "nics_per_node must divide gpus_per_node");
+  c.gpus = c.nodes * c.gpus_per_node;
+}
+
+} // namespace cs

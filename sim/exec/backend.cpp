@@ -1,0 +1,17 @@
+#include "sim/exec/executor.hpp"
+
+#include <stdexcept>
+
+namespace cs {
+
+Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,
+                     const std::vector<ExecutionObserver*>& observers)
+{
+  if (backend == "analytical")
+    return run_analytical(graph, platform, observers);
+  if (backend == "simgrid")
+    return run_simgrid(graph, platform, observers);
+  throw std::invalid_argument("unknown backend '" + backend + "' (expected simgrid or analytical)");
+}
+
+} // namespace cs

@@ -1,0 +1,25 @@
+// One SimGrid engine per process, set up the same way for the task-graph executor and the actor runtime.
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace simgrid::s4u {
+class Engine;
+} // namespace simgrid::s4u
+
+namespace cs {
+
+/** Timing precisions for SimGrid's solver: the executor needs 1e-13 (the backends agree to 1e-9 relative on
+ *  contention-free graphs); actor workloads run with SimGrid's 1e-9 surf precision. maxmin <= 0 keeps the default. */
+struct SimgridPrecision {
+  double surf = 1e-9;
+  double maxmin = 0;
+};
+
+/** Creates the process's engine with logging quietened, the precisions set and the network model configured
+ *  (before any platform exists). */
+std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(const std::string& network_model,
+                                                            SimgridPrecision precision);
+
+} // namespace cs

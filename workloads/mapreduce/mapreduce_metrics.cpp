@@ -1,0 +1,89 @@
+#include "workloads/mapreduce/mapreduce_metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cs {
+
+double percentile(std::vector<double> values, double q)
+{
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * values.size()));
+  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+}
+
+RunMetrics mapreduce_metrics(const MapReduceOutcome& o, const TopologyCost& cost)
+{
+  RunMetrics r;
+  auto& M = r.metrics;
+  auto& B = r.breakdown;
+  std::vector<double> jct;
+  double sum = 0;
+  for (const auto& j : o.jobs) {
+    jct.push_back(j.finish - j.submit);
+    sum += j.finish - j.submit;
+  }
+  M["jobs"] = static_cast<double>(o.jobs.size());
+  M["mean_jct_s"] = jct.empty() ? 0 : sum / jct.size();
+  M["p50_jct_s"] = percentile(jct, 0.5);
+  M["p95_jct_s"] = percentile(jct, 0.95);
+  M["makespan_s"] = o.makespan;
+  double traffic_cost = 0, communication_cost = 0, network = 0;
+  double by_level[4] = {0, 0, 0, 0};
+  double by_kind[3] = {0, 0, 0};
+  double shuffle_flow_s = 0;
+  long shuffle_flows = 0;
+  for (const auto& t : o.transfers) {
+    const int level = cost.level(t.src, t.dst);
+    by_level[level] += t.bytes;
+    by_kind[static_cast<int>(t.kind)] += t.bytes;
+    if (t.src != t.dst)
+      network += t.bytes;
+    if (t.kind != TransferKind::OUTPUT) {
+      traffic_cost += t.bytes * cost.level_costs()[level];
+      communication_cost += t.bytes * cost.policy_hops(t.src, t.dst);
+    }
+    if (t.kind == TransferKind::SHUFFLE && t.src != t.dst) {
+      shuffle_flow_s += t.end - t.start;
+      shuffle_flows += t.segments;
+    }
+  }
+  M["traffic_cost"] = traffic_cost;
+  M["communication_cost"] = communication_cost;
+  M["network_bytes"] = network;
+  M["bytes_host"] = by_level[0];
+  M["bytes_rack"] = by_level[1];
+  M["bytes_pod"] = by_level[2];
+  M["bytes_core"] = by_level[3];
+  M["mean_shuffle_flow_s"] = shuffle_flows ? shuffle_flow_s / shuffle_flows : 0;
+  long first_attempts = 0, locality[3] = {0, 0, 0}, speculative = 0, killed = 0;
+  double busy = 0;
+  for (const auto& t : o.tasks) {
+    busy += t.end - t.start;
+    speculative += t.speculative;
+    killed += t.killed;
+    if (t.map && !t.speculative) {
+      ++first_attempts;
+      ++locality[std::min(t.locality, 2)];
+    }
+  }
+  M["map_locality_node"] = first_attempts ? static_cast<double>(locality[0]) / first_attempts : 0;
+  M["map_locality_rack"] = first_attempts ? static_cast<double>(locality[1]) / first_attempts : 0;
+  M["map_locality_off_rack"] = first_attempts ? static_cast<double>(locality[2]) / first_attempts : 0;
+  M["utilization"] = o.makespan > 0 ? busy / (o.containers * o.makespan) : 0;
+  B["map_read_bytes"] = by_kind[0];
+  B["shuffle_bytes"] = by_kind[1];
+  B["output_bytes"] = by_kind[2];
+  B["shuffle_segments"] = static_cast<double>(shuffle_flows);
+  B["task_attempts"] = static_cast<double>(o.tasks.size());
+  B["speculative_attempts"] = static_cast<double>(speculative);
+  B["killed_attempts"] = static_cast<double>(killed);
+  B["scheduling_rounds"] = static_cast<double>(o.rounds);
+  B["activities"] = static_cast<double>(o.activities);
+  B["containers"] = o.containers;
+  return r;
+}
+
+} // namespace cs

@@ -1,0 +1,135 @@
+// What a training workload refuses before it runs: shapes the cluster cannot hold and splits the builders cannot make.
+#include "models/transformer/layer_graph.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace cs {
+
+std::string pipeline_schedule_name(const TrainingParams& w, const PolicySelection& policies)
+{
+  return policies.name("pipeline", w.parallel.vpp > 1 ? "interleaved-1f1b" : "1f1b");
+}
+
+namespace {
+
+// A layer graph has costs per layer but no shape to split: it runs data and pipeline parallelism only.
+void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
+{
+  const auto& p = w.parallel;
+  const auto& graph = w.model.graph;
+  if (p.tp != 1)
+    throw env.error_at("workload.parallel.tp", "a layer graph (workload.model.graph) has no tensor-parallel split; use "
+                                               "tp = 1");
+  if (p.vpp != 1)
+    throw env.error_at("workload.parallel.vpp", "a layer graph runs one stage per device (vpp = 1)");
+  if (p.zero != 0)
+    throw env.error_at("workload.parallel.zero", "ZeRO is not implemented for layer graphs");
+  if (p.pp > static_cast<int>(graph.size()))
+    throw env.error_at("workload.parallel.pp",
+                       fmt::format("pp = {} is more stages than the graph's {} layers", p.pp, graph.size()));
+  if (pipeline_schedule_name(w, *env.policies) == "graph-pipeline") {
+    const auto branch = layer_branches(graph);
+    const int branches = branch.empty() ? 0 : *std::max_element(branch.begin(), branch.end()) + 1;
+    if (p.pp < branches)
+      throw env.error_at("workload.parallel.pp", fmt::format("the layer graph has {} branches; graph-pipeline needs pp "
+                                                             ">= {}",
+                                                             branches, branches));
+  }
+}
+
+void check_tensor_parallel(const WorkloadEnv& env, const TrainingParams& w)
+{
+  const auto& p = w.parallel;
+  const ClusterParams& c = *env.cluster;
+  const bool graph = !w.model.graph.empty();
+  if (p.sequence_parallel && p.tp == 1)
+    throw env.error_at("workload.parallel.sequence_parallel", "sequence parallelism splits the TP group's tokens: it "
+                                                              "needs tp > 1");
+  if (p.tp > c.gpus_per_node || c.gpus_per_node % p.tp != 0)
+    throw env.error_at("workload.parallel.tp",
+                       fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)",
+                                   p.tp, c.gpus_per_node));
+  if (!graph && (w.model.heads % p.tp != 0 || w.model.ffn % p.tp != 0))
+    throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the heads ({}) and the ffn size ({})",
+                                                           p.tp, w.model.heads, w.model.ffn));
+  if (!graph && w.model.kv() % p.tp != 0) // Megatron splits key/value heads over the ranks too
+    throw env.error_at("workload.parallel.tp",
+                       fmt::format("tp = {} must divide the key/value heads ({})", p.tp, w.model.kv()));
+}
+
+void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
+{
+  const auto& p = w.parallel;
+  const bool graph = !w.model.graph.empty();
+  const std::string name = pipeline_schedule_name(w, *env.policies);
+  auto schedule = Registry<PipelineSchedule>::instance().create(name);
+  const int v = schedule->chunks(p.vpp);
+  if (p.vpp > 1 && v == 1)
+    throw env.error_at("workload.parallel.vpp", fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
+  if (!p.stage_layers.empty()) {
+    int sum = 0;
+    for (int l : p.stage_layers)
+      sum += l;
+    const bool positive = std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l > 0; });
+    if (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || !positive || sum != w.model.layers)
+      throw env.error_at("workload.parallel.stage_layers",
+                         fmt::format("stage_layers needs pp x vpp = {} positive entries summing to the {} transformer "
+                                     "layers",
+                                     p.pp * v, w.model.layers));
+  }
+  if (!graph && p.stage_layers.empty() && p.partition == "even" && w.model.layers % (p.pp * v) != 0)
+    throw env.error_at("workload.model.layers", fmt::format("{} layers do not divide into pp x vpp = {} x {} stages "
+                                                            "(parallel.partition: balanced allows uneven stages)",
+                                                            w.model.layers, p.pp, v));
+  if (!graph && w.model.layers < p.pp * v)
+    throw env.error_at("workload.model.layers", fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages",
+                                                            w.model.layers, p.pp, v));
+  try {
+    schedule->order(p.pp, v, w.batch.global / (dp * w.batch.micro));
+  } catch (const std::invalid_argument& e) {
+    throw env.error_at("workload.batch.global", e.what());
+  }
+}
+
+} // namespace
+
+void TrainingWorkload::check(const WorkloadEnv& env) const
+{
+  const TrainingParams& w = params;
+  const ClusterParams& c = *env.cluster;
+  const auto& p = w.parallel;
+  if (c.is_cpu_cluster())
+    throw env.error_at("workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
+  if (p.ep != 1)
+    throw env.error_at("workload.parallel", "only data (with ZeRO-1/2), tensor (with or without sequence parallelism) "
+                                            "and pipeline parallelism (ep = 1) are implemented so far");
+  if (!w.model.graph.empty())
+    check_layer_graph(env, w);
+  if (p.zero > 2 && (p.pp > 1 || p.vpp > 1))
+    throw env.error_at("workload.parallel.zero", "ZeRO-3 with pipeline parallelism is not implemented yet (zero 1 and "
+                                                 "2 are)");
+  check_tensor_parallel(env, w);
+  const int gpus = c.nodes * c.gpus_per_node;
+  if (gpus % (p.pp * p.tp) != 0)
+    throw env.error_at("workload.parallel.pp",
+                       fmt::format("tp x pp = {} x {} does not divide the cluster's {} GPUs", p.tp, p.pp, gpus));
+  const int dp = p.dp > 0 ? p.dp : gpus / (p.pp * p.tp);
+  if (dp * p.pp * p.tp > gpus)
+    throw env.error_at(p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
+                       fmt::format("dp x tp x pp = {} x {} x {} is larger than the cluster's {} GPUs", dp, p.tp, p.pp,
+                                   gpus));
+  if (w.batch.global % (dp * w.batch.micro) != 0)
+    throw env.error_at("workload.batch.global", fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
+                                                            "= {} per step",
+                                                            w.batch.global, dp, w.batch.micro, dp * w.batch.micro));
+  if (p.pp > 1 || p.vpp > 1)
+    check_pipeline(env, w, dp);
+  if (env.device->peak(w.model.dtype) <= 0)
+    throw env.error_at("workload.model.dtype",
+                       fmt::format("{} has no {} compute units", c.device, w.model.dtype));
+}
+
+} // namespace cs

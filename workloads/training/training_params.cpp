@@ -1,0 +1,44 @@
+#include "workloads/training/training_params.hpp"
+
+namespace cs {
+
+void read_training(ObjectReader& r, TrainingParams& w)
+{
+  read_model(r.child("model", "the dense transformer"), w.model);
+  ObjectReader b = r.child("batch", "batch sizes in samples");
+  b.field("global", w.batch.global, "samples per iteration over all data-parallel replicas")
+      .field("micro", w.batch.micro, "samples per microbatch");
+  b.finish();
+  b.require_positive("global", w.batch.global);
+  b.require_positive("micro", w.batch.micro);
+  ObjectReader p = r.child("parallel", "how the model is split over GPUs");
+  p.field("dp", w.parallel.dp, "data-parallel degree (0 = all GPUs / (tp x pp))")
+      .field("tp", w.parallel.tp, "tensor-parallel degree")
+      .field("pp", w.parallel.pp, "pipeline-parallel degree")
+      .field("vpp", w.parallel.vpp, "virtual pipeline chunks per GPU (interleaved schedule)")
+      .field("ep", w.parallel.ep, "expert-parallel degree")
+      .field("sequence_parallel", w.parallel.sequence_parallel, "Megatron sequence parallelism")
+      .field("zero", w.parallel.zero, "ZeRO stage 0-3")
+      .choice("partition", w.parallel.partition, {"even", "balanced"},
+              "pipeline stages: even (layers divide equally) or balanced (the output layer's stage takes fewer "
+              "layers so the slowest stage is as fast as it can be)")
+      .choice("placement", w.parallel.placement, {"tp-pp-dp", "tp-dp-pp"},
+              "how ranks map to GPUs, innermost first: tp-pp-dp keeps a replica's pipeline stages together (data "
+              "parallelism across nodes); tp-dp-pp keeps a stage's replicas together (pipeline across nodes)")
+      .field("stage_layers", w.parallel.stage_layers,
+             "layers of each virtual stage (pp x vpp entries, summing to the layers); overrides partition");
+  p.finish();
+  p.require_non_negative("dp", w.parallel.dp);
+  p.require_positive("tp", w.parallel.tp);
+  p.require_positive("pp", w.parallel.pp);
+  p.require_positive("vpp", w.parallel.vpp);
+  p.require_positive("ep", w.parallel.ep);
+  if (!p.describing() && (w.parallel.zero < 0 || w.parallel.zero > 3))
+    p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
+  r.field("iterations", w.iterations, "training iterations to simulate")
+      .field("gradient_bucket", w.gradient_bucket, "gradient bucket size for data-parallel all-reduce");
+  r.require_positive("iterations", w.iterations);
+  r.require_positive("gradient_bucket", w.gradient_bucket.value);
+}
+
+} // namespace cs

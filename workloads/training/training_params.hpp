@@ -1,0 +1,40 @@
+// What a training workload reads from `workload:`: the model, batch sizes, how it is split over GPUs, iterations.
+#pragma once
+
+#include "models/transformer/model_params.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cs {
+
+struct BatchParams {
+  int global = 256;
+  int micro = 4;
+};
+
+struct ParallelParams {
+  int dp = 0; // 0 = all GPUs / (tp * pp)
+  int tp = 1;
+  int pp = 1;
+  int vpp = 1;
+  int ep = 1;
+  bool sequence_parallel = false;
+  int zero = 0;
+  std::string partition = "even"; // pipeline stages: even (same layers each) | balanced (by cost)
+  std::string placement = "tp-pp-dp"; // rank order on GPUs, innermost first: tp-pp-dp | tp-dp-pp
+  std::vector<int> stage_layers;   // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
+};
+
+struct TrainingParams {
+  ModelParams model;
+  BatchParams batch;
+  ParallelParams parallel;
+  int iterations = 2;
+  Bytes gradient_bucket{25.0 * 1048576.0};
+};
+
+/** Reads the training keys of `workload:` (model, batch, parallel, iterations, gradient_bucket). */
+void read_training(ObjectReader& r, TrainingParams& w);
+
+} // namespace cs
