@@ -1,23 +1,26 @@
 # The README's two Quick start commands: `make demo` and `make test`. Both do their own set-up.
 BUILD ?= build
 JOBS  ?= $(shell nproc)
-GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
-LAUNCHER  := $(shell command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
 
 .PHONY: deps configure build demo test bench clean
 
 deps:
 	@bash scripts/install-deps.sh
 
+# Ninja and ccache are looked for after deps has installed them, so a fresh machine's first build uses both.
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) $$(command -v ninja >/dev/null 2>&1 && echo "-G Ninja") \
+	  $$(command -v ccache >/dev/null 2>&1 && echo "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache") \
+	  -DCMAKE_BUILD_TYPE=Release -DCS_WERROR=ON
 
 configure: deps $(BUILD)/CMakeCache.txt
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo builds only the clustersim binary.
+demo: configure
+	cmake --build $(BUILD) -j $(JOBS) --target clustersim
 	./$(BUILD)/clustersim run scenarios/quickstart.yaml --out $(BUILD)/out/quickstart
 
 test: build

@@ -12,8 +12,7 @@ class InputError : public std::runtime_error {
 public:
   InputError(std::string file, int line, int column, const std::string& message)
       : std::runtime_error(message), file_(std::move(file)), line_(line), column_(column)
-  {
-  }
+  {}
   const std::string& file() const { return file_; }
   int line() const { return line_; }
   int column() const { return column_; }

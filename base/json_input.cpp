@@ -39,8 +39,7 @@ nlohmann::json parse_json_input(const std::string& text, const std::string& file
 
 JsonReader::JsonReader(const nlohmann::json& j, std::string file, std::string path)
     : j_(j), file_(std::move(file)), path_(std::move(path))
-{
-}
+{}
 
 void JsonReader::fail(const std::string& message) const
 {

@@ -86,13 +86,12 @@ private:
 
 /** Registers `Type` (default-constructible, implements `Interface`, which derives from Configurable) as policy
  *  `name` of `domain` at static-initialisation time. */
-#define CS_REGISTER_POLICY(Interface, Type, domain, name, description)                                            \
-  static const bool cs_registered_##Type =                                                                         \
-      ::cs::Registry<Interface>::instance().add(name, description,                                                 \
-                                                [] { return std::unique_ptr<Interface>(new Type()); }) &&          \
-      ::cs::record_policy(::cs::PolicyInfo{domain, name, description, [](::cs::ObjectReader& r) {                  \
-                                             Type policy;                                                          \
-                                             policy.configure(r);                                                  \
-                                           }})
+#define CS_REGISTER_POLICY(Interface, Type, domain, name, description)                                                 \
+  static const bool cs_registered_##Type = ::cs::Registry<Interface>::instance().add(name, description, [] {           \
+    return std::unique_ptr<Interface>(new Type());                                                                     \
+  }) && ::cs::record_policy(::cs::PolicyInfo{domain, name, description, [](::cs::ObjectReader& r) {                    \
+                                               Type policy;                                                            \
+                                               policy.configure(r);                                                    \
+                                             }})
 
 } // namespace cs

@@ -51,9 +51,8 @@ std::optional<double> lookup(const std::map<std::string, double>& table, const S
 const std::map<std::string, double>& byte_units()
 {
   static const std::map<std::string, double> table = {
-      {"", 1.0},          {"B", 1.0},           {"KB", 1e3},          {"MB", 1e6},
-      {"GB", 1e9},        {"TB", 1e12},         {"KiB", 1024.0},      {"MiB", 1048576.0},
-      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+      {"", 1.0},    {"B", 1.0},      {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+      {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
   return table;
 }
 
@@ -100,8 +99,8 @@ std::optional<double> parse_rate(const std::string& text, std::string* error)
 
 std::optional<double> parse_time(const std::string& text, std::string* error)
 {
-  static const std::map<std::string, double> table = {
-      {"", 1.0}, {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"µs", 1e-6}, {"ns", 1e-9}, {"min", 60.0}, {"h", 3600.0}};
+  static const std::map<std::string, double> table = {{"", 1.0},    {"s", 1.0},   {"ms", 1e-3},  {"us", 1e-6},
+                                                      {"µs", 1e-6}, {"ns", 1e-9}, {"min", 60.0}, {"h", 3600.0}};
   auto s = split_number(text, error);
   if (!s)
     return std::nullopt;
@@ -133,9 +132,6 @@ std::string format_time(double seconds)
   return fmt::format("{:.4g} s", seconds);
 }
 
-std::string format_rate(double bytes_per_second)
-{
-  return fmt::format("{:.4g} GB/s", bytes_per_second / 1e9);
-}
+std::string format_rate(double bytes_per_second) { return fmt::format("{:.4g} GB/s", bytes_per_second / 1e9); }
 
 } // namespace cs::units

@@ -35,8 +35,7 @@ ObjectReader::ObjectReader(YAML::Node node, std::shared_ptr<const SourceInfo> so
 
 ObjectReader::ObjectReader(std::vector<FieldDoc>* sink, std::string path) : path_(std::move(path)), sink_(sink) {}
 
-void ObjectReader::declare(const char* key, const char* help, const std::string& type,
-                           const std::string& default_value)
+void ObjectReader::declare(const char* key, const char* help, const std::string& type, const std::string& default_value)
 {
   declared_.emplace_back(key);
   if (sink_)

@@ -63,8 +63,7 @@ public:
     return *this;
   }
   /** A string restricted to `choices`; an unknown value lists the valid ones. */
-  ObjectReader& choice(const char* key, std::string& value, const std::vector<std::string>& choices,
-                       const char* help);
+  ObjectReader& choice(const char* key, std::string& value, const std::vector<std::string>& choices, const char* help);
   /** A key that must be present. */
   template <class T> ObjectReader& required(const char* key, T& value, const char* help)
   {
@@ -123,6 +122,12 @@ public:
   void finish() const;
 
   bool describing() const { return sink_ != nullptr; }
+  /** Sets the documented default of `key`, declared just before (describe mode only). */
+  void document_default(const char* key, const std::string& value) const
+  {
+    if (sink_ && !sink_->empty() && sink_->back().path == path_of(key))
+      sink_->back().default_value = value;
+  }
   /** Adds a key documented elsewhere (describe mode only). */
   void document(FieldDoc doc) const
   {

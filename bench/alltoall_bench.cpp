@@ -2,9 +2,9 @@
 // backend's default on an idle non-blocking fabric (the closed form, DESIGN.md §3), its list-scheduled flows
 // (`pricing: flows`, what it does under background traffic or oversubscription), and simgrid's flows.
 #include "models/collectives/collective_model.hpp"
-#include "workloads/collective/collective_sweep.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
+#include "workloads/collective/collective_sweep.hpp"
 
 #include <chrono>
 #include <cstdio>

@@ -26,20 +26,22 @@ int main(int argc, char** argv)
   std::vector<cs::Kernel> kernels;
   for (int i = 0; i < 4096; ++i) {
     switch (i % 4) {
-      case 0:
-      case 1:
-        kernels.push_back(cs::GemmKernel{std::exp(log_size(rng)), std::exp(log_size(rng)), std::exp(log_size(rng)), 1, "bf16"});
-        break;
-      case 2:
-        kernels.push_back(cs::MemcpyKernel{std::exp(log_size(rng)) * 4096, "d2d"});
-        break;
-      default:
-        kernels.push_back(cs::AttentionKernel{4, 32, 8, 4096, 4096, 128, true, "bf16"});
+    case 0:
+    case 1:
+      kernels.push_back(
+          cs::GemmKernel{std::exp(log_size(rng)), std::exp(log_size(rng)), std::exp(log_size(rng)), 1, "bf16"});
+      break;
+    case 2:
+      kernels.push_back(cs::MemcpyKernel{std::exp(log_size(rng)) * 4096, "d2d"});
+      break;
+    default:
+      kernels.push_back(cs::AttentionKernel{4, 32, 8, 4096, 4096, 128, true, "bf16"});
     }
   }
   std::printf("%-36s %14s\n", "model stack", "predictions/s");
-  for (auto [label, profile] : {std::pair{"datasheet profile (waves, roofline)", cs::builtin_profile("h100-sxm5")},
-                                std::pair{"with a 216-point GEMM table", static_cast<const cs::DeviceProfile*>(&with_tables)}}) {
+  for (auto [label, profile] :
+       {std::pair{"datasheet profile (waves, roofline)", cs::builtin_profile("h100-sxm5")},
+        std::pair{"with a 216-point GEMM table", static_cast<const cs::DeviceProfile*>(&with_tables)}}) {
     auto model = cs::make_cost_model(device, *profile);
     double sink = 0;
     auto start = std::chrono::steady_clock::now();

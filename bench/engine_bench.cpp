@@ -1,7 +1,7 @@
 // Engine throughput: tasks/s of both backends on ring-exchange graphs, and the same activities on raw SimGrid.
+#include "platform/platform_spec.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
-#include "platform/platform_spec.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
 #include <chrono>

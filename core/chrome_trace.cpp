@@ -14,9 +14,14 @@ std::string chrome_trace_json(const TaskGraph& g, const Timeline& tl, const Plat
     const Stream& st = g.streams()[s];
     const auto& v = topo.vertex(topo.hosts()[st.host]);
     if (!seen_machine[v.machine]++)
-      events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", v.machine},
+      events.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", v.machine},
                         {"args", {{"name", platform.cpu_cluster ? v.name : "node" + std::to_string(v.machine)}}}});
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", v.machine}, {"tid", s},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", v.machine},
+                      {"tid", s},
                       {"args", {{"name", v.name + " " + st.name}}}});
   }
   for (std::size_t id = 0; id < g.size(); ++id) {

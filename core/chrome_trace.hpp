@@ -1,8 +1,8 @@
 // Writes a run's timeline as a Chrome trace-event JSON document (opens in Perfetto and chrome://tracing).
 #pragma once
 
-#include "core/timeline.hpp"
 #include "core/task_graph.hpp"
+#include "core/timeline.hpp"
 #include "platform/platform_spec.hpp"
 
 #include <string>

@@ -27,8 +27,9 @@ std::vector<int> critical_path(const TaskGraph& g, const Timeline& tl)
       current = t;
   std::vector<int> path{current};
   while (!preds[current].empty()) {
-    int best = *std::max_element(preds[current].begin(), preds[current].end(),
-                                 [&](int a, int b) { return tl.end[a] < tl.end[b] || (tl.end[a] == tl.end[b] && a > b); });
+    int best = *std::max_element(preds[current].begin(), preds[current].end(), [&](int a, int b) {
+      return tl.end[a] < tl.end[b] || (tl.end[a] == tl.end[b] && a > b);
+    });
     current = best;
     path.push_back(current);
   }

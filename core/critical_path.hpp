@@ -1,8 +1,8 @@
 // The critical path of an executed task graph: the chain of tasks that decided the makespan.
 #pragma once
 
-#include "core/timeline.hpp"
 #include "core/task_graph.hpp"
+#include "core/timeline.hpp"
 
 #include <vector>
 

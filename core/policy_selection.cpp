@@ -6,24 +6,29 @@ namespace cs {
 
 const std::vector<std::string>& PolicySelection::domains()
 {
-  static const std::vector<std::string> names{"pipeline",    "sync",       "moe",   "mapreduce", "spark_cache",
+  static const std::vector<std::string> names{"pipeline",           "sync",   "moe", "mapreduce", "spark_cache",
                                               "spark_provisioning", "cluster"};
   return names;
 }
 
 namespace {
 
-const char* domain_help(const std::string& domain)
+struct Domain {
+  const char* help;
+  const char* default_name; // what runs when the scenario names none ("" = the workload decides)
+};
+
+const Domain& domain_info(const std::string& domain)
 {
-  static const std::map<std::string, const char*> help{
-      {"pipeline", "pipeline schedule (clustersim list policies)"},
-      {"sync", "gradient synchronisation"},
-      {"moe", "MoE expert/sample placement"},
-      {"mapreduce", "MapReduce task scheduler"},
-      {"spark_cache", "Spark cache eviction"},
-      {"spark_provisioning", "Spark executor provisioning"},
-      {"cluster", "cluster job scheduler"}};
-  return help.at(domain);
+  static const std::map<std::string, Domain> domains{
+      {"pipeline", {"pipeline schedule (default: 1f1b, or interleaved-1f1b with vpp > 1)", ""}},
+      {"sync", {"gradient synchronisation", "ring-allreduce"}},
+      {"moe", {"MoE expert/sample placement", ""}},
+      {"mapreduce", {"MapReduce task scheduler", "capacity"}},
+      {"spark_cache", {"Spark cache eviction", ""}},
+      {"spark_provisioning", {"Spark executor provisioning", ""}},
+      {"cluster", {"cluster job scheduler", ""}}};
+  return domains.at(domain);
 }
 
 std::string names_of(const std::string& domain)
@@ -40,8 +45,12 @@ std::string names_of(const std::string& domain)
 void PolicySelection::read(ObjectReader r)
 {
   for (const auto& domain : domains()) {
-    const std::string help = std::string(domain_help(domain)) + ": a name, or {name: ..., parameters}";
+    const Domain& dom = domain_info(domain);
+    const std::string help = std::string(dom.help) + " (clustersim list policies): a name, or {name: ..., and its "
+                                                     "parameters}";
     auto node = r.raw(domain.c_str(), "name or map", help.c_str());
+    if (r.describing() && *dom.default_name) // the domain's default, shown in the generated docs
+      r.document_default(domain.c_str(), dom.default_name);
     if (r.describing()) { // each policy documents its own parameters under its domain
       for (const auto& p : all_policies())
         if (p.domain == domain) {
@@ -88,7 +97,9 @@ void PolicySelection::read(ObjectReader r)
 std::string PolicySelection::name(const std::string& domain, const std::string& fallback) const
 {
   auto it = choices_.find(domain);
-  return it == choices_.end() || it->second.name.empty() ? fallback : it->second.name;
+  if (it != choices_.end() && !it->second.name.empty())
+    return it->second.name;
+  return fallback.empty() ? domain_info(domain).default_name : fallback;
 }
 
 void PolicySelection::set(const std::string& domain, const std::string& name) { choices_[domain] = {name, {}}; }

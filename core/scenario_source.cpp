@@ -7,8 +7,7 @@ namespace cs {
 
 ScenarioSource::ScenarioSource(YAML::Node resolved, std::shared_ptr<const SourceInfo> source)
     : resolved_(std::move(resolved)), info_(std::move(source))
-{
-}
+{}
 
 const std::string& ScenarioSource::file() const { return info_->file; }
 

@@ -1,8 +1,8 @@
 #include "core/task_graph.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <cmath>
 #include <stdexcept>
 
 namespace cs {

@@ -23,9 +23,9 @@ class ActorRuntime;
 
 /** What every workload sees of its scenario, at check time and at run time. */
 struct WorkloadEnv {
-  std::string scenario;    // the scenario's name
+  std::string scenario; // the scenario's name
   long long seed = 1;
-  std::string backend;     // simgrid | analytical
+  std::string backend; // simgrid | analytical
   const ClusterParams* cluster = nullptr;
   const DeviceSpec* device = nullptr;
   const PolicySelection* policies = nullptr;
@@ -69,8 +69,8 @@ public:
 };
 
 /** Registers `Type` as workload kind `name` at static-initialisation time. */
-#define CS_REGISTER_WORKLOAD(Type, name, description)                                                             \
-  static const bool cs_registered_workload_##Type = ::cs::Registry<::cs::Workload>::instance().add(                \
+#define CS_REGISTER_WORKLOAD(Type, name, description)                                                                  \
+  static const bool cs_registered_workload_##Type = ::cs::Registry<::cs::Workload>::instance().add(                    \
       name, description, [] { return std::unique_ptr<::cs::Workload>(new Type()); })
 
 } // namespace cs

@@ -7,8 +7,10 @@ namespace {
 
 void read_level(ObjectReader& r, FabricLevel& l)
 {
-  r.field("oversubscription", l.oversubscription, "downlink / uplink capacity ratio of a switch at this level (1 = non-blocking)")
-      .field("radix", l.radix, "children per switch at this level (0 = default: 32 NIC ports at the leaf, all below at the top)")
+  r.field("oversubscription", l.oversubscription,
+          "downlink / uplink capacity ratio of a switch at this level (1 = non-blocking)")
+      .field("radix", l.radix,
+             "children per switch at this level (0 = default: 32 NIC ports at the leaf, all below at the top)")
       .field("latency", l.latency, "per-hop latency of the links up into this level (default: network.latency)");
   if (!r.describing() && l.oversubscription < 1.0)
     r.fail_at("oversubscription", "oversubscription must be >= 1");
@@ -44,11 +46,13 @@ void read_network(ObjectReader r, NetworkParams& n)
   r.choice("kind", n.kind, {"fat-tree", "rail-optimized", "star", "tree"},
            "fabric shape: fat-tree, rail-optimized or star for GPU clusters; tree for CPU clusters")
       .choice("model", n.model, {"ideal", "lv08"},
-              "flow model: ideal = max-min sharing with exact size/bandwidth + latency; lv08 = SimGrid's TCP-calibrated factors")
+              "flow model: ideal = max-min sharing with exact size/bandwidth + latency; lv08 = SimGrid's "
+              "TCP-calibrated factors")
       .field("nic_bandwidth", n.nic_bandwidth, "bandwidth of one NIC port, per direction")
       .field("nic_efficiency", n.nic_efficiency, "share of the line rate a NIC delivers (0.97: 48.5 of 50 GB/s on NDR)")
       .field("nics_per_node", n.nics_per_node, "NICs per GPU node (equal to gpus_per_node gives one NIC per GPU)")
-      .list<FabricLevel>("levels", n.levels, "switch levels above the NICs, leaf first (2 or 3 for fat-tree)", read_level)
+      .list<FabricLevel>("levels", n.levels, "switch levels above the NICs, leaf first (2 or 3 for fat-tree)",
+                         read_level)
       .field("latency", n.latency, "per-hop link latency")
       .field("host_link", n.host_link, "CPU cluster: host to ToR link bandwidth")
       .field("tor_uplink", n.tor_uplink, "CPU cluster: ToR to aggregation bandwidth (default from oversubscription)")
@@ -80,7 +84,8 @@ void read_network(ObjectReader r, NetworkParams& n)
 void read_cluster(ObjectReader r, ClusterParams& c)
 {
   r.field("device", c.device, "device catalog name (clustersim list devices)")
-      .field("profile", c.profile, "device profile JSON for kernel costs (default: the one shipped in calibrate/profiles/)")
+      .field("profile", c.profile,
+             "device profile JSON for kernel costs (default: the one shipped in calibrate/profiles/)")
       .field("nodes", c.nodes, "GPU nodes")
       .field("gpus_per_node", c.gpus_per_node, "GPUs in each node")
       .field("gpus", c.gpus, "total GPUs (optional; must divide into nodes of gpus_per_node)");
@@ -123,19 +128,23 @@ void read_cluster(ObjectReader r, ClusterParams& c)
     return;
   }
   if (c.network.kind == "tree")
-    r.child("network", "").fail_at("kind", "network.kind 'tree' is for CPU clusters (racks); use fat-tree, rail-optimized or star");
+    r.child("network", "")
+        .fail_at("kind", "network.kind 'tree' is for CPU clusters (racks); use fat-tree, rail-optimized or star");
   r.require_positive("gpus_per_node", c.gpus_per_node);
   r.require_non_negative("gpus", c.gpus);
   if (c.gpus > 0) {
     if (c.gpus % c.gpus_per_node != 0)
-      r.fail_at("gpus", fmt::format("cluster.gpus = {} does not divide into nodes of {} GPUs", c.gpus, c.gpus_per_node));
+      r.fail_at("gpus",
+                fmt::format("cluster.gpus = {} does not divide into nodes of {} GPUs", c.gpus, c.gpus_per_node));
     if (r.has("nodes") && c.nodes * c.gpus_per_node != c.gpus)
-      r.fail_at("gpus", fmt::format("cluster.gpus = {} but nodes x gpus_per_node = {}", c.gpus, c.nodes * c.gpus_per_node));
+      r.fail_at("gpus",
+                fmt::format("cluster.gpus = {} but nodes x gpus_per_node = {}", c.gpus, c.nodes * c.gpus_per_node));
     c.nodes = c.gpus / c.gpus_per_node;
   }
   r.require_positive("nodes", c.nodes);
   if (c.network.kind == "rail-optimized" && c.network.nics_per_node != c.gpus_per_node)
-    r.child("network", "").fail_at("nics_per_node", "rail-optimized needs one NIC per GPU (nics_per_node = gpus_per_node)");
+    r.child("network", "")
+        .fail_at("nics_per_node", "rail-optimized needs one NIC per GPU (nics_per_node = gpus_per_node)");
   if (c.network.nics_per_node > c.gpus_per_node)
     r.child("network", "").fail_at("nics_per_node", "more NICs than GPUs in a node is not supported");
   if (c.gpus_per_node % c.network.nics_per_node != 0)

@@ -13,7 +13,7 @@ struct IntraNodeParams {
   std::string kind = "nvswitch"; // nvswitch | nvlink-mesh | pcie
   Rate bandwidth;                // per GPU and direction
   Seconds latency;
-  bool nvls = false;             // NVSwitch in-switch reduction (NVLink SHARP), H100/H200
+  bool nvls = false; // NVSwitch in-switch reduction (NVLink SHARP), H100/H200
 };
 
 /** One level of switches above the hosts (level 0 = leaf/ToR). */
@@ -25,13 +25,13 @@ struct FabricLevel {
 
 /** Background load on some links (the multi-tenant setting): what share of their bandwidth other traffic takes. */
 struct BackgroundParams {
-  std::string tier;                // links of this tier (nic, leaf-uplink, tor-uplink, host-link, ...)
-  std::vector<std::string> links;  // or these links by name
-  std::string kind = "constant";   // constant | on-off | csv
-  double load = 0.5;               // share taken (constant, and on-off while on)
-  Seconds on{1e-3}, off{1e-3};     // on-off phases
-  std::string file;                // csv: "time_s,load" rows, relative to the scenario file
-  Seconds period;                  // csv: repeat every period (0 = no repeat)
+  std::string tier;               // links of this tier (nic, leaf-uplink, tor-uplink, host-link, ...)
+  std::vector<std::string> links; // or these links by name
+  std::string kind = "constant";  // constant | on-off | csv
+  double load = 0.5;              // share taken (constant, and on-off while on)
+  Seconds on{1e-3}, off{1e-3};    // on-off phases
+  std::string file;               // csv: "time_s,load" rows, relative to the scenario file
+  Seconds period;                 // csv: repeat every period (0 = no repeat)
 };
 
 struct NetworkParams {
@@ -44,17 +44,17 @@ struct NetworkParams {
   Seconds latency{1e-6};
   // CPU-cluster tree (host -> ToR -> aggregation -> core).
   Rate host_link{10e9 / 8};
-  Rate tor_uplink;  // 0 = hosts_per_rack * host_link / oversubscription[0]
-  Rate agg_uplink;  // 0 = racks_per_agg * tor_uplink / oversubscription[1]
+  Rate tor_uplink; // 0 = hosts_per_rack * host_link / oversubscription[0]
+  Rate agg_uplink; // 0 = racks_per_agg * tor_uplink / oversubscription[1]
   std::vector<double> oversubscription{1.0, 1.0};
   int racks_per_agg = 0; // 0 = all racks under one aggregation switch
   std::vector<BackgroundParams> background;
 };
 
 struct HostParams {
-  int cores = 0;       // 0 = catalog's cpu node
-  Bytes memory;        // 0 = catalog
-  Rate disk_bandwidth; // 0 = catalog
+  int cores = 0;         // 0 = catalog's cpu node
+  Bytes memory;          // 0 = catalog
+  Rate disk_bandwidth;   // 0 = catalog
   double core_speed = 0; // FLOP/s per core; 0 = catalog
 };
 

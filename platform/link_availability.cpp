@@ -12,10 +12,7 @@ namespace cs {
 
 namespace {
 // Position inside the period, robust to rounding at period boundaries (t = 2 ms with a 2 ms period is 0, not 2 ms).
-double cycle_start(double t, double period)
-{
-  return std::floor(t / period + 1e-9) * period;
-}
+double cycle_start(double t, double period) { return std::floor(t / period + 1e-9) * period; }
 } // namespace
 
 double LinkAvailability::at(double t) const

@@ -99,14 +99,14 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
   std::vector<std::vector<int>> nic(nodes);
   for (int n = 0; n < nodes; ++n)
     for (int k = 0; k < nics; ++k)
-      nic[n].push_back(t.add_link(fmt::format("node{}/nic{}", n, k), net.nic_bandwidth.value * net.nic_efficiency,
-                                  nic_lat, "nic"));
+      nic[n].push_back(
+          t.add_link(fmt::format("node{}/nic{}", n, k), net.nic_bandwidth.value * net.nic_efficiency, nic_lat, "nic"));
 
   const bool rail = net.kind == "rail-optimized";
   const bool star = net.kind == "star";
   // Leaf switches: per rail (rail-optimised) or per group of nodes (ToR-style). Default leaf radix: 32 ports.
-  int nodes_per_leaf = star ? nodes
-                            : (net.levels[0].radix > 0 ? net.levels[0].radix : std::max(1, rail ? 32 : 32 / nics));
+  int nodes_per_leaf =
+      star ? nodes : (net.levels[0].radix > 0 ? net.levels[0].radix : std::max(1, rail ? 32 : 32 / nics));
   if (star || levels == 1)
     nodes_per_leaf = nodes;
   const int leaf_groups = ceil_div(nodes, nodes_per_leaf);
@@ -181,7 +181,8 @@ PlatformSpec build_cpu(const ClusterParams& c, const DeviceSpec& d)
   auto over = [&](std::size_t i) { return i < net.oversubscription.size() ? net.oversubscription[i] : 1.0; };
   const int racks_per_agg = net.racks_per_agg > 0 ? std::min(net.racks_per_agg, c.racks) : c.racks;
   const int aggs = ceil_div(c.racks, racks_per_agg);
-  const double tor_bw = net.tor_uplink.value > 0 ? net.tor_uplink.value : c.hosts_per_rack * net.host_link.value / over(0);
+  const double tor_bw =
+      net.tor_uplink.value > 0 ? net.tor_uplink.value : c.hosts_per_rack * net.host_link.value / over(0);
   const double agg_bw = net.agg_uplink.value > 0 ? net.agg_uplink.value : racks_per_agg * tor_bw / over(1);
 
   std::vector<int> agg_switch;

@@ -5,15 +5,15 @@
 #include "platform/link_availability.hpp"
 #include "platform/topology.hpp"
 
-#include <map>
 #include "platform/cluster_params.hpp"
+#include <map>
 
 namespace cs {
 
 /** Resources of every host (all hosts of a platform are alike). */
 struct HostResources {
   int cores = 1;
-  double core_speed = 1;     // FLOP/s per core (CPU hosts); GPUs run kernels whose durations come from cost models
+  double core_speed = 1; // FLOP/s per core (CPU hosts); GPUs run kernels whose durations come from cost models
   double memory_bytes = 0;
   double disk_bandwidth = 0; // bytes/s, 0 = no disk
 };
@@ -23,11 +23,11 @@ struct PlatformSpec {
   HostResources host;
   const DeviceSpec* device = nullptr; // the GPU (or CPU node) every host is
   bool cpu_cluster = false;
-  int machines = 0;        // GPU nodes or CPU hosts
+  int machines = 0; // GPU nodes or CPU hosts
   int hosts_per_machine = 1;
   int nics_per_machine = 1;
-  bool nvls = false; // NVSwitch with in-switch reduction (NVLink SHARP)
-  std::string network_model = "ideal"; // ideal | lv08
+  bool nvls = false;                          // NVSwitch with in-switch reduction (NVLink SHARP)
+  std::string network_model = "ideal";        // ideal | lv08
   std::map<int, LinkAvailability> background; // link index -> share left by background traffic (both directions)
 };
 

@@ -2,11 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
-#include <deque>
 #include <vector>
 
 namespace cs {
@@ -30,8 +30,8 @@ struct LinkUse {
 struct TopologyVertex {
   std::string name;
   bool is_host = false;
-  int machine = -1;   // GPU node or CPU host index (hosts only)
-  int local = -1;     // GPU index inside its node (GPU hosts only)
+  int machine = -1; // GPU node or CPU host index (hosts only)
+  int local = -1;   // GPU index inside its node (GPU hosts only)
   // Group ids per hop level: [0] machine, [1] leaf/rack switch, [2] pod/aggregation, [3] the whole fabric.
   std::vector<int> groups;
 };

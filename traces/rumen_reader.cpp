@@ -67,8 +67,8 @@ std::string convert(const json& j, TraceJob& job)
     std::vector<std::string> hosts;
     if (auto p = t.find("preferredLocations"); p != t.end() && p->is_array())
       for (const auto& loc : *p)
-        if (auto layers = loc.find("layers"); layers != loc.end() && layers->is_array() && !layers->empty() &&
-                                              layers->back().is_string())
+        if (auto layers = loc.find("layers");
+            layers != loc.end() && layers->is_array() && !layers->empty() && layers->back().is_string())
           hosts.push_back(layers->back().get<std::string>());
     job.map_hosts.push_back(std::move(hosts));
     double seconds = -1;
@@ -132,7 +132,8 @@ TraceSummary read_rumen(const std::string& path, const TraceJobSink& sink)
       if (c == ' ' || c == '\t' || c == '\r')
         continue;
       if (c != '{')
-        throw InputError(path, line, column, std::string("expected '{' starting a rumen job object, found '") + c + "'");
+        throw InputError(path, line, column,
+                         std::string("expected '{' starting a rumen job object, found '") + c + "'");
       start_line = line;
       object.clear();
     }

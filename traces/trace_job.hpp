@@ -14,12 +14,12 @@ struct TraceJob {
   std::string name;
   std::string queue;
   std::string input_path; // the dataset it reads; jobs reading the same path share its HDFS blocks ("" = its own)
-  double submit_s = 0; // as the trace records it; the workload builder shifts the first job to 0
+  double submit_s = 0;    // as the trace records it; the workload builder shifts the first job to 0
   double input_bytes = 0;
   double shuffle_bytes = 0;
   double output_bytes = 0;
-  int maps = 0;     // 0 = derive from input_bytes and the HDFS block size
-  int reduces = -1; // -1 = derive from shuffle_bytes
+  int maps = 0;                                    // 0 = derive from input_bytes and the HDFS block size
+  int reduces = -1;                                // -1 = derive from shuffle_bytes
   std::vector<double> map_input_bytes;             // per map, when the trace has them
   std::vector<std::vector<std::string>> map_hosts; // preferred (replica) hosts per map, the trace's host names
   std::vector<double> map_seconds;                 // recorded run time per map (successful attempt), when known

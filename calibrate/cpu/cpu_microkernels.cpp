@@ -6,9 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <list>
-#include <fstream>
 #include <random>
 
 namespace cs {
@@ -17,7 +17,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Timing {
-  double best = 0;   // fastest sample
+  double best = 0; // fastest sample
   double median = 0;
   double spread = 0; // (slowest - fastest) / median
 };
@@ -91,10 +91,12 @@ void add_gemms(std::vector<std::function<void()>>& kernels, std::vector<Measurem
       g.c.noalias() = g.a * g.b;
       sink = sink + double(g.c(0, 0));
     });
-    labels.push_back(Measurement{"gemm",
-                                 {{"m", std::to_string(m)}, {"n", std::to_string(n)}, {"k", std::to_string(k)},
-                                  {"dtype", dtype}},
-                                 0, 0, 0});
+    labels.push_back(
+        Measurement{"gemm",
+                    {{"m", std::to_string(m)}, {"n", std::to_string(n)}, {"k", std::to_string(k)}, {"dtype", dtype}},
+                    0,
+                    0,
+                    0});
   }
 }
 
@@ -114,12 +116,19 @@ Measurements run_cpu_calibration(const CpuCalibrationOptions& o)
 
   // GEMM: squares and skinny shapes, in and out of cache.
   std::vector<std::array<int, 3>> shapes;
-  const std::vector<int> sizes = o.quick ? std::vector<int>{64, 128, 256} : std::vector<int>{48, 64, 96, 128, 192, 256, 320, 384, 512};
+  const std::vector<int> sizes =
+      o.quick ? std::vector<int>{64, 128, 256} : std::vector<int>{48, 64, 96, 128, 192, 256, 320, 384, 512};
   for (int s : sizes)
     shapes.push_back({s, s, s});
   if (!o.quick)
-    for (auto shape : std::vector<std::array<int, 3>>{{512, 128, 256}, {128, 512, 256}, {256, 256, 64}, {1024, 64, 128},
-                                                      {64, 1024, 256}, {384, 192, 512}, {256, 512, 128}, {768, 256, 256}})
+    for (auto shape : std::vector<std::array<int, 3>>{{512, 128, 256},
+                                                      {128, 512, 256},
+                                                      {256, 256, 64},
+                                                      {1024, 64, 128},
+                                                      {64, 1024, 256},
+                                                      {384, 192, 512},
+                                                      {256, 512, 128},
+                                                      {768, 256, 256}})
       shapes.push_back(shape);
   {
     std::vector<std::function<void()>> kernels;
@@ -138,7 +147,8 @@ Measurements run_cpu_calibration(const CpuCalibrationOptions& o)
   // stores (seen here between 160 and 192 MiB), so that one bandwidth per kernel describes each of them.
   const std::vector<std::size_t> lengths =
       o.quick ? std::vector<std::size_t>{1u << 23, 3u << 22}
-              : std::vector<std::size_t>{1u << 23, 9u << 20, 5u << 21, 11u << 20, 3u << 22, 13u << 20, 7u << 21, 15u << 20, 1u << 24, 5u << 22};
+              : std::vector<std::size_t>{1u << 23,  9u << 20, 5u << 21,  11u << 20, 3u << 22,
+                                         13u << 20, 7u << 21, 15u << 20, 1u << 24,  5u << 22};
   const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
   std::vector<double> a(longest), b(longest), c(longest);
   std::uniform_real_distribution<double> fill(0, 1);
@@ -169,11 +179,15 @@ Measurements run_cpu_calibration(const CpuCalibrationOptions& o)
   for (std::size_t s = 0; s < lengths.size(); ++s) {
     const std::size_t n = lengths[s];
     const std::string bytes = std::to_string(8 * n);
-    out.items.push_back(measured("bandwidth", {{"op", "copy"}, {"bytes_in", bytes}, {"bytes_out", bytes}, {"dtype", "fp64"}},
+    out.items.push_back(measured("bandwidth",
+                                 {{"op", "copy"}, {"bytes_in", bytes}, {"bytes_out", bytes}, {"dtype", "fp64"}},
                                  timings[3 * s], rounds));
     out.items.push_back(measured("bandwidth",
-                                 {{"op", "triad"}, {"bytes_in", std::to_string(16 * n)}, {"bytes_out", bytes},
-                                  {"flops", std::to_string(2 * n)}, {"dtype", "fp64"}},
+                                 {{"op", "triad"},
+                                  {"bytes_in", std::to_string(16 * n)},
+                                  {"bytes_out", bytes},
+                                  {"flops", std::to_string(2 * n)},
+                                  {"dtype", "fp64"}},
                                  timings[3 * s + 1], rounds));
     out.items.push_back(measured("memcpy", {{"bytes", bytes}, {"direction", "d2d"}}, timings[3 * s + 2], rounds));
   }

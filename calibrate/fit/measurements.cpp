@@ -58,8 +58,8 @@ std::string measurements_to_json(const Measurements& m)
     nlohmann::ordered_json args = nlohmann::ordered_json::object();
     for (const auto& [k, v] : x.args)
       args[k] = v;
-    nlohmann::ordered_json item{{"kernel", x.family}, {"args", args}, {"seconds", x.seconds}, {"repeats", x.repeats},
-                                {"spread", x.spread}};
+    nlohmann::ordered_json item{
+        {"kernel", x.family}, {"args", args}, {"seconds", x.seconds}, {"repeats", x.repeats}, {"spread", x.spread}};
     if (x.median > 0)
       item["median"] = x.median;
     j["measurements"].push_back(item);

@@ -15,16 +15,16 @@ struct Measurement {
   std::map<std::string, std::string> args;
   double seconds = 0; // the kernel's time: the median of the repeats (GPU), the fastest (CPU, see calibrate/cpu)
   int repeats = 0;
-  double spread = 0;  // (max - min) / median over the repeats
-  double median = 0;  // median of the repeats, when `seconds` is not it (0 = same as seconds)
+  double spread = 0; // (max - min) / median over the repeats
+  double median = 0; // median of the repeats, when `seconds` is not it (0 = same as seconds)
   Kernel kernel() const { return make_kernel(family, args); }
 };
 
 /** A measurement file: the device it ran on (catalog name plus what the machine reported) and the timings. */
 struct Measurements {
   static constexpr const char* kSchema = "clustersim-measurements/1";
-  std::string device;                       // catalog name the profile will be for
-  std::map<std::string, std::string> host;  // model, clocks, driver, library versions (free-form)
+  std::string device;                      // catalog name the profile will be for
+  std::map<std::string, std::string> host; // model, clocks, driver, library versions (free-form)
   std::vector<Measurement> items;
 };
 

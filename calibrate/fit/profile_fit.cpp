@@ -18,7 +18,10 @@ struct Sample {
   bool held_out;
 };
 
-bool is_gemm_like(const Kernel& k) { return std::holds_alternative<GemmKernel>(k) || std::holds_alternative<AttentionKernel>(k); }
+bool is_gemm_like(const Kernel& k)
+{
+  return std::holds_alternative<GemmKernel>(k) || std::holds_alternative<AttentionKernel>(k);
+}
 bool is_host_copy(const Kernel& k)
 {
   const auto* c = std::get_if<MemcpyKernel>(&k);
@@ -43,7 +46,7 @@ struct LinearFit {
   double launch = 0;
   std::map<std::string, double> efficiency;        // per dtype
   std::map<std::string, double> memory_efficiency; // per memory_key()
-  double training_error = 0; // sum of squared relative errors
+  double training_error = 0;                       // sum of squared relative errors
 };
 
 // Weighted least squares of t = L + sum_d a_d W_d / peak_d + b bytes / bandwidth on the training samples,
@@ -88,7 +91,8 @@ LinearFit solve(const std::vector<Sample>& train, const DeviceSpec& d, const std
       auto col = 1 + (std::find(dtypes.begin(), dtypes.end(), dt) - dtypes.begin());
       A(r, col) = w * work / peak;
     } else {
-      auto col = first_memory + (std::find(memory_keys.begin(), memory_keys.end(), memory_key(s.kernel)) - memory_keys.begin());
+      auto col = first_memory +
+                 (std::find(memory_keys.begin(), memory_keys.end(), memory_key(s.kernel)) - memory_keys.begin());
       A(r, col) = w * kernel_bytes(s.kernel) / d.memory_bandwidth;
     }
     b(r) = 1.0;
@@ -188,8 +192,8 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
   p.device = device.name;
   p.origin = "fit";
   const bool waves = device.sms > 0 && std::any_of(train.begin(), train.end(), [](const Sample& s) {
-    return std::holds_alternative<GemmKernel>(s.kernel);
-  });
+                       return std::holds_alternative<GemmKernel>(s.kernel);
+                     });
   LinearFit best;
   best.training_error = std::numeric_limits<double>::infinity();
   std::vector<GemmTile> best_tiles;
@@ -222,13 +226,15 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
   if (!best.memory_efficiency.empty()) {
     p.memory_efficiency_by_kernel = best.memory_efficiency;
     auto triad = best.memory_efficiency.find("bandwidth/triad");
-    p.memory_efficiency = triad != best.memory_efficiency.end() ? triad->second : best.memory_efficiency.begin()->second;
+    p.memory_efficiency =
+        triad != best.memory_efficiency.end() ? triad->second : best.memory_efficiency.begin()->second;
   }
   p.gemm_tiles = best_tiles;
   p.ctas_per_sm = best_ctas;
-  result.gemm_choice = best_tiles.empty() ? "no tile quantisation"
-                                          : fmt::format("{} tile candidate{}, {} CTA{} per SM", best_tiles.size(),
-                                                        best_tiles.size() == 1 ? "" : "s", best_ctas, best_ctas == 1 ? "" : "s");
+  result.gemm_choice = best_tiles.empty()
+                           ? "no tile quantisation"
+                           : fmt::format("{} tile candidate{}, {} CTA{} per SM", best_tiles.size(),
+                                         best_tiles.size() == 1 ? "" : "s", best_ctas, best_ctas == 1 ? "" : "s");
   // Host and peer copies: bandwidth from a fit of t = c + bytes / bw per direction.
   std::map<std::string, std::vector<const Sample*>> copies;
   for (const auto& s : train)

@@ -16,9 +16,9 @@ struct FitOptions {
 
 /** One kernel's prediction against its measurement. */
 struct Residual {
-  std::string kernel;  // describe_kernel()
+  std::string kernel; // describe_kernel()
   std::string family;
-  std::string model;   // which model answered
+  std::string model; // which model answered
   double measured = 0;
   double predicted = 0;
   double relative_error = 0; // (predicted - measured) / measured

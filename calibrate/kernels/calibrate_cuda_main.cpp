@@ -42,7 +42,8 @@ std::string num(double v) { return std::to_string(static_cast<long long>(v)); }
 std::vector<cs::cuda::GemmShape> gemm_shapes(int sms, bool quick)
 {
   std::vector<cs::cuda::GemmShape> s;
-  for (int n : quick ? std::vector<int>{1024, 4096, 8192} : std::vector<int>{512, 1024, 1792, 1793, 2048, 3072, 4096, 6144, 8192, 12288, 16384})
+  for (int n : quick ? std::vector<int>{1024, 4096, 8192}
+                     : std::vector<int>{512, 1024, 1792, 1793, 2048, 3072, 4096, 6144, 8192, 12288, 16384})
     s.push_back({n, n, n});
   for (int wave = 1; wave <= (quick ? 1 : 3); ++wave) {
     int n_edge = 128 * ((wave * sms) / 9); // 9 x (N / 128) tiles fill `wave` waves
@@ -50,9 +51,14 @@ std::vector<cs::cuda::GemmShape> gemm_shapes(int sms, bool quick)
       s.push_back({2304, n, 4096});
   }
   if (!quick)
-    for (auto shape : std::vector<cs::cuda::GemmShape>{{8192, 4096, 4096}, {8192, 12288, 4096}, {8192, 4096, 11008},
-                                                        {16384, 1024, 8192}, {1024, 8192, 8192}, {4096, 50304, 4096},
-                                                        {802816, 192, 768}, {6144, 12288, 12288}})
+    for (auto shape : std::vector<cs::cuda::GemmShape>{{8192, 4096, 4096},
+                                                       {8192, 12288, 4096},
+                                                       {8192, 4096, 11008},
+                                                       {16384, 1024, 8192},
+                                                       {1024, 8192, 8192},
+                                                       {4096, 50304, 4096},
+                                                       {802816, 192, 768},
+                                                       {6144, 12288, 12288}})
       s.push_back(shape);
   return s;
 }
@@ -95,35 +101,46 @@ int main(int argc, char** argv)
       auto samples = cs::cuda::cublas_gemm(shapes, dtype, repeats);
       for (std::size_t i = 0; i < samples.size(); ++i)
         m.items.push_back(sample("gemm",
-                                 {{"m", std::to_string(shapes[i].m)}, {"n", std::to_string(shapes[i].n)},
-                                  {"k", std::to_string(shapes[i].k)}, {"dtype", dtype}},
+                                 {{"m", std::to_string(shapes[i].m)},
+                                  {"n", std::to_string(shapes[i].n)},
+                                  {"k", std::to_string(shapes[i].k)},
+                                  {"dtype", dtype}},
                                  samples[i]));
       std::cerr << "  gemm " << dtype << ": " << samples.size() << " shapes\n";
     }
-    for (long long n : quick ? std::vector<long long>{1LL << 26} : std::vector<long long>{1LL << 24, 1LL << 25, 1LL << 26, 1LL << 27, 1LL << 28}) {
+    for (long long n : quick ? std::vector<long long>{1LL << 26}
+                             : std::vector<long long>{1LL << 24, 1LL << 25, 1LL << 26, 1LL << 27, 1LL << 28}) {
       const std::string b = num(4.0 * n);
       m.items.push_back(sample("bandwidth", {{"op", "copy"}, {"bytes_in", b}, {"bytes_out", b}, {"dtype", "fp32"}},
                                cs::cuda::stream_copy(n, repeats)));
-      m.items.push_back(sample("bandwidth",
-                               {{"op", "triad"}, {"bytes_in", num(8.0 * n)}, {"bytes_out", b}, {"flops", num(2.0 * n)},
-                                {"dtype", "fp32"}},
-                               cs::cuda::stream_triad(n, repeats)));
+      m.items.push_back(sample(
+          "bandwidth",
+          {{"op", "triad"}, {"bytes_in", num(8.0 * n)}, {"bytes_out", b}, {"flops", num(2.0 * n)}, {"dtype", "fp32"}},
+          cs::cuda::stream_triad(n, repeats)));
       for (const char* dtype : {"fp32", "bf16"}) {
         const double e = std::string(dtype) == "fp32" ? 4 : 2;
         m.items.push_back(sample("bandwidth",
-                                 {{"op", "gelu"}, {"bytes_in", num(e * n)}, {"bytes_out", num(e * n)},
-                                  {"flops", num(8.0 * n)}, {"dtype", dtype}},
+                                 {{"op", "gelu"},
+                                  {"bytes_in", num(e * n)},
+                                  {"bytes_out", num(e * n)},
+                                  {"flops", num(8.0 * n)},
+                                  {"dtype", dtype}},
                                  cs::cuda::elementwise_gelu(n, dtype, repeats)));
       }
-      m.items.push_back(sample("memcpy", {{"bytes", b}, {"direction", "d2d"}}, cs::cuda::memcpy_timed(4 * n, "d2d", repeats)));
-      m.items.push_back(sample("memcpy", {{"bytes", b}, {"direction", "h2d"}}, cs::cuda::memcpy_timed(4 * n, "h2d", 5)));
-      m.items.push_back(sample("memcpy", {{"bytes", b}, {"direction", "d2h"}}, cs::cuda::memcpy_timed(4 * n, "d2h", 5)));
+      m.items.push_back(
+          sample("memcpy", {{"bytes", b}, {"direction", "d2d"}}, cs::cuda::memcpy_timed(4 * n, "d2d", repeats)));
+      m.items.push_back(
+          sample("memcpy", {{"bytes", b}, {"direction", "h2d"}}, cs::cuda::memcpy_timed(4 * n, "h2d", 5)));
+      m.items.push_back(
+          sample("memcpy", {{"bytes", b}, {"direction", "d2h"}}, cs::cuda::memcpy_timed(4 * n, "d2h", 5)));
       if (info.gpus > 1)
-        m.items.push_back(sample("memcpy", {{"bytes", b}, {"direction", "p2p"}}, cs::cuda::memcpy_timed(4 * n, "p2p", repeats)));
+        m.items.push_back(
+            sample("memcpy", {{"bytes", b}, {"direction", "p2p"}}, cs::cuda::memcpy_timed(4 * n, "p2p", repeats)));
     }
     std::cerr << "  bandwidth kernels and copies done\n";
     for (auto [rows, cols] : quick ? std::vector<std::pair<long long, long long>>{{16384, 4096}}
-                                   : std::vector<std::pair<long long, long long>>{{8192, 1024}, {16384, 4096}, {32768, 8192}, {65536, 4096}, {8192, 32768}}) {
+                                   : std::vector<std::pair<long long, long long>>{
+                                         {8192, 1024}, {16384, 4096}, {32768, 8192}, {65536, 4096}, {8192, 32768}}) {
       m.items.push_back(sample("softmax", {{"rows", num(rows)}, {"cols", num(cols)}, {"dtype", "fp32"}},
                                cs::cuda::softmax(rows, cols, repeats)));
       m.items.push_back(sample("layernorm", {{"rows", num(rows)}, {"cols", num(cols)}, {"dtype", "fp32"}},
@@ -143,8 +160,12 @@ int main(int argc, char** argv)
     auto tiled = cs::cuda::tiled_gemm(demo, repeats);
     for (std::size_t i = 0; i < demo.size(); ++i) {
       double tiles = std::ceil(double(demo[i].m) / tile) * std::ceil(double(demo[i].n) / tile);
-      doc["wave_demo"].push_back({{"m", demo[i].m}, {"n", demo[i].n}, {"k", demo[i].k}, {"tile", tile},
-                                  {"tiles", tiles}, {"waves_one_cta_per_sm", std::ceil(tiles / info.sms)},
+      doc["wave_demo"].push_back({{"m", demo[i].m},
+                                  {"n", demo[i].n},
+                                  {"k", demo[i].k},
+                                  {"tile", tile},
+                                  {"tiles", tiles},
+                                  {"waves_one_cta_per_sm", std::ceil(tiles / info.sms)},
                                   {"seconds", tiled[i].seconds}});
     }
     doc["collectives"] = nlohmann::ordered_json::array();
@@ -154,8 +175,12 @@ int main(int argc, char** argv)
           auto s = cs::cuda::nccl_collective(op, bytes, 10);
           double algbw = bytes / s.seconds / 1e9, n = info.gpus;
           double factor = std::string(op) == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
-          doc["collectives"].push_back({{"op", op}, {"bytes", bytes}, {"gpus", info.gpus}, {"seconds", s.seconds},
-                                        {"algbw_gbps", algbw}, {"busbw_gbps", algbw * factor}});
+          doc["collectives"].push_back({{"op", op},
+                                        {"bytes", bytes},
+                                        {"gpus", info.gpus},
+                                        {"seconds", s.seconds},
+                                        {"algbw_gbps", algbw},
+                                        {"busbw_gbps", algbw * factor}});
         }
     std::ofstream(out + ".tmp") << doc.dump(1) << "\n";
     std::rename((out + ".tmp").c_str(), out.c_str());

@@ -10,7 +10,8 @@ namespace {
 void check_nccl(ncclResult_t r, const char* what, const char* file, int line)
 {
   if (r != ncclSuccess)
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " + ncclGetErrorString(r));
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                             ncclGetErrorString(r));
 }
 #define CS_NCCL(call) check_nccl((call), #call, __FILE__, __LINE__)
 

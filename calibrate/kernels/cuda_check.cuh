@@ -12,7 +12,8 @@ namespace cs::cuda {
 inline void check(cudaError_t e, const char* what, const char* file, int line)
 {
   if (e != cudaSuccess)
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " + cudaGetErrorString(e));
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                             cudaGetErrorString(e));
 }
 
 inline void check(cublasStatus_t s, const char* what, const char* file, int line)

@@ -20,10 +20,7 @@ double ring_bandwidth(const GroupShape& g)
 }
 
 // One GPU's share of its node's NICs, when every GPU of the node sends off-node at once.
-double per_gpu_inter_bandwidth(const GroupShape& g)
-{
-  return std::min(g.intra_bw, g.nics * g.nic_bw / g.per_node);
-}
+double per_gpu_inter_bandwidth(const GroupShape& g) { return std::min(g.intra_bw, g.nics * g.nic_bw / g.per_node); }
 
 double step_latency(const ProtocolParams& p, const GroupShape& g)
 {
@@ -82,7 +79,7 @@ double collective_time(const std::string& kind, const std::string& a, const Prot
   if (a == "direct" || a == "hierarchical") {
     if (kind != "all-to-all")
       return kInf;
-    const double intra = (g.per_node - 1) * S / n;              // bytes per GPU to its node's peers
+    const double intra = (g.per_node - 1) * S / n;                   // bytes per GPU to its node's peers
     const double inter_node = g.per_node * (n - g.per_node) * S / n; // bytes per node leaving it
     const double intra_t = intra / payload_rate(p, g.intra_bw);
     const double inter_t = g.nodes > 1 ? inter_node / payload_rate(p, g.nics * g.nic_bw) : 0.0;

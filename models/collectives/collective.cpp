@@ -8,7 +8,8 @@ namespace cs {
 
 const std::vector<std::string>& collective_kinds()
 {
-  static const std::vector<std::string> k = {"all-reduce", "reduce-scatter", "all-gather", "broadcast", "all-to-all", "p2p"};
+  static const std::vector<std::string> k = {"all-reduce", "reduce-scatter", "all-gather",
+                                             "broadcast",  "all-to-all",     "p2p"};
   return k;
 }
 

@@ -22,15 +22,15 @@ double busbw_factor(const std::string& kind, int ranks);
 /** What the closed forms need to know about a group on a platform. All bandwidths are what the links carry. */
 struct GroupShape {
   int ranks = 1;
-  int nodes = 1;          // machines spanned
-  int per_node = 1;       // ranks per machine (uniform)
-  int channels = 1;       // rings that cross nodes through distinct NICs
-  double intra_bw = 0;    // one GPU's port inside a node (bytes/s per direction)
-  double intra_lat = 0;   // path latency between two GPUs of a node
-  double nic_bw = 0;      // one NIC (bytes/s per direction)
-  int nics = 0;           // NICs per machine
-  double inter_lat = 0;   // path latency between GPUs of different machines
-  bool nvls = false;      // the node's switch can reduce (NVLink SHARP)
+  int nodes = 1;        // machines spanned
+  int per_node = 1;     // ranks per machine (uniform)
+  int channels = 1;     // rings that cross nodes through distinct NICs
+  double intra_bw = 0;  // one GPU's port inside a node (bytes/s per direction)
+  double intra_lat = 0; // path latency between two GPUs of a node
+  double nic_bw = 0;    // one NIC (bytes/s per direction)
+  int nics = 0;         // NICs per machine
+  double inter_lat = 0; // path latency between GPUs of different machines
+  bool nvls = false;    // the node's switch can reduce (NVLink SHARP)
 };
 
 /** Reads the shape of `hosts` (rank order) off a platform. */
@@ -39,10 +39,10 @@ GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hos
 /** An NCCL-like protocol: fixed costs and how fast payload moves. Reconstructed, see docs/collectives.md. */
 struct ProtocolParams {
   std::string name;
-  double base_latency = 0;   // per collective (launch, setup)
-  double step_overhead = 0;  // per algorithm step, on top of the path latency
-  double efficiency = 1;     // payload share of the link rate (flags, headers)
-  double rate_cap = 0;       // bytes/s one channel moves at most (0 = link rate)
+  double base_latency = 0;  // per collective (launch, setup)
+  double step_overhead = 0; // per algorithm step, on top of the path latency
+  double efficiency = 1;    // payload share of the link rate (flags, headers)
+  double rate_cap = 0;      // bytes/s one channel moves at most (0 = link rate)
   bool single_channel = false;
 };
 
@@ -56,11 +56,11 @@ constexpr double kNvlsEfficiency = 0.85;
 struct CollectiveRequest {
   std::string kind = "all-reduce";
   std::string algorithm = "auto";
-  std::vector<int> hosts;  // ranks, in order
-  double bytes = 0;        // nccl-tests size: per-rank buffer (all-reduce, broadcast, p2p), total (RS, AG),
-                           // per-rank send total (all-to-all)
-  int root = 0;            // broadcast root
-  std::vector<int> ready;  // per rank: a task to wait for (-1 = none); empty = none
+  std::vector<int> hosts; // ranks, in order
+  double bytes = 0;       // nccl-tests size: per-rank buffer (all-reduce, broadcast, p2p), total (RS, AG),
+                          // per-rank send total (all-to-all)
+  int root = 0;           // broadcast root
+  std::vector<int> ready; // per rank: a task to wait for (-1 = none); empty = none
   TaskLabels labels;
 };
 

@@ -32,8 +32,8 @@ struct Emitter {
     double overhead = p.step_overhead + (step == 0 ? p.base_latency : 0.0);
     double eff = efficiency > 0 ? efficiency : p.efficiency;
     int stream = pool.get(req.hosts[from_rank], channel);
-    int t = graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff,
-                               graph.names()[name], req.labels, overhead, p.rate_cap);
+    int t = graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff, graph.names()[name],
+                               req.labels, overhead, p.rate_cap);
     // Every stream's first transfer waits for the rank's input, not only step 0's: a leaf of a tree sends its
     // first chunk at step 1, and without this it would start while the previous collective still runs.
     if (!req.ready.empty() && req.ready[from_rank] >= 0 && gated.insert(stream).second)
@@ -285,9 +285,8 @@ int add_closed_form_collective(TaskGraph& graph, int stream, const std::string& 
                                const PlatformSpec& platform, const std::vector<int>& group_hosts, int after,
                                TaskLabels labels)
 {
-  const double seconds = group_hosts.size() < 2
-                             ? 0.0
-                             : choose_collective(kind, "auto", bytes, group_shape(platform, group_hosts)).seconds;
+  const double seconds =
+      group_hosts.size() < 2 ? 0.0 : choose_collective(kind, "auto", bytes, group_shape(platform, group_hosts)).seconds;
   const int t = graph.add_delay(stream, seconds, kind + "/closed-form", labels);
   if (after >= 0)
     graph.add_dependency(after, t);
@@ -300,10 +299,12 @@ std::vector<std::vector<int>> expand_collective(TaskGraph& graph, StreamPool& po
   const int n = static_cast<int>(req.hosts.size());
   if (n == 0)
     throw std::invalid_argument("a collective needs at least one rank");
-  Emitter e{graph, pool, platform, req, choice, graph.intern(req.kind + "/" + choice.algorithm + "/" + choice.protocol.name)};
+  Emitter e{graph, pool,   platform,
+            req,   choice, graph.intern(req.kind + "/" + choice.algorithm + "/" + choice.protocol.name)};
   if (n == 1) {
     Done done(1);
-    done[0] = {e.barrier(0, req.ready.empty() || req.ready[0] < 0 ? std::vector<int>{} : std::vector<int>{req.ready[0]})};
+    done[0] = {
+        e.barrier(0, req.ready.empty() || req.ready[0] < 0 ? std::vector<int>{} : std::vector<int>{req.ready[0]})};
     return done;
   }
   const std::string& a = choice.algorithm;

@@ -109,8 +109,7 @@ std::string profile_to_json(const DeviceProfile& p)
     j["compute_efficiency"][k] = v;
   if (!p.gemm_tiles.empty()) {
     j["gemm"]["ctas_per_sm"] = p.ctas_per_sm;
-    for (const auto& t : p.gemm_tiles)
-    {
+    for (const auto& t : p.gemm_tiles) {
       nlohmann::ordered_json tile{{"m", t.m}, {"n", t.n}, {"efficiency", t.efficiency}};
       if (!t.dtype.empty())
         tile["dtype"] = t.dtype;

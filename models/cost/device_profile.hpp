@@ -27,16 +27,16 @@ struct ProfileTable {
  *  profile says how much of them kernels achieve. */
 struct DeviceProfile {
   static constexpr const char* kSchema = "clustersim-profile/1";
-  std::string device;          // catalog name
-  std::string origin;          // "datasheet" (published measurements) or "fit" (clustersim fit)
-  double launch_overhead = 0;  // seconds added to every kernel
+  std::string device;                               // catalog name
+  std::string origin;                               // "datasheet" (published measurements) or "fit" (clustersim fit)
+  double launch_overhead = 0;                       // seconds added to every kernel
   std::map<std::string, double> compute_efficiency; // per dtype; "default" for any other
   double memory_efficiency = 1;
   /** Per memory-bound kernel (its memory_key(): "memcpy", "softmax", "bandwidth/triad", ...), overriding
    *  memory_efficiency: kernels differ in hidden traffic (write-allocate, streaming stores). */
   std::map<std::string, double> memory_efficiency_by_kernel;
   int ctas_per_sm = 1;
-  std::vector<GemmTile> gemm_tiles; // candidates; empty means no tile or wave quantisation
+  std::vector<GemmTile> gemm_tiles;             // candidates; empty means no tile or wave quantisation
   std::map<std::string, double> copy_bandwidth; // achieved h2d / d2h / p2p bytes/s (absent: catalog link)
   std::vector<ProfileTable> tables;
   std::map<std::string, std::string> sources; // parameter -> where it comes from

@@ -42,8 +42,8 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
       best.memory = memory;
       best.launch = profile_.launch_overhead;
       best.model = "gemm-waves";
-      best.detail = fmt::format("tile {}x{}, {} tiles, {} wave{}", tile.m, tile.n, w.tiles, w.waves,
-                                w.waves == 1 ? "" : "s");
+      best.detail =
+          fmt::format("tile {}x{}, {} tiles, {} wave{}", tile.m, tile.n, w.tiles, w.waves, w.waves == 1 ? "" : "s");
     }
   }
   return best.model.empty() ? roofline_.predict(kernel) : best;

@@ -46,8 +46,7 @@ class GemmWaveModel : public KernelCostModel {
 public:
   GemmWaveModel(const DeviceSpec& device, const DeviceProfile& profile)
       : device_(device), profile_(profile), roofline_(device, profile)
-  {
-  }
+  {}
   CostBreakdown predict(const Kernel& kernel) const override;
 
 private:

@@ -9,10 +9,10 @@ namespace cs {
 
 // One table in log space.
 struct ProfiledTableModel::Table {
-  std::string family, key; // key: dtype, or memcpy direction
+  std::string family, key;    // key: dtype, or memcpy direction
   Eigen::MatrixXd log_shapes; // points x dims
   Eigen::VectorXd log_seconds;
-  Eigen::VectorXd low, high;  // per-dimension range (log)
+  Eigen::VectorXd low, high; // per-dimension range (log)
 };
 
 ProfiledTableModel::ProfiledTableModel(const DeviceProfile& profile, std::unique_ptr<KernelCostModel> fallback)

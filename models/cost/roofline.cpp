@@ -14,7 +14,7 @@ CostBreakdown RooflineModel::predict(const Kernel& kernel) const
   const double bytes = kernel_bytes(kernel);
   if (const auto* copy = std::get_if<MemcpyKernel>(&kernel); copy && copy->direction != "d2d") {
     auto it = profile_.copy_bandwidth.find(copy->direction);
-    double bw = it != profile_.copy_bandwidth.end() ? it->second
+    double bw = it != profile_.copy_bandwidth.end()                        ? it->second
                 : copy->direction == "p2p" && device_.nvlink_bandwidth > 0 ? device_.nvlink_bandwidth
                                                                            : device_.pcie_bandwidth;
     if (!(bw > 0))

@@ -32,9 +32,9 @@ public:
 private:
   ClusterLayout layout_;
   std::vector<double> level_costs_;
-  std::vector<int> level_hops_;                     // hops between two hosts at level 0..3
+  std::vector<int> level_hops_;                      // hops between two hosts at level 0..3
   std::vector<std::vector<int>> middlebox_distance_; // per middlebox: hops to every host
-  std::vector<int> between_middleboxes_;            // hops from middlebox i to i+1
+  std::vector<int> between_middleboxes_;             // hops from middlebox i to i+1
 };
 
 } // namespace cs

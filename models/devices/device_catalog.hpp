@@ -9,23 +9,23 @@ namespace cs {
 
 /** One device of the catalog. All values SI: FLOP/s, bytes, bytes/s, seconds. */
 struct DeviceSpec {
-  std::string name;         // catalog key, e.g. "h100-sxm5"
-  std::string display_name; // e.g. "NVIDIA H100 SXM5 80GB"
-  std::string kind;         // "gpu" | "cpu"
+  std::string name;                         // catalog key, e.g. "h100-sxm5"
+  std::string display_name;                 // e.g. "NVIDIA H100 SXM5 80GB"
+  std::string kind;                         // "gpu" | "cpu"
   std::map<std::string, double> peak_flops; // per dtype (fp32, tf32, bf16, fp16, fp8, fp64), dense
   double memory_bandwidth = 0;
   double memory_bytes = 0;
   int sms = 0;
   double l2_bytes = 0;
-  double nvlink_bandwidth = 0;   // per GPU per direction (0 = no NVLink)
+  double nvlink_bandwidth = 0; // per GPU per direction (0 = no NVLink)
   double nvlink_latency = 0;
   double nvlink_achievable = 0; // what NCCL moves per GPU per direction (its topology model's effective rate)
   bool nvls = false;            // NVSwitch generation with in-switch reduction
-  double pcie_bandwidth = 0;     // per direction
+  double pcie_bandwidth = 0;    // per direction
   double pcie_latency = 0;
-  int cores = 0;                 // CPU nodes
-  double core_speed = 0;         // FLOP/s per core, CPU nodes
-  double disk_bandwidth = 0;     // CPU nodes
+  int cores = 0;                              // CPU nodes
+  double core_speed = 0;                      // FLOP/s per core, CPU nodes
+  double disk_bandwidth = 0;                  // CPU nodes
   std::map<std::string, std::string> sources; // field -> where the number comes from
 
   /** Peak FLOP/s for `dtype`, or 0 when the device has no such unit. */

@@ -6,9 +6,7 @@
 #include <stdexcept>
 
 namespace cs {
-namespace {
-
-} // namespace
+namespace {} // namespace
 
 double dtype_bytes(const std::string& dtype)
 {
@@ -34,8 +32,8 @@ template <class... Fs> Overload(Fs...) -> Overload<Fs...>;
 
 const std::vector<std::string>& kernel_families()
 {
-  static const std::vector<std::string> f = {"gemm", "attention", "bandwidth", "softmax", "layernorm", "rmsnorm",
-                                             "reduction", "memcpy"};
+  static const std::vector<std::string> f = {"gemm",      "attention", "bandwidth", "softmax",
+                                             "layernorm", "rmsnorm",   "reduction", "memcpy"};
   return f;
 }
 
@@ -59,33 +57,29 @@ std::string kernel_family(const Kernel& k)
 
 std::string kernel_dtype(const Kernel& k)
 {
-  return std::visit(Overload{[](const MemcpyKernel&) { return std::string(); },
-                             [](const auto& x) { return x.dtype; }},
+  return std::visit(Overload{[](const MemcpyKernel&) { return std::string(); }, [](const auto& x) { return x.dtype; }},
                     k);
 }
 
 double kernel_flops(const Kernel& k)
 {
-  return std::visit(
-      Overload{[](const GemmKernel& g) { return 2.0 * g.m * g.n * g.k * g.batch; },
-               [](const AttentionKernel& a) {
-                 double f = 4.0 * a.batch * a.heads * a.seq_q * a.seq_kv * a.head_dim;
-                 return a.causal ? f / 2 : f;
-               },
-               [](const BandwidthKernel& b) { return b.flops; },
-               [](const SoftmaxKernel& s) { return 5.0 * s.rows * s.cols; },
-               [](const NormKernel& n) { return (n.rms ? 4.0 : 7.0) * n.rows * n.cols; },
-               [](const ReductionKernel& r) { return r.elements; },
-               [](const MemcpyKernel&) { return 0.0; }},
-      k);
+  return std::visit(Overload{[](const GemmKernel& g) { return 2.0 * g.m * g.n * g.k * g.batch; },
+                             [](const AttentionKernel& a) {
+                               double f = 4.0 * a.batch * a.heads * a.seq_q * a.seq_kv * a.head_dim;
+                               return a.causal ? f / 2 : f;
+                             },
+                             [](const BandwidthKernel& b) { return b.flops; },
+                             [](const SoftmaxKernel& s) { return 5.0 * s.rows * s.cols; },
+                             [](const NormKernel& n) { return (n.rms ? 4.0 : 7.0) * n.rows * n.cols; },
+                             [](const ReductionKernel& r) { return r.elements; },
+                             [](const MemcpyKernel&) { return 0.0; }},
+                    k);
 }
 
 double kernel_bytes(const Kernel& k)
 {
   return std::visit(
-      Overload{[](const GemmKernel& g) {
-                 return (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * dtype_bytes(g.dtype);
-               },
+      Overload{[](const GemmKernel& g) { return (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * dtype_bytes(g.dtype); },
                [](const AttentionKernel& a) {
                  double e = dtype_bytes(a.dtype);
                  return a.batch * a.head_dim * e * (2.0 * a.heads * a.seq_q + 2.0 * a.kv_heads * a.seq_kv);
@@ -101,17 +95,22 @@ double kernel_bytes(const Kernel& k)
 
 std::vector<double> kernel_shape(const Kernel& k)
 {
-  return std::visit(
-      Overload{[](const GemmKernel& g) { return std::vector<double>{g.m * g.batch, g.n, g.k}; },
-               [](const AttentionKernel& a) {
-                 return std::vector<double>{a.batch * a.heads, a.seq_q, a.seq_kv, a.head_dim};
-               },
-               [](const BandwidthKernel& b) { return std::vector<double>{b.bytes_in + b.bytes_out}; },
-               [](const SoftmaxKernel& s) { return std::vector<double>{s.rows, s.cols}; },
-               [](const NormKernel& n) { return std::vector<double>{n.rows, n.cols}; },
-               [](const ReductionKernel& r) { return std::vector<double>{r.elements}; },
-               [](const MemcpyKernel& m) { return std::vector<double>{m.bytes}; }},
-      k);
+  return std::visit(Overload{[](const GemmKernel& g) {
+                               return std::vector<double>{g.m * g.batch, g.n, g.k};
+                             },
+                             [](const AttentionKernel& a) {
+                               return std::vector<double>{a.batch * a.heads, a.seq_q, a.seq_kv, a.head_dim};
+                             },
+                             [](const BandwidthKernel& b) { return std::vector<double>{b.bytes_in + b.bytes_out}; },
+                             [](const SoftmaxKernel& s) {
+                               return std::vector<double>{s.rows, s.cols};
+                             },
+                             [](const NormKernel& n) {
+                               return std::vector<double>{n.rows, n.cols};
+                             },
+                             [](const ReductionKernel& r) { return std::vector<double>{r.elements}; },
+                             [](const MemcpyKernel& m) { return std::vector<double>{m.bytes}; }},
+                    k);
 }
 
 std::string memory_key(const Kernel& k)
@@ -126,25 +125,25 @@ std::string memory_key(const Kernel& k)
 std::string describe_kernel(const Kernel& k)
 {
   return std::visit(
-      Overload{[](const GemmKernel& g) {
-                 return fmt::format("gemm m={} n={} k={}{} {}", g.m, g.n, g.k,
-                                    g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.dtype);
-               },
-               [](const AttentionKernel& a) {
-                 return fmt::format("attention batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{} {}",
-                                    a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim,
-                                    a.causal ? " causal" : "", a.dtype);
-               },
-               [](const BandwidthKernel& b) {
-                 return fmt::format("bandwidth op={} bytes_in={} bytes_out={} flops={} {}", b.op, b.bytes_in,
-                                    b.bytes_out, b.flops, b.dtype);
-               },
-               [](const SoftmaxKernel& s) { return fmt::format("softmax rows={} cols={} {}", s.rows, s.cols, s.dtype); },
-               [](const NormKernel& n) {
-                 return fmt::format("{} rows={} cols={} {}", n.rms ? "rmsnorm" : "layernorm", n.rows, n.cols, n.dtype);
-               },
-               [](const ReductionKernel& r) { return fmt::format("reduction elements={} {}", r.elements, r.dtype); },
-               [](const MemcpyKernel& m) { return fmt::format("memcpy {} bytes={}", m.direction, m.bytes); }},
+      Overload{
+          [](const GemmKernel& g) {
+            return fmt::format("gemm m={} n={} k={}{} {}", g.m, g.n, g.k,
+                               g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.dtype);
+          },
+          [](const AttentionKernel& a) {
+            return fmt::format("attention batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{} {}", a.batch,
+                               a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim, a.causal ? " causal" : "", a.dtype);
+          },
+          [](const BandwidthKernel& b) {
+            return fmt::format("bandwidth op={} bytes_in={} bytes_out={} flops={} {}", b.op, b.bytes_in, b.bytes_out,
+                               b.flops, b.dtype);
+          },
+          [](const SoftmaxKernel& s) { return fmt::format("softmax rows={} cols={} {}", s.rows, s.cols, s.dtype); },
+          [](const NormKernel& n) {
+            return fmt::format("{} rows={} cols={} {}", n.rms ? "rmsnorm" : "layernorm", n.rows, n.cols, n.dtype);
+          },
+          [](const ReductionKernel& r) { return fmt::format("reduction elements={} {}", r.elements, r.dtype); },
+          [](const MemcpyKernel& m) { return fmt::format("memcpy {} bytes={}", m.direction, m.bytes); }},
       k);
 }
 
@@ -222,12 +221,17 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
   };
   if (family == "gemm")
     return GemmKernel{number("m", 0, true), number("n", 0, true), number("k", 0, true), number("batch", 1, false),
-                      dtype("bf16"), flag("trans_a"), flag("trans_b")};
+                      dtype("bf16"),        flag("trans_a"),      flag("trans_b")};
   if (family == "attention") {
     double heads = number("heads", 0, true);
     double seq_q = number("seq_q", 0, true);
-    return AttentionKernel{number("batch", 1, false), heads, number("kv_heads", heads, false), seq_q,
-                           number("seq_kv", seq_q, false), number("head_dim", 0, true), flag("causal"),
+    return AttentionKernel{number("batch", 1, false),
+                           heads,
+                           number("kv_heads", heads, false),
+                           seq_q,
+                           number("seq_kv", seq_q, false),
+                           number("head_dim", 0, true),
+                           flag("causal"),
                            dtype("bf16")};
   }
   if (family == "bandwidth") {

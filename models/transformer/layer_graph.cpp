@@ -37,7 +37,8 @@ std::vector<int> contiguous_partition(const std::vector<double>& seconds, int st
 {
   const int n = static_cast<int>(seconds.size());
   if (stages < 1 || stages > n)
-    throw std::invalid_argument("cannot cut " + std::to_string(n) + " layers into " + std::to_string(stages) + " stages");
+    throw std::invalid_argument("cannot cut " + std::to_string(n) + " layers into " + std::to_string(stages) +
+                                " stages");
   std::vector<double> prefix(n + 1, 0.0);
   for (int i = 0; i < n; ++i)
     prefix[i + 1] = prefix[i] + seconds[i];
@@ -148,7 +149,8 @@ LayerStages graph_stages(const std::vector<GraphLayerParams>& graph, const std::
   }
   const int b = static_cast<int>(branches.size());
   if (stages < b)
-    throw std::invalid_argument("the layer graph has " + std::to_string(b) + " branches; the graph pipeline needs at "
+    throw std::invalid_argument("the layer graph has " + std::to_string(b) +
+                                " branches; the graph pipeline needs at "
                                 "least that many stages");
   std::vector<double> total(b, 0.0);
   for (int k = 0; k < b; ++k)
@@ -173,8 +175,8 @@ LayerStages graph_stages(const std::vector<GraphLayerParams>& graph, const std::
       s.push_back(seconds[i]);
     const auto starts = contiguous_partition(s, given[k]);
     for (int c = 0; c < given[k]; ++c)
-      pieces.emplace_back(branches[k][starts[c]], std::vector<int>(branches[k].begin() + starts[c],
-                                                                     branches[k].begin() + starts[c + 1]));
+      pieces.emplace_back(branches[k][starts[c]],
+                          std::vector<int>(branches[k].begin() + starts[c], branches[k].begin() + starts[c + 1]));
   }
   std::sort(pieces.begin(), pieces.end());
   LayerStages out;

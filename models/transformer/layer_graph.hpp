@@ -21,10 +21,10 @@ std::vector<int> contiguous_partition(const std::vector<double>& seconds, int st
 
 /** Stages of a layer graph: the stage of each layer and the stage DAG with the bytes per sample on each edge. */
 struct LayerStages {
-  std::vector<int> stage_of;                      // per layer
-  std::vector<std::vector<int>> successors;       // per stage; edges go to higher stage numbers
-  std::vector<std::vector<double>> edge_bytes;    // per stage, per successor: activations per sample
-  int branches = 0;                               // series chains the graph decomposes into
+  std::vector<int> stage_of;                   // per layer
+  std::vector<std::vector<int>> successors;    // per stage; edges go to higher stage numbers
+  std::vector<std::vector<double>> edge_bytes; // per stage, per successor: activations per sample
+  int branches = 0;                            // series chains the graph decomposes into
 };
 
 /** Per layer, its branch: the maximal chains of the graph, numbered by their first layer (a layer joins its

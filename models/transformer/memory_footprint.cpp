@@ -9,8 +9,10 @@ namespace cs {
 
 std::map<std::string, double> MemoryFootprint::breakdown() const
 {
-  return {{"memory_parameters_bytes", parameters}, {"memory_gradients_bytes", gradients},
-          {"memory_optimizer_bytes", optimizer},   {"memory_activations_bytes", activations},
+  return {{"memory_parameters_bytes", parameters},
+          {"memory_gradients_bytes", gradients},
+          {"memory_optimizer_bytes", optimizer},
+          {"memory_activations_bytes", activations},
           {"memory_buffers_bytes", buffers}};
 }
 
@@ -21,7 +23,8 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
   // An untied output layer sits on the last stage, so it adds to the count only when one stage holds everything.
   const double params =
-      (layers_per_stage * layer_parameters(m) + embedding_parameters(m) + (l.pp == 1 ? head_parameters(m) : 0.0)) / l.tp;
+      (layers_per_stage * layer_parameters(m) + embedding_parameters(m) + (l.pp == 1 ? head_parameters(m) : 0.0)) /
+      l.tp;
   MemoryFootprint f;
   f.parameters = params * e / (l.zero >= 3 ? l.dp : 1);
   f.gradients = params * e / (l.zero >= 2 ? l.dp : 1);

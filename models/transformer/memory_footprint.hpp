@@ -22,7 +22,7 @@ struct MemoryFootprint {
 /** Shape of the parallel layout that decides what a GPU holds. */
 struct MemoryLayout {
   int dp = 1, tp = 1, pp = 1;
-  int zero = 0;                  // ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also weights
+  int zero = 0; // ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also weights
   bool sequence_parallel = false;
   int in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m)
   double bucket_bytes = 0;        // communication buffer (gradient bucket)
@@ -35,7 +35,8 @@ struct MemoryLayout {
  *  (MLSys'23, "Reducing Activation Recomputation"), for s tokens, b samples, h hidden, a heads, t tensor-parallel
  *  ranks: none s b h (10 + 24/t + 5 a s / (h t)), selective s b h (10 + 24/t); with sequence parallelism the
  *  10 becomes 10/t (34/t in all); full recomputation keeps each layer's input, 2 s b h (/t with sequence
- *  parallelism). Counts are for 16-bit activations and scale with the dtype. The most loaded pipeline stage (layers / pp) is the one counted. */
+ *  parallelism). Counts are for 16-bit activations and scale with the dtype. The most loaded pipeline stage (layers /
+ * pp) is the one counted. */
 MemoryFootprint transformer_memory(const ModelParams& model, int micro_batch, const MemoryLayout& layout);
 
 } // namespace cs

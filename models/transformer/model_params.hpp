@@ -12,11 +12,11 @@ namespace cs {
 /** One layer of a generic layer graph (workload.model.graph): costs per sample, forward pass. */
 struct GraphLayerParams {
   std::string name;
-  double flops = 0;                 // forward FLOPs per sample
-  Bytes bytes;                      // forward memory traffic per sample
-  double params = 0;                // parameters
-  Bytes activations;                // its output per sample: sent to the layers it feeds, kept for backward
-  std::vector<std::string> inputs;  // earlier layers it reads; none = the model's input
+  double flops = 0;                // forward FLOPs per sample
+  Bytes bytes;                     // forward memory traffic per sample
+  double params = 0;               // parameters
+  Bytes activations;               // its output per sample: sent to the layers it feeds, kept for backward
+  std::vector<std::string> inputs; // earlier layers it reads; none = the model's input
 };
 
 struct ModelParams {
@@ -27,13 +27,13 @@ struct ModelParams {
   int seq = 2048;
   int vocab = 51200;
   std::string dtype = "bf16";
-  std::string recompute = "none"; // none | selective | full
-  std::string attention = "flash"; // flash (fused, scores stay on chip) | materialized (scores written to memory)
-  std::string preset; // filled in first, then keys given next to it override (see model_presets())
-  int kv_heads = 0;           // 0 = heads (multi-head attention); fewer = grouped-query attention
-  std::string mlp = "gelu";   // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
-  std::string norm = "layernorm"; // layernorm | rmsnorm (weight only)
-  bool tie_embeddings = true; // the output layer reuses the input embedding
+  std::string recompute = "none";      // none | selective | full
+  std::string attention = "flash";     // flash (fused, scores stay on chip) | materialized (scores written to memory)
+  std::string preset;                  // filled in first, then keys given next to it override (see model_presets())
+  int kv_heads = 0;                    // 0 = heads (multi-head attention); fewer = grouped-query attention
+  std::string mlp = "gelu";            // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
+  std::string norm = "layernorm";      // layernorm | rmsnorm (weight only)
+  bool tie_embeddings = true;          // the output layer reuses the input embedding
   std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };

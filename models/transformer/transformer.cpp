@@ -4,8 +4,8 @@
 
 namespace cs {
 
-std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro, int tp,
-                                                                                   bool sequence_parallel)
+std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro,
+                                                                                   int tp, bool sequence_parallel)
 {
   const double tokens = double(micro) * m.seq;
   // Sequence parallelism (Korthikanti et al.): layernorms and residual adds run on this rank's 1/tp of the tokens.
@@ -13,7 +13,8 @@ std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_bloc
   const double h = m.hidden, f = m.ffn, s = m.seq, e = dtype_bytes(m.dtype), t = tp;
   const std::string& d = m.dtype;
   auto elementwise = [&](const char* name, double elements, double reads, double writes, double flops_each) {
-    return NamedKernel{name, BandwidthKernel{name, elements * reads * e, elements * writes * e, elements * flops_each, d}};
+    return NamedKernel{name,
+                       BandwidthKernel{name, elements * reads * e, elements * writes * e, elements * flops_each, d}};
   };
   std::vector<NamedKernel> attn, mlp;
   const bool rms = m.norm == "rmsnorm";
@@ -26,8 +27,8 @@ std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_bloc
     // Scores go through memory: batched QK^T, fused scale-mask-softmax, dropout (1-byte mask), batched PV.
     attn.push_back({"attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, d}});
     attn.push_back({"attn_softmax", SoftmaxKernel{double(micro) * heads * s, s, d}});
-    attn.push_back(NamedKernel{"attn_dropout", BandwidthKernel{"dropout", score_elements * e, score_elements * (e + 1),
-                                                               score_elements, d}});
+    attn.push_back(NamedKernel{
+        "attn_dropout", BandwidthKernel{"dropout", score_elements * e, score_elements * (e + 1), score_elements, d}});
     attn.push_back({"attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, d}});
   } else {
     attn.push_back({"attention", AttentionKernel{double(micro), heads, kv_heads, s, s, head_dim, false, d}});
@@ -38,8 +39,8 @@ std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_bloc
   if (m.mlp == "swiglu") {
     // Gate and up projections as one GEMM (as Megatron fuses them), then silu(gate) * up.
     mlp.push_back({"ffn_gate_up_gemm", GemmKernel{tokens, 2 * f / t, h, 1, d}});
-    mlp.push_back(NamedKernel{"swiglu", BandwidthKernel{"swiglu", 2 * tokens * f / t * e, tokens * f / t * e,
-                                                        tokens * f / t * 6, d}});
+    mlp.push_back(NamedKernel{
+        "swiglu", BandwidthKernel{"swiglu", 2 * tokens * f / t * e, tokens * f / t * e, tokens * f / t * 6, d}});
   } else {
     mlp.push_back({"ffn_up_gemm", GemmKernel{tokens, f / t, h, 1, d}});
     mlp.push_back(elementwise("gelu", tokens * f / t, 1, 1, 8));
@@ -97,10 +98,7 @@ std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forwar
   return out;
 }
 
-NamedKernel adam_kernel(double p)
-{
-  return {"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}};
-}
+NamedKernel adam_kernel(double p) { return {"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}}; }
 
 namespace {
 double norm_parameters(const ModelParams& m) { return m.norm == "rmsnorm" ? m.hidden : 2.0 * m.hidden; }

@@ -23,8 +23,8 @@ std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro);
  *  each end in an all-reduce: attention (layernorm, column-parallel QKV, heads / tp, row-parallel output
  *  projection, residual) and MLP (layernorm, column-parallel up projection, GeLU, row-parallel down projection,
  *  residual). Norms and residuals are replicated. With tp = 1 the two blocks together are layer_forward_kernels. */
-std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro, int tp,
-                                                                                   bool sequence_parallel = false);
+std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>>
+layer_forward_blocks(const ModelParams& m, int micro, int tp, bool sequence_parallel = false);
 
 /** The output head: logits GEMM over the vocabulary and the softmax cross-entropy. */
 std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro);

@@ -1,7 +1,7 @@
 // YARN Capacity Scheduler (the Hit paper's baseline): queues with guaranteed shares, FIFO inside a queue, delay
 // scheduling for maps, reducers without locality.
-#include "policies/mapreduce/task_scheduler.hpp"
 #include "base/registry.hpp"
+#include "policies/mapreduce/task_scheduler.hpp"
 
 #include <algorithm>
 #include <map>
@@ -15,7 +15,8 @@ namespace cs {
  *  further rack-locality-additional-delay misses anything (-1: L x C / N per YARN-4189, L its requested locations,
  *  C its pending maps, N the hosts). A node-local assignment resets the count. A job that declines passes h to the
  *  next job. One heartbeat takes at most one off-switch container (YARN's
- *  per-node-heartbeat.maximum-offswitch-assignments, default 1); reducers ask for no locality, so they are off-switch. */
+ *  per-node-heartbeat.maximum-offswitch-assignments, default 1); reducers ask for no locality, so they are off-switch.
+ */
 class CapacityScheduler : public MapReduceScheduler {
 public:
   void configure(ObjectReader& r) override
@@ -139,7 +140,8 @@ private:
   int rack_locality_additional_delay_ = -1;
 };
 
-CS_REGISTER_POLICY(MapReduceScheduler, CapacityScheduler, "mapreduce", "capacity",
-                   "YARN Capacity Scheduler: queue shares, FIFO per queue, delay scheduling for maps, reducers anywhere");
+CS_REGISTER_POLICY(
+    MapReduceScheduler, CapacityScheduler, "mapreduce", "capacity",
+    "YARN Capacity Scheduler: queue shares, FIFO per queue, delay scheduling for maps, reducers anywhere");
 
 } // namespace cs

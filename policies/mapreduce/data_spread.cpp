@@ -55,7 +55,8 @@ double DataSpread::policy_cost_at(int h) const
 double DataSpread::bytes_at(int h) const
 {
   if (task_->map)
-    return std::find(task_->data_hosts.begin(), task_->data_hosts.end(), h) != task_->data_hosts.end() ? task_->bytes : 0;
+    return std::find(task_->data_hosts.begin(), task_->data_hosts.end(), h) != task_->data_hosts.end() ? task_->bytes
+                                                                                                       : 0;
   return host_[h];
 }
 

@@ -1,6 +1,6 @@
 // FIFO (Hadoop's original JobQueueTaskScheduler): the oldest job takes every free container, best locality first.
-#include "policies/mapreduce/task_scheduler.hpp"
 #include "base/registry.hpp"
+#include "policies/mapreduce/task_scheduler.hpp"
 
 namespace cs {
 

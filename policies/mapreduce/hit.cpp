@@ -1,9 +1,9 @@
 // Hit-scheduler (Yang et al., IEEE TCC 2019): task placement as many-to-one stable matching on the hierarchical
 // cost of the topology (TAA). Only the paper's abstract is available; the matching as policies.md §1 records it is
 // a reconstruction [recon], and so is the tie-break below.
+#include "base/registry.hpp"
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "base/registry.hpp"
 
 #include <algorithm>
 #include <map>
@@ -41,8 +41,10 @@ public:
       for (int k = 0; k < n_hosts; ++k) {
         const int h = round.offers[k].host;
         c[t][k] = s ? s->cost_at(h) : placement_cost(task, h, cost);
-        held[t][k] = s ? s->bytes_at(h)
-                       : (std::find(task.data_hosts.begin(), task.data_hosts.end(), h) != task.data_hosts.end() ? task.bytes : 0);
+        held[t][k] =
+            s ? s->bytes_at(h)
+              : (std::find(task.data_hosts.begin(), task.data_hosts.end(), h) != task.data_hosts.end() ? task.bytes
+                                                                                                       : 0);
       }
       auto& pref = preference[t];
       pref.resize(n_hosts);

@@ -2,9 +2,9 @@
 // this is a reconstruction [recon] of policies.md §1: the cost of a transfer is its bytes times the hop length of the
 // policy-compliant path (inter-rack flows traverse the middlebox chain), and rack agents improve a placement by local
 // moves until none helps.
+#include "base/registry.hpp"
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "base/registry.hpp"
 
 #include <map>
 

@@ -1,9 +1,9 @@
 // PNA, probabilistic network-aware task placement (IEEE CLUSTER 2016), as policies.md §1 records it. The launch
 // probability's form p = C_min / C is the suggested reconstruction [recon]; here costs are shifted by one unit of
 // rack-level traffic, p = (1 + C_min) / (1 + C), so that a zero-cost local placement does not forbid every other one.
+#include "base/registry.hpp"
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "base/registry.hpp"
 
 #include <map>
 

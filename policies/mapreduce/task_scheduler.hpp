@@ -14,12 +14,12 @@ namespace cs {
 /** A task waiting for a container, with where its input lies. */
 struct CandidateTask {
   int job = 0;
-  int task = 0;    // map index, or reduce index
+  int task = 0; // map index, or reduce index
   bool map = true;
   int queue = 0;
   double submit_s = 0;
-  double bytes = 0; // what it reads: the split (map) or its estimated partition (reduce)
-  std::vector<int> data_hosts;   // map: replica hosts; reduce: hosts holding (or expected to hold) map output
+  double bytes = 0;               // what it reads: the split (map) or its estimated partition (reduce)
+  std::vector<int> data_hosts;    // map: replica hosts; reduce: hosts holding (or expected to hold) map output
   std::vector<double> data_bytes; // map: unused (any one replica is read); reduce: estimated bytes from each host
   int pending_maps_of_job = 0;    // capacity scheduler: the job's outstanding map requests (its C in L*C/N)
 };

@@ -1,6 +1,6 @@
 // GPipe (Huang et al., NeurIPS'19): all forward passes, then all backward passes.
-#include "policies/pipeline/pipeline_schedule.hpp"
 #include "base/registry.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 
 namespace cs {
 

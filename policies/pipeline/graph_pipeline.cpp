@@ -1,8 +1,8 @@
 // Graph pipeline (GraphPipe; Jeon et al., ASPLOS'25): pipeline stages form a DAG and independent branches run
 // concurrently. [recon] The paper's per-stage schedule is reconstructed as 1F1B whose warm-up on each stage is the
 // depth of the DAG below it (its longest path to a sink) instead of its distance to the last of p chained stages.
-#include "policies/pipeline/pipeline_schedule.hpp"
 #include "base/registry.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 
 #include <algorithm>
 

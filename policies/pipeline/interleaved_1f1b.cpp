@@ -1,6 +1,6 @@
 // Interleaved 1F1B (Narayanan et al., SC'21, Megatron-LM): v model chunks per device, 1F1B over virtual stages.
-#include "policies/pipeline/pipeline_schedule.hpp"
 #include "base/registry.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 
 #include <algorithm>
 #include <stdexcept>

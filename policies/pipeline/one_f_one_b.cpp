@@ -1,6 +1,6 @@
 // 1F1B (PipeDream-Flush; Narayanan et al., SC'21): warm up, then alternate one forward and one backward.
-#include "policies/pipeline/pipeline_schedule.hpp"
 #include "base/registry.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 
 #include <algorithm>
 

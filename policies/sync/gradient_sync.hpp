@@ -12,9 +12,9 @@ namespace cs {
 
 /** One bucket to synchronise over a data-parallel group. */
 struct SyncRequest {
-  std::vector<int> hosts;        // group members, in ring order
-  std::vector<int> ready;        // per member: the task after which its bucket is ready (-1 = none)
-  double bytes = 0;              // bucket size on every member
+  std::vector<int> hosts; // group members, in ring order
+  std::vector<int> ready; // per member: the task after which its bucket is ready (-1 = none)
+  double bytes = 0;       // bucket size on every member
   TaskLabels labels;
 };
 

@@ -1,6 +1,6 @@
 // Gradient all-reduce with NCCL's ring algorithm, and with whatever algorithm NCCL's tuner would pick.
-#include "models/collectives/collective_model.hpp"
 #include "base/registry.hpp"
+#include "models/collectives/collective_model.hpp"
 #include "policies/sync/gradient_sync.hpp"
 
 namespace cs {

@@ -1,10 +1,10 @@
 #include "sim/cli/calibration_commands.hpp"
 
+#include "base/input_error.hpp"
+#include "base/json_input.hpp"
+#include "base/units.hpp"
 #include "calibrate/cpu/cpu_microkernels.hpp"
 #include "calibrate/fit/profile_fit.hpp"
-#include "base/json_input.hpp"
-#include "base/input_error.hpp"
-#include "base/units.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -73,7 +73,8 @@ int command_calibrate(const std::string& device, const std::string& out, bool qu
     o.quick = quick;
     Measurements m = run_cpu_calibration(o);
     write_file(out, measurements_to_json(m));
-    std::cout << fmt::format("calibrate: {} CPU measurements on {} written to {}\n", m.items.size(), m.host["model"], out);
+    std::cout << fmt::format("calibrate: {} CPU measurements on {} written to {}\n", m.items.size(), m.host["model"],
+                             out);
     return 0;
   }
   // CUDA microkernels live in their own binary (built only where CMake found CUDA), next to this one.
@@ -137,12 +138,13 @@ int command_predict(const std::string& device, const std::string& profile_path, 
                     bool json)
 {
   if (tokens.empty())
-    throw InputError("<command line>", 1, 1, "predict needs a kernel: " + [] {
-      std::string s;
-      for (const auto& f : kernel_families())
-        s += (s.empty() ? "" : ", ") + f;
-      return s;
-    }());
+    throw InputError(
+        "<command line>", 1, 1, "predict needs a kernel: " + [] {
+          std::string s;
+          for (const auto& f : kernel_families())
+            s += (s.empty() ? "" : ", ") + f;
+          return s;
+        }());
   std::map<std::string, std::string> args;
   for (std::size_t i = 1; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
@@ -177,8 +179,9 @@ int command_predict(const std::string& device, const std::string& profile_path, 
       throw InputError("<command line>", 1, 1, "predict needs --device NAME or --profile P.json");
     const DeviceProfile* shipped = builtin_profile(device_name);
     if (!shipped)
-      throw InputError("<command line>", 1, 1, "no profile is shipped for device '" + device_name +
-                                                     "' (clustersim list devices; or give --profile)");
+      throw InputError("<command line>", 1, 1,
+                       "no profile is shipped for device '" + device_name +
+                           "' (clustersim list devices; or give --profile)");
     profile = *shipped;
   }
   const DeviceSpec& d = catalog_device(device_name, profile_path.empty() ? "<command line>" : profile_path);

@@ -1,14 +1,14 @@
 // clustersim's command line: run, validate, list. Exit 0 ok, 1 failed run, 2 bad input (file:line:col: message).
+#include "base/input_error.hpp"
+#include "base/registry.hpp"
+#include "base/units.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "sim/cli/calibration_commands.hpp"
 #include "sim/cli/plan_command.hpp"
-#include "base/registry.hpp"
 #include "sim/run/scenario_checks.hpp"
-#include "traces/trace_job.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "base/units.hpp"
+#include "traces/trace_job.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -60,17 +60,18 @@ int list(const std::string& what)
     return 0;
   }
   if (what == "traces") {
-    std::cout << "swim    SWIM workload TSV (Facebook 2009/2010 samples): job, submit, gap, input, shuffle, output bytes\n"
-                 "rumen   Hadoop rumen job trace (JSON objects; SLS and gridmix samples), with preferredLocations\n"
-                 "jhist   MRv2 job history file (Avro-JSON events), one job per file\n"
-                 "Check a file with: clustersim trace FILE --format FORMAT\n";
+    std::cout
+        << "swim    SWIM workload TSV (Facebook 2009/2010 samples): job, submit, gap, input, shuffle, output bytes\n"
+           "rumen   Hadoop rumen job trace (JSON objects; SLS and gridmix samples), with preferredLocations\n"
+           "jhist   MRv2 job history file (Avro-JSON events), one job per file\n"
+           "Check a file with: clustersim trace FILE --format FORMAT\n";
     return 0;
   }
   for (const auto& [name, d] : cs::DeviceCatalog::builtin().all()) {
     if (d.kind == "gpu")
-      std::cout << fmt::format("{:<16} {:<34} bf16 {:>7.1f} TFLOP/s  {:>6.0f} GB/s  {}  {} SMs\n", name,
-                               d.display_name, d.peak("bf16") / 1e12, d.memory_bandwidth / 1e9,
-                               cs::units::format_bytes(d.memory_bytes), d.sms);
+      std::cout << fmt::format("{:<16} {:<34} bf16 {:>7.1f} TFLOP/s  {:>6.0f} GB/s  {}  {} SMs\n", name, d.display_name,
+                               d.peak("bf16") / 1e12, d.memory_bandwidth / 1e9, cs::units::format_bytes(d.memory_bytes),
+                               d.sms);
     else
       std::cout << fmt::format("{:<16} {:<34} {} cores x {:.1f} GFLOP/s  {:>6.1f} GB/s  {}\n", name, d.display_name,
                                d.cores, d.core_speed / 1e9, d.memory_bandwidth / 1e9,
@@ -183,7 +184,8 @@ int main(int argc, char** argv)
         shuffle += j.shuffle_bytes;
       });
       std::cout << cs::describe(summary) << "\n";
-      std::cout << fmt::format("  input {}  shuffle {}\n", cs::units::format_bytes(input), cs::units::format_bytes(shuffle));
+      std::cout << fmt::format("  input {}  shuffle {}\n", cs::units::format_bytes(input),
+                               cs::units::format_bytes(shuffle));
       for (const auto& p : summary.problems)
         std::cout << "  " << p << "\n";
       return 0;

@@ -1,11 +1,11 @@
 #include "sim/cli/plan_command.hpp"
 
+#include "base/input_error.hpp"
+#include "base/units.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "base/input_error.hpp"
-#include "base/units.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -42,8 +42,8 @@ int command_plan(const PlanCommand& c)
     std::string error;
     auto bytes = units::parse_bytes(c.memory_limit, &error);
     if (!bytes || !(*bytes > 0))
-      throw InputError("<command line>", 1, 1, "--memory-limit " + c.memory_limit + ": " +
-                                                   (error.empty() ? "must be a positive size" : error));
+      throw InputError("<command line>", 1, 1,
+                       "--memory-limit " + c.memory_limit + ": " + (error.empty() ? "must be a positive size" : error));
     options.memory_limit = *bytes;
   }
   PlanSearch search;
@@ -63,9 +63,10 @@ int command_plan(const PlanCommand& c)
     std::cout << "  no plan fits in memory\n";
     return 1;
   }
-  std::cout << fmt::format("\n  {:>2}  {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15} {:>11} {:>10} {:>8} {:>10}\n",
-                           "#", "dp", "tp", "pp", "schedule", "micro", "recompute", "zero", "sp", "stage layers",
-                           "iteration", "samples/s", "TFLOP/s", "memory");
+  std::cout << fmt::format(
+      "\n  {:>2}  {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15} {:>11} {:>10} {:>8} {:>10}\n", "#", "dp",
+      "tp", "pp", "schedule", "micro", "recompute", "zero", "sp", "stage layers", "iteration", "samples/s", "TFLOP/s",
+      "memory");
   for (std::size_t i = 0; i < search.best.size(); ++i) {
     const Plan& p = search.best[i];
     std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p),
@@ -84,7 +85,8 @@ int command_plan(const PlanCommand& c)
       Scenario s = plan_scenario(base, c.gpus, p);
       s.backend = "simgrid";
       simgrid = std::stod(run_isolated([&] {
-        return fmt::format("{:.17g}", run_scenario(s, RunOptions{}).report.at("metrics").at("iteration_time_s").get<double>());
+        return fmt::format("{:.17g}",
+                           run_scenario(s, RunOptions{}).report.at("metrics").at("iteration_time_s").get<double>());
       }));
       std::cout << fmt::format("  {:>2}  simgrid {}  analytical {}  ({:+.1f}%)\n", i + 1, units::format_time(simgrid),
                                units::format_time(p.iteration_s), 100 * (p.iteration_s / simgrid - 1));
@@ -92,9 +94,9 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{}\n", i + 1, p.dp, p.tp, p.pp, p.vpp,
-                       p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers, p.iteration_s,
-                       p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{}\n", i + 1, p.dp, p.tp, p.pp,
+                       p.vpp, p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers,
+                       p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
                        simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string());
   }
   if (!c.out_dir.empty()) {

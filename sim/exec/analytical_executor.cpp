@@ -1,8 +1,8 @@
 #include "sim/exec/executor.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 
@@ -160,8 +160,8 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
       for (int round = 0; round < 1000; ++round) {
         double fit = move;
         for (const auto& use : route)
-          fit = std::max(fit, earliest_fit(2 * use.link + (use.up ? 0 : 1), move,
-                                           bandwidth / links[use.link].bandwidth, duration));
+          fit = std::max(fit, earliest_fit(2 * use.link + (use.up ? 0 : 1), move, bandwidth / links[use.link].bandwidth,
+                                           duration));
         if (fit <= move)
           break;
         move = fit;

@@ -1,8 +1,8 @@
 // The two backends that run a task graph on a platform: `analytical` (list scheduling) and `simgrid` (flow-level).
 #pragma once
 
-#include "core/timeline.hpp"
 #include "core/task_graph.hpp"
+#include "core/timeline.hpp"
 #include "platform/platform_spec.hpp"
 
 #include <string>

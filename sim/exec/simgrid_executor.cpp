@@ -22,8 +22,8 @@ namespace {
 struct Inbox {
   static constexpr int kMaxUpFront = 512; // receives per host posted up front
   static constexpr int kWide = 4096;      // streams that send: the graphs where flows in flight number thousands
-  s4u::Mailbox* box = nullptr; // null: this host's transfers use sendto
-  int expected = 0;            // transfers to this host in the whole graph
+  s4u::Mailbox* box = nullptr;            // null: this host's transfers use sendto
+  int expected = 0;                       // transfers to this host in the whole graph
 
   void receive_all() const
   {
@@ -42,10 +42,10 @@ struct Run {
   const TaskGraph& graph;
   const SimgridPlatform& platform;
   const std::vector<ExecutionObserver*>& observers;
-  std::vector<int> pending;        // unfinished cross-stream predecessors per task
-  std::vector<int> waiting_for;    // per stream: the task its actor is suspended on, or -1
+  std::vector<int> pending;     // unfinished cross-stream predecessors per task
+  std::vector<int> waiting_for; // per stream: the task its actor is suspended on, or -1
   std::vector<s4u::ActorPtr> actors;
-  std::vector<Inbox> inbox; // per destination host
+  std::vector<Inbox> inbox;          // per destination host
   std::vector<double> route_latency; // per task, for rate-capped transfers
   double makespan = 0;
   std::size_t done = 0;
@@ -78,36 +78,36 @@ struct Run {
       const Task& t = graph.task(id);
       double start = s4u::Engine::get_clock();
       switch (t.kind) {
-        case TaskKind::COMPUTE:
-          if (t.seconds > 0)
-            s4u::this_actor::execute(t.seconds * s4u::this_actor::get_host()->get_speed());
+      case TaskKind::COMPUTE:
+        if (t.seconds > 0)
+          s4u::this_actor::execute(t.seconds * s4u::this_actor::get_host()->get_speed());
+        break;
+      case TaskKind::TRANSFER:
+        if (t.seconds > 0)
+          s4u::this_actor::sleep_for(t.seconds);
+        if (t.host == t.dst)
           break;
-        case TaskKind::TRANSFER:
-          if (t.seconds > 0)
-            s4u::this_actor::sleep_for(t.seconds);
-          if (t.host == t.dst)
-            break;
-          {
-            // SimGrid 3.32 ignores Comm::set_rate on host-to-host comms, so a rate cap is applied as a floor on the
-            // duration: the data moves with its fair share, and the transfer cannot end before bytes / rate.
-            double begin = s4u::Engine::get_clock();
-            static int payload = 0;
-            if (inbox[t.dst].box != nullptr)
-              inbox[t.dst].box->put(&payload, static_cast<uint64_t>(t.bytes));
-            else
-              s4u::Comm::sendto(platform.hosts[t.host], platform.hosts[t.dst], static_cast<uint64_t>(t.bytes));
-            if (t.rate > 0) {
-              double floor = route_latency[id] + t.bytes / t.rate;
-              double elapsed = s4u::Engine::get_clock() - begin;
-              if (elapsed < floor)
-                s4u::this_actor::sleep_for(floor - elapsed);
-            }
+        {
+          // SimGrid 3.32 ignores Comm::set_rate on host-to-host comms, so a rate cap is applied as a floor on the
+          // duration: the data moves with its fair share, and the transfer cannot end before bytes / rate.
+          double begin = s4u::Engine::get_clock();
+          static int payload = 0;
+          if (inbox[t.dst].box != nullptr)
+            inbox[t.dst].box->put(&payload, static_cast<uint64_t>(t.bytes));
+          else
+            s4u::Comm::sendto(platform.hosts[t.host], platform.hosts[t.dst], static_cast<uint64_t>(t.bytes));
+          if (t.rate > 0) {
+            double floor = route_latency[id] + t.bytes / t.rate;
+            double elapsed = s4u::Engine::get_clock() - begin;
+            if (elapsed < floor)
+              s4u::this_actor::sleep_for(floor - elapsed);
           }
-          break;
-        case TaskKind::DELAY:
-          if (t.seconds > 0)
-            s4u::this_actor::sleep_for(t.seconds);
-          break;
+        }
+        break;
+      case TaskKind::DELAY:
+        if (t.seconds > 0)
+          s4u::this_actor::sleep_for(t.seconds);
+        break;
       }
       finish(id, start, s4u::Engine::get_clock());
     }
@@ -175,9 +175,8 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
     if (graph.stream_tasks(static_cast<int>(s)).empty())
       continue;
     int stream = static_cast<int>(s);
-    run.actors[s] = s4u::Actor::create(streams[s].name, sg.hosts.at(streams[s].host), [&run, stream] {
-      run.run_stream(stream);
-    });
+    run.actors[s] =
+        s4u::Actor::create(streams[s].name, sg.hosts.at(streams[s].host), [&run, stream] { run.run_stream(stream); });
   }
   engine->run();
   if (run.done != graph.size())

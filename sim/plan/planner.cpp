@@ -1,18 +1,18 @@
 #include "sim/plan/planner.hpp"
 
+#include "base/input_error.hpp"
+#include "base/registry.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/pass_cost.hpp"
-#include "workloads/training/pipeline_training.hpp"
-#include "workloads/training/training_workload.hpp"
-#include "policies/pipeline/pipeline_schedule.hpp"
-#include "base/registry.hpp"
 #include "platform/platform_spec.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "base/input_error.hpp"
+#include "workloads/training/pipeline_training.hpp"
+#include "workloads/training/training_workload.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -188,7 +188,9 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
         }
         for (const auto& [schedule, vpp] : schedules)
           for (const char* recompute : {"none", "selective", "full"})
-            for (int zero : dp == 1 ? std::vector<int>{0} : pp == 1 ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1, 2}) {
+            for (int zero : dp == 1   ? std::vector<int>{0}
+                            : pp == 1 ? std::vector<int>{0, 1, 2, 3}
+                                      : std::vector<int>{0, 1, 2}) {
               Plan plan;
               plan.dp = dp;
               plan.tp = tp;

@@ -39,7 +39,8 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
   }
   for (std::size_t i = 0; i < topo.links().size(); ++i) {
     const auto& l = topo.links()[i];
-    s4u::Link* link = l.full_duplex ? zone->create_split_duplex_link(l.name, l.bandwidth) : zone->create_link(l.name, l.bandwidth);
+    s4u::Link* link =
+        l.full_duplex ? zone->create_split_duplex_link(l.name, l.bandwidth) : zone->create_link(l.name, l.bandwidth);
     link->set_latency(l.latency);
     if (auto bg = spec.background.find(static_cast<int>(i)); bg != spec.background.end()) {
       // Background load as a bandwidth profile. SimGrid 3.32 applies its values as absolute bandwidths (its header

@@ -1,4 +1,5 @@
-// Instantiates a PlatformSpec on SimGrid: hosts, split-duplex links and explicit routes (the only SimGrid platform code).
+// Instantiates a PlatformSpec on SimGrid: hosts, split-duplex links and explicit routes (the only SimGrid platform
+// code).
 #pragma once
 
 #include "platform/platform_spec.hpp"

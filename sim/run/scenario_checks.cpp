@@ -23,20 +23,25 @@ void check_scenario(const Scenario& s)
     std::string valid;
     for (const auto& n : catalog.names())
       valid += (valid.empty() ? "" : ", ") + n;
-    throw scenario_error(s, "cluster.device", fmt::format("unknown device '{}' (clustersim list devices: {})", c.device, valid));
+    throw scenario_error(s, "cluster.device",
+                         fmt::format("unknown device '{}' (clustersim list devices: {})", c.device, valid));
   }
   if (c.is_cpu_cluster() && d->kind != "cpu")
     throw scenario_error(s, "cluster.device", "a CPU cluster (racks) needs a cpu device such as cpu-node");
   if (!c.is_cpu_cluster()) {
     if (d->kind != "gpu")
-      throw scenario_error(s, "cluster.device", fmt::format("'{}' is not a GPU; GPU clusters take nodes of GPUs", c.device));
+      throw scenario_error(s, "cluster.device",
+                           fmt::format("'{}' is not a GPU; GPU clusters take nodes of GPUs", c.device));
     if ((c.intra_node.kind == "nvswitch" || c.intra_node.kind == "nvlink-mesh") && d->nvlink_bandwidth <= 0 &&
         c.intra_node.bandwidth.value <= 0)
-      throw scenario_error(s, "cluster.intra_node.kind", fmt::format("{} has no NVLink; use intra_node.kind: pcie", c.device));
+      throw scenario_error(s, "cluster.intra_node.kind",
+                           fmt::format("{} has no NVLink; use intra_node.kind: pcie", c.device));
     if (c.intra_node.kind == "nvlink-mesh" && c.gpus_per_node != 8)
-      throw scenario_error(s, "cluster.gpus_per_node", "nvlink-mesh is the 8-GPU DGX-1 hybrid cube-mesh: gpus_per_node must be 8");
+      throw scenario_error(s, "cluster.gpus_per_node",
+                           "nvlink-mesh is the 8-GPU DGX-1 hybrid cube-mesh: gpus_per_node must be 8");
     if (c.network.levels.size() > 1 && c.network.levels.back().oversubscription != 1.0)
-      throw scenario_error(s, "cluster.network.levels", "the top switch level has no uplinks: its oversubscription must be 1");
+      throw scenario_error(s, "cluster.network.levels",
+                           "the top switch level has no uplinks: its oversubscription must be 1");
   }
 
   if (!c.profile.empty()) {
@@ -45,7 +50,8 @@ void check_scenario(const Scenario& s)
       throw scenario_error(s, "cluster.profile",
                            fmt::format("profile {} is for device '{}', not '{}'", c.profile, p.device, c.device));
   } else if (!builtin_profile(c.device) && !c.is_cpu_cluster()) {
-    throw scenario_error(s, "cluster.device", fmt::format("no profile is shipped for '{}'; give cluster.profile", c.device));
+    throw scenario_error(s, "cluster.device",
+                         fmt::format("no profile is shipped for '{}'; give cluster.profile", c.device));
   }
 
   if (!c.network.background.empty()) {
@@ -57,7 +63,8 @@ void check_scenario(const Scenario& s)
     }
   }
   if (c.intra_node.nvls && !c.is_cpu_cluster() && !d->nvls)
-    throw scenario_error(s, "cluster.intra_node.nvls", fmt::format("{} has no NVLS-capable NVSwitch (H100/H200 only)", c.device));
+    throw scenario_error(s, "cluster.intra_node.nvls",
+                         fmt::format("{} has no NVLS-capable NVSwitch (H100/H200 only)", c.device));
   s.workload->check(s.env(d));
 }
 

@@ -16,9 +16,9 @@ struct RunOptions {
 };
 
 struct RunResult {
-  nlohmann::ordered_json report; // report.json per DESIGN.md §6
-  std::string trace_json;        // empty unless RunOptions::trace
-  std::string summary;           // the human-readable summary printed on stdout
+  nlohmann::ordered_json report;                          // report.json per DESIGN.md §6
+  std::string trace_json;                                 // empty unless RunOptions::trace
+  std::string summary;                                    // the human-readable summary printed on stdout
   std::vector<std::pair<std::string, std::string>> files; // further outputs by name (e.g. collective.csv)
 };
 

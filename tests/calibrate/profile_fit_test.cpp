@@ -1,5 +1,5 @@
-#include "calibrate/fit/profile_fit.hpp"
 #include "base/input_error.hpp"
+#include "calibrate/fit/profile_fit.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,10 +18,12 @@ std::vector<cs::Residual> held_out(const cs::FitResult& r, const std::string& fa
 
 cs::Measurement gemm(double m, double n, double k, const char* dtype, double seconds)
 {
-  return cs::Measurement{"gemm",
-                         {{"m", std::to_string(int(m))}, {"n", std::to_string(int(n))}, {"k", std::to_string(int(k))},
-                          {"dtype", dtype}},
-                         seconds, 5, 0};
+  return cs::Measurement{
+      "gemm",
+      {{"m", std::to_string(int(m))}, {"n", std::to_string(int(n))}, {"k", std::to_string(int(k))}, {"dtype", dtype}},
+      seconds,
+      5,
+      0};
 }
 
 } // namespace
@@ -42,8 +44,8 @@ TEST(ProfileFit, RecoversAKnownGpuProfileIncludingWaves)
       }
   for (double mib : {64, 128, 256, 512, 1024, 2048}) {
     cs::MemcpyKernel c{mib * 1048576, "d2d"};
-    m.items.push_back(cs::Measurement{"memcpy", {{"bytes", std::to_string(mib * 1048576)}, {"direction", "d2d"}},
-                                      model->predict(c).total, 5, 0});
+    m.items.push_back(cs::Measurement{
+        "memcpy", {{"bytes", std::to_string(mib * 1048576)}, {"direction", "d2d"}}, model->predict(c).total, 5, 0});
   }
   cs::FitResult r = cs::fit_profile(m, h100, cs::FitOptions{});
   EXPECT_NEAR(r.profile.launch_overhead, truth.launch_overhead, 1e-9);
@@ -95,7 +97,8 @@ TEST(Measurements, MalformedFilesArePositionedErrors)
             "unexpected end of input; expected ']'");
   EXPECT_EQ(where(head + R"({"kernel": "gemm", "args": {"m": "64", "n": "64", "k": "0"}, "seconds": 1e-5}]})"),
             "m.json:1:1: at /measurements/0: --k must be positive, got 0");
-  EXPECT_EQ(where(head + R"({"kernel": "gemm", "args": {"m": "64", "n": "64", "k": "8", "dtype": "fp4"}, "seconds": 1e-5}]})"),
+  EXPECT_EQ(where(head +
+                  R"({"kernel": "gemm", "args": {"m": "64", "n": "64", "k": "8", "dtype": "fp4"}, "seconds": 1e-5}]})"),
             "m.json:1:1: at /measurements/0: unknown dtype 'fp4' (expected fp64, fp32, tf32, bf16, fp16 or fp8)");
   EXPECT_EQ(where(head + R"({"kernel": "conv", "args": {}, "seconds": 1e-5}]})").find("unknown kernel 'conv'"), 32u);
   EXPECT_EQ(where(head + R"({"kernel": "memcpy", "args": {"bytes": "64"}, "seconds": 0}]})"),

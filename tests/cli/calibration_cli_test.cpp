@@ -36,11 +36,12 @@ TEST(CalibrationCli, PredictH200Gemm)
 
 TEST(CalibrationCli, PredictBadInputExitsTwo)
 {
-  for (const char* args : {"predict --device h200-sxm gemm --m 0 --n 8 --k 8", "predict --device h200-sxm gemm --m 8 --n 8",
-                           "predict --device h200-sxm conv --m 8", "predict --device h200-sxm gemm --m 8 --n 8 --k 8 --dtype fp4",
-                           "predict --device nosuch gemm --m 8 --n 8 --k 8", "predict gemm --m 8 --n 8 --k 8",
-                           "predict --device v100-sxm2 gemm --m 8 --n 8 --k 8 --dtype bf16",
-                           "predict --profile /nonexistent.json gemm --m 8 --n 8 --k 8"}) {
+  for (const char* args :
+       {"predict --device h200-sxm gemm --m 0 --n 8 --k 8", "predict --device h200-sxm gemm --m 8 --n 8",
+        "predict --device h200-sxm conv --m 8", "predict --device h200-sxm gemm --m 8 --n 8 --k 8 --dtype fp4",
+        "predict --device nosuch gemm --m 8 --n 8 --k 8", "predict gemm --m 8 --n 8 --k 8",
+        "predict --device v100-sxm2 gemm --m 8 --n 8 --k 8 --dtype bf16",
+        "predict --profile /nonexistent.json gemm --m 8 --n 8 --k 8"}) {
     auto r = clustersim(args);
     EXPECT_EQ(r.code, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;

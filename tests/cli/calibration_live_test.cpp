@@ -35,8 +35,9 @@ TEST(CalibrationLive, CpuLoopCalibrateFitRegress)
   EXPECT_EQ(regress.code, 0) << regress.out;
   EXPECT_NE(regress.out.find("within tolerance 10.0%"), std::string::npos);
   // An absurd tolerance fails the regression with exit 1.
-  EXPECT_EQ(clustersim("regress --profile " + p.string() + " --measurements " + m.string() + " --tolerance 0.000001").code, 1);
+  EXPECT_EQ(
+      clustersim("regress --profile " + p.string() + " --measurements " + m.string() + " --tolerance 0.000001").code,
+      1);
   fs::remove(m);
   fs::remove(p);
 }
-

@@ -1,11 +1,13 @@
-#include "tests/cli/run_cli.hpp"
 #include "models/transformer/transformer.hpp"
+#include "tests/cli/run_cli.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include "tests/test_models.hpp"
 #include <array>
 #include <filesystem>
 #include <fstream>
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -64,7 +66,8 @@ TEST(Cli, BadFlagsExitTwo)
 TEST(Cli, RunWritesReportResolvedScenarioAndTrace)
 {
   fs::path out = fresh_dir("run");
-  auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --trace --out " + out.string());
+  auto r =
+      clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --trace --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("iteration"), std::string::npos);
   auto report = read_json(out / "report.json");
@@ -105,7 +108,8 @@ TEST(Cli, RunWritesReportResolvedScenarioAndTrace)
 TEST(Cli, QuietSilencesTheSummary)
 {
   fs::path out = fresh_dir("quiet");
-  auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --quiet --out " + out.string());
+  auto r =
+      clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --quiet --out " + out.string());
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out, "");
   fs::remove_all(out);
@@ -180,9 +184,11 @@ TEST(Cli, EveryExampleScenarioRuns)
 TEST(Cli, CollectiveSweepWritesCsvAndRejectsBadInput)
 {
   fs::path out = fresh_dir("collective");
-  auto r = clustersim("run " + src("scenarios/reference/nccl-h100-ring.yaml") +
-                      " --backend analytical --set workload.collective.min_bytes=0 --set workload.collective.max_bytes=1MiB"
-                      " --out " + out.string());
+  auto r =
+      clustersim("run " + src("scenarios/reference/nccl-h100-ring.yaml") +
+                 " --backend analytical --set workload.collective.min_bytes=0 --set workload.collective.max_bytes=1MiB"
+                 " --out " +
+                 out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("#wrong"), std::string::npos); // nccl-tests' column layout
   std::ifstream csv(out / "collective.csv");
@@ -199,17 +205,18 @@ TEST(Cli, CollectiveSweepWritesCsvAndRejectsBadInput)
   EXPECT_GT(report["breakdown"]["closed_form_sizes"].get<double>(), 0);
   EXPECT_NE(r.out.find("by closed form"), std::string::npos);
   fs::remove_all(out);
-  auto flows = clustersim("run " + src("scenarios/reference/nccl-h100-ring.yaml") +
-                          " --backend analytical --quiet --set workload.collective.pricing=flows --out " + out.string());
+  auto flows =
+      clustersim("run " + src("scenarios/reference/nccl-h100-ring.yaml") +
+                 " --backend analytical --quiet --set workload.collective.pricing=flows --out " + out.string());
   ASSERT_EQ(flows.code, 0) << flows.err;
   EXPECT_EQ(read_json(out / "report.json")["breakdown"]["closed_form_sizes"].get<double>(), 0);
   fs::remove_all(out);
   const std::string base = "run " + src("scenarios/reference/nccl-h100-ring.yaml") + " --out " + out.string();
-  for (const char* bad : {" --set workload.collective.ranks=16", " --set workload.collective.algorithm=bruck",
-                          " --set workload.collective.max_bytes=-1GiB", " --set workload.collective.op=all-to-all",
-                          " --set cluster.device=a100-sxm4-80gb --set cluster.intra_node.nvls=true",
-                          " --set cluster.network.background=[{tier: warp}]",
-                          " --set workload.collective.pricing=exact"}) {
+  for (const char* bad :
+       {" --set workload.collective.ranks=16", " --set workload.collective.algorithm=bruck",
+        " --set workload.collective.max_bytes=-1GiB", " --set workload.collective.op=all-to-all",
+        " --set cluster.device=a100-sxm4-80gb --set cluster.intra_node.nvls=true",
+        " --set cluster.network.background=[{tier: warp}]", " --set workload.collective.pricing=exact"}) {
     auto e = clustersim(base + bad);
     EXPECT_EQ(e.code, 2) << bad << ": " << e.err;
     EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << bad << ": " << e.err;
@@ -227,7 +234,8 @@ TEST(Cli, AModelThatDoesNotFitIsReportedNotACrash)
   EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
   auto report = read_json(out / "report.json");
   EXPECT_FALSE(report["metrics"]["fits_in_memory"].get<bool>());
-  EXPECT_GT(report["metrics"]["peak_memory_bytes"].get<double>(), report["metrics"]["memory_capacity_bytes"].get<double>());
+  EXPECT_GT(report["metrics"]["peak_memory_bytes"].get<double>(),
+            report["metrics"]["memory_capacity_bytes"].get<double>());
   EXPECT_TRUE(report["breakdown"].contains("memory_activations_bytes"));
   fs::remove_all(out);
 }
@@ -261,9 +269,9 @@ TEST(Cli, TensorAndPipelineParallelismTogether)
   int i = 0;
   for (const char* backend : {"analytical", "simgrid"}) {
     fs::path out = fresh_dir(std::string("tppp") + backend);
-    auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --backend " + backend +
-                        " --set workload.iterations=1 --set workload.parallel.tp=2 --set workload.parallel.dp=2 --out " +
-                        out.string());
+    auto r = clustersim(
+        "run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --backend " + backend +
+        " --set workload.iterations=1 --set workload.parallel.tp=2 --set workload.parallel.dp=2 --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
     auto report = read_json(out / "report.json");
     EXPECT_GT(report["breakdown"]["tp_communication_s"].get<double>(), 0.0);
@@ -292,7 +300,8 @@ TEST(Cli, BalancedPartitionHelpsAHeavyOutputLayer)
     fs::path out = fresh_dir(std::string("part") + partition);
     auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
                         " --quiet --backend analytical --set workload.iterations=1 --set workload.model.vocab=256000"
-                        " --set workload.parallel.partition=" + partition + " --out " + out.string());
+                        " --set workload.parallel.partition=" +
+                        partition + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
     iteration[i++] = read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
     fs::remove_all(out);
@@ -303,9 +312,10 @@ TEST(Cli, BalancedPartitionHelpsAHeavyOutputLayer)
   EXPECT_EQ(e.code, 2);
   EXPECT_NE(e.err.find("workload.model.layers=23: 23 layers do not divide"), std::string::npos) << e.err;
   fs::path out = fresh_dir("part23");
-  auto ok = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
-                       " --quiet --backend analytical --set workload.model.layers=23 --set workload.parallel.partition=balanced --out " +
-                       out.string());
+  auto ok = clustersim(
+      "run " + src("scenarios/gpt-pipeline.yaml") +
+      " --quiet --backend analytical --set workload.model.layers=23 --set workload.parallel.partition=balanced --out " +
+      out.string());
   EXPECT_EQ(ok.code, 0) << ok.err;
   fs::remove_all(out);
 }
@@ -318,8 +328,8 @@ TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
       fs::path out = fresh_dir(std::string("sp") + sp + backend);
       auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
                           " --set workload.iterations=1 --set workload.parallel.tp=4 --set workload.parallel.dp=4"
-                          " --set workload.model.recompute=full --set workload.parallel.sequence_parallel=" + sp +
-                          " --out " + out.string());
+                          " --set workload.model.recompute=full --set workload.parallel.sequence_parallel=" +
+                          sp + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
       report[std::string(sp) + backend] = read_json(out / "report.json");
       fs::remove_all(out);
@@ -347,8 +357,9 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
   for (const char* zero : {"0", "2", "3"})
     for (const char* backend : {"analytical", "simgrid"}) {
       fs::path out = fresh_dir(std::string("zero") + zero + backend);
-      auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
-                          " --set workload.iterations=2 --set workload.parallel.zero=" + zero + " --out " + out.string());
+      auto r =
+          clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
+                     " --set workload.iterations=2 --set workload.parallel.zero=" + zero + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
       report[std::string(zero) + backend] = read_json(out / "report.json");
       fs::remove_all(out);
@@ -366,9 +377,10 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
   const auto& z3 = report["3analytical"];
   EXPECT_NEAR(z3["breakdown"]["memory_parameters_bytes"].get<double>() * 16,
               z0["breakdown"]["memory_parameters_bytes"].get<double>(), 16.0);
-  const cs::ModelParams m{24, 2048, 8192, 16, 2048, 51200, "bf16", "none"}; // quickstart's model
+  const cs::ModelParams m(cs::testing::model(24, 2048, 8192, 16, 2048, 51200, "bf16", "none")); // quickstart's model
   const double layer = cs::layer_parameters(m), embedding = cs::embedding_parameters(m);
-  EXPECT_NEAR(z3["breakdown"]["memory_buffers_bytes"].get<double>() - z2["breakdown"]["memory_buffers_bytes"].get<double>(),
+  EXPECT_NEAR(z3["breakdown"]["memory_buffers_bytes"].get<double>() -
+                  z2["breakdown"]["memory_buffers_bytes"].get<double>(),
               2 * layer * 2, 1.0);
   // Gradients are reduce-scattered (half an all-reduce's bytes); each of the 4 microbatches gathers every layer
   // twice (forward, backward) and the tied embedding once.
@@ -386,8 +398,9 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
     EXPECT_NEAR(report[std::string(zero) + "analytical"]["metrics"]["iteration_time_s"].get<double>() /
                     report[std::string(zero) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
                 1.0, 0.05);
-  for (const char* bad : {" --set workload.parallel.zero=4",
-                          " --set workload.parallel.zero=3 --set workload.parallel.pp=2 --set workload.parallel.dp=8"}) {
+  for (const char* bad :
+       {" --set workload.parallel.zero=4",
+        " --set workload.parallel.zero=3 --set workload.parallel.pp=2 --set workload.parallel.dp=8"}) {
     auto e = clustersim("run " + src("scenarios/quickstart.yaml") + bad);
     EXPECT_EQ(e.code, 2) << bad;
     EXPECT_NE(e.err.find("workload.parallel.zero"), std::string::npos) << e.err;
@@ -415,10 +428,12 @@ TEST(Cli, TwoTowerGraphPipelineBeatsTheChainOnBothBackends)
     EXPECT_NEAR(metric(c, "bubble_fraction"), 7.0 / 32, 0.06) << backend;
     EXPECT_LT(metric(g, "peak_memory_bytes"), metric(c, "peak_memory_bytes")) << backend;
   }
-  EXPECT_NEAR(metric("graph-pipelineanalytical", "iteration_time_s") / metric("graph-pipelinesimgrid", "iteration_time_s"),
+  EXPECT_NEAR(metric("graph-pipelineanalytical", "iteration_time_s") /
+                  metric("graph-pipelinesimgrid", "iteration_time_s"),
               1.0, 0.05);
   // Model FLOPs are three passes over the 16 layers' 6.8 GFLOP per sample, 64 samples.
-  EXPECT_NEAR(metric("graph-pipelinesimgrid", "tflops_per_gpu") * 1e12 * 8 * metric("graph-pipelinesimgrid", "iteration_time_s"),
+  EXPECT_NEAR(metric("graph-pipelinesimgrid", "tflops_per_gpu") * 1e12 * 8 *
+                  metric("graph-pipelinesimgrid", "iteration_time_s"),
               3 * 16 * 6.8e9 * 64, 1e6);
 }
 
@@ -463,7 +478,8 @@ TEST(Cli, GraphPipeReferenceBeatsTheSequentialPipelineByMoreThanTenPercent)
       auto r = clustersim("run " + src("scenarios/reference/graphpipe-multibranch.yaml") + " --quiet --backend " +
                           backend + " --set policies.pipeline=" + schedule + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
-      time[std::string(schedule) + backend] = read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
+      time[std::string(schedule) + backend] =
+          read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
       fs::remove_all(out);
     }
   for (const char* backend : {"analytical", "simgrid"}) {
@@ -510,7 +526,8 @@ TEST(Cli, StageLayersSetThePartitionAndMemoryFollowsTheLoadedDevice)
     fs::path out = fresh_dir("stage_layers");
     auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
                         " --quiet --backend analytical --set workload.parallel.vpp=1 --set policies.pipeline=1f1b "
-                        "--set workload.parallel.stage_layers=" + layers + " --out " + out.string());
+                        "--set workload.parallel.stage_layers=" +
+                        layers + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
     peak[layers] = read_json(out / "report.json")["metrics"]["peak_memory_bytes"].get<double>();
     fs::remove_all(out);
@@ -518,9 +535,9 @@ TEST(Cli, StageLayersSetThePartitionAndMemoryFollowsTheLoadedDevice)
   EXPECT_GT(peak["[8,6,5,5]"], peak["[5,5,6,8]"] * 1.2);
   // Malformed partitions name the key.
   for (const char* bad : {"[6,6,6]", "[8,8,8,1]", "[12,12,0,0]"}) {
-    auto e = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
-                        " --set workload.parallel.vpp=1 --set policies.pipeline=1f1b --set workload.parallel.stage_layers=" +
-                        bad);
+    auto e = clustersim(
+        "run " + src("scenarios/gpt-pipeline.yaml") +
+        " --set workload.parallel.vpp=1 --set policies.pipeline=1f1b --set workload.parallel.stage_layers=" + bad);
     EXPECT_EQ(e.code, 2) << bad;
     EXPECT_NE(e.err.find("workload.parallel.stage_layers"), std::string::npos) << e.err;
   }

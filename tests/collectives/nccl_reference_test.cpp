@@ -15,9 +15,10 @@ namespace {
 std::map<double, std::pair<double, double>> run(const std::string& scenario, const std::string& sets = "")
 {
   static int counter = 0;
-  fs::path out = fs::temp_directory_path() / ("cs_nccl_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-  std::string cmd = std::string(CS_BINARY) + " run " + CS_SOURCE_DIR + "/scenarios/reference/" + scenario + " --quiet " +
-                    sets + " --out " + out.string();
+  fs::path out =
+      fs::temp_directory_path() / ("cs_nccl_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  std::string cmd = std::string(CS_BINARY) + " run " + CS_SOURCE_DIR + "/scenarios/reference/" + scenario +
+                    " --quiet " + sets + " --out " + out.string();
   int status = std::system(cmd.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd;
   std::ifstream csv(out / "collective.csv");
@@ -42,8 +43,11 @@ constexpr double MiB = 1048576, GiB = 1073741824;
 TEST(NcclReference, A100NvswitchAllReduceSweep)
 {
   auto rows = run("nccl-a100-nvswitch.yaml");
-  const std::vector<std::tuple<double, double, double>> reference = {
-      {1 * MiB, 18.0, 0.30}, {8 * MiB, 109.9, 0.30}, {64 * MiB, 171.5, 0.15}, {512 * MiB, 222.7, 0.15}, {16 * GiB, 234.9, 0.15}};
+  const std::vector<std::tuple<double, double, double>> reference = {{1 * MiB, 18.0, 0.30},
+                                                                     {8 * MiB, 109.9, 0.30},
+                                                                     {64 * MiB, 171.5, 0.15},
+                                                                     {512 * MiB, 222.7, 0.15},
+                                                                     {16 * GiB, 234.9, 0.15}};
   for (auto [size, busbw, band] : reference) {
     ASSERT_TRUE(rows.count(size)) << size;
     EXPECT_NEAR(rows[size].second / busbw, 1.0, band) << size << " B: " << rows[size].second << " GB/s";

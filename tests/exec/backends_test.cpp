@@ -1,10 +1,12 @@
-#include "models/cost/kernel_cost_model.hpp"
-#include "workloads/training/data_parallel_training.hpp"
 #include "base/registry.hpp"
+#include "models/cost/kernel_cost_model.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
+#include "workloads/training/data_parallel_training.hpp"
 
+#include "tests/test_models.hpp"
 #include <cmath>
+
 #include <gtest/gtest.h>
 #include <sstream>
 
@@ -57,7 +59,7 @@ TEST(Backends, AgreeOnAContentionFreeTrainingIteration)
   // Data-parallel training over 2 nodes x 4 GPUs with one NIC each: a single ring, every link direction used by
   // one transfer at a time.
   cs::TrainingParams w;
-  w.model = cs::ModelParams{4, 512, 2048, 8, 256, 1000, "bf16", "none"};
+  w.model = cs::testing::model(4, 512, 2048, 8, 256, 1000, "bf16", "none");
   w.batch = cs::BatchParams{32, 2};
   w.iterations = 2;
   w.gradient_bucket = cs::Bytes{1e6};
@@ -143,7 +145,7 @@ TEST(TensorParallel, TwoAllReducesPerBlockPassOnTheCriticalPath)
   // 1 layer, 1 microbatch, tp 2 on one node: forward attention and MLP blocks, backward MLP and attention
   // blocks, each followed by a TP all-reduce of micro x seq x hidden; the head has none.
   cs::TrainingParams w;
-  w.model = cs::ModelParams{1, 512, 2048, 8, 256, 1000, "bf16", "none"};
+  w.model = cs::testing::model(1, 512, 2048, 8, 256, 1000, "bf16", "none");
   w.batch = cs::BatchParams{2, 2};
   w.parallel.tp = 2;
   w.iterations = 1;

@@ -1,5 +1,5 @@
-#include "sim/exec/executor.hpp"
 #include "core/critical_path.hpp"
+#include "sim/exec/executor.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // HDFS placement, the topology cost model and the workload builder.
-#include "models/devices/device_catalog.hpp"
 #include "models/dataflow/hdfs_placement.hpp"
-#include "workloads/mapreduce/mapreduce_workload.hpp"
 #include "models/dataflow/topology_cost.hpp"
+#include "models/devices/device_catalog.hpp"
 #include "platform/platform_spec.hpp"
+#include "workloads/mapreduce/mapreduce_workload.hpp"
 
 #include <gtest/gtest.h>
 #include <set>
@@ -33,8 +33,9 @@ TEST(HdfsPlacement, FollowsTheDefaultPolicy)
     const int writer = b % 3 == 0 ? 7 : -1;
     auto r = cs::place_block(layout, writer, 3, rng);
     ASSERT_EQ(r.size(), 3u);
-    if (writer >= 0)
+    if (writer >= 0) {
       EXPECT_EQ(r[0], writer);
+    }
     first_replicas.insert(r[0]);
     EXPECT_NE(layout.rack_of[r[1]], layout.rack_of[r[0]]) << "replica 2 goes off the writer's rack";
     EXPECT_EQ(layout.rack_of[r[2]], layout.rack_of[r[1]]) << "replica 3 shares replica 2's rack";

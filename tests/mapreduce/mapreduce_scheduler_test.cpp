@@ -1,9 +1,9 @@
 // The MapReduce scheduling policies on hand-built rounds.
+#include "base/registry.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "platform/platform_spec.hpp"
 #include "policies/mapreduce/data_spread.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
-#include "base/registry.hpp"
-#include "platform/platform_spec.hpp"
 
 #include <gtest/gtest.h>
 
@@ -156,7 +156,7 @@ TEST(PnaScheduler, LaunchProbabilityFallsWithCost)
   r.offers = {{0, 1}};
   auto sched = make("pna");
   EXPECT_EQ(sched->schedule(r, f.ctx).size(), 1u); // local: p = 1
-  r.offers = {{7, 1}};                              // off-pod: p = (1 + 0) / (1 + 4)
+  r.offers = {{7, 1}};                             // off-pod: p = (1 + 0) / (1 + 4)
   int launched = 0;
   for (int i = 0; i < 2000; ++i)
     launched += static_cast<int>(sched->schedule(r, f.ctx).size());

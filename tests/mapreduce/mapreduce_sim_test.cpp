@@ -1,11 +1,11 @@
 // MapReduce jobs run on SimGrid: conservation of bytes, completion of edge cases, speculation, determinism.
-#include "models/devices/device_catalog.hpp"
-#include "models/dataflow/hdfs_placement.hpp"
 #include "base/registry.hpp"
+#include "models/dataflow/hdfs_placement.hpp"
+#include "models/devices/device_catalog.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "sim/runtime/simgrid_actor_runtime.hpp"
-#include "workloads/mapreduce/mapreduce_sim.hpp"
 #include "workloads/mapreduce/mapreduce_metrics.hpp"
+#include "workloads/mapreduce/mapreduce_sim.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -126,7 +126,8 @@ TEST(MapReduceSim, SameSeedSameResult)
 {
   auto layout = cs::ClusterLayout::of(cluster().topology);
   std::mt19937_64 rng(4);
-  std::vector<cs::MapReduceJob> jobs{job(layout, 6, 2, 64e6, 100e6, 10e6, 0, rng), job(layout, 6, 2, 64e6, 100e6, 10e6, 1, rng)};
+  std::vector<cs::MapReduceJob> jobs{job(layout, 6, 2, 64e6, 100e6, 10e6, 0, rng),
+                                     job(layout, 6, 2, 64e6, 100e6, 10e6, 1, rng)};
   cs::MapReduceParams p;
   EXPECT_EQ(simulate(jobs, p, "pna", 9).dump(), simulate(jobs, p, "pna", 9).dump());
 }

@@ -1,7 +1,7 @@
 // The nccl-tests-like sweep: how its sizes are priced on the analytical backend, and that pricing leaves the
 // counted traffic alone.
-#include "workloads/collective/collective_sweep.hpp"
 #include "sim/exec/executor.hpp"
+#include "workloads/collective/collective_sweep.hpp"
 
 #include <gtest/gtest.h>
 
@@ -95,8 +95,9 @@ TEST(CollectiveSweep, EverySizeWaitsForThePreviousOne)
   const cs::Timeline tl = cs::run_analytical(sweep.graph, p);
   for (std::size_t t = 0; t < sweep.graph.size(); ++t) {
     const int size = sweep.graph.task(static_cast<int>(t)).labels.iteration;
-    if (size > 0 && sweep.graph.task(static_cast<int>(t)).kind == cs::TaskKind::TRANSFER)
+    if (size > 0 && sweep.graph.task(static_cast<int>(t)).kind == cs::TaskKind::TRANSFER) {
       EXPECT_GE(tl.start[t], tl.end[sweep.end_marker[size - 1]] - 1e-15) << "task " << t << " of size " << size;
+    }
   }
   // Alone or after smaller sizes, 64 KiB takes the same time.
   params.min_bytes.value = params.max_bytes.value = 64 * 1024;

@@ -1,5 +1,5 @@
-#include "models/cost/kernel_cost_model.hpp"
 #include "base/input_error.hpp"
+#include "models/cost/kernel_cost_model.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -159,7 +159,8 @@ TEST(Profiles, MalformedInputIsAPositionedError)
   EXPECT_EQ(where("{\"schema\": \"clustersim-profile/1\",\n \"device\": "),
             "p.json:2:12: malformed JSON: parse error at line 2, column 12: syntax error while parsing value - "
             "unexpected end of input; expected '[', '{', or a literal");
-  EXPECT_EQ(where("{\"schema\": \"other/2\"}"), "p.json:1:1: at /schema: unsupported schema, expected clustersim-profile/1");
+  EXPECT_EQ(where("{\"schema\": \"other/2\"}"),
+            "p.json:1:1: at /schema: unsupported schema, expected clustersim-profile/1");
   std::string ok = cs::profile_to_json(profile("h100-sxm5"));
   std::string bad = ok;
   bad.replace(bad.find("\"memory_efficiency\": 0.887"), 26, "\"memory_efficiency\": -1");

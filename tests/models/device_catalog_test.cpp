@@ -5,7 +5,8 @@
 TEST(DeviceCatalog, ShipsTheIssueDevicesWithSources)
 {
   const auto& cat = cs::DeviceCatalog::builtin();
-  for (const char* name : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "rtx-4090", "cpu-node"}) {
+  for (const char* name :
+       {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "rtx-4090", "cpu-node"}) {
     const cs::DeviceSpec* d = cat.find(name);
     ASSERT_NE(d, nullptr) << name;
     EXPECT_GT(d->memory_bandwidth, 0) << name;
@@ -28,4 +29,3 @@ TEST(DeviceCatalog, DatasheetNumbersMatchTheReference)
   EXPECT_DOUBLE_EQ(cat.find("v100-sxm2")->peak("bf16"), 0.0);
   EXPECT_EQ(cat.find("a100-sxm4-40gb")->sms, 108);
 }
-

@@ -20,8 +20,8 @@ std::vector<cs::GraphLayerParams> two_towers(int n, int f)
   std::vector<cs::GraphLayerParams> g;
   for (const std::string tower : {"v", "t"})
     for (int i = 0; i < n; ++i)
-      g.push_back(layer(tower + std::to_string(i), i == 0 ? std::vector<std::string>{}
-                                                          : std::vector<std::string>{tower + std::to_string(i - 1)}));
+      g.push_back(layer(tower + std::to_string(i),
+                        i == 0 ? std::vector<std::string>{} : std::vector<std::string>{tower + std::to_string(i - 1)}));
   g.push_back(layer("f0", {"v" + std::to_string(n - 1), "t" + std::to_string(n - 1)}));
   for (int i = 1; i < f; ++i)
     g.push_back(layer("f" + std::to_string(i), {"f" + std::to_string(i - 1)}));

@@ -1,10 +1,12 @@
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/transformer.hpp"
 
+#include "tests/test_models.hpp"
+
 #include <gtest/gtest.h>
 
 namespace {
-const cs::ModelParams kGpt13B{24, 2048, 8192, 16, 2048, 51200, "bf16", "none"};
+const cs::ModelParams kGpt13B(cs::testing::model(24, 2048, 8192, 16, 2048, 51200, "bf16", "none"));
 }
 
 TEST(MemoryFootprint, Gpt13BDataParallelByHand)

@@ -1,13 +1,13 @@
 // Layers per pipeline stage: even, and balanced by cost around the output layer.
 #include "sim/scenario/scenario.hpp"
-#include "workloads/training/training_workload.hpp"
 #include "workloads/training/pipeline_training.hpp"
+#include "workloads/training/training_workload.hpp"
 
+#include "base/registry.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
-#include "base/registry.hpp"
-#include "policies/sync/gradient_sync.hpp"
 #include "platform/platform_spec.hpp"
+#include "policies/sync/gradient_sync.hpp"
 
 #include <gtest/gtest.h>
 #include <numeric>
@@ -55,7 +55,8 @@ TEST(PipelinePlacement, TpPpDpKeepsPipelinesInANodeAndTpDpPpKeepsReplicasInANode
     auto cost = cs::make_cost_model(device, *cs::builtin_profile(device.name));
     auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create("interleaved-1f1b");
     auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
-    auto t = cs::build_pipeline_training(cs::workload_as<cs::TrainingWorkload>(s).params, *cost, 4, 4, *schedule, *sync, platform);
+    auto t = cs::build_pipeline_training(cs::workload_as<cs::TrainingWorkload>(s).params, *cost, 4, 4, *schedule, *sync,
+                                         platform);
     int p2p_across = 0, sync_across = 0;
     for (const auto& task : t.graph.tasks())
       if (task.kind == cs::TaskKind::TRANSFER && platform.topology.hop_level(task.host, task.dst) > 0)
@@ -67,6 +68,7 @@ TEST(PipelinePlacement, TpPpDpKeepsPipelinesInANodeAndTpDpPpKeepsReplicasInANode
       EXPECT_GT(p2p_across, 0);
       EXPECT_EQ(sync_across, 0);
     }
-    EXPECT_EQ(cs::pipeline_host(cs::workload_as<cs::TrainingWorkload>(s).params.parallel, 4, 1, 2), std::string(placement) == "tp-pp-dp" ? 6 : 9);
+    EXPECT_EQ(cs::pipeline_host(cs::workload_as<cs::TrainingWorkload>(s).params.parallel, 4, 1, 2),
+              std::string(placement) == "tp-pp-dp" ? 6 : 9);
   }
 }

@@ -1,5 +1,5 @@
-#include "workloads/training/training_workload.hpp"
 #include "sim/plan/planner.hpp"
+#include "workloads/training/training_workload.hpp"
 
 #include "sim/exec/isolated_run.hpp"
 #include "sim/run/scenario_checks.hpp"
@@ -101,8 +101,8 @@ TEST(Planner, OneReplicaEstimatesAreCloseToTheFullGraph)
 {
   // The planner simulates replica 0 with data-parallel collectives as closed forms; the full graph simulates all.
   const cs::Scenario base = small_gpt();
-  for (auto [tp, pp, schedule] : {std::tuple{1, 1, ""}, std::tuple{2, 1, ""}, std::tuple{1, 2, "1f1b"},
-                                  std::tuple{2, 2, "gpipe"}}) {
+  for (auto [tp, pp, schedule] :
+       {std::tuple{1, 1, ""}, std::tuple{2, 1, ""}, std::tuple{1, 2, "1f1b"}, std::tuple{2, 2, "gpipe"}}) {
     cs::Plan plan;
     plan.tp = tp;
     plan.pp = pp;
@@ -136,7 +136,8 @@ TEST(Planner, MemoryTightLlama70bPlanBeatsEveryPurePlan)
   // validation.md section 4: a Galvatron-style plan is never worse than the best pure DP / TP / PP plan, and more
   // than 1.2x better on a memory-tight case. Pure data parallelism with ZeRO-3 sharding is counted apart: this
   // model finds it close behind.
-  cs::Scenario base = cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/reference/galvatron-llama70b.yaml", {});
+  cs::Scenario base =
+      cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/reference/galvatron-llama70b.yaml", {});
   cs::check_scenario(base);
   cs::PlanOptions all;
   all.gpus = 32;

@@ -1,6 +1,6 @@
+#include "base/input_error.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
-#include "base/input_error.hpp"
 
 #include <filesystem>
 #include <fstream>

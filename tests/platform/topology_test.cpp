@@ -59,8 +59,9 @@ TEST(Topology, TwoLevelFatTreeWithOversubscription)
             (std::vector<std::string>{"node0/nic0:up", "leaf0/uplink:up", "leaf1/uplink:down", "node4/nic0:down"}));
   // A leaf has 4 nodes x 8 NICs x 48.5 GB/s = 1.552 TB/s down; oversubscription 2 leaves 776 GB/s up.
   for (const auto& l : t.links())
-    if (l.name == "leaf0/uplink")
+    if (l.name == "leaf0/uplink") {
       EXPECT_DOUBLE_EQ(l.bandwidth, 776e9);
+    }
   EXPECT_EQ(t.hop_level(0, 32), 2);
   EXPECT_EQ(t.hop_level(0, 8), 1);
 }
@@ -73,8 +74,8 @@ TEST(Topology, ThreeLevelTreeHasPods)
   const auto& t = p.topology;
   // 16 nodes / 2 per leaf = 8 leaves; 2 leaves per pod = 4 pods under the core.
   auto path = link_names(t, 0, 15 * 8);
-  EXPECT_EQ(path, (std::vector<std::string>{"node0/nic0:up", "leaf0/uplink:up", "pod0/uplink:up",
-                                            "pod3/uplink:down", "leaf7/uplink:down", "node15/nic0:down"}));
+  EXPECT_EQ(path, (std::vector<std::string>{"node0/nic0:up", "leaf0/uplink:up", "pod0/uplink:up", "pod3/uplink:down",
+                                            "leaf7/uplink:down", "node15/nic0:down"}));
   EXPECT_EQ(t.hop_level(0, 15 * 8), 3);
   EXPECT_EQ(t.hop_level(0, 2 * 8), 2);
 }
@@ -121,17 +122,19 @@ TEST(Topology, CpuTreeHostTorAggCore)
   const auto& t = p.topology;
   EXPECT_EQ(t.host_count(), 40);
   EXPECT_EQ(link_names(t, 0, 1), (std::vector<std::string>{"rack0/host0/link:up", "rack0/host1/link:down"}));
-  EXPECT_EQ(link_names(t, 0, 10),
-            (std::vector<std::string>{"rack0/host0/link:up", "rack0/uplink:up", "rack1/uplink:down", "rack1/host0/link:down"}));
+  EXPECT_EQ(link_names(t, 0, 10), (std::vector<std::string>{"rack0/host0/link:up", "rack0/uplink:up",
+                                                            "rack1/uplink:down", "rack1/host0/link:down"}));
   EXPECT_EQ(link_names(t, 0, 39).size(), 6u);
   EXPECT_EQ(t.hop_level(0, 1), 1);
   EXPECT_EQ(t.hop_level(0, 10), 2);
   EXPECT_EQ(t.hop_level(0, 39), 3);
   for (const auto& l : t.links()) {
-    if (l.name == "rack0/uplink")
+    if (l.name == "rack0/uplink") {
       EXPECT_DOUBLE_EQ(l.bandwidth, 10 * 1.25e9 / 5.0);
-    if (l.name == "agg0/uplink")
+    }
+    if (l.name == "agg0/uplink") {
       EXPECT_DOUBLE_EQ(l.bandwidth, 2 * 2.5e9 / 2.0);
+    }
   }
   EXPECT_EQ(p.host.cores, 2);
   EXPECT_DOUBLE_EQ(p.host.disk_bandwidth, 1.38e9);

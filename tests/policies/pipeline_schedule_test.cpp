@@ -1,10 +1,21 @@
 // validation.md §1 exact checks: bubbles and activations in flight of gpipe, 1f1b and interleaved-1f1b.
-#include "workloads/training/pipeline_graph.hpp"
 #include "base/registry.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
+#include "workloads/training/pipeline_graph.hpp"
 
 #include <gtest/gtest.h>
+
+namespace {
+cs::StageCost stage_cost(double forward_s, double backward_s, double activation_bytes)
+{
+  cs::StageCost c;
+  c.forward_s = forward_s;
+  c.backward_s = backward_s;
+  c.activation_bytes = activation_bytes;
+  return c;
+}
+} // namespace
 
 namespace {
 
@@ -22,7 +33,7 @@ cs::PipelineGraph uniform(const std::string& name, int p, int v, int m)
 {
   auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create(name);
   const int chunks = schedule->chunks(v);
-  std::vector<cs::StageCost> costs(p * chunks, cs::StageCost{1.0 / chunks, 2.0 / chunks, 0});
+  std::vector<cs::StageCost> costs(p * chunks, stage_cost(1.0 / chunks, 2.0 / chunks, 0));
   std::vector<int> hosts(p);
   for (int d = 0; d < p; ++d)
     hosts[d] = d;
@@ -30,6 +41,7 @@ cs::PipelineGraph uniform(const std::string& name, int p, int v, int m)
 }
 
 } // namespace
+
 
 TEST(PipelineSchedules, GpipeAnd1f1bBubbleIsPMinusOneOverM)
 {
@@ -51,7 +63,8 @@ TEST(PipelineSchedules, InterleavedBubbleIsPMinusOneOverVM)
           continue;
         auto pipe = uniform("interleaved-1f1b", p, v, m);
         double t = cs::run_analytical(pipe.graph, devices(p)).makespan;
-        EXPECT_NEAR(cs::bubble_fraction(pipe, t), double(p - 1) / (v * m), 1e-9) << "p=" << p << " v=" << v << " m=" << m;
+        EXPECT_NEAR(cs::bubble_fraction(pipe, t), double(p - 1) / (v * m), 1e-9)
+            << "p=" << p << " v=" << v << " m=" << m;
       }
 }
 
@@ -80,7 +93,7 @@ TEST(PipelineSchedules, ActivationTransfersDelayTheNextStage)
 {
   // 2 devices, 1 microbatch, a 1 GB activation over 370.8 GB/s NVLink (plus 1.2 us latency) each way.
   auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create("1f1b");
-  std::vector<cs::StageCost> costs(2, cs::StageCost{1.0, 2.0, 1e9});
+  std::vector<cs::StageCost> costs(2, stage_cost(1.0, 2.0, 1e9));
   auto pipe = cs::build_pipeline(*schedule, 2, 1, 1, costs, {0, 1});
   const double hop = 1.2e-6 + 1e9 / 370.8e9;
   EXPECT_NEAR(cs::run_analytical(pipe.graph, devices(2)).makespan, 1 + hop + 1 + 2 + hop + 2, 1e-9);
@@ -100,7 +113,7 @@ namespace {
 // 2 s, no communication.
 std::vector<cs::StageCost> diamond()
 {
-  std::vector<cs::StageCost> costs(4, cs::StageCost{1.0, 2.0, 0});
+  std::vector<cs::StageCost> costs(4, stage_cost(1.0, 2.0, 0));
   costs[0].successors = {1, 2};
   costs[1].successors = {3};
   costs[2].successors = {3};
@@ -116,7 +129,8 @@ TEST(PipelineSchedules, GraphPipelineOnAChainIs1f1b)
     for (int m : {4, 8}) {
       auto a = uniform("graph-pipeline", p, 1, m), b = uniform("1f1b", p, 1, m);
       EXPECT_EQ(cs::peak_in_flight(a), cs::peak_in_flight(b));
-      EXPECT_DOUBLE_EQ(cs::run_analytical(a.graph, devices(p)).makespan, cs::run_analytical(b.graph, devices(p)).makespan);
+      EXPECT_DOUBLE_EQ(cs::run_analytical(a.graph, devices(p)).makespan,
+                       cs::run_analytical(b.graph, devices(p)).makespan);
     }
 }
 
@@ -127,7 +141,7 @@ TEST(PipelineSchedules, TwoBranchGraphPipelineBeatsTheSameStagesAsAChain)
   const std::vector<int> hosts{0, 1, 2, 3};
   const int m = 8;
   auto dag = cs::build_pipeline(*graph, 4, 1, m, diamond(), hosts);
-  auto line = cs::build_pipeline(*chain, 4, 1, m, std::vector<cs::StageCost>(4, cs::StageCost{1.0, 2.0, 0}), hosts);
+  auto line = cs::build_pipeline(*chain, 4, 1, m, std::vector<cs::StageCost>(4, stage_cost(1.0, 2.0, 0)), hosts);
   const double t_dag = cs::run_analytical(dag.graph, devices(4)).makespan;
   const double t_line = cs::run_analytical(line.graph, devices(4)).makespan;
   // The chain's depth is 4 stages, the diamond's 3: (m + 3)(f + b) against (m + 2)(f + b).

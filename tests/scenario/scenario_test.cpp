@@ -1,7 +1,7 @@
 #include "models/transformer/model_params.hpp"
-#include "workloads/training/training_workload.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "workloads/training/training_workload.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -120,14 +120,18 @@ TEST(Scenario, ZeroAndNegativeSizesAreRejected)
 TEST(Scenario, UnknownDeviceListsTheCatalog)
 {
   std::string e = error_of(kValid, {"cluster.device=h1000"});
-  EXPECT_EQ(e.rfind("--set:1:1: cluster.device=h1000: unknown device 'h1000' (clustersim list devices: a100-sxm4-40gb,", 0), 0u) << e;
+  EXPECT_EQ(
+      e.rfind("--set:1:1: cluster.device=h1000: unknown device 'h1000' (clustersim list devices: a100-sxm4-40gb,", 0),
+      0u)
+      << e;
 }
 
 TEST(Scenario, UnknownPolicyListsValidNames)
 {
   std::string text = kValid;
   text.replace(text.find("ring-allreduce"), 14, "ring-allreduse");
-  EXPECT_EQ(error_of(text), "F:11:18: unknown sync policy 'ring-allreduse' (expected one of: nccl-allreduce, ring-allreduce)");
+  EXPECT_EQ(error_of(text),
+            "F:11:18: unknown sync policy 'ring-allreduse' (expected one of: nccl-allreduce, ring-allreduce)");
 }
 
 TEST(Scenario, ChoiceSuggestsTheClosest)
@@ -145,8 +149,10 @@ TEST(Scenario, GroupLargerThanTheCluster)
 
 TEST(Scenario, GpusThatDoNotDivideIntoNodes)
 {
-  EXPECT_EQ(error_of(kValid, {"cluster.gpus=12"}), "--set:1:1: cluster.gpus=12: cluster.gpus = 12 does not divide into nodes of 8 GPUs");
-  EXPECT_EQ(error_of(kValid, {"cluster.gpus=24"}), "--set:1:1: cluster.gpus=24: cluster.gpus = 24 but nodes x gpus_per_node = 16");
+  EXPECT_EQ(error_of(kValid, {"cluster.gpus=12"}),
+            "--set:1:1: cluster.gpus=12: cluster.gpus = 12 does not divide into nodes of 8 GPUs");
+  EXPECT_EQ(error_of(kValid, {"cluster.gpus=24"}),
+            "--set:1:1: cluster.gpus=24: cluster.gpus = 24 but nodes x gpus_per_node = 16");
   std::string text = kValid;
   text.replace(text.find("  nodes: 2\n"), 11, "  gpus: 12\n");
   EXPECT_EQ(error_of(text), "F:4:9: cluster.gpus = 12 does not divide into nodes of 8 GPUs");
@@ -154,21 +160,23 @@ TEST(Scenario, GpusThatDoNotDivideIntoNodes)
 
 TEST(Scenario, BatchThatDoesNotDivide)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.batch.global=40"}),
-            "--set:1:1: workload.batch.global=40: global batch 40 does not divide into dp (16) x micro (2) = 32 per step");
+  EXPECT_EQ(
+      error_of(kValid, {"workload.batch.global=40"}),
+      "--set:1:1: workload.batch.global=40: global batch 40 does not divide into dp (16) x micro (2) = 32 per step");
 }
 
 TEST(Scenario, NotYetImplementedParallelismIsAClearError)
 {
   EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}).find("only data (with ZeRO-1/2), tensor"), 7u);
   // tp x pp that does not fit the cluster names the pipeline key
-  EXPECT_NE(error_of(kValid, {"workload.parallel.tp=8", "workload.parallel.pp=4"}).find("workload.parallel"), std::string::npos);
+  EXPECT_NE(error_of(kValid, {"workload.parallel.tp=8", "workload.parallel.pp=4"}).find("workload.parallel"),
+            std::string::npos);
 }
 
 TEST(Scenario, TensorParallelismStaysInsideANode)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=16"}),
-            "--set:1:1: workload.parallel.tp=16: tp = 16 must divide a node's 8 GPUs (tensor parallelism stays inside a node)");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=16"}), "--set:1:1: workload.parallel.tp=16: tp = 16 must divide a "
+                                                           "node's 8 GPUs (tensor parallelism stays inside a node)");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=8"}),
             "--set:1:1: workload.parallel.tp=8: tp = 8 must divide the heads (4) and the ffn size (1024)");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}), "");
@@ -213,14 +221,16 @@ TEST(Scenario, EveryKeyIsDocumented)
 
 TEST(Scenario, PipelineShapesAreChecked)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=3"}), "--set:1:1: workload.parallel.pp=3: tp x pp = 1 x 3 does not divide the cluster's 16 GPUs");
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=3"}),
+            "--set:1:1: workload.parallel.pp=3: tp x pp = 1 x 3 does not divide the cluster's 16 GPUs");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.parallel.dp=8"}),
             "--set:1:2: workload.parallel.dp=8: dp x tp x pp = 8 x 1 x 4 is larger than the cluster's 16 GPUs");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.model.layers=6"}),
             "--set:1:2: workload.model.layers=6: 6 layers do not divide into pp x vpp = 4 x 1 stages "
             "(parallel.partition: balanced allows uneven stages)");
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=4", "workload.model.layers=3", "workload.parallel.partition=balanced"}),
-            "--set:1:2: workload.model.layers=3: 3 layers are fewer than the pp x vpp = 4 x 1 stages");
+  EXPECT_EQ(
+      error_of(kValid, {"workload.parallel.pp=4", "workload.model.layers=3", "workload.parallel.partition=balanced"}),
+      "--set:1:2: workload.model.layers=3: 3 layers are fewer than the pp x vpp = 4 x 1 stages");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.pp=2", "workload.parallel.vpp=2", "policies.pipeline=1f1b"}),
             "--set:1:2: workload.parallel.vpp=2: vpp = 2 needs policies.pipeline: interleaved-1f1b");
   // 8 samples / (dp 4 x micro 2) = 1 microbatch per pipeline, not a multiple of pp = 4.

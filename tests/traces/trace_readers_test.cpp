@@ -17,7 +17,8 @@ std::string write_temp(const std::string& name, const std::string& text)
   return path.string();
 }
 
-std::vector<cs::TraceJob> read_all(const std::string& format, const std::string& path, cs::TraceSummary* summary = nullptr)
+std::vector<cs::TraceJob> read_all(const std::string& format, const std::string& path,
+                                   cs::TraceSummary* summary = nullptr)
 {
   std::vector<cs::TraceJob> jobs;
   auto s = cs::read_trace(format, path, [&](cs::TraceJob&& j) { jobs.push_back(std::move(j)); });
@@ -52,10 +53,10 @@ TEST(SwimReader, InputPathsNameDatasets)
 TEST(SwimReader, MalformedRowsAreSkippedWithTheirLines)
 {
   const std::string path = write_temp("bad.tsv", "job0\t1\t1\t100\t10\t5\n"
-                                                 "job1\t2\t1\n"                    // too few fields
-                                                 "job2\tx\t1\t100\t10\t5\n"        // not a number
-                                                 "job3\t3\t1\t-5\t10\t5\n"         // negative
-                                                 "job4\t4\t1\t0\t10\t5\n"          // no input: zero maps
+                                                 "job1\t2\t1\n"             // too few fields
+                                                 "job2\tx\t1\t100\t10\t5\n" // not a number
+                                                 "job3\t3\t1\t-5\t10\t5\n"  // negative
+                                                 "job4\t4\t1\t0\t10\t5\n"   // no input: zero maps
                                                  "job5\t5\t1\t200\t0\t0\tp\tq\n");
   cs::TraceSummary s;
   auto jobs = read_all("swim", path, &s);
@@ -114,8 +115,11 @@ TEST(RumenReader, MalformedObjectsAreSkippedAndBrokenFramingIsAnError)
   const std::string ok = R"({"jobID": "job_1", "submitTime": 1000, "totalMaps": 1, "totalReduces": 0,
   "mapTasks": [{"inputBytes": 10, "attempts": []}]})";
   cs::TraceSummary s;
-  auto jobs = read_all("rumen", write_temp("r1.json", ok + "\n{\"jobID\": }\n{\"jobID\": \"job_2\", \"totalMaps\": 0, "
-                                                        "\"submitTime\": 5}\n" + ok),
+  auto jobs = read_all("rumen",
+                       write_temp("r1.json", ok +
+                                                 "\n{\"jobID\": }\n{\"jobID\": \"job_2\", \"totalMaps\": 0, "
+                                                 "\"submitTime\": 5}\n" +
+                                                 ok),
                        &s);
   EXPECT_EQ(jobs.size(), 2u);
   EXPECT_EQ(s.skip_reasons["malformed JSON"], 1);
@@ -158,7 +162,8 @@ TEST(JhistReader, BadEventsAreSkippedAndAMissingHeaderIsAnError)
   EXPECT_THROW(read_all("jhist", write_temp("h1.jhist", "{\"type\":\"JOB_SUBMITTED\"}\n")), cs::InputError);
   const std::string text =
       "Avro-Json\n"
-      R"({"type":"JOB_SUBMITTED","event":{"x.JobSubmitted":{"jobid":"job_9","jobName":"n","submitTime":2000,"jobQueueName":"q"}}})"
+      R"({"type":"JOB_SUBMITTED","event":{"x.JobSubmitted":{"jobid":"job_9","jobName":"n","submitTime":2000,)"
+      R"("jobQueueName":"q"}}})"
       "\n{broken\n"
       R"({"type":"JOB_INITED","event":{"x.JobInited":{"jobid":"job_9","totalMaps":2,"totalReduces":0}}})"
       "\n";

@@ -1,9 +1,9 @@
 // Workload kind `collective`: an nccl-tests-like sweep of one collective over message sizes.
+#include "core/chrome_trace.hpp"
 #include "core/workload.hpp"
 #include "workloads/collective/collective_metrics.hpp"
 #include "workloads/collective/collective_params.hpp"
 #include "workloads/collective/collective_sweep.hpp"
-#include "core/chrome_trace.hpp"
 
 #include <fmt/format.h>
 
@@ -31,7 +31,8 @@ public:
     if (col.op == "p2p" && ranks < 2)
       throw env.error_at("workload.collective.ranks", "p2p needs at least 2 ranks");
     if (col.root >= ranks)
-      throw env.error_at("workload.collective.root", fmt::format("root {} is not one of the {} ranks", col.root, ranks));
+      throw env.error_at("workload.collective.root",
+                         fmt::format("root {} is not one of the {} ranks", col.root, ranks));
     if (col.algorithm != "auto") {
       PlatformSpec platform = build_platform_spec(c, *env.device);
       std::vector<int> hosts(ranks);

@@ -1,9 +1,9 @@
 // Results of a collective sweep: nccl-tests' table and CSV, and report metrics (time, algbw, busbw, bytes per tier).
 #pragma once
 
-#include "workloads/collective/collective_sweep.hpp"
-#include "core/timeline.hpp"
 #include "core/run_metrics.hpp"
+#include "core/timeline.hpp"
+#include "workloads/collective/collective_sweep.hpp"
 
 #include <string>
 
@@ -14,7 +14,8 @@ struct CollectiveRow {
   std::string algorithm, protocol;
 };
 
-std::vector<CollectiveRow> collective_rows(const CollectiveSweep& sweep, const Timeline& timeline, const std::string& op);
+std::vector<CollectiveRow> collective_rows(const CollectiveSweep& sweep, const Timeline& timeline,
+                                           const std::string& op);
 /** nccl-tests' column layout (size, count, type, redop, root, time us, algbw, busbw, #wrong) plus the algorithm. */
 std::string nccl_tests_table(const std::vector<CollectiveRow>& rows, const std::string& op, int ranks);
 std::string collective_csv(const std::vector<CollectiveRow>& rows);

@@ -13,9 +13,9 @@ struct CollectiveParams {
   std::string algorithm = "auto";
   Bytes min_bytes{1024};
   Bytes max_bytes{8.0 * 1073741824.0};
-  double factor = 2;   // size multiplier between rows
-  int ranks = 0;       // 0 = every GPU
-  int root = 0;        // broadcast root
+  double factor = 2;            // size multiplier between rows
+  int ranks = 0;                // 0 = every GPU
+  int root = 0;                 // broadcast root
   std::string pricing = "auto"; // analytical backend: auto | closed-form | flows (simgrid always runs flows)
 };
 

@@ -57,8 +57,8 @@ CollectiveSweep build_collective_sweep(const CollectiveParams& params, const Pla
     if (pricing == SweepPricing::CLOSED_FORM ||
         (pricing == SweepPricing::CLOSED_FORM_WHERE_EXACT && closed_form_matches_flows(choice.algorithm))) {
       ++out.closed_form_sizes;
-      end = out.graph.add_delay(marker_stream, choice.seconds, params.op + "/" + choice.algorithm + "/" +
-                                                                   choice.protocol.name, req.labels);
+      end = out.graph.add_delay(marker_stream, choice.seconds,
+                                params.op + "/" + choice.algorithm + "/" + choice.protocol.name, req.labels);
       expand_collective(out.expanded, counted_pool, platform, req, choice); // counted, not run
     } else {
       req.ready.assign(ranks, previous);

@@ -13,14 +13,14 @@ namespace cs {
 enum class SweepPricing { FLOWS, CLOSED_FORM_WHERE_EXACT, CLOSED_FORM };
 
 struct CollectiveSweep {
-  TaskGraph graph;                  // what the backend runs
-  int closed_form_sizes = 0;        // sizes run as one delay of their closed-form time
-  TaskGraph expanded;               // the transfers of those sizes, counted for traffic metrics but not run
-  std::vector<int> hosts;           // ranks
-  std::vector<double> sizes;        // bytes, nccl-tests' "size"
+  TaskGraph graph;           // what the backend runs
+  int closed_form_sizes = 0; // sizes run as one delay of their closed-form time
+  TaskGraph expanded;        // the transfers of those sizes, counted for traffic metrics but not run
+  std::vector<int> hosts;    // ranks
+  std::vector<double> sizes; // bytes, nccl-tests' "size"
   std::vector<CollectiveChoice> choices;
-  std::vector<int> start_marker;    // per size: the task after which it starts (-1 for the first)
-  std::vector<int> end_marker;      // per size: a zero-length task that ends with the slowest rank
+  std::vector<int> start_marker; // per size: the task after which it starts (-1 for the first)
+  std::vector<int> end_marker;   // per size: a zero-length task that ends with the slowest rank
 };
 
 /** Sizes from min_bytes to max_bytes, multiplied by `factor` (min 0 becomes a zero-byte row then 1 KiB). */

@@ -20,13 +20,21 @@ std::string mapreduce_trace_json(const MapReduceOutcome& o, const MapReduceWorkl
 {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   for (int h = 0; h < platform.topology.host_count(); ++h)
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", h},
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", h},
                       {"args", {{"name", platform.topology.vertex(platform.topology.hosts()[h]).name}}}});
   for (const auto& t : o.tasks) {
     const auto& job = w.jobs[t.job];
-    std::string name = job.id + (t.map ? "/m" : "/r") + std::to_string(t.index) + (t.speculative ? " (speculative)" : "");
-    events.push_back({{"ph", "X"}, {"name", name}, {"cat", t.map ? "map" : "reduce"}, {"pid", t.host},
-                      {"tid", t.map ? 0 : 1}, {"ts", t.start * 1e6}, {"dur", (t.end - t.start) * 1e6},
+    std::string name =
+        job.id + (t.map ? "/m" : "/r") + std::to_string(t.index) + (t.speculative ? " (speculative)" : "");
+    events.push_back({{"ph", "X"},
+                      {"name", name},
+                      {"cat", t.map ? "map" : "reduce"},
+                      {"pid", t.host},
+                      {"tid", t.map ? 0 : 1},
+                      {"ts", t.start * 1e6},
+                      {"dur", (t.end - t.start) * 1e6},
                       {"args", {{"locality", t.locality}, {"killed", t.killed}}}});
   }
   nlohmann::ordered_json doc;
@@ -128,13 +136,14 @@ public:
     TopologyCost cost(platform.topology, p.level_costs, p.middleboxes);
     MapReduceWorkload workload;
     try {
-      workload = build_mapreduce_workload(p, cost.layout(), env.source->base_dir(), static_cast<std::uint64_t>(env.seed));
+      workload =
+          build_mapreduce_workload(p, cost.layout(), env.source->base_dir(), static_cast<std::uint64_t>(env.seed));
     } catch (const std::invalid_argument& e) { // nothing to replay: bad input, not a failed run
       throw env.error_at(p.trace.file.empty() ? "workload.mapreduce.synthetic" : "workload.mapreduce.trace.start",
                          e.what());
     }
-    const std::string policy = env.policies->name("mapreduce", "capacity");
-    auto scheduler = env.policies->make<MapReduceScheduler>("mapreduce", "capacity", *env.source);
+    const std::string policy = env.policies->name("mapreduce");
+    auto scheduler = env.policies->make<MapReduceScheduler>("mapreduce", *env.source);
     auto runtime = env.actors();
     MapReduceOutcome outcome = simulate_mapreduce(*runtime, workload.jobs, platform, p, *scheduler, cost,
                                                   static_cast<std::uint64_t>(env.seed));

@@ -38,20 +38,20 @@ struct MapReduceParams {
   SyntheticJobsParams synthetic;
   Bytes block_size{134217728.0};
   int replication = 3;
-  int writer_racks = 0;       // 0: input written from outside the cluster; k: each dataset written from k racks
+  int writer_racks = 0;        // 0: input written from outside the cluster; k: each dataset written from k racks
   int containers_per_host = 0; // 0 = the host's cores
   Bytes reduce_bytes_per_task{1073741824.0};
   int max_reduces = 999;
-  double slowstart = 0.05;    // mapreduce.job.reduce.slowstart.completedmaps
+  double slowstart = 0.05;          // mapreduce.job.reduce.slowstart.completedmaps
   double reduce_rampup_limit = 0.5; // share of a job's containers reducers may hold while maps are pending
   Seconds heartbeat{1};
-  int parallel_copies = 5;    // mapreduce.reduce.shuffle.parallelcopies
-  Rate map_rate{100e6};       // bytes/s one container's map function processes
+  int parallel_copies = 5; // mapreduce.reduce.shuffle.parallelcopies
+  Rate map_rate{100e6};    // bytes/s one container's map function processes
   Rate reduce_rate{100e6};
   bool speculative = false;
-  double speculative_slowdown = 1.5; // a running map this many times slower than its job's mean gets a copy
-  double slow_host_fraction = 0;     // share of hosts that compute slowly (stragglers)
-  double slow_host_factor = 3;       // how much slower
+  double speculative_slowdown = 1.5;           // a running map this many times slower than its job's mean gets a copy
+  double slow_host_fraction = 0;               // share of hosts that compute slowly (stragglers)
+  double slow_host_factor = 3;                 // how much slower
   std::vector<double> level_costs{0, 1, 2, 4}; // c0..c3: same host, rack, pod, core
   std::vector<QueueParams> queues{QueueParams{}};
   std::vector<std::string> middleboxes; // switches every inter-rack flow must traverse, in order (PAT's policy)

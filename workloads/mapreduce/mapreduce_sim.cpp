@@ -15,13 +15,13 @@ struct JobState {
   const MapReduceJob* spec = nullptr;
   bool active = false;
   bool done = false;
-  std::vector<char> map_state;      // 0 pending, 1 running, 2 done
-  std::vector<int> map_output_host; // where a done map's output lies
-  std::vector<double> map_started;  // first attempt's start
-  std::vector<char> speculated;     // a second attempt was requested
+  std::vector<char> map_state;                 // 0 pending, 1 running, 2 done
+  std::vector<int> map_output_host;            // where a done map's output lies
+  std::vector<double> map_started;             // first attempt's start
+  std::vector<char> speculated;                // a second attempt was requested
   std::vector<std::vector<ActorPtr>> attempts; // running attempts per map (to kill the loser)
-  std::vector<std::vector<int>> maps_on_host;       // pending-map index by replica host (lazily cleaned)
-  std::size_t pending_head = 0; // maps below this index are not pending
+  std::vector<std::vector<int>> maps_on_host;  // pending-map index by replica host (lazily cleaned)
+  std::size_t pending_head = 0;                // maps below this index are not pending
   int maps_done = 0, maps_running = 0;
   int reduces_started = 0, reduces_running = 0, reduces_done = 0;
   std::vector<int> done_order; // maps in completion order (reducers fetch from it)
@@ -170,12 +170,11 @@ private:
           cands.push_back({j, m, true, true});
       // Reducers after slow-start, capped while maps are pending (the AM's reduce ramp-up limit).
       const int maps = static_cast<int>(s.spec->maps.size());
-      if (s.reduces_started < s.spec->reduces &&
-          s.maps_done >= std::ceil(p_.slowstart * maps - 1e-9)) {
+      if (s.reduces_started < s.spec->reduces && s.maps_done >= std::ceil(p_.slowstart * maps - 1e-9)) {
         int allowed = s.spec->reduces - s.reduces_started;
         if (s.maps_done < maps)
           allowed = std::min(allowed, std::max(1, static_cast<int>(p_.reduce_rampup_limit * out_.containers /
-                                                                     std::max<std::size_t>(1, active_.size()))) -
+                                                                   std::max<std::size_t>(1, active_.size()))) -
                                           s.reduces_running);
         for (int k = 0; k < std::min(allowed, free_total); ++k)
           cands.push_back({j, s.reduces_started + k, false, false});

@@ -2,11 +2,11 @@
 // work are actors doing disk I/O, computation and network flows on the platform.
 #pragma once
 
-#include "workloads/mapreduce/job.hpp"
-#include "models/dataflow/topology_cost.hpp"
-#include "policies/mapreduce/task_scheduler.hpp"
-#include "platform/platform_spec.hpp"
 #include "core/actor_runtime.hpp"
+#include "models/dataflow/topology_cost.hpp"
+#include "platform/platform_spec.hpp"
+#include "policies/mapreduce/task_scheduler.hpp"
+#include "workloads/mapreduce/job.hpp"
 #include "workloads/mapreduce/mapreduce_params.hpp"
 
 #include <cstdint>

@@ -40,8 +40,8 @@ MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
   if (t.reduces >= 0)
     job.reduces = t.reduces;
   else if (job.shuffle_bytes > 0)
-    job.reduces = std::clamp(static_cast<int>(std::ceil(job.shuffle_bytes / p.reduce_bytes_per_task.value)), 1,
-                             p.max_reduces);
+    job.reduces =
+        std::clamp(static_cast<int>(std::ceil(job.shuffle_bytes / p.reduce_bytes_per_task.value)), 1, p.max_reduces);
   if (job.reduces == 0)
     job.shuffle_bytes = 0;
   for (int r = 0; r < job.reduces; ++r) {
@@ -58,8 +58,7 @@ class Datasets {
 public:
   Datasets(const MapReduceParams& p, const ClusterLayout& layout, std::uint64_t seed)
       : p_(p), layout_(layout), rng_(seed ^ 0x9e3779b97f4a7c15ULL)
-  {
-  }
+  {}
 
   const std::vector<int>& block(const std::string& dataset, int index)
   {
@@ -137,12 +136,14 @@ MapReduceWorkload build_mapreduce_workload(const MapReduceParams& p, const Clust
       path = std::filesystem::path(base_dir) / path;
     std::vector<TraceJob> all;
     w.trace = read_trace(p.trace.format, path.string(), [&](TraceJob&& j) { all.push_back(std::move(j)); });
-    std::stable_sort(all.begin(), all.end(), [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const TraceJob& a, const TraceJob& b) { return a.submit_s < b.submit_s; });
     const double origin = all.empty() ? 0 : all.front().submit_s;
     const double from = origin + p.trace.start.value;
     const double to = p.trace.duration.value > 0 ? from + p.trace.duration.value : INFINITY;
     for (auto& j : all) {
-      if (j.submit_s < from || j.submit_s >= to || (p.trace.max_jobs > 0 && static_cast<int>(source.size()) >= p.trace.max_jobs)) {
+      if (j.submit_s < from || j.submit_s >= to ||
+          (p.trace.max_jobs > 0 && static_cast<int>(source.size()) >= p.trace.max_jobs)) {
         ++w.outside_window;
         continue;
       }

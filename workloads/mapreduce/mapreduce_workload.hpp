@@ -2,9 +2,9 @@
 #pragma once
 
 #include "models/dataflow/cluster_layout.hpp"
+#include "traces/trace_job.hpp"
 #include "workloads/mapreduce/job.hpp"
 #include "workloads/mapreduce/mapreduce_params.hpp"
-#include "traces/trace_job.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -32,7 +32,8 @@ TrainingGraph build_data_parallel_training(const TrainingParams& w, const Kernel
   const bool sp = w.parallel.sequence_parallel && tp > 1;
   const auto [attn_kernels, mlp_kernels] = layer_forward_blocks(m, w.batch.micro, tp, sp);
   const PassCost attn_fwd = pass_cost(cost, attn_kernels), mlp_fwd = pass_cost(cost, mlp_kernels);
-  PassCost attn_bwd = pass_cost(cost, backward_kernels(attn_kernels)), mlp_bwd = pass_cost(cost, backward_kernels(mlp_kernels));
+  PassCost attn_bwd = pass_cost(cost, backward_kernels(attn_kernels)),
+           mlp_bwd = pass_cost(cost, backward_kernels(mlp_kernels));
   if (m.recompute == "full") {
     attn_bwd.seconds += attn_fwd.seconds;
     mlp_bwd.seconds += mlp_fwd.seconds;
@@ -66,16 +67,18 @@ TrainingGraph build_data_parallel_training(const TrainingParams& w, const Kernel
     out.compute_streams.push_back(g.add_stream(h, "compute"));
   StreamPool comm_streams(g);
   StreamPool tp_streams(g, "tp"); // TP and DP traffic on their own streams, as NCCL uses separate communicators
-  const GroupShape tp_shape = tp > 1 ? group_shape(platform, [&] {
-    std::vector<int> hosts(tp);
-    for (int k = 0; k < tp; ++k)
-      hosts[k] = k;
-    return hosts;
-  }()) : GroupShape{};
+  const GroupShape tp_shape = tp > 1 ? group_shape(platform,
+                                                   [&] {
+                                                     std::vector<int> hosts(tp);
+                                                     for (int k = 0; k < tp; ++k)
+                                                       hosts[k] = k;
+                                                     return hosts;
+                                                   }())
+                                     : GroupShape{};
   // Without sequence parallelism a block pass ends in an all-reduce; with it, in a reduce-scatter followed by the
   // next block's all-gather (Megatron-SP), the same bytes on the wire.
-  const std::vector<std::string> tp_ops = sp ? std::vector<std::string>{"reduce-scatter", "all-gather"}
-                                             : std::vector<std::string>{"all-reduce"};
+  const std::vector<std::string> tp_ops =
+      sp ? std::vector<std::string>{"reduce-scatter", "all-gather"} : std::vector<std::string>{"all-reduce"};
   std::vector<CollectiveChoice> tp_choices;
   if (tp > 1)
     for (const auto& op : tp_ops)
@@ -237,8 +240,9 @@ TrainingGraph build_data_parallel_training(const TrainingParams& w, const Kernel
         }
         ag.bytes = slots[0][s].bytes;
         ag.labels = slots[0][s].labels;
-        auto done = expand_collective(g, comm_streams, platform, ag,
-                                      choose_collective("all-gather", "auto", ag.bytes, group_shape(platform, ag.hosts)));
+        auto done =
+            expand_collective(g, comm_streams, platform, ag,
+                              choose_collective("all-gather", "auto", ag.bytes, group_shape(platform, ag.hosts)));
         for (int r = 0; r < dp; ++r)
           for (int d : done[r])
             g.add_dependency(d, slots[r][s].first[k]);
@@ -268,8 +272,9 @@ TrainingGraph build_data_parallel_training(const TrainingParams& w, const Kernel
           rs.ready = req.ready;
           rs.bytes = req.bytes;
           rs.labels = req.labels;
-          done = expand_collective(g, comm_streams, platform, rs,
-                                   choose_collective("reduce-scatter", "auto", rs.bytes, group_shape(platform, rs.hosts)));
+          done =
+              expand_collective(g, comm_streams, platform, rs,
+                                choose_collective("reduce-scatter", "auto", rs.bytes, group_shape(platform, rs.hosts)));
         } else {
           done = sync.synchronize(g, comm_streams, platform, req);
         }
@@ -308,8 +313,9 @@ TrainingGraph build_data_parallel_training(const TrainingParams& w, const Kernel
           }
           ag.bytes = bucket_bytes[b];
           ag.labels = TaskLabels{it, 0, -1, static_cast<int>(b), g.intern("parameter-gather")};
-          auto done = expand_collective(g, comm_streams, platform, ag,
-                                        choose_collective("all-gather", "auto", ag.bytes, group_shape(platform, ag.hosts)));
+          auto done =
+              expand_collective(g, comm_streams, platform, ag,
+                                choose_collective("all-gather", "auto", ag.bytes, group_shape(platform, ag.hosts)));
           for (int r = 0; r < dp; ++r)
             pending[r * tp + k].insert(pending[r * tp + k].end(), done[r].begin(), done[r].end());
         }

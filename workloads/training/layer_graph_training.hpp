@@ -1,9 +1,9 @@
 // Builds pipeline- and data-parallel training of a generic layer graph (workload.model.graph).
 #pragma once
 
-#include "workloads/training/data_parallel_training.hpp"
 #include "models/transformer/layer_graph.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
+#include "workloads/training/data_parallel_training.hpp"
 
 namespace cs {
 
@@ -22,7 +22,8 @@ struct LayerGraphTraining {
  *  branch (graph_stages) and runs the stage DAG. Model FLOPs are 3 x the layers' forward FLOPs per sample.
  *  Throws std::invalid_argument when the stages cannot be formed or the batch does not divide. */
 LayerGraphTraining build_layer_graph_training(const TrainingParams& workload, const KernelCostModel& cost, int dp,
-                                              int pp, const std::string& schedule_name, const PipelineSchedule& schedule,
-                                              const GradientSync& sync, const PlatformSpec& platform);
+                                              int pp, const std::string& schedule_name,
+                                              const PipelineSchedule& schedule, const GradientSync& sync,
+                                              const PlatformSpec& platform);
 
 } // namespace cs

@@ -99,7 +99,8 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineSche
     for (const auto& op : out.order[d]) {
       const int vs = op.chunk * p + d, mb = op.microbatch;
       if (op.forward && vs + 1 < stages)
-        link(task_of.at({true, mb, vs}), vs, task_of.at({true, mb, vs + 1}), vs + 1, costs[vs].activation_bytes, mb, 500);
+        link(task_of.at({true, mb, vs}), vs, task_of.at({true, mb, vs + 1}), vs + 1, costs[vs].activation_bytes, mb,
+             500);
       if (op.forward && vs + 1 == stages)
         g.add_dependency(task_of.at({true, mb, vs}), task_of.at({false, mb, vs}));
       if (!op.forward && vs > 0)
@@ -109,8 +110,8 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineSche
   return out;
 }
 
-PipelineGraph build_pipeline(const PipelineSchedule& schedule, int p, int vpp, int m, const std::vector<StageCost>& costs,
-                             const std::vector<int>& hosts)
+PipelineGraph build_pipeline(const PipelineSchedule& schedule, int p, int vpp, int m,
+                             const std::vector<StageCost>& costs, const std::vector<int>& hosts)
 {
   PipelineGraph out;
   out.devices = p;

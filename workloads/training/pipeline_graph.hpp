@@ -2,9 +2,9 @@
 // on every (virtual) stage is a task, with point-to-point activation transfers between devices.
 #pragma once
 
+#include "core/task_graph.hpp"
 #include "models/collectives/collective.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
-#include "core/task_graph.hpp"
 
 #include <string>
 #include <vector>
@@ -29,10 +29,10 @@ std::vector<std::vector<int>> stage_dag(const std::vector<StageCost>& costs);
 struct PipelineGraph {
   TaskGraph graph;
   int devices = 0, chunks = 0, microbatches = 0;
-  std::vector<int> compute_streams;                 // per device
-  std::vector<std::vector<PipelineOp>> order;       // the schedule, per device
-  std::vector<std::vector<int>> op_tasks;           // per device, the task of each op in `order`
-  std::vector<double> busy_s;                       // per device: its compute time
+  std::vector<int> compute_streams;           // per device
+  std::vector<std::vector<PipelineOp>> order; // the schedule, per device
+  std::vector<std::vector<int>> op_tasks;     // per device, the task of each op in `order`
+  std::vector<double> busy_s;                 // per device: its compute time
 };
 
 /** The tasks of one pipeline appended to a graph. */
@@ -44,9 +44,10 @@ struct PipelineTasks {
 
 /** Appends one pipeline iteration to `graph`: ops on `compute_streams[d]`, activation transfers on p2p streams
  *  from `pool` (channel 500), each device's first op after `ready[d]` (-1 = none). */
-PipelineTasks append_pipeline(TaskGraph& graph, StreamPool& pool, const PipelineSchedule& schedule, int devices, int vpp,
-                              int microbatches, const std::vector<StageCost>& costs, const std::vector<int>& hosts,
-                              const std::vector<int>& compute_streams, const std::vector<int>& ready, TaskLabels labels);
+PipelineTasks append_pipeline(TaskGraph& graph, StreamPool& pool, const PipelineSchedule& schedule, int devices,
+                              int vpp, int microbatches, const std::vector<StageCost>& costs,
+                              const std::vector<int>& hosts, const std::vector<int>& compute_streams,
+                              const std::vector<int>& ready, TaskLabels labels);
 
 /** `hosts[d]` runs pipeline device d; `costs[c * devices + d]` is virtual stage c * devices + d. Forward of a
  *  microbatch on virtual stage k waits for its forward on k - 1; backward on k waits for its backward on k + 1

@@ -1,9 +1,9 @@
 #include "workloads/training/pipeline_training.hpp"
 
-#include "workloads/training/pipeline_graph.hpp"
+#include "models/collectives/collective_model.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
-#include "models/collectives/collective_model.hpp"
+#include "workloads/training/pipeline_graph.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -110,9 +110,10 @@ TrainingGraph build_pipeline_training(const TrainingParams& w, const KernelCostM
   if (m.recompute == "full")
     layer_b += layer_f;
   // The output layer is vocabulary-parallel in Megatron: each TP rank computes 1/tp of the logits.
-  const double head_f = pass_cost(cost, head).seconds / tp, head_b = pass_cost(cost, backward_kernels(head)).seconds / tp;
-  out.layers_per_stage = partition_layers(m.layers, pp, v, layer_f + layer_b, head_f + head_b,
-                                          w.parallel.partition == "balanced");
+  const double head_f = pass_cost(cost, head).seconds / tp,
+               head_b = pass_cost(cost, backward_kernels(head)).seconds / tp;
+  out.layers_per_stage =
+      partition_layers(m.layers, pp, v, layer_f + layer_b, head_f + head_b, w.parallel.partition == "balanced");
   if (!w.parallel.stage_layers.empty()) {
     if (static_cast<int>(w.parallel.stage_layers.size()) != stages)
       throw std::invalid_argument("stage_layers needs one entry per virtual stage");
@@ -122,7 +123,7 @@ TrainingGraph build_pipeline_training(const TrainingParams& w, const KernelCostM
   std::vector<double> stage_params(stages);
   for (int vs = 0; vs < stages; ++vs)
     stage_params[vs] = out.layers_per_stage[vs] * layer_parameters(m) / tp;
-  stage_params[0] += embedding_parameters(m) / tp; // tied with the head; reduced with the first stage
+  stage_params[0] += embedding_parameters(m) / tp;     // tied with the head; reduced with the first stage
   stage_params[stages - 1] += head_parameters(m) / tp; // an untied output layer is the last stage's own
   std::vector<int> device_layers(pp, 0);
   for (int vs = 0; vs < stages; ++vs)
@@ -138,15 +139,15 @@ TrainingGraph build_pipeline_training(const TrainingParams& w, const KernelCostM
   }
   // All-reduces per layer and microbatch: 2 forward, 2 backward, and 2 more when full recomputation reruns forward.
   const int all_reduces_per_layer = m.recompute == "full" ? 6 : 4;
-  out.tp_seconds_per_iteration = double(out.microbatches) * out.max_layers_per_device * all_reduces_per_layer * tp_all_reduce;
+  out.tp_seconds_per_iteration =
+      double(out.microbatches) * out.max_layers_per_device * all_reduces_per_layer * tp_all_reduce;
   append_pipeline_iterations(out, w, cost, dp, pp, tp, schedule, sync, platform, costs, stage_params, one_replica);
   out.graph.finalize();
   return out;
 }
 
-
-void append_pipeline_iterations(TrainingGraph& out, const TrainingParams& w, const KernelCostModel& cost, int dp, int pp,
-                                int tp, const PipelineSchedule& schedule, const GradientSync& sync,
+void append_pipeline_iterations(TrainingGraph& out, const TrainingParams& w, const KernelCostModel& cost, int dp,
+                                int pp, int tp, const PipelineSchedule& schedule, const GradientSync& sync,
                                 const PlatformSpec& platform, const std::vector<StageCost>& costs,
                                 const std::vector<double>& stage_params, bool one_replica)
 {

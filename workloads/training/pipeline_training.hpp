@@ -1,18 +1,18 @@
 // Builds pipeline- and data-parallel transformer training: pp stages inside a replica, dp replicas across.
 #pragma once
 
+#include "policies/pipeline/pipeline_schedule.hpp"
 #include "workloads/training/data_parallel_training.hpp"
 #include "workloads/training/pipeline_graph.hpp"
-#include "policies/pipeline/pipeline_schedule.hpp"
 
 namespace cs {
 
 /** Replica r's stage s runs on host r * pp + s (pipeline stages share a node first, data parallelism spans
- *  nodes; see pipeline_host for the other placement). Each virtual stage holds layers / (pp x v) layers (the first also the embedding, the last the head)
- *  costed by `cost`; activations of micro x seq x hidden travel between stages on p2p streams. After a device's
- *  last backward pass of a chunk, that chunk's gradients are synchronised over its data-parallel group in
- *  buckets; the device's Adam step waits for all of them. Throws std::invalid_argument when the layers do not
- *  divide into the stages or the schedule cannot run the microbatches. */
+ *  nodes; see pipeline_host for the other placement). Each virtual stage holds layers / (pp x v) layers (the first also
+ * the embedding, the last the head) costed by `cost`; activations of micro x seq x hidden travel between stages on p2p
+ * streams. After a device's last backward pass of a chunk, that chunk's gradients are synchronised over its
+ * data-parallel group in buckets; the device's Adam step waits for all of them. Throws std::invalid_argument when the
+ * layers do not divide into the stages or the schedule cannot run the microbatches. */
 /** Layers per virtual stage (pp devices x v chunks; stage c * pp + d is chunk c of device d). Even: layers / stages
  *  each, any remainder to the first stages. Balanced: the last device, which also runs the output layer (head_s per
  *  microbatch), keeps the number of layers that makes the slowest device fastest; the other devices share the
@@ -30,9 +30,9 @@ double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, 
  *  share a node and data parallelism spans nodes; tp-dp-pp puts the replicas of a stage next instead. */
 int pipeline_host(const ParallelParams& parallel, int dp, int replica, int stage);
 
-/** Appends `workload.iterations` iterations of dp pipeline replicas with these per-stage costs (pp devices, costs.size()
- *  / pp chunks each, or a stage DAG when the costs name successors) to out.graph: replica r's device s on host
- *  (r * pp + s) * tp; after a device's last backward of a stage, that stage's gradients (stage_params[vs]
+/** Appends `workload.iterations` iterations of dp pipeline replicas with these per-stage costs (pp devices,
+ * costs.size() / pp chunks each, or a stage DAG when the costs name successors) to out.graph: replica r's device s on
+ * host (r * pp + s) * tp; after a device's last backward of a stage, that stage's gradients (stage_params[vs]
  *  parameters) are synchronised over its data-parallel group in buckets; the device's Adam step waits for them.
  *  Needs out.microbatches. */
 void append_pipeline_iterations(TrainingGraph& out, const TrainingParams& workload, const KernelCostModel& cost, int dp,

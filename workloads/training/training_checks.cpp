@@ -68,7 +68,8 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
   auto schedule = Registry<PipelineSchedule>::instance().create(name);
   const int v = schedule->chunks(p.vpp);
   if (p.vpp > 1 && v == 1)
-    throw env.error_at("workload.parallel.vpp", fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
+    throw env.error_at("workload.parallel.vpp",
+                       fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
   if (!p.stage_layers.empty()) {
     int sum = 0;
     for (int l : p.stage_layers)
@@ -85,8 +86,8 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
                                                             "(parallel.partition: balanced allows uneven stages)",
                                                             w.model.layers, p.pp, v));
   if (!graph && w.model.layers < p.pp * v)
-    throw env.error_at("workload.model.layers", fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages",
-                                                            w.model.layers, p.pp, v));
+    throw env.error_at("workload.model.layers",
+                       fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages", w.model.layers, p.pp, v));
   try {
     schedule->order(p.pp, v, w.batch.global / (dp * w.batch.micro));
   } catch (const std::invalid_argument& e) {
@@ -118,9 +119,9 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
                        fmt::format("tp x pp = {} x {} does not divide the cluster's {} GPUs", p.tp, p.pp, gpus));
   const int dp = p.dp > 0 ? p.dp : gpus / (p.pp * p.tp);
   if (dp * p.pp * p.tp > gpus)
-    throw env.error_at(p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
-                       fmt::format("dp x tp x pp = {} x {} x {} is larger than the cluster's {} GPUs", dp, p.tp, p.pp,
-                                   gpus));
+    throw env.error_at(
+        p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
+        fmt::format("dp x tp x pp = {} x {} x {} is larger than the cluster's {} GPUs", dp, p.tp, p.pp, gpus));
   if (w.batch.global % (dp * w.batch.micro) != 0)
     throw env.error_at("workload.batch.global", fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
                                                             "= {} per step",
@@ -128,8 +129,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   if (p.pp > 1 || p.vpp > 1)
     check_pipeline(env, w, dp);
   if (env.device->peak(w.model.dtype) <= 0)
-    throw env.error_at("workload.model.dtype",
-                       fmt::format("{} has no {} compute units", c.device, w.model.dtype));
+    throw env.error_at("workload.model.dtype", fmt::format("{} has no {} compute units", c.device, w.model.dtype));
 }
 
 } // namespace cs

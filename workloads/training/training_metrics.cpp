@@ -15,8 +15,8 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
       end = std::max(end, tl.end[t]);
     iteration_end.push_back(end);
   }
-  double iteration_time = iterations > 1 ? (iteration_end.back() - iteration_end.front()) / (iterations - 1)
-                                         : iteration_end.front();
+  double iteration_time =
+      iterations > 1 ? (iteration_end.back() - iteration_end.front()) / (iterations - 1) : iteration_end.front();
 
   double intra = 0, inter = 0;
   // Per (iteration, bucket): the span from the first transfer's start to the last one's end.

@@ -1,10 +1,10 @@
 // Metrics of a training run, computed from its timeline: iteration time, throughput, traffic, where time went.
 #pragma once
 
-#include "workloads/training/data_parallel_training.hpp"
 #include "core/run_metrics.hpp"
 #include "core/timeline.hpp"
 #include "platform/platform_spec.hpp"
+#include "workloads/training/data_parallel_training.hpp"
 
 #include <map>
 #include <string>

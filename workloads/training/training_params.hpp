@@ -21,9 +21,9 @@ struct ParallelParams {
   int ep = 1;
   bool sequence_parallel = false;
   int zero = 0;
-  std::string partition = "even"; // pipeline stages: even (same layers each) | balanced (by cost)
+  std::string partition = "even";     // pipeline stages: even (same layers each) | balanced (by cost)
   std::string placement = "tp-pp-dp"; // rank order on GPUs, innermost first: tp-pp-dp | tp-dp-pp
-  std::vector<int> stage_layers;   // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
+  std::vector<int> stage_layers; // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
 };
 
 struct TrainingParams {

@@ -28,9 +28,9 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
   std::string out;
   out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", c.nodes, c.gpus_per_node,
                      p.device->display_name, c.intra_node.kind, c.network.kind, p.network_model);
-  const std::string shape = w.model.graph.empty()
-                                ? fmt::format("{} layers, hidden {}, seq {}", w.model.layers, w.model.hidden, w.model.seq)
-                                : fmt::format("layer graph of {} layers", w.model.graph.size());
+  const std::string shape =
+      w.model.graph.empty() ? fmt::format("{} layers, hidden {}, seq {}", w.model.layers, w.model.hidden, w.model.seq)
+                            : fmt::format("layer graph of {} layers", w.model.graph.size());
   out += fmt::format("  workload  {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n", shape,
                      tr.parameters / 1e9, w.model.dtype, tr.ranks / tr.pipeline_stages / tr.tensor_parallel,
                      (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
@@ -136,28 +136,28 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   const int pp = w.parallel.pp;
   const int tp = w.parallel.tp;
   const int dp = w.parallel.dp > 0 ? w.parallel.dp : gpus / (pp * tp);
-  auto sync = env.policies->make<GradientSync>("sync", "ring-allreduce", *env.source);
+  auto sync = env.policies->make<GradientSync>("sync", *env.source);
   const DeviceProfile profile =
       env.cluster->profile.empty() ? *builtin_profile(device.name) : load_profile(env.cluster->profile);
   auto cost = make_cost_model(device, profile);
   const bool layer_graph = !w.model.graph.empty();
   const bool pipelined = pp > 1 || w.parallel.vpp > 1 || layer_graph;
   const std::string schedule_name = pipeline_schedule_name(w, *env.policies);
-  auto schedule = env.policies->make<PipelineSchedule>("pipeline", schedule_name, *env.source);
+  auto schedule = env.policies->make<PipelineSchedule>("pipeline", *env.source, schedule_name);
   LayerGraphTraining graph_build;
   if (layer_graph)
     graph_build = build_layer_graph_training(w, *cost, dp, pp, schedule_name, *schedule, *sync, platform);
-  TrainingGraph training =
-      layer_graph ? std::move(graph_build.training)
-      : pipelined ? build_pipeline_training(w, *cost, dp, pp, *schedule, *sync, platform, env.one_replica)
-                  : build_data_parallel_training(w, *cost, dp, *sync, platform, env.one_replica);
+  TrainingGraph training = layer_graph ? std::move(graph_build.training)
+                           : pipelined
+                               ? build_pipeline_training(w, *cost, dp, pp, *schedule, *sync, platform, env.one_replica)
+                               : build_data_parallel_training(w, *cost, dp, *sync, platform, env.one_replica);
   Timeline timeline = env.execute(training.graph);
   WorkloadOutput out;
   RunMetrics& metrics = out.metrics;
   metrics = training_metrics(training, timeline, platform);
   if (pipelined)
-    metrics.metrics["bubble_fraction"] =
-        (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) / metrics.breakdown.at("compute_s");
+    metrics.metrics["bubble_fraction"] = (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) /
+                                         metrics.breakdown.at("compute_s");
   const MemoryFootprint memory =
       layer_graph ? layer_graph_memory(w, graph_build) : transformer_training_memory(w, training, dp, pipelined);
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
