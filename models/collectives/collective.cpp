@@ -13,12 +13,6 @@ const std::vector<std::string>& collective_kinds()
   return k;
 }
 
-const std::vector<std::string>& collective_algorithms()
-{
-  static const std::vector<std::string> a = {"auto", "ring", "tree", "rhd", "nvls", "direct", "hierarchical", "p2p"};
-  return a;
-}
-
 double busbw_factor(const std::string& kind, int n)
 {
   if (kind == "all-reduce")

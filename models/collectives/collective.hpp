@@ -12,9 +12,6 @@ namespace cs {
 
 /** all-reduce, reduce-scatter, all-gather, broadcast, all-to-all, p2p (send/recv between ranks 0 and 1). */
 const std::vector<std::string>& collective_kinds();
-/** ring, tree (double binary tree), rhd (recursive halving-doubling), nvls (in-switch reduction), direct and
- *  hierarchical (all-to-all), p2p; "auto" lets the tuner choose. */
-const std::vector<std::string>& collective_algorithms();
 
 /** nccl-tests' bus-bandwidth factor: busbw = algbw x factor (doc/PERFORMANCE.md). */
 double busbw_factor(const std::string& kind, int ranks);

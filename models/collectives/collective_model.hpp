@@ -10,6 +10,9 @@ namespace cs {
 double collective_time(const std::string& kind, const std::string& algorithm, const ProtocolParams& protocol,
                        double bytes, const GroupShape& shape);
 
+/** Whether `algorithm`'s closed form equals its flows on an idle non-blocking fabric (false for unknown names). */
+bool closed_form_exact(const std::string& algorithm);
+
 /** The tuner's choice: the fastest (algorithm, protocol) by the closed forms, or the forced algorithm's best
  *  protocol. Throws std::invalid_argument for an unknown kind or algorithm, or one that cannot run the kind. */
 struct CollectiveChoice {

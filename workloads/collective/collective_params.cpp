@@ -1,12 +1,17 @@
 #include "workloads/collective/collective_params.hpp"
 
+#include "models/collectives/collective_algorithm.hpp"
+
 namespace cs {
 
 void read_collective(ObjectReader col, CollectiveParams& c)
 {
+  std::vector<std::string> algorithms{"auto"}; // and every registered algorithm
+  for (const auto& [name, a] : collective_algorithm_list())
+    algorithms.push_back(name);
   col.choice("op", c.op, {"all-reduce", "reduce-scatter", "all-gather", "broadcast", "all-to-all", "p2p"},
              "operation (sizes as nccl-tests counts them)")
-      .choice("algorithm", c.algorithm, {"auto", "ring", "tree", "rhd", "nvls", "direct", "hierarchical", "p2p"},
+      .choice("algorithm", c.algorithm, algorithms,
               "algorithm; auto = the tuner's fastest by the closed forms")
       .field("min_bytes", c.min_bytes, "smallest size (0 is valid: latency only)")
       .field("max_bytes", c.max_bytes, "largest size")

@@ -15,13 +15,6 @@ std::vector<double> sweep_sizes(const CollectiveParams& p)
   return sizes;
 }
 
-bool closed_form_matches_flows(const std::string& algorithm)
-{
-  // The tree's form omits its chunk pipeline's fill and the two sends per chunk of inner ranks: 48% under the
-  // flows at 512 KiB on 8 A100 (docs/collectives.md). Every other form is its expansion's time on an idle fabric.
-  return algorithm != "tree";
-}
-
 bool closed_forms_fit(const NetworkParams& network)
 {
   if (!network.background.empty() || network.kind == "rail-optimized")
@@ -55,7 +48,7 @@ CollectiveSweep build_collective_sweep(const CollectiveParams& params, const Pla
     CollectiveChoice choice = choose_collective(params.op, params.algorithm, req.bytes, shape);
     int end = -1;
     if (pricing == SweepPricing::CLOSED_FORM ||
-        (pricing == SweepPricing::CLOSED_FORM_WHERE_EXACT && closed_form_matches_flows(choice.algorithm))) {
+        (pricing == SweepPricing::CLOSED_FORM_WHERE_EXACT && closed_form_exact(choice.algorithm))) {
       ++out.closed_form_sizes;
       end = out.graph.add_delay(marker_stream, choice.seconds,
                                 params.op + "/" + choice.algorithm + "/" + choice.protocol.name, req.labels);

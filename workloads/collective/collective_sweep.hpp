@@ -27,14 +27,12 @@ struct CollectiveSweep {
 std::vector<double> sweep_sizes(const CollectiveParams& p);
 
 /** Each size waits for the previous one to finish on every rank (like nccl-tests' barriers between sizes). Sizes
- *  priced by closed form (see SweepPricing and closed_form_matches_flows) are each one delay of the tuner's
+ *  priced by closed form (see SweepPricing and closed_form_exact) are each one delay of the tuner's
  *  closed-form time instead of its transfers (DESIGN.md §3: the analytical backend prices collectives by their
  *  alpha-beta forms). */
 CollectiveSweep build_collective_sweep(const CollectiveParams& params, const PlatformSpec& platform, int ranks,
                                        SweepPricing pricing = SweepPricing::FLOWS);
 
-/** Whether `algorithm`'s closed form is its expansion's time on an idle fabric (all but the tree). */
-bool closed_form_matches_flows(const std::string& algorithm);
 
 /** Whether the closed forms describe `network` exactly enough to stand in for flows: no background traffic and
  *  no oversubscribed level (the forms see only NICs and NVLink ports), and not rail-optimised (cross-rail

@@ -1,0 +1,108 @@
+// Ring collectives (NCCL's Ring; Patarasuk & Yuan 2009 for the all-reduce): all-reduce, reduce-scatter, all-gather
+// and a pipelined broadcast, one ring per channel through distinct NICs.
+#include "models/collectives/collective_algorithm.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace cs {
+namespace {
+
+// Channel c enters each node at local rank c * per_node / channels and leaves from the one before it, so the
+// channels cross node boundaries through distinct NICs.
+std::vector<std::vector<int>> ring_orders(const std::vector<int>& machine_of_rank, int channels)
+{
+  std::map<int, std::vector<int>> by_machine;
+  for (int r = 0; r < static_cast<int>(machine_of_rank.size()); ++r)
+    by_machine[machine_of_rank[r]].push_back(r);
+  std::vector<std::vector<int>> orders(channels);
+  for (int c = 0; c < channels; ++c)
+    for (const auto& [m, ranks] : by_machine) {
+      int g = static_cast<int>(ranks.size());
+      int start = (c * g) / channels;
+      for (int i = 0; i < g; ++i)
+        orders[c].push_back(ranks[(start + i) % g]);
+    }
+  return orders;
+}
+
+// Pipelined chain from the root along channel 0's ring, in 8 chunks.
+CollectiveDone broadcast(CollectiveEmitter& e, const std::vector<int>& order)
+{
+  const int n = e.ranks(), chunks = 8;
+  CollectiveDone done(n);
+  const int root_pos = static_cast<int>(std::find(order.begin(), order.end(), e.req.root) - order.begin());
+  std::vector<int> last_in(n, -1);
+  for (int c = 0; c < chunks; ++c)
+    for (int h = 0; h < n - 1; ++h) {
+      int from = order[(root_pos + h) % n], to = order[(root_pos + h + 1) % n];
+      int t = e.send(from, to, 0, e.req.bytes / chunks, h == 0 && c == 0 ? 0 : 1);
+      if (h > 0)
+        e.graph.add_dependency(last_in[from], t);
+      last_in[to] = t;
+    }
+  for (int r = 0; r < n; ++r)
+    if (last_in[r] >= 0)
+      done[r].push_back(last_in[r]);
+  return done;
+}
+
+class Ring : public CollectiveAlgorithm {
+public:
+  bool supports(const std::string& kind, const ProtocolParams&, const GroupShape&) const override
+  {
+    return kind != "all-to-all" && kind != "p2p";
+  }
+  double closed_form(const std::string& kind, const ProtocolParams& p, double S, const GroupShape& g) const override
+  {
+    const int n = g.ranks;
+    const double step = step_latency(p, g);
+    const double bw = payload_rate(p, ring_bandwidth(g));
+    if (kind == "all-reduce")
+      return p.base_latency + 2 * (n - 1) * step + 2.0 * (n - 1) / n * S / bw;
+    if (kind == "broadcast") // pipelined along the ring in 8 chunks: n + 6 chunk-steps end to end
+      return p.base_latency + (n + 6) * (step + S / 8 / bw);
+    return p.base_latency + (n - 1) * step + double(n - 1) / n * S / bw; // reduce-scatter, all-gather
+  }
+  CollectiveDone expand(CollectiveEmitter& e) const override
+  {
+    const int n = e.ranks();
+    std::vector<int> machines(n);
+    for (int r = 0; r < n; ++r)
+      machines[r] = e.machine(r);
+    const GroupShape shape = group_shape(e.platform, e.req.hosts);
+    const int channels = e.choice.protocol.single_channel ? 1 : shape.channels;
+    const auto orders = ring_orders(machines, channels);
+    if (e.req.kind == "broadcast")
+      return broadcast(e, orders[0]);
+    CollectiveDone done(n);
+    const int steps = e.req.kind == "all-reduce" ? 2 * (n - 1) : n - 1;
+    const double chunk = e.req.bytes / n / channels;
+    for (int c = 0; c < channels; ++c) {
+      const auto& order = orders[c];
+      std::vector<int> previous(n, -1); // by ring position
+      for (int k = 0; k < steps; ++k) {
+        std::vector<int> current(n);
+        for (int i = 0; i < n; ++i) {
+          int t = e.send(order[i], order[(i + 1) % n], c, chunk, k);
+          if (k > 0)
+            e.graph.add_dependency(previous[(i + n - 1) % n], t);
+          current[i] = t;
+        }
+        previous = current;
+      }
+      for (int i = 0; i < n; ++i) {
+        done[order[i]].push_back(previous[i]);
+        done[order[i]].push_back(previous[(i + n - 1) % n]);
+      }
+    }
+    return done;
+  }
+  int preference() const override { return 0; }
+};
+
+} // namespace
+
+CS_REGISTER_COLLECTIVE_ALGORITHM(Ring, "ring", "NCCL Ring: n-1 (2(n-1) for all-reduce) steps to the next rank");
+
+} // namespace cs
