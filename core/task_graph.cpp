@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace cs {
@@ -99,6 +100,40 @@ int TaskGraph::add_delay(int stream, double seconds, const std::string& name, Ta
   tasks_.push_back(t);
   stream_tasks_[stream].push_back(static_cast<int>(tasks_.size()) - 1);
   return static_cast<int>(tasks_.size()) - 1;
+}
+
+std::vector<int> TaskGraph::add_collective(CollectiveSpec spec, const std::vector<int>& member_streams,
+                                           const std::vector<int>& ready)
+{
+  check_open(finalized_);
+  const std::size_t n = spec.hosts.size();
+  if (member_streams.size() != n || (!ready.empty() && ready.size() != n))
+    throw std::invalid_argument("a collective needs one stream (and one ready task) per rank");
+  if (collectives_.size() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max()))
+    throw std::length_error("too many collectives");
+  const int index = static_cast<int>(collectives_.size());
+  const std::uint16_t name = intern(spec.kind);
+  spec.members.assign(n, -1);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (member_streams[r] < 0)
+      continue;
+    Task t;
+    t.kind = TaskKind::COLLECTIVE;
+    t.stream = member_streams[r];
+    t.host = streams_.at(member_streams[r]).host;
+    t.dst = index;
+    t.bytes = spec.bytes;
+    t.name = name;
+    t.labels = spec.labels;
+    tasks_.push_back(t);
+    const int id = static_cast<int>(tasks_.size()) - 1;
+    stream_tasks_[member_streams[r]].push_back(id);
+    spec.members[r] = id;
+    if (!ready.empty() && ready[r] >= 0)
+      add_dependency(ready[r], id);
+  }
+  collectives_.push_back(std::move(spec));
+  return collectives_.back().members;
 }
 
 void TaskGraph::add_dependency(int before, int after)

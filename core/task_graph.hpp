@@ -8,7 +8,9 @@
 
 namespace cs {
 
-enum class TaskKind : std::uint8_t { COMPUTE, TRANSFER, DELAY };
+/** COLLECTIVE tasks are one per member of a collective; a lowering pass (models/collectives/lowering.hpp) replaces
+ *  them with transfers or closed-form delays before a backend runs the graph. */
+enum class TaskKind : std::uint8_t { COMPUTE, TRANSFER, DELAY, COLLECTIVE };
 
 /** Where a task belongs in the workload, for timelines and breakdowns. -1 = not applicable. */
 struct TaskLabels {
@@ -19,9 +21,9 @@ struct TaskLabels {
   std::uint16_t phase = 0; // index into TaskGraph::names()
 };
 
-/** One task. Compute runs `seconds` on `host`; delay waits `seconds`; transfer waits `seconds` (a fixed software
- *  overhead, e.g. a collective step's synchronisation) and then moves `bytes` from `host` to `dst`, at most at
- *  `rate` bytes/s when rate > 0 (a per-channel throughput cap). */
+/** One task (a COLLECTIVE member keeps its collective's index in `dst`). Compute runs `seconds` on `host`; delay waits
+ * `seconds`; transfer waits `seconds` (a fixed software overhead, e.g. a collective step's synchronisation) and then
+ * moves `bytes` from `host` to `dst`, at most at `rate` bytes/s when rate > 0 (a per-channel throughput cap). */
 struct Task {
   TaskKind kind = TaskKind::COMPUTE;
   std::int32_t stream = -1;
@@ -32,6 +34,18 @@ struct Task {
   double rate = 0;
   std::uint16_t name = 0;  // index into names(): kernel or transfer name
   std::uint16_t model = 0; // index into names(): which cost model answered ("" for transfers)
+  TaskLabels labels;
+};
+
+/** A collective over a group, before lowering: what it does and which task stands for each member. */
+struct CollectiveSpec {
+  std::string kind = "all-reduce"; // all-reduce, reduce-scatter, all-gather, broadcast, all-to-all, p2p
+  std::string algorithm = "auto";  // a registered algorithm, or the tuner's choice
+  double bytes = 0;                // nccl-tests' size
+  int root = 0;
+  std::vector<int> hosts;       // the group, in rank order
+  std::vector<int> members;     // per rank: its COLLECTIVE task, or -1 for a rank that is not simulated
+  std::string streams = "comm"; // name prefix of the members' communication streams (channel 0 is "comm")
   TaskLabels labels;
 };
 
@@ -55,6 +69,16 @@ public:
   int add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name, TaskLabels labels,
                    double overhead = 0, double rate = 0);
   int add_delay(int stream, double seconds, const std::string& name, TaskLabels labels);
+  /** A collective over spec.hosts: one COLLECTIVE task per rank whose stream is given (`member_streams[r]` >= 0),
+   *  each after `ready[r]` (-1 = none; empty = none). Returns the member tasks per rank (-1 where not simulated);
+   *  what a member's consumers wait for is its task. */
+  std::vector<int> add_collective(CollectiveSpec spec, const std::vector<int>& member_streams,
+                                  const std::vector<int>& ready);
+  const std::vector<CollectiveSpec>& collectives() const { return collectives_; }
+  /** The collective a COLLECTIVE task belongs to. */
+  const CollectiveSpec& collective_of(int task) const { return collectives_.at(tasks_.at(task).dst); }
+  /** Dependencies as added (before finalize). */
+  const std::vector<std::pair<int, int>>& edges() const { return edges_; }
   /** `after` may start only once `before` has ended. */
   void add_dependency(int before, int after);
   /** Interns a label string (phase, kernel, model names). */
@@ -83,6 +107,7 @@ private:
   std::vector<std::vector<int>> stream_tasks_;
   std::vector<std::string> names_;
   std::vector<std::pair<int, int>> edges_;
+  std::vector<CollectiveSpec> collectives_;
   struct Csr;
   std::unique_ptr<Csr> csr_;
   std::vector<int> pred_count_;

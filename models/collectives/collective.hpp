@@ -66,6 +66,8 @@ class StreamPool {
 public:
   explicit StreamPool(TaskGraph& graph, std::string prefix = "comm") : graph_(graph), prefix_(std::move(prefix)) {}
   int get(int host, int channel);
+  /** Uses an existing stream for (host, channel). */
+  void adopt(int host, int channel, int stream) { streams_[{host, channel}] = stream; }
 
 private:
   TaskGraph& graph_;

@@ -16,8 +16,8 @@ int CollectiveEmitter::send(int from_rank, int to_rank, int channel, double payl
   const double overhead = p.step_overhead + (step == 0 ? p.base_latency : 0.0);
   const double eff = efficiency > 0 ? efficiency : p.efficiency;
   const int stream = pool.get(req.hosts[from_rank], channel);
-  const int t = graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff,
-                                   graph.names()[name], req.labels, overhead, p.rate_cap);
+  const int t = graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff, graph.names()[name],
+                                   req.labels, overhead, p.rate_cap);
   if (!req.ready.empty() && req.ready[from_rank] >= 0 && gated.insert(stream).second)
     graph.add_dependency(req.ready[from_rank], t);
   return t;

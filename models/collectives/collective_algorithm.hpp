@@ -57,8 +57,8 @@ public:
 /** Registered algorithms in tuner order (preference, then name). */
 std::vector<std::pair<std::string, const CollectiveAlgorithm*>> collective_algorithm_list();
 
-#define CS_REGISTER_COLLECTIVE_ALGORITHM(Type, name, description)                                                 \
-  static const bool cs_registered_collective_##Type = ::cs::Registry<::cs::CollectiveAlgorithm>::instance().add(   \
+#define CS_REGISTER_COLLECTIVE_ALGORITHM(Type, name, description)                                                      \
+  static const bool cs_registered_collective_##Type = ::cs::Registry<::cs::CollectiveAlgorithm>::instance().add(       \
       name, description, [] { return std::unique_ptr<::cs::CollectiveAlgorithm>(new Type()); })
 
 // Shared arithmetic of the closed forms.

@@ -27,10 +27,11 @@ std::vector<std::vector<int>> expand_collective(TaskGraph& graph, StreamPool& po
   const int n = static_cast<int>(req.hosts.size());
   if (n == 0)
     throw std::invalid_argument("a collective needs at least one rank");
-  CollectiveEmitter e{graph, pool, platform, req, choice,
-                      graph.intern(req.kind + "/" + choice.algorithm + "/" + choice.protocol.name)};
+  CollectiveEmitter e{graph, pool,   platform,
+                      req,   choice, graph.intern(req.kind + "/" + choice.algorithm + "/" + choice.protocol.name)};
   if (n == 1)
-    return {{e.barrier(0, req.ready.empty() || req.ready[0] < 0 ? std::vector<int>{} : std::vector<int>{req.ready[0]})}};
+    return {
+        {e.barrier(0, req.ready.empty() || req.ready[0] < 0 ? std::vector<int>{} : std::vector<int>{req.ready[0]})}};
   for (const auto& [name, algorithm] : collective_algorithm_list())
     if (name == (req.kind == "p2p" ? std::string("p2p") : choice.algorithm)) {
       if (!algorithm->supports(req.kind, choice.protocol, group_shape(platform, req.hosts)))

@@ -34,6 +34,7 @@ public:
 
 } // namespace
 
-CS_REGISTER_COLLECTIVE_ALGORITHM(Nvls, "nvls", "NVLink SHARP all-reduce: in-switch reduction and multicast (H100/H200)");
+CS_REGISTER_COLLECTIVE_ALGORITHM(Nvls, "nvls",
+                                 "NVLink SHARP all-reduce: in-switch reduction and multicast (H100/H200)");
 
 } // namespace cs

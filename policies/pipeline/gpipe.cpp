@@ -13,9 +13,9 @@ public:
     std::vector<std::vector<PipelineOp>> ops(devices);
     for (int d = 0; d < devices; ++d) {
       for (int mb = 0; mb < m; ++mb)
-        ops[d].push_back({true, mb, 0});
+        ops[d].push_back(PipelineOp::F(mb));
       for (int mb = m - 1; mb >= 0; --mb)
-        ops[d].push_back({false, mb, 0});
+        ops[d].push_back(PipelineOp::B(mb));
     }
     return ops;
   }

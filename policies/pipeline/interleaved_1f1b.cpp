@@ -23,11 +23,11 @@ public:
     const int total = m * v;
     auto forward_op = [&](int k) {
       int group = k / (p * v), in_group = k % (p * v);
-      return PipelineOp{true, group * p + in_group % p, in_group / p};
+      return PipelineOp::F(group * p + in_group % p, in_group / p);
     };
     auto backward_op = [&](int k) {
       PipelineOp op = forward_op(k);
-      op.forward = false;
+      op.pass = Pass::BACKWARD;
       op.chunk = v - 1 - op.chunk;
       return op;
     };

@@ -15,14 +15,28 @@ std::vector<std::vector<PipelineOp>> warmup_then_alternate(const std::vector<int
   for (std::size_t s = 0; s < warmup.size(); ++s) {
     int next_f = 0, next_b = 0;
     for (; next_f < std::min(warmup[s], m); ++next_f)
-      ops[s].push_back({true, next_f, 0});
+      ops[s].push_back(PipelineOp::F(next_f));
     while (next_b < m) {
       if (next_f < m)
-        ops[s].push_back({true, next_f++, 0});
-      ops[s].push_back({false, next_b++, 0});
+        ops[s].push_back(PipelineOp::F(next_f++));
+      ops[s].push_back(PipelineOp::B(next_b++));
     }
   }
   return ops;
+}
+
+std::vector<int> peak_in_flight(const std::vector<std::vector<PipelineOp>>& order)
+{
+  std::vector<int> peak;
+  for (const auto& ops : order) {
+    int held = 0, most = 0;
+    for (const auto& op : ops) {
+      held += op.forward() ? 1 : op.completes() ? -1 : 0;
+      most = std::max(most, held);
+    }
+    peak.push_back(most);
+  }
+  return peak;
 }
 
 class OneFOneB : public PipelineSchedule {

@@ -3,17 +3,31 @@
 
 #include "base/registry.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace cs {
 
+/** What a pass computes. BACKWARD is the whole backward pass; schedules that split it (zero-bubble) run
+ *  BACKWARD_INPUT (the input gradient, which the previous stage waits for) and BACKWARD_WEIGHT (the weight gradient,
+ *  which nothing downstream waits for) as two ops. */
+enum class Pass : std::uint8_t { FORWARD, BACKWARD, BACKWARD_INPUT, BACKWARD_WEIGHT };
+
 /** One pass of one microbatch through one model chunk on a device. */
 struct PipelineOp {
-  bool forward = true;
+  Pass pass = Pass::FORWARD;
   int microbatch = 0;
   int chunk = 0; // model chunk on this device (0 .. chunks-1); virtual stage = chunk * devices + device
+
+  bool forward() const { return pass == Pass::FORWARD; }
+  /** The pass the previous stage waits for (its gradient input). */
+  bool sends_gradient() const { return pass == Pass::BACKWARD || pass == Pass::BACKWARD_INPUT; }
+  /** The pass after which the microbatch's activations are freed and its weight gradients complete. */
+  bool completes() const { return pass == Pass::BACKWARD || pass == Pass::BACKWARD_WEIGHT; }
+  static PipelineOp F(int mb, int chunk = 0) { return {Pass::FORWARD, mb, chunk}; }
+  static PipelineOp B(int mb, int chunk = 0) { return {Pass::BACKWARD, mb, chunk}; }
 };
 
 /** A schedule: for `devices` pipeline devices each holding `chunks` model chunks, the ordered ops of each
@@ -23,6 +37,8 @@ public:
   virtual ~PipelineSchedule() = default;
   /** Throws std::invalid_argument when the schedule cannot run this shape (e.g. interleaving with m % p != 0). */
   virtual std::vector<std::vector<PipelineOp>> order(int devices, int chunks, int microbatches) const = 0;
+  /** Whether its orders split backward passes into BACKWARD_INPUT and BACKWARD_WEIGHT. */
+  virtual bool splits_backward() const { return false; }
   /** Chunks per device this schedule expects given the scenario's vpp (1 for non-interleaved schedules). */
   virtual int chunks(int vpp) const { return 1; }
   /** The order for stages that form a DAG (`successors[s]`: the stages fed by stage s; one stage per device).
@@ -38,6 +54,10 @@ public:
     return order(p, 1, microbatches);
   }
 };
+
+/** Per device, the most microbatch-chunks whose forward has run and whose activations are not yet freed (by its
+ *  BACKWARD, or its BACKWARD_WEIGHT when the backward is split). */
+std::vector<int> peak_in_flight(const std::vector<std::vector<PipelineOp>>& order);
 
 /** 1F1B's order given each device's warm-up: warmup[d] forwards, then one forward and one backward in turn
  *  while forwards remain, then the remaining backwards. */

@@ -1,46 +1,45 @@
 // Gradient all-reduce with NCCL's ring algorithm, and with whatever algorithm NCCL's tuner would pick.
 #include "base/registry.hpp"
-#include "models/collectives/collective_model.hpp"
 #include "policies/sync/gradient_sync.hpp"
 
 namespace cs {
-namespace {
 
-std::vector<std::vector<int>> all_reduce(TaskGraph& graph, StreamPool& streams, const PlatformSpec& platform,
-                                         const SyncRequest& r, const std::string& algorithm)
+std::vector<int> add_sync_collective(TaskGraph& graph, const SyncRequest& r, const std::string& kind,
+                                     const std::string& algorithm)
 {
-  CollectiveRequest req;
-  req.kind = "all-reduce";
-  req.algorithm = algorithm;
-  req.hosts = r.hosts;
-  req.bytes = r.bytes;
-  req.ready = r.ready;
-  req.labels = r.labels;
-  auto choice = choose_collective(req.kind, algorithm, r.bytes, group_shape(platform, r.hosts));
-  return expand_collective(graph, streams, platform, req, choice);
+  CollectiveSpec spec;
+  spec.kind = kind;
+  spec.algorithm = algorithm;
+  spec.bytes = r.bytes;
+  spec.hosts = r.hosts;
+  spec.labels = r.labels;
+  return graph.add_collective(spec, r.streams, r.ready);
 }
 
-} // namespace
+std::vector<int> GradientSync::gather(TaskGraph& graph, const SyncRequest& r) const
+{
+  return add_sync_collective(graph, r, "all-gather", "auto");
+}
 
 /** The bandwidth-optimal ring (Patarasuk & Yuan 2009; NCCL's Ring): 2(n-1) steps in which every member sends an
  *  n-th of the bucket to its successor, over as many rings (channels) as a node has NICs when the group spans
- *  nodes; the protocol (ll or simple) is the tuner's. Reduction arithmetic is not charged (NCCL overlaps it). */
+ *  nodes; the protocol (ll or simple) is the tuner's. Reduction arithmetic is not charged (NCCL overlaps it). ZeRO's
+ *  reduce-scatter and all-gather take the tuner's algorithm. */
 class RingAllReduce : public GradientSync {
 public:
-  std::vector<std::vector<int>> synchronize(TaskGraph& graph, StreamPool& streams, const PlatformSpec& platform,
-                                            const SyncRequest& r) const override
+  std::vector<int> reduce(TaskGraph& graph, const SyncRequest& r, bool sharded) const override
   {
-    return all_reduce(graph, streams, platform, r, "ring");
+    return sharded ? add_sync_collective(graph, r, "reduce-scatter", "auto")
+                   : add_sync_collective(graph, r, "all-reduce", "ring");
   }
 };
 
 /** NCCL-like: the algorithm (ring, tree, rhd, nvls) and protocol the closed forms rank fastest for each bucket. */
 class TunedAllReduce : public GradientSync {
 public:
-  std::vector<std::vector<int>> synchronize(TaskGraph& graph, StreamPool& streams, const PlatformSpec& platform,
-                                            const SyncRequest& r) const override
+  std::vector<int> reduce(TaskGraph& graph, const SyncRequest& r, bool sharded) const override
   {
-    return all_reduce(graph, streams, platform, r, "auto");
+    return add_sync_collective(graph, r, sharded ? "reduce-scatter" : "all-reduce", "auto");
   }
 };
 

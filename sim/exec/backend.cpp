@@ -7,6 +7,8 @@ namespace cs {
 Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,
                      const std::vector<ExecutionObserver*>& observers)
 {
+  if (!graph.collectives().empty())
+    throw std::logic_error("the task graph still holds collectives: lower them first (models/collectives/lowering)");
   if (backend == "analytical")
     return run_analytical(graph, platform, observers);
   if (backend == "simgrid")

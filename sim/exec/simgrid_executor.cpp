@@ -108,6 +108,8 @@ struct Run {
         if (t.seconds > 0)
           s4u::this_actor::sleep_for(t.seconds);
         break;
+      case TaskKind::COLLECTIVE: // lowered before any backend runs (run_backend refuses them)
+        break;
       }
       finish(id, start, s4u::Engine::get_clock());
     }

@@ -11,7 +11,8 @@
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
-#include "workloads/training/pipeline_training.hpp"
+#include "workloads/training/stage_costs.hpp"
+#include "workloads/training/training_builder.hpp"
 #include "workloads/training/training_workload.hpp"
 
 #include <algorithm>
@@ -61,18 +62,12 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   return t;
 }
 
-// Per device, the most microbatch-chunks whose activations it holds under `schedule`.
+// Per device, the most microbatches (of whole chunks) whose activations it holds under `schedule`.
 std::vector<int> held_per_device(const PipelineSchedule& schedule, int pp, int v, int m)
 {
   std::vector<int> out;
-  for (const auto& ops : schedule.order(pp, v, m)) {
-    int held = 0, peak = 0;
-    for (const auto& op : ops) {
-      held += op.forward ? 1 : -1;
-      peak = std::max(peak, held);
-    }
+  for (int peak : peak_in_flight(schedule.order(pp, v, m)))
     out.push_back((peak + v - 1) / v);
-  }
   return out;
 }
 
@@ -159,6 +154,46 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
 
 namespace {
 
+// Every registered schedule that can run pp stages of `layers` layers over `microbatches`, with its chunks per device
+// (2 for an interleaving schedule); a schedule whose order equals one already listed (the graph pipeline on a chain
+// is 1F1B) is left out.
+std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microbatches, int layers)
+{
+  std::vector<std::pair<std::string, int>> out;
+  std::vector<std::vector<std::vector<PipelineOp>>> orders;
+  const auto& registry = Registry<PipelineSchedule>::instance();
+  for (const auto& name : registry.names()) {
+    auto schedule = registry.create(name);
+    const int v = schedule->chunks(2);
+    if (layers % (v * pp) != 0 && v > 1)
+      continue;
+    std::vector<std::vector<PipelineOp>> order;
+    try {
+      order = schedule->order(pp, v, microbatches);
+    } catch (const std::invalid_argument&) {
+      continue;
+    }
+    auto same = [&](const std::vector<std::vector<PipelineOp>>& o) {
+      if (o.size() != order.size())
+        return false;
+      for (std::size_t d = 0; d < o.size(); ++d) {
+        if (o[d].size() != order[d].size())
+          return false;
+        for (std::size_t i = 0; i < o[d].size(); ++i)
+          if (o[d][i].pass != order[d][i].pass || o[d][i].microbatch != order[d][i].microbatch ||
+              o[d][i].chunk != order[d][i].chunk)
+            return false;
+      }
+      return true;
+    };
+    if (std::any_of(orders.begin(), orders.end(), same))
+      continue;
+    orders.push_back(order);
+    out.emplace_back(name, v);
+  }
+  return out;
+}
+
 // The configurations Galvatron's decision tree generates: TP inside a node (powers of two), then the PP degree,
 // the rest data parallel; under each, micro-batch sizes, schedules, recomputation and (without a pipeline) ZeRO.
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
@@ -177,20 +212,11 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
         if (tr(base).batch.global % (dp * micro) != 0)
           continue;
         const int microbatches = tr(base).batch.global / (dp * micro);
-        std::vector<std::pair<std::string, int>> schedules; // (schedule, vpp)
-        if (pp == 1) {
-          schedules.emplace_back("", 1);
-        } else {
-          schedules.emplace_back("1f1b", 1);
-          schedules.emplace_back("gpipe", 1);
-          if (m.layers % (2 * pp) == 0 && microbatches % pp == 0)
-            schedules.emplace_back("interleaved-1f1b", 2);
-        }
+        const auto schedules = pp == 1 ? std::vector<std::pair<std::string, int>>{{"", 1}}
+                                       : registered_schedules(pp, microbatches, m.layers);
         for (const auto& [schedule, vpp] : schedules)
           for (const char* recompute : {"none", "selective", "full"})
-            for (int zero : dp == 1   ? std::vector<int>{0}
-                            : pp == 1 ? std::vector<int>{0, 1, 2, 3}
-                                      : std::vector<int>{0, 1, 2}) {
+            for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3}) {
               Plan plan;
               plan.dp = dp;
               plan.tp = tp;

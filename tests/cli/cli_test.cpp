@@ -398,13 +398,32 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
     EXPECT_NEAR(report[std::string(zero) + "analytical"]["metrics"]["iteration_time_s"].get<double>() /
                     report[std::string(zero) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
                 1.0, 0.05);
-  for (const char* bad :
-       {" --set workload.parallel.zero=4",
-        " --set workload.parallel.zero=3 --set workload.parallel.pp=2 --set workload.parallel.dp=8"}) {
-    auto e = clustersim("run " + src("scenarios/quickstart.yaml") + bad);
-    EXPECT_EQ(e.code, 2) << bad;
-    EXPECT_NE(e.err.find("workload.parallel.zero"), std::string::npos) << e.err;
+  auto e = clustersim("run " + src("scenarios/quickstart.yaml") + " --set workload.parallel.zero=4");
+  EXPECT_EQ(e.code, 2);
+  EXPECT_NE(e.err.find("workload.parallel.zero"), std::string::npos) << e.err;
+}
+
+TEST(Cli, ZeroThreeRunsWithPipelines)
+{
+  // pp 2 x dp 8: each stage's weights are sharded over its 8 replicas and gathered before every pass.
+  std::map<std::string, nlohmann::json> report;
+  for (const char* zero : {"0", "3"}) {
+    fs::path out = fresh_dir(std::string("pz") + zero);
+    auto r = clustersim("run " + src("scenarios/quickstart.yaml") +
+                        " --quiet --backend analytical --set workload.iterations=1 --set workload.parallel.pp=2 "
+                        "--set workload.parallel.dp=8 --set workload.parallel.zero=" +
+                        zero + " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    report[zero] = read_json(out / "report.json");
+    fs::remove_all(out);
   }
+  const auto& z0 = report["0"]["breakdown"];
+  const auto& z3 = report["3"]["breakdown"];
+  EXPECT_NEAR(z3["memory_parameters_bytes"].get<double>() * 8, z0["memory_parameters_bytes"].get<double>(), 8.0);
+  EXPECT_NEAR(z3["memory_optimizer_bytes"].get<double>() * 8, z0["memory_optimizer_bytes"].get<double>(), 8.0);
+  EXPECT_GT(z3["communication_parameter_gather_s"].get<double>(), 0.0);
+  EXPECT_GT(report["3"]["metrics"]["network_bytes"].get<double>(),
+            report["0"]["metrics"]["network_bytes"].get<double>());
 }
 
 TEST(Cli, TwoTowerGraphPipelineBeatsTheChainOnBothBackends)

@@ -2,7 +2,8 @@
 #include "models/cost/kernel_cost_model.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
-#include "workloads/training/data_parallel_training.hpp"
+#include "tests/training_helpers.hpp"
+#include "workloads/training/stage_costs.hpp"
 
 #include "tests/test_models.hpp"
 #include <cmath>
@@ -63,10 +64,10 @@ TEST(Backends, AgreeOnAContentionFreeTrainingIteration)
   w.batch = cs::BatchParams{32, 2};
   w.iterations = 2;
   w.gradient_bucket = cs::Bytes{1e6};
-  auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
   auto cost = cs::make_cost_model(h100(), *cs::builtin_profile("h100-sxm5"));
   auto p = platform(2, 4, 1);
-  auto training = cs::build_data_parallel_training(w, *cost, 8, *sync, p);
+  const auto built = cs::testing::build_transformer_training(w, *cost, 8, 1, "1f1b", p);
+  const auto& training = built.training;
   auto analytical = cs::run_analytical(training.graph, p);
   auto simgrid = simgrid_timeline(training.graph, p);
   ASSERT_EQ(simgrid.end.size(), training.graph.size());
@@ -140,30 +141,39 @@ TEST(Backends, ComputeSharesAGpuUnderSimgrid)
   EXPECT_NEAR(tl.end[1], 2.0, 1e-9);
 }
 
-TEST(TensorParallel, TwoAllReducesPerBlockPassOnTheCriticalPath)
+TEST(TensorParallel, CollectivesArePricedAlikeUnderDataAndPipelineParallelism)
 {
-  // 1 layer, 1 microbatch, tp 2 on one node: forward attention and MLP blocks, backward MLP and attention
-  // blocks, each followed by a TP all-reduce of micro x seq x hidden; the head has none.
+  // Megatron's two blocking TP collectives per block pass, by the tuner's closed form, folded into each layer's
+  // passes whether the layers run as one data-parallel stage or as pipeline stages: the same seconds per layer.
   cs::TrainingParams w;
-  w.model = cs::testing::model(1, 512, 2048, 8, 256, 1000, "bf16", "none");
-  w.batch = cs::BatchParams{2, 2};
+  w.model = cs::testing::model(4, 512, 2048, 8, 256, 1000, "bf16", "none");
+  w.batch = cs::BatchParams{8, 2};
   w.parallel.tp = 2;
-  w.iterations = 1;
-  auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
   auto cost = cs::make_cost_model(h100(), *cs::builtin_profile("h100-sxm5"));
-  auto p = platform(1, 2, 2);
-  auto training = cs::build_data_parallel_training(w, *cost, 1, *sync, p);
-  int tp_transfers = 0;
-  for (const auto& t : training.graph.tasks())
-    if (t.kind == cs::TaskKind::TRANSFER && training.graph.streams()[t.stream].name.rfind("tp", 0) == 0) {
-      ++tp_transfers;
-      // Half the activation per ring step, divided by the protocol's payload efficiency (ll 1.0, simple 0.958).
-      const double half = 2.0 * 256 * 512 * 2 / 2;
-      EXPECT_TRUE(std::abs(t.bytes - half) <= 1 || std::abs(t.bytes - half / 0.958) <= 1) << t.bytes;
+  auto p = platform(1, 8, 8);
+  const double tp = cs::tp_block_collective_seconds(w.model, 2, 2, false, p);
+  ASSERT_GT(tp, 0);
+  const auto data = cs::transformer_stages(w, *cost, p, cs::StageShape{1, 1, false, 4});
+  const auto pipe = cs::transformer_stages(w, *cost, p, cs::StageShape{2, 1, false, 2});
+  cs::TrainingParams alone = w;
+  alone.parallel.tp = 1;
+  const auto one = cs::transformer_stages(alone, *cost, p, cs::StageShape{1, 1, false, 4});
+  for (const auto* set : {&data, &pipe}) {
+    const cs::Segment& layer = set->stages[0].segments[1]; // after the embedding
+    EXPECT_EQ(layer.name, "layer");
+    EXPECT_DOUBLE_EQ(layer.forward_s, data.stages[0].segments[1].forward_s);
+    EXPECT_DOUBLE_EQ(set->tp_seconds_per_layer, 4 * tp);
+    EXPECT_LT(layer.forward_s - 2 * tp, one.stages[0].segments[1].forward_s); // a TP rank's share of the kernels
+    EXPECT_GT(layer.forward_s, 2 * tp);
+  }
+  // The built data-parallel graph holds no tensor-parallel transfers: they are in the passes.
+  const auto built = cs::testing::build_transformer_training(w, *cost, 4, 1, "1f1b", p);
+  for (const auto& t : built.training.graph.tasks())
+    if (t.kind == cs::TaskKind::TRANSFER) {
+      EXPECT_NE(built.training.graph.names()[t.labels.phase], "tp");
     }
-  EXPECT_EQ(tp_transfers, 4 * 2 * 2); // 4 all-reduces x 2 ring steps x 2 ranks (ll or simple: one channel)
-  EXPECT_EQ(training.ranks, 2);
-  EXPECT_EQ(training.tensor_parallel, 2);
+  EXPECT_EQ(built.training.ranks, 8);
+  EXPECT_EQ(built.training.tensor_parallel, 2);
 }
 
 TEST(Backends, WideGraphsAgreeWhetherTransfersUseMailboxesOrSendto)

@@ -1,6 +1,7 @@
 // Layers per pipeline stage: even, and balanced by cost around the output layer.
 #include "sim/scenario/scenario.hpp"
-#include "workloads/training/pipeline_training.hpp"
+#include "tests/training_helpers.hpp"
+#include "workloads/training/stage_costs.hpp"
 #include "workloads/training/training_workload.hpp"
 
 #include "base/registry.hpp"
@@ -53,10 +54,9 @@ TEST(PipelinePlacement, TpPpDpKeepsPipelinesInANodeAndTpDpPpKeepsReplicasInANode
     const auto& device = *cs::DeviceCatalog::builtin().find(s.cluster.device);
     const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
     auto cost = cs::make_cost_model(device, *cs::builtin_profile(device.name));
-    auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create("interleaved-1f1b");
-    auto sync = cs::Registry<cs::GradientSync>::instance().create("ring-allreduce");
-    auto t = cs::build_pipeline_training(cs::workload_as<cs::TrainingWorkload>(s).params, *cost, 4, 4, *schedule, *sync,
-                                         platform);
+    const auto built = cs::testing::build_transformer_training(cs::workload_as<cs::TrainingWorkload>(s).params, *cost,
+                                                               4, 4, "interleaved-1f1b", platform);
+    const auto& t = built.training;
     int p2p_across = 0, sync_across = 0;
     for (const auto& task : t.graph.tasks())
       if (task.kind == cs::TaskKind::TRANSFER && platform.topology.hop_level(task.host, task.dst) > 0)

@@ -42,7 +42,6 @@ cs::PipelineGraph uniform(const std::string& name, int p, int v, int m)
 
 } // namespace
 
-
 TEST(PipelineSchedules, GpipeAnd1f1bBubbleIsPMinusOneOverM)
 {
   for (const char* name : {"gpipe", "1f1b"})
@@ -66,6 +65,34 @@ TEST(PipelineSchedules, InterleavedBubbleIsPMinusOneOverVM)
         EXPECT_NEAR(cs::bubble_fraction(pipe, t), double(p - 1) / (v * m), 1e-9)
             << "p=" << p << " v=" << v << " m=" << m;
       }
+}
+
+TEST(PipelineSchedules, ZeroBubbleH1CutsTheBubbleToAThirdAtTheSameMemory)
+{
+  // Qi et al. (ICLR 2024): with forward, input-gradient and weight-gradient passes of equal length T, 1F1B idles
+  // (p - 1)(T_F + T_B + T_W) = 3 (p - 1) T per device and ZB-H1 (p - 1)(T_F + T_B - T_W) = (p - 1) T, holding at
+  // most p microbatches of activations like 1F1B.
+  for (int p : {2, 4, 8})
+    for (int m : {8, 16, 24}) {
+      auto make = [&](const char* name) {
+        auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create(name);
+        cs::StageCost c = stage_cost(1.0, 2.0, 0);
+        c.weight_s = 1.0;
+        std::vector<int> hosts(p);
+        for (int d = 0; d < p; ++d)
+          hosts[d] = d;
+        return cs::build_pipeline(*schedule, p, 1, m, std::vector<cs::StageCost>(p, c), hosts);
+      };
+      const auto zb = make("zb-h1"), one = make("1f1b");
+      const double t_zb = cs::run_analytical(zb.graph, devices(p)).makespan;
+      const double t_one = cs::run_analytical(one.graph, devices(p)).makespan;
+      EXPECT_NEAR(t_one, 3.0 * m + 3.0 * (p - 1), 1e-9) << "p=" << p << " m=" << m;
+      EXPECT_NEAR(t_zb, 3.0 * m + 1.0 * (p - 1), 1e-9) << "p=" << p << " m=" << m;
+      const auto held = cs::peak_in_flight(zb);
+      for (int d = 0; d < p; ++d)
+        EXPECT_LE(held[d], p) << "device " << d;
+      EXPECT_EQ(held[0], cs::peak_in_flight(one)[0]);
+    }
 }
 
 TEST(PipelineSchedules, ActivationsInFlight)

@@ -167,7 +167,7 @@ TEST(Scenario, BatchThatDoesNotDivide)
 
 TEST(Scenario, NotYetImplementedParallelismIsAClearError)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}).find("only data (with ZeRO-1/2), tensor"), 7u);
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}).find("only data (with ZeRO), tensor"), 7u);
   // tp x pp that does not fit the cluster names the pipeline key
   EXPECT_NE(error_of(kValid, {"workload.parallel.tp=8", "workload.parallel.pp=4"}).find("workload.parallel"),
             std::string::npos);
@@ -314,9 +314,11 @@ TEST(Scenario, LayerGraphsAreReadAndCheckedWithPositions)
   EXPECT_NE(error_of(with_graph({"{name: z, flops: -1}"})).find("workload.model.graph[0].flops"), std::string::npos);
   EXPECT_NE(error_of(with_graph({"{name: z, flops: 1, colour: red}"})).find("colour"), std::string::npos);
   EXPECT_NE(error_of(with_graph({"[1, 2]"})).find("graph[0]"), std::string::npos);
-  // Parallelism a layer graph cannot take.
-  EXPECT_NE(error_of(with_graph({a, b}), {"workload.parallel.tp=2"}).find("workload.parallel.tp=2: a layer graph"),
-            std::string::npos);
+  // Tensor parallelism and ZeRO split any layer; interleaving a graph's stages does not.
+  EXPECT_EQ(error_of(with_graph({a, b}), {"workload.parallel.tp=2", "workload.parallel.zero=3"}), "");
+  EXPECT_NE(
+      error_of(with_graph({a, b}), {"workload.parallel.vpp=2", "workload.parallel.pp=2"}).find("one stage per device"),
+      std::string::npos);
   EXPECT_NE(error_of(with_graph({a, b}), {"workload.parallel.pp=4"}).find("more stages than the graph's 2 layers"),
             std::string::npos);
   // Two branches joining: the graph pipeline needs a stage per branch.

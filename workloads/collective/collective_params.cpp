@@ -11,8 +11,7 @@ void read_collective(ObjectReader col, CollectiveParams& c)
     algorithms.push_back(name);
   col.choice("op", c.op, {"all-reduce", "reduce-scatter", "all-gather", "broadcast", "all-to-all", "p2p"},
              "operation (sizes as nccl-tests counts them)")
-      .choice("algorithm", c.algorithm, algorithms,
-              "algorithm; auto = the tuner's fastest by the closed forms")
+      .choice("algorithm", c.algorithm, algorithms, "algorithm; auto = the tuner's fastest by the closed forms")
       .field("min_bytes", c.min_bytes, "smallest size (0 is valid: latency only)")
       .field("max_bytes", c.max_bytes, "largest size")
       .field("factor", c.factor, "size multiplier between rows")

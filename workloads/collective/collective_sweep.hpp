@@ -33,7 +33,6 @@ std::vector<double> sweep_sizes(const CollectiveParams& p);
 CollectiveSweep build_collective_sweep(const CollectiveParams& params, const PlatformSpec& platform, int ranks,
                                        SweepPricing pricing = SweepPricing::FLOWS);
 
-
 /** Whether the closed forms describe `network` exactly enough to stand in for flows: no background traffic and
  *  no oversubscribed level (the forms see only NICs and NVLink ports), and not rail-optimised (cross-rail
  *  traffic climbs to the spines, which the forms do not model). */

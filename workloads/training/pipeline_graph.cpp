@@ -17,95 +17,166 @@ std::vector<std::vector<int>> stage_dag(const std::vector<StageCost>& costs)
   return any ? dag : std::vector<std::vector<int>>{};
 }
 
-PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineSchedule& schedule, int p, int vpp, int m,
-                              const std::vector<StageCost>& costs, const std::vector<int>& hosts,
-                              const std::vector<int>& compute_streams, const std::vector<int>& ready, TaskLabels base)
+std::vector<int> segment_order(const StageCost& cost, Pass pass)
 {
-  const int v = schedule.chunks(vpp);
-  if (static_cast<int>(costs.size()) != p * v || static_cast<int>(hosts.size()) != p)
+  std::vector<int> order(cost.segments.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = static_cast<int>(pass == Pass::FORWARD ? i : order.size() - 1 - i);
+  return order;
+}
+
+namespace {
+
+int pass_index(Pass pass) { return static_cast<int>(pass); } // StageCost::seconds takes the same numbering
+
+double segment_seconds(const Segment& s, Pass pass)
+{
+  switch (pass) {
+  case Pass::FORWARD:
+    return s.forward_s;
+  case Pass::BACKWARD:
+    return s.backward_s;
+  case Pass::BACKWARD_INPUT:
+    return s.backward_s - s.weight_s;
+  default:
+    return s.weight_s;
+  }
+}
+
+const char* op_name(Pass pass, bool whole)
+{
+  switch (pass) {
+  case Pass::FORWARD:
+    return whole ? "stage_forward" : "forward";
+  case Pass::BACKWARD:
+    return whole ? "stage_backward" : "backward";
+  case Pass::BACKWARD_INPUT:
+    return whole ? "stage_backward_input" : "backward_input";
+  default:
+    return whole ? "stage_backward_weight" : "backward_weight";
+  }
+}
+
+// Emits op `op` of device d as one task or in pieces; returns its tasks and adds its time to `busy`.
+OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& op, bool pieces, double& busy)
+{
+  const int vs = op.chunk * in.devices + d;
+  const StageCost& c = (*in.costs)[vs];
+  TaskLabels lab = in.labels;
+  lab.stage = vs;
+  lab.microbatch = op.microbatch;
+  lab.phase = g.intern(op.forward() ? "forward" : "backward");
+  const std::string model = c.model.empty() ? "given" : c.model;
+  OpTasks out;
+  if (!pieces || c.segments.empty()) {
+    const double t = c.seconds(pass_index(op.pass));
+    out.first = out.last = g.add_compute(in.compute_streams[d], t, op_name(op.pass, true), model, lab);
+    busy += t;
+    return out;
+  }
+  // A piece is a run of segments that take no time ended by one that does; trailing ones join the last piece.
+  const auto order = segment_order(c, op.pass);
+  const int n = static_cast<int>(order.size());
+  int begin = 0;
+  for (int i = 0; i < n; ++i) {
+    const Segment& s = c.segments[order[i]];
+    const double t = segment_seconds(s, op.pass);
+    if (t <= 0 && (i + 1 < n || !out.pieces.empty()))
+      continue;
+    lab.layer = s.layer;
+    out.pieces.push_back(g.add_compute(in.compute_streams[d], t, s.name + "_" + op_name(op.pass, false), model, lab));
+    out.piece_segments.emplace_back(begin, i + 1);
+    begin = i + 1;
+    busy += t;
+  }
+  if (begin < n)
+    out.piece_segments.back().second = n;
+  out.first = out.pieces.front();
+  out.last = out.pieces.back();
+  return out;
+}
+
+// A pass's tasks by (kind of pass, microbatch, virtual stage): 0 forward, 1 the gradient-sending pass, 2 weight.
+using TaskKey = std::tuple<int, int, int>;
+int key_kind(const PipelineOp& op) { return op.forward() ? 0 : op.sends_gradient() ? 1 : 2; }
+
+} // namespace
+
+PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInput& in)
+{
+  const int p = in.devices, m = in.microbatches, v = in.schedule->chunks(in.vpp);
+  const auto& costs = *in.costs;
+  if (static_cast<int>(costs.size()) != p * v || static_cast<int>(in.hosts.size()) != p)
     throw std::invalid_argument("append_pipeline: costs must have devices x chunks entries and hosts one per device");
   PipelineTasks out;
   const auto dag = stage_dag(costs);
   if (!dag.empty() && v != 1)
     throw std::invalid_argument("append_pipeline: a stage DAG runs one stage per device");
-  out.order = dag.empty() ? schedule.order(p, v, m) : schedule.order_dag(dag, m);
-  // Create every op's task in schedule order per device, then wire the data dependencies.
-  std::map<std::tuple<bool, int, int>, int> task_of; // (forward, microbatch, virtual stage) -> task
-  out.op_tasks.resize(p);
+  out.order = dag.empty() ? in.schedule->order(p, v, m) : in.schedule->order_dag(dag, m);
+  // Create every op's tasks in schedule order per device, then wire the data dependencies.
+  std::map<TaskKey, OpTasks> task_of;
+  out.ops.resize(p);
   out.busy_s.assign(p, 0.0);
-  const auto fwd = g.intern("forward"), bwd = g.intern("backward");
   for (int d = 0; d < p; ++d) {
-    bool first = true;
-    for (const auto& op : out.order[d]) {
-      const int vs = op.chunk * p + d;
-      const StageCost& c = costs[vs];
-      double t = op.forward ? c.forward_s : c.backward_s;
-      TaskLabels lab = base;
-      lab.stage = vs;
-      lab.microbatch = op.microbatch;
-      lab.phase = op.forward ? fwd : bwd;
-      int task = g.add_compute(compute_streams[d], t, op.forward ? "stage_forward" : "stage_backward",
-                               c.model.empty() ? "given" : c.model, lab);
-      if (first && d < static_cast<int>(ready.size()) && ready[d] >= 0)
-        g.add_dependency(ready[d], task);
-      first = false;
-      task_of[{op.forward, op.microbatch, vs}] = task;
-      out.op_tasks[d].push_back(task);
-      out.busy_s[d] += t;
+    for (std::size_t i = 0; i < out.order[d].size(); ++i) {
+      const PipelineOp& op = out.order[d][i];
+      OpTasks t = emit_op(g, in, d, op, in.in_pieces && in.in_pieces(d, i), out.busy_s[d]);
+      if (i == 0 && d < static_cast<int>(in.ready.size()) && in.ready[d] >= 0)
+        g.add_dependency(in.ready[d], t.first);
+      task_of[{key_kind(op), op.microbatch, op.chunk * p + d}] = t;
+      out.ops[d].push_back(std::move(t));
     }
   }
-  const int stages = p * v;
+  auto first = [&](int kind, int mb, int vs) { return task_of.at({kind, mb, vs}).first; };
+  auto last = [&](int kind, int mb, int vs) { return task_of.at({kind, mb, vs}).last; };
   // Sends are created in each device's op order, on one stream for activations and one for their gradients, so
   // no stream ever has to run a send before one the schedule needs earlier.
   auto link = [&](int before, int from_vs, int after, int to_vs, double bytes, int mb, int channel) {
-    int from_dev = from_vs % p, to_dev = to_vs % p;
+    const int from_dev = from_vs % p, to_dev = to_vs % p;
     if (from_dev == to_dev || bytes <= 0) {
       g.add_dependency(before, after);
       return;
     }
-    TaskLabels lab = base;
+    TaskLabels lab = in.labels;
     lab.stage = from_vs;
     lab.microbatch = mb;
     lab.phase = g.intern("p2p");
-    int t = g.add_transfer(pool.get(hosts[from_dev], channel), hosts[from_dev], hosts[to_dev], bytes, "p2p", lab);
+    const int t =
+        g.add_transfer(pool.get(in.hosts[from_dev], channel), in.hosts[from_dev], in.hosts[to_dev], bytes, "p2p", lab);
     g.add_dependency(before, t);
     g.add_dependency(t, after);
   };
-  if (!dag.empty()) {
-    // Every send is created in its sender's op order: activations to each successor after a forward, gradients to
-    // each predecessor after a backward.
-    std::vector<std::vector<std::pair<int, double>>> predecessors(p);
-    for (int d = 0; d < p; ++d)
-      for (std::size_t i = 0; i < costs[d].successors.size(); ++i)
-        predecessors[costs[d].successors[i]].emplace_back(
-            d, i < costs[d].successor_bytes.size() ? costs[d].successor_bytes[i] : 0.0);
-    for (int d = 0; d < p; ++d)
-      for (const auto& op : out.order[d]) {
-        const int mb = op.microbatch;
-        const auto& next = costs[d].successors;
-        if (op.forward && next.empty())
-          g.add_dependency(task_of.at({true, mb, d}), task_of.at({false, mb, d}));
-        if (op.forward)
-          for (std::size_t i = 0; i < next.size(); ++i)
-            link(task_of.at({true, mb, d}), d, task_of.at({true, mb, next[i]}), next[i],
-                 i < costs[d].successor_bytes.size() ? costs[d].successor_bytes[i] : 0.0, mb, 500);
-        else
-          for (const auto& [q, bytes] : predecessors[d])
-            link(task_of.at({false, mb, d}), d, task_of.at({false, mb, q}), q, bytes, mb, 501);
+  // Per stage: the stages it feeds (bytes per edge) and the stages that feed it.
+  const int stages = p * v;
+  std::vector<std::vector<std::pair<int, double>>> next(stages), prev(stages);
+  for (int s = 0; s < stages; ++s) {
+    if (dag.empty()) {
+      if (s + 1 < stages) {
+        next[s].emplace_back(s + 1, costs[s].activation_bytes);
+        prev[s + 1].emplace_back(s, costs[s].activation_bytes);
       }
-    return out;
+      continue;
+    }
+    for (std::size_t i = 0; i < costs[s].successors.size(); ++i) {
+      const double bytes = i < costs[s].successor_bytes.size() ? costs[s].successor_bytes[i] : 0.0;
+      next[s].emplace_back(costs[s].successors[i], bytes);
+      prev[costs[s].successors[i]].emplace_back(s, bytes);
+    }
   }
   for (int d = 0; d < p; ++d)
     for (const auto& op : out.order[d]) {
       const int vs = op.chunk * p + d, mb = op.microbatch;
-      if (op.forward && vs + 1 < stages)
-        link(task_of.at({true, mb, vs}), vs, task_of.at({true, mb, vs + 1}), vs + 1, costs[vs].activation_bytes, mb,
-             500);
-      if (op.forward && vs + 1 == stages)
-        g.add_dependency(task_of.at({true, mb, vs}), task_of.at({false, mb, vs}));
-      if (!op.forward && vs > 0)
-        link(task_of.at({false, mb, vs}), vs, task_of.at({false, mb, vs - 1}), vs - 1, costs[vs - 1].activation_bytes,
-             mb, 501);
+      if (op.forward()) {
+        if (next[vs].empty())
+          g.add_dependency(last(0, mb, vs), first(1, mb, vs));
+        for (const auto& [to, bytes] : next[vs])
+          link(last(0, mb, vs), vs, first(0, mb, to), to, bytes, mb, 500);
+      } else if (op.sends_gradient()) {
+        for (const auto& [to, bytes] : prev[vs])
+          link(last(1, mb, vs), vs, first(1, mb, to), to, bytes, mb, 501);
+      } else {
+        g.add_dependency(last(1, mb, vs), first(2, mb, vs));
+      }
     }
   return out;
 }
@@ -120,10 +191,17 @@ PipelineGraph build_pipeline(const PipelineSchedule& schedule, int p, int vpp, i
   StreamPool pool(out.graph);
   for (int d = 0; d < p && d < static_cast<int>(hosts.size()); ++d)
     out.compute_streams.push_back(out.graph.add_stream(hosts[d], "compute"));
-  PipelineTasks tasks = append_pipeline(out.graph, pool, schedule, p, vpp, m, costs, hosts, out.compute_streams, {},
-                                        TaskLabels{0, -1, -1, -1, 0});
+  PipelineInput in;
+  in.schedule = &schedule;
+  in.devices = p;
+  in.vpp = vpp;
+  in.microbatches = m;
+  in.costs = &costs;
+  in.hosts = hosts;
+  in.compute_streams = out.compute_streams;
+  in.labels = TaskLabels{0, -1, -1, -1, 0};
+  PipelineTasks tasks = append_pipeline(out.graph, pool, in);
   out.order = std::move(tasks.order);
-  out.op_tasks = std::move(tasks.op_tasks);
   out.busy_s = std::move(tasks.busy_s);
   out.graph.finalize(); // throws std::logic_error when the schedule's order contradicts the data dependencies
   return out;
@@ -131,21 +209,10 @@ PipelineGraph build_pipeline(const PipelineSchedule& schedule, int p, int vpp, i
 
 double bubble_fraction(const PipelineGraph& p, double iteration_time)
 {
-  double busy = *std::max_element(p.busy_s.begin(), p.busy_s.end());
+  const double busy = *std::max_element(p.busy_s.begin(), p.busy_s.end());
   return busy > 0 ? (iteration_time - busy) / busy : 0.0;
 }
 
-std::vector<int> peak_in_flight(const PipelineGraph& p)
-{
-  std::vector<int> peak(p.devices, 0);
-  for (int d = 0; d < p.devices; ++d) {
-    int held = 0;
-    for (const auto& op : p.order[d]) {
-      held += op.forward ? 1 : -1;
-      peak[d] = std::max(peak[d], held);
-    }
-  }
-  return peak;
-}
+std::vector<int> peak_in_flight(const PipelineGraph& p) { return peak_in_flight(p.order); }
 
 } // namespace cs

@@ -15,18 +15,13 @@ std::string pipeline_schedule_name(const TrainingParams& w, const PolicySelectio
 
 namespace {
 
-// A layer graph has costs per layer but no shape to split: it runs data and pipeline parallelism only.
+// A layer graph is cut into one stage per device.
 void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
 {
   const auto& p = w.parallel;
   const auto& graph = w.model.graph;
-  if (p.tp != 1)
-    throw env.error_at("workload.parallel.tp", "a layer graph (workload.model.graph) has no tensor-parallel split; use "
-                                               "tp = 1");
   if (p.vpp != 1)
     throw env.error_at("workload.parallel.vpp", "a layer graph runs one stage per device (vpp = 1)");
-  if (p.zero != 0)
-    throw env.error_at("workload.parallel.zero", "ZeRO is not implemented for layer graphs");
   if (p.pp > static_cast<int>(graph.size()))
     throw env.error_at("workload.parallel.pp",
                        fmt::format("pp = {} is more stages than the graph's {} layers", p.pp, graph.size()));
@@ -105,13 +100,10 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   if (c.is_cpu_cluster())
     throw env.error_at("workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
   if (p.ep != 1)
-    throw env.error_at("workload.parallel", "only data (with ZeRO-1/2), tensor (with or without sequence parallelism) "
+    throw env.error_at("workload.parallel", "only data (with ZeRO), tensor (with or without sequence parallelism) "
                                             "and pipeline parallelism (ep = 1) are implemented so far");
   if (!w.model.graph.empty())
     check_layer_graph(env, w);
-  if (p.zero > 2 && (p.pp > 1 || p.vpp > 1))
-    throw env.error_at("workload.parallel.zero", "ZeRO-3 with pipeline parallelism is not implemented yet (zero 1 and "
-                                                 "2 are)");
   check_tensor_parallel(env, w);
   const int gpus = c.nodes * c.gpus_per_node;
   if (gpus % (p.pp * p.tp) != 0)

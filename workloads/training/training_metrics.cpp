@@ -72,6 +72,10 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.metrics["throughput_samples_per_s"] = tr.samples_per_iteration / iteration_time;
   m.metrics["tokens_per_s"] = tr.tokens_per_iteration / iteration_time;
   m.metrics["makespan_s"] = tl.makespan;
+  // Every GPU's traffic: the graph holds TP rank 0 of each group (the others move the same bytes on their own links),
+  // and the TP collectives themselves, folded into the passes, stay inside the node.
+  intra = intra * tr.tensor_parallel + tr.tp_bytes_per_iteration * iterations;
+  inter *= tr.tensor_parallel;
   m.metrics["network_bytes"] = (intra + inter) / iterations;
   m.metrics["network_bytes_intra_node"] = intra / iterations;
   m.metrics["network_bytes_inter_node"] = inter / iterations;
@@ -83,8 +87,7 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.breakdown["communication_s"] = comm;
   m.breakdown["link_busy_busiest_rank_s"] = comm_busy[busiest] / iterations;
   if (tr.tensor_parallel > 1)
-    m.breakdown["tp_communication_s"] =
-        tr.tp_seconds_per_iteration >= 0 ? tr.tp_seconds_per_iteration : tp_busy[busiest] / iterations;
+    m.breakdown["tp_communication_s"] = tr.tp_seconds_per_iteration;
   m.breakdown["exposed_communication_s"] = exposed;
   m.breakdown["overlap_fraction"] = comm > 0 ? std::clamp(1.0 - exposed / comm, 0.0, 1.0) : 1.0;
   for (const auto& [phase, seconds] : phase_time)

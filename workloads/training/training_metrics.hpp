@@ -4,7 +4,7 @@
 #include "core/run_metrics.hpp"
 #include "core/timeline.hpp"
 #include "platform/platform_spec.hpp"
-#include "workloads/training/data_parallel_training.hpp"
+#include "workloads/training/training_builder.hpp"
 
 #include <map>
 #include <string>

@@ -4,12 +4,9 @@
 #include "core/chrome_trace.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
-#include "models/transformer/memory_footprint.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "policies/sync/gradient_sync.hpp"
-#include "workloads/training/data_parallel_training.hpp"
-#include "workloads/training/layer_graph_training.hpp"
-#include "workloads/training/pipeline_training.hpp"
+#include "workloads/training/training_builder.hpp"
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
 
@@ -61,54 +58,17 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
   return out;
 }
 
-// Memory per GPU of a layer graph: the stage whose weights, gradients, Adam state (16 bytes per parameter in
-// 16-bit mixed precision) and held activations (its layers' outputs per sample x micro x microbatches in flight)
-// add up to the most, plus the gradient bucket.
-MemoryFootprint layer_graph_memory(const TrainingParams& w, const LayerGraphTraining& g)
+// The device whose layers and held microbatches need the most memory (1F1B's first stage holds p microbatches,
+// its last one; a partition can give them different layer counts).
+MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& training)
 {
-  const double e = dtype_bytes(w.model.dtype);
   MemoryFootprint worst;
-  for (std::size_t st = 0; st < g.stage_params.size(); ++st) {
-    MemoryFootprint f;
-    f.parameters = g.stage_params[st] * e;
-    f.gradients = g.stage_params[st] * e;
-    f.optimizer = g.stage_params[st] * 12.0;
-    f.activations = g.stage_activation_bytes[st] * w.batch.micro * g.stage_in_flight.at(st);
-    f.buffers = w.gradient_bucket.value;
-    if (st == 0 || f.total() > worst.total())
+  for (std::size_t d = 0; d < training.in_flight_per_device.size(); ++d) {
+    const MemoryFootprint f = stages.memory(static_cast<int>(d), training.in_flight_per_device[d]);
+    if (d == 0 || f.total() > worst.total())
       worst = f;
   }
   return worst;
-}
-
-// Without a pipeline a GPU holds one microbatch's activations at a time; with one, what its schedule keeps. In a
-// pipeline, the device whose layers and held microbatches need the most (1F1B's first stage holds p microbatches,
-// its last one; a partition can give them different layer counts).
-MemoryFootprint transformer_training_memory(const TrainingParams& w, const TrainingGraph& training, int dp,
-                                            bool pipelined)
-{
-  const int tp = w.parallel.tp;
-  MemoryLayout layout;
-  layout.dp = dp;
-  layout.pp = w.parallel.pp;
-  layout.tp = tp;
-  layout.in_flight_microbatches = pipelined ? (training.in_flight_peak + training.chunks - 1) / training.chunks : 1;
-  layout.bucket_bytes = w.gradient_bucket.value;
-  layout.layers_on_device = training.max_layers_per_device;
-  layout.sequence_parallel = w.parallel.sequence_parallel && tp > 1;
-  layout.zero = w.parallel.zero;
-  MemoryFootprint memory = transformer_memory(w.model, w.batch.micro, layout);
-  if (pipelined && !training.layers_per_device.empty()) {
-    for (std::size_t d = 0; d < training.layers_per_device.size(); ++d) {
-      MemoryLayout here = layout;
-      here.layers_on_device = training.layers_per_device[d];
-      here.in_flight_microbatches = (training.in_flight_per_device.at(d) + training.chunks - 1) / training.chunks;
-      const MemoryFootprint f = transformer_memory(w.model, w.batch.micro, here);
-      if (d == 0 || f.total() > memory.total() || memory.total() == 0)
-        memory = f;
-    }
-  }
-  return memory;
 }
 
 // Per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration.
@@ -133,24 +93,34 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   const PlatformSpec& platform = *env.platform;
   const DeviceSpec& device = *env.device;
   const int gpus = env.cluster->nodes * env.cluster->gpus_per_node;
-  const int pp = w.parallel.pp;
-  const int tp = w.parallel.tp;
+  const int pp = w.parallel.pp, tp = w.parallel.tp;
   const int dp = w.parallel.dp > 0 ? w.parallel.dp : gpus / (pp * tp);
   auto sync = env.policies->make<GradientSync>("sync", *env.source);
+  const std::string schedule_name = pipeline_schedule_name(w, *env.policies);
+  auto schedule = env.policies->make<PipelineSchedule>("pipeline", *env.source, schedule_name);
   const DeviceProfile profile =
       env.cluster->profile.empty() ? *builtin_profile(device.name) : load_profile(env.cluster->profile);
   auto cost = make_cost_model(device, profile);
   const bool layer_graph = !w.model.graph.empty();
   const bool pipelined = pp > 1 || w.parallel.vpp > 1 || layer_graph;
-  const std::string schedule_name = pipeline_schedule_name(w, *env.policies);
-  auto schedule = env.policies->make<PipelineSchedule>("pipeline", *env.source, schedule_name);
-  LayerGraphTraining graph_build;
-  if (layer_graph)
-    graph_build = build_layer_graph_training(w, *cost, dp, pp, schedule_name, *schedule, *sync, platform);
-  TrainingGraph training = layer_graph ? std::move(graph_build.training)
-                           : pipelined
-                               ? build_pipeline_training(w, *cost, dp, pp, *schedule, *sync, platform, env.one_replica)
-                               : build_data_parallel_training(w, *cost, dp, *sync, platform, env.one_replica);
+  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp};
+  const StageSet stages =
+      layer_graph ? layer_graph_stages(w, *cost, platform, shape) : transformer_stages(w, *cost, platform, shape);
+  TrainingPlan plan;
+  plan.params = &w;
+  plan.stages = &stages;
+  plan.schedule = schedule.get();
+  plan.sync = sync.get();
+  plan.platform = &platform;
+  plan.cost = cost.get();
+  plan.dp = dp;
+  plan.pp = pp;
+  plan.tp = tp;
+  // PyTorch DDP overlaps bucketed gradient reduction with backward; Megatron's pipelines reduce after it.
+  plan.overlap = pipelined ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
+  plan.one_replica = env.one_replica;
+  TrainingGraph training = build_training(plan);
+  lower_training(training, platform, CollectivePricing::FLOWS);
   Timeline timeline = env.execute(training.graph);
   WorkloadOutput out;
   RunMetrics& metrics = out.metrics;
@@ -158,8 +128,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (pipelined)
     metrics.metrics["bubble_fraction"] = (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) /
                                          metrics.breakdown.at("compute_s");
-  const MemoryFootprint memory =
-      layer_graph ? layer_graph_memory(w, graph_build) : transformer_training_memory(w, training, dp, pipelined);
+  const MemoryFootprint memory = peak_memory(stages, training);
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(w.model.dtype);
   if (pipelined)

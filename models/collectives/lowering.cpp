@@ -1,0 +1,168 @@
+#include "models/collectives/lowering.hpp"
+
+#include "models/collectives/collective_model.hpp"
+
+#include <map>
+#include <stdexcept>
+
+namespace cs {
+namespace {
+
+// The input's communication streams by (prefix, host, channel), so that an expansion sends on the streams the
+// builder placed the members on ("comm" is channel 0 of prefix "comm", "comm3" channel 3).
+class ExistingStreams {
+public:
+  explicit ExistingStreams(const TaskGraph& g)
+  {
+    for (std::size_t s = 0; s < g.streams().size(); ++s)
+      by_name_[{g.streams()[s].host, g.streams()[s].name}] = static_cast<int>(s);
+  }
+  StreamPool pool(TaskGraph& out, const std::string& prefix) const
+  {
+    StreamPool p(out, prefix);
+    for (const auto& [key, stream] : by_name_) {
+      const auto& [host, name] = key;
+      if (name == prefix)
+        p.adopt(host, 0, stream);
+      else if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
+               name.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
+        p.adopt(host, std::stoi(name.substr(prefix.size())), stream);
+    }
+    return p;
+  }
+
+private:
+  std::map<std::pair<int, std::string>, int> by_name_;
+};
+
+struct Lowering {
+  const TaskGraph& in;
+  const PlatformSpec& platform;
+  CollectivePricing pricing;
+  TaskGraph out;
+  std::vector<std::vector<int>> preds;   // per input task
+  std::vector<std::vector<int>> done_of; // per input task: what its successors wait for in `out`
+  std::vector<int> entry;                // per collective member: the task its predecessors feed (-1: wired already)
+  std::map<std::string, StreamPool> pools;
+  ExistingStreams existing;
+
+  Lowering(const TaskGraph& g, const PlatformSpec& p, CollectivePricing c)
+      : in(g), platform(p), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
+  {}
+
+  int copy(const Task& t)
+  {
+    const std::string& name = in.names()[t.name];
+    switch (t.kind) {
+    case TaskKind::COMPUTE:
+      return out.add_compute(t.stream, t.seconds, name, in.names()[t.model], t.labels);
+    case TaskKind::TRANSFER:
+      return out.add_transfer(t.stream, t.host, t.dst, t.bytes, name, t.labels, t.seconds, t.rate);
+    default:
+      return out.add_delay(t.stream, t.seconds, name, t.labels);
+    }
+  }
+
+  // What member `m` starts after: its one earlier predecessor when that maps to one task, else a zero-length
+  // join its predecessors feed once they are all copied.
+  int ready_of(int m)
+  {
+    const auto& p = preds[m];
+    if (p.empty())
+      return -1;
+    if (p.size() == 1 && p[0] < m && done_of[p[0]].size() == 1)
+      return done_of[p[0]][0];
+    const int join = out.add_delay(in.task(m).stream, 0.0, "collective-ready", in.task(m).labels);
+    entry[m] = join;
+    return join;
+  }
+
+  void lower(const CollectiveSpec& c)
+  {
+    const int n = static_cast<int>(c.hosts.size());
+    std::vector<int> ready(n, -1);
+    bool all = true;
+    for (int r = 0; r < n; ++r) {
+      if (c.members[r] < 0)
+        all = false;
+      else
+        ready[r] = ready_of(c.members[r]);
+    }
+    const GroupShape shape = group_shape(platform, c.hosts);
+    const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape);
+    if (!all || pricing == CollectivePricing::CLOSED_FORM) {
+      const double seconds = n < 2 ? 0.0 : choice.seconds;
+      for (int r = 0; r < n; ++r)
+        if (c.members[r] >= 0) {
+          const Task& t = in.task(c.members[r]);
+          const int d = out.add_delay(t.stream, seconds, c.kind + "/closed-form", c.labels);
+          if (ready[r] >= 0)
+            out.add_dependency(ready[r], d);
+          done_of[c.members[r]] = {d};
+        }
+      return;
+    }
+    CollectiveRequest req;
+    req.kind = c.kind;
+    req.algorithm = c.algorithm;
+    req.hosts = c.hosts;
+    req.bytes = c.bytes;
+    req.root = c.root;
+    req.ready = ready;
+    req.labels = c.labels;
+    auto it = pools.find(c.streams);
+    if (it == pools.end())
+      it = pools.emplace(c.streams, existing.pool(out, c.streams)).first;
+    const auto done = expand_collective(out, it->second, platform, req, choice);
+    for (int r = 0; r < n; ++r)
+      done_of[c.members[r]] = done[r];
+  }
+
+  LoweredGraph run()
+  {
+    for (const auto& s : in.streams())
+      out.add_stream(s.host, s.name);
+    for (const auto& name : in.names())
+      out.intern(name);
+    for (const auto& [a, b] : in.edges())
+      preds[b].push_back(a);
+    std::vector<char> lowered(in.collectives().size(), 0);
+    for (std::size_t id = 0; id < in.size(); ++id) {
+      const Task& t = in.task(static_cast<int>(id));
+      if (t.kind != TaskKind::COLLECTIVE) {
+        done_of[id] = {copy(t)};
+        continue;
+      }
+      if (!lowered[t.dst]) {
+        lowered[t.dst] = 1;
+        lower(in.collectives()[t.dst]);
+      }
+    }
+    for (const auto& [a, b] : in.edges()) {
+      int to = in.task(b).kind == TaskKind::COLLECTIVE ? entry[b] : done_of[b].at(0);
+      if (to < 0)
+        continue; // a member's single earlier predecessor was wired as its ready task
+      for (int from : done_of[a])
+        out.add_dependency(from, to);
+    }
+    LoweredGraph result;
+    result.task_map.resize(in.size(), -1);
+    for (std::size_t id = 0; id < in.size(); ++id)
+      if (done_of[id].size() == 1)
+        result.task_map[id] = done_of[id][0];
+    out.finalize();
+    result.graph = std::move(out);
+    return result;
+  }
+};
+
+} // namespace
+
+LoweredGraph lower_collectives(const TaskGraph& in, const PlatformSpec& platform, CollectivePricing pricing)
+{
+  if (in.finalized())
+    throw std::logic_error("lower_collectives needs a graph that is not finalized");
+  return Lowering(in, platform, pricing).run();
+}
+
+} // namespace cs

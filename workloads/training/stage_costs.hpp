@@ -1,0 +1,94 @@
+// Where a training iteration's compute comes from: per virtual pipeline stage, the cost of its passes for one
+// microbatch on one tensor-parallel rank, the parameters it holds and the activations it sends on. Transformer
+// layers and generic layer graphs are the sources (an MoE layer source plugs in the same way).
+#pragma once
+
+#include "models/cost/kernel_cost_model.hpp"
+#include "models/transformer/memory_footprint.hpp"
+#include "platform/platform_spec.hpp"
+#include "workloads/training/training_params.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/** A piece of a stage that can run as one task: a layer, the embedding, the output head. Times are for one
+ *  microbatch on one tensor-parallel rank and include that rank's blocking TP collectives. */
+struct Segment {
+  std::string name; // "layer", "embedding", "head"
+  int layer = -1;
+  double forward_s = 0;
+  double backward_s = 0;       // the whole backward pass: input and weight gradients (and recomputation)
+  double weight_s = 0;         // the weight-gradient part of backward_s
+  double params = 0;           // parameters on this TP rank
+  bool keeps_gathered = false; // ZeRO-3: its parameters stay gathered from its forward to its backward (the head)
+};
+
+/** One virtual stage (a model chunk on one device). Totals are summed by the source (a task of a whole pass lasts
+ *  exactly this); segments, in forward order, are for passes that run piece by piece. */
+struct StageCost {
+  double forward_s = 0;
+  double backward_s = 0;
+  double weight_s = 0;
+  double params = 0;           // on this TP rank
+  double activation_bytes = 0; // sent to the next virtual stage (and its gradient back); 0 = no transfer
+  std::string model;           // the cost model that answered (for traces); "" = given
+  std::vector<Segment> segments;
+  // Stage DAGs (graph pipelines, one stage per device): the stages this one feeds and the bytes each edge carries
+  // per microbatch. Left empty on every stage, the stages form a chain with activation_bytes between neighbours.
+  std::vector<int> successors;
+  std::vector<double> successor_bytes;
+
+  /** The time of `pass` (0 forward, 1 whole backward, 2 input gradient, 3 weight gradient). */
+  double seconds(int pass) const;
+};
+
+/** A model cut into pipeline stages, with what the rest of training needs to know about it. */
+struct StageSet {
+  std::vector<StageCost> stages; // pp x v: stage c * pp + d is chunk c of device d
+  std::vector<int> layers_per_stage;
+  double parameters = 0; // the whole model
+  double model_flops_per_iteration = 0;
+  double tp_seconds_per_layer = 0; // TP collectives in one layer's forward and backward of one microbatch
+  double tp_bytes_per_layer = 0;   // the bytes those collectives move, over all ranks of one TP group
+  /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak. */
+  std::function<MemoryFootprint(int device, int in_flight)> memory;
+};
+
+/** How the stages are cut. */
+struct StageShape {
+  int pp = 1;
+  int chunks = 1;              // virtual stages per device
+  bool graph_pipeline = false; // layer graphs: cut by branch into a stage DAG
+  int dp = 1;                  // for memory (ZeRO shards)
+};
+
+/** A transformer's stages: Megatron's split over tp ranks (the TP collectives priced by the tuner's closed form and
+ *  folded into the passes; with sequence parallelism a reduce-scatter and an all-gather per block), layers per stage
+ *  by parallel.stage_layers, else even or balanced; the embedding on the first stage, the vocabulary-parallel head on
+ *  the last. Throws std::invalid_argument when the layers do not divide into the stages. */
+StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform,
+                            const StageShape& shape);
+
+/** A layer graph's stages: each layer one roofline-costed kernel of its flops and bytes for `micro` samples (split
+ *  over tp ranks, with one closed-form all-reduce of its output per pass [recon]); backward twice its forward, half
+ *  of it the weight gradient. Chain schedules cut the layers contiguously in file order, the graph pipeline by
+ *  branch into a stage DAG. */
+StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform,
+                            const StageShape& shape);
+
+/** Layers per virtual stage (pp devices x v chunks; stage c * pp + d is chunk c of device d). Even: layers / stages
+ *  each, any remainder to the first stages. Balanced: the last device, which also runs the output layer (head_s per
+ *  microbatch), keeps the number of layers that makes the slowest device fastest; the other devices share the
+ *  rest; each device spreads its layers over its chunks. layer_s and head_s are forward + backward seconds. */
+std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced);
+
+/** One of Megatron's blocking TP collectives after a block pass (micro x seq x hidden activations over a TP group
+ *  inside a node), by the tuner's closed form: an all-reduce, or a reduce-scatter and an all-gather with sequence
+ *  parallelism. 0 when tp = 1. */
+double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
+                                   const PlatformSpec& platform);
+
+} // namespace cs

@@ -1,0 +1,117 @@
+#include "workloads/training/training_builder.hpp"
+
+#include "workloads/training/pipeline_graph.hpp"
+#include "workloads/training/training_comm.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cs {
+
+int pipeline_host(const ParallelParams& p, int dp, int replica, int stage)
+{
+  const int group = p.placement == "tp-dp-pp" ? stage * dp + replica : replica * p.pp + stage;
+  return group * p.tp;
+}
+
+namespace {
+
+// The schedule's order for this plan's stages (a chain, or the stage DAG of a graph pipeline).
+std::vector<std::vector<PipelineOp>> schedule_order(const TrainingPlan& plan, int microbatches)
+{
+  const auto& costs = plan.stages->stages;
+  const auto dag = stage_dag(costs);
+  const int v = static_cast<int>(costs.size()) / plan.pp;
+  return dag.empty() ? plan.schedule->order(plan.pp, v, microbatches) : plan.schedule->order_dag(dag, microbatches);
+}
+
+class Builder {
+public:
+  explicit Builder(const TrainingPlan& plan) : plan_(plan), w_(*plan.params), comm_(out_.graph) {}
+
+  TrainingGraph build()
+  {
+    const int pp = plan_.pp, dp = plan_.dp;
+    if (w_.batch.global % (dp * w_.batch.micro) != 0)
+      throw std::invalid_argument("global batch does not divide into data-parallel ranks x micro batch");
+    const auto& costs = plan_.stages->stages;
+    if (costs.empty() || costs.size() % pp != 0)
+      throw std::invalid_argument("the stages do not divide into the pipeline's devices");
+    out_.ranks = dp * pp * plan_.tp;
+    out_.pipeline_stages = pp;
+    out_.tensor_parallel = plan_.tp;
+    out_.chunks = static_cast<int>(costs.size()) / pp;
+    out_.microbatches = w_.batch.global / (dp * w_.batch.micro);
+    out_.parameters = plan_.stages->parameters;
+    out_.model_flops_per_iteration = plan_.stages->model_flops_per_iteration;
+    out_.samples_per_iteration = w_.batch.global;
+    out_.tokens_per_iteration = double(w_.batch.global) * w_.model.seq;
+    order_ = schedule_order(plan_, out_.microbatches);
+    out_.in_flight_per_device = peak_in_flight(order_);
+    out_.layers_per_device.assign(pp, 0);
+    for (std::size_t vs = 0; vs < costs.size(); ++vs)
+      out_.layers_per_device[vs % pp] += plan_.stages->layers_per_stage.at(vs);
+    out_.tp_seconds_per_iteration = double(out_.microbatches) *
+                                    *std::max_element(out_.layers_per_device.begin(), out_.layers_per_device.end()) *
+                                    plan_.stages->tp_seconds_per_layer;
+    double layers = 0;
+    for (int l : plan_.stages->layers_per_stage)
+      layers += l;
+    out_.tp_bytes_per_iteration = double(dp) * out_.microbatches * layers * plan_.stages->tp_bytes_per_layer;
+    const int built = plan_.one_replica ? 1 : dp;
+    for (int h = 0; h < built * pp; ++h)
+      out_.compute_streams.push_back(out_.graph.add_stream(host(h / pp, h % pp), "compute"));
+    CommEmitter comm(out_, plan_, comm_, order_);
+    std::vector<int> ends(built * pp, -1); // per simulated device: what its next iteration waits for
+    for (int it = 0; it < w_.iterations; ++it) {
+      std::vector<PipelineTasks> replicas;
+      for (int r = 0; r < built; ++r)
+        replicas.push_back(replica(it, r, ends, comm));
+      ends = comm.iteration(it, replicas, ends);
+    }
+    return std::move(out_);
+  }
+
+private:
+  int host(int replica, int device) const { return pipeline_host(w_.parallel, plan_.dp, replica, device); }
+
+  PipelineTasks replica(int it, int r, const std::vector<int>& ends, const CommEmitter& comm)
+  {
+    const int pp = plan_.pp;
+    PipelineInput in;
+    in.schedule = plan_.schedule;
+    in.devices = pp;
+    in.vpp = w_.parallel.vpp;
+    in.microbatches = out_.microbatches;
+    in.costs = &plan_.stages->stages;
+    for (int d = 0; d < pp; ++d) {
+      in.hosts.push_back(host(r, d));
+      in.compute_streams.push_back(out_.compute_streams[r * pp + d]);
+      in.ready.push_back(ends[r * pp + d]);
+    }
+    in.labels = TaskLabels{it, -1, -1, -1, 0};
+    in.in_pieces = [&comm](int d, std::size_t i) { return comm.in_pieces(d, i); };
+    return append_pipeline(out_.graph, comm_, in);
+  }
+
+  const TrainingPlan& plan_;
+  const TrainingParams& w_;
+  TrainingGraph out_;
+  StreamPool comm_; // data-parallel communication streams ("comm", "comm1", ...) and p2p channels
+  std::vector<std::vector<PipelineOp>> order_;
+};
+
+} // namespace
+
+TrainingGraph build_training(const TrainingPlan& plan) { return Builder(plan).build(); }
+
+void lower_training(TrainingGraph& t, const PlatformSpec& platform, CollectivePricing pricing)
+{
+  LoweredGraph lowered = lower_collectives(t.graph, platform, pricing);
+  for (auto& iteration : t.optimizer_tasks)
+    for (int& task : iteration)
+      task = lowered.task_map.at(task);
+  t.graph = std::move(lowered.graph);
+}
+
+} // namespace cs

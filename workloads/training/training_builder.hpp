@@ -1,0 +1,67 @@
+// The one training builder: a stage-cost source's stages, placed on GPUs, run by a pipeline schedule (pp = 1 is a
+// pipeline of one stage), with gradient synchronisation and ZeRO through the sync policy, and the optimizer step.
+#pragma once
+
+#include "core/task_graph.hpp"
+#include "models/collectives/lowering.hpp"
+#include "models/cost/kernel_cost_model.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+#include "policies/sync/gradient_sync.hpp"
+#include "workloads/training/stage_costs.hpp"
+
+#include <vector>
+
+namespace cs {
+
+/** When data-parallel gradients are reduced. */
+enum class GradientOverlap {
+  DURING_BACKWARD, // in buckets that close as the last backward pass of each stage produces them (PyTorch DDP)
+  AFTER_BACKWARD,  // once a stage's last backward pass is done, in equal buckets (Megatron's local DDP)
+};
+
+/** Everything the builder needs, in one place. */
+struct TrainingPlan {
+  const TrainingParams* params = nullptr;
+  const StageSet* stages = nullptr;
+  const PipelineSchedule* schedule = nullptr;
+  const GradientSync* sync = nullptr;
+  const PlatformSpec* platform = nullptr;
+  const KernelCostModel* cost = nullptr; // the optimizer step
+  int dp = 1, pp = 1, tp = 1;
+  GradientOverlap overlap = GradientOverlap::DURING_BACKWARD;
+  // Data-parallel replicas see the same network on an idle non-blocking fabric: simulate replica 0 alone; the
+  // collectives whose other members are left out are then priced by their closed forms (the planner's estimate).
+  bool one_replica = false;
+};
+
+/** What the builder made, beyond the graph: the facts metrics, memory and the summary need. */
+struct TrainingGraph {
+  TaskGraph graph;      // with COLLECTIVE tasks until lower_training
+  int ranks = 0;        // GPUs: dp x tp x pp
+  int microbatches = 0; // per replica per iteration
+  int pipeline_stages = 1, tensor_parallel = 1, chunks = 1;
+  std::vector<std::vector<int>> optimizer_tasks; // [iteration][simulated device]
+  std::vector<int> compute_streams;              // per simulated device
+  double parameters = 0;
+  int buckets = 0; // gradient buckets per iteration over all stages
+  double model_flops_per_iteration = 0, samples_per_iteration = 0, tokens_per_iteration = 0;
+  double tp_seconds_per_iteration = 0;   // TP collectives folded into a device's passes, per iteration
+  double tp_bytes_per_iteration = 0;     // what those collectives move, over every TP group of the cluster
+  std::vector<int> in_flight_per_device; // most microbatch-chunks of activations each device holds (replica 0)
+  std::vector<int> layers_per_device;
+};
+
+/** Builds `plan.params->iterations` iterations. Replica r's pipeline device d is TP rank 0 of its group, on host
+ *  pipeline_host(r, d); the other TP ranks do the same work and are not simulated. Throws std::invalid_argument when
+ *  the batch does not divide or the schedule cannot run. */
+TrainingGraph build_training(const TrainingPlan& plan);
+
+/** Lowers the graph's collectives (models/collectives/lowering.hpp) and remaps the task ids it holds. */
+void lower_training(TrainingGraph& training, const PlatformSpec& platform, CollectivePricing pricing);
+
+/** The first GPU (TP rank 0) of pipeline stage `stage` of data-parallel replica `replica`. TP groups are always
+ *  consecutive GPUs inside a node; placement tp-pp-dp (the default) puts a replica's stages next, so pipelines
+ *  share a node and data parallelism spans nodes; tp-dp-pp puts the replicas of a stage next instead. */
+int pipeline_host(const ParallelParams& parallel, int dp, int replica, int stage);
+
+} // namespace cs

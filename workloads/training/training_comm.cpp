@@ -1,0 +1,206 @@
+#include "workloads/training/training_comm.hpp"
+
+#include "models/transformer/pass_cost.hpp"
+#include "models/transformer/transformer.hpp"
+
+#include <cmath>
+
+namespace cs {
+
+CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPool& streams,
+                         const std::vector<std::vector<PipelineOp>>& order)
+    : out_(out), plan_(plan), streams_(streams), order_(order)
+{
+  const int pp = plan.pp, dp = plan.dp;
+  built_ = plan.one_replica ? 1 : dp;
+  sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
+  zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
+  element_bytes_ = dtype_bytes(plan.params->model.dtype);
+  last_op_.assign(plan.stages->stages.size(), 0);
+  pieces_.resize(pp);
+  for (int d = 0; d < pp; ++d) {
+    pieces_[d].assign(order[d].size(), zero3_ ? 1 : 0);
+    for (std::size_t i = 0; i < order[d].size(); ++i)
+      if (order[d][i].completes())
+        last_op_[order[d][i].chunk * pp + d] = i; // the last one in order wins
+  }
+  if (plan.overlap == GradientOverlap::DURING_BACKWARD && dp > 1)
+    for (std::size_t vs = 0; vs < last_op_.size(); ++vs)
+      pieces_[vs % pp][last_op_[vs]] = 1;
+}
+
+bool CommEmitter::in_pieces(int device, std::size_t op) const { return pieces_[device][op] != 0; }
+
+int CommEmitter::task_of(const PipelineTasks& p, int device, std::size_t op, int piece) const
+{
+  const OpTasks& t = p.ops[device][op];
+  return piece < 0 ? t.last : t.pieces.at(piece);
+}
+
+SyncRequest CommEmitter::group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels)
+{
+  SyncRequest req;
+  for (int r = 0; r < plan_.dp; ++r) {
+    const int host = pipeline_host(plan_.params->parallel, plan_.dp, r, device);
+    req.hosts.push_back(host);
+    req.streams.push_back(r < built_ ? streams_.get(host, 0) : -1);
+    req.ready.push_back(r < built_ ? ready[r] : -1);
+  }
+  req.bytes = bytes;
+  req.labels = labels;
+  return req;
+}
+
+// Buckets close as gradients complete: during the last backward pass of a stage, piece by piece, when the filled
+// bytes reach the bucket size (and the rest at the pass's end); otherwise after it, in equal buckets.
+std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& replica0) const
+{
+  const auto& costs = plan_.stages->stages;
+  const double limit = plan_.params->gradient_bucket.value;
+  std::vector<Bucket> out;
+  for (std::size_t vs = 0; vs < costs.size(); ++vs) {
+    const int d = static_cast<int>(vs) % plan_.pp;
+    const std::size_t op = last_op_[vs];
+    if (!pieces_[d][op] || costs[vs].segments.empty()) {
+      const double bytes = costs[vs].params * element_bytes_;
+      const int count = std::max(1, static_cast<int>(std::ceil(bytes / limit)));
+      for (int b = 0; b < count; ++b)
+        out.push_back({static_cast<int>(vs), op, -1, bytes / count});
+      continue;
+    }
+    const OpTasks& t = replica0.ops[d][op];
+    const auto segments = segment_order(costs[vs], order_[d][op].pass);
+    double filled = 0;
+    for (std::size_t k = 0; k < t.pieces.size(); ++k)
+      for (int i = t.piece_segments[k].first; i < t.piece_segments[k].second; ++i) {
+        filled += costs[vs].segments[segments[i]].params * element_bytes_;
+        if (filled >= limit) {
+          out.push_back({static_cast<int>(vs), op, static_cast<int>(k), filled});
+          filled = 0;
+        }
+      }
+    if (filled > 0)
+      out.push_back({static_cast<int>(vs), op, static_cast<int>(t.pieces.size()) - 1, filled});
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> CommEmitter::reduce_buckets(int it, const std::vector<Bucket>& buckets,
+                                                          const std::vector<PipelineTasks>& replicas)
+{
+  const int pp = plan_.pp;
+  std::vector<std::vector<int>> done(built_ * pp);
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const Bucket& k = buckets[b];
+    const int d = k.stage % pp;
+    std::vector<int> ready;
+    for (int r = 0; r < built_; ++r)
+      ready.push_back(task_of(replicas[r], d, k.op, k.piece));
+    const SyncRequest req = group_request(
+        d, k.bytes, ready, TaskLabels{it, k.stage, -1, static_cast<int>(b), out_.graph.intern("gradient-sync")});
+    const auto members = plan_.sync->reduce(out_.graph, req, sharded_);
+    for (int r = 0; r < built_; ++r)
+      done[r * pp + d].push_back(members[r]);
+  }
+  return done;
+}
+
+std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>& replicas,
+                                        const std::vector<int>& ends)
+{
+  const int pp = plan_.pp;
+  if (zero3_)
+    gather_layers(it, replicas, ends);
+  const std::vector<Bucket> buckets = plan_.dp > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
+  out_.buckets = static_cast<int>(buckets.size());
+  const auto reduced = reduce_buckets(it, buckets, replicas);
+  // The optimizer step of each device over its chunks' parameters (ZeRO: its 1/dp shard).
+  std::vector<int> next(built_ * pp);
+  out_.optimizer_tasks.emplace_back();
+  for (int h = 0; h < built_ * pp; ++h) {
+    double params = 0;
+    for (std::size_t vs = h % pp; vs < plan_.stages->stages.size(); vs += pp)
+      params += plan_.stages->stages[vs].params;
+    const PassCost adam = pass_cost(*plan_.cost, {adam_kernel(params / (sharded_ ? plan_.dp : 1))});
+    const int opt = out_.graph.add_compute(out_.compute_streams[h], adam.seconds, "adam", adam.model,
+                                           TaskLabels{it, h % pp, -1, -1, out_.graph.intern("optimizer")});
+    for (int t : reduced[h])
+      out_.graph.add_dependency(t, opt);
+    out_.optimizer_tasks.back().push_back(opt);
+    next[h] = opt;
+  }
+  if (!sharded_ || zero3_)
+    return next;
+  // ZeRO-1/2: each bucket's updated shards are all-gathered; a device's next iteration starts once its stages'
+  // buckets are back (a zero-length join on its compute stream).
+  std::vector<std::vector<int>> gathered(built_ * pp);
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const int d = buckets[b].stage % pp;
+    std::vector<int> ready;
+    for (int r = 0; r < built_; ++r)
+      ready.push_back(next[r * pp + d]);
+    const auto members =
+        plan_.sync->gather(out_.graph, group_request(d, buckets[b].bytes, ready,
+                                                     TaskLabels{it, buckets[b].stage, -1, static_cast<int>(b),
+                                                                out_.graph.intern("parameter-gather")}));
+    for (int r = 0; r < built_; ++r)
+      gathered[r * pp + d].push_back(members[r]);
+  }
+  for (int h = 0; h < built_ * pp; ++h) {
+    const int join = out_.graph.add_delay(out_.compute_streams[h], 0, "gather-join",
+                                          TaskLabels{it, h % pp, -1, -1, out_.graph.intern("parameter-gather")});
+    for (int t : gathered[h])
+      out_.graph.add_dependency(t, join);
+    next[h] = join;
+  }
+  return next;
+}
+
+// ZeRO-3: every piece that computes with parameters gathers them first (the head keeps its own from forward to
+// backward; weight-gradient passes need none). FSDP-style prefetch: a piece's gather is issued when the piece
+// before it starts, i.e. once the one before that has ended (the first two after the previous iteration's step).
+std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTasks& replica0) const
+{
+  const auto& costs = plan_.stages->stages;
+  std::vector<Slot> out;
+  for (std::size_t i = 0; i < order_[d].size(); ++i) {
+    const PipelineOp& op = order_[d][i];
+    if (op.pass == Pass::BACKWARD_WEIGHT)
+      continue;
+    const StageCost& c = costs[op.chunk * plan_.pp + d];
+    const auto segments = segment_order(c, op.pass);
+    const OpTasks& t = replica0.ops[d][i];
+    for (std::size_t k = 0; k < t.pieces.size(); ++k) {
+      double bytes = 0;
+      for (int s = t.piece_segments[k].first; s < t.piece_segments[k].second; ++s) {
+        const Segment& seg = c.segments[segments[s]];
+        if (op.forward() || !seg.keeps_gathered)
+          bytes += seg.params * element_bytes_;
+      }
+      if (bytes > 0)
+        out.push_back({i, static_cast<int>(k), bytes});
+    }
+  }
+  return out;
+}
+
+void CommEmitter::gather_layers(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends)
+{
+  const int pp = plan_.pp;
+  for (int d = 0; d < pp; ++d) {
+    const auto slots = plan_slots(d, replicas[0]);
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+      std::vector<int> ready;
+      for (int r = 0; r < built_; ++r)
+        ready.push_back(s < 2 ? ends[r * pp + d] : task_of(replicas[r], d, slots[s - 2].op, slots[s - 2].piece));
+      const PipelineOp& op = order_[d][slots[s].op];
+      const Task& first = out_.graph.task(task_of(replicas[0], d, slots[s].op, slots[s].piece));
+      TaskLabels lab{it, op.chunk * pp + d, op.microbatch, first.labels.layer, out_.graph.intern("parameter-gather")};
+      const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
+      for (int r = 0; r < built_; ++r)
+        out_.graph.add_dependency(members[r], task_of(replicas[r], d, slots[s].op, slots[s].piece));
+    }
+  }
+}
+
+} // namespace cs

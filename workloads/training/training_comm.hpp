@@ -1,0 +1,57 @@
+// The communication of a training iteration around its pipeline passes: ZeRO-3 parameter gathers before passes,
+// data-parallel gradient buckets through the sync policy, the optimizer step, and ZeRO-1/2's gathers after it.
+#pragma once
+
+#include "workloads/training/pipeline_graph.hpp"
+#include "workloads/training/training_builder.hpp"
+
+#include <vector>
+
+namespace cs {
+
+class CommEmitter {
+public:
+  CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPool& streams,
+              const std::vector<std::vector<PipelineOp>>& order);
+
+  /** Whether op `op` of device `device` runs piece by piece: every pass under ZeRO-3 (each piece gathers its
+   *  parameters), and the last gradient-completing pass of each stage when buckets close during backward. */
+  bool in_pieces(int device, std::size_t op) const;
+
+  /** Emits what follows the iteration's passes (`replicas`: each simulated replica's pipeline tasks); `ends` is
+   *  what each simulated device's iteration started after. Returns what its next iteration starts after. */
+  std::vector<int> iteration(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends);
+
+private:
+  struct Bucket {
+    int stage = 0;      // virtual stage
+    std::size_t op = 0; // the op (of device stage % pp) whose piece or end makes it ready
+    int piece = -1;     // that op's piece; -1 = the op's last task
+    double bytes = 0;   // per member
+  };
+  struct Slot { // ZeRO-3: one piece that gathers its parameters first
+    std::size_t op = 0;
+    int piece = 0;
+    double bytes = 0;
+  };
+
+  std::vector<Bucket> plan_buckets(const PipelineTasks& replica0) const;
+  std::vector<Slot> plan_slots(int device, const PipelineTasks& replica0) const;
+  SyncRequest group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels);
+  void gather_layers(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends);
+  std::vector<std::vector<int>> reduce_buckets(int it, const std::vector<Bucket>& buckets,
+                                               const std::vector<PipelineTasks>& replicas);
+  int task_of(const PipelineTasks& p, int device, std::size_t op, int piece) const;
+
+  TrainingGraph& out_;
+  const TrainingPlan& plan_;
+  StreamPool& streams_;
+  const std::vector<std::vector<PipelineOp>>& order_;
+  std::vector<std::vector<char>> pieces_; // per device, per op
+  std::vector<std::size_t> last_op_;      // per virtual stage: its last gradient-completing op on its device
+  int built_ = 1;
+  bool sharded_ = false, zero3_ = false;
+  double element_bytes_ = 2;
+};
+
+} // namespace cs
