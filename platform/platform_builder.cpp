@@ -69,6 +69,85 @@ void wire_node(Topology& t, const ClusterParams& c, const DeviceSpec& d, int nod
     }
 }
 
+// The leaf level: per rail (rail-optimised) or per group of nodes (ToR-style; default radix 32 ports), each GPU on
+// its NIC's leaf. Returns the leaf switches and, per leaf, the NIC bandwidth below it.
+struct Leaves {
+  std::vector<int> switches;
+  std::vector<double> down;
+  int nodes_per_leaf = 1, rails = 1, gpus_per_nic = 1;
+  int of(int node, int gpu) const { return (node / nodes_per_leaf) * rails + (rails > 1 ? gpu / gpus_per_nic : 0); }
+};
+
+Leaves wire_leaves(Topology& t, const ClusterParams& c, const std::vector<std::vector<int>>& gpu)
+{
+  const auto& net = c.network;
+  const int nodes = c.nodes, gpn = c.gpus_per_node, nics = net.nics_per_node;
+  const int levels = static_cast<int>(net.levels.size());
+  // NIC links: the leaf-facing port of each NIC.
+  const double nic_lat = level_latency(net, 0);
+  std::vector<std::vector<int>> nic(nodes);
+  for (int n = 0; n < nodes; ++n)
+    for (int k = 0; k < nics; ++k)
+      nic[n].push_back(
+          t.add_link(fmt::format("node{}/nic{}", n, k), net.nic_bandwidth.value * net.nic_efficiency, nic_lat, "nic"));
+  const bool rail = net.kind == "rail-optimized", star = net.kind == "star";
+  Leaves leaves;
+  leaves.gpus_per_nic = gpn / nics;
+  leaves.rails = rail ? nics : 1;
+  leaves.nodes_per_leaf =
+      star ? nodes : (net.levels[0].radix > 0 ? net.levels[0].radix : std::max(1, rail ? 32 : 32 / nics));
+  if (star || levels == 1)
+    leaves.nodes_per_leaf = nodes;
+  const int leaf_groups = ceil_div(nodes, leaves.nodes_per_leaf);
+  for (int j = 0; j < leaf_groups; ++j)
+    for (int r = 0; r < leaves.rails; ++r)
+      leaves.switches.push_back(
+          t.add_switch(rail ? fmt::format("rail{}/leaf{}", r, j) : (star ? "switch" : fmt::format("leaf{}", j))));
+  leaves.down.assign(leaves.switches.size(), 0.0);
+  for (int n = 0; n < nodes; ++n)
+    for (int g = 0; g < gpn; ++g) {
+      const int leaf = leaves.of(n, g);
+      t.add_edge(gpu[n][g], leaves.switches[leaf], nic[n][g / leaves.gpus_per_nic]);
+      if (g % leaves.gpus_per_nic == 0)
+        leaves.down[leaf] += net.nic_bandwidth.value * net.nic_efficiency;
+    }
+  return leaves;
+}
+
+// Pods (level 1 of a 3-level tree) group leaf groups; the top switch joins everything. Returns each leaf's pod.
+std::vector<int> wire_upper_levels(Topology& t, const NetworkParams& net, const Leaves& leaves)
+{
+  const int levels = static_cast<int>(net.levels.size());
+  const int leaf_groups = static_cast<int>(leaves.switches.size()) / leaves.rails;
+  int groups_per_pod = leaf_groups;
+  if (levels == 3 && net.levels[1].radix > 0)
+    groups_per_pod = net.levels[1].radix;
+  const int pods = ceil_div(leaf_groups, groups_per_pod);
+  std::vector<int> pod_of_leaf(leaves.switches.size(), 0);
+  if (levels < 2 || net.kind == "star" || leaves.switches.size() <= 1)
+    return pod_of_leaf;
+  const int top = t.add_switch(levels == 3 && pods > 1 ? "core" : "spine");
+  std::vector<int> pod_switch;
+  std::vector<double> pod_down(pods, 0.0);
+  if (levels == 3 && pods > 1)
+    for (int q = 0; q < pods; ++q)
+      pod_switch.push_back(t.add_switch(fmt::format("pod{}", q)));
+  for (std::size_t l = 0; l < leaves.switches.size(); ++l) {
+    const int q = static_cast<int>(l) / leaves.rails / groups_per_pod;
+    pod_of_leaf[l] = q;
+    const double bw = leaves.down[l] / net.levels[0].oversubscription;
+    const int up = t.add_link(t.vertex(leaves.switches[l]).name + "/uplink", bw, level_latency(net, 1), "leaf-uplink");
+    t.add_edge(leaves.switches[l], pod_switch.empty() ? top : pod_switch[q], up);
+    pod_down[q] += bw;
+  }
+  for (int q = 0; q < static_cast<int>(pod_switch.size()); ++q) {
+    const int up = t.add_link(fmt::format("pod{}/uplink", q), pod_down[q] / net.levels[1].oversubscription,
+                              level_latency(net, 2), "pod-uplink");
+    t.add_edge(pod_switch[q], top, up);
+  }
+  return pod_of_leaf;
+}
+
 PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
 {
   PlatformSpec p;
@@ -80,84 +159,20 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
   p.nvls = c.intra_node.nvls;
   p.host = HostResources{1, 1.0, d.memory_bytes, 0};
   Topology& t = p.topology;
-  const auto& net = c.network;
-  const int nodes = c.nodes, gpn = c.gpus_per_node, nics = net.nics_per_node;
-  const int gpus_per_nic = gpn / nics;
-  const int levels = static_cast<int>(net.levels.size());
-
+  const int nodes = c.nodes, gpn = c.gpus_per_node;
   std::vector<std::vector<int>> gpu(nodes);
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < gpn; ++g)
       gpu[n].push_back(t.add_host(fmt::format("node{}/gpu{}", n, g), n, g));
   for (int n = 0; n < nodes; ++n)
     wire_node(t, c, d, n, gpu[n]);
-  if (nodes == 1 && net.kind != "star" && levels == 0)
+  if (nodes == 1 && c.network.kind != "star" && c.network.levels.empty())
     return p;
-
-  // NIC links: the leaf-facing port of each NIC.
-  const double nic_lat = level_latency(net, 0);
-  std::vector<std::vector<int>> nic(nodes);
-  for (int n = 0; n < nodes; ++n)
-    for (int k = 0; k < nics; ++k)
-      nic[n].push_back(
-          t.add_link(fmt::format("node{}/nic{}", n, k), net.nic_bandwidth.value * net.nic_efficiency, nic_lat, "nic"));
-
-  const bool rail = net.kind == "rail-optimized";
-  const bool star = net.kind == "star";
-  // Leaf switches: per rail (rail-optimised) or per group of nodes (ToR-style). Default leaf radix: 32 ports.
-  int nodes_per_leaf =
-      star ? nodes : (net.levels[0].radix > 0 ? net.levels[0].radix : std::max(1, rail ? 32 : 32 / nics));
-  if (star || levels == 1)
-    nodes_per_leaf = nodes;
-  const int leaf_groups = ceil_div(nodes, nodes_per_leaf);
-  const int rails = rail ? nics : 1;
-  std::vector<int> leaf_switch(leaf_groups * rails);
-  for (int j = 0; j < leaf_groups; ++j)
-    for (int r = 0; r < rails; ++r)
-      leaf_switch[j * rails + r] =
-          t.add_switch(rail ? fmt::format("rail{}/leaf{}", r, j) : (star ? "switch" : fmt::format("leaf{}", j)));
-  auto leaf_of = [&](int n, int g) { return (n / nodes_per_leaf) * rails + (rail ? g / gpus_per_nic : 0); };
-  std::vector<double> leaf_down(leaf_switch.size(), 0.0);
+  const Leaves leaves = wire_leaves(t, c, gpu);
+  const auto pod_of_leaf = wire_upper_levels(t, c.network, leaves);
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < gpn; ++g) {
-      int k = g / gpus_per_nic;
-      int leaf = leaf_of(n, g);
-      t.add_edge(gpu[n][g], leaf_switch[leaf], nic[n][k]);
-      if (g % gpus_per_nic == 0)
-        leaf_down[leaf] += net.nic_bandwidth.value * net.nic_efficiency;
-    }
-
-  // Pods (level 1 of a 3-level tree) group leaf groups; the top switch joins everything.
-  int groups_per_pod = leaf_groups;
-  if (levels == 3 && net.levels[1].radix > 0)
-    groups_per_pod = net.levels[1].radix;
-  const int pods = ceil_div(leaf_groups, groups_per_pod);
-  std::vector<int> pod_of_leaf(leaf_switch.size(), 0);
-  if (levels >= 2 && !star && leaf_switch.size() > 1) {
-    const int top = t.add_switch(levels == 3 && pods > 1 ? "core" : "spine");
-    std::vector<int> pod_switch;
-    std::vector<double> pod_down(pods, 0.0);
-    if (levels == 3 && pods > 1)
-      for (int q = 0; q < pods; ++q)
-        pod_switch.push_back(t.add_switch(fmt::format("pod{}", q)));
-    for (std::size_t l = 0; l < leaf_switch.size(); ++l) {
-      int group = static_cast<int>(l) / rails;
-      int q = group / groups_per_pod;
-      pod_of_leaf[l] = q;
-      double bw = leaf_down[l] / net.levels[0].oversubscription;
-      int up = t.add_link(t.vertex(leaf_switch[l]).name + "/uplink", bw, level_latency(net, 1), "leaf-uplink");
-      t.add_edge(leaf_switch[l], pod_switch.empty() ? top : pod_switch[q], up);
-      pod_down[q] += bw;
-    }
-    for (int q = 0; q < static_cast<int>(pod_switch.size()); ++q) {
-      int up = t.add_link(fmt::format("pod{}/uplink", q), pod_down[q] / net.levels[1].oversubscription,
-                          level_latency(net, 2), "pod-uplink");
-      t.add_edge(pod_switch[q], top, up);
-    }
-  }
-  for (int n = 0; n < nodes; ++n)
-    for (int g = 0; g < gpn; ++g) {
-      int leaf = leaf_of(n, g);
+      const int leaf = leaves.of(n, g);
       t.vertex(gpu[n][g]).groups = {n, leaf, pod_of_leaf[leaf], 0};
     }
   return p;

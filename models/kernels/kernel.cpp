@@ -164,7 +164,78 @@ std::vector<std::string> kernel_argument_names(const std::string& family)
   return {};
 }
 
-Kernel make_kernel(const std::string& family, const std::map<std::string, std::string>& args)
+namespace {
+
+// The --key value arguments of one kernel family, read with their checks.
+class KernelArgs {
+public:
+  KernelArgs(const std::string& family, const std::map<std::string, std::string>& args) : family_(family), args_(args)
+  {}
+  std::string text(const char* key, const std::string& fallback) const
+  {
+    auto it = args_.find(key);
+    return it == args_.end() ? fallback : it->second;
+  }
+  // A positive finite number; `required` ones have no fallback.
+  double number(const char* key, double fallback, bool required) const
+  {
+    auto it = args_.find(key);
+    if (it == args_.end()) {
+      if (required)
+        throw std::invalid_argument(fmt::format("{} needs --{}", family_, key));
+      return fallback;
+    }
+    const double v = parse(key, it->second);
+    if (!(v > 0) || !std::isfinite(v))
+      throw std::invalid_argument(fmt::format("--{} must be positive, got {}", key, it->second));
+    return v;
+  }
+  // A number that may be zero (a pure read moves no bytes out), or `fallback` when absent.
+  double non_negative(const char* key, double fallback) const
+  {
+    auto it = args_.find(key);
+    if (it == args_.end())
+      return fallback;
+    const double v = parse(key, it->second);
+    if (!(v >= 0) || !std::isfinite(v))
+      throw std::invalid_argument(fmt::format("--{} must not be negative", key));
+    return v;
+  }
+  bool flag(const char* key) const
+  {
+    const std::string v = text(key, "false");
+    if (v == "true" || v == "1" || v == "yes")
+      return true;
+    if (v == "false" || v == "0" || v == "no")
+      return false;
+    throw std::invalid_argument(fmt::format("--{} must be true or false, got '{}'", key, v));
+  }
+  std::string dtype(const std::string& fallback) const
+  {
+    const std::string d = text("dtype", fallback);
+    const auto& known = known_dtypes();
+    if (std::find(known.begin(), known.end(), d) == known.end())
+      throw std::invalid_argument("unknown dtype '" + d + "' (expected fp64, fp32, tf32, bf16, fp16 or fp8)");
+    return d;
+  }
+
+private:
+  static double parse(const char* key, const std::string& text)
+  {
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(text, &used);
+      if (used == text.size())
+        return v;
+    } catch (const std::exception&) {
+    }
+    throw std::invalid_argument(fmt::format("--{} must be a number, got '{}'", key, text));
+  }
+  const std::string& family_;
+  const std::map<std::string, std::string>& args_;
+};
+
+void check_argument_names(const std::string& family, const std::map<std::string, std::string>& args)
 {
   const auto allowed = kernel_argument_names(family);
   if (allowed.empty()) {
@@ -180,87 +251,42 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
         valid += (valid.empty() ? "--" : ", --") + a;
       throw std::invalid_argument(fmt::format("{} takes no argument --{} (it takes {})", family, key, valid));
     }
-  auto text = [&](const char* key, const std::string& fallback) {
-    auto it = args.find(key);
-    return it == args.end() ? fallback : it->second;
-  };
-  auto number = [&](const char* key, double fallback, bool required) {
-    auto it = args.find(key);
-    if (it == args.end()) {
-      if (required)
-        throw std::invalid_argument(fmt::format("{} needs --{}", family, key));
-      return fallback;
-    }
-    double v = 0;
-    try {
-      std::size_t used = 0;
-      v = std::stod(it->second, &used);
-      if (used != it->second.size())
-        throw std::invalid_argument(it->second);
-    } catch (const std::exception&) {
-      throw std::invalid_argument(fmt::format("--{} must be a number, got '{}'", key, it->second));
-    }
-    if (!(v > 0) || !std::isfinite(v))
-      throw std::invalid_argument(fmt::format("--{} must be positive, got {}", key, it->second));
-    return v;
-  };
-  auto flag = [&](const char* key) {
-    std::string v = text(key, "false");
-    if (v == "true" || v == "1" || v == "yes")
-      return true;
-    if (v == "false" || v == "0" || v == "no")
-      return false;
-    throw std::invalid_argument(fmt::format("--{} must be true or false, got '{}'", key, v));
-  };
-  auto dtype = [&](const std::string& fallback) {
-    std::string d = text("dtype", fallback);
-    const auto& known = known_dtypes();
-    if (std::find(known.begin(), known.end(), d) == known.end())
-      throw std::invalid_argument("unknown dtype '" + d + "' (expected fp64, fp32, tf32, bf16, fp16 or fp8)");
-    return d;
-  };
+}
+
+} // namespace
+
+Kernel make_kernel(const std::string& family, const std::map<std::string, std::string>& args)
+{
+  check_argument_names(family, args);
+  const KernelArgs a(family, args);
   if (family == "gemm")
-    return GemmKernel{number("m", 0, true), number("n", 0, true), number("k", 0, true), number("batch", 1, false),
-                      dtype("bf16"),        flag("trans_a"),      flag("trans_b")};
+    return GemmKernel{
+        a.number("m", 0, true), a.number("n", 0, true), a.number("k", 0, true), a.number("batch", 1, false),
+        a.dtype("bf16"),        a.flag("trans_a"),      a.flag("trans_b")};
   if (family == "attention") {
-    double heads = number("heads", 0, true);
-    double seq_q = number("seq_q", 0, true);
-    return AttentionKernel{number("batch", 1, false),
+    const double heads = a.number("heads", 0, true), seq_q = a.number("seq_q", 0, true);
+    return AttentionKernel{a.number("batch", 1, false),
                            heads,
-                           number("kv_heads", heads, false),
+                           a.number("kv_heads", heads, false),
                            seq_q,
-                           number("seq_kv", seq_q, false),
-                           number("head_dim", 0, true),
-                           flag("causal"),
-                           dtype("bf16")};
+                           a.number("seq_kv", seq_q, false),
+                           a.number("head_dim", 0, true),
+                           a.flag("causal"),
+                           a.dtype("bf16")};
   }
-  if (family == "bandwidth") {
-    BandwidthKernel b{text("op", "elementwise"), number("bytes_in", 0, true), 0, 0, dtype("fp32")};
-    // bytes_out and flops may be zero (a pure read), so they are read without the positivity check.
-    for (auto [key, target] : {std::pair{"bytes_out", &b.bytes_out}, std::pair{"flops", &b.flops}}) {
-      auto it = args.find(key);
-      if (it == args.end())
-        continue;
-      try {
-        *target = std::stod(it->second);
-      } catch (const std::exception&) {
-        throw std::invalid_argument(fmt::format("--{} must be a number, got '{}'", key, it->second));
-      }
-      if (*target < 0)
-        throw std::invalid_argument(fmt::format("--{} must not be negative", key));
-    }
-    return b;
-  }
+  if (family == "bandwidth")
+    return BandwidthKernel{a.text("op", "elementwise"), a.number("bytes_in", 0, true), a.non_negative("bytes_out", 0),
+                           a.non_negative("flops", 0), a.dtype("fp32")};
   if (family == "softmax")
-    return SoftmaxKernel{number("rows", 0, true), number("cols", 0, true), dtype("fp32")};
+    return SoftmaxKernel{a.number("rows", 0, true), a.number("cols", 0, true), a.dtype("fp32")};
   if (family == "layernorm" || family == "rmsnorm")
-    return NormKernel{number("rows", 0, true), number("cols", 0, true), family == "rmsnorm", dtype("fp32")};
+    return NormKernel{a.number("rows", 0, true), a.number("cols", 0, true), family == "rmsnorm", a.dtype("fp32")};
   if (family == "reduction")
-    return ReductionKernel{number("elements", 0, true), dtype("fp32")};
-  std::string dir = text("direction", "d2d");
+    return ReductionKernel{a.number("elements", 0, true), a.dtype("fp32")};
+  const std::string dir = a.text("direction", "d2d");
   if (dir != "d2d" && dir != "h2d" && dir != "d2h" && dir != "p2p")
     throw std::invalid_argument("--direction must be d2d, h2d, d2h or p2p, got '" + dir + "'");
-  return MemcpyKernel{number("bytes", 0, true), dir};
+  return MemcpyKernel{a.number("bytes", 0, true), dir};
 }
 
 } // namespace cs

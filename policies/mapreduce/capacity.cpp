@@ -32,109 +32,134 @@ public:
 
   std::vector<TaskPlacement> schedule(const SchedulingRound& round, const SchedulerContext& ctx) override
   {
-    const TopologyCost& cost = *ctx.cost;
-    const int hosts = cost.layout().hosts();
-    std::vector<TaskPlacement> out;
-    std::vector<char> taken(round.tasks.size(), 0);
-    std::vector<QueueState> queues = round.queues;
-    // Jobs in FIFO order with their tasks, and each job's rack-delay threshold.
-    std::vector<int> jobs;
-    std::map<int, std::vector<int>> tasks_of;
-    std::map<int, double> rack_delay;
-    for (std::size_t i = 0; i < round.tasks.size(); ++i) {
-      auto [it, fresh] = tasks_of.try_emplace(round.tasks[i].job);
+    Round r{round, *ctx.cost};
+    for (std::size_t i = 0; i < round.tasks.size(); ++i) { // jobs in FIFO order with their tasks
+      auto [it, fresh] = r.tasks_of.try_emplace(round.tasks[i].job);
       if (fresh)
-        jobs.push_back(round.tasks[i].job);
+        r.jobs.push_back(round.tasks[i].job);
       it->second.push_back(static_cast<int>(i));
     }
-    for (int j : jobs) {
-      if (rack_locality_additional_delay_ >= 0) {
-        rack_delay[j] = rack_locality_additional_delay_;
-        continue;
-      }
-      std::set<int> locations;
-      int pending = 0;
-      for (int i : tasks_of[j])
-        if (round.tasks[i].map) {
-          pending = round.tasks[i].pending_maps_of_job;
-          for (int h : round.tasks[i].data_hosts) {
-            locations.insert(h);
-            locations.insert(hosts + cost.layout().rack_of[h]);
-          }
-        }
-      rack_delay[j] = static_cast<double>(locations.size()) * pending / hosts;
-    }
-    const double node_delay = node_locality_delay_ < 0 ? hosts : node_locality_delay_;
+    r.taken.assign(round.tasks.size(), 0);
+    r.queues = round.queues;
+    for (int j : r.jobs)
+      r.rack_delay[j] = rack_delay(r, j);
+    const int hosts = r.cost.layout().hosts();
+    r.node_delay = node_locality_delay_ < 0 ? hosts : node_locality_delay_;
+    std::vector<TaskPlacement> out;
     for (const auto& offer : round.offers) {
-      int free = offer.free;
-      std::set<int> declined; // jobs that already missed this heartbeat
-      bool off_switch_given = false;
-      while (free > 0) {
-        // Queues by used share of their capacity, lowest first (ties: queue order).
-        std::vector<int> order(queues.size());
-        for (std::size_t q = 0; q < order.size(); ++q)
-          order[q] = static_cast<int>(q);
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-          return queues[a].running / queues[a].capacity < queues[b].running / queues[b].capacity;
-        });
-        int pick = -1;
-        for (int q : order) {
-          for (int j : jobs) {
-            if (declined.count(j))
-              continue;
-            int reduce = -1, node_local = -1, rack_local = -1, any = -1;
-            for (int i : tasks_of[j]) {
-              const auto& t = round.tasks[i];
-              if (taken[i] || t.queue != q)
-                continue;
-              if (!t.map) {
-                if (reduce < 0)
-                  reduce = i;
-                continue;
-              }
-              int level = map_locality(t, offer.host, cost);
-              if (level == 0 && node_local < 0)
-                node_local = i;
-              else if (level == 1 && rack_local < 0)
-                rack_local = i;
-              else if (any < 0)
-                any = i;
-            }
-            if (reduce >= 0 && !off_switch_given) {
-              pick = reduce;
-              off_switch_given = true;
-            } else if (node_local >= 0) {
-              pick = node_local;
-              misses_[j] = 0;
-            } else if (rack_local >= 0 || any >= 0) {
-              const long missed = ++misses_[j];
-              declined.insert(j);
-              if (rack_local >= 0 && missed >= node_delay)
-                pick = rack_local;
-              else if (missed >= node_delay + rack_delay[j] && (rack_local >= 0 || !off_switch_given)) {
-                pick = rack_local >= 0 ? rack_local : any;
-                off_switch_given = off_switch_given || rack_local < 0;
-              }
-            }
-            if (pick >= 0)
-              break;
-          }
-          if (pick >= 0) {
-            ++queues[q].running;
-            break;
-          }
-        }
+      Heartbeat h{offer.host};
+      for (int free = offer.free; free > 0; --free) {
+        const int pick = pick_for_heartbeat(r, h);
         if (pick < 0)
           break;
-        taken[pick] = 1;
+        r.taken[pick] = 1;
         out.push_back({pick, offer.host});
-        --free;
       }
     }
     return out;
   }
 
 private:
+  struct Round {
+    const SchedulingRound& round;
+    const TopologyCost& cost;
+    std::vector<int> jobs = {};
+    std::map<int, std::vector<int>> tasks_of = {};
+    std::map<int, double> rack_delay = {};
+    std::vector<char> taken = {};
+    std::vector<QueueState> queues = {};
+    double node_delay = 0;
+  };
+  struct Heartbeat {
+    int host = 0;
+    std::set<int> declined = {}; // jobs that already missed this heartbeat
+    bool off_switch_given = false;
+  };
+
+  // The further misses before a job accepts any host: the configured delay, or L x C / N (YARN-4189).
+  double rack_delay(const Round& r, int j) const
+  {
+    if (rack_locality_additional_delay_ >= 0)
+      return rack_locality_additional_delay_;
+    const int hosts = r.cost.layout().hosts();
+    std::set<int> locations;
+    int pending = 0;
+    for (int i : r.tasks_of.at(j))
+      if (r.round.tasks[i].map) {
+        pending = r.round.tasks[i].pending_maps_of_job;
+        for (int h : r.round.tasks[i].data_hosts) {
+          locations.insert(h);
+          locations.insert(hosts + r.cost.layout().rack_of[h]);
+        }
+      }
+    return static_cast<double>(locations.size()) * pending / hosts;
+  }
+
+  // One container of the heartbeat: the queue furthest below its capacity offers it to its jobs in FIFO order.
+  int pick_for_heartbeat(Round& r, Heartbeat& h)
+  {
+    std::vector<int> order(r.queues.size());
+    for (std::size_t q = 0; q < order.size(); ++q)
+      order[q] = static_cast<int>(q);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return r.queues[a].running / r.queues[a].capacity < r.queues[b].running / r.queues[b].capacity;
+    });
+    for (int q : order)
+      for (int j : r.jobs) {
+        if (h.declined.count(j))
+          continue;
+        const int pick = pick_for_job(r, h, q, j);
+        if (pick >= 0) {
+          ++r.queues[q].running;
+          return pick;
+        }
+      }
+    return -1;
+  }
+
+  // Job j's answer to the heartbeat: a reducer (off-switch, one per heartbeat), a node-local map, or after enough
+  // missed opportunities a rack-local map, then any map.
+  int pick_for_job(Round& r, Heartbeat& h, int q, int j)
+  {
+    int reduce = -1, node_local = -1, rack_local = -1, any = -1;
+    for (int i : r.tasks_of[j]) {
+      const auto& t = r.round.tasks[i];
+      if (r.taken[i] || t.queue != q)
+        continue;
+      if (!t.map) {
+        if (reduce < 0)
+          reduce = i;
+        continue;
+      }
+      const int level = map_locality(t, h.host, r.cost);
+      if (level == 0 && node_local < 0)
+        node_local = i;
+      else if (level == 1 && rack_local < 0)
+        rack_local = i;
+      else if (any < 0)
+        any = i;
+    }
+    if (reduce >= 0 && !h.off_switch_given) {
+      h.off_switch_given = true;
+      return reduce;
+    }
+    if (node_local >= 0) {
+      misses_[j] = 0;
+      return node_local;
+    }
+    if (rack_local < 0 && any < 0)
+      return -1;
+    const long missed = ++misses_[j];
+    h.declined.insert(j);
+    if (rack_local >= 0 && missed >= r.node_delay)
+      return rack_local;
+    if (missed >= r.node_delay + r.rack_delay[j] && (rack_local >= 0 || !h.off_switch_given)) {
+      h.off_switch_given = h.off_switch_given || rack_local < 0;
+      return rack_local >= 0 ? rack_local : any;
+    }
+    return -1;
+  }
+
   std::map<int, long> misses_; // missed scheduling opportunities per job
   int node_locality_delay_ = 40;
   int rack_locality_additional_delay_ = -1;

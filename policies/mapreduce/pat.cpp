@@ -19,33 +19,48 @@ class PatScheduler : public MapReduceScheduler {
 public:
   std::vector<TaskPlacement> schedule(const SchedulingRound& round, const SchedulerContext& ctx) override
   {
-    const TopologyCost& cost = *ctx.cost;
-    const auto& layout = cost.layout();
-    const int n_tasks = static_cast<int>(round.tasks.size());
-    const int n_hosts = static_cast<int>(round.offers.size());
-    if (n_tasks == 0 || n_hosts == 0)
+    if (round.tasks.empty() || round.offers.empty())
       return {};
+    Placement p = greedy_start(round, *ctx.cost);
+    for (int pass = 0; pass < 20; ++pass)
+      if (!improve(p, round, ctx.cost->layout()))
+        break;
+    std::vector<TaskPlacement> out;
+    for (std::size_t i = 0; i < p.placed.size(); ++i)
+      out.push_back({p.placed[i], round.offers[p.host_of[i]].host});
+    return out;
+  }
+
+private:
+  struct Placement {
+    std::vector<int> placed;            // task indices, in placement order
+    std::vector<int> host_of;           // per placed task: its offer
+    std::vector<int> spare;             // per offer: containers left
+    std::vector<std::vector<double>> c; // per placed task, per offer: its policy-compliant cost there
+  };
+
+  // The oldest tasks first, each on its cheapest host with room (ties: the rack holding more of its job's data).
+  static Placement greedy_start(const SchedulingRound& round, const TopologyCost& cost)
+  {
+    const auto& layout = cost.layout();
+    const int n_tasks = static_cast<int>(round.tasks.size()), n_hosts = static_cast<int>(round.offers.size());
     const RoundJobData data = round_job_data(round, cost);
-    const auto& reduce_spread = data.reduce_spread;
-    const auto& job_rack_bytes = data.rack_bytes;
     auto price = [&](int t, int k) {
       const auto& task = round.tasks[t];
       const int h = round.offers[k].host;
-      return task.map ? policy_cost(task, h, cost) : reduce_spread.at(task.job).policy_cost_at(h);
+      return task.map ? policy_cost(task, h, cost) : data.reduce_spread.at(task.job).policy_cost_at(h);
     };
-    std::vector<int> spare(n_hosts);
+    Placement p;
+    p.spare.resize(n_hosts);
     int capacity = 0;
     for (int k = 0; k < n_hosts; ++k)
-      capacity += spare[k] = round.offers[k].free;
-    // Greedy start: the oldest tasks first, each on its cheapest host with room.
-    std::vector<int> host_of; // placed task index -> offer index
-    std::vector<int> placed;  // task indices, in placement order
-    for (int t = 0; t < n_tasks && static_cast<int>(placed.size()) < capacity; ++t) {
+      capacity += p.spare[k] = round.offers[k].free;
+    for (int t = 0; t < n_tasks && static_cast<int>(p.placed.size()) < capacity; ++t) {
       int best = -1;
       double best_cost = 0, best_affinity = 0;
-      const auto& racks = job_rack_bytes.at(round.tasks[t].job);
+      const auto& racks = data.rack_bytes.at(round.tasks[t].job);
       for (int k = 0; k < n_hosts; ++k)
-        if (spare[k] > 0) {
+        if (p.spare[k] > 0) {
           const double c = price(t, k);
           const double affinity = racks[layout.rack_of[round.offers[k].host]];
           if (best < 0 || c < best_cost || (c == best_cost && affinity > best_affinity)) {
@@ -54,61 +69,57 @@ public:
             best_affinity = affinity;
           }
         }
-      --spare[best];
-      placed.push_back(t);
-      host_of.push_back(best);
+      --p.spare[best];
+      p.placed.push_back(t);
+      p.host_of.push_back(best);
     }
-    const int n = static_cast<int>(placed.size());
-    std::vector<std::vector<double>> c(n, std::vector<double>(n_hosts));
-    for (int i = 0; i < n; ++i)
+    p.c.assign(p.placed.size(), std::vector<double>(n_hosts));
+    for (std::size_t i = 0; i < p.placed.size(); ++i)
       for (int k = 0; k < n_hosts; ++k)
-        c[i][k] = price(placed[i], k);
-    for (int pass = 0; pass < 20; ++pass) {
-      bool improved = false;
-      for (int rack = 0; rack < layout.racks(); ++rack)
-        for (int i = 0; i < n; ++i) {
-          if (layout.rack_of[round.offers[host_of[i]].host] != rack)
-            continue;
-          const int k = host_of[i];
-          // Migration to a host with room.
-          int best_k = -1;
-          double best_gain = 1e-9;
-          for (int m = 0; m < n_hosts; ++m)
-            if (spare[m] > 0 && c[i][k] - c[i][m] > best_gain) {
-              best_gain = c[i][k] - c[i][m];
-              best_k = m;
-            }
-          if (best_k >= 0) {
-            ++spare[k];
-            --spare[best_k];
-            host_of[i] = best_k;
-            improved = true;
-            continue;
+        p.c[i][k] = price(p.placed[i], k);
+    return p;
+  }
+
+  // One pass of the rack agents: each task placed in the agent's rack migrates to a host with room, or swaps with a
+  // task elsewhere, when that lowers the summed cost. Whether anything moved.
+  static bool improve(Placement& p, const SchedulingRound& round, const ClusterLayout& layout)
+  {
+    const int n = static_cast<int>(p.placed.size()), n_hosts = static_cast<int>(round.offers.size());
+    bool improved = false;
+    for (int rack = 0; rack < layout.racks(); ++rack)
+      for (int i = 0; i < n; ++i) {
+        if (layout.rack_of[round.offers[p.host_of[i]].host] != rack)
+          continue;
+        const int k = p.host_of[i];
+        int best_k = -1;
+        double best_gain = 1e-9;
+        for (int m = 0; m < n_hosts; ++m)
+          if (p.spare[m] > 0 && p.c[i][k] - p.c[i][m] > best_gain) {
+            best_gain = p.c[i][k] - p.c[i][m];
+            best_k = m;
           }
-          // Swap with a task on another host.
-          int best_j = -1;
-          for (int j = 0; j < n; ++j) {
-            const int m = host_of[j];
-            if (m == k)
-              continue;
-            const double gain = c[i][k] + c[j][m] - c[i][m] - c[j][k];
-            if (gain > best_gain) {
-              best_gain = gain;
-              best_j = j;
-            }
-          }
-          if (best_j >= 0) {
-            std::swap(host_of[i], host_of[best_j]);
-            improved = true;
+        if (best_k >= 0) {
+          ++p.spare[k];
+          --p.spare[best_k];
+          p.host_of[i] = best_k;
+          improved = true;
+          continue;
+        }
+        int best_j = -1;
+        for (int j = 0; j < n; ++j) {
+          const int m = p.host_of[j];
+          const double gain = m == k ? 0.0 : p.c[i][k] + p.c[j][m] - p.c[i][m] - p.c[j][k];
+          if (m != k && gain > best_gain) {
+            best_gain = gain;
+            best_j = j;
           }
         }
-      if (!improved)
-        break;
-    }
-    std::vector<TaskPlacement> out;
-    for (int i = 0; i < n; ++i)
-      out.push_back({placed[i], round.offers[host_of[i]].host});
-    return out;
+        if (best_j >= 0) {
+          std::swap(p.host_of[i], p.host_of[best_j]);
+          improved = true;
+        }
+      }
+    return improved;
   }
 };
 
