@@ -1,4 +1,5 @@
 #include "sim/cli/calibration_commands.hpp"
+#include "sim/cli/command.hpp"
 
 #include "base/input_error.hpp"
 #include "base/json_input.hpp"
@@ -134,17 +135,17 @@ int command_fit(const std::string& measurements_path, const std::string& out, in
   return 0;
 }
 
-int command_predict(const std::string& device, const std::string& profile_path, const std::vector<std::string>& tokens,
-                    bool json)
+namespace {
+
+// The kernel of `predict FAMILY --name value ...` (or --name=value).
+Kernel kernel_of(const std::vector<std::string>& tokens)
 {
-  if (tokens.empty())
-    throw InputError(
-        "<command line>", 1, 1, "predict needs a kernel: " + [] {
-          std::string s;
-          for (const auto& f : kernel_families())
-            s += (s.empty() ? "" : ", ") + f;
-          return s;
-        }());
+  if (tokens.empty()) {
+    std::string families;
+    for (const auto& f : kernel_families())
+      families += (families.empty() ? "" : ", ") + f;
+    throw InputError("<command line>", 1, 1, "predict needs a kernel: " + families);
+  }
   std::map<std::string, std::string> args;
   for (std::size_t i = 1; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
@@ -161,37 +162,35 @@ int command_predict(const std::string& device, const std::string& profile_path, 
     }
     args[key] = value;
   }
-  Kernel kernel;
   try {
-    kernel = make_kernel(tokens[0], args);
+    return make_kernel(tokens[0], args);
   } catch (const std::invalid_argument& e) {
     throw InputError("<command line>", 1, 1, e.what());
   }
-  DeviceProfile profile;
-  std::string device_name = device;
+}
+
+// The profile a prediction uses: the given file's, or the one shipped for the device.
+DeviceProfile profile_for(std::string& device_name, const std::string& profile_path)
+{
   if (!profile_path.empty()) {
-    profile = load_profile(profile_path);
+    DeviceProfile profile = load_profile(profile_path);
     if (!device_name.empty() && device_name != profile.device)
       throw InputError(profile_path, 1, 1, "profile is for '" + profile.device + "', not '" + device_name + "'");
     device_name = profile.device;
-  } else {
-    if (device_name.empty())
-      throw InputError("<command line>", 1, 1, "predict needs --device NAME or --profile P.json");
-    const DeviceProfile* shipped = builtin_profile(device_name);
-    if (!shipped)
-      throw InputError("<command line>", 1, 1,
-                       "no profile is shipped for device '" + device_name +
-                           "' (clustersim list devices; or give --profile)");
-    profile = *shipped;
+    return profile;
   }
-  const DeviceSpec& d = catalog_device(device_name, profile_path.empty() ? "<command line>" : profile_path);
-  auto model = make_cost_model(d, profile);
-  CostBreakdown b;
-  try {
-    b = model->predict(kernel);
-  } catch (const std::invalid_argument& e) {
-    throw InputError("<command line>", 1, 1, e.what());
-  }
+  if (device_name.empty())
+    throw InputError("<command line>", 1, 1, "predict needs --device NAME or --profile P.json");
+  const DeviceProfile* shipped = builtin_profile(device_name);
+  if (!shipped)
+    throw InputError("<command line>", 1, 1,
+                     "no profile is shipped for device '" + device_name +
+                         "' (clustersim list devices; or give --profile)");
+  return *shipped;
+}
+
+void print_prediction(const Kernel& kernel, const DeviceSpec& d, const CostBreakdown& b, bool json)
+{
   const double flops = kernel_flops(kernel), bytes = kernel_bytes(kernel);
   if (json) {
     nlohmann::ordered_json j{{"device", d.name},
@@ -207,7 +206,7 @@ int command_predict(const std::string& device, const std::string& profile_path, 
                              {"tflops", flops > 0 ? flops / b.total / 1e12 : 0.0},
                              {"gbps", bytes / b.total / 1e9}};
     std::cout << j.dump(2) << "\n";
-    return 0;
+    return;
   }
   std::cout << fmt::format("{} on {}\n", describe_kernel(kernel), d.display_name);
   std::cout << fmt::format("  time     {}  ({} model{})\n", units::format_time(b.total), b.model,
@@ -218,6 +217,25 @@ int command_predict(const std::string& device, const std::string& profile_path, 
   if (flops > 0)
     std::cout << fmt::format("  rate     {:.1f} TFLOP/s\n", flops / b.total / 1e12);
   std::cout << fmt::format("  traffic  {} at {:.1f} GB/s\n", units::format_bytes(bytes), bytes / b.total / 1e9);
+}
+
+} // namespace
+
+int command_predict(const std::string& device, const std::string& profile_path, const std::vector<std::string>& tokens,
+                    bool json)
+{
+  const Kernel kernel = kernel_of(tokens);
+  std::string device_name = device;
+  const DeviceProfile profile = profile_for(device_name, profile_path);
+  const DeviceSpec& d = catalog_device(device_name, profile_path.empty() ? "<command line>" : profile_path);
+  auto model = make_cost_model(d, profile);
+  CostBreakdown b;
+  try {
+    b = model->predict(kernel);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("<command line>", 1, 1, e.what());
+  }
+  print_prediction(kernel, d, b, json);
   return 0;
 }
 
@@ -239,6 +257,46 @@ int command_regress(const std::string& profile_path, const std::string& measurem
   std::cout << fmt::format("regress: median |error| {:.1f}% {} tolerance {:.1f}%\n", 100 * all.median,
                            pass ? "within" : "BEYOND", 100 * tolerance);
   return pass ? 0 : 1;
+}
+
+std::vector<Command> add_calibration_commands(CLI::App& app)
+{
+  struct Args {
+    std::string device, out, measurements, profile, predict_device;
+    bool quick = false, with_tables = false, json = false;
+    int holdout = 4;
+    double tolerance = 0.10;
+  };
+  auto a = std::make_shared<Args>();
+  auto* calibrate = app.add_subcommand("calibrate", "run the microkernels on this machine and write measurements");
+  calibrate->add_option("--device", a->device, "cpu | cuda")->required()->check(CLI::IsMember({"cpu", "cuda"}));
+  calibrate->add_option("--out", a->out, "measurement file to write")->required();
+  calibrate->add_flag("--quick", a->quick, "fewer shapes and repeats");
+  auto* fit = app.add_subcommand("fit", "fit a device profile to a measurement file");
+  fit->add_option("measurements", a->measurements, "measurement JSON (from calibrate)")->required();
+  fit->add_option("--out", a->out, "profile file to write")->required();
+  fit->add_option("--holdout", a->holdout, "hold out every N-th measurement (default 4)")->check(CLI::Range(2, 1000));
+  fit->add_flag("--with-tables", a->with_tables, "also store the training measurements as profiled tables");
+  auto* predict = app.add_subcommand("predict", "predict one kernel: predict --device h200-sxm gemm --m 8192 ...");
+  predict->add_option("--device", a->predict_device, "catalog device (uses its shipped profile)");
+  predict->add_option("--profile", a->profile, "a profile JSON (from fit)");
+  predict->add_flag("--json", a->json, "print JSON");
+  predict->allow_extras();
+  predict->positionals_at_end(false);
+  auto* regress = app.add_subcommand("regress", "compare a profile's predictions with measurements");
+  regress->add_option("--profile", a->profile, "profile JSON")->required();
+  regress->add_option("--measurements", a->measurements, "measurement JSON")->required();
+  regress->add_option("--tolerance", a->tolerance, "largest acceptable median |relative error| (default 0.10)")
+      ->check(CLI::PositiveNumber);
+  return {
+      {calibrate,
+       [a] {
+         return command_calibrate(a->device, a->out, a->quick,
+                                  std::filesystem::read_symlink("/proc/self/exe").string());
+       }},
+      {fit, [a] { return command_fit(a->measurements, a->out, a->holdout, a->with_tables); }},
+      {predict, [a, predict] { return command_predict(a->predict_device, a->profile, predict->remaining(), a->json); }},
+      {regress, [a] { return command_regress(a->profile, a->measurements, a->tolerance); }}};
 }
 
 } // namespace cs

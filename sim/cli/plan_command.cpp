@@ -1,4 +1,5 @@
 #include "sim/cli/plan_command.hpp"
+#include "sim/cli/command.hpp"
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
@@ -111,6 +112,23 @@ int command_plan(const PlanCommand& c)
     std::cout << fmt::format("\n  outputs   {}/ (plans.csv, best.yaml: the best plan as a scenario)\n", c.out_dir);
   }
   return 0;
+}
+
+std::vector<Command> add_plan_commands(CLI::App& app)
+{
+  auto c = std::make_shared<PlanCommand>();
+  auto* planner = app.add_subcommand("plan", "search DP x TP x PP x microbatch x schedule x recomputation plans for a "
+                                             "scenario on N GPUs (analytical backend) and print the best");
+  planner->add_option("scenario", c->scenario, "transformer-training scenario YAML")->required();
+  planner->add_option("--gpus", c->gpus, "GPUs to plan for (whole nodes, or a part of one node)")->required();
+  planner->add_option("--memory-limit", c->memory_limit, "memory per GPU, e.g. 40GiB (default: the device's)");
+  planner->add_option("--top", c->top, "plans to print (default 5)")->check(CLI::Range(1, 1000));
+  planner->add_option("--confirm", c->confirm, "re-run the best N plans on the simgrid backend")
+      ->check(CLI::Range(0, 1000));
+  planner->add_flag("--exhaustive", c->exhaustive, "simulate every plan that fits (no bound pruning)");
+  planner->add_option("--set", c->sets, "override a key of the scenario (repeatable)");
+  planner->add_option("--out", c->out_dir, "also write plans.csv and best.yaml (the best plan as a scenario)");
+  return {{planner, [c] { return command_plan(*c); }}};
 }
 
 } // namespace cs

@@ -263,6 +263,41 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
   return plan.memory_bytes <= budget;
 }
 
+struct Candidate {
+  Plan plan;
+  Scenario scenario;
+};
+
+// Best-first by the bound; stop simulating once the bound cannot beat the k-th best simulated plan.
+std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const PlanOptions& options, PlanSearch& out)
+{
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.plan.bound_s < b.plan.bound_s; });
+  std::vector<Plan> done;
+  for (auto& c : candidates) {
+    if (!options.exhaustive && static_cast<int>(done.size()) >= options.top) {
+      std::vector<double> t;
+      for (const auto& d : done)
+        t.push_back(d.iteration_s);
+      std::nth_element(t.begin(), t.begin() + (options.top - 1), t.end());
+      if (c.plan.bound_s >= t[options.top - 1]) {
+        ++out.pruned_by_bound;
+        continue;
+      }
+    }
+    RunOptions fast;
+    fast.one_replica = true;
+    const RunResult r = run_scenario(c.scenario, fast);
+    const auto& metrics = r.report.at("metrics");
+    c.plan.iteration_s = metrics.at("iteration_time_s").get<double>();
+    c.plan.samples_per_s = metrics.at("throughput_samples_per_s").get<double>();
+    c.plan.tflops_per_gpu = metrics.at("tflops_per_gpu").get<double>();
+    ++out.simulated;
+    done.push_back(c.plan);
+  }
+  return done;
+}
+
 } // namespace
 
 PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
@@ -283,10 +318,6 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.budget_bytes = limit > 20e9 ? 0.8 * limit : limit;
 
   std::map<std::tuple<int, int, std::string>, PassTimes> times; // per (tp, micro, recompute)
-  struct Candidate {
-    Plan plan;
-    Scenario scenario;
-  };
   std::vector<Candidate> candidates;
   for (Plan plan : enumerate_plans(base, gpus)) {
     ++out.enumerated;
@@ -312,31 +343,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     plan.bound_s = microbatches * (tr(base).model.layers * t.layer_compute + t.head) / plan.pp;
     candidates.push_back({plan, s});
   }
-  // Best-first by the bound; stop simulating once the bound cannot beat the k-th best simulated plan.
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.plan.bound_s < b.plan.bound_s; });
-  std::vector<Plan> done;
-  for (auto& c : candidates) {
-    if (!options.exhaustive && static_cast<int>(done.size()) >= options.top) {
-      std::vector<double> t;
-      for (const auto& d : done)
-        t.push_back(d.iteration_s);
-      std::nth_element(t.begin(), t.begin() + (options.top - 1), t.end());
-      if (c.plan.bound_s >= t[options.top - 1]) {
-        ++out.pruned_by_bound;
-        continue;
-      }
-    }
-    RunOptions fast;
-    fast.one_replica = true;
-    const RunResult r = run_scenario(c.scenario, fast);
-    const auto& metrics = r.report.at("metrics");
-    c.plan.iteration_s = metrics.at("iteration_time_s").get<double>();
-    c.plan.samples_per_s = metrics.at("throughput_samples_per_s").get<double>();
-    c.plan.tflops_per_gpu = metrics.at("tflops_per_gpu").get<double>();
-    ++out.simulated;
-    done.push_back(c.plan);
-  }
+  std::vector<Plan> done = simulate_best_first(candidates, options, out);
   // Fastest first; plans within 1e-9 of each other (ZeRO-1 and 2, none and selective recomputation often are)
   // rank by memory, the smaller first.
   std::stable_sort(done.begin(), done.end(), [](const Plan& a, const Plan& b) {

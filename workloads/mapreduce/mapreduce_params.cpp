@@ -10,38 +10,46 @@ void read_queue(ObjectReader& r, QueueParams& q)
   r.require_positive("capacity", q.capacity);
 }
 
+void read_trace(ObjectReader t, MapReduceTraceParams& trace)
+{
+  t.choice("format", trace.format, {"swim", "rumen", "jhist"}, "trace format")
+      .field("file", trace.file, "trace file, relative to the scenario")
+      .field("start", trace.start, "replay jobs submitted from this time on")
+      .field("duration", trace.duration, "replay this long a window (0 = to the end)")
+      .field("scale", trace.scale, "multiplies every byte count (SWIM: your cluster size / the trace's)")
+      .field("max_jobs", trace.max_jobs, "replay at most this many jobs (0 = all)");
+  t.finish();
+  t.require_non_negative("start", trace.start.value);
+  t.require_non_negative("duration", trace.duration.value);
+  t.require_positive("scale", trace.scale);
+  t.require_non_negative("max_jobs", trace.max_jobs);
+}
+
+void read_synthetic(ObjectReader g, SyntheticJobsParams& synthetic)
+{
+  g.field("jobs", synthetic.jobs, "number of jobs (0 = none; then a trace is needed)")
+      .field("mean_interarrival", synthetic.mean_interarrival, "mean time between submissions")
+      .field("min_input", synthetic.min_input, "smallest job input")
+      .field("max_input", synthetic.max_input, "largest job input")
+      .field("shuffle_ratio", synthetic.shuffle_ratio, "shuffle bytes / input bytes")
+      .field("output_ratio", synthetic.output_ratio, "output bytes / shuffle bytes");
+  g.finish();
+  g.require_non_negative("jobs", synthetic.jobs);
+  g.require_positive("mean_interarrival", synthetic.mean_interarrival.value);
+  g.require_positive("min_input", synthetic.min_input.value);
+  g.require_positive("max_input", synthetic.max_input.value);
+  g.require_non_negative("shuffle_ratio", synthetic.shuffle_ratio);
+  g.require_non_negative("output_ratio", synthetic.output_ratio);
+  if (!g.describing() && synthetic.min_input.value > synthetic.max_input.value)
+    g.fail_at("min_input", "min_input is larger than max_input");
+}
+
 } // namespace
 
 void read_mapreduce(ObjectReader r, MapReduceParams& m, bool selected)
 {
-  ObjectReader t = r.child("trace", "replay jobs from a trace (SWIM TSV, Hadoop rumen JSON or MRv2 .jhist)");
-  t.choice("format", m.trace.format, {"swim", "rumen", "jhist"}, "trace format")
-      .field("file", m.trace.file, "trace file, relative to the scenario")
-      .field("start", m.trace.start, "replay jobs submitted from this time on")
-      .field("duration", m.trace.duration, "replay this long a window (0 = to the end)")
-      .field("scale", m.trace.scale, "multiplies every byte count (SWIM: your cluster size / the trace's)")
-      .field("max_jobs", m.trace.max_jobs, "replay at most this many jobs (0 = all)");
-  t.finish();
-  t.require_non_negative("start", m.trace.start.value);
-  t.require_non_negative("duration", m.trace.duration.value);
-  t.require_positive("scale", m.trace.scale);
-  t.require_non_negative("max_jobs", m.trace.max_jobs);
-  ObjectReader g = r.child("synthetic", "generate jobs: Poisson arrivals, log-uniform input sizes");
-  g.field("jobs", m.synthetic.jobs, "number of jobs (0 = none; then a trace is needed)")
-      .field("mean_interarrival", m.synthetic.mean_interarrival, "mean time between submissions")
-      .field("min_input", m.synthetic.min_input, "smallest job input")
-      .field("max_input", m.synthetic.max_input, "largest job input")
-      .field("shuffle_ratio", m.synthetic.shuffle_ratio, "shuffle bytes / input bytes")
-      .field("output_ratio", m.synthetic.output_ratio, "output bytes / shuffle bytes");
-  g.finish();
-  g.require_non_negative("jobs", m.synthetic.jobs);
-  g.require_positive("mean_interarrival", m.synthetic.mean_interarrival.value);
-  g.require_positive("min_input", m.synthetic.min_input.value);
-  g.require_positive("max_input", m.synthetic.max_input.value);
-  g.require_non_negative("shuffle_ratio", m.synthetic.shuffle_ratio);
-  g.require_non_negative("output_ratio", m.synthetic.output_ratio);
-  if (!g.describing() && m.synthetic.min_input.value > m.synthetic.max_input.value)
-    g.fail_at("min_input", "min_input is larger than max_input");
+  read_trace(r.child("trace", "replay jobs from a trace (SWIM TSV, Hadoop rumen JSON or MRv2 .jhist)"), m.trace);
+  read_synthetic(r.child("synthetic", "generate jobs: Poisson arrivals, log-uniform input sizes"), m.synthetic);
   r.field("block_size", m.block_size, "HDFS block size: one map per block")
       .field("replication", m.replication, "HDFS replicas per block")
       .field("writer_racks", m.writer_racks,

@@ -1,0 +1,25 @@
+// One subcommand of the clustersim CLI: its CLI11 parser and what it does once parsed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+
+namespace cs {
+
+/** A subcommand added to the app; run() returns the exit code (0 ok, 1 failed run, 2 bad input). */
+struct Command {
+  CLI::App* parser = nullptr;
+  std::function<int()> run;
+};
+
+/** run, validate */
+std::vector<Command> add_scenario_commands(CLI::App& app);
+/** list, trace */
+std::vector<Command> add_catalog_commands(CLI::App& app);
+/** calibrate, fit, predict, regress */
+std::vector<Command> add_calibration_commands(CLI::App& app);
+/** plan */
+std::vector<Command> add_plan_commands(CLI::App& app);
+
+} // namespace cs
