@@ -1,0 +1,218 @@
+#include "workloads/mapreduce/mapreduce_run.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace cs {
+
+void MapReduceRun::take_container(int j, int host)
+{
+  --free_[host];
+  ++queue_running_[state_[j].spec->queue];
+  ++state_[j].running_containers;
+}
+
+void MapReduceRun::release_container(int j, int host)
+{
+  ++free_[host];
+  --queue_running_[state_[j].spec->queue];
+  --state_[j].running_containers;
+}
+
+void MapReduceRun::launch(const Candidate& c, int host)
+{
+  auto& s = state_[c.job];
+  take_container(c.job, host);
+  if (c.map) {
+    if (!c.speculative) {
+      s.map_state[c.task] = 1;
+      s.map_started[c.task] = rt_.now();
+      ++s.maps_running;
+    } else {
+      auto it = std::find(s.speculative_queue.begin(), s.speculative_queue.end(), c.task);
+      if (it != s.speculative_queue.end())
+        s.speculative_queue.erase(it);
+    }
+    auto actor = rt_.spawn("m", host, [this, c, host] { map_attempt(c.job, c.task, host, c.speculative); });
+    if (p_.speculative)
+      s.attempts[c.task].push_back(actor);
+  } else {
+    ++s.reduces_started;
+    ++s.reduces_running;
+    rt_.spawn("r", host, [this, c, host] { reduce_task(c.job, c.task, host); });
+  }
+}
+
+// HDFS output: every replica and the pipeline's flows at once; each pipeline flow is recorded as an output transfer.
+void MapReduceRun::hdfs_write(int job, int host, double bytes)
+{
+  std::vector<std::size_t> records;
+  const double t0 = rt_.now();
+  cluster_.hdfs_write(host, bytes, p_.replication, rng_, [&](int src, int dst) {
+    records.push_back(out_.transfers.size());
+    out_.transfers.push_back({TransferKind::OUTPUT, job, src, dst, bytes, t0, t0});
+  });
+  for (auto i : records)
+    out_.transfers[i].end = rt_.now();
+}
+
+void MapReduceRun::map_attempt(int j, int m, int host, bool speculative)
+{
+  auto& s = state_[j];
+  const auto& spec = s.spec->maps[m];
+  const double start = rt_.now();
+  // Read the nearest replica (ties: the first listed).
+  int src = spec.replicas.empty() ? host : spec.replicas.front();
+  for (int h : spec.replicas)
+    if (cost_.level(h, host) < cost_.level(src, host))
+      src = h;
+  const std::size_t task_record = out_.tasks.size();
+  out_.tasks.push_back({j, true, m, host, cost_.level(src, host), start, start, speculative, false});
+  std::size_t read_record = out_.transfers.size();
+  out_.transfers.push_back({TransferKind::MAP_READ, j, src, host, spec.input_bytes, start, start});
+  {
+    std::vector<ActivityPtr> acts;
+    if (rt_.has_disk(src) && ClusterRuntime::some(spec.input_bytes))
+      acts.push_back(cluster_.disk_io(src, spec.input_bytes, false));
+    if (src != host && ClusterRuntime::some(spec.input_bytes))
+      acts.push_back(cluster_.flow(src, host, spec.input_bytes));
+    for (auto& a : acts)
+      rt_.wait(a);
+  }
+  out_.transfers[read_record].end = rt_.now();
+  cluster_.compute(host, spec.compute_s);
+  if (s.spec->reduces > 0) {
+    if (rt_.has_disk(host) && ClusterRuntime::some(s.spec->map_output_bytes(m)))
+      rt_.wait(cluster_.disk_io(host, s.spec->map_output_bytes(m), true)); // spill
+  } else {
+    hdfs_write(j, host, s.spec->output_bytes / s.spec->maps.size());
+  }
+  const double end = rt_.now();
+  out_.tasks[task_record].end = end;
+  release_container(j, host);
+  if (s.map_state[m] == 2) { // another attempt won while this one was finishing
+    out_.tasks[task_record].killed = true;
+    return;
+  }
+  s.map_state[m] = 2;
+  s.map_output_host[m] = host;
+  --s.maps_running;
+  ++s.maps_done;
+  s.map_seconds_sum += end - s.map_started[m];
+  ++s.map_seconds_n;
+  s.done_order.push_back(m);
+  s.output_on_host[host] += s.spec->map_output_bytes(m);
+  if (p_.speculative) {
+    for (auto& other : s.attempts[m])
+      if (!other->is_self()) {
+        kill_attempt(j, m, other);
+      }
+    s.attempts[m].clear();
+  }
+  for (auto& r : s.waiting_reducers)
+    r->resume();
+  s.waiting_reducers.clear();
+  if (s.maps_done == static_cast<int>(s.spec->maps.size()) && s.spec->reduces == 0)
+    finish_job(j);
+}
+
+void MapReduceRun::kill_attempt(int j, int m, const ActorPtr& actor)
+{
+  // The loser's record is the last open one for (j, m) on its host; close it and give its container back.
+  const int host = actor->host();
+  for (auto it = out_.tasks.rbegin(); it != out_.tasks.rend(); ++it)
+    if (it->job == j && it->map && it->index == m && it->host == host && it->end == it->start && !it->killed) {
+      it->end = rt_.now();
+      it->killed = true;
+      break;
+    }
+  actor->kill();
+  release_container(j, host);
+}
+
+// A reducer fetches its partition of every map output as maps finish: one flow per source host with every ready
+// output there (as Hadoop's fetchers batch them), at most parallel_copies at once; it suspends while none is ready.
+void MapReduceRun::fetch_map_outputs(int j, int host)
+{
+  auto& s = state_[j];
+  const int maps = static_cast<int>(s.spec->maps.size());
+  std::size_t cursor = 0;
+  int fetched = 0;
+  struct Fetch {
+    int src;
+    double bytes;
+    int count;
+  };
+  std::vector<Fetch> queue; // per source host, in host order
+  std::size_t queue_head = 0;
+  std::vector<ActivityPtr> inflight;
+  std::vector<std::pair<std::size_t, int>> inflight_info; // transfer record, map count
+  while (fetched < maps) {
+    if (cursor < s.done_order.size()) {
+      std::map<int, std::pair<double, int>> by_host;
+      for (; cursor < s.done_order.size(); ++cursor) {
+        const int m = s.done_order[cursor];
+        auto& e = by_host[s.map_output_host[m]];
+        e.first += s.spec->map_output_bytes(m) / s.spec->reduces;
+        ++e.second;
+      }
+      for (const auto& [src, e] : by_host)
+        queue.push_back({src, e.first, e.second});
+    }
+    while (static_cast<int>(inflight.size()) < p_.parallel_copies && queue_head < queue.size()) {
+      const Fetch f = queue[queue_head++];
+      if ((f.src == host && !rt_.has_disk(host)) || !ClusterRuntime::some(f.bytes)) { // nothing to move
+        fetched += f.count;
+        continue;
+      }
+      const double t0 = rt_.now();
+      inflight_info.emplace_back(out_.transfers.size(), f.count);
+      out_.transfers.push_back({TransferKind::SHUFFLE, j, f.src, host, f.bytes, t0, t0, f.count});
+      inflight.push_back(f.src == host ? cluster_.disk_io(host, f.bytes, false) : cluster_.flow(f.src, host, f.bytes));
+    }
+    if (inflight.empty()) {
+      if (fetched >= maps || cursor < s.done_order.size())
+        continue;
+      s.waiting_reducers.push_back(rt_.self());
+      rt_.suspend();
+      continue;
+    }
+    const std::size_t done = rt_.wait_any(inflight);
+    out_.transfers[inflight_info[done].first].end = rt_.now();
+    fetched += inflight_info[done].second;
+    inflight.erase(inflight.begin() + done);
+    inflight_info.erase(inflight_info.begin() + done);
+  }
+}
+
+void MapReduceRun::reduce_task(int j, int r, int host)
+{
+  auto& s = state_[j];
+  const double start = rt_.now();
+  const std::size_t task_record = out_.tasks.size();
+  out_.tasks.push_back({j, false, r, host, -1, start, start, false, false});
+  fetch_map_outputs(j, host);
+  const double partition = s.spec->shuffle_bytes / s.spec->reduces;
+  if (rt_.has_disk(host) && ClusterRuntime::some(partition)) // merge pass: the fetched segments are read back
+    rt_.wait(cluster_.disk_io(host, partition, false));
+  cluster_.compute(host, s.spec->reduce_compute_s[r]);
+  hdfs_write(j, host, s.spec->output_bytes / s.spec->reduces);
+  out_.tasks[task_record].end = rt_.now();
+  release_container(j, host);
+  --s.reduces_running;
+  if (++s.reduces_done == s.spec->reduces)
+    finish_job(j);
+}
+
+void MapReduceRun::finish_job(int j)
+{
+  auto& s = state_[j];
+  s.done = true;
+  s.finish = rt_.now();
+  s.maps_on_host.clear();
+  s.maps_on_host.shrink_to_fit();
+  active_.erase(std::find(active_.begin(), active_.end(), j));
+  ++jobs_done_;
+}
+
+} // namespace cs
