@@ -1,16 +1,30 @@
-// Writes a run's timeline as a Chrome trace-event JSON document (opens in Perfetto and chrome://tracing).
+// The Chrome trace-event writer (opens in Perfetto): one process per node or host, one thread per stream, one
+// complete event per task. Every workload writes its trace through it.
 #pragma once
 
 #include "core/task_graph.hpp"
 #include "core/timeline.hpp"
 #include "platform/platform_spec.hpp"
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace cs {
 
-/** One process per node (CPU host), one thread per stream, one complete ("X") event per task with its labels,
- *  bytes and the cost model that answered. Timestamps in microseconds. */
+class ChromeTrace {
+public:
+  void process(int pid, const std::string& name);
+  void thread(int pid, int tid, const std::string& name);
+  /** A complete event from `start` to `end` (seconds); `args` is shown with it. */
+  void complete(const std::string& name, const std::string& category, int pid, int tid, double start, double end,
+                nlohmann::ordered_json args = nlohmann::ordered_json::object());
+  std::string dump() const;
+
+private:
+  nlohmann::ordered_json events_ = nlohmann::ordered_json::array();
+};
+
+/** A task graph's run: a process per node (per host on CPU clusters), a thread per stream. */
 std::string chrome_trace_json(const TaskGraph& graph, const Timeline& timeline, const PlatformSpec& platform);
 
 } // namespace cs

@@ -15,6 +15,22 @@ struct TaskGraph::Csr {
   G g;
 };
 
+const char* comm_kind_name(CommKind kind)
+{
+  switch (kind) {
+  case CommKind::GRADIENT_SYNC:
+    return "gradient_sync";
+  case CommKind::PARAMETER_GATHER:
+    return "parameter_gather";
+  case CommKind::P2P:
+    return "p2p";
+  case CommKind::TENSOR_PARALLEL:
+    return "tp";
+  default:
+    return "";
+  }
+}
+
 TaskGraph::TaskGraph() { names_.emplace_back(""); }
 TaskGraph::~TaskGraph() = default;
 TaskGraph::TaskGraph(TaskGraph&&) noexcept = default;

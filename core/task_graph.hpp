@@ -13,12 +13,19 @@ namespace cs {
 enum class TaskKind : std::uint8_t { COMPUTE, TRANSFER, DELAY, COLLECTIVE };
 
 /** Where a task belongs in the workload, for timelines and breakdowns. -1 = not applicable. */
+/** What a communication task is for, so that reports can tell traffic apart without reading names. */
+enum class CommKind : std::uint8_t { NONE, GRADIENT_SYNC, PARAMETER_GATHER, P2P, TENSOR_PARALLEL };
+/** snake_case names for reports: gradient_sync, parameter_gather, p2p, tp ("" for NONE). */
+const char* comm_kind_name(CommKind kind);
+
 struct TaskLabels {
   std::int32_t iteration = -1;
   std::int32_t stage = -1;
   std::int32_t microbatch = -1;
   std::int32_t layer = -1;
   std::uint16_t phase = 0; // index into TaskGraph::names()
+  CommKind comm = CommKind::NONE;
+  std::int32_t bucket = -1; // gradient bucket (gradient sync, ZeRO gathers)
 };
 
 /** One task (a COLLECTIVE member keeps its collective's index in `dst`). Compute runs `seconds` on `host`; delay waits

@@ -1,6 +1,7 @@
 // Workload kind `mapreduce`: jobs from a trace or a generator on a CPU cluster, run as actors under a scheduler.
 #include "base/units.hpp"
 #include "core/actor_runtime.hpp"
+#include "core/chrome_trace.hpp"
 #include "core/workload.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
 #include "workloads/mapreduce/mapreduce_metrics.hpp"
@@ -10,7 +11,6 @@
 
 #include <filesystem>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace cs {
 namespace {
@@ -18,29 +18,17 @@ namespace {
 /** Chrome trace of a MapReduce run: one process per host, one thread for maps and one for reducers. */
 std::string mapreduce_trace_json(const MapReduceOutcome& o, const MapReduceWorkload& w, const PlatformSpec& platform)
 {
-  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  ChromeTrace trace;
   for (int h = 0; h < platform.topology.host_count(); ++h)
-    events.push_back({{"ph", "M"},
-                      {"name", "process_name"},
-                      {"pid", h},
-                      {"args", {{"name", platform.topology.vertex(platform.topology.hosts()[h]).name}}}});
+    trace.process(h, platform.topology.vertex(platform.topology.hosts()[h]).name);
   for (const auto& t : o.tasks) {
     const auto& job = w.jobs[t.job];
-    std::string name =
+    const std::string name =
         job.id + (t.map ? "/m" : "/r") + std::to_string(t.index) + (t.speculative ? " (speculative)" : "");
-    events.push_back({{"ph", "X"},
-                      {"name", name},
-                      {"cat", t.map ? "map" : "reduce"},
-                      {"pid", t.host},
-                      {"tid", t.map ? 0 : 1},
-                      {"ts", t.start * 1e6},
-                      {"dur", (t.end - t.start) * 1e6},
-                      {"args", {{"locality", t.locality}, {"killed", t.killed}}}});
+    trace.complete(name, t.map ? "map" : "reduce", t.host, t.map ? 0 : 1, t.start, t.end,
+                   {{"locality", t.locality}, {"killed", t.killed}});
   }
-  nlohmann::ordered_json doc;
-  doc["traceEvents"] = events;
-  doc["displayTimeUnit"] = "ms";
-  return doc.dump();
+  return trace.dump();
 }
 
 std::string jobs_csv(const MapReduceWorkload& workload, const MapReduceOutcome& outcome)

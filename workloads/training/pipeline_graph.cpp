@@ -141,6 +141,7 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
     lab.stage = from_vs;
     lab.microbatch = mb;
     lab.phase = g.intern("p2p");
+    lab.comm = CommKind::P2P;
     const int t =
         g.add_transfer(pool.get(in.hosts[from_dev], channel), in.hosts[from_dev], in.hosts[to_dev], bytes, "p2p", lab);
     g.add_dependency(before, t);

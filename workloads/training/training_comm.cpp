@@ -96,8 +96,9 @@ std::vector<std::vector<int>> CommEmitter::reduce_buckets(int it, const std::vec
     std::vector<int> ready;
     for (int r = 0; r < built_; ++r)
       ready.push_back(task_of(replicas[r], d, k.op, k.piece));
-    const SyncRequest req = group_request(
-        d, k.bytes, ready, TaskLabels{it, k.stage, -1, static_cast<int>(b), out_.graph.intern("gradient-sync")});
+    const SyncRequest req = group_request(d, k.bytes, ready,
+                                          TaskLabels{it, k.stage, -1, -1, out_.graph.intern("gradient-sync"),
+                                                     CommKind::GRADIENT_SYNC, static_cast<int>(b)});
     const auto members = plan_.sync->reduce(out_.graph, req, sharded_);
     for (int r = 0; r < built_; ++r)
       done[r * pp + d].push_back(members[r]);
@@ -139,10 +140,10 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
     std::vector<int> ready;
     for (int r = 0; r < built_; ++r)
       ready.push_back(next[r * pp + d]);
-    const auto members =
-        plan_.sync->gather(out_.graph, group_request(d, buckets[b].bytes, ready,
-                                                     TaskLabels{it, buckets[b].stage, -1, static_cast<int>(b),
-                                                                out_.graph.intern("parameter-gather")}));
+    const auto members = plan_.sync->gather(
+        out_.graph, group_request(d, buckets[b].bytes, ready,
+                                  TaskLabels{it, buckets[b].stage, -1, -1, out_.graph.intern("parameter-gather"),
+                                             CommKind::PARAMETER_GATHER, static_cast<int>(b)}));
     for (int r = 0; r < built_; ++r)
       gathered[r * pp + d].push_back(members[r]);
   }
@@ -195,7 +196,12 @@ void CommEmitter::gather_layers(int it, const std::vector<PipelineTasks>& replic
         ready.push_back(s < 2 ? ends[r * pp + d] : task_of(replicas[r], d, slots[s - 2].op, slots[s - 2].piece));
       const PipelineOp& op = order_[d][slots[s].op];
       const Task& first = out_.graph.task(task_of(replicas[0], d, slots[s].op, slots[s].piece));
-      TaskLabels lab{it, op.chunk * pp + d, op.microbatch, first.labels.layer, out_.graph.intern("parameter-gather")};
+      TaskLabels lab{it,
+                     op.chunk * pp + d,
+                     op.microbatch,
+                     first.labels.layer,
+                     out_.graph.intern("parameter-gather"),
+                     CommKind::PARAMETER_GATHER};
       const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
       for (int r = 0; r < built_; ++r)
         out_.graph.add_dependency(members[r], task_of(replicas[r], d, slots[s].op, slots[s].piece));
