@@ -214,6 +214,8 @@ TEST(Scenario, EveryKeyIsDocumented)
   std::string text((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(text.empty());
   for (const auto& k : keys) {
+    if (k.help.rfind("[test-", 0) == 0)
+      continue; // parameters of test-only policies registered in this binary
     EXPECT_FALSE(k.help.empty()) << k.path;
     EXPECT_NE(text.find("`" + k.path + "`"), std::string::npos) << k.path << " is not in docs/scenarios.md";
   }
