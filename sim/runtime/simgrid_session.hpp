@@ -11,7 +11,9 @@ class Engine;
 namespace cs {
 
 /** Timing precisions for SimGrid's solver: the executor needs 1e-13 (the backends agree to 1e-9 relative on
- *  contention-free graphs); actor workloads run with SimGrid's 1e-9 surf precision. maxmin <= 0 keeps the default. */
+ *  contention-free graphs); actor workloads keep SimGrid's 1e-9 surf precision (with 1e-13 and 1e-12, SimGrid 3.32
+ *  crashes on the MapReduce reference scenario's disk and flow mix: a segmentation fault within 0.15 s).
+ *  maxmin <= 0 keeps the default. */
 struct SimgridPrecision {
   double surf = 1e-9;
   double maxmin = 0;
