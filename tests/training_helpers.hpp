@@ -20,7 +20,7 @@ inline BuiltTraining build_transformer_training(const TrainingParams& w, const K
   auto schedule = Registry<PipelineSchedule>::instance().create(schedule_name);
   auto sync = Registry<GradientSync>::instance().create(sync_name);
   BuiltTraining out;
-  out.stages = transformer_stages(w, cost, platform, StageShape{pp, schedule->chunks(w.parallel.vpp), false, dp});
+  out.stages = transformer_stages(w, cost, platform, StageShape{pp, schedule->chunks(w.parallel.vpp), false, dp, {}});
   TrainingPlan plan;
   plan.params = &w;
   plan.stages = &out.stages;

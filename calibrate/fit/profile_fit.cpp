@@ -28,16 +28,24 @@ bool is_host_copy(const Kernel& k)
   return c && c->direction != "d2d";
 }
 
+// A candidate GEMM model: tile set, CTAs per SM and each tile's prologue and epilogue in K-steps.
+struct GemmShape {
+  std::vector<GemmTile> tiles;
+  int ctas = 1;
+  double k_overhead = 0;
+};
+
 // Work a GEMM costs under a tile set, in FLOP-equivalents at full efficiency: the cheapest candidate tile's
-// padded FLOPs divided by that tile's efficiency (the choice GemmWaveModel makes when compute-bound).
-double gemm_work(const GemmKernel& g, const std::vector<GemmTile>& tiles, int sms, int ctas)
+// padded FLOPs (K lengthened by the prologue and epilogue) divided by that tile's efficiency (the choice
+// GemmWaveModel makes when compute-bound).
+double gemm_work(const GemmKernel& g, const GemmShape& shape, int sms)
 {
-  if (tiles.empty() || sms <= 0)
+  if (shape.tiles.empty() || sms <= 0)
     return kernel_flops(g);
   double best = std::numeric_limits<double>::infinity();
-  for (const auto& t : tiles) {
-    WaveCount w = gemm_waves(g.m, g.n, g.batch, t, sms, ctas);
-    best = std::min(best, w.waves * w.slots * 2.0 * t.m * t.n * g.k / t.efficiency);
+  for (const auto& t : shape.tiles) {
+    WaveCount w = gemm_waves(g.m, g.n, g.batch, t, sms, shape.ctas);
+    best = std::min(best, w.waves * w.slots * 2.0 * t.m * t.n * (g.k + shape.k_overhead) / t.efficiency);
   }
   return best;
 }
@@ -51,7 +59,7 @@ struct LinearFit {
 
 // Weighted least squares of t = L + sum_d a_d W_d / peak_d + b bytes / bandwidth on the training samples,
 // rows divided by the measured time so the fit minimises relative error.
-LinearFit solve(const std::vector<Sample>& train, const DeviceSpec& d, const std::vector<GemmTile>& tiles, int ctas)
+LinearFit solve(const std::vector<Sample>& train, const DeviceSpec& d, const GemmShape& shape)
 {
   std::vector<std::string> dtypes;
   for (const auto& s : train)
@@ -86,7 +94,7 @@ LinearFit solve(const std::vector<Sample>& train, const DeviceSpec& d, const std
       if (!(peak > 0))
         throw std::invalid_argument(d.name + " has no " + dt + " peak in the catalog");
       double work = std::holds_alternative<GemmKernel>(s.kernel)
-                        ? gemm_work(std::get<GemmKernel>(s.kernel), tiles, d.sms, ctas)
+                        ? gemm_work(std::get<GemmKernel>(s.kernel), shape, d.sms)
                         : kernel_flops(s.kernel);
       auto col = 1 + (std::find(dtypes.begin(), dtypes.end(), dt) - dtypes.begin());
       A(r, col) = w * work / peak;
@@ -108,14 +116,15 @@ LinearFit solve(const std::vector<Sample>& train, const DeviceSpec& d, const std
   f.launch = x(0);
   for (std::size_t i = 0; i < dtypes.size(); ++i) {
     double a = x(1 + static_cast<Eigen::Index>(i));
-    if (!(a > 0))
-      throw std::invalid_argument("fit gave a non-positive time per FLOP for " + dtypes[i]);
+    if (!(a >= 1)) // faster than the datasheet peak (or negative): the measurements contradict the catalog
+      throw std::invalid_argument(fmt::format("fit gave an efficiency of {:.3g} for {}", 1.0 / a, dtypes[i]));
     f.efficiency[dtypes[i]] = 1.0 / a;
   }
   for (std::size_t i = 0; i < memory_keys.size(); ++i) {
     double a = x(first_memory + static_cast<Eigen::Index>(i));
-    if (!(a > 0))
-      throw std::invalid_argument("fit gave a non-positive time per byte for " + memory_keys[i]);
+    if (!(a >= 1))
+      throw std::invalid_argument(
+          fmt::format("fit gave a memory efficiency of {:.3g} for {}", 1.0 / a, memory_keys[i]));
     f.memory_efficiency[memory_keys[i]] = 1.0 / a;
   }
   f.training_error = (A * x - b).squaredNorm();
@@ -196,28 +205,33 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
                      });
   LinearFit best;
   best.training_error = std::numeric_limits<double>::infinity();
-  std::vector<GemmTile> best_tiles;
-  int best_ctas = 1;
-  std::vector<std::pair<std::vector<GemmTile>, int>> grid{{{}, 1}};
+  GemmShape best_shape;
+  std::vector<GemmShape> grid{GemmShape{}};
+  // Tile prologue and epilogue in K-steps: none, up to four 64-deep stages of a multistage main loop.
   if (waves)
     for (const auto& tiles : tile_options())
       for (int ctas : {1, 2})
-        grid.emplace_back(tiles, ctas);
-  for (const auto& [tiles, ctas] : grid) {
+        for (double k_overhead : {0.0, 32.0, 64.0, 128.0, 192.0, 256.0})
+          grid.push_back(GemmShape{tiles, ctas, k_overhead});
+  std::string first_error;
+  for (const auto& shape : grid) {
     LinearFit f;
     try {
-      f = solve(train, device, tiles, ctas);
-    } catch (const std::invalid_argument&) {
-      if (tiles.empty())
-        throw;
+      f = solve(train, device, shape);
+    } catch (const std::invalid_argument& e) {
+      if (first_error.empty())
+        first_error = e.what();
       continue;
     }
     if (f.training_error < best.training_error) {
       best = f;
-      best_tiles = tiles;
-      best_ctas = ctas;
+      best_shape = shape;
     }
   }
+  if (!std::isfinite(best.training_error))
+    throw std::invalid_argument(first_error);
+  const std::vector<GemmTile>& best_tiles = best_shape.tiles;
+  const int best_ctas = best_shape.ctas;
   p.launch_overhead = best.launch;
   p.compute_efficiency = best.efficiency;
   if (p.compute_efficiency.empty())
@@ -231,10 +245,12 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
   }
   p.gemm_tiles = best_tiles;
   p.ctas_per_sm = best_ctas;
+  p.gemm_k_overhead = best_shape.k_overhead;
   result.gemm_choice = best_tiles.empty()
                            ? "no tile quantisation"
-                           : fmt::format("{} tile candidate{}, {} CTA{} per SM", best_tiles.size(),
-                                         best_tiles.size() == 1 ? "" : "s", best_ctas, best_ctas == 1 ? "" : "s");
+                           : fmt::format("{} tile candidate{}, {} CTA{} per SM, tile prologue and epilogue {} K-steps",
+                                         best_tiles.size(), best_tiles.size() == 1 ? "" : "s", best_ctas,
+                                         best_ctas == 1 ? "" : "s", best_shape.k_overhead);
   // Host and peer copies: bandwidth from a fit of t = c + bytes / bw per direction.
   std::map<std::string, std::vector<const Sample*>> copies;
   for (const auto& s : train)

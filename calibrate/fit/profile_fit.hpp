@@ -32,8 +32,9 @@ struct FitResult {
 };
 
 /** Fits launch overhead, per-dtype compute efficiency, memory efficiency and copy bandwidths by weighted least
- *  squares on relative error (Eigen), and for GPUs the GEMM tile set and CTAs per SM by grid search on the
- *  training residual. Throws std::invalid_argument when the measurements cannot determine a parameter. */
+ *  squares on relative error (Eigen), and for GPUs the GEMM tile set, CTAs per SM and the tiles' prologue and
+ *  epilogue (in K-steps) by grid search on the training residual. Throws std::invalid_argument when the measurements
+ *  cannot determine a parameter or imply an efficiency above 1 (faster than the catalog's peak). */
 FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device, const FitOptions& options);
 
 /** Predicts every measurement with `model`. */

@@ -23,6 +23,85 @@ double DeviceProfile::memory_efficiency_for(const std::string& key) const
   return it == memory_efficiency_by_kernel.end() ? memory_efficiency : it->second;
 }
 
+namespace {
+
+// The attention curve: {forward: {efficiency, half_seq}, backward: {...}, causal: {efficiency_scale, half_seq_scale}}.
+void parse_attention(JsonReader& r, DeviceProfile& p)
+{
+  JsonReader a = r.child("attention");
+  auto pair = [&](const char* key, double& efficiency, double& half) {
+    JsonReader x = a.child(key);
+    efficiency = x.positive("efficiency");
+    half = x.number("half_seq");
+    if (efficiency > 1 || half < 0)
+      x.fail("efficiency must be in (0, 1] and half_seq not negative");
+  };
+  pair("forward", p.attention.forward, p.attention.forward_half_seq);
+  pair("backward", p.attention.backward, p.attention.backward_half_seq);
+  if (a.has("causal")) {
+    JsonReader c = a.child("causal");
+    p.attention.causal_scale = c.positive("efficiency_scale");
+    p.attention.causal_half_seq_scale = c.positive("half_seq_scale");
+  }
+}
+
+// GEMM tiles and how a tile's main loop is priced.
+void parse_gemm(JsonReader& r, DeviceProfile& p)
+{
+  JsonReader g = r.child("gemm");
+  p.ctas_per_sm = static_cast<int>(g.positive("ctas_per_sm"));
+  if (g.has("k_overhead")) {
+    p.gemm_k_overhead = g.number("k_overhead");
+    if (p.gemm_k_overhead < 0)
+      g.item(g.at("k_overhead"), "k_overhead").fail("must not be negative");
+  }
+  if (g.has("overlap")) {
+    p.gemm_overlap = g.number("overlap");
+    if (p.gemm_overlap < 0 || p.gemm_overlap > 1)
+      g.item(g.at("overlap"), "overlap").fail("must be in [0, 1]");
+  }
+  const auto& tiles = g.at("tiles");
+  if (!tiles.is_array())
+    g.item(tiles, "tiles").fail("expected a list");
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    JsonReader t = g.item(tiles[i], "tiles/" + std::to_string(i));
+    p.gemm_tiles.push_back(GemmTile{static_cast<int>(t.positive("m")), static_cast<int>(t.positive("n")),
+                                    t.positive("efficiency"), t.has("dtype") ? t.string("dtype") : ""});
+  }
+}
+
+// Profiled tables: per kernel family and dtype, measured times over shapes.
+void parse_tables(JsonReader& r, DeviceProfile& p)
+{
+  const auto& tables = r.at("tables");
+  if (!tables.is_array())
+    r.item(tables, "tables").fail("expected a list");
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    JsonReader t = r.item(tables[i], "tables/" + std::to_string(i));
+    ProfileTable table{t.string("family"), t.string("dtype"), {}, {}};
+    const auto& points = t.at("points");
+    if (!points.is_array() || points.empty())
+      t.item(points, "points").fail("expected a non-empty list of {shape, seconds}");
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      JsonReader pt = t.item(points[k], "points/" + std::to_string(k));
+      const auto& shape = pt.at("shape");
+      if (!shape.is_array() || shape.empty())
+        pt.item(shape, "shape").fail("expected a list of positive numbers");
+      std::vector<double> dims;
+      for (const auto& d : shape) {
+        if (!d.is_number() || !(d.get<double>() > 0))
+          pt.item(shape, "shape").fail("expected a list of positive numbers");
+        dims.push_back(d.get<double>());
+      }
+      table.shapes.push_back(dims);
+      table.seconds.push_back(pt.positive("seconds"));
+    }
+    p.tables.push_back(std::move(table));
+  }
+}
+
+} // namespace
+
 DeviceProfile parse_profile(const std::string& text, const std::string& file)
 {
   nlohmann::json j = parse_json_input(text, file);
@@ -44,48 +123,20 @@ DeviceProfile parse_profile(const std::string& text, const std::string& file)
   if (r.has("memory_efficiency_by_kernel"))
     for (const auto& [key, v] : r.at("memory_efficiency_by_kernel").items())
       p.memory_efficiency_by_kernel[key] = r.child("memory_efficiency_by_kernel").positive(key.c_str());
-  if (r.has("gemm")) {
-    JsonReader g = r.child("gemm");
-    p.ctas_per_sm = static_cast<int>(g.positive("ctas_per_sm"));
-    const auto& tiles = g.at("tiles");
-    if (!tiles.is_array())
-      g.item(tiles, "tiles").fail("expected a list");
-    for (std::size_t i = 0; i < tiles.size(); ++i) {
-      JsonReader t = g.item(tiles[i], "tiles/" + std::to_string(i));
-      p.gemm_tiles.push_back(GemmTile{static_cast<int>(t.positive("m")), static_cast<int>(t.positive("n")),
-                                      t.positive("efficiency"), t.has("dtype") ? t.string("dtype") : ""});
-    }
+  if (r.has("memory_half_bytes")) {
+    p.memory_half_bytes = r.number("memory_half_bytes");
+    if (p.memory_half_bytes < 0)
+      r.item(r.at("memory_half_bytes"), "memory_half_bytes").fail("must not be negative");
   }
+  if (r.has("attention"))
+    parse_attention(r, p);
+  if (r.has("gemm"))
+    parse_gemm(r, p);
   if (r.has("copy_bandwidth"))
     for (const auto& [dir, v] : r.at("copy_bandwidth").items())
       p.copy_bandwidth[dir] = r.child("copy_bandwidth").positive(dir.c_str());
-  if (r.has("tables")) {
-    const auto& tables = r.at("tables");
-    if (!tables.is_array())
-      r.item(tables, "tables").fail("expected a list");
-    for (std::size_t i = 0; i < tables.size(); ++i) {
-      JsonReader t = r.item(tables[i], "tables/" + std::to_string(i));
-      ProfileTable table{t.string("family"), t.string("dtype"), {}, {}};
-      const auto& points = t.at("points");
-      if (!points.is_array() || points.empty())
-        t.item(points, "points").fail("expected a non-empty list of {shape, seconds}");
-      for (std::size_t k = 0; k < points.size(); ++k) {
-        JsonReader pt = t.item(points[k], "points/" + std::to_string(k));
-        const auto& shape = pt.at("shape");
-        if (!shape.is_array() || shape.empty())
-          pt.item(shape, "shape").fail("expected a list of positive numbers");
-        std::vector<double> dims;
-        for (const auto& d : shape) {
-          if (!d.is_number() || !(d.get<double>() > 0))
-            pt.item(shape, "shape").fail("expected a list of positive numbers");
-          dims.push_back(d.get<double>());
-        }
-        table.shapes.push_back(dims);
-        table.seconds.push_back(pt.positive("seconds"));
-      }
-      p.tables.push_back(std::move(table));
-    }
-  }
+  if (r.has("tables"))
+    parse_tables(r, p);
   if (r.has("sources"))
     for (const auto& [k, v] : r.at("sources").items())
       p.sources[k] = v.is_string() ? v.get<std::string>() : v.dump();
@@ -107,8 +158,20 @@ std::string profile_to_json(const DeviceProfile& p)
   j["compute_efficiency"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : p.compute_efficiency)
     j["compute_efficiency"][k] = v;
+  if (p.memory_half_bytes > 0)
+    j["memory_half_bytes"] = p.memory_half_bytes;
+  if (p.attention.forward > 0) {
+    const auto& a = p.attention;
+    j["attention"]["forward"] = {{"efficiency", a.forward}, {"half_seq", a.forward_half_seq}};
+    j["attention"]["backward"] = {{"efficiency", a.backward}, {"half_seq", a.backward_half_seq}};
+    j["attention"]["causal"] = {{"efficiency_scale", a.causal_scale}, {"half_seq_scale", a.causal_half_seq_scale}};
+  }
   if (!p.gemm_tiles.empty()) {
     j["gemm"]["ctas_per_sm"] = p.ctas_per_sm;
+    if (p.gemm_k_overhead > 0)
+      j["gemm"]["k_overhead"] = p.gemm_k_overhead;
+    if (p.gemm_overlap < 1)
+      j["gemm"]["overlap"] = p.gemm_overlap;
     for (const auto& t : p.gemm_tiles) {
       nlohmann::ordered_json tile{{"m", t.m}, {"n", t.n}, {"efficiency", t.efficiency}};
       if (!t.dtype.empty())

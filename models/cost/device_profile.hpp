@@ -15,6 +15,15 @@ struct GemmTile {
   std::string dtype; // "" = a candidate for every dtype
 };
 
+/** Achieved attention throughput: a share of the dtype's peak that grows with the sequence as s / (s + half_seq)
+ *  (short sequences leave the GPU's SMs idle between tiles), per pass; causal masking scales the asymptote and the
+ *  half-way sequence. efficiency 0 means "as GEMMs" (the dtype's compute efficiency, no ramp). */
+struct AttentionEfficiency {
+  double forward = 0, forward_half_seq = 0;
+  double backward = 0, backward_half_seq = 0;
+  double causal_scale = 1, causal_half_seq_scale = 1;
+};
+
 /** Measured times of one kernel family and dtype over shapes (kernel_shape() order). */
 struct ProfileTable {
   std::string family;
@@ -35,13 +44,23 @@ struct DeviceProfile {
   /** Per memory-bound kernel (its memory_key(): "memcpy", "softmax", "bandwidth/triad", ...), overriding
    *  memory_efficiency: kernels differ in hidden traffic (write-allocate, streaming stores). */
   std::map<std::string, double> memory_efficiency_by_kernel;
+  /** Memory-bound kernels reach bytes / (bytes + memory_half_bytes) of their bandwidth (0: no ramp). */
+  double memory_half_bytes = 0;
+  AttentionEfficiency attention;
   int ctas_per_sm = 1;
   std::vector<GemmTile> gemm_tiles;             // candidates; empty means no tile or wave quantisation
+  /** A GEMM tile's prologue and epilogue (loading the first tiles of A and B, writing C) in K-steps of its main loop:
+   *  a short main loop is bound by them. */
+  double gemm_k_overhead = 0;
+  /** Share of the shorter of a GEMM's compute and memory time that the longer hides (1: perfect overlap). */
+  double gemm_overlap = 1;
   std::map<std::string, double> copy_bandwidth; // achieved h2d / d2h / p2p bytes/s (absent: catalog link)
   std::vector<ProfileTable> tables;
   std::map<std::string, std::string> sources; // parameter -> where it comes from
 
   double efficiency(const std::string& dtype) const;
+  /** Bandwidth share of a memory-bound kernel moving `bytes`, before its kernel's memory efficiency. */
+  double memory_ramp(double bytes) const { return memory_half_bytes > 0 ? bytes / (bytes + memory_half_bytes) : 1.0; }
   double memory_efficiency_for(const std::string& key) const;
 };
 

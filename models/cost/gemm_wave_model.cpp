@@ -24,18 +24,21 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
   if (!(peak > 0))
     throw std::invalid_argument(device_.name + " has no " + g->dtype + " compute units");
   const double rate = peak * profile_.efficiency(g->dtype);
-  const double memory =
-      kernel_bytes(kernel) / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)));
+  const double bytes = kernel_bytes(kernel);
+  const double memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)) *
+                                 profile_.memory_ramp(bytes));
   CostBreakdown best;
   best.total = INFINITY;
   for (const auto& tile : profile_.gemm_tiles) {
     if (!tile.dtype.empty() && tile.dtype != g->dtype)
       continue;
     WaveCount w = gemm_waves(g->m, g->n, g->batch, tile, device_.sms, profile_.ctas_per_sm);
-    // Every slot of every wave computes a whole tile: 2 Tm Tn k FLOPs.
-    double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * g->k;
+    // Every slot of every wave computes a whole tile: 2 Tm Tn k FLOPs, its main loop lengthened by the tile's
+    // prologue and epilogue.
+    double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * (g->k + profile_.gemm_k_overhead);
     double compute = padded / (rate * tile.efficiency);
-    double total = profile_.launch_overhead + std::max(compute, memory);
+    double total =
+        profile_.launch_overhead + std::max(compute, memory) + (1 - profile_.gemm_overlap) * std::min(compute, memory);
     if (total < best.total) {
       best.total = total;
       best.compute = compute;

@@ -26,6 +26,9 @@ public:
   CostBreakdown predict(const Kernel& kernel) const override;
 
 private:
+  /** The share of the dtype's peak a kernel reaches: the profile's compute efficiency, or for attention its
+   *  sequence-dependent curve. */
+  double compute_efficiency(const Kernel& kernel, const std::string& dtype) const;
   const DeviceSpec& device_;
   const DeviceProfile& profile_;
 };
@@ -40,8 +43,9 @@ struct WaveCount {
 WaveCount gemm_waves(double m, double n, double batch, const GemmTile& tile, int sms, int ctas_per_sm);
 
 /** GEMMs with tile and wave quantisation: a partial wave costs a full one, so the compute time is that of
- *  waves x slots whole tiles at the tile's efficiency. Like cuBLAS's heuristics, it picks the candidate tile
- *  with the shortest time. Other kernels go to the roofline. */
+ *  waves x slots whole tiles at the tile's efficiency, each tile's main loop over K lengthened by the profile's
+ *  prologue and epilogue (gemm_k_overhead, in K-steps); compute and memory overlap by gemm_overlap. Like cuBLAS's
+ *  heuristics, it picks the candidate tile with the shortest time. Other kernels go to the roofline. */
 class GemmWaveModel : public KernelCostModel {
 public:
   GemmWaveModel(const DeviceSpec& device, const DeviceProfile& profile)

@@ -5,6 +5,22 @@
 
 namespace cs {
 
+double RooflineModel::compute_efficiency(const Kernel& kernel, const std::string& dtype) const
+{
+  const auto* a = std::get_if<AttentionKernel>(&kernel);
+  const auto& e = profile_.attention;
+  if (!a || e.forward <= 0)
+    return profile_.efficiency(dtype);
+  // FlashAttention's achieved share of peak grows with the sequence (published sweeps, calibrate/profiles sources).
+  double efficiency = a->backward ? e.backward : e.forward;
+  double half = a->backward ? e.backward_half_seq : e.forward_half_seq;
+  if (a->causal) {
+    efficiency *= e.causal_scale;
+    half *= e.causal_half_seq_scale;
+  }
+  return efficiency * a->seq_kv / (a->seq_kv + half);
+}
+
 CostBreakdown RooflineModel::predict(const Kernel& kernel) const
 {
   CostBreakdown b;
@@ -27,9 +43,10 @@ CostBreakdown RooflineModel::predict(const Kernel& kernel) const
       double peak = device_.peak(dtype);
       if (!(peak > 0))
         throw std::invalid_argument(device_.name + " has no " + dtype + " compute units");
-      b.compute = flops / (peak * profile_.efficiency(dtype));
+      b.compute = flops / (peak * compute_efficiency(kernel, dtype));
     }
-    b.memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)));
+    b.memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)) *
+                        profile_.memory_ramp(bytes));
   }
   b.total = b.launch + std::max(b.compute, b.memory);
   return b;

@@ -66,7 +66,8 @@ double kernel_flops(const Kernel& k)
   return std::visit(Overload{[](const GemmKernel& g) { return 2.0 * g.m * g.n * g.k * g.batch; },
                              [](const AttentionKernel& a) {
                                double f = 4.0 * a.batch * a.heads * a.seq_q * a.seq_kv * a.head_dim;
-                               return a.causal ? f / 2 : f;
+                               f = a.causal ? f / 2 : f;
+                               return a.backward ? 2.5 * f : f;
                              },
                              [](const BandwidthKernel& b) { return b.flops; },
                              [](const SoftmaxKernel& s) { return 5.0 * s.rows * s.cols; },
@@ -81,8 +82,8 @@ double kernel_bytes(const Kernel& k)
   return std::visit(
       Overload{[](const GemmKernel& g) { return (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * dtype_bytes(g.dtype); },
                [](const AttentionKernel& a) {
-                 double e = dtype_bytes(a.dtype);
-                 return a.batch * a.head_dim * e * (2.0 * a.heads * a.seq_q + 2.0 * a.kv_heads * a.seq_kv);
+                 const double e = dtype_bytes(a.dtype), passes = a.backward ? 2.0 : 1.0;
+                 return passes * a.batch * a.head_dim * e * (2.0 * a.heads * a.seq_q + 2.0 * a.kv_heads * a.seq_kv);
                },
                [](const BandwidthKernel& b) { return b.bytes_in + b.bytes_out; },
                [](const SoftmaxKernel& s) { return 2.0 * s.rows * s.cols * dtype_bytes(s.dtype); },
@@ -131,8 +132,9 @@ std::string describe_kernel(const Kernel& k)
                                g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.dtype);
           },
           [](const AttentionKernel& a) {
-            return fmt::format("attention batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{} {}", a.batch,
-                               a.heads, a.kv_heads, a.seq_q, a.seq_kv, a.head_dim, a.causal ? " causal" : "", a.dtype);
+            return fmt::format("attention{} batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{} {}",
+                               a.backward ? " backward" : "", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
+                               a.head_dim, a.causal ? " causal" : "", a.dtype);
           },
           [](const BandwidthKernel& b) {
             return fmt::format("bandwidth op={} bytes_in={} bytes_out={} flops={} {}", b.op, b.bytes_in, b.bytes_out,
@@ -152,7 +154,7 @@ std::vector<std::string> kernel_argument_names(const std::string& family)
   if (family == "gemm")
     return {"m", "n", "k", "batch", "dtype", "trans_a", "trans_b"};
   if (family == "attention")
-    return {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "dtype"};
+    return {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "dtype"};
   if (family == "bandwidth")
     return {"op", "bytes_in", "bytes_out", "flops", "dtype"};
   if (family == "softmax" || family == "layernorm" || family == "rmsnorm")
@@ -272,7 +274,8 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
                            a.number("seq_kv", seq_q, false),
                            a.number("head_dim", 0, true),
                            a.flag("causal"),
-                           a.dtype("bf16")};
+                           a.dtype("bf16"),
+                           a.flag("backward")};
   }
   if (family == "bandwidth")
     return BandwidthKernel{a.text("op", "elementwise"), a.number("bytes_in", 0, true), a.non_negative("bytes_out", 0),

@@ -15,11 +15,14 @@ struct GemmKernel {
   bool trans_a = false, trans_b = false;
 };
 
-/** Flash-style fused attention: reads Q, K, V once and writes O; scores never reach memory. */
+/** Flash-style fused attention: reads Q, K, V once and writes O; scores never reach memory. Its backward pass
+ *  (FlashAttention-2) recomputes the scores: five matmuls against the forward's two (2.5x the FLOPs), reading Q, K,
+ *  V, O and dO and writing dQ, dK and dV. */
 struct AttentionKernel {
   double batch = 1, heads = 1, kv_heads = 1, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = false;
   std::string dtype = "bf16";
+  bool backward = false;
 };
 
 /** A bandwidth-bound op given by its traffic and arithmetic (elementwise, triad, activation). */
@@ -64,7 +67,7 @@ double dtype_bytes(const std::string& dtype);
 std::string kernel_family(const Kernel& k);
 /** Its dtype ("" for memcpy). */
 std::string kernel_dtype(const Kernel& k);
-/** Useful FLOPs (2mnk per GEMM; 4 b h sq skv d for attention, halved when causal). */
+/** Useful FLOPs (2mnk per GEMM; 4 b h sq skv d for attention, halved when causal, 2.5x in backward). */
 double kernel_flops(const Kernel& k);
 /** Bytes read plus written to memory by an ideal implementation. */
 double kernel_bytes(const Kernel& k);

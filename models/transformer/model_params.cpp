@@ -5,62 +5,107 @@
 
 namespace cs {
 
+namespace {
+
+// Megatron-LM (Narayanan et al., SC'21) Table 1: seq 2048, vocab 51,200, fp16, full recomputation, attention through
+// memory (2021). BERT-large (Devlin et al., 2019): 24 layers, 1024 hidden, 16 heads, seq 512, vocab 30,522.
+void add_gpt_and_bert(std::map<std::string, ModelParams>& p)
+{
+  auto gpt = [](int layers, int hidden, int heads) {
+    ModelParams m;
+    m.layers = layers;
+    m.hidden = hidden;
+    m.ffn = 4 * hidden;
+    m.heads = heads;
+    m.seq = 2048;
+    m.vocab = 51200;
+    m.dtype = "fp16";
+    m.recompute = "full";
+    m.attention = "materialized";
+    return m;
+  };
+  p["gpt-1.7b"] = gpt(24, 2304, 24);
+  p["gpt-7.5b"] = gpt(36, 4096, 32);
+  p["gpt-39.1b"] = gpt(48, 8192, 64);
+  p["gpt-145.6b"] = gpt(80, 12288, 96);
+  p["gpt-529.6b"] = gpt(105, 20480, 128);
+  ModelParams bert;
+  bert.layers = 24;
+  bert.hidden = 1024;
+  bert.ffn = 4096;
+  bert.heads = 16;
+  bert.seq = 512;
+  bert.vocab = 30522;
+  bert.dtype = "fp16";
+  bert.recompute = "none";
+  bert.attention = "materialized";
+  bert.causal = false; // an encoder attends to the whole sequence
+  p["bert-large"] = bert;
+}
+
+void add_llama(std::map<std::string, ModelParams>& p)
+{
+  // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
+  // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
+  auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
+    ModelParams m;
+    m.layers = layers;
+    m.hidden = hidden;
+    m.ffn = ffn;
+    m.heads = heads;
+    m.kv_heads = kv_heads;
+    m.seq = 4096;
+    m.vocab = 32000;
+    m.dtype = "bf16";
+    m.recompute = "selective";
+    m.attention = "flash";
+    m.mlp = "swiglu";
+    m.norm = "rmsnorm";
+    m.tie_embeddings = false;
+    m.bias = false;
+    return m;
+  };
+  p["llama2-7b"] = llama(32, 4096, 11008, 32, 32);
+  p["llama2-70b"] = llama(80, 8192, 28672, 64, 8);
+}
+
+void add_mpt(std::map<std::string, ModelParams>& p)
+{
+  // MosaicML MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): d_model x n_layers, n_heads, expansion
+  // ratio 4 (GeLU), vocabulary 50,368, no biases (layernorm weight only), ALiBi instead of position embeddings,
+  // tied embeddings, bf16, sequence 2048.
+  auto mpt = [](int layers, int hidden, int heads) {
+    ModelParams m;
+    m.layers = layers;
+    m.hidden = hidden;
+    m.ffn = 4 * hidden;
+    m.heads = heads;
+    m.seq = 2048;
+    m.vocab = 50368;
+    m.dtype = "bf16";
+    m.recompute = "none";
+    m.attention = "flash";
+    m.bias = false;
+    return m;
+  };
+  p["mpt-760m"] = mpt(24, 1536, 12);
+  p["mpt-1b"] = mpt(24, 2048, 16);
+  p["mpt-3b"] = mpt(32, 2560, 20);
+  p["mpt-7b"] = mpt(32, 4096, 32);
+  p["mpt-13b"] = mpt(40, 5120, 40);
+  p["mpt-30b"] = mpt(48, 7168, 56);
+  p["mpt-70b"] = mpt(80, 8192, 64);
+}
+
+} // namespace
+
 const std::map<std::string, ModelParams>& model_presets()
 {
-  // Megatron-LM (Narayanan et al., SC'21) Table 1: seq 2048, vocab 51,200, fp16, full recomputation, attention
-  // through memory (2021). BERT-large (Devlin et al., 2019): 24 layers, 1024 hidden, 16 heads, seq 512, vocab 30,522.
   static const std::map<std::string, ModelParams> presets = [] {
-    auto gpt = [](int layers, int hidden, int heads) {
-      ModelParams m;
-      m.layers = layers;
-      m.hidden = hidden;
-      m.ffn = 4 * hidden;
-      m.heads = heads;
-      m.seq = 2048;
-      m.vocab = 51200;
-      m.dtype = "fp16";
-      m.recompute = "full";
-      m.attention = "materialized";
-      return m;
-    };
     std::map<std::string, ModelParams> p;
-    p["gpt-1.7b"] = gpt(24, 2304, 24);
-    p["gpt-7.5b"] = gpt(36, 4096, 32);
-    p["gpt-39.1b"] = gpt(48, 8192, 64);
-    p["gpt-145.6b"] = gpt(80, 12288, 96);
-    p["gpt-529.6b"] = gpt(105, 20480, 128);
-    ModelParams bert;
-    bert.layers = 24;
-    bert.hidden = 1024;
-    bert.ffn = 4096;
-    bert.heads = 16;
-    bert.seq = 512;
-    bert.vocab = 30522;
-    bert.dtype = "fp16";
-    bert.recompute = "none";
-    bert.attention = "materialized";
-    p["bert-large"] = bert;
-    // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
-    // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
-    auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
-      ModelParams m;
-      m.layers = layers;
-      m.hidden = hidden;
-      m.ffn = ffn;
-      m.heads = heads;
-      m.kv_heads = kv_heads;
-      m.seq = 4096;
-      m.vocab = 32000;
-      m.dtype = "bf16";
-      m.recompute = "selective";
-      m.attention = "flash";
-      m.mlp = "swiglu";
-      m.norm = "rmsnorm";
-      m.tie_embeddings = false;
-      return m;
-    };
-    p["llama2-7b"] = llama(32, 4096, 11008, 32, 32);
-    p["llama2-70b"] = llama(80, 8192, 28672, 64, 8);
+    add_gpt_and_bert(p);
+    add_llama(p);
+    add_mpt(p);
     return p;
   }();
   return presets;
@@ -97,8 +142,8 @@ void read_model(ObjectReader m, ModelParams& model)
   for (const auto& [name, preset] : model_presets())
     preset_names.push_back(name);
   m.choice("preset", model.preset, preset_names,
-           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B); keys "
-           "given override it");
+           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B, MosaicML "
+           "MPT); keys given override it");
   if (!m.describing() && !model.preset.empty()) {
     const std::string name = model.preset;
     model = model_presets().at(name);
@@ -122,6 +167,8 @@ void read_model(ObjectReader m, ModelParams& model)
               "product, down GEMM)")
       .choice("norm", model.norm, {"layernorm", "rmsnorm"}, "normalisation layers")
       .field("tie_embeddings", model.tie_embeddings, "the output layer shares the input embedding's weights")
+      .field("bias", model.bias, "linear layers and layernorms have biases (GPT, Megatron) or not (MPT, Llama)")
+      .field("causal", model.causal, "causal (decoder) attention: half the score matrix is computed")
       .list<GraphLayerParams>("graph", model.graph,
                               "a generic layer graph (layers with costs and inputs) that replaces the transformer; "
                               "branches run concurrently under policies.pipeline: graph-pipeline",

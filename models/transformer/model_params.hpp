@@ -34,6 +34,8 @@ struct ModelParams {
   std::string mlp = "gelu";            // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
   std::string norm = "layernorm";      // layernorm | rmsnorm (weight only)
   bool tie_embeddings = true;          // the output layer reuses the input embedding
+  bool bias = true;   // linear layers and layernorms have biases (GPT-2, Megatron); MPT and Llama have none
+  bool causal = true; // decoder self-attention: each token attends to the ones before it
   std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };

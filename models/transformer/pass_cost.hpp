@@ -11,9 +11,12 @@ namespace cs {
 
 struct PassCost {
   double seconds = 0;
-  std::string model; // the model that answered the largest share of the time (for traces)
+  double weight_seconds = 0; // the kernels flagged as weight gradients
+  std::string model;         // the model that answered the largest share of the time (for traces)
 };
 
-PassCost pass_cost(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels);
+/** Each kernel lasts at least `kernel_gap` seconds: the host launches kernels one at a time, so a GPU that finishes a
+ *  kernel sooner waits for the next launch. */
+PassCost pass_cost(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels, double kernel_gap = 0);
 
 } // namespace cs

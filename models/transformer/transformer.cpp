@@ -3,107 +3,192 @@
 #include <stdexcept>
 
 namespace cs {
+namespace {
 
-std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>> layer_forward_blocks(const ModelParams& m, int micro,
-                                                                                   int tp, bool sequence_parallel)
+// Kernels of one pass under construction; `e` is the activation dtype's bytes.
+struct Builder {
+  const ModelParams& m;
+  const LayerShape& shape;
+  double e;
+  PassKernels out;
+
+  void fwd(const std::string& name, Kernel k) { out.forward.push_back({name, std::move(k), false}); }
+  void bwd(const std::string& name, Kernel k, bool weight = false)
+  {
+    out.backward.push_back({name, std::move(k), weight});
+  }
+  Kernel traffic(const char* op, double in, double out_bytes, double flops = 0) const
+  {
+    return BandwidthKernel{op, in, out_bytes, flops, m.dtype};
+  }
+  // A linear layer x (tokens x k) times W (k x n): forward, its input gradient and its weight gradient (with the
+  // bias gradient, a reduction over the tokens, when the layer has a bias).
+  void linear(const std::string& name, double tokens, double n, double k, bool bias)
+  {
+    fwd(name, GemmKernel{tokens, n, k, 1, m.dtype});
+    bwd(name + "_dgrad", GemmKernel{tokens, k, n, 1, m.dtype});
+    bwd(name + "_wgrad", GemmKernel{k, n, tokens, 1, m.dtype}, true);
+    if (bias)
+      bwd(name + "_bias_grad", ReductionKernel{tokens * n, m.dtype}, true);
+  }
+  // A norm over `rows` x cols: its backward reads the input and the output gradient and writes the input gradient.
+  void norm(double rows, double cols)
+  {
+    const bool rms = m.norm == "rmsnorm";
+    fwd("layernorm", NormKernel{rows, cols, rms, m.dtype});
+    bwd("layernorm_backward", NormKernel{1.5 * rows, cols, rms, m.dtype});
+  }
+  // The end of a block: bias, dropout and the residual add over `elements`, fused or not; in backward the dropout
+  // gradient (gradient in, 1-byte mask in, gradient out) and the add of the branch's gradient into the residual's.
+  void residual(double elements)
+  {
+    const auto& fw = shape.framework;
+    const double mask = fw.dropout > 0 ? 1.0 : 0.0;
+    if (fw.fused_bias_dropout_add) {
+      fwd("bias_dropout_add", traffic("bias_dropout_add", 2 * elements * e, elements * (e + mask), 3 * elements));
+    } else {
+      if (m.bias)
+        fwd("bias_add", traffic("bias_add", elements * e, elements * e, elements));
+      if (fw.dropout > 0)
+        fwd("dropout", traffic("dropout", elements * e, elements * (e + 1), elements));
+      fwd("residual_add", traffic("residual_add", 2 * elements * e, elements * e, elements));
+    }
+    if (fw.dropout > 0)
+      bwd("dropout_backward", traffic("dropout_backward", elements * (e + 1), elements * e, elements));
+    bwd("residual_grad_add", traffic("residual_grad_add", 2 * elements * e, elements * e, elements));
+  }
+  void attention(double tokens, double heads, double kv_heads, double head_dim)
+  {
+    const auto& fw = shape.framework;
+    const double micro = shape.micro, s = m.seq;
+    if (m.attention == "materialized") {
+      // Scores through memory (Megatron-LM before FlashAttention): batched QK^T, fused scale-mask-softmax,
+      // dropout (1-byte mask), batched PV; the context is permuted back to [s, b, h] by one copy.
+      const double scores = micro * heads * s * s;
+      fwd("attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, m.dtype});
+      bwd("attn_scores_gemm_dgrad", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
+      bwd("attn_scores_gemm_dgrad_k", GemmKernel{head_dim, s, s, micro * heads, m.dtype});
+      fwd("attn_softmax", SoftmaxKernel{micro * heads * s, s, m.dtype});
+      bwd("attn_softmax_backward", SoftmaxKernel{1.5 * micro * heads * s, s, m.dtype});
+      if (fw.dropout > 0) {
+        fwd("attn_dropout", traffic("dropout", scores * e, scores * (e + 1), scores));
+        bwd("attn_dropout_backward", traffic("dropout_backward", scores * (e + 1), scores * e, scores));
+      }
+      fwd("attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
+      bwd("attn_values_gemm_dgrad", GemmKernel{s, s, head_dim, micro * heads, m.dtype});
+      bwd("attn_values_gemm_dgrad_v", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
+      fwd("context_permute", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
+      bwd("context_permute_backward", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
+      return;
+    }
+    const double qkv_bytes = tokens * (heads + 2 * kv_heads) * head_dim * e;
+    if (fw.attention_layout_copies) {
+      fwd("qkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
+      bwd("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
+    }
+    fwd("attention", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, false});
+    bwd("attention_backward", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, true});
+  }
+  void mlp(double tokens, double ffn)
+  {
+    const auto& fw = shape.framework;
+    if (m.mlp == "swiglu") { // gate and up as one GEMM (as Megatron fuses them), then silu(gate) * up
+      linear("ffn_gate_up_gemm", tokens, 2 * ffn, m.hidden, m.bias);
+      fwd("swiglu", traffic("swiglu", 2 * tokens * ffn * e, tokens * ffn * e, 6 * tokens * ffn));
+      bwd("swiglu_backward", traffic("swiglu_backward", 3 * tokens * ffn * e, 2 * tokens * ffn * e, 8 * tokens * ffn));
+    } else {
+      linear("ffn_up_gemm", tokens, ffn, m.hidden, m.bias);
+      const double x = tokens * ffn;
+      if (fw.fused_bias_gelu || !m.bias) {
+        fwd("gelu", traffic("gelu", x * e, x * e, 8 * x));
+      } else {
+        fwd("bias_add", traffic("bias_add", x * e, x * e, x));
+        fwd("gelu", traffic("gelu", x * e, x * e, 8 * x));
+      }
+      bwd("gelu_backward", traffic("gelu_backward", 2 * x * e, x * e, 12 * x));
+    }
+    linear("ffn_down_gemm", tokens, m.hidden, ffn, m.bias);
+  }
+  // What the framework does with a layer's fresh weight gradients every microbatch.
+  void gradient_handling(double params)
+  {
+    const auto& fw = shape.framework;
+    if (fw.grad_accumulation == "fp32") // main_grad += grad: read both, write fp32
+      bwd("main_grad_accumulate", BandwidthKernel{"grad_accumulate", params * (e + 4), params * 4, params, "fp32"},
+          true);
+    if (fw.grad_cast_predivide) // FSDP: cast the unsharded gradient to fp32, then divide it before reducing
+      bwd("grad_cast_predivide", BandwidthKernel{"grad_cast", params * (e + 4), params * 8, params, "fp32"}, true);
+  }
+};
+
+double kv_width(const ModelParams& m) { return double(m.kv()) * m.hidden / m.heads; } // keys (or values) per token
+double norm_parameters(const ModelParams& m) { return m.norm == "rmsnorm" || !m.bias ? m.hidden : 2.0 * m.hidden; }
+
+} // namespace
+
+PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape)
 {
-  const double tokens = double(micro) * m.seq;
+  Builder b{m, shape, dtype_bytes(m.dtype), {}};
+  const double t = shape.tp, tokens = double(shape.micro) * m.seq;
   // Sequence parallelism (Korthikanti et al.): layernorms and residual adds run on this rank's 1/tp of the tokens.
-  const double seq_tokens = sequence_parallel ? tokens / tp : tokens;
-  const double h = m.hidden, f = m.ffn, s = m.seq, e = dtype_bytes(m.dtype), t = tp;
-  const std::string& d = m.dtype;
-  auto elementwise = [&](const char* name, double elements, double reads, double writes, double flops_each) {
-    return NamedKernel{name,
-                       BandwidthKernel{name, elements * reads * e, elements * writes * e, elements * flops_each, d}};
-  };
-  std::vector<NamedKernel> attn, mlp;
-  const bool rms = m.norm == "rmsnorm";
-  const double heads = m.heads / t, kv_heads = m.kv() / t, head_dim = h / m.heads;
-  const double score_elements = double(micro) * heads * s * s;
-  attn.push_back({"layernorm", NormKernel{seq_tokens, h, rms, d}});
-  // Queries for every head, keys and values for each key/value head (grouped-query attention shares them).
-  attn.push_back({"qkv_gemm", GemmKernel{tokens, (heads + 2 * kv_heads) * head_dim, h, 1, d}});
-  if (m.attention == "materialized") {
-    // Scores go through memory: batched QK^T, fused scale-mask-softmax, dropout (1-byte mask), batched PV.
-    attn.push_back({"attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, d}});
-    attn.push_back({"attn_softmax", SoftmaxKernel{double(micro) * heads * s, s, d}});
-    attn.push_back(NamedKernel{
-        "attn_dropout", BandwidthKernel{"dropout", score_elements * e, score_elements * (e + 1), score_elements, d}});
-    attn.push_back({"attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, d}});
-  } else {
-    attn.push_back({"attention", AttentionKernel{double(micro), heads, kv_heads, s, s, head_dim, false, d}});
-  }
-  attn.push_back({"attn_out_gemm", GemmKernel{tokens, h, h / t, 1, d}});
-  attn.push_back(elementwise("residual_add", seq_tokens * h, 2, 1, 1));
-  mlp.push_back({"layernorm", NormKernel{seq_tokens, h, rms, d}});
-  if (m.mlp == "swiglu") {
-    // Gate and up projections as one GEMM (as Megatron fuses them), then silu(gate) * up.
-    mlp.push_back({"ffn_gate_up_gemm", GemmKernel{tokens, 2 * f / t, h, 1, d}});
-    mlp.push_back(NamedKernel{
-        "swiglu", BandwidthKernel{"swiglu", 2 * tokens * f / t * e, tokens * f / t * e, tokens * f / t * 6, d}});
-  } else {
-    mlp.push_back({"ffn_up_gemm", GemmKernel{tokens, f / t, h, 1, d}});
-    mlp.push_back(elementwise("gelu", tokens * f / t, 1, 1, 8));
-  }
-  mlp.push_back({"ffn_down_gemm", GemmKernel{tokens, h, f / t, 1, d}});
-  mlp.push_back(elementwise("residual_add", seq_tokens * h, 2, 1, 1));
-  return {attn, mlp};
+  const double seq_tokens = shape.sequence_parallel ? tokens / t : tokens;
+  const double heads = m.heads / t, kv_heads = m.kv() / t, head_dim = double(m.hidden) / m.heads;
+  b.norm(seq_tokens, m.hidden);
+  b.linear("qkv_gemm", tokens, (heads + 2 * kv_heads) * head_dim, m.hidden, m.bias);
+  b.attention(tokens, heads, kv_heads, head_dim);
+  b.linear("attn_out_gemm", tokens, m.hidden, m.hidden / t, m.bias);
+  b.residual(seq_tokens * m.hidden);
+  b.norm(seq_tokens, m.hidden);
+  b.mlp(tokens, m.ffn / t);
+  b.residual(seq_tokens * m.hidden);
+  b.gradient_handling(layer_parameters(m) / t);
+  return std::move(b.out);
+}
+
+PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
+{
+  Builder b{m, shape, dtype_bytes(m.dtype), {}};
+  const double t = shape.tp, tokens = double(shape.micro) * m.seq, vocab = m.vocab / t;
+  b.norm(tokens, m.hidden);
+  b.linear("logits_gemm", tokens, vocab, m.hidden, false);
+  const auto& fw = shape.framework;
+  b.fwd("cross_entropy", BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_forward_bytes / 2,
+                                         tokens * vocab * fw.cross_entropy_forward_bytes / 2, 5 * tokens * vocab,
+                                         "fp32"});
+  b.bwd("cross_entropy_backward",
+        BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_backward_bytes / 2,
+                        tokens * vocab * fw.cross_entropy_backward_bytes / 2, 2 * tokens * vocab, "fp32"});
+  if (m.tie_embeddings) // the logits' weight gradient is added into the embedding's
+    b.bwd("tied_grad_add", b.traffic("tied_grad_add", 2 * vocab * m.hidden * b.e, vocab * m.hidden * b.e), true);
+  b.gradient_handling(head_parameters(m) / t);
+  return std::move(b.out);
+}
+
+PassKernels embedding_kernels(const ModelParams& m, const LayerShape& shape)
+{
+  Builder b{m, shape, dtype_bytes(m.dtype), {}};
+  const double t = shape.tp, tokens = double(shape.micro) * m.seq, rows = tokens * m.hidden;
+  b.fwd("embedding_lookup", b.traffic("embedding_lookup", rows * b.e, rows * b.e));
+  // The dense gradient of the (vocab-parallel) table is zeroed, then every token's gradient row is added into it.
+  b.bwd("embedding_grad_zero", b.traffic("memset", 0, m.vocab / t * m.hidden * b.e), true);
+  b.bwd("embedding_grad_scatter_add", b.traffic("scatter_add", 2 * rows * b.e, rows * b.e, rows), true);
+  b.gradient_handling(embedding_parameters(m) / t);
+  return std::move(b.out);
 }
 
 std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro)
 {
-  auto [attn, mlp] = layer_forward_blocks(m, micro, 1);
-  attn.insert(attn.end(), mlp.begin(), mlp.end());
-  return attn;
+  LayerShape shape;
+  shape.micro = micro;
+  return layer_kernels(m, shape).forward;
 }
 
-std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro)
+NamedKernel optimizer_kernel(double p, const FrameworkProfile& fw)
 {
-  const double tokens = double(micro) * m.seq;
-  std::vector<NamedKernel> k;
-  k.push_back({"layernorm", NormKernel{tokens, double(m.hidden), false, m.dtype}});
-  k.push_back({"logits_gemm", GemmKernel{tokens, double(m.vocab), double(m.hidden), 1, m.dtype}});
-  k.push_back({"cross_entropy", SoftmaxKernel{tokens, double(m.vocab), m.dtype}});
-  return k;
+  const double bytes = fw.optimizer_bytes_per_parameter * p;
+  // Roughly 4 parts read to 3 written (fp32 master weight, momentum and variance read and written, gradient read).
+  return {"adam", BandwidthKernel{"adam", bytes * 4 / 7, bytes * 3 / 7, fw.optimizer_flops_per_parameter * p, "fp32"}};
 }
-
-std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forward)
-{
-  std::vector<NamedKernel> out;
-  for (const auto& nk : forward) {
-    if (const auto* g = std::get_if<GemmKernel>(&nk.kernel)) {
-      out.push_back({nk.name + "_dgrad", GemmKernel{g->m, g->k, g->n, g->batch, g->dtype}});
-      out.push_back({nk.name + "_wgrad", GemmKernel{g->k, g->n, g->m, g->batch, g->dtype}});
-    } else if (std::holds_alternative<AttentionKernel>(nk.kernel)) {
-      out.push_back({nk.name + "_backward", nk.kernel}); // twice the forward work, as the Megatron count has it
-      out.push_back({nk.name + "_backward", nk.kernel});
-    } else {
-      // A memory-bound op's backward reads the output gradient and a saved tensor and writes the input gradient:
-      // three tensors where the forward moved two.
-      Kernel k = nk.kernel;
-      if (auto* b = std::get_if<BandwidthKernel>(&k)) {
-        b->bytes_in *= 1.5;
-        b->bytes_out *= 1.5;
-        b->flops *= 1.5;
-      } else if (auto* sm = std::get_if<SoftmaxKernel>(&k)) {
-        sm->rows *= 1.5;
-      } else if (auto* n = std::get_if<NormKernel>(&k)) {
-        n->rows *= 1.5;
-      } else if (auto* r = std::get_if<ReductionKernel>(&k)) {
-        r->elements *= 1.5;
-      }
-      out.push_back({nk.name + "_backward", k});
-    }
-  }
-  return out;
-}
-
-NamedKernel adam_kernel(double p) { return {"adam", BandwidthKernel{"adam", 16.0 * p, 14.0 * p, 10.0 * p, "fp32"}}; }
-
-namespace {
-double norm_parameters(const ModelParams& m) { return m.norm == "rmsnorm" ? m.hidden : 2.0 * m.hidden; }
-double kv_width(const ModelParams& m) { return double(m.kv()) * m.hidden / m.heads; } // keys (or values) per token
-} // namespace
 
 double layer_gemm_weights(const ModelParams& m)
 {
@@ -114,7 +199,7 @@ double layer_gemm_weights(const ModelParams& m)
 double layer_parameters(const ModelParams& m)
 {
   const double h = m.hidden, f = m.ffn;
-  const double biases = (h + 2 * kv_width(m)) + h + (m.mlp == "swiglu" ? 2 * f : f) + h;
+  const double biases = m.bias ? (h + 2 * kv_width(m)) + h + (m.mlp == "swiglu" ? 2 * f : f) + h : 0.0;
   return layer_gemm_weights(m) + biases + 2 * norm_parameters(m);
 }
 
@@ -135,6 +220,16 @@ double megatron_model_flops(const ModelParams& m, double global_batch)
   // The same count term by term: 6 FLOPs per GEMM weight and token (three passes), 12 s h per token and layer for
   // the score and value products, and the logits term as Megatron counts it (4.5 V h per token).
   return b * s * (6.0 * l * layer_gemm_weights(m) + 12.0 * l * s * h + 4.5 * v * h);
+}
+
+double hardware_model_flops(const ModelParams& m, double global_batch)
+{
+  const double model = megatron_model_flops(m, global_batch);
+  if (m.recompute == "full") // Narayanan et al.'s 96 instead of 72: the forward pass runs twice
+    return model * 4.0 / 3.0;
+  if (m.recompute == "selective") // the attention scores and values are recomputed: 4 b s^2 h per layer
+    return model + 4.0 * global_batch * m.seq * m.seq * m.hidden * m.layers;
+  return model;
 }
 
 } // namespace cs

@@ -1,47 +1,61 @@
-// A dense GPT-style transformer: the kernels of one layer, parameter counts and the Megatron FLOP formula.
+// A GPT-style transformer: the kernels of its layers, head and embedding under a framework profile, parameter
+// counts and the Megatron FLOP formula.
 #pragma once
 
 #include "models/kernels/kernel.hpp"
+#include "models/transformer/framework.hpp"
 #include "models/transformer/model_params.hpp"
 
-#include <utility>
 #include <vector>
 
 namespace cs {
 
-/** A kernel of a layer, with the name the timeline shows. */
+/** A kernel with the name the timeline shows. In a backward pass, `weight` marks the weight-gradient kernels (which
+ *  zero-bubble schedules run as their own pass). */
 struct NamedKernel {
   std::string name;
   Kernel kernel;
+  bool weight = false;
 };
 
-/** The forward kernels of one transformer layer for `micro` samples: QKV, flash-style attention, output
- *  projection, two FFN GEMMs, two layer norms, GeLU, residual adds. Attention counts the full s x s score
- *  matrix (no causal halving), as the Megatron formula does. */
+/** The kernels of a forward pass and of its backward pass (input and weight gradients, and what the framework adds:
+ *  bias-gradient reductions, gradient accumulation, casts). */
+struct PassKernels {
+  std::vector<NamedKernel> forward, backward;
+};
+
+/** Where a layer runs: `micro` samples on one of `tp` tensor-parallel ranks (Megatron's column and row splits),
+ *  with sequence parallelism or not, under `framework`. */
+struct LayerShape {
+  int micro = 1;
+  int tp = 1;
+  bool sequence_parallel = false;
+  FrameworkProfile framework;
+};
+
+/** One transformer layer: layernorm, QKV projection (and its bias gradient), attention (fused flash-style, or the
+ *  score GEMM, softmax, dropout and value GEMM of materialised attention, with their layout copies), output
+ *  projection, bias-dropout-residual (fused or not), layernorm, the MLP (GeLU or SwiGLU), and in backward the
+ *  residual gradient adds; Megatron's fp32 main_grad accumulation or FSDP's cast and pre-division of the layer's
+ *  gradients. */
+PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape);
+/** The output layer on one TP rank: final norm, the vocabulary-parallel logits GEMM, the fp32 cross-entropy, and (tied
+ *  embeddings) the add of the head's weight gradient into the embedding's. */
+PassKernels head_kernels(const ModelParams& m, const LayerShape& shape);
+/** The input embedding: the lookup, and in backward the zeroed vocabulary-sized gradient and its scatter-add. */
+PassKernels embedding_kernels(const ModelParams& m, const LayerShape& shape);
+
+/** The forward kernels of one layer with tp = 1 under the default framework (for FLOP checks). */
 std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro);
-/** The forward kernels of one layer split Megatron-style over `tp` tensor-parallel ranks, as the two blocks that
- *  each end in an all-reduce: attention (layernorm, column-parallel QKV, heads / tp, row-parallel output
- *  projection, residual) and MLP (layernorm, column-parallel up projection, GeLU, row-parallel down projection,
- *  residual). Norms and residuals are replicated. With tp = 1 the two blocks together are layer_forward_kernels. */
-std::pair<std::vector<NamedKernel>, std::vector<NamedKernel>>
-layer_forward_blocks(const ModelParams& m, int micro, int tp, bool sequence_parallel = false);
 
-/** The output head: logits GEMM over the vocabulary and the softmax cross-entropy. */
-std::vector<NamedKernel> head_forward_kernels(const ModelParams& m, int micro);
-/** The backward kernels of a forward pass: each GEMM (m, n, k) becomes its input-gradient GEMM (m, k, n) and
- *  weight-gradient GEMM (k, n, m); fused attention runs twice (twice the forward work, as in the Megatron FLOP
- *  count); a memory-bound op moves 1.5x its forward traffic (output gradient and saved tensor in, input
- *  gradient out). */
-std::vector<NamedKernel> backward_kernels(const std::vector<NamedKernel>& forward);
-
-/** The optimizer step over `parameters` with mixed-precision Adam: reads the 16-bit weight and gradient and the
- *  fp32 master weight, momentum and variance (16 B), writes all but the gradient (14 B), ~10 FLOPs each. */
-NamedKernel adam_kernel(double parameters);
+/** The mixed-precision optimizer step over `parameters`, as the framework's traffic per parameter. */
+NamedKernel optimizer_kernel(double parameters, const FrameworkProfile& framework);
 
 /** GEMM weights of one layer: queries, keys and values (kv_heads of them), output projection, and the FFN's two
  *  (gelu) or three (swiglu) matrices. */
 double layer_gemm_weights(const ModelParams& m);
-/** Parameters of one layer: GEMM weights, their biases, two norms (layernorm: weight and bias; rmsnorm: weight). */
+/** Parameters of one layer: GEMM weights, their biases (if any), two norms (layernorm: weight and bias; rmsnorm or
+ *  no biases: weight). */
 double layer_parameters(const ModelParams& m);
 /** Embedding (vocab x hidden) plus the final norm. */
 double embedding_parameters(const ModelParams& m);
@@ -50,9 +64,12 @@ double head_parameters(const ModelParams& m);
 double total_parameters(const ModelParams& m);
 
 /** Model FLOPs per iteration as in Narayanan et al. (SC'21, eq. 3): 72 B s l h^2 (1 + s/6h + V/16lh), i.e. three
- *  passes; with full recomputation the hardware does 4/3 of that, but model FLOPs stay the same. For other shapes
- *  (ffn != 4h, grouped-query attention, SwiGLU) the same count term by term: 6 FLOPs per GEMM weight per token,
- *  12 s h per token and layer for attention, 4.5 V h per token for the logits. */
+ *  passes, whatever the recomputation (model FLOPs). For other shapes (ffn != 4h, grouped-query attention, SwiGLU)
+ *  the same count term by term: 6 FLOPs per GEMM weight per token, 12 s h per token and layer for attention, 4.5 V h
+ *  per token for the logits. */
 double megatron_model_flops(const ModelParams& m, double global_batch);
+/** The FLOPs the hardware does: model FLOPs plus the forward pass again under full recomputation (the 96 instead of
+ *  72 of Narayanan et al.), or the attention block again under selective recomputation. */
+double hardware_model_flops(const ModelParams& m, double global_batch);
 
 } // namespace cs

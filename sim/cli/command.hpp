@@ -21,5 +21,7 @@ std::vector<Command> add_catalog_commands(CLI::App& app);
 std::vector<Command> add_calibration_commands(CLI::App& app);
 /** plan */
 std::vector<Command> add_plan_commands(CLI::App& app);
+/** kernels */
+std::vector<Command> add_kernels_commands(CLI::App& app);
 
 } // namespace cs

@@ -42,23 +42,24 @@ struct PassTimes {
   double layer = 0;         // with TP collectives: what stage balancing uses
   double layer_compute = 0; // kernels only: what the lower bound uses
   double head = 0;
+  double embedding = 0;
 };
 
+// The stage-cost source's own times (one stage, so its segments are the embedding, the layers and the head).
 PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const PlatformSpec& platform)
 {
-  const ModelParams& m = tr(s).model;
-  const int tp = tr(s).parallel.tp, micro = tr(s).batch.micro;
-  const bool sp = tr(s).parallel.sequence_parallel && tp > 1;
-  auto [attn, mlp] = layer_forward_blocks(m, micro, tp, sp);
-  attn.insert(attn.end(), mlp.begin(), mlp.end());
-  const double f = pass_cost(cost, attn).seconds, b = pass_cost(cost, backward_kernels(attn)).seconds;
-  const double collectives = tp_block_collective_seconds(m, micro, tp, sp, platform);
-  const bool full = m.recompute == "full";
+  TrainingParams w = tr(s);
+  w.parallel.pp = 1;
+  w.parallel.vpp = 1;
+  w.parallel.stage_layers.clear();
+  const StageSet set = transformer_stages(w, cost, platform, StageShape{1, 1, false, 1, {}});
+  const auto& segments = set.stages.front().segments;
+  const Segment& layer = segments.at(1);
   PassTimes t;
-  t.layer_compute = f + b + (full ? f : 0.0);
-  t.layer = t.layer_compute + (full ? 6 : 4) * collectives;
-  const auto head = head_forward_kernels(m, micro);
-  t.head = (pass_cost(cost, head).seconds + pass_cost(cost, backward_kernels(head)).seconds) / tp;
+  t.layer = layer.forward_s + layer.backward_s;
+  t.layer_compute = t.layer - set.tp_seconds_per_layer;
+  t.head = segments.back().forward_s + segments.back().backward_s;
+  t.embedding = segments.front().forward_s + segments.front().backward_s;
   return t;
 }
 
@@ -107,7 +108,7 @@ std::vector<int> partition_stages(const Scenario& s, const PassTimes& t, const s
       for (int l = 1; l <= n - (k - 1); ++l) {
         if (memory[k - 1][l] > budget || best[k - 1][n - l] == inf)
           continue;
-        const double time = l * t.layer + (k == pp ? t.head : 0.0);
+        const double time = l * t.layer + (k == pp ? t.head : 0.0) + (k == 1 ? t.embedding : 0.0);
         const double slowest = std::max(best[k - 1][n - l], time);
         if (slowest < best[k][n] - 1e-15) {
           best[k][n] = slowest;
@@ -252,7 +253,7 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
     own_training(s).parallel.stage_layers = plan.stage_layers;
     return !plan.stage_layers.empty();
   }
-  const auto stages = partition_layers(m.layers, plan.pp, plan.vpp, t.layer, t.head, true);
+  const auto stages = partition_layers(m.layers, plan.pp, plan.vpp, t.layer, t.head, true, t.embedding);
   for (int d = 0; d < plan.pp; ++d) {
     int layers_here = 0;
     for (int c = 0; c < plan.vpp; ++c)
@@ -340,7 +341,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       continue;
     }
     const int microbatches = tr(base).batch.global / (plan.dp * plan.micro);
-    plan.bound_s = microbatches * (tr(base).model.layers * t.layer_compute + t.head) / plan.pp;
+    plan.bound_s = microbatches * (tr(base).model.layers * t.layer_compute + t.head + t.embedding) / plan.pp;
     candidates.push_back({plan, s});
   }
   std::vector<Plan> done = simulate_best_first(candidates, options, out);

@@ -31,7 +31,7 @@ TEST(CalibrationCli, PredictH200Gemm)
   EXPECT_EQ(j["model"], "gemm-waves");
   EXPECT_NEAR(j["tflops"].get<double>() / 790.0, 1.0, 0.15);
   auto text = clustersim("predict --device h200-sxm gemm --m 8192 --n 8192 --k 8192 --dtype bf16");
-  EXPECT_NE(text.out.find("tile 256x128, 2048 tiles, 16 waves"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("tile 128x128, 4096 tiles, 32 waves"), std::string::npos) << text.out;
 }
 
 TEST(CalibrationCli, PredictBadInputExitsTwo)

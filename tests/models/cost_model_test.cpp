@@ -83,7 +83,16 @@ TEST(Roofline, ComputeAndMemoryBound)
   cs::MemcpyKernel copy{1073741824.0, "d2d"};
   auto c = m.predict(copy);
   EXPECT_FALSE(c.compute_bound());
-  EXPECT_NEAR(c.total, 2.31e-6 + 2.0 * 1073741824.0 / (3350e9 * 0.887), 1e-12);
+  // Bandwidth-bound: the profile's efficiency, ramped by size (a 2 GiB copy is all but at the asymptote).
+  const cs::DeviceProfile& hp = profile("h100-sxm5");
+  const double bytes = 2.0 * 1073741824.0;
+  EXPECT_NEAR(c.total, 2.31e-6 + bytes / (3350e9 * hp.memory_efficiency * hp.memory_ramp(bytes)), 1e-12);
+  EXPECT_GT(hp.memory_ramp(bytes), 0.99);
+  // A 1 MB kernel is far from it: its bandwidth share is bytes / (bytes + half) of the asymptote.
+  const cs::BandwidthKernel small{"triad", 0.5e6, 0.5e6, 0, "bf16"};
+  const double small_gbps = 1e6 / (m.predict(small).total - 2.31e-6);
+  EXPECT_NEAR(small_gbps / (3350e9 * hp.memory_efficiency_for("bandwidth/triad")), 1e6 / (1e6 + hp.memory_half_bytes),
+              1e-9);
   auto h2d = m.predict(cs::MemcpyKernel{1e9, "h2d"});
   EXPECT_NEAR(h2d.total, 2.31e-6 + 1e9 / 51e9, 1e-12);
   EXPECT_THROW(cs::RooflineModel(device("v100-sxm2"), profile("v100-sxm2")).predict(gemm), std::invalid_argument);
@@ -133,7 +142,8 @@ TEST(Profiles, ShippedForEveryGpuOfTheCatalog)
   for (const auto& [name, d] : cs::DeviceCatalog::builtin().all())
     if (d.kind == "gpu") {
       ASSERT_NE(cs::builtin_profile(name), nullptr) << name;
-      EXPECT_EQ(cs::builtin_profile(name)->origin, "datasheet");
+      const std::string origin = cs::builtin_profile(name)->origin;
+      EXPECT_TRUE(origin == "datasheet" || origin == "fit") << name << " " << origin;
       for (const char* key : {"launch_overhead_s", "compute_efficiency", "memory_efficiency"})
         EXPECT_TRUE(cs::builtin_profile(name)->sources.count(key)) << name << " " << key;
     }
@@ -163,11 +173,26 @@ TEST(Profiles, MalformedInputIsAPositionedError)
             "p.json:1:1: at /schema: unsupported schema, expected clustersim-profile/1");
   std::string ok = cs::profile_to_json(profile("h100-sxm5"));
   std::string bad = ok;
-  bad.replace(bad.find("\"memory_efficiency\": 0.887"), 26, "\"memory_efficiency\": -1");
+  const auto at = bad.find("\"memory_efficiency\": ");
+  bad.replace(at, bad.find(',', at) - at, "\"memory_efficiency\": -1");
   EXPECT_EQ(where(bad), "p.json:1:1: at /memory_efficiency: must be positive, got -1");
   bad = ok;
   bad.replace(bad.find("\"launch_overhead_s\""), 19, "\"launch\"");
   EXPECT_EQ(where(bad), "p.json:1:1: missing key 'launch_overhead_s'");
+  // The attention curve, the size ramp and the GEMM prologue are checked like every other field.
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = ok;
+    const auto a = t.find(from);
+    EXPECT_NE(a, std::string::npos) << from;
+    return a == std::string::npos ? t : t.replace(a, from.size(), to);
+  };
+  EXPECT_NE(where(with("\"efficiency\": 0.379", "\"efficiency\": 1.5")).find("efficiency must be in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(where(with("\"k_overhead\": 128", "\"k_overhead\": -3")).find("k_overhead: must not be negative"),
+            std::string::npos);
+  EXPECT_NE(where(with("\"memory_half_bytes\": 2400000", "\"memory_half_bytes\": -1"))
+                .find("memory_half_bytes: must not be negative"),
+            std::string::npos);
   EXPECT_THROW(cs::load_profile("/nonexistent.json"), cs::InputError);
 }
 

@@ -11,6 +11,8 @@
 #include "policies/sync/gradient_sync.hpp"
 
 #include <gtest/gtest.h>
+#include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace {
@@ -40,6 +42,47 @@ TEST(PipelinePartition, BalancedLightensTheOutputStage)
     EXPECT_GE(n, 1);
   // Interleaved (v = 2): the last device (stages 3 and 7) keeps 4 layers, 2 per chunk; the others 7, 7, 6.
   EXPECT_EQ(cs::partition_layers(24, 4, 2, 1.0, 3.0, true), (std::vector<int>{4, 4, 3, 2, 3, 3, 3, 2}));
+}
+
+TEST(PipelinePartition, BalancedAlsoLightensTheEmbeddingStage)
+{
+  // The slowest device under a partition of one chunk per device, and the best any partition reaches (by brute
+  // force over every split of `layers` into pp >= 1 parts).
+  auto slowest = [](const std::vector<int>& p, double head, double embedding) {
+    double t = 0;
+    for (size_t d = 0; d < p.size(); ++d)
+      t = std::max(t, p[d] + (d == 0 ? embedding : 0.0) + (d + 1 == p.size() ? head : 0.0));
+    return t;
+  };
+  auto best = [&](int layers, int pp, double head, double embedding) {
+    double out = INFINITY;
+    std::vector<int> p(pp, 1);
+    std::function<void(int, int)> go = [&](int d, int left) {
+      if (d == pp - 1) {
+        p[d] = left;
+        out = std::min(out, slowest(p, head, embedding));
+        return;
+      }
+      for (int n = 1; n <= left - (pp - 1 - d); ++n) {
+        p[d] = n;
+        go(d + 1, left - n);
+      }
+    };
+    go(0, layers);
+    return out;
+  };
+  for (int pp : {2, 3, 4, 6})
+    for (double embedding : {0.0, 1.0, 2.5, 7.0})
+      for (double head : {0.0, 3.0, 9.0}) {
+        const auto p = cs::partition_layers(24, pp, 1, 1.0, head, true, embedding);
+        EXPECT_EQ(sum(p), 24);
+        EXPECT_DOUBLE_EQ(slowest(p, head, embedding), best(24, pp, head, embedding))
+            << "pp " << pp << " embedding " << embedding << " head " << head;
+      }
+  // Two devices split the layers between the two ends alone: 6 + 1 against 4 + 3.
+  EXPECT_EQ(cs::partition_layers(10, 2, 1, 1.0, 3.0, true, 1.0), (std::vector<int>{6, 4}));
+  // Without an embedding cost the split is the one above.
+  EXPECT_EQ(cs::partition_layers(24, 4, 1, 1.0, 3.0, true, 0.0), (std::vector<int>{7, 7, 6, 4}));
 }
 
 } // namespace

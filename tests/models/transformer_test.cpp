@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 TEST(Transformer, LayerFlopsMatchTheMegatronCount)
 {
   // Forward FLOPs of one layer with ffn = 4h: 24 b s h^2 + 4 b s^2 h (Narayanan et al. eq. 3 over 3 passes).
+  // Megatron counts the whole score matrix, so compare with non-causal attention.
   cs::ModelParams m(cs::testing::model(1, 2048, 8192, 16, 2048, 51200, "bf16", "none"));
+  m.causal = false;
   double flops = 0;
   for (const auto& k : cs::layer_forward_kernels(m, 4))
     if (k.name.find("gemm") != std::string::npos || k.name == "attention")
@@ -30,29 +34,114 @@ TEST(Transformer, MegatronFormula)
   EXPECT_DOUBLE_EQ(cs::megatron_model_flops(m, B), 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)));
 }
 
-TEST(Transformer, BackwardDoesTwiceTheForwardGemmWork)
+TEST(Transformer, BackwardDoesTwiceTheForwardGemmWorkAndFlashRecomputesTheScores)
 {
   cs::ModelParams m(cs::testing::model(1, 1024, 4096, 8, 512, 1000, "bf16", "none"));
-  auto fwd = cs::layer_forward_kernels(m, 2);
-  double f = 0, b = 0;
+  cs::LayerShape shape;
+  shape.micro = 2;
+  const auto pass = cs::layer_kernels(m, shape);
+  auto sum = [](const std::vector<cs::NamedKernel>& ks, auto pick) {
+    double f = 0;
+    for (const auto& k : ks)
+      if (pick(k.kernel))
+        f += cs::kernel_flops(k.kernel);
+    return f;
+  };
+  auto gemm = [](const cs::Kernel& k) { return std::holds_alternative<cs::GemmKernel>(k); };
+  auto attention = [](const cs::Kernel& k) { return std::holds_alternative<cs::AttentionKernel>(k); };
+  EXPECT_DOUBLE_EQ(sum(pass.backward, gemm), 2 * sum(pass.forward, gemm));
+  // FlashAttention-2's backward: five matmuls over the scores against the forward's two.
+  EXPECT_DOUBLE_EQ(sum(pass.backward, attention), 2.5 * sum(pass.forward, attention));
+  // The weight-gradient kernels are exactly half of the backward GEMM work.
+  double weight = 0;
+  for (const auto& k : pass.backward)
+    if (k.weight && gemm(k.kernel))
+      weight += cs::kernel_flops(k.kernel);
+  EXPECT_DOUBLE_EQ(weight, sum(pass.forward, gemm));
+  // Materialised attention: the same GEMM work, through batched score GEMMs (non-causal, so nothing is skipped).
+  cs::ModelParams mat = m, flash = m;
+  mat.attention = "materialized";
+  mat.causal = flash.causal = false;
   auto matmul = [](const cs::Kernel& k) {
     return std::holds_alternative<cs::GemmKernel>(k) || std::holds_alternative<cs::AttentionKernel>(k);
   };
-  for (const auto& k : fwd)
-    if (matmul(k.kernel))
-      f += cs::kernel_flops(k.kernel);
-  for (const auto& k : cs::backward_kernels(fwd))
-    if (matmul(k.kernel))
-      b += cs::kernel_flops(k.kernel);
-  EXPECT_DOUBLE_EQ(b, 2 * f);
-  // Materialised attention: the same GEMM work, through batched score GEMMs.
-  cs::ModelParams mat = m;
-  mat.attention = "materialized";
-  double fm = 0;
-  for (const auto& k : cs::layer_forward_kernels(mat, 2))
-    if (matmul(k.kernel))
-      fm += cs::kernel_flops(k.kernel);
-  EXPECT_DOUBLE_EQ(fm, f);
+  EXPECT_DOUBLE_EQ(sum(cs::layer_forward_kernels(mat, 2), matmul), sum(cs::layer_forward_kernels(flash, 2), matmul));
+}
+
+TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
+{
+  cs::ModelParams m = cs::model_presets().at("gpt-7.5b");
+  m.attention = "flash";
+  auto profile = [](const std::string& name) {
+    for (const auto& p : cs::builtin_frameworks())
+      if (p.name == name)
+        return p;
+    throw std::runtime_error("no framework " + name);
+  };
+  auto names = [](const std::vector<cs::NamedKernel>& ks) {
+    std::set<std::string> out;
+    for (const auto& k : ks)
+      out.insert(k.name);
+    return out;
+  };
+  cs::LayerShape megatron{1, 1, false, profile("megatron")}, fsdp{1, 1, false, profile("fsdp")};
+  const auto a = cs::layer_kernels(m, megatron), b = cs::layer_kernels(m, fsdp);
+  // Megatron fuses bias, dropout and the residual add; eager FSDP runs them apart (and without dropout).
+  EXPECT_TRUE(names(a.forward).count("bias_dropout_add"));
+  EXPECT_FALSE(names(b.forward).count("bias_dropout_add"));
+  EXPECT_TRUE(names(b.forward).count("residual_add"));
+  EXPECT_TRUE(names(b.forward).count("qkv_layout_copy"));
+  // Megatron adds each gradient into fp32 main_grad (10 bytes per parameter); FSDP casts and pre-divides (14).
+  EXPECT_TRUE(names(a.backward).count("main_grad_accumulate"));
+  EXPECT_TRUE(names(b.backward).count("grad_cast_predivide"));
+  EXPECT_FALSE(names(b.backward).count("main_grad_accumulate"));
+  // The GEMM and attention work is the framework's no matter: the same FLOPs in both.
+  auto matmul_flops = [](const std::vector<cs::NamedKernel>& ks) {
+    double f = 0;
+    for (const auto& k : ks)
+      if (std::holds_alternative<cs::GemmKernel>(k.kernel) || std::holds_alternative<cs::AttentionKernel>(k.kernel))
+        f += cs::kernel_flops(k.kernel);
+    return f;
+  };
+  EXPECT_DOUBLE_EQ(matmul_flops(a.forward), matmul_flops(b.forward));
+  // Per parameter the gradient handling moves 10 (main_grad) against 14 bytes (cast and pre-divide).
+  double grad_a = 0, grad_b = 0;
+  for (const auto& k : a.backward)
+    if (k.name == "main_grad_accumulate")
+      grad_a += cs::kernel_bytes(k.kernel);
+  for (const auto& k : b.backward)
+    if (k.name == "grad_cast_predivide")
+      grad_b += cs::kernel_bytes(k.kernel);
+  EXPECT_DOUBLE_EQ(grad_a, 10 * cs::layer_parameters(m));
+  EXPECT_DOUBLE_EQ(grad_b, 14 * cs::layer_parameters(m));
+  // The optimizer step moves the profile's bytes per parameter.
+  EXPECT_DOUBLE_EQ(cs::kernel_bytes(cs::optimizer_kernel(1e9, profile("fsdp")).kernel), 52e9);
+}
+
+TEST(Transformer, TheOutputLayerComputesTheLossInFp32AndAddsTiedGradients)
+{
+  cs::ModelParams m = cs::model_presets().at("mpt-7b");
+  ASSERT_TRUE(m.tie_embeddings);
+  cs::LayerShape shape;
+  shape.tp = 2;
+  const auto head = cs::head_kernels(m, shape);
+  bool tied = false;
+  for (const auto& k : head.backward)
+    if (k.name == "tied_grad_add") {
+      tied = true;
+      EXPECT_TRUE(k.weight);
+      EXPECT_DOUBLE_EQ(cs::kernel_bytes(k.kernel), 3.0 * m.vocab / 2 * m.hidden * 2);
+    }
+  EXPECT_TRUE(tied);
+  for (const auto& k : head.forward) {
+    if (k.name == "cross_entropy") {
+      EXPECT_EQ(cs::kernel_dtype(k.kernel), "fp32");
+    }
+  }
+  // The embedding's backward zeroes its (vocabulary-parallel) gradient and scatters every token's row into it.
+  const auto emb = cs::embedding_kernels(m, shape);
+  ASSERT_EQ(emb.backward[0].name, "embedding_grad_zero");
+  EXPECT_DOUBLE_EQ(cs::kernel_bytes(emb.backward[0].kernel), m.vocab / 2.0 * m.hidden * 2);
 }
 
 TEST(Transformer, Llama2PresetsHaveThePublishedParameterCounts)
@@ -69,7 +158,11 @@ TEST(Transformer, Llama2PresetsHaveThePublishedParameterCounts)
 TEST(Transformer, GroupedQueryAttentionAndSwigluShapeTheKernels)
 {
   const auto& m = cs::model_presets().at("llama2-70b");
-  auto [attn, mlp] = cs::layer_forward_blocks(m, 1, 8);
+  cs::LayerShape shape;
+  shape.tp = 8;
+  const auto layer = cs::layer_kernels(m, shape).forward;
+  const auto& attn = layer;
+  const auto& mlp = layer;
   auto find = [](const std::vector<cs::NamedKernel>& ks, const std::string& name) -> const cs::Kernel& {
     for (const auto& k : ks)
       if (k.name == name)

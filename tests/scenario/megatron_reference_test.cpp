@@ -1,13 +1,18 @@
-// validation.md §3: predicted TFLOP/s per GPU within +-15% of Megatron-LM's Table 1 (the rows runnable so far).
+// validation.md §3: Megatron-LM's Table 1 (Narayanan et al., SC'21) as iteration times. The paper's rate counts the
+// recomputed forward pass (96 B s l h^2 ...), so the published iteration time is that count over GPUs x rate. Each
+// row within +-10%. The mean |error| is 7.4% today, above the 5% the fidelity issue asks for (docs/validation.md
+// says where the rest is thought to be); this test holds the line at 8% so it cannot get worse unnoticed.
 #include "tests/cli/run_cli.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace {
-double tflops_per_gpu(const std::string& scenario)
+
+nlohmann::json metrics(const std::string& scenario)
 {
   auto out = std::filesystem::temp_directory_path() / ("cs_megatron_" + std::to_string(::getpid()));
   auto r = cs::testing::run_clustersim(std::string("run ") + CS_SOURCE_DIR + "/scenarios/reference/" + scenario +
@@ -16,32 +21,48 @@ double tflops_per_gpu(const std::string& scenario)
   std::ifstream in(out / "report.json");
   auto report = nlohmann::json::parse(in);
   std::filesystem::remove_all(out);
-  return report["metrics"]["tflops_per_gpu"].get<double>();
+  return report["metrics"];
 }
+
+struct Row {
+  const char* scenario;
+  double batch, seq, layers, hidden, vocab, gpus, tflops; // the table's row
+};
+
+// Published iteration time: the paper's FLOP count with recomputation over the GPUs' published rate.
+double published_seconds(const Row& r)
+{
+  const double flops = 96 * r.batch * r.seq * r.layers * r.hidden * r.hidden *
+                       (1 + r.seq / (6 * r.hidden) + r.vocab / (16 * r.layers * r.hidden));
+  return flops / (r.gpus * r.tflops * 1e12);
+}
+
+const Row kRows[] = {{"megatron-1.7b.yaml", 512, 2048, 24, 2304, 51200, 32, 137},
+                     {"megatron-7.5b.yaml", 512, 2048, 36, 4096, 51200, 128, 142},
+                     {"megatron-39.1b.yaml", 1536, 2048, 48, 8192, 51200, 512, 138},
+                     {"megatron-145.6b.yaml", 2304, 2048, 80, 12288, 51200, 1536, 148},
+                     {"megatron-529.6b.yaml", 2520, 2048, 105, 20480, 51200, 2520, 163}};
+
 } // namespace
 
-TEST(MegatronReference, Gpt17BDataParallelOn32A100)
+TEST(MegatronReference, PublishedIterationTimesAreTheOnesValidationMdStates)
 {
-  EXPECT_NEAR(tflops_per_gpu("megatron-1.7b.yaml") / 137.0, 1.0, 0.15);
+  const double stated[] = {3.53, 3.70, 14.45, 24.82, 54.08};
+  for (int i = 0; i < 5; ++i)
+    EXPECT_NEAR(published_seconds(kRows[i]), stated[i], 0.006) << kRows[i].scenario;
 }
 
-TEST(MegatronReference, Gpt75BTensorAndDataParallelOn128A100)
+TEST(MegatronReference, IterationTimesOfTable1)
 {
-  EXPECT_NEAR(tflops_per_gpu("megatron-7.5b.yaml") / 142.0, 1.0, 0.15);
-}
-
-// Rows 3-5 combine tensor, pipeline (interleaved) and data parallelism.
-TEST(MegatronReference, Gpt391BTensorPipelineDataOn512A100)
-{
-  EXPECT_NEAR(tflops_per_gpu("megatron-39.1b.yaml") / 138.0, 1.0, 0.15);
-}
-
-TEST(MegatronReference, Gpt1456BTensorPipelineDataOn1536A100)
-{
-  EXPECT_NEAR(tflops_per_gpu("megatron-145.6b.yaml") / 148.0, 1.0, 0.15);
-}
-
-TEST(MegatronReference, Gpt5296BTensorPipelineDataOn2520A100)
-{
-  EXPECT_NEAR(tflops_per_gpu("megatron-529.6b.yaml") / 163.0, 1.0, 0.15);
+  double sum = 0;
+  for (const Row& row : kRows) {
+    const auto m = metrics(row.scenario);
+    const double error = m["iteration_time_s"].get<double>() / published_seconds(row) - 1;
+    EXPECT_LT(std::abs(error), 0.10) << row.scenario << ": " << error * 100 << "%";
+    sum += std::abs(error);
+    // The report's two rates: model FLOPs (72, Megatron's count without recomputation) and hardware FLOPs (96 with
+    // full recomputation), both over the same iteration.
+    EXPECT_NEAR(m["hardware_tflops_per_gpu"].get<double>() / m["tflops_per_gpu"].get<double>(), 4.0 / 3.0, 1e-9);
+  }
+  EXPECT_LT(sum / 5, 0.08) << "mean |error| " << sum / 5 * 100 << "%";
 }

@@ -267,7 +267,7 @@ TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.mlp, "swiglu");
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.norm, "rmsnorm");
   EXPECT_FALSE(cs::workload_as<cs::TrainingWorkload>(s).params.model.tie_embeddings);
-  EXPECT_EQ(cs::model_presets().size(), 8u);
+  EXPECT_EQ(cs::model_presets().size(), 15u); // GPT, BERT, Llama 2 and MPT
   EXPECT_NE(error_of(kValid, {"workload.model.preset=llama"}).find("'llama' is not a valid workload.model.preset"),
             std::string::npos);
 }

@@ -37,6 +37,7 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
     flops += l.flops;
   }
   out.model_flops_per_iteration = 3.0 * flops * w.batch.global;
+  out.hardware_flops_per_iteration = out.model_flops_per_iteration;
   auto seconds = layer_forward_seconds(graph, cost, micro, w.model.dtype);
   std::vector<double> tp_seconds(graph.size(), 0.0);
   if (tp > 1) {

@@ -100,6 +100,34 @@ OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& 
 using TaskKey = std::tuple<int, int, int>;
 int key_kind(const PipelineOp& op) { return op.forward() ? 0 : op.sends_gradient() ? 1 : 2; }
 
+// Per stage: the stages it feeds (bytes per edge) and the stages that feed it; a chain unless the costs give a DAG.
+struct Edges {
+  std::vector<std::vector<std::pair<int, double>>> next, prev;
+};
+
+Edges stage_edges(const std::vector<StageCost>& costs, bool chain)
+{
+  const int stages = static_cast<int>(costs.size());
+  Edges e;
+  e.next.resize(stages);
+  e.prev.resize(stages);
+  for (int s = 0; s < stages; ++s) {
+    if (chain) {
+      if (s + 1 < stages) {
+        e.next[s].emplace_back(s + 1, costs[s].activation_bytes);
+        e.prev[s + 1].emplace_back(s, costs[s].activation_bytes);
+      }
+      continue;
+    }
+    for (std::size_t i = 0; i < costs[s].successors.size(); ++i) {
+      const double bytes = i < costs[s].successor_bytes.size() ? costs[s].successor_bytes[i] : 0.0;
+      e.next[s].emplace_back(costs[s].successors[i], bytes);
+      e.prev[costs[s].successors[i]].emplace_back(s, bytes);
+    }
+  }
+  return e;
+}
+
 } // namespace
 
 PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInput& in)
@@ -131,7 +159,8 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
   auto last = [&](int kind, int mb, int vs) { return task_of.at({kind, mb, vs}).last; };
   // Sends are created in each device's op order, on one stream for activations and one for their gradients, so
   // no stream ever has to run a send before one the schedule needs earlier.
-  auto link = [&](int before, int from_vs, int after, int to_vs, double bytes, int mb, int channel) {
+  // `then`: the sender's next op's first task (-1: none), which waits for the send when sends block.
+  auto link = [&](int before, int from_vs, int after, int to_vs, double bytes, int mb, int channel, int then) {
     const int from_dev = from_vs % p, to_dev = to_vs % p;
     if (from_dev == to_dev || bytes <= 0) {
       g.add_dependency(before, after);
@@ -146,35 +175,25 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
         g.add_transfer(pool.get(in.hosts[from_dev], channel), in.hosts[from_dev], in.hosts[to_dev], bytes, "p2p", lab);
     g.add_dependency(before, t);
     g.add_dependency(t, after);
+    if (in.blocking_sends && then >= 0)
+      g.add_dependency(t, then);
   };
-  // Per stage: the stages it feeds (bytes per edge) and the stages that feed it.
-  const int stages = p * v;
-  std::vector<std::vector<std::pair<int, double>>> next(stages), prev(stages);
-  for (int s = 0; s < stages; ++s) {
-    if (dag.empty()) {
-      if (s + 1 < stages) {
-        next[s].emplace_back(s + 1, costs[s].activation_bytes);
-        prev[s + 1].emplace_back(s, costs[s].activation_bytes);
-      }
-      continue;
-    }
-    for (std::size_t i = 0; i < costs[s].successors.size(); ++i) {
-      const double bytes = i < costs[s].successor_bytes.size() ? costs[s].successor_bytes[i] : 0.0;
-      next[s].emplace_back(costs[s].successors[i], bytes);
-      prev[costs[s].successors[i]].emplace_back(s, bytes);
-    }
-  }
+  const Edges edges = stage_edges(costs, dag.empty());
+  const auto& next = edges.next;
+  const auto& prev = edges.prev;
   for (int d = 0; d < p; ++d)
-    for (const auto& op : out.order[d]) {
+    for (std::size_t i = 0; i < out.order[d].size(); ++i) {
+      const PipelineOp& op = out.order[d][i];
       const int vs = op.chunk * p + d, mb = op.microbatch;
+      const int then = i + 1 < out.ops[d].size() ? out.ops[d][i + 1].first : -1;
       if (op.forward()) {
         if (next[vs].empty())
           g.add_dependency(last(0, mb, vs), first(1, mb, vs));
         for (const auto& [to, bytes] : next[vs])
-          link(last(0, mb, vs), vs, first(0, mb, to), to, bytes, mb, 500);
+          link(last(0, mb, vs), vs, first(0, mb, to), to, bytes, mb, 500, then);
       } else if (op.sends_gradient()) {
         for (const auto& [to, bytes] : prev[vs])
-          link(last(1, mb, vs), vs, first(1, mb, to), to, bytes, mb, 501);
+          link(last(1, mb, vs), vs, first(1, mb, to), to, bytes, mb, 501, then);
       } else {
         g.add_dependency(last(1, mb, vs), first(2, mb, vs));
       }

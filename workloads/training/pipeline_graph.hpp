@@ -39,6 +39,7 @@ struct PipelineInput {
   std::vector<int> ready;                                    // per device: its first op waits for this task (-1 = none)
   TaskLabels labels;                                         // iteration and (for traces) the rest
   std::function<bool(int device, std::size_t op)> in_pieces; // empty = every op is one task
+  bool blocking_sends = false; // a device's next op waits for its sends (Megatron synchronises after each p2p)
 };
 
 /** Segment indices of virtual stage `costs` in the order `pass` runs them (forward order, or reversed). */

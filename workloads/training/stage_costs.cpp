@@ -5,6 +5,8 @@
 #include "models/transformer/transformer.hpp"
 
 #include <algorithm>
+
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -24,7 +26,8 @@ double StageCost::seconds(int pass) const
   }
 }
 
-std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced)
+std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced,
+                                  double embedding_s)
 {
   const int stages = pp * v;
   std::vector<int> out(stages, layers / stages);
@@ -33,28 +36,60 @@ std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, dou
       ++out[s];
     return out;
   }
-  // Uniform layers, and the last device also runs the output layer: choose how many layers that device keeps so
-  // that the slowest device is fastest (ties: the more even split); the other devices share the rest.
-  int best_last = v;
+  // Uniform layers; the last device also runs the output layer and the first the embedding. Choose how many layers
+  // the end devices keep so that the slowest device is fastest (ties: the more even split); the devices between
+  // share the rest evenly.
+  auto ceil_div = [](int a, int b) { return (a + b - 1) / b; };
+  // Layers on the first device when `rest` layers go to the first pp - 1 devices, and the slowest of those.
+  auto first_of = [&](int rest, double* slowest) {
+    if (pp == 2 || embedding_s <= 0) { // the first device is one of pp - 1 even shares
+      const int first = pp == 2 ? rest : ceil_div(rest, pp - 1);
+      *slowest = first * layer_s + embedding_s;
+      return first;
+    }
+    int pick = v;
+    *slowest = INFINITY;
+    for (int first = v; first <= rest - (pp - 2) * v; ++first) {
+      const double t = std::max(first * layer_s + embedding_s, ceil_div(rest - first, pp - 2) * layer_s);
+      if (t <= *slowest + 1e-15) {
+        *slowest = std::min(*slowest, t);
+        pick = first;
+      }
+    }
+    return pick;
+  };
+  int best_last = v, best_first = 0;
   double best = INFINITY;
   for (int last = v; last <= layers - (pp - 1) * v; ++last) {
-    const double others = std::ceil(double(layers - last) / (pp - 1)) * layer_s;
-    const double slowest = std::max(others, last * layer_s + head_s);
+    double front = 0;
+    const int first = first_of(layers - last, &front);
+    const double slowest = std::max(front, last * layer_s + head_s);
     if (slowest <= best + 1e-15) {
       best = std::min(best, slowest);
       best_last = last;
+      best_first = first;
     }
   }
   std::vector<int> device(pp);
-  const int rest = layers - best_last;
-  for (int d = 0; d < pp - 1; ++d)
-    device[d] = rest / (pp - 1) + (d < rest % (pp - 1) ? 1 : 0);
+  device[0] = best_first;
   device[pp - 1] = best_last;
+  const int middle = layers - best_first - best_last;
+  for (int d = 1; d < pp - 1; ++d)
+    device[d] = middle / (pp - 2) + (d - 1 < middle % (pp - 2) ? 1 : 0);
   // Device d's chunks are virtual stages d, d + pp, ...; earlier chunks take any remainder.
   for (int d = 0; d < pp; ++d)
     for (int c = 0; c < v; ++c)
       out[c * pp + d] = device[d] / v + (c < device[d] % v ? 1 : 0);
   return out;
+}
+
+double tp_gather_seconds(const ModelParams& m, int micro, int tp, const PlatformSpec& platform)
+{
+  std::vector<int> group(tp);
+  for (int k = 0; k < tp; ++k)
+    group[k] = k;
+  const double bytes = double(micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  return choose_collective("all-gather", "auto", bytes, group_shape(platform, group)).seconds;
 }
 
 double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool sequence_parallel,
@@ -74,47 +109,100 @@ double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool
 
 namespace {
 
-// The weight-gradient GEMMs of a backward pass.
-std::vector<NamedKernel> weight_gradients(const std::vector<NamedKernel>& backward)
-{
-  std::vector<NamedKernel> out;
-  for (const auto& k : backward)
-    if (k.name.size() > 6 && k.name.compare(k.name.size() - 6, 6, "_wgrad") == 0)
-      out.push_back(k);
-  return out;
-}
-
-// A layer pass of one microbatch on one TP rank, with its TP collectives and (full recomputation) its rerun forward.
-struct LayerTimes {
-  double forward = 0, backward = 0, weight = 0, head_forward = 0, head_backward = 0, head_weight = 0, tp = 0;
+// One piece of the model (a layer, the head, the embedding) for one microbatch on one TP rank: its passes with their
+// TP collectives, (full recomputation) its rerun forward, and the weight-gradient part of its backward.
+struct PieceTimes {
+  double forward = 0, backward = 0, weight = 0;
   std::string model;
 };
 
-LayerTimes layer_times(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform)
+PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
+                       const std::string& recompute)
 {
-  const ModelParams& m = w.model;
-  const int tp = w.parallel.tp;
-  const bool sp = w.parallel.sequence_parallel && tp > 1;
-  const auto [attn, mlp] = layer_forward_blocks(m, w.batch.micro, tp, sp);
-  auto layer = attn;
-  layer.insert(layer.end(), mlp.begin(), mlp.end());
-  const auto head = head_forward_kernels(m, w.batch.micro);
-  const PassCost forward = pass_cost(cost, layer);
-  LayerTimes t;
-  t.model = forward.model;
-  t.tp = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform);
-  t.forward = forward.seconds + 2 * t.tp;
-  const auto backward = backward_kernels(layer);
-  t.backward = pass_cost(cost, backward).seconds + 2 * t.tp;
-  t.weight = pass_cost(cost, weight_gradients(backward)).seconds;
-  if (m.recompute == "full") // the forward pass runs again inside backward
+  const PassCost f = pass_cost(cost, k.forward, fw.kernel_gap_s), b = pass_cost(cost, k.backward, fw.kernel_gap_s);
+  PieceTimes t;
+  t.model = f.model;
+  t.forward = f.seconds + 2 * tp_s;
+  t.backward = b.seconds + 2 * tp_s;
+  t.weight = b.weight_seconds;
+  if (recompute == "full") // the forward pass runs again inside backward
     t.backward += t.forward;
-  // The output layer is vocabulary-parallel in Megatron: each TP rank computes 1/tp of the logits.
-  const auto head_backward = backward_kernels(head);
-  t.head_forward = pass_cost(cost, head).seconds / tp;
-  t.head_backward = pass_cost(cost, head_backward).seconds / tp;
-  t.head_weight = pass_cost(cost, weight_gradients(head_backward)).seconds / tp;
+  if (recompute == "selective") { // materialised attention's scores, softmax, dropout and values run again
+    std::vector<NamedKernel> core;
+    for (const auto& n : k.forward)
+      if (n.name.rfind("attn_", 0) == 0)
+        core.push_back(n);
+    t.backward += pass_cost(cost, core, fw.kernel_gap_s).seconds;
+  }
   return t;
+}
+
+// Compute beside communication runs slower (communication kernels take SMs and memory bandwidth): with a share f of
+// the GPU taken for c of the t seconds a piece computes, it takes min(t / (1 - f), t + c f).
+double beside_communication(double t, double c, double f) { return f > 0 ? std::min(t / (1 - f), t + c * f) : t; }
+
+// ZeRO-3: every pass gathers its parameters and every backward reduce-scatters its gradients beside it, slowing
+// the layer's kernels while they run.
+void slow_beside_zero3(PieceTimes& layer, const ModelParams& m, int tp, const FrameworkProfile& fw, const GroupShape& g)
+{
+  const double e = dtype_bytes(m.dtype), r = dtype_bytes(fw.reduce_dtype_for(m.dtype));
+  auto comm = [&](double params, bool backward) {
+    return choose_collective("all-gather", "auto", params * e, g).seconds +
+           (backward ? choose_collective("reduce-scatter", "auto", params * r, g).seconds : 0.0);
+  };
+  const double f = fw.comm_sm_fraction, lp = layer_parameters(m) / tp;
+  layer.forward = beside_communication(layer.forward, comm(lp, false), f);
+  layer.backward = beside_communication(layer.backward, comm(lp, true), f);
+}
+
+// The pieces of a transformer and how they are cut into virtual stages.
+struct StageCut {
+  PieceTimes layer, head, embedding;
+  std::vector<int> layers_per_stage;
+  double activation_bytes = 0; // sent per microbatch by each TP rank
+  double gather_s = 0;         // the receiver's all-gather of a scattered activation (0: none)
+};
+
+// One virtual stage: its layers, the embedding on the first, the output layer on the last, and the gathers of what
+// it receives.
+StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, int first_layer)
+{
+  const int stages = static_cast<int>(cut.layers_per_stage.size()), here = cut.layers_per_stage[vs];
+  const PieceTimes &layer = cut.layer, &head = cut.head, &embedding = cut.embedding;
+  StageCost c;
+  const bool first = vs == 0, last = vs == stages - 1;
+  c.forward_s = here * layer.forward + (last ? head.forward : 0.0) + (first ? embedding.forward : 0.0);
+  c.backward_s = here * layer.backward + (last ? head.backward : 0.0) + (first ? embedding.backward : 0.0);
+  c.weight_s = here * layer.weight + (last ? head.weight : 0.0) + (first ? embedding.weight : 0.0);
+  c.params = here * layer_parameters(m) / tp;
+  c.activation_bytes = cut.activation_bytes;
+  c.model = layer.model;
+  if (first) { // the embedding (tied with the head) is reduced with the first stage
+    c.params += embedding_parameters(m) / tp;
+    // ZeRO-3 gathers it once per microbatch, for the lookup and (tied) the logits, and keeps it for backward.
+    c.segments.push_back(
+        {"embedding", -1, embedding.forward, embedding.backward, embedding.weight, embedding_parameters(m) / tp, true});
+  }
+  for (int l = 0; l < here; ++l)
+    c.segments.push_back(
+        {"layer", first_layer + l, layer.forward, layer.backward, layer.weight, layer_parameters(m) / tp, false});
+  if (last) { // an untied output layer is the last stage's own
+    c.params += head_parameters(m) / tp;
+    c.segments.push_back({"head", m.layers, head.forward, head.backward, head.weight, head_parameters(m) / tp, true});
+  }
+  // The receiver gathers before its pass: forward from the previous stage, backward from the next (backward runs
+  // the segments in reverse).
+  if (cut.gather_s > 0 && !c.segments.empty()) {
+    if (!first) {
+      c.forward_s += cut.gather_s;
+      c.segments.front().forward_s += cut.gather_s;
+    }
+    if (!last) {
+      c.backward_s += cut.gather_s;
+      c.segments.back().backward_s += cut.gather_s;
+    }
+  }
+  return c;
 }
 
 } // namespace
@@ -128,51 +216,41 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
     throw std::invalid_argument("layers do not divide into pp x vpp stages");
   if (m.layers < stages)
     throw std::invalid_argument("fewer layers than pp x vpp stages");
-  const LayerTimes t = layer_times(w, cost, platform);
+  const FrameworkProfile& fw = w.framework;
+  const bool sp = w.parallel.sequence_parallel && tp > 1;
+  const LayerShape piece_shape{w.batch.micro, tp, sp, fw};
+  const double tp_s = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform);
+  PieceTimes layer = piece_times(layer_kernels(m, piece_shape), cost, fw, tp_s, m.recompute);
+  PieceTimes head = piece_times(head_kernels(m, piece_shape), cost, fw, 0, "none");
+  PieceTimes embedding = piece_times(embedding_kernels(m, piece_shape), cost, fw, 0, "none");
+  if (w.parallel.zero >= 3 && shape.dp > 1 && fw.comm_sm_fraction > 0)
+    slow_beside_zero3(layer, m, tp, fw, group_shape(platform, shape.dp_group));
   StageSet out;
   out.parameters = total_parameters(m);
   out.model_flops_per_iteration = megatron_model_flops(m, w.batch.global);
+  out.hardware_flops_per_iteration = hardware_model_flops(m, w.batch.global);
   // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward.
   const int collectives = m.recompute == "full" ? 6 : 4;
-  out.tp_seconds_per_layer = collectives * t.tp;
+  out.tp_seconds_per_layer = collectives * tp_s;
   // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
   out.tp_bytes_per_layer =
       tp > 1 ? collectives * 2.0 * (tp - 1) * double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype) : 0.0;
-  out.layers_per_stage = partition_layers(m.layers, pp, v, t.forward + t.backward, t.head_forward + t.head_backward,
-                                          w.parallel.partition == "balanced");
+  out.layers_per_stage = partition_layers(m.layers, pp, v, layer.forward + layer.backward, head.forward + head.backward,
+                                          w.parallel.partition == "balanced", embedding.forward + embedding.backward);
   if (!w.parallel.stage_layers.empty()) {
     if (static_cast<int>(w.parallel.stage_layers.size()) != stages)
       throw std::invalid_argument("stage_layers needs one entry per virtual stage");
     out.layers_per_stage = w.parallel.stage_layers;
   }
+  StageCut cut{layer, head, embedding, out.layers_per_stage, 0, 0};
+  // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send
+  // and all-gathered it (inside the node) on arrival; otherwise every TP rank sends it whole.
   const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
-  int first_layer = 0;
-  for (int vs = 0; vs < stages; ++vs) {
-    StageCost c;
-    const int here = out.layers_per_stage[vs];
-    const bool last = vs == stages - 1;
-    c.forward_s = here * t.forward + (last ? t.head_forward : 0.0);
-    c.backward_s = here * t.backward + (last ? t.head_backward : 0.0);
-    c.weight_s = here * t.weight + (last ? t.head_weight : 0.0);
-    c.params = here * layer_parameters(m) / tp;
-    c.activation_bytes = activation / tp; // Megatron's scatter/gather: each TP rank sends its 1/tp
-    c.model = t.model;
-    if (vs == 0) { // the embedding (tied with the head) is reduced with the first stage
-      c.params += embedding_parameters(m) / tp;
-      // ZeRO-3 gathers it once per microbatch, for the lookup and (tied) the logits, and keeps it for backward.
-      c.segments.push_back({"embedding", -1, 0, 0, 0, embedding_parameters(m) / tp, true});
-    }
-    for (int l = 0; l < here; ++l)
-      c.segments.push_back(
-          {"layer", first_layer + l, t.forward, t.backward, t.weight, layer_parameters(m) / tp, false});
-    if (last) { // an untied output layer is the last stage's own
-      c.params += head_parameters(m) / tp;
-      c.segments.push_back(
-          {"head", m.layers, t.head_forward, t.head_backward, t.head_weight, head_parameters(m) / tp, true});
-    }
-    first_layer += here;
-    out.stages.push_back(std::move(c));
-  }
+  const bool scatter_gather = tp > 1 && !sp && fw.pipeline_scatter_gather;
+  cut.activation_bytes = sp || scatter_gather ? activation / tp : activation;
+  cut.gather_s = scatter_gather ? tp_gather_seconds(m, w.batch.micro, tp, platform) : 0.0;
+  for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs)
+    out.stages.push_back(cut_stage(m, tp, cut, vs, first_layer));
   const auto stage_layers = out.layers_per_stage;
   const TrainingParams params = w;
   const int dp = shape.dp;

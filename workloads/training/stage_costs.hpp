@@ -50,7 +50,8 @@ struct StageSet {
   std::vector<StageCost> stages; // pp x v: stage c * pp + d is chunk c of device d
   std::vector<int> layers_per_stage;
   double parameters = 0; // the whole model
-  double model_flops_per_iteration = 0;
+  double model_flops_per_iteration = 0;    // the Megatron count (three passes)
+  double hardware_flops_per_iteration = 0; // what the GPUs do, recomputation included
   double tp_seconds_per_layer = 0; // TP collectives in one layer's forward and backward of one microbatch
   double tp_bytes_per_layer = 0;   // the bytes those collectives move, over all ranks of one TP group
   /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak. */
@@ -63,6 +64,7 @@ struct StageShape {
   int chunks = 1;              // virtual stages per device
   bool graph_pipeline = false; // layer graphs: cut by branch into a stage DAG
   int dp = 1;                  // for memory (ZeRO shards)
+  std::vector<int> dp_group;   // one data-parallel group's hosts (ZeRO-3 gathers priced beside the passes)
 };
 
 /** A transformer's stages: Megatron's split over tp ranks (the TP collectives priced by the tuner's closed form and
@@ -81,9 +83,14 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
 
 /** Layers per virtual stage (pp devices x v chunks; stage c * pp + d is chunk c of device d). Even: layers / stages
  *  each, any remainder to the first stages. Balanced: the last device, which also runs the output layer (head_s per
- *  microbatch), keeps the number of layers that makes the slowest device fastest; the other devices share the
- *  rest; each device spreads its layers over its chunks. layer_s and head_s are forward + backward seconds. */
-std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced);
+ *  microbatch), and the first, which runs the embedding (embedding_s), keep the numbers of layers that make the
+ *  slowest device fastest; the devices between share the rest; each device spreads its layers over its chunks.
+ *  Times are forward + backward seconds. */
+std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced,
+                                  double embedding_s = 0);
+
+/** The all-gather of one micro x seq x hidden activation over a TP group inside a node (closed form). */
+double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform);
 
 /** One of Megatron's blocking TP collectives after a block pass (micro x seq x hidden activations over a TP group
  *  inside a node), by the tuner's closed form: an all-reduce, or a reduce-scatter and an all-gather with sequence

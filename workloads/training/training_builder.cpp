@@ -44,6 +44,7 @@ public:
     out_.microbatches = w_.batch.global / (dp * w_.batch.micro);
     out_.parameters = plan_.stages->parameters;
     out_.model_flops_per_iteration = plan_.stages->model_flops_per_iteration;
+    out_.hardware_flops_per_iteration = plan_.stages->hardware_flops_per_iteration;
     out_.samples_per_iteration = w_.batch.global;
     out_.tokens_per_iteration = double(w_.batch.global) * w_.model.seq;
     order_ = schedule_order(plan_, out_.microbatches);
@@ -91,6 +92,7 @@ private:
     }
     in.labels = TaskLabels{it, -1, -1, -1, 0};
     in.in_pieces = [&comm](int d, std::size_t i) { return comm.in_pieces(d, i); };
+    in.blocking_sends = w_.framework.p2p_blocking;
     return append_pipeline(out_.graph, comm_, in);
   }
 

@@ -44,7 +44,8 @@ struct TrainingGraph {
   std::vector<int> compute_streams;              // per simulated device
   double parameters = 0;
   int buckets = 0; // gradient buckets per iteration over all stages
-  double model_flops_per_iteration = 0, samples_per_iteration = 0, tokens_per_iteration = 0;
+  double model_flops_per_iteration = 0, hardware_flops_per_iteration = 0;
+  double samples_per_iteration = 0, tokens_per_iteration = 0;
   double tp_seconds_per_iteration = 0;   // TP collectives folded into a device's passes, per iteration
   double tp_bytes_per_iteration = 0;     // what those collectives move, over every TP group of the cluster
   std::vector<int> in_flight_per_device; // most microbatch-chunks of activations each device holds (replica 0)

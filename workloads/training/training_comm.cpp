@@ -15,18 +15,27 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
   built_ = plan.one_replica ? 1 : dp;
   sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
+  const FrameworkProfile& fw = plan.params->framework;
   element_bytes_ = dtype_bytes(plan.params->model.dtype);
-  last_op_.assign(plan.stages->stages.size(), 0);
+  reduce_bytes_ = dtype_bytes(fw.reduce_dtype_for(plan.params->model.dtype));
+  // The ops whose gradients are reduced: each stage's last gradient-completing op, or every one of them when every
+  // microbatch reduces (FSDP without no_sync).
+  reduce_ops_.assign(plan.stages->stages.size(), {});
   pieces_.resize(pp);
   for (int d = 0; d < pp; ++d) {
     pieces_[d].assign(order[d].size(), zero3_ ? 1 : 0);
     for (std::size_t i = 0; i < order[d].size(); ++i)
-      if (order[d][i].completes())
-        last_op_[order[d][i].chunk * pp + d] = i; // the last one in order wins
+      if (order[d][i].completes()) {
+        auto& ops = reduce_ops_[order[d][i].chunk * pp + d];
+        if (!fw.reduce_every_microbatch)
+          ops.clear();
+        ops.push_back(i);
+      }
   }
   if (plan.overlap == GradientOverlap::DURING_BACKWARD && dp > 1)
-    for (std::size_t vs = 0; vs < last_op_.size(); ++vs)
-      pieces_[vs % pp][last_op_[vs]] = 1;
+    for (std::size_t vs = 0; vs < reduce_ops_.size(); ++vs)
+      for (std::size_t op : reduce_ops_[vs])
+        pieces_[vs % pp][op] = 1;
 }
 
 bool CommEmitter::in_pieces(int device, std::size_t op) const { return pieces_[device][op] != 0; }
@@ -60,27 +69,28 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
   std::vector<Bucket> out;
   for (std::size_t vs = 0; vs < costs.size(); ++vs) {
     const int d = static_cast<int>(vs) % plan_.pp;
-    const std::size_t op = last_op_[vs];
-    if (!pieces_[d][op] || costs[vs].segments.empty()) {
-      const double bytes = costs[vs].params * element_bytes_;
-      const int count = std::max(1, static_cast<int>(std::ceil(bytes / limit)));
-      for (int b = 0; b < count; ++b)
-        out.push_back({static_cast<int>(vs), op, -1, bytes / count});
-      continue;
-    }
-    const OpTasks& t = replica0.ops[d][op];
-    const auto segments = segment_order(costs[vs], order_[d][op].pass);
-    double filled = 0;
-    for (std::size_t k = 0; k < t.pieces.size(); ++k)
-      for (int i = t.piece_segments[k].first; i < t.piece_segments[k].second; ++i) {
-        filled += costs[vs].segments[segments[i]].params * element_bytes_;
-        if (filled >= limit) {
-          out.push_back({static_cast<int>(vs), op, static_cast<int>(k), filled});
-          filled = 0;
-        }
+    for (std::size_t op : reduce_ops_[vs]) {
+      if (!pieces_[d][op] || costs[vs].segments.empty()) {
+        const double bytes = costs[vs].params * reduce_bytes_;
+        const int count = std::max(1, static_cast<int>(std::ceil(bytes / limit)));
+        for (int b = 0; b < count; ++b)
+          out.push_back({static_cast<int>(vs), op, -1, bytes / count});
+        continue;
       }
-    if (filled > 0)
-      out.push_back({static_cast<int>(vs), op, static_cast<int>(t.pieces.size()) - 1, filled});
+      const OpTasks& t = replica0.ops[d][op];
+      const auto segments = segment_order(costs[vs], order_[d][op].pass);
+      double filled = 0;
+      for (std::size_t k = 0; k < t.pieces.size(); ++k)
+        for (int i = t.piece_segments[k].first; i < t.piece_segments[k].second; ++i) {
+          filled += costs[vs].segments[segments[i]].params * reduce_bytes_;
+          if (filled >= limit) {
+            out.push_back({static_cast<int>(vs), op, static_cast<int>(k), filled});
+            filled = 0;
+          }
+        }
+      if (filled > 0)
+        out.push_back({static_cast<int>(vs), op, static_cast<int>(t.pieces.size()) - 1, filled});
+    }
   }
   return out;
 }
@@ -122,7 +132,9 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
     double params = 0;
     for (std::size_t vs = h % pp; vs < plan_.stages->stages.size(); vs += pp)
       params += plan_.stages->stages[vs].params;
-    const PassCost adam = pass_cost(*plan_.cost, {adam_kernel(params / (sharded_ ? plan_.dp : 1))});
+    const FrameworkProfile& fw = plan_.params->framework;
+    const PassCost adam =
+        pass_cost(*plan_.cost, {optimizer_kernel(params / (sharded_ ? plan_.dp : 1), fw)}, fw.kernel_gap_s);
     const int opt = out_.graph.add_compute(out_.compute_streams[h], adam.seconds, "adam", adam.model,
                                            TaskLabels{it, h % pp, -1, -1, out_.graph.intern("optimizer")});
     for (int t : reduced[h])
@@ -136,12 +148,14 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   // buckets are back (a zero-length join on its compute stream).
   std::vector<std::vector<int>> gathered(built_ * pp);
   for (std::size_t b = 0; b < buckets.size(); ++b) {
+    if (buckets[b].op != reduce_ops_[buckets[b].stage].back())
+      continue; // an earlier microbatch's reduction: the step gathers each shard once
     const int d = buckets[b].stage % pp;
     std::vector<int> ready;
     for (int r = 0; r < built_; ++r)
       ready.push_back(next[r * pp + d]);
     const auto members = plan_.sync->gather(
-        out_.graph, group_request(d, buckets[b].bytes, ready,
+        out_.graph, group_request(d, buckets[b].bytes / reduce_bytes_ * element_bytes_, ready,
                                   TaskLabels{it, buckets[b].stage, -1, -1, out_.graph.intern("parameter-gather"),
                                              CommKind::PARAMETER_GATHER, static_cast<int>(b)}));
     for (int r = 0; r < built_; ++r)

@@ -48,10 +48,11 @@ private:
   StreamPool& streams_;
   const std::vector<std::vector<PipelineOp>>& order_;
   std::vector<std::vector<char>> pieces_; // per device, per op
-  std::vector<std::size_t> last_op_;      // per virtual stage: its last gradient-completing op on its device
+  std::vector<std::vector<std::size_t>> reduce_ops_; // per virtual stage: the ops after which gradients are reduced
   int built_ = 1;
   bool sharded_ = false, zero3_ = false;
-  double element_bytes_ = 2;
+  double element_bytes_ = 2; // parameters (gathers)
+  double reduce_bytes_ = 2;  // gradients on the wire
 };
 
 } // namespace cs

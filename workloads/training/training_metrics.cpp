@@ -140,7 +140,10 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.metrics["network_bytes"] = (intra + inter) / iterations;
   m.metrics["network_bytes_intra_node"] = intra / iterations;
   m.metrics["network_bytes_inter_node"] = inter / iterations;
+  // Model FLOPs (Megatron's count of three passes, whatever is recomputed) and hardware FLOPs (recomputation
+  // included: Narayanan et al.'s 96 instead of 72 under full recomputation) per GPU-second.
   m.metrics["tflops_per_gpu"] = tr.model_flops_per_iteration / tr.ranks / iteration / 1e12;
+  m.metrics["hardware_tflops_per_gpu"] = tr.hardware_flops_per_iteration / tr.ranks / iteration / 1e12;
   m.metrics["parameter_count"] = tr.parameters;
   m.metrics["gradient_bucket_count"] = tr.buckets;
   m.metrics["task_count"] = static_cast<double>(tr.graph.size());

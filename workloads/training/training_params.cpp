@@ -35,6 +35,7 @@ void read_training(ObjectReader& r, TrainingParams& w)
   p.require_positive("ep", w.parallel.ep);
   if (!p.describing() && (w.parallel.zero < 0 || w.parallel.zero > 3))
     p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
+  read_framework(r, w.framework);
   r.field("iterations", w.iterations, "training iterations to simulate")
       .field("gradient_bucket", w.gradient_bucket, "gradient bucket size for data-parallel all-reduce");
   r.require_positive("iterations", w.iterations);

@@ -1,6 +1,7 @@
 // What a training workload reads from `workload:`: the model, batch sizes, how it is split over GPUs, iterations.
 #pragma once
 
+#include "models/transformer/framework.hpp"
 #include "models/transformer/model_params.hpp"
 
 #include <string>
@@ -28,6 +29,7 @@ struct ParallelParams {
 
 struct TrainingParams {
   ModelParams model;
+  FrameworkProfile framework = builtin_frameworks().at(1); // megatron-core
   BatchParams batch;
   ParallelParams parallel;
   int iterations = 2;

@@ -103,7 +103,9 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   auto cost = make_cost_model(device, profile);
   const bool layer_graph = !w.model.graph.empty();
   const bool pipelined = pp > 1 || w.parallel.vpp > 1 || layer_graph;
-  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp};
+  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp, {}};
+  for (int r = 0; r < dp; ++r)
+    shape.dp_group.push_back(pipeline_host(w.parallel, dp, r, 0));
   const StageSet stages =
       layer_graph ? layer_graph_stages(w, *cost, platform, shape) : transformer_stages(w, *cost, platform, shape);
   TrainingPlan plan;
@@ -116,8 +118,10 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.dp = dp;
   plan.pp = pp;
   plan.tp = tp;
-  // PyTorch DDP overlaps bucketed gradient reduction with backward; Megatron's pipelines reduce after it.
-  plan.overlap = pipelined ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
+  // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
+  // reduce buckets as backward produces them.
+  plan.overlap = w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD
+                                                         : GradientOverlap::DURING_BACKWARD;
   plan.one_replica = env.one_replica;
   TrainingGraph training = build_training(plan);
   lower_training(training, platform, CollectivePricing::FLOWS);

@@ -1,0 +1,110 @@
+#include "models/transformer/framework.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+const std::vector<FrameworkProfile>& builtin_frameworks()
+{
+  static const std::vector<FrameworkProfile> profiles = [] {
+    // Megatron-LM 2021 (Narayanan et al., SC'21; the code of that time): fused bias-GeLU and bias-dropout-add,
+    // dropout 0.1, fp32 main_grad accumulation per microbatch, the local DDP reducing every gradient after the
+    // backward pass, fp16 gradients on the wire, Adam over fp32 main parameters.
+    FrameworkProfile megatron;
+    megatron.name = "megatron";
+    megatron.overlap = "after-backward";
+    megatron.pipeline_scatter_gather = true;
+    megatron.kernel_gap_s = 4e-6;
+    megatron.comm_sm_fraction = 0.15;
+    // Megatron-Core: the same kernels, gradients reduced in buckets as backward produces them; pipeline sends carry
+    // whole activations (sequence parallelism shards them instead).
+    FrameworkProfile core = megatron;
+    core.name = "megatron-core";
+    core.overlap = "during-backward";
+    core.pipeline_scatter_gather = false;
+    // PyTorch FSDP FULL_SHARD, bf16 mixed precision with fp32 reduction (llm-foundry): eager kernels (bias and
+    // dropout unfused; MPT has neither), q/k/v layout copies around flash attention, cross-entropy under autocast
+    // in fp32, each unsharded gradient cast to fp32 and pre-divided before its reduce-scatter every microbatch,
+    // Adam on fp32 shards.
+    FrameworkProfile fsdp;
+    fsdp.name = "fsdp";
+    fsdp.fused_bias_gelu = false;
+    fsdp.fused_bias_dropout_add = false;
+    fsdp.dropout = 0;
+    fsdp.attention_layout_copies = true;
+    fsdp.cross_entropy_forward_bytes = 22;
+    fsdp.cross_entropy_backward_bytes = 18;
+    fsdp.grad_accumulation = "none";
+    fsdp.reduce_dtype = "fp32";
+    fsdp.grad_cast_predivide = true;
+    fsdp.overlap = "during-backward";
+    fsdp.reduce_every_microbatch = true;
+    fsdp.optimizer_bytes_per_parameter = 52;
+    fsdp.kernel_gap_s = 8e-6;
+    fsdp.comm_sm_fraction = 0.2;
+    fsdp.p2p_blocking = false;
+    return std::vector<FrameworkProfile>{megatron, core, fsdp};
+  }();
+  return profiles;
+}
+
+void read_framework(ObjectReader& parent, FrameworkProfile& f)
+{
+  std::vector<std::string> names;
+  for (const auto& p : builtin_frameworks())
+    names.push_back(p.name);
+  const char* help = "training stack: a name (megatron, megatron-core, fsdp) or {name: ..., fields to change}";
+  if (!parent.describing()) {
+    auto node = parent.raw("framework", "name or map", help);
+    if (node && !node->IsMap()) {
+      parent.choice("framework", f.name, names, help);
+      for (const auto& p : builtin_frameworks())
+        if (p.name == f.name)
+          f = p;
+      return;
+    }
+  }
+  ObjectReader r = parent.child("framework", help);
+  std::string name = f.name;
+  r.choice("name", name, names, "the built-in profile the other fields change");
+  if (!r.describing())
+    for (const auto& p : builtin_frameworks())
+      if (p.name == name)
+        f = p;
+  r.field("fused_bias_gelu", f.fused_bias_gelu, "bias and GeLU in one kernel")
+      .field("fused_bias_dropout_add", f.fused_bias_dropout_add, "bias, dropout and residual add in one kernel")
+      .field("dropout", f.dropout, "dropout probability (0 = no dropout kernels)")
+      .field("attention_layout_copies", f.attention_layout_copies,
+             "q, k, v (and their gradients) copied into the attention kernel's layout")
+      .field("cross_entropy_forward_bytes", f.cross_entropy_forward_bytes, "bytes moved per logit by the loss forward")
+      .field("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes,
+             "bytes moved per logit by the loss backward")
+      .choice("grad_accumulation", f.grad_accumulation, {"fp32", "none"},
+              "fp32: each microbatch's gradients are added to fp32 main_grad buffers; none: in place")
+      .choice("reduce_dtype", f.reduce_dtype, {"", "fp32", "bf16", "fp16"},
+              "dtype gradients are reduced in (empty: the model's)")
+      .field("grad_cast_predivide", f.grad_cast_predivide, "each unsharded gradient is cast to fp32 and pre-divided")
+      .choice("overlap", f.overlap, {"during-backward", "after-backward"}, "when data-parallel gradients are reduced")
+      .field("reduce_every_microbatch", f.reduce_every_microbatch,
+             "every microbatch reduces its gradients (FSDP without no_sync)")
+      .field("optimizer_bytes_per_parameter", f.optimizer_bytes_per_parameter,
+             "bytes the mixed-precision optimizer step moves per parameter")
+      .field("optimizer_flops_per_parameter", f.optimizer_flops_per_parameter, "its FLOPs per parameter")
+      .field("p2p_blocking", f.p2p_blocking, "a pipeline stage waits for its send before its next op")
+      .field("pipeline_scatter_gather", f.pipeline_scatter_gather,
+             "TP ranks send 1/tp of each activation and the receivers all-gather it (without sequence parallelism)")
+      .field("kernel_gap", f.kernel_gap_s, "host time to launch one kernel (seconds)")
+      .field("comm_sm_fraction", f.comm_sm_fraction,
+             "share of the GPU's compute that communication kernels take while they run");
+  r.finish();
+  r.require(f.dropout >= 0 && f.dropout < 1, "dropout", "dropout must be in [0, 1)");
+  r.require_non_negative("cross_entropy_forward_bytes", f.cross_entropy_forward_bytes);
+  r.require_non_negative("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes);
+  r.require_positive("optimizer_bytes_per_parameter", f.optimizer_bytes_per_parameter);
+  r.require_non_negative("optimizer_flops_per_parameter", f.optimizer_flops_per_parameter);
+  r.require_non_negative("kernel_gap", f.kernel_gap_s);
+  r.require(f.comm_sm_fraction >= 0 && f.comm_sm_fraction < 1, "comm_sm_fraction",
+            "comm_sm_fraction must be in [0, 1)");
+}
+
+} // namespace cs
