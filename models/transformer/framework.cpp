@@ -22,10 +22,11 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     core.name = "megatron-core";
     core.overlap = "during-backward";
     core.pipeline_scatter_gather = false;
-    // PyTorch FSDP FULL_SHARD, bf16 mixed precision with fp32 reduction (llm-foundry): eager kernels (bias and
-    // dropout unfused; MPT has neither), q/k/v layout copies around flash attention, cross-entropy under autocast
-    // in fp32, each unsharded gradient cast to fp32 and pre-divided before its reduce-scatter every microbatch,
-    // Adam on fp32 shards.
+    // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
+    // "MP Mode" column): bf16 compute, each unsharded gradient cast to fp32 and pre-divided, then reduce-scattered in
+    // fp32, every microbatch; eager kernels (bias and dropout unfused; MPT has neither), q/k/v layout copies around
+    // flash attention, cross-entropy under autocast in fp32, Adam on fp32 shards. reduce_dtype: "" (the model's)
+    // gives the "PURE" policy (gradients reduced in bf16, pre-divided in place).
     FrameworkProfile fsdp;
     fsdp.name = "fsdp";
     fsdp.fused_bias_gelu = false;
@@ -83,7 +84,8 @@ void read_framework(ObjectReader& parent, FrameworkProfile& f)
               "fp32: each microbatch's gradients are added to fp32 main_grad buffers; none: in place")
       .choice("reduce_dtype", f.reduce_dtype, {"", "fp32", "bf16", "fp16"},
               "dtype gradients are reduced in (empty: the model's)")
-      .field("grad_cast_predivide", f.grad_cast_predivide, "each unsharded gradient is cast to fp32 and pre-divided")
+      .field("grad_cast_predivide", f.grad_cast_predivide,
+             "each unsharded gradient is cast to the reduce dtype (if it differs) and pre-divided")
       .choice("overlap", f.overlap, {"during-backward", "after-backward"}, "when data-parallel gradients are reduced")
       .field("reduce_every_microbatch", f.reduce_every_microbatch,
              "every microbatch reduces its gradients (FSDP without no_sync)")

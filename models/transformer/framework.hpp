@@ -23,7 +23,7 @@ struct FrameworkProfile {
   std::string grad_accumulation = "fp32"; // "fp32": each microbatch's gradient is added to an fp32 main_grad
                                           // (Megatron); "none": gradients accumulate in place
   std::string reduce_dtype;     // dtype gradients are reduced in ("" = the model's)
-  bool grad_cast_predivide = false; // FSDP mixed precision: each unsharded gradient is cast to fp32 and pre-divided
+  bool grad_cast_predivide = false; // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
   std::string overlap = "during-backward"; // gradient reduction: during-backward (bucketed, as it completes) |
                                            // after-backward (once the backward pass is done)
   bool reduce_every_microbatch = false;    // FSDP without no_sync: every microbatch reduce-scatters its gradients

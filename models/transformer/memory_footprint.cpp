@@ -37,17 +37,23 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
   const double kv = double(m.kv()) / m.heads, ffn = double(m.ffn) / h;
   const double split = 4.0 + 4.0 * kv + (m.mlp == "swiglu" ? 6.0 : 4.0) * ffn;
-  const double held = sp ? (10.0 + split) / t : 10.0 + split / t;
+  const double replicated = l.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
+  const double held = sp ? (replicated + split) / t : replicated + split / t;
+  // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
+  const double scores = m.attention == "flash" ? 0.0 : (l.dropout ? 5.0 : 4.0) * a * s / (h * t);
   double per_layer = 0;
   if (m.recompute == "full") // only each layer's input is kept
     per_layer = 2.0 * s * b * h / (sp ? t : 1);
   else if (m.recompute == "selective") // the attention core (softmax, dropout, scores) is recomputed
     per_layer = s * b * h * held;
   else
-    per_layer = s * b * h * (held + 5.0 * a * s / (h * t));
+    per_layer = s * b * h * (held + scores);
   // Korthikanti's counts are for 16-bit activations; scale for other dtypes.
   per_layer *= e / 2.0;
   f.activations = per_layer * layers_per_stage * l.in_flight_microbatches;
+  // The loss keeps one microbatch's fp32 log-probabilities for its backward (vocabulary-parallel over the TP ranks).
+  if (l.holds_head || l.pp == 1)
+    f.activations += s * b * m.vocab / t * 4.0;
   f.buffers = l.bucket_bytes;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
   if (l.zero >= 3 && l.dp > 1)

@@ -27,6 +27,8 @@ struct MemoryLayout {
   int in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m)
   double bucket_bytes = 0;        // communication buffer (gradient bucket)
   int layers_on_device = 0;       // layers on the most loaded device; 0 = ceil(layers / pp)
+  bool dropout = true;            // the framework applies dropout (its 1-byte masks are kept for backward)
+  bool holds_head = false;        // the device runs the output layer (always when pp = 1)
 };
 
 /** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights and 2 of gradients per parameter
@@ -35,8 +37,10 @@ struct MemoryLayout {
  *  (MLSys'23, "Reducing Activation Recomputation"), for s tokens, b samples, h hidden, a heads, t tensor-parallel
  *  ranks: none s b h (10 + 24/t + 5 a s / (h t)), selective s b h (10 + 24/t); with sequence parallelism the
  *  10 becomes 10/t (34/t in all); full recomputation keeps each layer's input, 2 s b h (/t with sequence
- *  parallelism). Counts are for 16-bit activations and scale with the dtype. The most loaded pipeline stage (layers /
- * pp) is the one counted. */
+ *  parallelism). Flash attention keeps no scores (the 5 a s / (h t) term goes; its output is already counted), and
+ *  without dropout the two 1-byte masks (2 of the 10) go. Counts are for 16-bit activations and scale with the
+ *  dtype. The device that runs the output layer also holds one microbatch's fp32 log-probabilities for the loss
+ *  (4 s b V / t bytes). The most loaded pipeline stage (layers / pp) is the one counted. */
 MemoryFootprint transformer_memory(const ModelParams& model, int micro_batch, const MemoryLayout& layout);
 
 } // namespace cs

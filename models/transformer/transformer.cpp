@@ -116,8 +116,14 @@ struct Builder {
     if (fw.grad_accumulation == "fp32") // main_grad += grad: read both, write fp32
       bwd("main_grad_accumulate", BandwidthKernel{"grad_accumulate", params * (e + 4), params * 4, params, "fp32"},
           true);
-    if (fw.grad_cast_predivide) // FSDP: cast the unsharded gradient to fp32, then divide it before reducing
-      bwd("grad_cast_predivide", BandwidthKernel{"grad_cast", params * (e + 4), params * 8, params, "fp32"}, true);
+    if (fw.grad_cast_predivide) { // FSDP: cast the unsharded gradient to the reduce dtype (if it differs), then
+                                  // divide it in place before reducing
+      const std::string rd = fw.reduce_dtype_for(m.dtype);
+      const double r = dtype_bytes(rd), cast = rd != m.dtype ? params * (e + r) : 0.0;
+      bwd("grad_cast_predivide", BandwidthKernel{"grad_cast", cast * e / (e + r) + params * r,
+                                                 cast * r / (e + r) + params * r, params, rd},
+          true);
+    }
   }
 };
 

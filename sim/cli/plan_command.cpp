@@ -54,8 +54,8 @@ int command_plan(const PlanCommand& c)
     throw InputError("<command line>", 1, 1, e.what());
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << fmt::format("clustersim plan — {} on {} GPUs ({} per GPU after Galvatron's 20% reserve)\n", base.name,
-                           c.gpus, units::format_bytes(search.budget_bytes));
+  std::cout << fmt::format("clustersim plan — {} on {} GPUs ({} per GPU after the {:.0f}% memory reserve)\n",
+                           base.name, c.gpus, units::format_bytes(search.budget_bytes), 100 * search.memory_reserve);
   std::cout << fmt::format("  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
                            "compute bound, {} simulated (analytical) in {:.2f} s\n",
                            search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound,

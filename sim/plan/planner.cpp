@@ -72,7 +72,7 @@ std::vector<int> held_per_device(const PipelineSchedule& schedule, int pp, int v
   return out;
 }
 
-MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight)
+MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight, bool holds_head = false)
 {
   const auto& p = tr(s).parallel;
   MemoryLayout l;
@@ -84,6 +84,8 @@ MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight)
   l.bucket_bytes = tr(s).gradient_bucket.value;
   l.layers_on_device = layers_on_device;
   l.in_flight_microbatches = in_flight;
+  l.dropout = tr(s).framework.dropout > 0;
+  l.holds_head = holds_head;
   return l;
 }
 
@@ -101,7 +103,7 @@ std::vector<int> partition_stages(const Scenario& s, const PassTimes& t, const s
   std::vector<std::vector<double>> memory(pp, std::vector<double>(layers + 1, inf));
   for (int st = 0; st < pp; ++st)
     for (int l = 1; l <= layers; ++l)
-      memory[st][l] = transformer_memory(tr(s).model, micro, layout_of(s, l, held[st])).total();
+      memory[st][l] = transformer_memory(tr(s).model, micro, layout_of(s, l, held[st], st == pp - 1)).total();
   best[0][0] = 0;
   for (int k = 1; k <= pp; ++k)
     for (int n = k; n <= layers - (pp - k); ++n)
@@ -259,7 +261,8 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
     for (int c = 0; c < plan.vpp; ++c)
       layers_here += stages[c * plan.pp + d];
     plan.memory_bytes =
-        std::max(plan.memory_bytes, transformer_memory(m, plan.micro, layout_of(s, layers_here, held[d])).total());
+        std::max(plan.memory_bytes,
+                 transformer_memory(m, plan.micro, layout_of(s, layers_here, held[d], d == plan.pp - 1)).total());
   }
   return plan.memory_bytes <= budget;
 }
@@ -314,9 +317,10 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       base.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(base.cluster.profile);
   auto cost = make_cost_model(device, profile);
   PlanSearch out;
-  // Galvatron keeps 20% of a budget above 20 GB for the allocator's cache.
+  // The scenario's memory_reserve is kept back for the CUDA context and the allocator's fragmentation.
   const double limit = options.memory_limit > 0 ? options.memory_limit : device.memory_bytes;
-  out.budget_bytes = limit > 20e9 ? 0.8 * limit : limit;
+  out.memory_reserve = tr(base).memory_reserve;
+  out.budget_bytes = (1 - out.memory_reserve) * limit;
 
   std::map<std::tuple<int, int, std::string>, PassTimes> times; // per (tp, micro, recompute)
   std::vector<Candidate> candidates;

@@ -6,8 +6,17 @@
 #include <gtest/gtest.h>
 
 namespace {
-const cs::ModelParams kGpt13B(cs::testing::model(24, 2048, 8192, 16, 2048, 51200, "bf16", "none"));
+// Attention through memory, as Korthikanti et al. count it.
+cs::ModelParams gpt13b()
+{
+  cs::ModelParams m = cs::testing::model(24, 2048, 8192, 16, 2048, 51200, "bf16", "none");
+  m.attention = "materialized";
+  return m;
 }
+const cs::ModelParams kGpt13B = gpt13b();
+// The loss's fp32 log-probabilities of one microbatch of `micro` samples.
+double logits(const cs::ModelParams& m, double micro) { return 4.0 * m.seq * micro * m.vocab; }
+} // namespace
 
 TEST(MemoryFootprint, Gpt13BDataParallelByHand)
 {
@@ -20,10 +29,17 @@ TEST(MemoryFootprint, Gpt13BDataParallelByHand)
   EXPECT_DOUBLE_EQ(f.parameters, 2 * P);
   EXPECT_DOUBLE_EQ(f.gradients, 2 * P);
   EXPECT_DOUBLE_EQ(f.optimizer, 12 * P);
-  // Korthikanti et al.: s b h (34 + 5 a s / h) per layer = 2048 * 4 * 2048 * (34 + 80) bytes, 24 layers.
-  EXPECT_DOUBLE_EQ(f.activations, 24 * 2048.0 * 4 * 2048 * 114);
+  // Korthikanti et al.: s b h (34 + 5 a s / h) per layer = 2048 * 4 * 2048 * (34 + 80) bytes, 24 layers, and the
+  // loss's log-probabilities.
+  EXPECT_DOUBLE_EQ(f.activations, 24 * 2048.0 * 4 * 2048 * 114 + logits(kGpt13B, 4));
   EXPECT_DOUBLE_EQ(f.buffers, 25.0 * 1048576);
-  EXPECT_NEAR(f.total() / 1e9, 16 * P / 1e9 + 45.9 + 0.026, 0.05); // ~67 GB: fits an 80 GB H100
+  EXPECT_NEAR(f.total() / 1e9, 16 * P / 1e9 + 45.9 + 1.678 + 0.026, 0.05); // ~69 GB: fits an 80 GB H100
+  // Flash attention keeps no scores: 34 s b h per layer. Without dropout its two 1-byte masks go too: 32.
+  cs::ModelParams flash = kGpt13B;
+  flash.attention = "flash";
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(flash, 4, l).activations, 24 * 2048.0 * 4 * 2048 * 34 + logits(kGpt13B, 4));
+  l.dropout = false;
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(flash, 4, l).activations, 24 * 2048.0 * 4 * 2048 * 32 + logits(kGpt13B, 4));
 }
 
 TEST(MemoryFootprint, ZeroStagesShardOverDataParallelRanks)
@@ -47,10 +63,10 @@ TEST(MemoryFootprint, RecomputationAndInFlightMicrobatches)
   cs::ModelParams m = kGpt13B;
   const double sbh = 2048.0 * 1 * 2048;
   m.recompute = "selective";
-  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 34);
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 34 + logits(m, 1));
   m.recompute = "full";
-  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 2);
-  // 1F1B's first stage of a 4-stage pipeline holds 4 microbatches of its 6 layers.
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 2 + logits(m, 1));
+  // 1F1B's first stage of a 4-stage pipeline holds 4 microbatches of its 6 layers (and not the output layer).
   l.pp = 4;
   l.in_flight_microbatches = 4;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 6 * sbh * 2 * 4);
@@ -64,12 +80,14 @@ TEST(MemoryFootprint, SwigluAndGroupedQueryAttentionActivationsByHand)
   cs::ModelParams m = cs::model_presets().at("llama2-70b");
   m.layers = 1;
   m.recompute = "none";
+  m.attention = "materialized";
   cs::MemoryLayout l;
   l.tp = 8;
   const double s = 4096, h = 8192, sbh = s * h;
   const double split = 2 + 0.25 + 0.25 + 2 + 6 * 28672.0 / 8192;
-  EXPECT_NEAR(cs::transformer_memory(m, 1, l).activations / (sbh * (10 + split / 8 + 5 * 64 * s / (h * 8))), 1.0,
-              1e-12);
+  EXPECT_NEAR((cs::transformer_memory(m, 1, l).activations - logits(m, 1) / 8) /
+                  (sbh * (10 + split / 8 + 5 * 64 * s / (h * 8))),
+              1.0, 1e-12);
   // The untied output layer counts when one stage holds the whole model.
   l.tp = 1;
   const double with_head = cs::transformer_memory(m, 1, l).parameters;

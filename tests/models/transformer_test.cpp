@@ -104,7 +104,8 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
     return f;
   };
   EXPECT_DOUBLE_EQ(matmul_flops(a.forward), matmul_flops(b.forward));
-  // Per parameter the gradient handling moves 10 (main_grad) against 14 bytes (cast and pre-divide).
+  // Per parameter the gradient handling moves 10 bytes (main_grad) against 14 (FSDP reducing in fp32: a cast, then
+  // the division in fp32), or 4 when FSDP reduces in the model's dtype (the division in place).
   double grad_a = 0, grad_b = 0;
   for (const auto& k : a.backward)
     if (k.name == "main_grad_accumulate")
@@ -114,6 +115,12 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
       grad_b += cs::kernel_bytes(k.kernel);
   EXPECT_DOUBLE_EQ(grad_a, 10 * cs::layer_parameters(m));
   EXPECT_DOUBLE_EQ(grad_b, 14 * cs::layer_parameters(m));
+  fsdp.framework.reduce_dtype = "";
+  double grad_c = 0;
+  for (const auto& k : cs::layer_kernels(m, fsdp).backward)
+    if (k.name == "grad_cast_predivide")
+      grad_c += cs::kernel_bytes(k.kernel);
+  EXPECT_DOUBLE_EQ(grad_c, 4 * cs::layer_parameters(m));
   // The optimizer step moves the profile's bytes per parameter.
   EXPECT_DOUBLE_EQ(cs::kernel_bytes(cs::optimizer_kernel(1e9, profile("fsdp")).kernel), 52e9);
 }

@@ -266,6 +266,8 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
     for (int c = 0; c < v; ++c)
       layout.layers_on_device += stage_layers[c * pp + device];
     layout.in_flight_microbatches = (in_flight + v - 1) / v;
+    layout.dropout = params.framework.dropout > 0;
+    layout.holds_head = device == pp - 1;
     return transformer_memory(params.model, params.batch.micro, layout);
   };
   return out;

@@ -37,9 +37,13 @@ void read_training(ObjectReader& r, TrainingParams& w)
     p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
   read_framework(r, w.framework);
   r.field("iterations", w.iterations, "training iterations to simulate")
-      .field("gradient_bucket", w.gradient_bucket, "gradient bucket size for data-parallel all-reduce");
+      .field("gradient_bucket", w.gradient_bucket, "gradient bucket size for data-parallel all-reduce")
+      .field("memory_reserve", w.memory_reserve,
+             "share of GPU memory kept for the CUDA context and the allocator's fragmentation (fits_in_memory and "
+             "the planner's budget)");
   r.require_positive("iterations", w.iterations);
   r.require_positive("gradient_bucket", w.gradient_bucket.value);
+  r.require(w.memory_reserve >= 0 && w.memory_reserve < 1, "memory_reserve", "memory_reserve must be in [0, 1)");
 }
 
 } // namespace cs

@@ -34,6 +34,9 @@ struct TrainingParams {
   ParallelParams parallel;
   int iterations = 2;
   Bytes gradient_bucket{25.0 * 1048576.0};
+  // Share of each GPU's memory the model's bytes may not use: the CUDA context and NCCL's buffers (1-2 GB) and the
+  // caching allocator's fragmentation (reserved but unusable blocks).
+  double memory_reserve = 0.05;
 };
 
 /** Reads the training keys of `workload:` (model, batch, parallel, iterations, gradient_bucket). */

@@ -139,7 +139,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
     add_stage_breakdown(metrics, w, training, dp);
   metrics.metrics["peak_memory_bytes"] = memory.total();
   metrics.metrics["memory_capacity_bytes"] = device.memory_bytes;
-  metrics.flags["fits_in_memory"] = memory.total() <= device.memory_bytes;
+  metrics.flags["fits_in_memory"] = memory.total() <= (1 - w.memory_reserve) * device.memory_bytes;
   for (const auto& [k, v] : memory.breakdown())
     metrics.breakdown[k] = v;
   if (env.trace)
