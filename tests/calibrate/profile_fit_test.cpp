@@ -85,6 +85,37 @@ TEST(ProfileFit, TooFewMeasurementsIsAnError)
   EXPECT_THROW(cs::fit_profile(m, device("h100-sxm5"), cs::FitOptions{}), std::invalid_argument);
 }
 
+TEST(ProfileFit, RefusesAnEfficiencyAboveOne)
+{
+  // bf16 GEMMs "measured" at twice the H100's datasheet peak: no profile can be faster than its device.
+  cs::Measurements m;
+  m.device = "h100-sxm5";
+  for (double n : {1024, 2048, 4096, 8192, 1536, 3072, 6144, 12288})
+    m.items.push_back(gemm(n, n, n, "bf16", 2 * n * n * n / (2 * 989.4e12)));
+  for (double mib : {64, 256, 1024})
+    m.items.push_back(cs::Measurement{
+        "memcpy", {{"bytes", std::to_string(mib * 1048576)}, {"direction", "d2d"}}, mib * 1048576 / 2e12, 5, 0});
+  try {
+    cs::fit_profile(m, device("h100-sxm5"), cs::FitOptions{});
+    FAIL() << "the fit accepted an efficiency above 1";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("efficiency"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProfileFit, PublicA100SweepFitsWithTheTilePrologue)
+{
+  // The committed public measurements (Azure's cuBLASLt sweep and BabelStream) refit to the shipped profile's GEMM.
+  auto m = cs::load_measurements(std::string(CS_SOURCE_DIR) + "/calibrate/measurements/a100-sxm4-80gb-public.json");
+  cs::FitOptions all;
+  all.holdout_every = 1000;
+  const cs::FitResult r = cs::fit_profile(m, device("a100-sxm4-80gb"), all);
+  const cs::DeviceProfile& shipped = *cs::builtin_profile("a100-sxm4-80gb");
+  EXPECT_NEAR(r.profile.efficiency("fp16"), shipped.efficiency("fp16"), 1e-9);
+  EXPECT_EQ(r.profile.gemm_k_overhead, shipped.gemm_k_overhead);
+  EXPECT_LE(cs::error_stats(r.residuals).median, 0.03);
+}
+
 TEST(Measurements, MalformedFilesArePositionedErrors)
 {
   auto where = [](const std::string& text) {

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Runs every reference row of validation.md §2, §3 and §5 and prints published, simulated and error per row, with
+the mean and max |error| per section. Usage: bench/validate.py [--build DIR] [--backend simgrid|analytical] [--fast]
+(--fast leaves out the slow rows: the 64-GPU MPT-70B FSDP run). Exit 0 always: it reports, the tests judge."""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def clustersim(build, *args):
+    out = subprocess.run([os.path.join(build, "clustersim"), *args], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"clustersim {' '.join(args)}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def run(build, scenario, backend, tmp):
+    out = os.path.join(tmp, os.path.basename(scenario))
+    args = ["run", os.path.join("scenarios/reference", scenario), "--quiet", "--out", out]
+    if backend:
+        args += ["--backend", backend]
+    clustersim(build, *args)
+    return out
+
+
+def predict(build, device, family, **args):
+    cmd = ["predict", "--device", device, family, "--json"]
+    for k, v in args.items():
+        cmd += [f"--{k}", str(v)]
+    return json.loads(clustersim(build, *cmd))
+
+
+def busbw(out, size):
+    with open(os.path.join(out, "collective.csv")) as f:
+        for row in csv.DictReader(f):
+            if int(float(row["size_bytes"])) == size:
+                return float(row["busbw_gbps"])
+    raise RuntimeError(f"no size {size} in {out}")
+
+
+def section2(build, backend, tmp):
+    rows = []
+    for n, tflops in [(2048, 221.8), (4096, 228.0), (8192, 253.7), (16384, 256.5)]:
+        rows.append((f"A100 cuBLASLt fp16 GEMM {n}^3 (TFLOP/s)", tflops,
+                     predict(build, "a100-sxm4-80gb", "gemm", m=n, n=n, k=n, dtype="fp16")["tflops"]))
+    for device, tbs in [("a100-sxm4-80gb", 1.70), ("h100-sxm5", 2.97)]:
+        gbps = predict(build, device, "bandwidth", op="triad", bytes_in=536870912, bytes_out=268435456,
+                       dtype="fp64")["gbps"]
+        rows.append((f"{device} BabelStream triad (TB/s)", tbs, gbps / 1000))
+    out = run(build, "nccl-a100-nvswitch.yaml", backend, tmp)
+    for label, size, ref in [("1 MiB", 1 << 20, 18.0), ("8 MiB", 8 << 20, 109.9), ("64 MiB", 64 << 20, 171.5),
+                             ("512 MiB", 512 << 20, 222.7), ("16 GiB", 16 << 30, 234.9)]:
+        rows.append((f"8xA100 NVSwitch all-reduce {label} (busbw GB/s)", ref, busbw(out, size)))
+    for scenario, label, size, ref in [("nccl-h100-nvls.yaml", "8xH100 NVLS all-reduce 8 GiB", 8 << 30, 480),
+                                       ("nccl-h100-ring.yaml", "8xH100 ring all-reduce 8 GiB", 8 << 30, 370),
+                                       ("nccl-a100-2node-hdr.yaml", "2x8 A100 4xHDR all-reduce", 1 << 30, 86),
+                                       ("nccl-a100-3node-hdr.yaml", "3x8 A100 4xHDR all-reduce", 1 << 30, 84.8)]:
+        rows.append((f"{label} (busbw GB/s)", ref, busbw(run(build, scenario, backend, tmp), size)))
+    for ranks, us in [(2, 10.0), (4, 16.9), (8, 33.7)]:
+        out = os.path.join(tmp, f"latency{ranks}")
+        args = ["run", "scenarios/reference/nccl-dgx-a100-latency.yaml", "--quiet", "--out", out, "--set",
+                f"workload.collective.ranks={ranks}"]
+        if backend:
+            args += ["--backend", backend]
+        clustersim(build, *args)
+        with open(os.path.join(out, "collective.csv")) as f:
+            t = float(next(csv.DictReader(f))["time_s"])
+        rows.append((f"DGX-A100 ring all-reduce 8 B, {ranks} GPUs (us)", us, t * 1e6))
+    rows.append(("H200 bf16 GEMM 8192^3 (TFLOP/s)", 790,
+                 predict(build, "h200-sxm", "gemm", m=8192, n=8192, k=8192, dtype="bf16")["tflops"]))
+    return rows
+
+
+def section3(build, backend, tmp):
+    rows = []
+    for name, seconds in [("1.7b", 3.53), ("7.5b", 3.70), ("39.1b", 14.45), ("145.6b", 24.82), ("529.6b", 54.08)]:
+        out = run(build, f"megatron-{name}.yaml", backend, tmp)
+        with open(os.path.join(out, "report.json")) as f:
+            rows.append((f"Megatron GPT {name} iteration (s)", seconds, json.load(f)["metrics"]["iteration_time_s"]))
+    return rows
+
+
+def section5(build, backend, tmp, fast):
+    table = [("a100-80gb-mpt-760m", 8, 32434), ("a100-80gb-mpt-1b", 8, 20513), ("a100-80gb-mpt-3b", 8, 10811),
+             ("a100-80gb-mpt-7b", 8, 4641), ("a100-80gb-mpt-13b", 8, 2262), ("a100-80gb-mpt-30b", 8, 916),
+             ("a100-80gb-mpt-70b", 64, 410), ("h100-mpt-1b", 16, 46037), ("h100-mpt-7b", 8, 10643)]
+    rows = []
+    for name, gpus, tokens in table:
+        if fast and name.endswith("70b"):
+            continue
+        out = run(build, f"llmfoundry-{name}.yaml", backend, tmp)
+        with open(os.path.join(out, "report.json")) as f:
+            m = json.load(f)["metrics"]
+        fits = "" if m["fits_in_memory"] else " DOES NOT FIT"
+        rows.append((f"llm-foundry {name} (tokens/s/GPU){fits}", tokens, m["tokens_per_s"] / gpus))
+    return rows
+
+
+def print_section(title, rows):
+    print(f"\n{title}")
+    print(f"  {'row':<52} {'published':>10} {'simulated':>10} {'error':>8}")
+    errors = []
+    for label, ref, sim in rows:
+        e = sim / ref - 1
+        errors.append(abs(e))
+        print(f"  {label:<52} {ref:>10.4g} {sim:>10.4g} {e * 100:>+7.1f}%")
+    print(f"  {'mean |error|':<52} {'':>10} {'':>10} {sum(errors) / len(errors) * 100:>7.1f}%")
+    print(f"  {'max |error|':<52} {'':>10} {'':>10} {max(errors) * 100:>7.1f}%")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default=os.path.join(ROOT, "build"))
+    p.add_argument("--backend", choices=["simgrid", "analytical"], default=None,
+                   help="override every scenario's backend (default: each scenario's own)")
+    p.add_argument("--fast", action="store_true", help="leave out the slow rows")
+    a = p.parse_args()
+    print(f"clustersim validation suite (backend: {a.backend or 'per scenario'})")
+    with tempfile.TemporaryDirectory() as tmp:
+        print_section("§2 hardware measurements", section2(a.build, a.backend, tmp))
+        print_section("§3 Megatron-LM Table 1, iteration time", section3(a.build, a.backend, tmp))
+        print_section("§5 llm-foundry FSDP, tokens/s per GPU", section5(a.build, a.backend, tmp, a.fast))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
