@@ -159,21 +159,25 @@ std::vector<Residual> evaluate(const KernelCostModel& model, const Measurements&
 ErrorStats error_stats(const std::vector<Residual>& residuals)
 {
   ErrorStats s;
-  std::vector<double> e;
-  for (const auto& r : residuals)
+  std::vector<double> e, signed_e;
+  for (const auto& r : residuals) {
     e.push_back(std::abs(r.relative_error));
+    signed_e.push_back(r.relative_error);
+  }
   s.count = static_cast<int>(e.size());
   if (e.empty())
     return s;
   std::sort(e.begin(), e.end());
-  auto at = [&](double q) {
-    double pos = q * (e.size() - 1);
+  std::sort(signed_e.begin(), signed_e.end());
+  auto at = [](const std::vector<double>& v, double q) {
+    double pos = q * (v.size() - 1);
     std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-    std::size_t hi = std::min(lo + 1, e.size() - 1);
-    return e[lo] + (pos - lo) * (e[hi] - e[lo]);
+    std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (pos - lo) * (v[hi] - v[lo]);
   };
-  s.median = at(0.5);
-  s.p90 = at(0.9);
+  s.median = at(e, 0.5);
+  s.p90 = at(e, 0.9);
+  s.bias = at(signed_e, 0.5);
   return s;
 }
 

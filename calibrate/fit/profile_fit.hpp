@@ -40,11 +40,13 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
 /** Predicts every measurement with `model`. */
 std::vector<Residual> evaluate(const KernelCostModel& model, const Measurements& measurements);
 
-/** Median and 90th percentile of |relative error|. */
+/** Median and 90th percentile of |relative error|, and the median of the signed error (a uniform slowdown shows
+ *  there even when every |error| is small). */
 struct ErrorStats {
   int count = 0;
   double median = 0;
   double p90 = 0;
+  double bias = 0;
 };
 ErrorStats error_stats(const std::vector<Residual>& residuals);
 

@@ -1,5 +1,7 @@
 #include "models/cost/device_profile.hpp"
 
+#include <fmt/format.h>
+
 #include "base/json_input.hpp"
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,15 @@ double DeviceProfile::memory_efficiency_for(const std::string& key) const
 }
 
 namespace {
+
+// An achieved share of a peak: positive and at most 1 (a profile faster than its device is a wrong profile).
+double share(JsonReader& r, const char* key)
+{
+  const double v = r.positive(key);
+  if (v > 1)
+    r.item(r.at(key), key).fail(fmt::format("must be at most 1 (a share of the catalog's peak), got {}", v));
+  return v;
+}
 
 // The attention curve: {forward: {efficiency, half_seq}, backward: {...}, causal: {efficiency_scale, half_seq_scale}}.
 void parse_attention(JsonReader& r, DeviceProfile& p)
@@ -66,7 +77,7 @@ void parse_gemm(JsonReader& r, DeviceProfile& p)
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     JsonReader t = g.item(tiles[i], "tiles/" + std::to_string(i));
     p.gemm_tiles.push_back(GemmTile{static_cast<int>(t.positive("m")), static_cast<int>(t.positive("n")),
-                                    t.positive("efficiency"), t.has("dtype") ? t.string("dtype") : ""});
+                                    share(t, "efficiency"), t.has("dtype") ? t.string("dtype") : ""});
   }
 }
 
@@ -114,15 +125,18 @@ DeviceProfile parse_profile(const std::string& text, const std::string& file)
   p.launch_overhead = r.number("launch_overhead_s");
   if (p.launch_overhead < 0)
     r.item(r.at("launch_overhead_s"), "launch_overhead_s").fail("must not be negative");
-  p.memory_efficiency = r.positive("memory_efficiency");
+  p.memory_efficiency = share(r, "memory_efficiency");
   JsonReader ce = r.child("compute_efficiency");
   if (!ce.json().is_object() || ce.json().empty())
     ce.fail("expected an object of dtype: efficiency");
   for (const auto& [dtype, v] : ce.json().items())
-    p.compute_efficiency[dtype] = ce.positive(dtype.c_str());
+    p.compute_efficiency[dtype] = share(ce, dtype.c_str());
   if (r.has("memory_efficiency_by_kernel"))
     for (const auto& [key, v] : r.at("memory_efficiency_by_kernel").items())
-      p.memory_efficiency_by_kernel[key] = r.child("memory_efficiency_by_kernel").positive(key.c_str());
+    {
+      JsonReader by_kernel = r.child("memory_efficiency_by_kernel");
+      p.memory_efficiency_by_kernel[key] = share(by_kernel, key.c_str());
+    }
   if (r.has("memory_half_bytes")) {
     p.memory_half_bytes = r.number("memory_half_bytes");
     if (p.memory_half_bytes < 0)

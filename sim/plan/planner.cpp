@@ -328,7 +328,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     ++out.enumerated;
     Scenario s = plan_scenario(base, gpus, plan);
     s.backend = "analytical";
-    own_training(s).iterations = 1;
+    own_training(s).iterations = 2; // the steady state: the second iteration pays the first one's post-step gathers
     try {
       check_scenario(s);
     } catch (const InputError&) {

@@ -1,3 +1,4 @@
+#include "calibrate/fit/measurements.hpp"
 #include "tests/cli/run_cli.hpp"
 
 #include <array>
@@ -53,6 +54,23 @@ TEST(CalibrationCli, ShippedCpuProfileRegressesOnItsMeasurements)
   auto r = clustersim("regress --profile " + src("calibrate/profiles/cpu-node.json") + " --measurements " +
                       src("calibrate/measurements/cpu-node.json"));
   EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST(CalibrationCli, RegressCatchesAUniformSlowdown)
+{
+  // Every measurement 10% slower: each |error| is about 9%, inside the 10% tolerance, but the signed median moves
+  // by as much, beyond the bias tolerance (half the tolerance).
+  auto m = cs::load_measurements(src("calibrate/measurements/cpu-node.json"));
+  for (auto& x : m.items)
+    x.seconds *= 1.1;
+  fs::path slow = temp("slow.json");
+  std::ofstream(slow) << cs::measurements_to_json(m);
+  auto r = clustersim("regress --profile " + src("calibrate/profiles/cpu-node.json") + " --measurements " +
+                      slow.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("bias tolerance"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BEYOND"), std::string::npos) << r.out;
+  fs::remove(slow);
 }
 
 TEST(CalibrationCli, ProfileForAnotherDeviceExitsTwo)

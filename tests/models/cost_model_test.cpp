@@ -186,6 +186,9 @@ TEST(Profiles, MalformedInputIsAPositionedError)
     EXPECT_NE(a, std::string::npos) << from;
     return a == std::string::npos ? t : t.replace(a, from.size(), to);
   };
+  // An efficiency above 1 would make the device faster than its datasheet: refused.
+  EXPECT_NE(where(with("\"fp8\": ", "\"fp8\": 1.5, \"x\": ")).find("compute_efficiency/fp8: must be at most 1"),
+            std::string::npos);
   EXPECT_NE(where(with("\"efficiency\": 0.379", "\"efficiency\": 1.5")).find("efficiency must be in (0, 1]"),
             std::string::npos);
   EXPECT_NE(where(with("\"k_overhead\": 128", "\"k_overhead\": -3")).find("k_overhead: must not be negative"),

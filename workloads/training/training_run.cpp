@@ -10,6 +10,7 @@
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 
@@ -41,9 +42,28 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
   out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
                      units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
                      M.at("tflops_per_gpu"));
-  out += fmt::format("  time      compute {}  communication {}  exposed communication {} ({:.0f}% hidden)\n",
-                     units::format_time(B.at("compute_s")), units::format_time(B.at("communication_s")),
-                     units::format_time(B.at("exposed_communication_s")), 100.0 * B.at("overlap_fraction"));
+  // Idle = iteration - the busiest GPU's compute: exposed communication and pipeline bubbles together. Each kind
+  // of communication is listed with the share of it that compute hid (the report's per-kind figures).
+  out += fmt::format("  time      compute {}  idle {} (exposed communication and bubbles)\n",
+                     units::format_time(B.at("compute_s")), units::format_time(B.at("exposed_communication_s")));
+  std::string comm;
+  for (const auto& [key, seconds] : B) {
+    const std::string prefix = "communication_", suffix = "_s";
+    if (key.rfind(prefix, 0) != 0 || key == "communication_s" || seconds <= 0)
+      continue;
+    const std::string kind = key.substr(prefix.size(), key.size() - prefix.size() - suffix.size());
+    const auto hidden = B.find("hidden_" + kind + "_fraction");
+    std::string name = kind;
+    std::replace(name.begin(), name.end(), '_', ' ');
+    comm += fmt::format("{}{} {}", comm.empty() ? "" : ", ", name, units::format_time(seconds));
+    if (hidden != B.end())
+      comm += fmt::format(" ({:.0f}% hidden)", 100 * hidden->second);
+  }
+  if (B.count("tp_communication_s") && B.at("tp_communication_s") > 0)
+    comm += fmt::format("{}tensor-parallel {} (blocking, inside the passes)", comm.empty() ? "" : ", ",
+                        units::format_time(B.at("tp_communication_s")));
+  if (!comm.empty())
+    out += "  comm      " + comm + "\n";
   out += fmt::format("  traffic   {} per iteration ({} inter-node), {} gradient buckets\n",
                      units::format_bytes(M.at("network_bytes")), units::format_bytes(M.at("network_bytes_inter_node")),
                      tr.buckets);
