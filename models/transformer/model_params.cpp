@@ -7,38 +7,40 @@ namespace cs {
 
 namespace {
 
+// A dense transformer's shape and training precision; each family sets what differs from the GPT defaults.
+struct Shape {
+  int layers, hidden, ffn, heads, seq, vocab;
+  const char *dtype, *recompute, *attention;
+};
+
+ModelParams dense(const Shape& s)
+{
+  ModelParams m;
+  m.layers = s.layers;
+  m.hidden = s.hidden;
+  m.ffn = s.ffn;
+  m.heads = s.heads;
+  m.seq = s.seq;
+  m.vocab = s.vocab;
+  m.dtype = s.dtype;
+  m.recompute = s.recompute;
+  m.attention = s.attention;
+  return m;
+}
+
 // Megatron-LM (Narayanan et al., SC'21) Table 1: seq 2048, vocab 51,200, fp16, full recomputation, attention through
 // memory (2021). BERT-large (Devlin et al., 2019): 24 layers, 1024 hidden, 16 heads, seq 512, vocab 30,522.
 void add_gpt_and_bert(std::map<std::string, ModelParams>& p)
 {
   auto gpt = [](int layers, int hidden, int heads) {
-    ModelParams m;
-    m.layers = layers;
-    m.hidden = hidden;
-    m.ffn = 4 * hidden;
-    m.heads = heads;
-    m.seq = 2048;
-    m.vocab = 51200;
-    m.dtype = "fp16";
-    m.recompute = "full";
-    m.attention = "materialized";
-    return m;
+    return dense({layers, hidden, 4 * hidden, heads, 2048, 51200, "fp16", "full", "materialized"});
   };
   p["gpt-1.7b"] = gpt(24, 2304, 24);
   p["gpt-7.5b"] = gpt(36, 4096, 32);
   p["gpt-39.1b"] = gpt(48, 8192, 64);
   p["gpt-145.6b"] = gpt(80, 12288, 96);
   p["gpt-529.6b"] = gpt(105, 20480, 128);
-  ModelParams bert;
-  bert.layers = 24;
-  bert.hidden = 1024;
-  bert.ffn = 4096;
-  bert.heads = 16;
-  bert.seq = 512;
-  bert.vocab = 30522;
-  bert.dtype = "fp16";
-  bert.recompute = "none";
-  bert.attention = "materialized";
+  ModelParams bert = dense({24, 1024, 4096, 16, 512, 30522, "fp16", "none", "materialized"});
   bert.causal = false; // an encoder attends to the whole sequence
   p["bert-large"] = bert;
 }
@@ -48,17 +50,8 @@ void add_llama(std::map<std::string, ModelParams>& p)
   // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
   // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
   auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
-    ModelParams m;
-    m.layers = layers;
-    m.hidden = hidden;
-    m.ffn = ffn;
-    m.heads = heads;
+    ModelParams m = dense({layers, hidden, ffn, heads, 4096, 32000, "bf16", "selective", "flash"});
     m.kv_heads = kv_heads;
-    m.seq = 4096;
-    m.vocab = 32000;
-    m.dtype = "bf16";
-    m.recompute = "selective";
-    m.attention = "flash";
     m.mlp = "swiglu";
     m.norm = "rmsnorm";
     m.tie_embeddings = false;
@@ -75,16 +68,7 @@ void add_mpt(std::map<std::string, ModelParams>& p)
   // ratio 4 (GeLU), vocabulary 50,368, no biases (layernorm weight only), ALiBi instead of position embeddings,
   // tied embeddings, bf16, sequence 2048.
   auto mpt = [](int layers, int hidden, int heads) {
-    ModelParams m;
-    m.layers = layers;
-    m.hidden = hidden;
-    m.ffn = 4 * hidden;
-    m.heads = heads;
-    m.seq = 2048;
-    m.vocab = 50368;
-    m.dtype = "bf16";
-    m.recompute = "none";
-    m.attention = "flash";
+    ModelParams m = dense({layers, hidden, 4 * hidden, heads, 2048, 50368, "bf16", "none", "flash"});
     m.bias = false;
     return m;
   };

@@ -3,7 +3,7 @@
 // a mean within 8%; today the A100 rows are -5% to +16% (mean 10.5%) and the H100 rows +25% and +32% (see
 // docs/validation.md), so this test holds those lines. The 64-GPU MPT-70B row takes a minute and is left to
 // bench/validate.sh.
-#include "tests/cli/run_cli.hpp"
+#include "tests/scenario/reference_run.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -19,22 +19,10 @@ struct Row {
   double tokens_per_s_per_gpu; // published
 };
 
-nlohmann::json metrics(const std::string& name)
-{
-  auto out = std::filesystem::temp_directory_path() / ("cs_llmfoundry_" + std::to_string(::getpid()));
-  auto r = cs::testing::run_clustersim(std::string("run ") + CS_SOURCE_DIR + "/scenarios/reference/llmfoundry-" + name +
-                                       ".yaml --quiet --out " + out.string());
-  EXPECT_EQ(r.code, 0) << r.err;
-  std::ifstream in(out / "report.json");
-  auto report = nlohmann::json::parse(in);
-  std::filesystem::remove_all(out);
-  return report["metrics"];
-}
-
 // Relative error of the simulated tokens/s per GPU, after checking the configuration fits.
 double error_of(const Row& row)
 {
-  const auto m = metrics(row.name);
+  const auto m = cs::testing::reference_metrics(std::string("llmfoundry-") + row.name + ".yaml");
   EXPECT_TRUE(m["fits_in_memory"].get<bool>()) << row.name;
   return m["tokens_per_s"].get<double>() / row.gpus / row.tokens_per_s_per_gpu - 1;
 }
