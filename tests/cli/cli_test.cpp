@@ -322,6 +322,24 @@ TEST(Cli, BalancedPartitionHelpsAHeavyOutputLayer)
   fs::remove_all(out);
 }
 
+TEST(Cli, TheFrameworksReduceDtypeSizesGradientTraffic)
+{
+  // Data-parallel traffic is all gradient all-reduce: reducing in fp32 instead of bf16 moves exactly twice the bytes.
+  double bytes[2] = {0, 0};
+  int i = 0;
+  for (const char* dtype : {"bf16", "fp32"}) {
+    fs::path out = fresh_dir(std::string("rd") + dtype);
+    auto r = clustersim(
+        "run " + src("scenarios/quickstart.yaml") +
+        " --quiet --backend analytical --set workload.iterations=1 --set workload.framework.reduce_dtype=" + dtype +
+        " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    bytes[i++] = read_json(out / "report.json")["metrics"]["network_bytes"].get<double>();
+    fs::remove_all(out);
+  }
+  EXPECT_DOUBLE_EQ(bytes[1], 2 * bytes[0]);
+}
+
 TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
 {
   std::map<std::string, nlohmann::json> report;

@@ -206,3 +206,31 @@ TEST(Transformer, ModelFlopsGeneraliseTheMegatronFormula)
   const double h = 4096, s = 4096, per_token = 6 * 32 * (4 * h * h + 3 * h * 11008) + 12 * 32 * s * h + 4.5 * 32000 * h;
   EXPECT_NEAR(cs::megatron_model_flops(l, 1) / (s * per_token), 1.0, 1e-12);
 }
+
+TEST(Transformer, DropoutBackwardMovesFiveBytesPerElementAndGptIsCausal)
+{
+  // Issue 19: the dropout gradient reads the gradient (2 B) and the 1-byte mask and writes 2 B.
+  cs::ModelParams m = cs::model_presets().at("gpt-1.7b");
+  cs::LayerShape shape;
+  shape.micro = 2;
+  for (const auto& p : cs::builtin_frameworks())
+    if (p.name == "megatron")
+      shape.framework = p;
+  const auto k = cs::layer_kernels(m, shape);
+  const double scores = 2.0 * m.heads * m.seq * m.seq;
+  bool seen = false;
+  for (const auto& x : k.backward)
+    if (x.name == "attn_dropout_backward") {
+      seen = true;
+      EXPECT_DOUBLE_EQ(cs::kernel_bytes(x.kernel), 5 * scores);
+    }
+  EXPECT_TRUE(seen);
+  // GPT presets are causal: flash attention does half the score work (a key decides; BERT is not causal).
+  EXPECT_TRUE(m.causal);
+  EXPECT_FALSE(cs::model_presets().at("bert-large").causal);
+  m.attention = "flash";
+  for (const auto& x : cs::layer_kernels(m, shape).forward)
+    if (x.name == "attention") {
+      EXPECT_DOUBLE_EQ(cs::kernel_flops(x.kernel), 4.0 * 2 * m.heads * m.seq * m.seq * (m.hidden / m.heads) / 2);
+    }
+}
