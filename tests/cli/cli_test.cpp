@@ -324,7 +324,8 @@ TEST(Cli, BalancedPartitionHelpsAHeavyOutputLayer)
 
 TEST(Cli, TheFrameworksReduceDtypeSizesGradientTraffic)
 {
-  // Data-parallel traffic is all gradient all-reduce: reducing in fp32 instead of bf16 moves exactly twice the bytes.
+  // Data-parallel traffic is all gradient all-reduce: reducing in fp32 instead of bf16 moves twice the bytes (to
+  // the rounding of buckets to whole elements).
   double bytes[2] = {0, 0};
   int i = 0;
   for (const char* dtype : {"bf16", "fp32"}) {
@@ -337,7 +338,7 @@ TEST(Cli, TheFrameworksReduceDtypeSizesGradientTraffic)
     bytes[i++] = read_json(out / "report.json")["metrics"]["network_bytes"].get<double>();
     fs::remove_all(out);
   }
-  EXPECT_DOUBLE_EQ(bytes[1], 2 * bytes[0]);
+  EXPECT_NEAR(bytes[1] / (2 * bytes[0]), 1.0, 1e-5);
 }
 
 TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
