@@ -131,7 +131,7 @@ TEST(MapReduceWorkload, TraceWindowAndHostNames)
   auto layout = cs::ClusterLayout::of(cpu_cluster(2, 3, 0).topology);
   cs::MapReduceParams p;
   p.trace.format = "rumen";
-  p.trace.file = std::string(CS_SOURCE_DIR) + "/../shared/reference/traces/hadoop/2jobs2min-rumen-jh.json";
+  p.trace.file = std::string(CS_SOURCE_DIR) + "/traces/samples/hadoop/2jobs2min-rumen-jh.json";
   p.trace.max_jobs = 1;
   auto w = cs::build_mapreduce_workload(p, layout, "/", 1);
   ASSERT_EQ(w.jobs.size(), 1u);

@@ -129,12 +129,12 @@ TEST(MapReduceCli, BadInputExitsTwoWithAPosition)
 TEST(MapReduceCli, TraceCommandCountsReadAndSkipped)
 {
   auto r = cs::testing::run_clustersim("trace " + std::string(CS_SOURCE_DIR) +
-                                       "/../shared/reference/traces/swim/FB-2010_samples_24_times_1hr_0.tsv");
+                                       "/traces/samples/swim/FB-2010_samples_24_times_1hr_0.tsv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("jobs read"), std::string::npos);
   EXPECT_NE(r.out.find("zero maps"), std::string::npos);
   auto bad = cs::testing::run_clustersim("trace " + std::string(CS_SOURCE_DIR) +
-                                         "/../shared/reference/traces/swim/LICENSE --format rumen");
+                                         "/traces/samples/swim/LICENSE --format rumen");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("LICENSE:2:1: expected"), std::string::npos) << bad.err;
   auto list = cs::testing::run_clustersim("list traces");

@@ -1,4 +1,4 @@
-// The trace readers on the real traces in ../shared/reference/traces and on malformed input.
+// The trace readers on the real traces in traces/samples and on malformed input.
 #include "base/input_error.hpp"
 #include "traces/trace_job.hpp"
 
@@ -8,7 +8,7 @@
 
 namespace {
 
-std::string shared(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/../shared/reference/traces/" + rel; }
+std::string shared(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/traces/samples/" + rel; }
 
 std::string write_temp(const std::string& name, const std::string& text)
 {
