@@ -32,6 +32,7 @@ bench: build
 	./bench/alltoall.sh $(BUILD)
 	./bench/plan.sh $(BUILD)
 	./bench/mapreduce.sh $(BUILD)
+	./bench/scale.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

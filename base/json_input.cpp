@@ -1,15 +1,18 @@
 #include "base/json_input.hpp"
 
+#include "base/input_file.hpp"
+
 #include <fstream>
 #include <sstream>
 
 namespace cs {
 
-std::string read_text_file(const std::string& path)
+std::string read_text_file(const std::string& path, const std::string& what)
 {
+  check_input_file(path, what, kMaxDocumentBytes);
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw InputError(path, 0, 0, "cannot open file");
+    throw InputError(path, 0, 0, "cannot open " + what);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -10,8 +10,8 @@ namespace cs {
 
 /** Parses `text`; a syntax error or truncation becomes InputError at its line and column. */
 nlohmann::json parse_json_input(const std::string& text, const std::string& file);
-/** Reads a whole file; a missing file is InputError(file, 0, 0). */
-std::string read_text_file(const std::string& path);
+/** Reads a whole regular file of at most kMaxDocumentBytes; anything else is InputError(file, 0, 0) naming `what`. */
+std::string read_text_file(const std::string& path, const std::string& what = "file");
 
 /** Typed access with errors naming the JSON path (positions inside a parsed document are not kept, so these
  *  point at line 1, column 1 and name the path instead). */

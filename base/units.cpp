@@ -48,6 +48,18 @@ std::optional<double> lookup(const std::map<std::string, double>& table, const S
   return s.number * it->second;
 }
 
+// Refuses values beyond `limit` (in magnitude) after the unit's multiplier: 1e308GiB is not a size.
+std::optional<double> bounded(std::optional<double> v, double limit, const std::string& text, const char* what,
+                              const char* limit_text, std::string* error)
+{
+  if (v && !(std::fabs(*v) <= limit)) {
+    if (error)
+      *error = fmt::format("'{}' is beyond the largest {} clustersim accepts ({})", text, what, limit_text);
+    return std::nullopt;
+  }
+  return v;
+}
+
 const std::map<std::string, double>& byte_units()
 {
   static const std::map<std::string, double> table = {
@@ -63,7 +75,7 @@ std::optional<double> parse_bytes(const std::string& text, std::string* error)
   auto s = split_number(text, error);
   if (!s)
     return std::nullopt;
-  return lookup(byte_units(), *s, text, "size", error);
+  return bounded(lookup(byte_units(), *s, text, "size", error), kMaxBytes, text, "size", "1 EiB", error);
 }
 
 std::optional<double> parse_rate(const std::string& text, std::string* error)
@@ -94,7 +106,7 @@ std::optional<double> parse_rate(const std::string& text, std::string* error)
   auto bytes = lookup(byte_units(), Split{s->number, base}, text, "rate", error);
   if (!bytes)
     return std::nullopt;
-  return *bytes * factor;
+  return bounded(*bytes * factor, kMaxRate, text, "rate", "1 PB/s", error);
 }
 
 std::optional<double> parse_time(const std::string& text, std::string* error)
@@ -104,7 +116,7 @@ std::optional<double> parse_time(const std::string& text, std::string* error)
   auto s = split_number(text, error);
   if (!s)
     return std::nullopt;
-  return lookup(table, *s, text, "time", error);
+  return bounded(lookup(table, *s, text, "time", error), kMaxSeconds, text, "time", "1e9 s, about 32 years", error);
 }
 
 std::string format_bytes(double bytes)

@@ -6,6 +6,12 @@
 
 namespace cs::units {
 
+/** Largest quantities accepted, so that every later product stays finite: sizes, rates and times beyond them are
+ *  input errors, not infinities. */
+inline constexpr double kMaxBytes = 1152921504606846976.0; // 1 EiB
+inline constexpr double kMaxRate = 1e15;                   // 1 PB/s
+inline constexpr double kMaxSeconds = 1e9;                 // ~32 years
+
 /** Bytes from "123", "4KB", "1.5 GiB", "80GiB" (B, KB/MB/GB/TB decimal, KiB/MiB/GiB/TiB binary).
  *  Returns nullopt with `error` set when the text is not a size. */
 std::optional<double> parse_bytes(const std::string& text, std::string* error = nullptr);

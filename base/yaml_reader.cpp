@@ -94,6 +94,13 @@ void ObjectReader::require_non_negative(const char* key, double value) const
     fail_at(key, fmt::format("'{}' must not be negative, got {}", path_of(key), value));
 }
 
+void ObjectReader::require_at_most(const char* key, double value, double max) const
+{
+  if (!describing() && value > max)
+    fail_at(key,
+            fmt::format("'{}' must be at most {} (see Bounds in docs/scenarios.md), got {}", path_of(key), max, value));
+}
+
 void ObjectReader::require(bool ok, const char* key, const std::string& message) const
 {
   if (!describing() && !ok)

@@ -115,6 +115,8 @@ public:
   /** Range checks that fail at the key's value (no-ops while describing). */
   void require_positive(const char* key, double value) const;
   void require_non_negative(const char* key, double value) const;
+  /** A documented upper bound (docs/scenarios.md, "Bounds"): past it an input error, never a silent clamp. */
+  void require_at_most(const char* key, double value, double max) const;
   /** Fails at `key` with `message` unless `ok` (no-op while describing). */
   void require(bool ok, const char* key, const std::string& message) const;
 

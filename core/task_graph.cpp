@@ -1,6 +1,7 @@
 #include "core/task_graph.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cmath>
 #include <limits>
@@ -63,6 +64,24 @@ void check_open(bool finalized)
 }
 } // namespace
 
+namespace {
+std::atomic<std::size_t> g_task_limit{TaskGraph::kDefaultTaskLimit};
+} // namespace
+
+TaskLimitError::TaskLimitError(std::size_t limit)
+    : std::length_error("the task graph would hold more than " + std::to_string(limit) + " tasks"), limit_(limit)
+{}
+
+void TaskGraph::set_task_limit(std::size_t limit) { g_task_limit = limit; }
+std::size_t TaskGraph::task_limit() { return g_task_limit; }
+
+void TaskGraph::push_task(const Task& t)
+{
+  if (tasks_.size() >= g_task_limit)
+    throw TaskLimitError(g_task_limit);
+  tasks_.push_back(t);
+}
+
 int TaskGraph::add_compute(int stream, double seconds, const std::string& name, const std::string& model,
                            TaskLabels labels)
 {
@@ -77,7 +96,7 @@ int TaskGraph::add_compute(int stream, double seconds, const std::string& name, 
   t.name = intern(name);
   t.model = intern(model);
   t.labels = labels;
-  tasks_.push_back(t);
+  push_task(t);
   stream_tasks_[stream].push_back(static_cast<int>(tasks_.size()) - 1);
   return static_cast<int>(tasks_.size()) - 1;
 }
@@ -98,7 +117,7 @@ int TaskGraph::add_transfer(int stream, int src_host, int dst_host, double bytes
   t.rate = rate;
   t.name = intern(name);
   t.labels = labels;
-  tasks_.push_back(t);
+  push_task(t);
   stream_tasks_.at(stream).push_back(static_cast<int>(tasks_.size()) - 1);
   return static_cast<int>(tasks_.size()) - 1;
 }
@@ -113,7 +132,7 @@ int TaskGraph::add_delay(int stream, double seconds, const std::string& name, Ta
   t.seconds = seconds;
   t.name = intern(name);
   t.labels = labels;
-  tasks_.push_back(t);
+  push_task(t);
   stream_tasks_[stream].push_back(static_cast<int>(tasks_.size()) - 1);
   return static_cast<int>(tasks_.size()) - 1;
 }
@@ -141,7 +160,7 @@ std::vector<int> TaskGraph::add_collective(CollectiveSpec spec, const std::vecto
     t.bytes = spec.bytes;
     t.name = name;
     t.labels = spec.labels;
-    tasks_.push_back(t);
+    push_task(t);
     const int id = static_cast<int>(tasks_.size()) - 1;
     stream_tasks_[member_streams[r]].push_back(id);
     spec.members[r] = id;

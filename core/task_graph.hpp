@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,16 @@ struct Stream {
   std::int32_t host = -1;
 };
 
+/** Thrown when a graph would grow past TaskGraph::task_limit(): the run is refused before memory runs out. */
+class TaskLimitError : public std::length_error {
+public:
+  explicit TaskLimitError(std::size_t limit);
+  std::size_t limit() const { return limit_; }
+
+private:
+  std::size_t limit_;
+};
+
 /** The task DAG. Tasks are added in any order; `finalize()` freezes it into compressed successor lists
  *  (a Boost.Graph CSR) and checks that task dependencies plus stream order have no cycle. */
 class TaskGraph {
@@ -70,6 +81,12 @@ public:
   ~TaskGraph();
   TaskGraph(TaskGraph&&) noexcept;
   TaskGraph& operator=(TaskGraph&&) noexcept;
+
+  /** Most tasks any graph may hold (process-wide; about 120 bytes each with their edges). Default kDefaultTaskLimit;
+   *  `clustersim run --max-tasks` changes it. */
+  static constexpr std::size_t kDefaultTaskLimit = 30'000'000;
+  static void set_task_limit(std::size_t limit);
+  static std::size_t task_limit();
 
   int add_stream(int host, const std::string& name);
   int add_compute(int stream, double seconds, const std::string& name, const std::string& model, TaskLabels labels);
@@ -109,6 +126,7 @@ public:
   const std::vector<int>& topological_order() const { return topo_order_; }
 
 private:
+  void push_task(const Task& t);
   std::vector<Task> tasks_;
   std::vector<Stream> streams_;
   std::vector<std::vector<int>> stream_tasks_;

@@ -38,11 +38,18 @@ struct WorkloadEnv {
   }
 };
 
+/** Which data-parallel replicas a training run simulates. */
+enum class ReplicaMode {
+  AUTO, // every replica, unless the analytical backend runs a large graph on a network that treats replicas alike
+  ALL,  // every replica
+  ONE,  // replica 0; the others are symmetric and their collectives are priced by closed forms
+};
+
 /** At run time, also the platform and the engine's services. */
 struct RunEnv : WorkloadEnv {
   const PlatformSpec* platform = nullptr;
-  bool trace = false;       // produce a Chrome trace
-  bool one_replica = false; // training: simulate one data-parallel replica (the planner's estimate)
+  bool trace = false;                       // produce a Chrome trace
+  ReplicaMode replicas = ReplicaMode::AUTO; // training: which data-parallel replicas to simulate
   /** Runs a task graph on the scenario's backend. */
   std::function<Timeline(const TaskGraph&)> execute;
   /** The actor runtime of this process's engine, for dynamic workloads (at most once per process). */

@@ -15,6 +15,8 @@ void read_level(ObjectReader& r, FabricLevel& l)
   if (!r.describing() && l.oversubscription < 1.0)
     r.fail_at("oversubscription", "oversubscription must be >= 1");
   r.require_non_negative("radix", l.radix);
+  r.require_at_most("radix", l.radix, 1 << 16);
+  r.require_at_most("oversubscription", l.oversubscription, 1000);
 }
 
 void read_background(ObjectReader& r, BackgroundParams& b)
@@ -70,6 +72,7 @@ void read_network(ObjectReader r, NetworkParams& n)
   r.require_non_negative("tor_uplink", n.tor_uplink.value);
   r.require_non_negative("agg_uplink", n.agg_uplink.value);
   r.require_non_negative("racks_per_agg", n.racks_per_agg);
+  r.require_at_most("nics_per_node", n.nics_per_node, 1024);
   if (r.describing())
     return;
   if (n.levels.empty() || n.levels.size() > 3)
@@ -114,6 +117,9 @@ void read_cluster(ObjectReader r, ClusterParams& c)
   if (r.describing())
     return;
   r.require_non_negative("racks", c.racks);
+  r.require_at_most("racks", c.racks, 1 << 16);
+  r.require_at_most("hosts_per_rack", c.hosts_per_rack, 4096);
+  host.require_at_most("cores", c.host.cores, 4096);
   if (c.is_cpu_cluster()) {
     r.require_positive("hosts_per_rack", c.hosts_per_rack);
     if (r.has("nodes") || r.has("gpus"))
@@ -132,6 +138,15 @@ void read_cluster(ObjectReader r, ClusterParams& c)
         .fail_at("kind", "network.kind 'tree' is for CPU clusters (racks); use fat-tree, rail-optimized or star");
   r.require_positive("gpus_per_node", c.gpus_per_node);
   r.require_non_negative("gpus", c.gpus);
+  // Bounds (docs/scenarios.md, "Bounds"); the product is taken in 64 bits so that it cannot wrap.
+  r.require_at_most("gpus_per_node", c.gpus_per_node, 1024);
+  r.require_at_most("nodes", c.nodes, 1 << 17);
+  r.require_at_most("gpus", c.gpus, 1 << 20);
+  const long long total = static_cast<long long>(c.nodes) * c.gpus_per_node;
+  r.require(total <= (1 << 20), "nodes",
+            fmt::format("nodes x gpus_per_node = {} GPUs, more than the 1048576 clustersim accepts (see Bounds in "
+                        "docs/scenarios.md)",
+                        total));
   if (c.gpus > 0) {
     if (c.gpus % c.gpus_per_node != 0)
       r.fail_at("gpus",

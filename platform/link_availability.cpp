@@ -1,4 +1,5 @@
 #include "platform/link_availability.hpp"
+#include "base/input_file.hpp"
 
 #include "base/input_error.hpp"
 
@@ -66,9 +67,7 @@ double transfer_seconds(double t0, double bytes, const std::vector<double>& band
 
 LinkAvailability availability_from_csv(const std::string& path, double period)
 {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, 0, 0, "cannot open background traffic file");
+  std::ifstream in = open_input_file(path, "background traffic file");
   LinkAvailability a;
   a.points.clear();
   std::string line;

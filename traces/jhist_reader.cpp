@@ -1,5 +1,6 @@
 // MRv2 job history (.jhist): "Avro-Json", the Avro schema, then one JSON event per line. One file is one job.
 #include "traces/trace_job.hpp"
+#include "base/input_file.hpp"
 
 #include "base/input_error.hpp"
 
@@ -53,9 +54,7 @@ struct TaskRecord {
 
 TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
 {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, 0, 0, "cannot open job history file");
+  std::ifstream in = open_input_file(path, "job history file");
   TraceSummary summary;
   summary.file = path;
   summary.format = "jhist";

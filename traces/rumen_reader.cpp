@@ -2,6 +2,7 @@
 // The stream is cut into top-level objects by brace depth (strings and escapes respected) so that each job is
 // parsed on its own with nlohmann::json and an error points at the job's line.
 #include "traces/trace_job.hpp"
+#include "base/input_file.hpp"
 
 #include "base/input_error.hpp"
 
@@ -111,9 +112,7 @@ std::string convert(const json& j, TraceJob& job)
 
 TraceSummary read_rumen(const std::string& path, const TraceJobSink& sink)
 {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, 0, 0, "cannot open rumen trace");
+  std::ifstream in = open_input_file(path, "rumen trace");
   TraceSummary summary;
   summary.file = path;
   summary.format = "rumen";

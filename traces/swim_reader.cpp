@@ -1,6 +1,7 @@
 // SWIM workload TSV (SWIMProjectUCB/SWIM workloadSuite): job_id, submit_s, gap_s, map_input, shuffle, reduce_output
 // [, input_path, output_path]. Read line by line; a row that does not parse is skipped and counted.
 #include "traces/trace_job.hpp"
+#include "base/input_file.hpp"
 
 #include "base/input_error.hpp"
 
@@ -38,9 +39,7 @@ bool parse_number(const std::string& text, double& out)
 
 TraceSummary read_swim(const std::string& path, const TraceJobSink& sink)
 {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, 0, 0, "cannot open SWIM trace");
+  std::ifstream in = open_input_file(path, "SWIM trace");
   TraceSummary summary;
   summary.file = path;
   summary.format = "swim";

@@ -2,6 +2,9 @@
 
 #include "base/input_error.hpp"
 
+#include "base/input_file.hpp"
+
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace cs {
@@ -29,6 +32,25 @@ TraceSummary read_trace(const std::string& format, const std::string& path, cons
   if (format == "jhist")
     return read_jhist(path, sink);
   throw InputError(path, 0, 0, "unknown trace format '" + format + "' (expected swim, rumen or jhist)");
+}
+
+std::string detect_trace_format(const std::string& path)
+{
+  std::ifstream in = open_input_file(path, "trace");
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && head[first] == '{')
+    return "rumen";
+  if (head.compare(0, 9, "Avro-Json") == 0)
+    return "jhist";
+  const std::string line = head.substr(0, head.find('\n'));
+  if (std::count(line.begin(), line.end(), '\t') >= 5)
+    return "swim";
+  throw InputError(path, 1, 1,
+                   "cannot tell the trace format (not a rumen JSON stream, a jhist Avro-Json file or SWIM "
+                   "tab-separated rows); name it with --format swim|rumen|jhist");
 }
 
 std::string describe(const TraceSummary& s)

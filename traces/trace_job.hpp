@@ -50,6 +50,10 @@ const std::vector<std::string>& trace_formats();
  *  broken (not a rumen object stream, no Avro-Json header), throws InputError with file:line:col. */
 TraceSummary read_trace(const std::string& format, const std::string& path, const TraceJobSink& sink);
 
+/** The format of `path` from its first bytes: rumen (a JSON object stream), jhist (an "Avro-Json" header) or swim
+ *  (tab-separated rows of at least six fields); InputError when it is none of them. */
+std::string detect_trace_format(const std::string& path);
+
 TraceSummary read_swim(const std::string& path, const TraceJobSink& sink);
 TraceSummary read_rumen(const std::string& path, const TraceJobSink& sink);
 TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink);

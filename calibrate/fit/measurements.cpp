@@ -43,7 +43,10 @@ Measurements parse_measurements(const std::string& text, const std::string& file
   return m;
 }
 
-Measurements load_measurements(const std::string& path) { return parse_measurements(read_text_file(path), path); }
+Measurements load_measurements(const std::string& path)
+{
+  return parse_measurements(read_text_file(path, "measurement file"), path);
+}
 
 std::string measurements_to_json(const Measurements& m)
 {

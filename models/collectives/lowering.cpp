@@ -4,6 +4,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 namespace cs {
 namespace {
@@ -45,6 +46,13 @@ struct Lowering {
   std::vector<int> entry;                // per collective member: the task its predecessors feed (-1: wired already)
   std::map<std::string, StreamPool> pools;
   ExistingStreams existing;
+  double closed_form_intra = 0, closed_form_inter = 0, closed_form_tasks = 0;
+  // Traffic of a closed-form collective: its expansion's transfers on a scratch graph, summed once per distinct
+  // (kind, algorithm, size, root, group): groups and sizes repeat every microbatch and iteration.
+  struct Traffic {
+    double intra = 0, inter = 0, tasks = 0;
+  };
+  std::map<std::tuple<std::string, std::string, double, int, std::vector<int>>, Traffic> traffic;
 
   Lowering(const TaskGraph& g, const PlatformSpec& p, CollectivePricing c)
       : in(g), platform(p), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
@@ -92,6 +100,12 @@ struct Lowering {
     const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape);
     if (!all || pricing == CollectivePricing::CLOSED_FORM) {
       const double seconds = n < 2 ? 0.0 : choice.seconds;
+      if (n >= 2 && c.kind != "p2p") {
+        const Traffic t = closed_form_traffic(c, choice);
+        closed_form_intra += t.intra;
+        closed_form_inter += t.inter;
+        closed_form_tasks += t.tasks;
+      }
       for (int r = 0; r < n; ++r)
         if (c.members[r] >= 0) {
           const Task& t = in.task(c.members[r]);
@@ -116,6 +130,32 @@ struct Lowering {
     const auto done = expand_collective(out, it->second, platform, req, choice);
     for (int r = 0; r < n; ++r)
       done_of[c.members[r]] = done[r];
+  }
+
+  Traffic closed_form_traffic(const CollectiveSpec& c, const CollectiveChoice& choice)
+  {
+    auto key = std::make_tuple(c.kind, choice.algorithm, c.bytes, c.root, c.hosts);
+    auto it = traffic.find(key);
+    if (it != traffic.end())
+      return it->second;
+    TaskGraph scratch;
+    StreamPool pool(scratch, "comm");
+    CollectiveRequest req;
+    req.kind = c.kind;
+    req.algorithm = c.algorithm;
+    req.hosts = c.hosts;
+    req.bytes = c.bytes;
+    req.root = c.root;
+    req.ready.assign(c.hosts.size(), -1);
+    expand_collective(scratch, pool, platform, req, choice);
+    const auto& topo = platform.topology;
+    Traffic sum;
+    sum.tasks = static_cast<double>(scratch.size());
+    for (const Task& t : scratch.tasks())
+      if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+        (topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine ? sum.intra
+                                                                                               : sum.inter) += t.bytes;
+    return traffic[key] = sum;
   }
 
   LoweredGraph run()
@@ -152,6 +192,9 @@ struct Lowering {
         result.task_map[id] = done_of[id][0];
     out.finalize();
     result.graph = std::move(out);
+    result.closed_form_intra_bytes = closed_form_intra;
+    result.closed_form_inter_bytes = closed_form_inter;
+    result.closed_form_expansion_tasks = closed_form_tasks;
     return result;
   }
 };

@@ -21,6 +21,11 @@ struct LoweredGraph {
   TaskGraph graph;           // finalized; no COLLECTIVE tasks
   std::vector<int> task_map; // per input task: its task in `graph`; for a collective member, the task after which
                              // the member holds its result when there is one such task, else -1
+  /** What the collectives priced by their closed forms would move over every rank of their groups (their
+   *  expansions' transfers), inside machines and between them: traffic no transfer task in `graph` stands for. */
+  double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0;
+  /** Tasks those expansions would have added (what simulating every member would cost). */
+  double closed_form_expansion_tasks = 0;
 };
 
 /** Copies `in` (not finalized) with every collective lowered. Streams keep their ids; tasks that are not collective

@@ -132,8 +132,7 @@ DeviceProfile parse_profile(const std::string& text, const std::string& file)
   for (const auto& [dtype, v] : ce.json().items())
     p.compute_efficiency[dtype] = share(ce, dtype.c_str());
   if (r.has("memory_efficiency_by_kernel"))
-    for (const auto& [key, v] : r.at("memory_efficiency_by_kernel").items())
-    {
+    for (const auto& [key, v] : r.at("memory_efficiency_by_kernel").items()) {
       JsonReader by_kernel = r.child("memory_efficiency_by_kernel");
       p.memory_efficiency_by_kernel[key] = share(by_kernel, key.c_str());
     }
@@ -157,7 +156,10 @@ DeviceProfile parse_profile(const std::string& text, const std::string& file)
   return p;
 }
 
-DeviceProfile load_profile(const std::string& path) { return parse_profile(read_text_file(path), path); }
+DeviceProfile load_profile(const std::string& path)
+{
+  return parse_profile(read_text_file(path, "device profile"), path);
+}
 
 std::string profile_to_json(const DeviceProfile& p)
 {

@@ -95,6 +95,30 @@ const std::map<std::string, ModelParams>& model_presets()
   return presets;
 }
 
+namespace {
+
+// Ranges and bounds (docs/scenarios.md, "Bounds"): past the largest models trained, and small enough that the
+// per-token and per-layer products stay exact.
+void check_model_ranges(const ObjectReader& m, const ModelParams& model)
+{
+  m.require_positive("layers", model.layers);
+  m.require_positive("hidden", model.hidden);
+  m.require_positive("heads", model.heads);
+  m.require_positive("seq", model.seq);
+  m.require_positive("vocab", model.vocab);
+  m.require_non_negative("ffn", model.ffn);
+  m.require_non_negative("kv_heads", model.kv_heads);
+  m.require_at_most("layers", model.layers, 100000);
+  m.require_at_most("hidden", model.hidden, 1 << 20);
+  m.require_at_most("ffn", model.ffn, 1 << 22);
+  m.require_at_most("heads", model.heads, model.hidden);
+  m.require_at_most("kv_heads", model.kv_heads, model.heads);
+  m.require_at_most("seq", model.seq, 1 << 24);
+  m.require_at_most("vocab", model.vocab, 1 << 24);
+}
+
+} // namespace
+
 void read_model(ObjectReader m, ModelParams& model)
 {
   // A layer of a generic graph; names are unique and inputs refer to layers above it (so file order is a
@@ -112,6 +136,8 @@ void read_model(ObjectReader m, ModelParams& model)
     l.require_non_negative("bytes", layer.bytes.value);
     l.require_non_negative("params", layer.params);
     l.require_non_negative("activations", layer.activations.value);
+    l.require_at_most("flops", layer.flops, 1e21);
+    l.require_at_most("params", layer.params, 1e13);
     if (!(layer.flops > 0) && !(layer.bytes.value > 0))
       l.fail_at("flops", "layer '" + layer.name + "' needs flops or bytes");
     const auto& earlier = model.graph;
@@ -158,13 +184,7 @@ void read_model(ObjectReader m, ModelParams& model)
                               "branches run concurrently under policies.pipeline: graph-pipeline",
                               read_layer);
   m.finish();
-  m.require_positive("layers", model.layers);
-  m.require_positive("hidden", model.hidden);
-  m.require_positive("heads", model.heads);
-  m.require_positive("seq", model.seq);
-  m.require_positive("vocab", model.vocab);
-  m.require_non_negative("ffn", model.ffn);
-  m.require_non_negative("kv_heads", model.kv_heads);
+  check_model_ranges(m, model);
   if (!m.describing() && model.heads % model.kv() != 0)
     m.fail_at("kv_heads", fmt::format("kv_heads ({}) must divide heads ({})", model.kv(), model.heads));
   if (!m.describing() && model.hidden % model.heads != 0)

@@ -56,7 +56,7 @@ int trace(const std::string& format, const std::string& path)
 {
   long maps = 0;
   double input = 0, shuffle = 0;
-  const auto summary = read_trace(format, path, [&](TraceJob&& j) {
+  const auto summary = read_trace(format.empty() ? detect_trace_format(path) : format, path, [&](TraceJob&& j) {
     maps += j.maps > 0 ? j.maps : static_cast<long>(j.map_input_bytes.size());
     input += j.input_bytes;
     shuffle += j.shuffle_bytes;
@@ -79,10 +79,11 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
       ->required()
       ->check(CLI::IsMember({"policies", "workloads", "devices", "traces"}));
   auto path = std::make_shared<std::string>();
-  auto format = std::make_shared<std::string>("swim");
+  auto format = std::make_shared<std::string>();
   auto* tracer = app.add_subcommand("trace", "read a MapReduce trace and report what was read and skipped");
   tracer->add_option("file", *path, "trace file")->required();
-  tracer->add_option("--format", *format, "swim | rumen | jhist")->check(CLI::IsMember({"swim", "rumen", "jhist"}));
+  tracer->add_option("--format", *format, "swim | rumen | jhist (default: detected from the file's first bytes)")
+      ->check(CLI::IsMember({"swim", "rumen", "jhist"}));
   return {{lister, [what] { return list(*what); }}, {tracer, [format, path] { return trace(*format, *path); }}};
 }
 

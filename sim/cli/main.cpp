@@ -1,6 +1,7 @@
 // clustersim's command line. Exit 0 ok, 1 a run that failed, 2 bad input (one line file:line:col: message).
 #include "base/input_error.hpp"
 #include "sim/cli/command.hpp"
+#include "base/interrupt.hpp"
 #include "sim/run/scenario_run.hpp"
 
 #include <iostream>
@@ -27,6 +28,7 @@ int main(int argc, char** argv)
     std::cerr << "<command line>:1:1: " << e.what() << " (see clustersim --help)\n";
     return 2;
   }
+  cs::install_interrupt_handlers();
   try {
     for (const auto& c : commands)
       if (app.got_subcommand(c.parser))

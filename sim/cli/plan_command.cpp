@@ -1,5 +1,6 @@
 #include "sim/cli/plan_command.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/output_files.hpp"
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
@@ -35,6 +36,8 @@ int command_plan(const PlanCommand& c)
   const auto start = std::chrono::steady_clock::now();
   Scenario base = load_scenario(c.scenario, c.sets);
   check_scenario(base);
+  if (!c.out_dir.empty())
+    check_output_dir(c.out_dir);
   PlanOptions options;
   options.gpus = c.gpus;
   options.top = c.top;
@@ -101,14 +104,8 @@ int command_plan(const PlanCommand& c)
                        simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string());
   }
   if (!c.out_dir.empty()) {
-    namespace fs = std::filesystem;
-    fs::create_directories(c.out_dir);
     const std::string yaml = resolved_yaml(plan_scenario(base, c.gpus, search.best.front()));
-    for (const auto& [name, text] : {std::pair<std::string, std::string>{"plans.csv", csv}, {"best.yaml", yaml}}) {
-      const fs::path tmp = fs::path(c.out_dir) / ("." + name + ".tmp");
-      std::ofstream(tmp) << text;
-      fs::rename(tmp, fs::path(c.out_dir) / name);
-    }
+    write_output_set(c.out_dir, {{"plans.csv", csv}, {"best.yaml", yaml}});
     std::cout << fmt::format("\n  outputs   {}/ (plans.csv, best.yaml: the best plan as a scenario)\n", c.out_dir);
   }
   return 0;
@@ -120,7 +117,9 @@ std::vector<Command> add_plan_commands(CLI::App& app)
   auto* planner = app.add_subcommand("plan", "search DP x TP x PP x microbatch x schedule x recomputation plans for a "
                                              "scenario on N GPUs (analytical backend) and print the best");
   planner->add_option("scenario", c->scenario, "transformer-training scenario YAML")->required();
-  planner->add_option("--gpus", c->gpus, "GPUs to plan for (whole nodes, or a part of one node)")->required();
+  planner->add_option("--gpus", c->gpus, "GPUs to plan for (whole nodes, or a part of one node; at most 1048576)")
+      ->required()
+      ->check(CLI::Range(1, 1 << 20));
   planner->add_option("--memory-limit", c->memory_limit, "memory per GPU, e.g. 40GiB (default: the device's)");
   planner->add_option("--top", c->top, "plans to print (default 5)")->check(CLI::Range(1, 1000));
   planner->add_option("--confirm", c->confirm, "re-run the best N plans on the simgrid backend")

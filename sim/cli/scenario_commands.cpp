@@ -1,6 +1,8 @@
 // `clustersim run` and `clustersim validate`.
 #include "base/input_error.hpp"
+#include "core/task_graph.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/output_files.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -15,26 +17,6 @@ namespace fs = std::filesystem;
 namespace cs {
 namespace {
 
-// Writes every file to a temporary name first and renames them all at the end, so a failure leaves nothing
-// half-written behind.
-void write_outputs(const fs::path& dir, const std::vector<std::pair<std::string, std::string>>& files)
-{
-  fs::create_directories(dir);
-  std::vector<std::pair<fs::path, fs::path>> staged;
-  for (const auto& [name, text] : files) {
-    fs::path final_path = dir / name;
-    fs::path tmp = dir / ("." + name + ".tmp");
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out)
-      throw std::runtime_error("cannot write " + tmp.string());
-    staged.emplace_back(tmp, final_path);
-  }
-  for (const auto& [tmp, final_path] : staged)
-    fs::rename(tmp, final_path);
-}
-
 Scenario load_checked(const std::string& path, const std::vector<std::string>& sets)
 {
   Scenario s = load_scenario(path, sets);
@@ -46,7 +28,9 @@ struct RunArgs {
   std::string scenario, out_dir, backend;
   std::vector<std::string> sets;
   long long seed = -1;
+  std::size_t max_tasks = TaskGraph::kDefaultTaskLimit;
   bool trace = false, quiet = false;
+  std::string replicas = "auto";
 };
 
 int run(RunArgs a)
@@ -55,15 +39,20 @@ int run(RunArgs a)
     a.sets.push_back("backend=" + a.backend);
   if (a.seed >= 0)
     a.sets.push_back("seed=" + std::to_string(a.seed));
+  TaskGraph::set_task_limit(a.max_tasks);
   const Scenario s = load_checked(a.scenario, a.sets);
-  const RunResult result = run_scenario(s, RunOptions{a.trace});
-  const fs::path dir = a.out_dir.empty() ? fs::path("out") / s.name : fs::path(a.out_dir);
+  const fs::path out_dir = a.out_dir.empty() ? fs::path("out") / s.name : fs::path(a.out_dir);
+  check_output_dir(out_dir.string());
+  const RunResult result = run_scenario(s, RunOptions{a.trace, a.replicas == "one"   ? ReplicaMode::ONE
+                                                               : a.replicas == "all" ? ReplicaMode::ALL
+                                                                                     : ReplicaMode::AUTO});
+  const fs::path& dir = out_dir;
   std::vector<std::pair<std::string, std::string>> files{{"report.json", result.report.dump(2) + "\n"},
                                                          {"scenario.resolved.yaml", resolved_yaml(s)}};
   if (a.trace)
     files.emplace_back("trace.json", result.trace_json);
   files.insert(files.end(), result.files.begin(), result.files.end());
-  write_outputs(dir, files);
+  write_output_set(dir.string(), files);
   if (!a.quiet)
     std::cout << result.summary << "  outputs   " << dir.string() << "/\n";
   return 0;
@@ -110,6 +99,16 @@ std::vector<Command> add_scenario_commands(CLI::App& app)
       ->check([](const std::string& v) { return v.rfind('-', 0) == 0 ? "--seed must not be negative" : ""; });
   run_cmd->add_option("--out", r->out_dir, "output folder (default ./out/<scenario name>/)")
       ->check([](const std::string& v) { return v.empty() ? std::string("--out must not be empty") : ""; });
+  run_cmd
+      ->add_option("--max-tasks", r->max_tasks,
+                   "refuse a run whose task graph would exceed this many tasks (about 120 bytes each; default "
+                   "30000000)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 34));
+  run_cmd
+      ->add_option("--replicas", r->replicas,
+                   "training: auto | all | one data-parallel replicas simulated (auto: one when the analytical "
+                   "backend would build a large graph and the network treats replicas alike; docs/scale.md)")
+      ->check(CLI::IsMember({"auto", "all", "one"}));
   run_cmd->add_flag("--trace", r->trace, "also write trace.json (Chrome trace-event format, opens in Perfetto)");
   run_cmd->add_flag("--quiet", r->quiet, "do not print the summary");
 

@@ -212,9 +212,10 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
         continue;
       const int dp = gpus / (tp * pp);
       for (int micro = 1; micro <= 32; micro *= 2) {
-        if (tr(base).batch.global % (dp * micro) != 0)
+        const long long step = static_cast<long long>(dp) * micro; // 64-bit: dp x micro must not wrap to 0
+        if (step > tr(base).batch.global || tr(base).batch.global % step != 0)
           continue;
-        const int microbatches = tr(base).batch.global / (dp * micro);
+        const int microbatches = static_cast<int>(tr(base).batch.global / step);
         const auto schedules = pp == 1 ? std::vector<std::pair<std::string, int>>{{"", 1}}
                                        : registered_schedules(pp, microbatches, m.layers);
         for (const auto& [schedule, vpp] : schedules)
@@ -290,7 +291,7 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
       }
     }
     RunOptions fast;
-    fast.one_replica = true;
+    fast.replicas = ReplicaMode::ONE;
     const RunResult r = run_scenario(c.scenario, fast);
     const auto& metrics = r.report.at("metrics");
     c.plan.iteration_s = metrics.at("iteration_time_s").get<double>();

@@ -68,10 +68,20 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   static_cast<WorkloadEnv&>(env) = s.env(&device);
   env.platform = &platform;
   env.trace = options.trace;
-  env.one_replica = options.one_replica;
+  env.replicas = options.replicas;
   env.execute = [&](const TaskGraph& graph) { return run_backend(s.backend, graph, platform); };
   env.actors = [&] { return make_simgrid_actor_runtime(platform); };
-  WorkloadOutput out = s.workload->run(env);
+  WorkloadOutput out;
+  try {
+    out = s.workload->run(env);
+  } catch (const TaskLimitError& e) {
+    // Refused before memory runs out: at about 120 bytes a task, the limit is what the machine can hold.
+    throw s.source.error_at(
+        "workload", fmt::format("this run needs more than {} tasks (about {:.1f} GB); run fewer iterations, a smaller "
+                                "cluster or model, simulate one data-parallel replica (--replicas one), or raise the "
+                                "limit with --max-tasks",
+                                e.limit(), e.limit() * 120e-9));
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   RunResult result;
   fill_report(result, s, out.metrics, wall);

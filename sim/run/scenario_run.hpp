@@ -10,9 +10,9 @@ namespace cs {
 
 struct RunOptions {
   bool trace = false; // also produce the Chrome trace
-  // Simulate one data-parallel replica and price data-parallel collectives by their closed forms (the planner's
-  // fast estimate; training workloads only).
-  bool one_replica = false;
+  // Training: which data-parallel replicas to simulate (ONE is the planner's fast estimate; AUTO decides by size
+  // and symmetry, docs/scale.md).
+  ReplicaMode replicas = ReplicaMode::AUTO;
 };
 
 struct RunResult {

@@ -1,5 +1,6 @@
 #include "sim/runtime/simgrid_session.hpp"
 
+#include "base/interrupt.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@ std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(const std::string& n
   static char name[] = "clustersim";
   char* argv[] = {name, nullptr};
   auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
+  install_interrupt_handlers(); // the engine installs its own SIGINT handler (a status dump); ours ends the run
   xbt_log_control_set("root.thresh:critical");
   simgrid::s4u::Engine::set_config(fmt::format("surf/precision:{}", precision.surf));
   if (precision.maxmin > 0)

@@ -1,5 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
+#include "base/json_input.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
@@ -51,6 +53,7 @@ void read_scenario(ObjectReader& r, Scenario& s)
   r.finish();
   r.require(!s.name.empty(), "name", "name must not be empty");
   r.require(s.name.find_first_of("/\\") == std::string::npos, "name", "name must not contain path separators");
+  r.require(s.name != "." && s.name != "..", "name", "name must not be '.' or '..' (it names the folder out/<name>/)");
 }
 
 // Splits "a.b.c=value" and writes value (parsed as YAML) at a.b.c, creating maps on the way.
@@ -120,14 +123,10 @@ Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> sourc
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides)
 {
-  std::ifstream in(path);
-  if (!in)
-    throw InputError(path, 0, 0, "cannot open scenario file");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(path, "scenario file");
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw InputError(path, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
   }

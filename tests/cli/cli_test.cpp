@@ -125,7 +125,7 @@ TEST(Cli, BadScenarioExitsTwoAndWritesNothing)
   EXPECT_FALSE(fs::exists(out));
   auto missing = clustersim("run /nonexistent.yaml --out " + out.string());
   EXPECT_EQ(missing.code, 2);
-  EXPECT_EQ(missing.err, "/nonexistent.yaml:0:0: cannot open scenario file\n");
+  EXPECT_EQ(missing.err, "/nonexistent.yaml:0:0: cannot open scenario file: no such file\n");
   EXPECT_FALSE(fs::exists(out));
   auto bad_backend = clustersim("run " + src("scenarios/quickstart.yaml") + " --backend quantum --out " + out.string());
   EXPECT_EQ(bad_backend.code, 2);

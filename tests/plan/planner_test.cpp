@@ -114,7 +114,7 @@ TEST(Planner, OneReplicaEstimatesAreCloseToTheFullGraph)
     cs::Scenario s = cs::plan_scenario(base, 8, plan);
     cs::check_scenario(s);
     cs::RunOptions fast;
-    fast.one_replica = true;
+    fast.replicas = cs::ReplicaMode::ONE;
     const double estimate = cs::run_scenario(s, fast).report["metrics"]["iteration_time_s"].get<double>();
     const double full = cs::run_scenario(s, {}).report["metrics"]["iteration_time_s"].get<double>();
     EXPECT_NEAR(estimate / full, 1.0, 0.05) << "tp " << tp << " pp " << pp;

@@ -77,7 +77,7 @@ TEST(Scenario, MissingFile)
     cs::load_scenario("/nonexistent/x.yaml");
     FAIL();
   } catch (const cs::InputError& e) {
-    EXPECT_EQ(e.where(), "/nonexistent/x.yaml:0:0: cannot open scenario file");
+    EXPECT_EQ(e.where(), "/nonexistent/x.yaml:0:0: cannot open scenario file: no such file");
   }
 }
 

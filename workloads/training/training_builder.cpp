@@ -60,6 +60,7 @@ public:
       layers += l;
     out_.tp_bytes_per_iteration = double(dp) * out_.microbatches * layers * plan_.stages->tp_bytes_per_layer;
     const int built = plan_.one_replica ? 1 : dp;
+    out_.replicas_built = built;
     for (int h = 0; h < built * pp; ++h)
       out_.compute_streams.push_back(out_.graph.add_stream(host(h / pp, h % pp), "compute"));
     CommEmitter comm(out_, plan_, comm_, order_);
@@ -114,6 +115,9 @@ void lower_training(TrainingGraph& t, const PlatformSpec& platform, CollectivePr
     for (int& task : iteration)
       task = lowered.task_map.at(task);
   t.graph = std::move(lowered.graph);
+  t.closed_form_intra_bytes = lowered.closed_form_intra_bytes;
+  t.closed_form_inter_bytes = lowered.closed_form_inter_bytes;
+  t.closed_form_expansion_tasks = lowered.closed_form_expansion_tasks;
 }
 
 } // namespace cs

@@ -50,6 +50,10 @@ struct TrainingGraph {
   double tp_bytes_per_iteration = 0;     // what those collectives move, over every TP group of the cluster
   std::vector<int> in_flight_per_device; // most microbatch-chunks of activations each device holds (replica 0)
   std::vector<int> layers_per_device;
+  int replicas_built = 1; // data-parallel replicas simulated (the others, symmetric, are not; their transfers are
+                          // counted as replica 0's)
+  double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0; // collectives priced by their closed forms
+  double closed_form_expansion_tasks = 0; // tasks their expansions would have added
 };
 
 /** Builds `plan.params->iterations` iterations. Replica r's pipeline device d is TP rank 0 of its group, on host

@@ -105,19 +105,21 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   if (!w.model.graph.empty())
     check_layer_graph(env, w);
   check_tensor_parallel(env, w);
-  const int gpus = c.nodes * c.gpus_per_node;
-  if (gpus % (p.pp * p.tp) != 0)
+  const int gpus = c.nodes * c.gpus_per_node;                        // bounded when read: at most 2^20
+  const long long model_ranks = static_cast<long long>(p.pp) * p.tp; // 64-bit: user degrees must not wrap to 0
+  if (model_ranks > gpus || gpus % model_ranks != 0)
     throw env.error_at("workload.parallel.pp",
                        fmt::format("tp x pp = {} x {} does not divide the cluster's {} GPUs", p.tp, p.pp, gpus));
-  const int dp = p.dp > 0 ? p.dp : gpus / (p.pp * p.tp);
-  if (dp * p.pp * p.tp > gpus)
+  const int dp = p.dp > 0 ? p.dp : static_cast<int>(gpus / model_ranks);
+  if (dp * model_ranks > gpus)
     throw env.error_at(
         p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
         fmt::format("dp x tp x pp = {} x {} x {} is larger than the cluster's {} GPUs", dp, p.tp, p.pp, gpus));
-  if (w.batch.global % (dp * w.batch.micro) != 0)
-    throw env.error_at("workload.batch.global", fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
-                                                            "= {} per step",
-                                                            w.batch.global, dp, w.batch.micro, dp * w.batch.micro));
+  if (static_cast<long long>(dp) * w.batch.micro > w.batch.global || w.batch.global % (dp * w.batch.micro) != 0)
+    throw env.error_at("workload.batch.global",
+                       fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
+                                   "= {} per step",
+                                   w.batch.global, dp, w.batch.micro, static_cast<long long>(dp) * w.batch.micro));
   if (p.pp > 1 || p.vpp > 1)
     check_pipeline(env, w, dp);
   if (env.device->peak(w.model.dtype) <= 0)

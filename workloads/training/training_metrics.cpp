@@ -42,6 +42,16 @@ double iteration_time(const TrainingGraph& tr, const Timeline& tl)
 }
 
 // What the run's tasks add up to: traffic by tier, busy time per host, compute by phase, gradient-sync spans.
+// A DELAY standing for one member's share of a collective priced by its closed form (models/collectives/lowering).
+bool is_closed_form(const TaskGraph& g, const Task& t)
+{
+  if (t.kind != TaskKind::DELAY || t.labels.comm == CommKind::NONE)
+    return false;
+  const std::string& name = g.names()[t.name];
+  static const std::string suffix = "/closed-form";
+  return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 struct Totals {
   double intra = 0, inter = 0;
   std::vector<double> compute_busy, comm_busy;
@@ -62,6 +72,12 @@ Totals totals(const TrainingGraph& tr, const Timeline& tl, const PlatformSpec& p
     if (t.kind == TaskKind::COMPUTE) {
       out.compute_busy[t.host] += d;
       out.phase_time[g.names()[t.labels.phase]] += d;
+    }
+    if (is_closed_form(g, t)) { // a collective priced by its closed form: busy, its traffic counted at lowering
+      out.comm_busy[t.host] += d;
+      if (t.labels.comm == CommKind::GRADIENT_SYNC)
+        out.buckets[{t.labels.iteration, t.labels.bucket}].emplace_back(tl.start[id], tl.end[id]);
+      continue;
     }
     if (t.kind != TaskKind::TRANSFER || t.host == t.dst)
       continue;
@@ -87,7 +103,8 @@ void communication_by_kind(RunMetrics& m, const TrainingGraph& tr, const Timelin
       continue;
     if (t.kind == TaskKind::COMPUTE)
       compute.emplace_back(tl.start[id], tl.end[id]);
-    else if (t.kind == TaskKind::TRANSFER && t.dst != t.host && t.labels.comm != CommKind::NONE)
+    else if ((t.kind == TaskKind::TRANSFER && t.dst != t.host && t.labels.comm != CommKind::NONE) ||
+             is_closed_form(g, t))
       sent[comm_kind_name(t.labels.comm)].emplace_back(tl.start[id], tl.end[id]);
   }
   const auto busy = union_of(compute);
@@ -130,8 +147,13 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   const double exposed = std::max(0.0, iteration - compute);
   // Every GPU's traffic: the graph holds TP rank 0 of each group (the others move the same bytes on their own links),
   // and the TP collectives themselves, folded into the passes, stay inside the node.
-  const double intra = t.intra * tr.tensor_parallel + tr.tp_bytes_per_iteration * iterations;
-  const double inter = t.inter * tr.tensor_parallel;
+  // Replicas left out (symmetric ones) move what replica 0 moves; collectives priced by their closed forms move
+  // what their expansions would, over every rank of their groups.
+  const double dp = double(tr.ranks) / (tr.pipeline_stages * tr.tensor_parallel);
+  const double replicas = dp / tr.replicas_built;
+  const double intra =
+      (t.intra * replicas + tr.closed_form_intra_bytes) * tr.tensor_parallel + tr.tp_bytes_per_iteration * iterations;
+  const double inter = (t.inter * replicas + tr.closed_form_inter_bytes) * tr.tensor_parallel;
   RunMetrics m;
   m.metrics["iteration_time_s"] = iteration;
   m.metrics["throughput_samples_per_s"] = tr.samples_per_iteration / iteration;

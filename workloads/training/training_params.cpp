@@ -1,6 +1,13 @@
 #include "workloads/training/training_params.hpp"
 
 namespace cs {
+namespace {
+// Bounds on user counts (docs/scenarios.md, "Bounds"): large enough for any cluster built so far, small enough that
+// every product of them fits 64-bit integers and doubles stay exact.
+constexpr double kMaxSamples = 1 << 24;
+constexpr double kMaxGpus = 1 << 20;
+constexpr double kMaxIterations = 10000;
+} // namespace
 
 void read_training(ObjectReader& r, TrainingParams& w)
 {
@@ -11,6 +18,8 @@ void read_training(ObjectReader& r, TrainingParams& w)
   b.finish();
   b.require_positive("global", w.batch.global);
   b.require_positive("micro", w.batch.micro);
+  b.require_at_most("global", w.batch.global, kMaxSamples);
+  b.require_at_most("micro", w.batch.micro, w.batch.global);
   ObjectReader p = r.child("parallel", "how the model is split over GPUs");
   p.field("dp", w.parallel.dp, "data-parallel degree (0 = all GPUs / (tp x pp))")
       .field("tp", w.parallel.tp, "tensor-parallel degree")
@@ -33,6 +42,14 @@ void read_training(ObjectReader& r, TrainingParams& w)
   p.require_positive("pp", w.parallel.pp);
   p.require_positive("vpp", w.parallel.vpp);
   p.require_positive("ep", w.parallel.ep);
+  for (const char* key : {"dp", "tp", "pp", "vpp", "ep"})
+    p.require_at_most(key,
+                      key[0] == 'd'   ? w.parallel.dp
+                      : key[0] == 't' ? w.parallel.tp
+                      : key[0] == 'p' ? w.parallel.pp
+                      : key[0] == 'v' ? w.parallel.vpp
+                                      : w.parallel.ep,
+                      kMaxGpus);
   if (!p.describing() && (w.parallel.zero < 0 || w.parallel.zero > 3))
     p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
   read_framework(r, w.framework);
@@ -42,6 +59,7 @@ void read_training(ObjectReader& r, TrainingParams& w)
              "share of GPU memory kept for the CUDA context and the allocator's fragmentation (fits_in_memory and "
              "the planner's budget)");
   r.require_positive("iterations", w.iterations);
+  r.require_at_most("iterations", w.iterations, kMaxIterations);
   r.require_positive("gradient_bucket", w.gradient_bucket.value);
   r.require(w.memory_reserve >= 0 && w.memory_reserve < 1, "memory_reserve", "memory_reserve must be in [0, 1)");
 }

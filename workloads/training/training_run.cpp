@@ -38,7 +38,12 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
                      tr.microbatches, w.batch.micro);
   if (M.count("bubble_fraction"))
     out += fmt::format("  pipeline  bubble {:.1f}% of compute\n", 100 * M.at("bubble_fraction"));
-  out += fmt::format("  backend   {} ({} tasks, {} iterations)\n", env.backend, tr.graph.size(), w.iterations);
+  const int dp = tr.ranks / (tr.pipeline_stages * tr.tensor_parallel);
+  out += fmt::format("  backend   {} ({} tasks, {} iterations{})\n", env.backend, tr.graph.size(), w.iterations,
+                     tr.replicas_built < dp ? fmt::format("; {} of {} data-parallel replicas simulated, the others "
+                                                          "symmetric",
+                                                          tr.replicas_built, dp)
+                                            : "");
   out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
                      units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
                      M.at("tflops_per_gpu"));
@@ -105,6 +110,38 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const Tra
   }
 }
 
+// Whether every data-parallel replica sees the same network: nothing on the links varies in time and no switch level
+// is oversubscribed, so no replica's traffic slows another's differently.
+bool replicas_alike(const ClusterParams& c)
+{
+  if (!c.network.background.empty())
+    return false;
+  return std::all_of(c.network.levels.begin(), c.network.levels.end(),
+                     [](const auto& level) { return level.oversubscription == 1.0; });
+}
+
+// The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
+// backend would otherwise run more than kAutoOneReplicaTasks tasks on a network that treats replicas alike. The
+// estimate is exact for the collectives (their expansions are counted while pricing them) and dp times replica 0's
+// other tasks.
+TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
+{
+  constexpr double kAutoOneReplicaTasks = 2e6;
+  const PlatformSpec& platform = *env.platform;
+  plan.one_replica = env.replicas == ReplicaMode::ONE;
+  if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == "analytical" && replicas_alike(*env.cluster)) {
+    plan.one_replica = true;
+    TrainingGraph one = build_training(plan);
+    lower_training(one, platform, CollectivePricing::FLOWS);
+    if (double(one.graph.size()) * dp + one.closed_form_expansion_tasks > kAutoOneReplicaTasks)
+      return one;
+    plan.one_replica = false;
+  }
+  TrainingGraph training = build_training(plan);
+  lower_training(training, platform, CollectivePricing::FLOWS);
+  return training;
+}
+
 } // namespace
 
 WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
@@ -140,11 +177,9 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.tp = tp;
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
-  plan.overlap = w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD
-                                                         : GradientOverlap::DURING_BACKWARD;
-  plan.one_replica = env.one_replica;
-  TrainingGraph training = build_training(plan);
-  lower_training(training, platform, CollectivePricing::FLOWS);
+  plan.overlap =
+      w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
+  TrainingGraph training = build_replicas(plan, env, dp);
   Timeline timeline = env.execute(training.graph);
   WorkloadOutput out;
   RunMetrics& metrics = out.metrics;

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Large training runs (issue 18 item 6): one Llama-2-70B step on 2,048 H100, analytical backend, with wall time and
+# peak RSS per layout. Target: each within 4 GB and 60 s. Usage: bench/scale.sh [BUILD_DIR]
+set -euo pipefail
+build=${1:-build}
+scenario=bench/scenarios/llama2-70b-2048-h100.yaml
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+run() {
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$out/time" "$build/clustersim" run "$scenario" --quiet --out "$out/run" "$@" || {
+    echo "$label: failed (exit $?)"
+    return
+  }
+  read -r wall rss <"$out/time"
+  python3 - "$label" "$wall" "$rss" "$out/run/report.json" <<'PY'
+import json, sys
+label, wall, rss, report = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), json.load(open(sys.argv[4]))
+m = report["metrics"]
+print(f"{label:<44} {int(m['task_count']):>9} tasks  iteration {m['iteration_time_s']:.3f} s  "
+      f"wall {wall:5.2f} s  peak RSS {rss / 1024 / 1024:.2f} GiB")
+PY
+}
+run "tp8 pp4 dp64 ZeRO-1 1F1B"
+run "tp8 pp4 dp64 ZeRO-1 1F1B, every replica" --replicas all
+run "tp8 pp1 dp256 ZeRO-3" --set workload.parallel.pp=1 --set workload.parallel.dp=256 --set workload.parallel.zero=3
+run "tp4 pp8 dp64 ZeRO-2 interleaved v2" --set workload.parallel.tp=4 --set workload.parallel.pp=8 \
+  --set workload.parallel.vpp=2 --set workload.parallel.zero=2 --set policies.pipeline=interleaved-1f1b
+run "tp8 pp1 dp256 ZeRO-3, every replica (refused)" --set workload.parallel.pp=1 --set workload.parallel.dp=256 \
+  --set workload.parallel.zero=3 --replicas all
