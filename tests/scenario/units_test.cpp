@@ -54,3 +54,21 @@ TEST(Units, FormattingIsReadable)
   EXPECT_EQ(format_time(2.5e-3), "2.5 ms");
   EXPECT_EQ(format_time(3e-6), "3 us");
 }
+
+TEST(Units, ValuesPastTheBoundsAreRefusedAfterTheUnit)
+{
+  // 1e308 is finite, 1e308 GiB is not: the bound applies to the value in SI units.
+  std::string error;
+  EXPECT_FALSE(parse_bytes("1e308GiB", &error));
+  EXPECT_NE(error.find("beyond the largest size"), std::string::npos) << error;
+  EXPECT_FALSE(parse_bytes("2EB", &error)); // no such unit; and 2e18 B would be past 1 EiB
+  EXPECT_FALSE(parse_bytes("2e18", &error));
+  EXPECT_TRUE(parse_bytes("1024TiB"));
+  EXPECT_FALSE(parse_rate("1e308Gb/s", &error));
+  EXPECT_FALSE(parse_rate("2e15B/s", &error));
+  EXPECT_TRUE(parse_rate("900TB/s"));
+  EXPECT_FALSE(parse_time("1e308h", &error));
+  EXPECT_FALSE(parse_time("-1e10", &error));
+  EXPECT_TRUE(parse_time("1000h"));
+  EXPECT_FALSE(parse_bytes("inf", &error));
+}

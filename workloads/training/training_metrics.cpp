@@ -169,6 +169,7 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.metrics["parameter_count"] = tr.parameters;
   m.metrics["gradient_bucket_count"] = tr.buckets;
   m.metrics["task_count"] = static_cast<double>(tr.graph.size());
+  m.metrics["replicas_simulated"] = tr.replicas_built; // of dp; the others symmetric (docs/scale.md)
   m.breakdown["compute_s"] = compute;
   m.breakdown["communication_s"] = comm;
   m.breakdown["link_busy_busiest_rank_s"] = t.comm_busy[busiest] / iterations;

@@ -1,0 +1,181 @@
+// Hostile input through the CLI: overflowing counts, devices and folders as files, bad output folders, oversized
+// graphs and interrupts all end in one clean line and exit 2 (or 130/143), with nothing written.
+#include "tests/cli/run_cli.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Result = cs::testing::CliResult;
+Result clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
+
+fs::path fresh_dir(const std::string& name)
+{
+  fs::path d = fs::temp_directory_path() / ("cs_robust_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+nlohmann::json read_json(const fs::path& p)
+{
+  std::ifstream in(p);
+  return nlohmann::json::parse(in);
+}
+
+// Exit 2 with one positioned line.
+void expect_clean_refusal(const Result& r, const std::string& words)
+{
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+} // namespace
+
+TEST(Robustness, CountsThatWouldOverflowAreRefusedWhereTheyAreRead)
+{
+  const std::string q = src("scenarios/quickstart.yaml");
+  // Once a SIGFPE: 65536 x 65536 GPUs wrapped to 0 and dp became 0.
+  expect_clean_refusal(clustersim("validate " + q +
+                                  " --set cluster.nodes=65536 --set cluster.gpus_per_node=65536 "
+                                  "--set workload.parallel.dp=0"),
+                       "gpus_per_node' must be at most 1024");
+  expect_clean_refusal(clustersim("validate " + q + " --set cluster.nodes=65536 --set cluster.gpus_per_node=1024"),
+                       "more than the 1048576 clustersim accepts");
+  // Once an mfu of 2.31: 4 x hidden overflowed.
+  expect_clean_refusal(
+      clustersim("validate " + q + " --set workload.model.ffn=0 --set workload.model.hidden=1073741824"),
+      "hidden' must be at most 1048576");
+  expect_clean_refusal(clustersim("validate " + q + " --set workload.model.layers=2000000000"), "at most 100000");
+  expect_clean_refusal(clustersim("validate " + q + " --set workload.gradient_bucket=1e308GiB"),
+                       "beyond the largest size");
+  expect_clean_refusal(clustersim("validate " + q +
+                                  " --set workload.parallel.tp=1048576 --set "
+                                  "workload.parallel.pp=1048576"),
+                       "tp = 1048576");
+  // Once a SIGFPE in the planner: dp x micro wrapped.
+  expect_clean_refusal(clustersim("plan " + src("scenarios/reference/megatron-7.5b.yaml") + " --gpus 268435456"),
+                       "not in range");
+}
+
+TEST(Robustness, DevicesFoldersAndMissingFilesAreNotRead)
+{
+  expect_clean_refusal(clustersim("validate /dev/zero"), "not a regular file");
+  expect_clean_refusal(clustersim("validate " + src("scenarios")), "it is a folder");
+  expect_clean_refusal(
+      clustersim("validate " + src("scenarios/quickstart.yaml") + " --set cluster.profile=/dev/urandom"),
+      "not a regular file");
+  expect_clean_refusal(clustersim("trace " + src("traces")), "it is a folder");
+}
+
+TEST(Robustness, TraceFormatIsDetectedOrRefused)
+{
+  auto rumen = clustersim("trace " + src("traces/samples/hadoop/2jobs2min-rumen-jh.json"));
+  EXPECT_EQ(rumen.code, 0) << rumen.err;
+  EXPECT_NE(rumen.out.find("(rumen): 2 jobs read"), std::string::npos) << rumen.out;
+  auto jhist = clustersim("trace " + src("traces/samples/hadoop/job_1329348432655_0001-sleep-10m-1r.jhist"));
+  EXPECT_NE(jhist.out.find("(jhist)"), std::string::npos) << jhist.out;
+  auto swim = clustersim("trace " + src("traces/samples/swim/FB-2009_samples_24_times_1hr_0.tsv"));
+  EXPECT_NE(swim.out.find("(swim)"), std::string::npos) << swim.out;
+  expect_clean_refusal(clustersim("trace " + src("traces/samples/MANIFEST.md")), "cannot tell the trace format");
+}
+
+TEST(Robustness, OutputFolderIsCheckedBeforeTheRun)
+{
+  const fs::path file = fresh_dir("file");
+  {
+    std::ofstream(file) << "keep me\n";
+  }
+  const std::string q = src("scenarios/quickstart.yaml");
+  expect_clean_refusal(clustersim("run " + q + " --out " + file.string()), "is a file, not a folder");
+  expect_clean_refusal(clustersim("run " + q + " --out " + (file / "sub").string()), "so the folder cannot be made");
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "keep me\n");
+  fs::remove(file);
+  expect_clean_refusal(clustersim("run " + q + " --set name=.."), "must not be '.' or '..'");
+}
+
+TEST(Robustness, ARunReplacesThePreviousRunsOutputsAndKeepsOtherFiles)
+{
+  const fs::path out = fresh_dir("set");
+  const std::string q = src("scenarios/quickstart.yaml") + " --backend analytical --quiet --out " + out.string();
+  ASSERT_EQ(clustersim("run " + q + " --trace").code, 0);
+  ASSERT_TRUE(fs::exists(out / "trace.json"));
+  {
+    std::ofstream(out / "notes.txt") << "mine\n";
+  }
+  ASSERT_EQ(clustersim("run " + q).code, 0);
+  EXPECT_FALSE(fs::exists(out / "trace.json")) << "a stale trace beside a new report";
+  EXPECT_TRUE(fs::exists(out / "report.json"));
+  EXPECT_TRUE(fs::exists(out / "notes.txt")) << "a file the run did not write is the user's";
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_NE(entry.path().extension(), ".tmp") << "a staged file left behind: " << entry.path();
+  fs::remove_all(out);
+}
+
+TEST(Robustness, AGraphPastTheTaskLimitIsRefusedWithNothingWritten)
+{
+  const fs::path out = fresh_dir("limit");
+  auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --max-tasks 1000 --out " + out.string());
+  expect_clean_refusal(r, "needs more than 1000 tasks");
+  EXPECT_NE(r.err.find("--replicas one"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Robustness, AnInterruptedRunSaysSoAndWritesNothing)
+{
+  // The SWIM hour takes seconds (2.8 s here); the signal arrives half a second in, after the handlers are installed.
+  const fs::path out = fresh_dir("interrupt");
+  const std::string cmd =
+      std::string(CS_BINARY) + " run " + src("scenarios/reference/mapreduce-swim-hour.yaml") + " --out " + out.string();
+  auto r = cs::testing::run_clustersim("--version >/dev/null; (" + cmd +
+                                       " & pid=$!; sleep 0.5; kill -TERM $pid; wait $pid; echo exit=$?) 2>&1");
+  EXPECT_NE(r.out.find("exit=143"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("clustersim: interrupted; nothing was written"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "report.json"));
+}
+
+TEST(Robustness, OneSymmetricReplicaGivesTheSameStepAndTraffic)
+{
+  for (const char* scenario : {"megatron-7.5b.yaml", "megatron-145.6b.yaml"}) {
+    nlohmann::json reports[2];
+    for (int one = 0; one < 2; ++one) {
+      const fs::path out = fresh_dir(std::string("rep") + std::to_string(one));
+      auto r = clustersim("run " + src(std::string("scenarios/reference/") + scenario) +
+                          " --backend analytical --quiet --set workload.iterations=1 --replicas " +
+                          (one ? "one" : "all") + " --out " + out.string());
+      ASSERT_EQ(r.code, 0) << r.err;
+      reports[one] = read_json(out / "report.json").at("metrics");
+      fs::remove_all(out);
+    }
+    const auto& all = reports[0];
+    const auto& one = reports[1];
+    EXPECT_GT(all.at("replicas_simulated").get<double>(), 1) << scenario;
+    EXPECT_EQ(one.at("replicas_simulated").get<double>(), 1) << scenario;
+    EXPECT_LT(one.at("task_count").get<double>() * 10, all.at("task_count").get<double>()) << scenario;
+    EXPECT_NEAR(one.at("iteration_time_s").get<double>(), all.at("iteration_time_s").get<double>(),
+                1e-3 * all.at("iteration_time_s").get<double>())
+        << scenario;
+    for (const char* key : {"network_bytes", "network_bytes_inter_node"})
+      EXPECT_NEAR(one.at(key).get<double>(), all.at(key).get<double>(), 1e-6 * all.at(key).get<double>())
+          << scenario << " " << key;
+  }
+}
+
+TEST(Robustness, AutoSimulatesOneReplicaOfALargeSymmetricRunAndSaysSo)
+{
+  const fs::path out = fresh_dir("auto");
+  auto r = clustersim("run " + src("scenarios/reference/llmfoundry-a100-80gb-mpt-70b.yaml") + " --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 of 64 data-parallel replicas simulated"), std::string::npos) << r.out;
+  EXPECT_EQ(read_json(out / "report.json").at("metrics").at("replicas_simulated").get<double>(), 1);
+  fs::remove_all(out);
+}
