@@ -2,7 +2,11 @@
 
 #include "base/input_file.hpp"
 
+#include <cmath>
+#include <fmt/format.h>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <sstream>
 
 namespace cs {
@@ -18,35 +22,103 @@ std::string read_text_file(const std::string& path, const std::string& what)
   return ss.str();
 }
 
+namespace {
+
+std::pair<int, int> line_and_column(const std::string& text, std::size_t byte)
+{
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < std::min(byte, text.size()); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// Where `path` ("/a/b/0/c") is written: each key searched for after the previous one (array indices skipped).
+std::size_t locate(const std::string& text, const std::string& path)
+{
+  std::size_t pos = 0, found = 0;
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    const std::string key = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    start = slash == std::string::npos ? path.size() + 1 : slash + 1;
+    if (key.empty() || key.find_first_not_of("0123456789") == std::string::npos)
+      continue;
+    const std::size_t at = text.find("\"" + key + "\"", pos);
+    if (at == std::string::npos)
+      break;
+    found = pos = at;
+  }
+  return found;
+}
+
+// Refuses a key given twice in one object (nlohmann keeps the last; the user meant one of them).
+class DuplicateKeys {
+public:
+  DuplicateKeys() = default;
+  bool operator()(int depth, nlohmann::json::parse_event_t event, const nlohmann::json& parsed)
+  {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start)
+      keys_.emplace_back();
+    else if (event == E::object_end && !keys_.empty())
+      keys_.pop_back();
+    else if (event == E::key && !keys_.empty() && !keys_.back().insert(parsed.get<std::string>()).second)
+      duplicate_ = parsed.get<std::string>();
+    (void)depth;
+    return true;
+  }
+  const std::string& duplicate() const { return duplicate_; }
+
+private:
+  std::vector<std::set<std::string>> keys_;
+  std::string duplicate_;
+};
+
+} // namespace
+
 nlohmann::json parse_json_input(const std::string& text, const std::string& file)
 {
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Turn the byte offset into a line and column.
-    std::size_t byte = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    int line = 1, column = 1;
-    for (std::size_t i = 0; i < byte; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
+    DuplicateKeys keys;
+    nlohmann::json j = nlohmann::json::parse(text, std::ref(keys));
+    if (!keys.duplicate().empty()) {
+      const std::string quoted = "\"" + keys.duplicate() + "\"";
+      const std::size_t first = text.find(quoted);
+      const std::size_t second = text.find(quoted, first == std::string::npos ? 0 : first + 1);
+      const auto [line, column] = line_and_column(text, second == std::string::npos ? 0 : second);
+      throw InputError(file, line, column, "key '" + keys.duplicate() + "' appears twice in one object");
     }
+    return j;
+  } catch (const nlohmann::json::out_of_range& e) {
+    // "number overflow parsing '1e400'": point at the number.
+    std::string what = e.what();
+    std::size_t q = what.find('\'');
+    std::string number = q == std::string::npos ? "" : what.substr(q + 1, what.rfind('\'') - q - 1);
+    const std::size_t at = number.empty() ? 0 : text.find(number);
+    const auto [line, column] = line_and_column(text, at == std::string::npos ? 0 : at);
+    throw InputError(file, line, column, "number " + number + " is beyond the range of a double");
+  } catch (const nlohmann::json::parse_error& e) {
+    const auto [line, column] = line_and_column(text, e.byte == 0 ? 0 : e.byte - 1);
     std::string what = e.what();
     auto cut = what.find("parse error");
     throw InputError(file, line, column, "malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut)));
   }
 }
 
-JsonReader::JsonReader(const nlohmann::json& j, std::string file, std::string path)
-    : j_(j), file_(std::move(file)), path_(std::move(path))
+JsonReader::JsonReader(const nlohmann::json& j, std::string file, std::string path, const std::string* text)
+    : j_(j), file_(std::move(file)), path_(std::move(path)), text_(text)
 {}
 
 void JsonReader::fail(const std::string& message) const
 {
-  throw InputError(file_, 1, 1, (path_.empty() ? "" : "at " + path_ + ": ") + message);
+  const auto [line, column] = text_ ? line_and_column(*text_, locate(*text_, path_)) : std::pair<int, int>{1, 1};
+  throw InputError(file_, line, column, (path_.empty() ? "" : "at " + path_ + ": ") + message);
 }
 
 const nlohmann::json& JsonReader::at(const char* key) const
@@ -74,6 +146,14 @@ double JsonReader::positive(const char* key) const
   return v;
 }
 
+int JsonReader::integer(const char* key, int min, int max) const
+{
+  const double v = number(key);
+  if (v != std::floor(v) || v < min || v > max)
+    item(at(key), key).fail(fmt::format("must be a whole number from {} to {}, got {}", min, max, at(key).dump()));
+  return static_cast<int>(v);
+}
+
 std::string JsonReader::string(const char* key) const
 {
   const auto& v = at(key);
@@ -82,11 +162,11 @@ std::string JsonReader::string(const char* key) const
   return v.get<std::string>();
 }
 
-JsonReader JsonReader::child(const char* key) const { return JsonReader(at(key), file_, path_of(key)); }
+JsonReader JsonReader::child(const char* key) const { return JsonReader(at(key), file_, path_of(key), text_); }
 
 JsonReader JsonReader::item(const nlohmann::json& value, const std::string& suffix) const
 {
-  return JsonReader(value, file_, path_ + "/" + suffix);
+  return JsonReader(value, file_, path_ + "/" + suffix, text_);
 }
 
 } // namespace cs

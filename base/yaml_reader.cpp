@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <map>
 
 namespace cs {
 
@@ -305,6 +306,58 @@ std::string ObjectReader::to_text(const std::vector<std::string>& v)
   for (const auto& x : v)
     s += (s.empty() ? "" : ", ") + x;
   return "[" + s + "]";
+}
+
+namespace {
+
+// Walks a loaded document (see load_yaml_document); `budget` bounds the nodes visited.
+void check_yaml_node(const YAML::Node& n, const std::string& file, long& budget)
+{
+  auto fail = [&](const YAML::Mark& m, const std::string& message) {
+    throw InputError(file, m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1, message);
+  };
+  if (--budget < 0)
+    fail(n.Mark(), "the document holds more than a million nodes (aliases expanded); clustersim refuses it");
+  if (n.Tag().rfind(kOverrideTag, 0) == 0)
+    fail(n.Mark(), "tag '" + n.Tag() + "' is reserved for --set overrides");
+  if (n.IsSequence())
+    for (const auto& item : n)
+      check_yaml_node(item, file, budget);
+  if (!n.IsMap())
+    return;
+  std::map<std::string, YAML::Mark> seen;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar())
+      fail(kv.first.Mark(), "a map key must be a plain name, not a list or a map");
+    const std::string key = kv.first.Scalar();
+    auto [it, fresh] = seen.emplace(key, kv.first.Mark());
+    if (!fresh)
+      fail(kv.first.Mark(), fmt::format("key '{}' appears twice in this map (first at line {})", key,
+                                        it->second.line + 1));
+    check_yaml_node(kv.second, file, budget);
+  }
+}
+
+} // namespace
+
+YAML::Node load_yaml_document(const std::string& text, const std::string& file)
+{
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(file, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
+  }
+  if (docs.size() > 1) {
+    const YAML::Mark m = docs[1].Mark();
+    throw InputError(file, m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1,
+                     "a second YAML document: a scenario is one document (remove the '---' and what follows, or "
+                     "split it into two files)");
+  }
+  YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
+  long budget = 1000000;
+  check_yaml_node(root, file, budget);
+  return root;
 }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates)

@@ -192,6 +192,11 @@ private:
   std::vector<std::string> declared_;
 };
 
+/** Loads one YAML document and refuses what would be silently ambiguous: a second document after `---`, a key
+ *  given twice in one map, a key that is not a scalar, a tag that imitates a --set marker, and documents of more
+ *  than a million nodes (aliases can make a small file enormous). InputError at the offending position. */
+YAML::Node load_yaml_document(const std::string& text, const std::string& file);
+
 /** The closest of `candidates` to `word` by edit distance, or "" when none is close enough to suggest. */
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 

@@ -1,6 +1,6 @@
 // MRv2 job history (.jhist): "Avro-Json", the Avro schema, then one JSON event per line. One file is one job.
-#include "traces/trace_job.hpp"
 #include "base/input_file.hpp"
+#include "traces/trace_job.hpp"
 
 #include "base/input_error.hpp"
 
@@ -50,6 +50,39 @@ struct TaskRecord {
   std::vector<std::string> hosts;
 };
 
+// Applies one history event to the job being read; a field of the wrong JSON type throws json::exception, a task
+// count past the bounds std::out_of_range.
+void read_event(const std::string& type, const json& body, TraceJob& job, std::map<std::string, TaskRecord>& tasks,
+                bool& submitted, bool& inited)
+{
+  if (type == "JOB_SUBMITTED") {
+    job.id = body.value("jobid", std::string());
+    job.name = body.value("jobName", job.id);
+    job.queue = body.value("jobQueueName", std::string());
+    job.submit_s = body.value("submitTime", 0.0) / 1000.0;
+    submitted = true;
+  } else if (type == "JOB_INITED") {
+    if (!bounded_task_count(body.value("totalMaps", 0.0), job.maps) ||
+        !bounded_task_count(body.value("totalReduces", 0.0), job.reduces))
+      throw std::out_of_range("task count beyond bounds");
+    inited = true;
+  } else if (type == "TASK_STARTED") {
+    auto& t = tasks[body.value("taskid", std::string())];
+    t.map = body.value("taskType", std::string()) == "MAP";
+    t.start_ms = body.value("startTime", -1.0);
+    t.hosts = split_hosts(body.value("splitLocations", std::string()));
+  } else if (type == "TASK_FINISHED" && body.value("status", std::string()) == "SUCCEEDED") {
+    auto& t = tasks[body.value("taskid", std::string())];
+    t.map = body.value("taskType", std::string()) == "MAP";
+    t.finish_ms = body.value("finishTime", -1.0);
+    const json& c = body.contains("counters") ? body["counters"] : json();
+    t.input = std::max(0.0, counter(c, "HDFS_BYTES_READ"));
+    t.output = std::max(0.0, counter(c, "MAP_OUTPUT_BYTES"));
+    t.shuffle = std::max(0.0, counter(c, "REDUCE_SHUFFLE_BYTES"));
+    t.written = std::max(0.0, counter(c, "HDFS_BYTES_WRITTEN"));
+  }
+}
+
 } // namespace
 
 TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
@@ -77,36 +110,18 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
     }
     if (e.contains("fields") && !e.contains("event"))
       continue; // the Avro schema record
-    const std::string type = e.value("type", std::string());
+    const std::string type = e.contains("type") && e["type"].is_string() ? e["type"].get<std::string>() : "";
     if (!e.contains("event") || !e["event"].is_object() || e["event"].empty()) {
       summary.skip(number, "event without body");
       continue;
     }
     const json& body = e["event"].begin().value();
-    if (type == "JOB_SUBMITTED") {
-      job.id = body.value("jobid", std::string());
-      job.name = body.value("jobName", job.id);
-      job.queue = body.value("jobQueueName", std::string());
-      job.submit_s = body.value("submitTime", 0.0) / 1000.0;
-      submitted = true;
-    } else if (type == "JOB_INITED") {
-      job.maps = body.value("totalMaps", 0);
-      job.reduces = body.value("totalReduces", 0);
-      inited = true;
-    } else if (type == "TASK_STARTED") {
-      auto& t = tasks[body.value("taskid", std::string())];
-      t.map = body.value("taskType", std::string()) == "MAP";
-      t.start_ms = body.value("startTime", -1.0);
-      t.hosts = split_hosts(body.value("splitLocations", std::string()));
-    } else if (type == "TASK_FINISHED" && body.value("status", std::string()) == "SUCCEEDED") {
-      auto& t = tasks[body.value("taskid", std::string())];
-      t.map = body.value("taskType", std::string()) == "MAP";
-      t.finish_ms = body.value("finishTime", -1.0);
-      const json& c = body.contains("counters") ? body["counters"] : json();
-      t.input = std::max(0.0, counter(c, "HDFS_BYTES_READ"));
-      t.output = std::max(0.0, counter(c, "MAP_OUTPUT_BYTES"));
-      t.shuffle = std::max(0.0, counter(c, "REDUCE_SHUFFLE_BYTES"));
-      t.written = std::max(0.0, counter(c, "HDFS_BYTES_WRITTEN"));
+    try {
+      read_event(type, body, job, tasks, submitted, inited);
+    } catch (const json::exception&) {
+      summary.skip(number, "field of the wrong type");
+    } catch (const std::out_of_range&) {
+      summary.skip(number, "task count beyond bounds (1,000,000 per job)");
     }
   }
   if (!submitted || !inited) {
@@ -143,6 +158,10 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
   if (reduces_seen != job.reduces)
     job.reduce_seconds.clear();
   job.shuffle_bytes = job.reduces > 0 ? (shuffle > 0 ? shuffle : map_output) : 0;
+  if (std::string why = trace_job_out_of_bounds(job); !why.empty()) {
+    summary.skip(1, why);
+    return summary;
+  }
   ++summary.jobs_read;
   sink(std::move(job));
   return summary;

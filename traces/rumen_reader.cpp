@@ -1,8 +1,8 @@
 // Hadoop rumen job traces (the SLS and gridmix samples): a stream of pretty-printed JSON objects, one per job.
 // The stream is cut into top-level objects by brace depth (strings and escapes respected) so that each job is
 // parsed on its own with nlohmann::json and an error points at the job's line.
-#include "traces/trace_job.hpp"
 #include "base/input_file.hpp"
+#include "traces/trace_job.hpp"
 
 #include "base/input_error.hpp"
 
@@ -91,12 +91,14 @@ std::string convert(const json& j, TraceJob& job)
     }
     job.reduce_seconds.push_back(seconds);
   }
-  job.maps = static_cast<int>(number_or(j, "totalMaps", static_cast<double>(maps.size())));
-  job.reduces = static_cast<int>(number_or(j, "totalReduces", static_cast<double>(reduces.size())));
+  const double total_maps = number_or(j, "totalMaps", static_cast<double>(maps.size()));
+  const double total_reduces = number_or(j, "totalReduces", static_cast<double>(reduces.size()));
+  if (total_reduces < 0)
+    return "negative reduce count";
+  if (!bounded_task_count(total_maps, job.maps) || !bounded_task_count(total_reduces, job.reduces))
+    return "task count beyond bounds (1,000,000 per job)";
   if (job.maps <= 0)
     return "zero maps";
-  if (job.reduces < 0)
-    return "negative reduce count";
   if (job.maps != static_cast<int>(maps.size())) { // per-map detail must match the count, else drop the detail
     job.map_input_bytes.clear();
     job.map_hosts.clear();
@@ -105,7 +107,17 @@ std::string convert(const json& j, TraceJob& job)
   if (job.reduces != static_cast<int>(reduces.size()))
     job.reduce_seconds.clear();
   job.shuffle_bytes = job.reduces > 0 ? (shuffle > 0 ? shuffle : map_output) : 0;
-  return "";
+  return trace_job_out_of_bounds(job);
+}
+
+// convert(), with a field of the wrong JSON type (a number where a string belongs) a skipped record, as documented.
+std::string convert_record(const json& j, TraceJob& job)
+{
+  try {
+    return convert(j, job);
+  } catch (const json::exception&) {
+    return "field of the wrong type";
+  }
 }
 
 } // namespace
@@ -158,7 +170,7 @@ TraceSummary read_rumen(const std::string& path, const TraceJobSink& sink)
       if (--depth == 0) {
         json j = json::parse(object, nullptr, false);
         TraceJob job;
-        std::string why = j.is_discarded() ? "malformed JSON" : convert(j, job);
+        std::string why = j.is_discarded() ? "malformed JSON" : convert_record(j, job);
         if (!why.empty()) {
           summary.skip(start_line, why);
           continue;

@@ -1,11 +1,12 @@
 // SWIM workload TSV (SWIMProjectUCB/SWIM workloadSuite): job_id, submit_s, gap_s, map_input, shuffle, reduce_output
 // [, input_path, output_path]. Read line by line; a row that does not parse is skipped and counted.
-#include "traces/trace_job.hpp"
 #include "base/input_file.hpp"
+#include "traces/trace_job.hpp"
 
 #include "base/input_error.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -32,7 +33,7 @@ bool parse_number(const std::string& text, double& out)
   const char* first = text.data();
   const char* last = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(first, last, out);
-  return ec == std::errc() && ptr == last;
+  return ec == std::errc() && ptr == last && std::isfinite(out); // from_chars reads "nan" and "inf"
 }
 
 } // namespace
@@ -81,6 +82,10 @@ TraceSummary read_swim(const std::string& path, const TraceJobSink& sink)
     job.output_bytes = values[4];
     if (f.size() >= 7)
       job.input_path = f[6];
+    if (std::string why = trace_job_out_of_bounds(job); !why.empty()) {
+      summary.skip(number, why);
+      continue;
+    }
     job.line = number;
     ++summary.jobs_read;
     sink(std::move(job));

@@ -5,6 +5,7 @@
 #include "base/input_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace cs {
@@ -32,6 +33,34 @@ TraceSummary read_trace(const std::string& format, const std::string& path, cons
   if (format == "jhist")
     return read_jhist(path, sink);
   throw InputError(path, 0, 0, "unknown trace format '" + format + "' (expected swim, rumen or jhist)");
+}
+
+std::string trace_job_out_of_bounds(const TraceJob& job)
+{
+  auto bad_size = [](double v) { return !std::isfinite(v) || v > kMaxTraceJobBytes; };
+  auto bad_time = [](double v) { return !std::isfinite(v) || std::fabs(v) > kMaxTraceSeconds; };
+  if (bad_time(job.submit_s))
+    return "submit time beyond bounds";
+  if (bad_size(job.input_bytes) || bad_size(job.shuffle_bytes) || bad_size(job.output_bytes))
+    return "size beyond bounds (1 PiB per job)";
+  if (job.maps > kMaxTraceTasks || job.reduces > kMaxTraceTasks)
+    return "task count beyond bounds (1,000,000 per job)";
+  for (double v : job.map_input_bytes)
+    if (bad_size(v))
+      return "size beyond bounds (1 PiB per job)";
+  for (const auto* times : {&job.map_seconds, &job.reduce_seconds})
+    for (double v : *times)
+      if (bad_time(v))
+        return "task time beyond bounds";
+  return "";
+}
+
+bool bounded_task_count(double value, int& out)
+{
+  if (!std::isfinite(value) || value < 0 || value > kMaxTraceTasks)
+    return false;
+  out = static_cast<int>(value);
+  return true;
 }
 
 std::string detect_trace_format(const std::string& path)

@@ -42,6 +42,17 @@ struct TraceSummary {
 
 using TraceJobSink = std::function<void(TraceJob&&)>;
 
+/** Bounds on what one trace job may hold (docs/mapreduce.md): past them a record is skipped and counted, since a job
+ *  of 1e18 bytes or 2e9 maps would never finish simulating. */
+inline constexpr double kMaxTraceJobBytes = 1125899906842624.0; // 1 PiB per job and field
+inline constexpr double kMaxTraceTasks = 1e6;                   // maps or reduces per job
+inline constexpr double kMaxTraceSeconds = 1e10;                // submit times (epoch seconds fit) and task times
+
+/** Why `job` is past the bounds or holds a non-finite number, or "" when it is within them. */
+std::string trace_job_out_of_bounds(const TraceJob& job);
+/** A task count read as a double: true and `out` set when it is finite and within [0, kMaxTraceTasks]. */
+bool bounded_task_count(double value, int& out);
+
 /** Trace formats this build reads, for `clustersim list traces` and scenario checks. */
 const std::vector<std::string>& trace_formats();
 

@@ -7,7 +7,7 @@ namespace cs {
 Measurements parse_measurements(const std::string& text, const std::string& file)
 {
   nlohmann::json j = parse_json_input(text, file);
-  JsonReader r(j, file);
+  JsonReader r(j, file, "", &text);
   if (r.string("schema") != Measurements::kSchema)
     r.item(r.at("schema"), "schema").fail(std::string("unsupported schema, expected ") + Measurements::kSchema);
   Measurements m;

@@ -60,7 +60,7 @@ void parse_attention(JsonReader& r, DeviceProfile& p)
 void parse_gemm(JsonReader& r, DeviceProfile& p)
 {
   JsonReader g = r.child("gemm");
-  p.ctas_per_sm = static_cast<int>(g.positive("ctas_per_sm"));
+  p.ctas_per_sm = g.integer("ctas_per_sm", 1, 64);
   if (g.has("k_overhead")) {
     p.gemm_k_overhead = g.number("k_overhead");
     if (p.gemm_k_overhead < 0)
@@ -76,7 +76,7 @@ void parse_gemm(JsonReader& r, DeviceProfile& p)
     g.item(tiles, "tiles").fail("expected a list");
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     JsonReader t = g.item(tiles[i], "tiles/" + std::to_string(i));
-    p.gemm_tiles.push_back(GemmTile{static_cast<int>(t.positive("m")), static_cast<int>(t.positive("n")),
+    p.gemm_tiles.push_back(GemmTile{t.integer("m", 1, 1024), t.integer("n", 1, 1024),
                                     share(t, "efficiency"), t.has("dtype") ? t.string("dtype") : ""});
   }
 }
@@ -96,11 +96,15 @@ void parse_tables(JsonReader& r, DeviceProfile& p)
     for (std::size_t k = 0; k < points.size(); ++k) {
       JsonReader pt = t.item(points[k], "points/" + std::to_string(k));
       const auto& shape = pt.at("shape");
-      if (!shape.is_array() || shape.empty())
-        pt.item(shape, "shape").fail("expected a list of positive numbers");
+      if (!shape.is_array() || shape.empty() || shape.size() > 4)
+        pt.item(shape, "shape").fail("expected a list of 1 to 4 positive numbers");
+      if (!table.shapes.empty() && shape.size() != table.shapes.front().size())
+        pt.item(shape, "shape").fail(fmt::format("every point of a table has the same dimensions ({} here, {} in the "
+                                                 "first point)",
+                                                 shape.size(), table.shapes.front().size()));
       std::vector<double> dims;
       for (const auto& d : shape) {
-        if (!d.is_number() || !(d.get<double>() > 0))
+        if (!d.is_number() || !(d.get<double>() > 0) || d.get<double>() > 1e15)
           pt.item(shape, "shape").fail("expected a list of positive numbers");
         dims.push_back(d.get<double>());
       }
@@ -116,7 +120,7 @@ void parse_tables(JsonReader& r, DeviceProfile& p)
 DeviceProfile parse_profile(const std::string& text, const std::string& file)
 {
   nlohmann::json j = parse_json_input(text, file);
-  JsonReader r(j, file);
+  JsonReader r(j, file, "", &text);
   DeviceProfile p;
   if (r.string("schema") != DeviceProfile::kSchema)
     r.item(r.at("schema"), "schema").fail(std::string("unsupported schema, expected ") + DeviceProfile::kSchema);

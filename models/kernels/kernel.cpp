@@ -190,7 +190,7 @@ public:
     const double v = parse(key, it->second);
     if (!(v > 0) || !std::isfinite(v))
       throw std::invalid_argument(fmt::format("--{} must be positive, got {}", key, it->second));
-    return v;
+    return bounded(key, v);
   }
   // A number that may be zero (a pure read moves no bytes out), or `fallback` when absent.
   double non_negative(const char* key, double fallback) const
@@ -201,7 +201,7 @@ public:
     const double v = parse(key, it->second);
     if (!(v >= 0) || !std::isfinite(v))
       throw std::invalid_argument(fmt::format("--{} must not be negative", key));
-    return v;
+    return bounded(key, v);
   }
   bool flag(const char* key) const
   {
@@ -222,6 +222,13 @@ public:
   }
 
 private:
+  // Every dimension, count and size at most 2^40 (about 1.1e12): the products the models form stay finite.
+  static double bounded(const char* key, double v)
+  {
+    if (v > 1099511627776.0)
+      throw std::invalid_argument(fmt::format("--{} must be at most 2^40 (1099511627776), got {}", key, v));
+    return v;
+  }
   static double parse(const char* key, const std::string& text)
   {
     try {

@@ -124,12 +124,7 @@ Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> sourc
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides)
 {
   const std::string text = read_text_file(path, "scenario file");
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(path, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
-  }
+  YAML::Node root = load_yaml_document(text, path);
   auto source = std::make_shared<SourceInfo>();
   source->file = path;
   source->overrides = overrides;

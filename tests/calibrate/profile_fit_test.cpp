@@ -131,14 +131,14 @@ TEST(Measurements, MalformedFilesArePositionedErrors)
             "m.json:1:158: malformed JSON: parse error at line 1, column 158: syntax error while parsing array - "
             "unexpected end of input; expected ']'");
   EXPECT_EQ(where(head + R"({"kernel": "gemm", "args": {"m": "64", "n": "64", "k": "0"}, "seconds": 1e-5}]})"),
-            "m.json:1:1: at /measurements/0: --k must be positive, got 0");
+            "m.json:1:63: at /measurements/0: --k must be positive, got 0");
   EXPECT_EQ(where(head +
                   R"({"kernel": "gemm", "args": {"m": "64", "n": "64", "k": "8", "dtype": "fp4"}, "seconds": 1e-5}]})"),
-            "m.json:1:1: at /measurements/0: unknown dtype 'fp4' (expected fp64, fp32, tf32, bf16, fp16 or fp8)");
-  EXPECT_EQ(where(head + R"({"kernel": "conv", "args": {}, "seconds": 1e-5}]})").find("unknown kernel 'conv'"), 32u);
+            "m.json:1:63: at /measurements/0: unknown dtype 'fp4' (expected fp64, fp32, tf32, bf16, fp16 or fp8)");
+  EXPECT_EQ(where(head + R"({"kernel": "conv", "args": {}, "seconds": 1e-5}]})").find("unknown kernel 'conv'"), 33u);
   EXPECT_EQ(where(head + R"({"kernel": "memcpy", "args": {"bytes": "64"}, "seconds": 0}]})"),
-            "m.json:1:1: at /measurements/0/seconds: must be positive, got 0");
-  EXPECT_EQ(where(head + "]}"), "m.json:1:1: at /measurements: no measurements");
+            "m.json:1:126: at /measurements/0/seconds: must be positive, got 0");
+  EXPECT_EQ(where(head + "]}"), "m.json:1:63: at /measurements: no measurements");
   EXPECT_EQ(where(R"({"schema": "clustersim-profile/1"})"),
-            "m.json:1:1: at /schema: unsupported schema, expected clustersim-measurements/1");
+            "m.json:1:2: at /schema: unsupported schema, expected clustersim-measurements/1");
 }

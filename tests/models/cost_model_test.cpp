@@ -170,12 +170,12 @@ TEST(Profiles, MalformedInputIsAPositionedError)
             "p.json:2:12: malformed JSON: parse error at line 2, column 12: syntax error while parsing value - "
             "unexpected end of input; expected '[', '{', or a literal");
   EXPECT_EQ(where("{\"schema\": \"other/2\"}"),
-            "p.json:1:1: at /schema: unsupported schema, expected clustersim-profile/1");
+            "p.json:1:2: at /schema: unsupported schema, expected clustersim-profile/1");
   std::string ok = cs::profile_to_json(profile("h100-sxm5"));
   std::string bad = ok;
   const auto at = bad.find("\"memory_efficiency\": ");
   bad.replace(at, bad.find(',', at) - at, "\"memory_efficiency\": -1");
-  EXPECT_EQ(where(bad), "p.json:1:1: at /memory_efficiency: must be positive, got -1");
+  EXPECT_EQ(where(bad), "p.json:6:3: at /memory_efficiency: must be positive, got -1");
   bad = ok;
   bad.replace(bad.find("\"launch_overhead_s\""), 19, "\"launch\"");
   EXPECT_EQ(where(bad), "p.json:1:1: missing key 'launch_overhead_s'");
@@ -197,6 +197,14 @@ TEST(Profiles, MalformedInputIsAPositionedError)
                 .find("memory_half_bytes: must not be negative"),
             std::string::npos);
   EXPECT_THROW(cs::load_profile("/nonexistent.json"), cs::InputError);
+  // Ambiguous or absurd JSON: a key twice, a number past double's range, fractional tiles, tables of mixed shapes.
+  EXPECT_EQ(where(with("\"origin\": ", "\"device\": \"x\", \"origin\": ")).substr(0, 47),
+            "p.json:4:3: key 'device' appears twice in one o");
+  EXPECT_NE(where(with("\"launch_overhead_s\": ", "\"launch_overhead_s\": 1e400, \"x\": "))
+                .find("beyond the range of a double"),
+            std::string::npos);
+  EXPECT_NE(where(with("\"ctas_per_sm\": 1", "\"ctas_per_sm\": 0.5")).find("must be a whole number from 1 to 64"),
+            std::string::npos);
 }
 
 TEST(Kernels, MakeKernelRejectsBadArguments)

@@ -86,6 +86,25 @@ TEST(Scenario, YamlSyntaxErrorHasPosition)
   EXPECT_EQ(error_of("name: t\ncluster: {nodes: 2\n"), "F:3:1: YAML syntax error: end of map flow not found");
 }
 
+TEST(Scenario, AmbiguousYamlIsRefused)
+{
+  // yaml-cpp would keep the first of two keys, read only the first document, and take our own tags.
+  EXPECT_EQ(error_of("name: a\nname: b\n"), "F:2:1: key 'name' appears twice in this map (first at line 1)");
+  EXPECT_EQ(error_of("name: a\n---\nname: b\n").substr(0, 30), "F:3:1: a second YAML document:");
+  EXPECT_EQ(error_of("name: !cs-set-99 a\n"), "F:1:7: tag '!cs-set-99' is reserved for --set overrides");
+  EXPECT_EQ(error_of("? [a, b]\n: 1\nname: x\n"), "F:1:3: a map key must be a plain name, not a list or a map");
+  // Ten levels of ten aliases: 10^7 nodes from a few lines.
+  std::string laugh = "a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int i = 1; i < 8; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    laugh += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 10; ++k)
+      laugh += ", " + prev;
+    laugh += "]\n";
+  }
+  EXPECT_NE(error_of(laugh).find("more than a million nodes"), std::string::npos);
+}
+
 TEST(Scenario, UnknownKeySuggestsTheClosest)
 {
   std::string e = error_of(std::string(kValid) + "bakend: simgrid\n");

@@ -180,3 +180,34 @@ TEST(JhistReader, BadEventsAreSkippedAndAMissingHeaderIsAnError)
 }
 
 } // namespace
+
+TEST(TraceReaders, NonFiniteAndOutOfBoundsRecordsAreSkippedAndCounted)
+{
+  // Once: nan gave null metrics, inf or 1e18 bytes a run that never ended, 2e9 maps an int overflow.
+  cs::TraceSummary s;
+  auto jobs = read_all("swim",
+                       write_temp("bounds.tsv", "j1\t0\t1\t1000\t10\t10\n"
+                                                "j2\t0\t1\tnan\t10\t10\n"
+                                                "j3\t0\t1\tinf\t10\t10\n"
+                                                "j4\t0\t1\t1e18\t10\t10\n"),
+                       &s);
+  EXPECT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(s.skip_reasons["non-numeric field"], 2);
+  EXPECT_EQ(s.skip_reasons["size beyond bounds (1 PiB per job)"], 1);
+  const std::string rumen = "{\"jobID\": \"a\", \"submitTime\": 1, \"totalMaps\": 2000000000}\n"
+                            "{\"jobID\": 7, \"submitTime\": 1}\n"
+                            "{\"jobID\": \"b\", \"submitTime\": 1e400}\n";
+  read_all("rumen", write_temp("bounds.json", rumen), &s);
+  EXPECT_EQ(s.jobs_read, 0);
+  EXPECT_EQ(s.skip_reasons["task count beyond bounds (1,000,000 per job)"], 1);
+  EXPECT_EQ(s.skip_reasons["field of the wrong type"], 1);
+  EXPECT_EQ(s.skip_reasons["malformed JSON"], 1);
+}
+
+TEST(TraceReaders, FormatIsDetectedFromTheFirstBytes)
+{
+  EXPECT_EQ(cs::detect_trace_format(shared("hadoop/2jobs2min-rumen-jh.json")), "rumen");
+  EXPECT_EQ(cs::detect_trace_format(shared("hadoop/job_1329348432655_0001-sleep-10m-1r.jhist")), "jhist");
+  EXPECT_EQ(cs::detect_trace_format(shared("swim/FB-2010_samples_24_times_1hr_0.tsv")), "swim");
+  EXPECT_THROW(cs::detect_trace_format(write_temp("x.txt", "hello\n")), cs::InputError);
+}
