@@ -63,6 +63,7 @@ struct WorkloadOutput {
   std::string wall_note; // appended to the wall-time line, e.g. " (1234 tasks)"
   std::string trace_json;
   std::vector<std::pair<std::string, std::string>> files; // further outputs by name
+  std::vector<std::string> warnings; // what the run did with the input that the user may not expect
 };
 
 /** One workload kind. `configure` reads `workload:` (every key but `kind`); check and run see the scenario. */

@@ -53,6 +53,8 @@ int run(RunArgs a)
     files.emplace_back("trace.json", result.trace_json);
   files.insert(files.end(), result.files.begin(), result.files.end());
   write_output_set(dir.string(), files);
+  for (const auto& w : result.warnings) // even with --quiet: the input did something the user may not expect
+    std::cerr << "clustersim: warning: " << w << "\n";
   if (!a.quiet)
     std::cout << result.summary << "  outputs   " << dir.string() << "/\n";
   return 0;

@@ -47,6 +47,13 @@ void fill_report(RunResult& result, const Scenario& s, const RunMetrics& metrics
   r["wall_time_s"] = wall;
 }
 
+void add_warnings(RunResult& result, const std::vector<std::string>& warnings)
+{
+  result.warnings = warnings;
+  if (!warnings.empty())
+    result.report["warnings"] = warnings;
+}
+
 } // namespace
 
 std::string resolved_yaml(const Scenario& s)
@@ -85,6 +92,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   RunResult result;
   fill_report(result, s, out.metrics, wall);
+  add_warnings(result, out.warnings);
   result.trace_json = std::move(out.trace_json);
   result.files = std::move(out.files);
   result.summary = fmt::format("clustersim {} — {}\n", clustersim_version(), s.name);

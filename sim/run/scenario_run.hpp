@@ -20,6 +20,7 @@ struct RunResult {
   std::string trace_json;                                 // empty unless RunOptions::trace
   std::string summary;                                    // the human-readable summary printed on stdout
   std::vector<std::pair<std::string, std::string>> files; // further outputs by name (e.g. collective.csv)
+  std::vector<std::string> warnings;                      // also in report.json's "warnings" when any
 };
 
 /** Builds and runs `s` (already passed check_scenario). The simgrid backend may run once per process.

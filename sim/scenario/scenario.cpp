@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -56,43 +57,91 @@ void read_scenario(ObjectReader& r, Scenario& s)
   r.require(s.name != "." && s.name != "..", "name", "name must not be '.' or '..' (it names the folder out/<name>/)");
 }
 
-// Splits "a.b.c=value" and writes value (parsed as YAML) at a.b.c, creating maps on the way.
-void apply_override(YAML::Node root, const std::string& text, std::size_t index)
+// One step of an override's path: a map key, or an index into the list the previous step named.
+struct PathStep {
+  std::string key;
+  long index = -1;
+};
+
+// "levels[0].oversubscription" -> levels, [0], oversubscription.
+std::vector<PathStep> override_path(const std::string& path, const std::function<void(const std::string&)>& fail)
 {
-  auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw InputError("--set", 1, static_cast<int>(index) + 1, "'" + text + "': expected key.path=value");
-  std::string path = text.substr(0, eq);
-  std::string value_text = text.substr(eq + 1);
-  std::vector<std::string> keys;
+  std::vector<PathStep> steps;
   std::stringstream ss(path);
   for (std::string k; std::getline(ss, k, '.');) {
-    if (k.empty())
-      throw InputError("--set", 1, static_cast<int>(index) + 1, "'" + text + "': empty key in path");
-    keys.push_back(k);
+    const std::size_t bracket = k.find('[');
+    const std::string key = k.substr(0, bracket);
+    if (key.empty())
+      fail("empty key in path");
+    steps.push_back(PathStep{key, -1});
+    for (std::size_t at = bracket; at != std::string::npos;) {
+      const std::size_t close = k.find(']', at);
+      const std::string digits = close == std::string::npos ? "" : k.substr(at + 1, close - at - 1);
+      if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+        fail("'" + k + "': a list index is [N] with N a whole number");
+      steps.push_back(PathStep{"", std::stol(digits)});
+      at = close + 1 < k.size() ? close + 1 : std::string::npos;
+      if (at != std::string::npos && k[at] != '[')
+        fail("'" + k + "': unexpected text after ']'");
+    }
   }
+  if (path.empty() || path.back() == '.')
+    fail("empty key in path");
+  return steps;
+}
+
+// Splits "a.b[0].c=value" and writes value (parsed as YAML) there, creating maps on the way (list elements must
+// exist already: an override changes an element, it does not invent one).
+void apply_override(YAML::Node root, const std::string& text, std::size_t index)
+{
+  auto fail = [&](const std::string& message) {
+    throw InputError("--set", 1, static_cast<int>(index) + 1, "'" + text + "': " + message);
+  };
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    fail("expected key.path=value");
+  const std::vector<PathStep> steps = override_path(text.substr(0, eq), fail);
+  const std::string value_text = text.substr(eq + 1);
   YAML::Node value;
   try {
     value = YAML::Load(value_text);
   } catch (const YAML::Exception& e) {
-    throw InputError("--set", 1, static_cast<int>(index) + 1, "'" + text + "': " + e.msg);
+    fail(e.msg);
   }
   if (value.IsNull())
     value = YAML::Node(value_text);
   value.SetTag(kOverrideTag + std::to_string(index)); // errors about this value point at its --set
-  std::vector<YAML::Node> chain{root};
-  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
-    YAML::Node next = chain.back()[keys[i]];
-    if (next.IsDefined() && !next.IsMap())
-      throw InputError("--set", 1, static_cast<int>(index) + 1,
-                       "'" + text + "': '" + keys[i] + "' is not a map, cannot set a key inside it");
-    if (!next.IsDefined()) {
-      chain.back()[keys[i]] = YAML::Node(YAML::NodeType::Map);
-      next = chain.back()[keys[i]];
+  YAML::Node node = root;
+  std::string where;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const PathStep& step = steps[i];
+    const bool last = i + 1 == steps.size();
+    if (step.index >= 0) {
+      if (!node.IsSequence() || step.index >= static_cast<long>(node.size()))
+        fail(fmt::format("'{}' has no element [{}] (it has {})", where, step.index,
+                         node.IsSequence() ? std::to_string(node.size()) + " elements" : "no list"));
+      if (last) {
+        node[step.index] = value;
+        return;
+      }
+      node.reset(node[step.index]);
+      where += "[" + std::to_string(step.index) + "]";
+      continue;
     }
-    chain.push_back(next);
+    if (node.IsDefined() && !node.IsNull() && !node.IsMap())
+      fail("'" + where + "' is not a map, cannot set a key inside it");
+    if (last) {
+      node[step.key] = value;
+      return;
+    }
+    YAML::Node next = node[step.key];
+    if (!next.IsDefined() && !(i + 1 < steps.size() && steps[i + 1].index >= 0)) {
+      node[step.key] = YAML::Node(YAML::NodeType::Map);
+      next = node[step.key];
+    }
+    node.reset(next);
+    where += (where.empty() ? "" : ".") + step.key;
   }
-  chain.back()[keys.back()] = value;
 }
 
 } // namespace

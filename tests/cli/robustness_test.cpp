@@ -179,3 +179,19 @@ TEST(Robustness, AutoSimulatesOneReplicaOfALargeSymmetricRunAndSaysSo)
   EXPECT_EQ(read_json(out / "report.json").at("metrics").at("replicas_simulated").get<double>(), 1);
   fs::remove_all(out);
 }
+
+TEST(Robustness, IdleGpusAreAWarningInTheReportAndOnStderr)
+{
+  const fs::path out = fresh_dir("idle");
+  auto r = clustersim("run " + src("scenarios/quickstart.yaml") +
+                      " --backend analytical --quiet --set cluster.nodes=3 --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: 8 of the cluster's 24 GPUs are left idle"), std::string::npos) << r.err;
+  const auto warnings = read_json(out / "report.json").at("warnings");
+  ASSERT_EQ(warnings.size(), 1u);
+  fs::remove_all(out);
+  // A collective sweep that would never end is refused when read.
+  expect_clean_refusal(clustersim("validate " + src("scenarios/reference/nccl-a100-2node-hdr.yaml") +
+                                  " --set workload.collective.factor=1.0000001"),
+                       "at most 10000");
+}

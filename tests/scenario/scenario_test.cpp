@@ -207,6 +207,26 @@ TEST(Scenario, MalformedSetOverride)
 {
   EXPECT_EQ(error_of(kValid, {"cluster.nodes"}), "--set:1:1: 'cluster.nodes': expected key.path=value");
   EXPECT_EQ(error_of(kValid, {"name.x=1"}), "--set:1:1: 'name.x=1': 'name' is not a map, cannot set a key inside it");
+  EXPECT_EQ(error_of(kValid, {"cluster.network.levels[7].radix=4"}),
+            "--set:1:1: 'cluster.network.levels[7].radix=4': 'cluster.network.levels' has no element [7] (it has no "
+            "list)");
+  EXPECT_EQ(error_of(kValid, {"cluster.nodes[x]=1"}),
+            "--set:1:1: 'cluster.nodes[x]=1': 'nodes[x]': a list index is [N] with N a whole number");
+}
+
+TEST(Scenario, SetOverridesListElements)
+{
+  std::string levels = kValid;
+  const std::string net = "nics_per_node: 8}";
+  levels.replace(levels.find(net), net.size(), "nics_per_node: 8, levels: [{radix: 4}, {radix: 0}]}");
+  cs::Scenario s = cs::load_scenario(
+      write_temp(levels), {"cluster.network.levels[0].oversubscription=2", "cluster.network.levels[1]={radix: 8}"});
+  ASSERT_EQ(s.cluster.network.levels.size(), 2u);
+  EXPECT_EQ(s.cluster.network.levels[0].oversubscription, 2.0);
+  EXPECT_EQ(s.cluster.network.levels[0].radix, 4);
+  EXPECT_EQ(s.cluster.network.levels[1].radix, 8);
+  // An error in the element's value blames the override.
+  EXPECT_EQ(error_of(levels, {"cluster.network.levels[0].oversubscription=0.5"}).substr(0, 12), "--set:1:1: c");
 }
 
 TEST(Scenario, DocumentMustBeAMapWithAName)

@@ -2,6 +2,10 @@
 
 #include "models/collectives/collective_algorithm.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
 namespace cs {
 
 void read_collective(ObjectReader col, CollectiveParams& c)
@@ -29,6 +33,14 @@ void read_collective(ObjectReader col, CollectiveParams& c)
     col.fail_at("factor", "factor must be greater than 1");
   if (!col.describing() && c.min_bytes.value > c.max_bytes.value)
     col.fail_at("min_bytes", "min_bytes is larger than max_bytes");
+  // A factor of 1.0000001 between 1 KiB and 8 GiB would be 160 million rows: bounded before anything runs.
+  if (!col.describing()) {
+    const double rows = std::log(c.max_bytes.value / std::max(c.min_bytes.value, 1024.0)) / std::log(c.factor) + 1;
+    if (rows > 10000)
+      col.fail_at("factor", fmt::format("the sweep would have {:.0f} sizes; at most 10000 (a larger factor or a "
+                                        "narrower size range)",
+                                        rows));
+  }
 }
 
 } // namespace cs

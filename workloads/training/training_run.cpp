@@ -200,6 +200,10 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (env.trace)
     out.trace_json = chrome_trace_json(training.graph, timeline, platform);
   out.summary = summary_text(w, env, training, metrics);
+  if (const int used = dp * pp * tp; used < gpus)
+    out.warnings.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x tp x pp = {} x {} x {} = {} "
+                                       "(set workload.parallel.dp, or leave it 0 to use every GPU)",
+                                       gpus - used, gpus, dp, tp, pp, used));
   return out;
 }
 
