@@ -120,7 +120,10 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
                        fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
                                    "= {} per step",
                                    w.batch.global, dp, w.batch.micro, static_cast<long long>(dp) * w.batch.micro));
-  if (p.pp > 1 || p.vpp > 1)
+  if (p.vpp > 1 && p.pp == 1)
+    throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
+                                                "pp > 1");
+  if (p.pp > 1 || p.vpp > 1 || !p.stage_layers.empty())
     check_pipeline(env, w, dp);
   if (env.device->peak(w.model.dtype) <= 0)
     throw env.error_at("workload.model.dtype", fmt::format("{} has no {} compute units", c.device, w.model.dtype));

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Writes the malformed-input corpus (tests/corpus/cases/ and cases.tsv) from the project's own files.
+
+Every case is input clustersim must refuse: exit 2, one `file:line:col: message` line, nothing written.
+Deterministic (no randomness): rerun it after adding a mutation and commit what it writes.
+Usage: tests/corpus/make_corpus.py [ROOT]
+"""
+import json
+import os
+import re
+import shutil
+import sys
+
+ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(ROOT, "tests", "corpus", "cases")
+cases = []  # (name, command template); {OUT} is the output folder the runner checks stays absent
+shutil.rmtree(OUT, ignore_errors=True)
+os.makedirs(OUT)
+
+
+def write(name, text, binary=False):
+    path = os.path.join(OUT, name)
+    with open(path, "wb" if binary else "w") as f:
+        f.write(text)
+    return "tests/corpus/cases/" + name
+
+
+def add(name, command):
+    cases.append((name, command))
+
+
+def read(rel):
+    with open(os.path.join(ROOT, rel)) as f:
+        return f.read()
+
+
+def run(path, extra=""):
+    return f"run {path} --backend analytical --out {{OUT}}{extra}"
+
+
+# --- Scenario files: every scenario, mutated in ways that are never valid. ---
+scenario_files = sorted(
+    os.path.join(d, f)
+    for d in ("scenarios", "scenarios/reference")
+    for f in os.listdir(os.path.join(ROOT, d))
+    if f.endswith(".yaml"))
+file_mutations = {
+    "unknown-key": lambda t: t + "bogus_key_xyz: 1\n",
+    "duplicate-name": lambda t: t + "name: again\n",
+    "second-document": lambda t: t + "---\nname: other\n",
+    "syntax-error": lambda t: t + "cluster: {nodes: [1, 2\n",
+    "name-escapes": lambda t: re.sub(r"(?m)^name: .*$", "name: ../escape", t, count=1),
+    "override-tag": lambda t: re.sub(r"(?m)^name: (.*)$", r"name: !cs-set-7 \1", t, count=1),
+    "unknown-device": lambda t: re.sub(r"(?m)^(\s*)device: .*$", r"\1device: tpu-v9", t, count=1)
+    if re.search(r"(?m)^\s*device: ", t) else t + "cluster: {}\n",
+    "tab-indent": lambda t: t.replace("\n  ", "\n\t", 1),
+    "not-a-map": lambda t: "- " + t.replace("\n", "\n  "),
+    "truncated-flow": lambda t: t + "policies: {sync: ring-allreduce\n",
+}
+for rel in scenario_files:
+    base = os.path.splitext(os.path.basename(rel))[0]
+    text = read(rel)
+    for kind, mutate in file_mutations.items():
+        name = f"scenario-{base}-{kind}.yaml"
+        add(name, run(write(name, mutate(text))))
+
+# --- --set overrides on a few scenarios of each kind. ---
+overrides = {
+    "scenarios/quickstart.yaml": [
+        "cluster.nodes=0", "cluster.nodes=-1", "cluster.nodes=abc", "cluster.nodes=1e9", "cluster.nodes=1000000",
+        "cluster.gpus_per_node=65536", "cluster.gpus_per_node=3", "cluster.gpus=7", "workload.model.hidden=0",
+        "workload.model.hidden=1073741824", "workload.model.layers=2000000000", "workload.model.layers=0",
+        "workload.model.heads=3", "workload.model.seq=-4", "workload.model.vocab=1.5", "workload.model.dtype=fp4",
+        "workload.batch.global=7", "workload.batch.micro=0", "workload.batch.micro=1000000",
+        "workload.parallel.dp=3", "workload.parallel.tp=16", "workload.parallel.pp=1048577",
+        "workload.parallel.zero=4", "workload.parallel.vpp=0", "workload.parallel.ep=2",
+        "workload.gradient_bucket=1e308GiB", "workload.gradient_bucket=-1MiB", "workload.gradient_bucket=0",
+        "workload.gradient_bucket=12 parsecs", "workload.iterations=0", "workload.iterations=1000000",
+        "workload.memory_reserve=1", "cluster.network.latency=1e308h", "cluster.network.latency=-1us",
+        "cluster.network.nic_bandwidth=0", "cluster.network.nic_bandwidth=abc", "cluster.network.nic_bandwidth=400Gib/s",
+        "cluster.network.nic_efficiency=2", "cluster.network.kind=torus", "cluster.network.levels=[]",
+        "cluster.network.levels[9].radix=4", "cluster.network.levels[x]=1", "cluster.intra_node.kind=pcie5",
+        "cluster.intra_node.bandwidth=-1GB/s", "cluster.device=tpu-v9", "cluster.profile=/dev/zero",
+        "cluster.profile=/nonexistent.json", "cluster.profile=scenarios", "seed=-5", "seed=abc", "backend=foo",
+        "name=", "name=a/b", "name=..", "workload.kind=spark-streaming", "policies.sync=magic",
+        "policies.pipeline=zigzag", "workload.framework=pytorch-lightning", "workload.framework.dropout=1.5",
+        "workload.model.preset=gpt-9", "workload.model.recompute=sometimes", "cluster=5", "workload=[1, 2]",
+        "cluster.nodes.x=1", "cluster.nodes", "=3", "cluster..nodes=2", "workload.model.graph=[{name: a}]",
+    ],
+    "scenarios/reference/megatron-7.5b.yaml": [
+        "workload.parallel.tp=3", "workload.parallel.pp=7", "workload.parallel.stage_layers=[1, 2]",
+        "workload.parallel.sequence_parallel=maybe", "workload.parallel.vpp=2", "workload.model.kv_heads=5",
+        "workload.framework.overlap=sometimes", "workload.batch.global=1000001",
+    ],
+    "scenarios/reference/nccl-h100-ring.yaml": [
+        "workload.collective.factor=1.0000001", "workload.collective.factor=1", "workload.collective.op=scan",
+        "workload.collective.algorithm=butterfly", "workload.collective.min_bytes=16GiB",
+        "workload.collective.max_bytes=0", "workload.collective.ranks=-1", "workload.collective.pricing=guess",
+        "cluster.intra_node.nvls=yes please",
+    ],
+    "scenarios/reference/mapreduce-hit-paper.yaml": [
+        "cluster.racks=-1", "cluster.hosts_per_rack=0", "cluster.racks=100000000", "cluster.host.cores=-2",
+        "cluster.nodes=4", "cluster.network.kind=fat-tree", "cluster.network.oversubscription=[0.5]",
+        "workload.mapreduce.synthetic.jobs=-1", "workload.mapreduce.replication=0",
+        "workload.mapreduce.map_rate=0", "workload.mapreduce.trace.path=/nonexistent.tsv",
+        "workload.mapreduce.trace.path=/dev/zero", "policies.mapreduce=random",
+        "policies.mapreduce={name: capacity, bogus: 1}", "cluster.network.background[0].load=2",
+        "cluster.network.background[0].tier=moon",
+    ],
+}
+for scenario, sets in overrides.items():
+    base = os.path.splitext(os.path.basename(scenario))[0]
+    for i, s in enumerate(sets):
+        command = run(scenario, f" --set '{s}'")
+        if s.startswith("backend="):  # --backend is a later override and would win
+            command = command.replace(" --backend analytical", "")
+        add(f"set-{base}-{i:02d}", command)
+
+# --- Command-line flags. ---
+for i, flags in enumerate([
+        "run scenarios/quickstart.yaml --seed -7 --out {OUT}", "run scenarios/quickstart.yaml --backend '' --out {OUT}",
+        "run scenarios/quickstart.yaml --out ''", "run scenarios/quickstart.yaml --max-tasks 0 --out {OUT}",
+        "run scenarios/quickstart.yaml --max-tasks 100 --out {OUT}", "run scenarios/quickstart.yaml --replicas some --out {OUT}",
+        "run /dev/zero --out {OUT}", "run scenarios --out {OUT}", "run /nonexistent.yaml --out {OUT}",
+        "run scenarios/quickstart.yaml --out /etc/passwd", "run scenarios/quickstart.yaml --out /etc/passwd/sub",
+        "plan scenarios/reference/megatron-7.5b.yaml --gpus 268435456 --out {OUT}",
+        "plan scenarios/reference/megatron-7.5b.yaml --gpus 0 --out {OUT}",
+        "plan scenarios/reference/megatron-7.5b.yaml --gpus 12 --out {OUT}",
+        "plan scenarios/reference/megatron-7.5b.yaml --gpus 64 --memory-limit lots --out {OUT}",
+        "predict --device h100-sxm5 gemm --m 1e308 --n 10 --k 10", "predict --device h100-sxm5 gemm --m 0 --n 1 --k 1",
+        "predict --device h100-sxm5 gemm --m nan --n 1 --k 1", "predict --device h100-sxm5 conv --m 1",
+        "predict --device tpu-v9 gemm --m 8 --n 8 --k 8", "predict --device h100-sxm5 gemm --m 8 --n 8 --k 8 --dtype fp4",
+        "predict --device h100-sxm5 memcpy --bytes 1e400", "trace scenarios", "trace /dev/zero",
+        "trace traces/samples/MANIFEST.md", "trace /nonexistent.tsv", "validate /dev/urandom",
+        "fit /dev/zero --out {OUT}", "fit /nonexistent.json --out {OUT}",
+        "regress --profile /dev/zero --measurements calibrate/measurements/cpu-node.json",
+]):
+    add(f"flags-{i:02d}", flags)
+
+# --- Profiles and measurements: JSON mutations, run through predict and fit. ---
+profile = read("calibrate/profiles/h100-sxm5.json")
+profile_json = json.loads(profile)
+for i, cut in enumerate(range(40, len(profile), max(1, len(profile) // 12))):
+    name = write(f"profile-truncated-{i:02d}.json", profile[:cut])
+    add(f"profile-truncated-{i:02d}", f"predict --profile {name} gemm --m 8 --n 8 --k 8")
+profile_mutations = {
+    "schema": ("schema", "clustersim-profile/9"), "launch-negative": ("launch_overhead_s", -1),
+    "launch-string": ("launch_overhead_s", "fast"), "memory-efficiency-big": ("memory_efficiency", 1e308),
+    "memory-efficiency-zero": ("memory_efficiency", 0), "device-unknown": ("device", "tpu-v9"),
+    "device-number": ("device", 7), "compute-not-map": ("compute_efficiency", [1, 2]),
+    "memory-half-negative": ("memory_half_bytes", -5), "gemm-not-map": ("gemm", "tiles"),
+    "attention-missing": ("attention", {}), "tables-not-list": ("tables", {"a": 1}),
+}
+for kind, (key, value) in profile_mutations.items():
+    p = dict(profile_json)
+    p[key] = value
+    name = write(f"profile-{kind}.json", json.dumps(p, indent=1))
+    add(f"profile-{kind}", f"predict --profile {name} gemm --m 8 --n 8 --k 8")
+for kind, edit in {
+    "compute-over-one": lambda p: p["compute_efficiency"].update({"bf16": 1.5}),
+    "tile-fraction": lambda p: p["gemm"]["tiles"][0].update({"m": 0.5}),
+    "ctas-zero": lambda p: p["gemm"].update({"ctas_per_sm": 0}),
+    "k-overhead-negative": lambda p: p["gemm"].update({"k_overhead": -1}),
+    "overlap-two": lambda p: p["gemm"].update({"overlap": 2}),
+    "table-five-dims": lambda p: p.update({"tables": [{"family": "gemm", "dtype": "bf16", "points": [
+        {"shape": [1, 2, 3, 4, 5], "seconds": 1e-5}]}]}),
+    "table-mixed-dims": lambda p: p.update({"tables": [{"family": "gemm", "dtype": "bf16", "points": [
+        {"shape": [1, 2, 3], "seconds": 1e-5}, {"shape": [1, 2], "seconds": 1e-5}]}]}),
+    "table-empty": lambda p: p.update({"tables": [{"family": "gemm", "dtype": "bf16", "points": []}]}),
+}.items():
+    p = json.loads(profile)
+    edit(p)
+    name = write(f"profile-{kind}.json", json.dumps(p, indent=1))
+    add(f"profile-{kind}", f"predict --profile {name} gemm --m 8 --n 8 --k 8")
+name = write("profile-duplicate-key.json", profile.replace('"origin"', '"device": "h100-sxm5", "origin"', 1))
+add("profile-duplicate-key", f"predict --profile {name} gemm --m 8 --n 8 --k 8")
+name = write("profile-huge-number.json", profile.replace('"launch_overhead_s": ', '"launch_overhead_s": 1e400, "x": ', 1))
+add("profile-huge-number", f"predict --profile {name} gemm --m 8 --n 8 --k 8")
+name = write("profile-binary.json", bytes(range(256)) * 4, binary=True)
+add("profile-binary", f"predict --profile {name} gemm --m 8 --n 8 --k 8")
+
+measurements = read("calibrate/measurements/cpu-node.json")
+for i, cut in enumerate(range(30, len(measurements), max(1, len(measurements) // 12))):
+    name = write(f"measurements-truncated-{i:02d}.json", measurements[:cut])
+    add(f"measurements-truncated-{i:02d}", f"fit {name} --out {{OUT}}/p.json")
+m_json = json.loads(measurements)
+for kind, edit in {
+    "schema": lambda m: m.update({"schema": "x"}), "device-unknown": lambda m: m.update({"device": "tpu-v9"}),
+    "no-measurements": lambda m: m.update({"measurements": []}),
+    "seconds-zero": lambda m: m["measurements"][0].update({"seconds": 0}),
+    "seconds-string": lambda m: m["measurements"][0].update({"seconds": "fast"}),
+    "kernel-unknown": lambda m: m["measurements"][0].update({"kernel": "conv"}),
+    "arg-negative": lambda m: m["measurements"][0]["args"].update({"m": "-4"}),
+    "arg-huge": lambda m: m["measurements"][0]["args"].update({"m": "1e300"}),
+    "arg-unknown": lambda m: m["measurements"][0]["args"].update({"q": "4"}),
+    "dtype-unknown": lambda m: m["measurements"][0]["args"].update({"dtype": "fp4"}),
+    "not-object": lambda m: m.update({"measurements": [[1, 2]]}),
+}.items():
+    m = json.loads(measurements)
+    edit(m)
+    name = write(f"measurements-{kind}.json", json.dumps(m, indent=1))
+    add(f"measurements-{kind}", f"fit {name} --out {{OUT}}/p.json")
+name = write("measurements-duplicate-key.json", measurements.replace('"device"', '"device": "cpu-node", "device"', 1))
+add("measurements-duplicate-key", f"fit {name} --out {{OUT}}/p.json")
+
+# --- Traces whose framing is broken (bad rows are skipped and counted, not refused: see mapreduce.md). ---
+rumen = read("traces/samples/hadoop/gridmix-wordcount-rumen.json")
+for i, cut in enumerate([100, 1000, 5000, len(rumen) // 2, len(rumen) - 3]):
+    name = write(f"rumen-truncated-{i}.json", rumen[:cut])
+    add(f"rumen-truncated-{i}", f"trace {name} --format rumen")
+jhist = read("traces/samples/hadoop/job_1329348432655_0001-sleep-10m-1r.jhist")
+for i, text in enumerate([jhist.split("\n", 1)[1], "Avro\n" + jhist, "", "\n\n"]):
+    name = write(f"jhist-header-{i}.jhist", text)
+    add(f"jhist-header-{i}", f"trace {name} --format jhist")
+
+with open(os.path.join(ROOT, "tests", "corpus", "cases.tsv"), "w") as f:
+    f.write("# name\tclustersim arguments ({OUT}: a folder that must not exist afterwards). Generated by "
+            "make_corpus.py.\n")
+    for name, command in cases:
+        f.write(f"{name}\t{command}\n")
+print(f"{len(cases)} cases written to tests/corpus/cases.tsv")
