@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: deps configure build demo test bench clean
+.PHONY: deps configure build demo test bench sanitize fuzz clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -25,6 +25,14 @@ demo: configure
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# ASan and UBSan over the fast tests (not in CI: it doubles the build, past the 20-minute budget).
+sanitize: deps
+	./scripts/sanitize.sh
+
+# libFuzzer over every input reader, 60 s each (clang; not in CI for the same reason).
+fuzz: deps
+	./scripts/fuzz.sh 60
 
 bench: build
 	./bench/engine.sh $(BUILD)

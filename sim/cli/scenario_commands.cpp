@@ -3,6 +3,7 @@
 #include "core/task_graph.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cli/progress_reporter.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -43,6 +45,7 @@ int run(RunArgs a)
   const Scenario s = load_checked(a.scenario, a.sets);
   const fs::path out_dir = a.out_dir.empty() ? fs::path("out") / s.name : fs::path(a.out_dir);
   check_output_dir(out_dir.string());
+  std::optional<ProgressReporter> progress(std::in_place, "clustersim run " + s.name, !a.quiet);
   const RunResult result = run_scenario(s, RunOptions{a.trace, a.replicas == "one"   ? ReplicaMode::ONE
                                                                : a.replicas == "all" ? ReplicaMode::ALL
                                                                                      : ReplicaMode::AUTO});
@@ -52,6 +55,7 @@ int run(RunArgs a)
   if (a.trace)
     files.emplace_back("trace.json", result.trace_json);
   files.insert(files.end(), result.files.begin(), result.files.end());
+  progress.reset(); // stop the progress line before the summary
   write_output_set(dir.string(), files);
   for (const auto& w : result.warnings) // even with --quiet: the input did something the user may not expect
     std::cerr << "clustersim: warning: " << w << "\n";

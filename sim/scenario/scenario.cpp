@@ -172,7 +172,11 @@ Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> sourc
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides)
 {
-  const std::string text = read_text_file(path, "scenario file");
+  return load_scenario_text(read_text_file(path, "scenario file"), path, overrides);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& path, const std::vector<std::string>& overrides)
+{
   YAML::Node root = load_yaml_document(text, path);
   auto source = std::make_shared<SourceInfo>();
   source->file = path;

@@ -32,6 +32,9 @@ struct Scenario {
 /** Loads `path`, applies `overrides` ("a.b.c=value", in order) and checks the result.
  *  Throws InputError (file:line:col) on any problem: missing file, YAML syntax, unknown key, bad value. */
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+/** load_scenario on text already read (`file` names it in errors; relative paths resolve against its folder). */
+Scenario load_scenario_text(const std::string& text, const std::string& file,
+                            const std::vector<std::string>& overrides = {});
 
 /** Parses an already-loaded document (tests use this with inline YAML). */
 Scenario parse_scenario(YAML::Node root, std::shared_ptr<const SourceInfo> source);

@@ -1,0 +1,19 @@
+#include "core/run_progress.hpp"
+
+namespace cs {
+
+RunProgress& run_progress()
+{
+  static RunProgress progress;
+  return progress;
+}
+
+ProgressObserver::ProgressObserver(std::size_t tasks)
+{
+  run_progress().done = 0;
+  run_progress().total = tasks;
+}
+
+ProgressObserver::~ProgressObserver() { run_progress().total = 0; }
+
+} // namespace cs
