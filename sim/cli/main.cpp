@@ -13,7 +13,7 @@ int main(int argc, char** argv)
   app.require_subcommand(1);
   std::vector<cs::Command> commands;
   for (auto* add : {cs::add_scenario_commands, cs::add_plan_commands, cs::add_kernels_commands,
-                    cs::add_catalog_commands, cs::add_calibration_commands})
+                    cs::add_catalog_commands, cs::add_calibration_commands, cs::add_sweep_commands})
     for (auto& c : add(app))
       commands.push_back(std::move(c));
   try {

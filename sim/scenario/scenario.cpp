@@ -48,6 +48,10 @@ void read_scenario(ObjectReader& r, Scenario& s)
       .choice("backend", s.backend, {"simgrid", "analytical"},
               "simgrid = full flow-level contention; analytical = serialised list scheduling, much faster");
   r.require_non_negative("seed", static_cast<double>(s.seed));
+  if (auto sweep = r.raw("sweep", "map",
+                         "axes for clustersim sweep: {axes: {key: [values]}, mode: cross | zip, seeds: N}; run "
+                         "ignores it (docs/sweeps.md)"))
+    s.sweep = *sweep;
   read_cluster(r.child("cluster", "the machines and their network"), s.cluster);
   read_workload(r.child("workload", "what runs on the cluster"), s);
   s.policies.read(r.child("policies", "policy names per domain"));

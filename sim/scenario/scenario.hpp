@@ -16,6 +16,7 @@ namespace cs {
 struct Scenario {
   std::string name;
   std::string description;
+  YAML::Node sweep; // the `sweep:` block (clustersim sweep reads it; run ignores it)
   long long seed = 1;
   std::string backend = "simgrid"; // simgrid | analytical
   ClusterParams cluster;

@@ -1,0 +1,216 @@
+// `clustersim sweep`: runs a scenario's variants (axes crossed or zipped, times seeds) as child `clustersim run`
+// processes, --jobs at a time, and writes results.jsonl, results.csv and a summary grouped by an axis. Resumable:
+// variants already in results.jsonl are not run again.
+#include "sim/cli/command.hpp"
+#include "sim/cli/output_files.hpp"
+
+#include "base/input_error.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/sweep/sweep_results.hpp"
+
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace cs {
+namespace {
+
+struct SweepArgs {
+  std::string scenario, out_dir, by, metric, backend;
+  std::vector<std::string> axes, sets;
+  int seeds = 0, jobs = 1;
+  bool zip = false;
+};
+
+// Starts `clustersim run` for one variant; its stdout is discarded and its stderr kept in runs/<n>.err.
+pid_t spawn_run(const SweepArgs& a, const SweepVariant& v, const fs::path& run_dir)
+{
+  std::vector<std::string> args{fs::read_symlink("/proc/self/exe").string(),
+                                "run",
+                                a.scenario,
+                                "--quiet",
+                                "--out",
+                                run_dir.string(),
+                                "--seed",
+                                std::to_string(v.seed)};
+  if (!a.backend.empty())
+    args.insert(args.end(), {"--backend", a.backend});
+  for (const auto& s : a.sets)
+    args.insert(args.end(), {"--set", s});
+  for (const auto& [k, val] : v.settings)
+    args.insert(args.end(), {"--set", k + "=" + val});
+  std::vector<char*> argv;
+  for (auto& s : args)
+    argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  const std::string err = run_dir.string() + ".err";
+  posix_spawn_file_actions_addopen(&files, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &files, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&files);
+  if (rc != 0)
+    throw std::runtime_error("cannot start " + args[0]);
+  return pid;
+}
+
+SweepRow collect(const SweepVariant& v, const fs::path& run_dir, int status)
+{
+  SweepRow row;
+  row.variant = v;
+  row.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (row.ok) {
+    std::ifstream in(run_dir / "report.json");
+    read_report_metrics(nlohmann::json::parse(in, nullptr, false), row);
+  } else {
+    std::ifstream in(run_dir.string() + ".err");
+    std::string line;
+    std::getline(in, line);
+    row.error = !line.empty()         ? line
+                : WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
+                                      : fmt::format("exit {}", WEXITSTATUS(status));
+  }
+  return row;
+}
+
+std::map<std::string, SweepRow> previous_rows(const fs::path& jsonl)
+{
+  std::map<std::string, SweepRow> rows;
+  std::ifstream in(jsonl);
+  for (std::string line; std::getline(in, line);) {
+    SweepRow r;
+    if (row_from_json(line, r))
+      rows[r.variant.id] = r;
+  }
+  return rows;
+}
+
+// Runs the pending variants, `jobs` at a time, appending each finished row to results.jsonl (so an interrupted
+// sweep resumes where it stopped) and printing progress on stderr.
+void run_pending(const SweepArgs& a, const std::vector<SweepVariant>& variants, const std::vector<std::size_t>& pending,
+                 const fs::path& out, std::map<std::string, SweepRow>& rows)
+{
+  std::ofstream log(out / "results.jsonl", std::ios::app);
+  std::map<pid_t, std::size_t> running;
+  std::size_t next = 0, finished = 0, failed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  while (next < pending.size() || !running.empty()) {
+    while (next < pending.size() && running.size() < static_cast<std::size_t>(a.jobs)) {
+      const std::size_t i = pending[next++];
+      running[spawn_run(a, variants[i], out / "runs" / std::to_string(i))] = i;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    auto it = running.find(pid);
+    if (pid < 0 || it == running.end())
+      continue;
+    const std::size_t i = it->second;
+    running.erase(it);
+    SweepRow row = collect(variants[i], out / "runs" / std::to_string(i), status);
+    failed += row.ok ? 0 : 1;
+    log << row_to_json(row).dump() << "\n" << std::flush;
+    rows[row.variant.id] = std::move(row);
+    ++finished;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::string line = fmt::format("sweep: {}/{} variants run{}, {:.0f} s, about {:.0f} s left", finished,
+                                         pending.size(), failed ? fmt::format(" ({} failed)", failed) : "", elapsed,
+                                         elapsed / finished * (pending.size() - finished));
+    std::cerr << (terminal ? "\r\033[K" + line : line + "\n") << std::flush;
+  }
+  if (terminal && !pending.empty())
+    std::cerr << "\r\033[K" << std::flush;
+}
+
+int sweep(const SweepArgs& a)
+{
+  const Scenario s = load_scenario(a.scenario, a.sets);
+  check_scenario(s);
+  SweepSpec spec;
+  read_sweep_block(spec, s.sweep, a.scenario);
+  add_axis_flags(spec, a.axes);
+  if (a.zip)
+    spec.zip = true;
+  if (a.seeds > 0)
+    spec.seeds = a.seeds;
+  const std::vector<SweepVariant> variants = sweep_variants(spec, s.seed);
+  std::vector<std::string> axes;
+  for (const auto& axis : spec.axes)
+    axes.push_back(axis.key);
+  if (!a.by.empty() && std::find(axes.begin(), axes.end(), a.by) == axes.end())
+    throw InputError("<command line>", 1, 1, "--by " + a.by + ": not an axis of this sweep");
+  const fs::path out = a.out_dir.empty() ? fs::path("out") / (s.name + "-sweep") : fs::path(a.out_dir);
+  check_output_dir(out.string());
+  fs::create_directories(out / "runs");
+  std::map<std::string, SweepRow> rows = previous_rows(out / "results.jsonl");
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    if (!rows.count(variants[i].id))
+      pending.push_back(i);
+  std::cout << fmt::format("clustersim sweep — {}: {} variants ({} axes{}, {} seed{}), {} already done, {} jobs\n",
+                           s.name, variants.size(), axes.size(), spec.zip ? " zipped" : "", spec.seeds,
+                           spec.seeds == 1 ? "" : "s", variants.size() - pending.size(), a.jobs);
+  run_pending(a, variants, pending, out, rows);
+  // Rewritten in the variants' order, so the files do not depend on which job finished first.
+  std::vector<SweepRow> ordered;
+  std::string jsonl;
+  for (const auto& v : variants) {
+    ordered.push_back(rows.at(v.id));
+    jsonl += row_to_json(ordered.back()).dump() + "\n";
+  }
+  write_output_set(out.string(), {{"results.jsonl", jsonl}, {"results.csv", results_csv(ordered, axes)}});
+  std::string metric = a.metric;
+  if (metric.empty())
+    for (const auto& r : ordered)
+      if (r.ok) {
+        metric = r.metrics.count("iteration_time_s") ? "iteration_time_s" : r.metrics.begin()->first;
+        break;
+      }
+  const std::size_t failures = std::count_if(ordered.begin(), ordered.end(), [](const auto& r) { return !r.ok; });
+  if (!metric.empty())
+    std::cout << summary_table(ordered, a.by.empty() && !axes.empty() ? axes.front() : a.by, metric);
+  for (const auto& r : ordered)
+    if (!r.ok)
+      std::cout << "  failed " << r.variant.id << ": " << r.error << "\n";
+  std::cout << fmt::format("  outputs   {}/ (results.csv, results.jsonl, runs/)\n", out.string());
+  return failures == ordered.size() && !ordered.empty() ? 1 : 0;
+}
+
+} // namespace
+
+std::vector<Command> add_sweep_commands(CLI::App& app)
+{
+  auto a = std::make_shared<SweepArgs>();
+  auto* cmd = app.add_subcommand("sweep", "run a scenario's variants (--axis key=v1,v2 or its sweep: block) and "
+                                          "tabulate every metric");
+  cmd->add_option("scenario", a->scenario, "scenario YAML file")->required();
+  cmd->add_option("--axis", a->axes, "key=v1,v2,...: a scenario key and the values it takes (repeatable)");
+  cmd->add_flag("--zip", a->zip, "pair the axes' i-th values instead of crossing them");
+  cmd->add_option("--seeds", a->seeds, "run each variant with this many seeds (scenario seed, +1, ...)")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--jobs", a->jobs, "variants run at once (local processes; default 1)")->check(CLI::Range(1, 256));
+  cmd->add_option("--set", a->sets, "override a key in every variant (repeatable)");
+  cmd->add_option("--backend", a->backend, "simgrid | analytical for every variant")
+      ->check(CLI::IsMember({"simgrid", "analytical"}));
+  cmd->add_option("--by", a->by, "group the summary by this axis (default: the first)");
+  cmd->add_option("--metric", a->metric, "metric of the summary (default: iteration_time_s, else the first)");
+  cmd->add_option("--out", a->out_dir, "output folder (default ./out/<scenario name>-sweep/)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("--out must not be empty") : ""; });
+  return {{cmd, [a] { return sweep(*a); }}};
+}
+
+} // namespace cs
