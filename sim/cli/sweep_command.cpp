@@ -10,6 +10,7 @@
 #include "sim/sweep/sweep_results.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
@@ -31,6 +32,7 @@ struct SweepArgs {
   std::string scenario, out_dir, by, metric, backend;
   std::vector<std::string> axes, sets;
   int seeds = 0, jobs = 1;
+  std::string shard; // "I/N": run the variants whose index is I modulo N (Slurm arrays; merge the folders after)
   bool zip = false;
 };
 
@@ -112,7 +114,7 @@ void run_pending(const SweepArgs& a, const std::vector<SweepVariant>& variants, 
   while (next < pending.size() || !running.empty()) {
     while (next < pending.size() && running.size() < static_cast<std::size_t>(a.jobs)) {
       const std::size_t i = pending[next++];
-      running[spawn_run(a, variants[i], out / "runs" / std::to_string(i))] = i;
+      running[spawn_run(a, variants[i], out / "runs" / std::to_string(variants[i].index))] = i;
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
@@ -121,7 +123,7 @@ void run_pending(const SweepArgs& a, const std::vector<SweepVariant>& variants, 
       continue;
     const std::size_t i = it->second;
     running.erase(it);
-    SweepRow row = collect(variants[i], out / "runs" / std::to_string(i), status);
+    SweepRow row = collect(variants[i], out / "runs" / std::to_string(variants[i].index), status);
     failed += row.ok ? 0 : 1;
     log << row_to_json(row).dump() << "\n" << std::flush;
     rows[row.variant.id] = std::move(row);
@@ -134,6 +136,19 @@ void run_pending(const SweepArgs& a, const std::vector<SweepVariant>& variants, 
   }
   if (terminal && !pending.empty())
     std::cerr << "\r\033[K" << std::flush;
+}
+
+// "I/N" -> (I, N); "" -> (0, 1).
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text)
+{
+  if (text.empty())
+    return {0, 1};
+  std::size_t i = 0, n = 0;
+  char slash = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%zu%c%zu%c", &i, &slash, &n, &extra) != 3 || slash != '/' || n == 0 || i >= n ||
+      n > 100000)
+    throw InputError("<command line>", 1, 1, "--shard " + text + ": expected I/N with 0 <= I < N");
+  return {i, n};
 }
 
 int sweep(const SweepArgs& a)
@@ -157,18 +172,24 @@ int sweep(const SweepArgs& a)
   check_output_dir(out.string());
   fs::create_directories(out / "runs");
   std::map<std::string, SweepRow> rows = previous_rows(out / "results.jsonl");
+  const auto [shard, shards] = parse_shard(a.shard);
+  std::vector<SweepVariant> mine;
+  for (const auto& v : variants)
+    if (v.index % shards == shard)
+      mine.push_back(v);
   std::vector<std::size_t> pending;
-  for (std::size_t i = 0; i < variants.size(); ++i)
-    if (!rows.count(variants[i].id))
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    if (!rows.count(mine[i].id))
       pending.push_back(i);
-  std::cout << fmt::format("clustersim sweep — {}: {} variants ({} axes{}, {} seed{}), {} already done, {} jobs\n",
-                           s.name, variants.size(), axes.size(), spec.zip ? " zipped" : "", spec.seeds,
-                           spec.seeds == 1 ? "" : "s", variants.size() - pending.size(), a.jobs);
-  run_pending(a, variants, pending, out, rows);
+  std::cout << fmt::format("clustersim sweep — {}: {} variants ({} axes{}, {} seed{}){}, {} already done, {} jobs\n",
+                           s.name, mine.size(), axes.size(), spec.zip ? " zipped" : "", spec.seeds,
+                           spec.seeds == 1 ? "" : "s", shards > 1 ? fmt::format(", shard {} of {}", shard, shards) : "",
+                           mine.size() - pending.size(), a.jobs);
+  run_pending(a, mine, pending, out, rows);
   // Rewritten in the variants' order, so the files do not depend on which job finished first.
   std::vector<SweepRow> ordered;
   std::string jsonl;
-  for (const auto& v : variants) {
+  for (const auto& v : mine) {
     ordered.push_back(rows.at(v.id));
     jsonl += row_to_json(ordered.back()).dump() + "\n";
   }
@@ -190,6 +211,39 @@ int sweep(const SweepArgs& a)
   return failures == ordered.size() && !ordered.empty() ? 1 : 0;
 }
 
+// `clustersim merge`: the results of several sweep folders (shards of one sweep) as one, in the sweep's order.
+int merge(const std::vector<std::string>& inputs, const std::string& out_dir)
+{
+  check_output_dir(out_dir);
+  std::map<std::size_t, SweepRow> by_index;
+  std::vector<std::string> axes;
+  for (const auto& dir : inputs) {
+    const fs::path jsonl = fs::path(dir) / "results.jsonl";
+    if (!fs::is_regular_file(jsonl))
+      throw InputError(jsonl.string(), 0, 0, "not a sweep folder: no results.jsonl");
+    for (auto& [id, row] : previous_rows(jsonl)) {
+      if (axes.empty())
+        for (const auto& [k, v] : row.variant.settings)
+          axes.push_back(k);
+      auto [it, fresh] = by_index.emplace(row.variant.index, row);
+      if (!fresh && it->second.variant.id != id)
+        throw InputError(jsonl.string(), 0, 0,
+                         fmt::format("variant {} is '{}' here and '{}' in an earlier folder: not shards of one sweep",
+                                     row.variant.index, id, it->second.variant.id));
+    }
+  }
+  std::vector<SweepRow> ordered;
+  std::string jsonl;
+  for (const auto& [index, row] : by_index) {
+    ordered.push_back(row);
+    jsonl += row_to_json(row).dump() + "\n";
+  }
+  write_output_set(out_dir, {{"results.jsonl", jsonl}, {"results.csv", results_csv(ordered, axes)}});
+  std::cout << fmt::format("clustersim merge: {} variants from {} folders into {}/\n", ordered.size(), inputs.size(),
+                           out_dir);
+  return 0;
+}
+
 } // namespace
 
 std::vector<Command> add_sweep_commands(CLI::App& app)
@@ -202,6 +256,9 @@ std::vector<Command> add_sweep_commands(CLI::App& app)
   cmd->add_flag("--zip", a->zip, "pair the axes' i-th values instead of crossing them");
   cmd->add_option("--seeds", a->seeds, "run each variant with this many seeds (scenario seed, +1, ...)")
       ->check(CLI::Range(1, 10000));
+  cmd->add_option("--shard", a->shard,
+                  "I/N: run only the variants whose index is I modulo N (one Slurm array task; "
+                  "clustersim merge combines the folders)");
   cmd->add_option("--jobs", a->jobs, "variants run at once (local processes; default 1)")->check(CLI::Range(1, 256));
   cmd->add_option("--set", a->sets, "override a key in every variant (repeatable)");
   cmd->add_option("--backend", a->backend, "simgrid | analytical for every variant")
@@ -210,7 +267,12 @@ std::vector<Command> add_sweep_commands(CLI::App& app)
   cmd->add_option("--metric", a->metric, "metric of the summary (default: iteration_time_s, else the first)");
   cmd->add_option("--out", a->out_dir, "output folder (default ./out/<scenario name>-sweep/)")
       ->check([](const std::string& v) { return v.empty() ? std::string("--out must not be empty") : ""; });
-  return {{cmd, [a] { return sweep(*a); }}};
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto merged = std::make_shared<std::string>();
+  auto* merger = app.add_subcommand("merge", "combine the results of sweep shards (--shard I/N) into one folder");
+  merger->add_option("folders", *inputs, "sweep output folders")->required();
+  merger->add_option("--out", *merged, "merged output folder")->required();
+  return {{cmd, [a] { return sweep(*a); }}, {merger, [inputs, merged] { return merge(*inputs, *merged); }}};
 }
 
 } // namespace cs

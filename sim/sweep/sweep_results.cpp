@@ -40,6 +40,7 @@ nlohmann::ordered_json row_to_json(const SweepRow& row)
 {
   nlohmann::ordered_json j;
   j["id"] = row.variant.id;
+  j["index"] = row.variant.index;
   j["settings"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : row.variant.settings)
     j["settings"][k] = v;
@@ -66,6 +67,8 @@ bool row_from_json(const std::string& line, SweepRow& row)
     for (const auto& [k, v] : j["settings"].items())
       if (v.is_string())
         row.variant.settings.emplace_back(k, v.get<std::string>());
+  if (j.contains("index") && j["index"].is_number_unsigned())
+    row.variant.index = j["index"].get<std::size_t>();
   if (j.contains("seed") && j["seed"].is_number_integer())
     row.variant.seed = j["seed"].get<long long>();
   if (j.contains("metrics") && j["metrics"].is_object())

@@ -21,7 +21,8 @@ struct SweepSpec {
 
 /** One run of a sweep: its settings (key, value) in axis order and its seed. `id` names it in results and resumes. */
 struct SweepVariant {
-  std::string id; // "cluster.nodes=4,policies.sync=ring-allreduce,seed=1"
+  std::string id;        // "cluster.nodes=4,policies.sync=ring-allreduce,seed=1"
+  std::size_t index = 0; // position in the sweep's order (merged shards are put back in it)
   std::vector<std::pair<std::string, std::string>> settings;
   long long seed = 1;
 };

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
 
@@ -124,4 +125,33 @@ TEST(Sweep, BadAxesAreInputErrors)
   r = clustersim("sweep " + src("scenarios/quickstart.yaml") + " --axis cluster.nodes=1,2 --by seed --out /tmp/x");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--by seed: not an axis"), std::string::npos) << r.err;
+}
+
+TEST(Sweep, ShardsMergeIntoTheLocalRunsResults)
+{
+  // Two Slurm array tasks (--shard 0/2, 1/2), merged, equal one local run byte for byte apart from wall times.
+  const std::string base = "sweep " + src("scenarios/quickstart.yaml") +
+                           " --backend analytical --set workload.iterations=1 --axis workload.batch.micro=1,2,4 "
+                           "--seeds 2 --out ";
+  const fs::path s0 = fresh_dir("s0"), s1 = fresh_dir("s1"), merged = fresh_dir("merged"), local = fresh_dir("local");
+  ASSERT_EQ(clustersim(base + s0.string() + " --shard 0/2").code, 0);
+  ASSERT_EQ(clustersim(base + s1.string() + " --shard 1/2").code, 0);
+  EXPECT_EQ(lines_of(s0 / "results.jsonl").size(), 3u);
+  auto m = clustersim("merge " + s0.string() + " " + s1.string() + " --out " + merged.string());
+  ASSERT_EQ(m.code, 0) << m.err;
+  ASSERT_EQ(clustersim(base + local.string() + " --jobs 2").code, 0);
+  auto without_wall = [](const fs::path& p) {
+    std::vector<std::string> out;
+    for (auto line : lines_of(p)) {
+      auto j = nlohmann::json::parse(line);
+      j.erase("wall_time_s");
+      out.push_back(j.dump());
+    }
+    return out;
+  };
+  EXPECT_EQ(without_wall(merged / "results.jsonl"), without_wall(local / "results.jsonl"));
+  EXPECT_EQ(clustersim(base + s0.string() + " --shard 2/2").code, 2);
+  EXPECT_EQ(clustersim("merge " + src("scenarios") + " --out " + merged.string()).code, 2);
+  for (const auto& d : {s0, s1, merged, local})
+    fs::remove_all(d);
 }
