@@ -7,6 +7,7 @@
 #include "base/input_error.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/sweep/sweep_plot.hpp"
 #include "sim/sweep/sweep_results.hpp"
 
 #include <chrono>
@@ -244,6 +245,47 @@ int merge(const std::vector<std::string>& inputs, const std::string& out_dir)
   return 0;
 }
 
+struct PlotArgs {
+  std::string results, out;
+  PlotRequest request;
+};
+
+// `clustersim plot`: gnuplot renders the script into a staging folder; both files are renamed into place together.
+int plot(const PlotArgs& a)
+{
+  std::vector<std::string> axes;
+  const std::vector<SweepRow> rows = read_results_csv(a.results, axes);
+  const fs::path prefix =
+      a.out.empty() ? fs::path(a.results).parent_path() / (a.request.y + "-by-" + a.request.x) : fs::path(a.out);
+  const fs::path folder = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
+  check_output_dir(folder.string());
+  const fs::path staging = folder / fmt::format(".plot-{}.tmp", ::getpid());
+  fs::create_directories(staging);
+  const std::string script = gnuplot_script(rows, a.request, (staging / "plot").string());
+  {
+    std::ofstream(staging / "plot.gp") << script;
+  }
+  std::vector<std::string> args{"gnuplot", (staging / "plot.gp").string()};
+  std::vector<char*> argv;
+  for (auto& s : args)
+    argv.push_back(s.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int status = 0;
+  const bool ran = posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ) == 0 &&
+                   ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ran || !fs::exists(staging / "plot.png") || !fs::exists(staging / "plot.svg")) {
+    fs::remove_all(staging);
+    std::cerr << "clustersim: plot failed: gnuplot did not run (make deps installs gnuplot-nox)\n";
+    return 1;
+  }
+  fs::rename(staging / "plot.png", prefix.string() + ".png");
+  fs::rename(staging / "plot.svg", prefix.string() + ".svg");
+  fs::remove_all(staging);
+  std::cout << fmt::format("plot: {}.png and {}.svg\n", prefix.string(), prefix.string());
+  return 0;
+}
+
 } // namespace
 
 std::vector<Command> add_sweep_commands(CLI::App& app)
@@ -272,7 +314,17 @@ std::vector<Command> add_sweep_commands(CLI::App& app)
   auto* merger = app.add_subcommand("merge", "combine the results of sweep shards (--shard I/N) into one folder");
   merger->add_option("folders", *inputs, "sweep output folders")->required();
   merger->add_option("--out", *merged, "merged output folder")->required();
-  return {{cmd, [a] { return sweep(*a); }}, {merger, [inputs, merged] { return merge(*inputs, *merged); }}};
+  auto p = std::make_shared<PlotArgs>();
+  auto* plotter = app.add_subcommand("plot", "plot a metric of sweep results against an axis (PNG and SVG, gnuplot)");
+  plotter->add_option("results", p->results, "results.csv of clustersim sweep")->required();
+  plotter->add_option("--x", p->request.x, "axis on the x axis")->required();
+  plotter->add_option("--y", p->request.y, "metric on the y axis")->required();
+  plotter->add_option("--by", p->request.by, "one series per value of this axis");
+  plotter->add_option("--title", p->request.title, "title (default: METRIC by AXIS)");
+  plotter->add_option("--out", p->out, "file prefix (default: next to the results, METRIC-by-AXIS)");
+  return {{cmd, [a] { return sweep(*a); }},
+          {merger, [inputs, merged] { return merge(*inputs, *merged); }},
+          {plotter, [p] { return plot(*p); }}};
 }
 
 } // namespace cs

@@ -155,3 +155,52 @@ TEST(Sweep, ShardsMergeIntoTheLocalRunsResults)
   for (const auto& d : {s0, s1, merged, local})
     fs::remove_all(d);
 }
+
+namespace {
+// Width and height from a PNG's IHDR chunk (bytes 16-23, big-endian), or {0, 0} when it is not a PNG.
+std::pair<unsigned, unsigned> png_size(const fs::path& p)
+{
+  std::ifstream in(p, std::ios::binary);
+  std::string head(24, '\0');
+  in.read(head.data(), 24);
+  if (head.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0 || head.compare(12, 4, "IHDR") != 0)
+    return {0, 0};
+  auto be = [&](int at) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; ++i)
+      v = v << 8 | static_cast<unsigned char>(head[at + i]);
+    return v;
+  };
+  return {be(16), be(20)};
+}
+} // namespace
+
+TEST(Plot, BarsAndLinesRenderAsPngAndSvg)
+{
+  const fs::path out = fresh_dir("plot");
+  ASSERT_EQ(clustersim("sweep " + src("scenarios/quickstart.yaml") +
+                       " --backend analytical --set workload.iterations=1 --axis workload.batch.micro=2,4 --axis "
+                       "policies.pipeline=1f1b,gpipe --out " +
+                       out.string())
+                .code,
+            0);
+  // Numeric x: lines; text x: bars; both with a series per value of --by.
+  for (const auto& [x, by] : {std::pair<std::string, std::string>{"workload.batch.micro", "policies.pipeline"},
+                              {"policies.pipeline", "workload.batch.micro"}}) {
+    const fs::path prefix = out / ("p-" + x);
+    auto r = clustersim("plot " + (out / "results.csv").string() + " --x " + x + " --y iteration_time_s --by " + by +
+                        " --out " + prefix.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(png_size(prefix.string() + ".png"), (std::pair<unsigned, unsigned>{900, 540}));
+    std::ifstream svg(prefix.string() + ".svg");
+    std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("<svg"), std::string::npos);
+    EXPECT_NE(text.find("width=\"900\" height=\"540\""), std::string::npos);
+    EXPECT_NE(text.find("iteration_time_s"), std::string::npos);
+  }
+  auto bad = clustersim("plot " + (out / "results.csv").string() + " --x nodes --y iteration_time_s");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--x nodes: not an axis"), std::string::npos) << bad.err;
+  EXPECT_EQ(clustersim("plot " + src("scenarios/quickstart.yaml") + " --x a --y b").code, 2);
+  fs::remove_all(out);
+}
