@@ -5,6 +5,7 @@
 #include "sim/cli/output_files.hpp"
 #include "sim/cli/progress_reporter.hpp"
 #include "sim/run/scenario_checks.hpp"
+#include "sim/report/run_plots.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -31,7 +32,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   long long seed = -1;
   std::size_t max_tasks = TaskGraph::kDefaultTaskLimit;
-  bool trace = false, quiet = false;
+  bool trace = false, quiet = false, plots = false;
   std::string replicas = "auto";
 };
 
@@ -46,7 +47,7 @@ int run(RunArgs a)
   const fs::path out_dir = a.out_dir.empty() ? fs::path("out") / s.name : fs::path(a.out_dir);
   check_output_dir(out_dir.string());
   std::optional<ProgressReporter> progress(std::in_place, "clustersim run " + s.name, !a.quiet);
-  const RunResult result = run_scenario(s, RunOptions{a.trace, a.replicas == "one"   ? ReplicaMode::ONE
+  const RunResult result = run_scenario(s, RunOptions{a.trace || a.plots, a.replicas == "one"   ? ReplicaMode::ONE
                                                                : a.replicas == "all" ? ReplicaMode::ALL
                                                                                      : ReplicaMode::AUTO});
   const fs::path& dir = out_dir;
@@ -55,6 +56,9 @@ int run(RunArgs a)
   if (a.trace)
     files.emplace_back("trace.json", result.trace_json);
   files.insert(files.end(), result.files.begin(), result.files.end());
+  if (a.plots)
+    for (auto& f : run_plots(result))
+      files.push_back(std::move(f));
   progress.reset(); // stop the progress line before the summary
   write_output_set(dir.string(), files);
   for (const auto& w : result.warnings) // even with --quiet: the input did something the user may not expect
@@ -115,6 +119,8 @@ std::vector<Command> add_scenario_commands(CLI::App& app)
                    "training: auto | all | one data-parallel replicas simulated (auto: one when the analytical "
                    "backend would build a large graph and the network treats replicas alike; docs/scale.md)")
       ->check(CLI::IsMember({"auto", "all", "one"}));
+  run_cmd->add_flag("--plots", r->plots,
+                    "also draw timeline, utilization, breakdown and (job workloads) jct as PNG and SVG (gnuplot)");
   run_cmd->add_flag("--trace", r->trace, "also write trace.json (Chrome trace-event format, opens in Perfetto)");
   run_cmd->add_flag("--quiet", r->quiet, "do not print the summary");
 

@@ -204,3 +204,22 @@ TEST(Plot, BarsAndLinesRenderAsPngAndSvg)
   EXPECT_EQ(clustersim("plot " + src("scenarios/quickstart.yaml") + " --x a --y b").code, 2);
   fs::remove_all(out);
 }
+
+TEST(Plot, RunPlotsDrawTheTimelineUtilizationBreakdownAndJobTimes)
+{
+  const fs::path train = fresh_dir("runplots"), jobs = fresh_dir("jctplots");
+  ASSERT_EQ(clustersim("run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --plots --out " + train.string()).code,
+            0);
+  for (const char* name : {"timeline", "utilization", "breakdown"}) {
+    EXPECT_EQ(png_size(train / (std::string(name) + ".png")), (std::pair<unsigned, unsigned>{1000, 600})) << name;
+    EXPECT_GT(fs::file_size(train / (std::string(name) + ".svg")), 1000u) << name;
+  }
+  EXPECT_FALSE(fs::exists(train / "trace.json")) << "--plots alone writes no trace";
+  ASSERT_EQ(clustersim("run " + src("scenarios/reference/mapreduce-hit-paper.yaml") +
+                       " --quiet --plots --set workload.mapreduce.synthetic.jobs=10 --out " + jobs.string())
+                .code,
+            0);
+  EXPECT_EQ(png_size(jobs / "jct.png"), (std::pair<unsigned, unsigned>{1000, 600}));
+  fs::remove_all(train);
+  fs::remove_all(jobs);
+}

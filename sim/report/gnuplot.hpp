@@ -1,0 +1,18 @@
+// Renders gnuplot scripts (gnuplot-nox, run as a child process): the one place clustersim draws pictures.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cs {
+
+/** Runs `script` with `{DIR}` replaced by a fresh staging folder and returns the named files it wrote there (name,
+ *  bytes). Throws std::runtime_error when gnuplot is missing or fails, or a file in `expected` is not written. */
+std::vector<std::pair<std::string, std::string>> render_gnuplot(const std::string& script,
+                                                                const std::vector<std::string>& expected);
+
+/** A quoted gnuplot string. */
+std::string gnuplot_quote(const std::string& text);
+
+} // namespace cs
