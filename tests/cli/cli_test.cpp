@@ -584,3 +584,28 @@ TEST(Cli, StageLayersSetThePartitionAndMemoryFollowsTheLoadedDevice)
     EXPECT_NE(e.err.find("workload.parallel.stage_layers"), std::string::npos) << e.err;
   }
 }
+
+TEST(Cli, BucketReductionBesideBackwardSlowsItByTheFrameworksShare)
+{
+  // Issue 19 item 10 for data-parallel buckets: the all-reduce running beside backward takes comm_sm_fraction of the
+  // GPU for as long as it runs, so compute grows by at most that share of the communication time, and not at all
+  // when the framework reduces after backward.
+  auto breakdown = [](const std::string& framework) {
+    fs::path out = fresh_dir("beside");
+    auto r = clustersim("run " + src("scenarios/quickstart.yaml") +
+                        " --backend analytical --quiet --set "
+                        "'workload.framework=" +
+                        framework + "' --out " + out.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    auto b = read_json(out / "report.json").at("breakdown");
+    fs::remove_all(out);
+    return std::make_pair(b.at("compute_s").get<double>(), b.at("communication_s").get<double>());
+  };
+  const auto [free_compute, comm] = breakdown("{name: megatron-core, comm_sm_fraction: 0}");
+  const auto [slowed, comm2] = breakdown("{name: megatron-core, comm_sm_fraction: 0.3}");
+  EXPECT_GT(slowed - free_compute, 0.1 * 0.3 * comm);
+  EXPECT_LE(slowed - free_compute, 0.3 * comm * 1.001);
+  EXPECT_DOUBLE_EQ(comm2, comm);
+  const auto [after, comm3] = breakdown("{name: megatron-core, comm_sm_fraction: 0.3, overlap: after-backward}");
+  EXPECT_NEAR(after, free_compute, 1e-12); // the same kernels, summed in another order
+}

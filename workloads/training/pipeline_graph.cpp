@@ -34,12 +34,12 @@ double segment_seconds(const Segment& s, Pass pass)
   switch (pass) {
   case Pass::FORWARD:
     return s.forward_s;
-  case Pass::BACKWARD:
-    return s.backward_s;
+  case Pass::BACKWARD: // run in pieces only when it reduces gradients as it goes: slowed by the reduction beside it
+    return s.backward_s + s.beside_reduce_s;
   case Pass::BACKWARD_INPUT:
     return s.backward_s - s.weight_s;
   default:
-    return s.weight_s;
+    return s.weight_s + s.beside_reduce_s;
   }
 }
 

@@ -155,6 +155,22 @@ void slow_beside_zero3(PieceTimes& layer, const ModelParams& m, int tp, const Fr
   layer.backward = beside_communication(layer.backward, comm(lp, true), f);
 }
 
+// Data parallelism without ZeRO-3, reducing buckets during backward: the reduction of a segment's gradients (an
+// all-reduce, or ZeRO-1/2's reduce-scatter) runs beside the backward of the segment that runs next (the one before
+// it in forward order) and slows it (ZeRO-3's gathers are priced into the layers by slow_beside_zero3).
+void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams& w, const GroupShape& g)
+{
+  const FrameworkProfile& fw = w.framework;
+  const double r = dtype_bytes(fw.reduce_dtype_for(w.model.dtype));
+  const char* kind = w.parallel.zero >= 1 ? "reduce-scatter" : "all-reduce";
+  for (auto& stage : stages)
+    for (std::size_t i = 1; i < stage.segments.size(); ++i) {
+      Segment& next = stage.segments[i - 1];
+      const double c = choose_collective(kind, "auto", stage.segments[i].params * r, g).seconds;
+      next.beside_reduce_s = beside_communication(next.backward_s, c, fw.comm_sm_fraction) - next.backward_s;
+    }
+}
+
 // The pieces of a transformer and how they are cut into virtual stages.
 struct StageCut {
   PieceTimes layer, head, embedding;
@@ -251,6 +267,8 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.gather_s = scatter_gather ? tp_gather_seconds(m, w.batch.micro, tp, platform) : 0.0;
   for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs)
     out.stages.push_back(cut_stage(m, tp, cut, vs, first_layer));
+  if (shape.dp_group.size() > 1 && w.parallel.zero < 3 && fw.overlap != "after-backward" && fw.comm_sm_fraction > 0)
+    slow_beside_reduction(out.stages, w, group_shape(platform, shape.dp_group));
   const auto stage_layers = out.layers_per_stage;
   const TrainingParams params = w;
   const int dp = shape.dp;

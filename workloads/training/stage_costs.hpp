@@ -24,6 +24,9 @@ struct Segment {
   double weight_s = 0;         // the weight-gradient part of backward_s
   double params = 0;           // parameters on this TP rank
   bool keeps_gathered = false; // ZeRO-3: its parameters stay gathered from its forward to its backward (the head)
+  /** Added to its backward when the pass reduces gradients as it goes (data-parallel buckets during backward): the
+   *  reduction of the segment after it in forward order runs beside it and takes SMs and bandwidth. */
+  double beside_reduce_s = 0;
 };
 
 /** One virtual stage (a model chunk on one device). Totals are summed by the source (a task of a whole pass lasts
