@@ -21,6 +21,8 @@ std::vector<Command> add_catalog_commands(CLI::App& app);
 std::vector<Command> add_calibration_commands(CLI::App& app);
 /** plan */
 std::vector<Command> add_plan_commands(CLI::App& app);
+/** plan-capacity */
+std::vector<Command> add_capacity_commands(CLI::App& app);
 /** sweep */
 std::vector<Command> add_sweep_commands(CLI::App& app);
 /** kernels */

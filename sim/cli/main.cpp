@@ -1,7 +1,7 @@
 // clustersim's command line. Exit 0 ok, 1 a run that failed, 2 bad input (one line file:line:col: message).
 #include "base/input_error.hpp"
-#include "sim/cli/command.hpp"
 #include "base/interrupt.hpp"
+#include "sim/cli/command.hpp"
 #include "sim/run/scenario_run.hpp"
 
 #include <iostream>
@@ -12,8 +12,9 @@ int main(int argc, char** argv)
   app.set_version_flag("--version", std::string("clustersim ") + cs::clustersim_version());
   app.require_subcommand(1);
   std::vector<cs::Command> commands;
-  for (auto* add : {cs::add_scenario_commands, cs::add_plan_commands, cs::add_kernels_commands,
-                    cs::add_catalog_commands, cs::add_calibration_commands, cs::add_sweep_commands})
+  for (auto* add :
+       {cs::add_scenario_commands, cs::add_plan_commands, cs::add_kernels_commands, cs::add_catalog_commands,
+        cs::add_calibration_commands, cs::add_sweep_commands, cs::add_capacity_commands})
     for (auto& c : add(app))
       commands.push_back(std::move(c));
   try {

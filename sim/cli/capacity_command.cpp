@@ -1,0 +1,138 @@
+// `clustersim plan-capacity`: the cheapest GPU type and count (with its best parallel plan) that trains a token
+// budget within a target, the cost-versus-time frontier as a table, frontier.csv and a plot.
+#include "sim/cli/command.hpp"
+#include "sim/cli/output_files.hpp"
+
+#include "base/input_error.hpp"
+#include "sim/plan/capacity.hpp"
+#include "sim/plan/gpu_prices.hpp"
+#include "sim/report/gnuplot.hpp"
+#include "sim/run/scenario_checks.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <iostream>
+
+namespace cs {
+namespace {
+
+struct CapacityArgs {
+  std::string scenario, target, out_dir;
+  double tokens = 0;
+  std::vector<std::string> devices, prices, sets;
+  int min_gpus = 0, max_gpus = 1024;
+};
+
+std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
+{
+  std::string out = "device,gpus,planned,dp,tp,pp,micro,schedule,recompute,zero,usd_per_gpu_hour,tokens_per_s,"
+                    "time_to_train_days,cost_usd,on_frontier,meets_target\n";
+  for (const auto& c : cs)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.4f},{:.6g},{:.6g},{:.6g},{},{}\n", c.device, c.gpus,
+                       c.planned ? 1 : 0, c.plan.dp, c.plan.tp, c.plan.pp, c.plan.micro, c.plan.schedule,
+                       c.plan.recompute, c.plan.zero, c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400,
+                       c.cost_usd, c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0);
+  return out;
+}
+
+std::string frontier_plot(const std::vector<CapacityCandidate>& cs, const CapacityArgs& a)
+{
+  std::vector<std::string> devices;
+  for (const auto& c : cs)
+    if (c.planned && std::find(devices.begin(), devices.end(), c.device) == devices.end())
+      devices.push_back(c.device);
+  std::string data, plot = "plot ";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    data += fmt::format("$d{} << EOD\n", i);
+    for (const auto& c : cs)
+      if (c.planned && c.device == devices[i])
+        data += fmt::format("{:.6g} {:.6g} \"{}\"\n", c.time_to_train_s / 86400, c.cost_usd, c.gpus);
+    data += "EOD\n";
+    plot += fmt::format("$d{0} using 1:2 with linespoints pt 7 title {1}, $d{0} using 1:2:3 with labels offset 0,1 "
+                        "notitle{2}",
+                        i, gnuplot_quote(devices[i]), i + 1 < devices.size() ? ", " : "\n");
+  }
+  const std::string body = fmt::format("set title {}\nset xlabel \"days to train\"\nset ylabel \"cost (USD)\"\n"
+                                       "set logscale xy\nset grid\nset key outside right\n",
+                                       gnuplot_quote(fmt::format("Cost and time to train {:.3g} tokens "
+                                                                 "(labels: GPUs)",
+                                                                 a.tokens)));
+  return data + "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/frontier.png\"\n" + body + plot +
+         "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/frontier.svg\"\nreplot\nset output\n";
+}
+
+int plan_capacity_command(const CapacityArgs& a)
+{
+  Scenario base = load_scenario(a.scenario, a.sets);
+  check_scenario(base);
+  CapacityOptions o;
+  o.tokens = a.tokens;
+  o.devices = a.devices;
+  o.min_gpus = a.min_gpus;
+  o.max_gpus = a.max_gpus;
+  o.target = parse_capacity_target(a.target);
+  for (const auto& p : a.prices) {
+    const auto eq = p.find('=');
+    char* end = nullptr;
+    const double usd = eq == std::string::npos ? 0 : std::strtod(p.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || !(usd > 0) || !std::isfinite(usd) || *end != '\0')
+      throw InputError("<command line>", 1, 1, "--price " + p + ": expected DEVICE=USD_PER_GPU_HOUR");
+    o.prices[p.substr(0, eq)] = usd;
+  }
+  if (!a.out_dir.empty())
+    check_output_dir(a.out_dir);
+  const auto candidates = plan_capacity(base, o);
+  std::cout << fmt::format("clustersim plan-capacity — {}: {:.3g} tokens, target {}\n", base.name, a.tokens, a.target);
+  std::cout << fmt::format("  {:<16} {:>6}  {:<26} {:>9} {:>12} {:>10} {:>14}  {}\n", "device", "GPUs",
+                           "plan (dp tp pp micro)", "$/GPU-h", "tokens/s", "days", "cost (USD)", "");
+  const CapacityCandidate* best = nullptr;
+  for (const auto& c : candidates) {
+    if (!c.planned) {
+      std::cout << fmt::format("  {:<16} {:>6}  no plan fits\n", c.device, c.gpus);
+      continue;
+    }
+    if (c.meets_target && (!best || c.cost_usd < best->cost_usd))
+      best = &c;
+    std::cout << fmt::format("  {:<16} {:>6}  {:<26} {:>9.3f} {:>12.4g} {:>10.3g} {:>14.4g}  {}{}\n", c.device, c.gpus,
+                             fmt::format("{} {} {} {}{}", c.plan.dp, c.plan.tp, c.plan.pp, c.plan.micro,
+                                         c.plan.zero ? fmt::format(" zero{}", c.plan.zero) : ""),
+                             c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd,
+                             c.on_frontier ? "frontier" : "", c.meets_target ? " meets target" : "");
+  }
+  if (best)
+    std::cout << fmt::format("  cheapest meeting the target: {} x {} (dp {} tp {} pp {}), {:.3g} days, ${:.4g}\n",
+                             best->gpus, best->device, best->plan.dp, best->plan.tp, best->plan.pp,
+                             best->time_to_train_s / 86400, best->cost_usd);
+  else
+    std::cout << "  no configuration meets the target (raise --max-gpus or relax it)\n";
+  if (!a.out_dir.empty()) {
+    auto files = render_gnuplot(frontier_plot(candidates, a), {"frontier.png", "frontier.svg"});
+    files.emplace_back("frontier.csv", frontier_csv(candidates));
+    write_output_set(a.out_dir, files);
+    std::cout << fmt::format("  outputs   {}/ (frontier.csv, frontier.png, frontier.svg)\n", a.out_dir);
+  }
+  return best ? 0 : 1;
+}
+
+} // namespace
+
+std::vector<Command> add_capacity_commands(CLI::App& app)
+{
+  auto a = std::make_shared<CapacityArgs>();
+  auto* cmd = app.add_subcommand("plan-capacity", "the cheapest GPU type and count (with its best parallel plan) "
+                                                  "that trains --tokens within --target");
+  cmd->add_option("scenario", a->scenario, "transformer-training scenario (its model, batch and node shape)")
+      ->required();
+  cmd->add_option("--tokens", a->tokens, "token budget to train")->required()->check(CLI::Range(1.0, 1e16));
+  cmd->add_option("--target", a->target, "e.g. time_to_train_days<=30, tokens_per_s>=1e6, cost_usd<=5e5")->required();
+  cmd->add_option("--devices", a->devices, "candidate GPUs (default: every GPU in the price table)")->delimiter(',');
+  cmd->add_option("--price", a->prices, "DEVICE=USD per GPU-hour, overriding or adding to the table (repeatable)");
+  cmd->add_option("--min-gpus", a->min_gpus, "smallest cluster tried (default one node)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-gpus", a->max_gpus, "largest cluster tried (default 1024)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--set", a->sets, "override a key of the scenario (repeatable)");
+  cmd->add_option("--out", a->out_dir, "also write frontier.csv and frontier.png/svg");
+  return {{cmd, [a] { return plan_capacity_command(*a); }}};
+}
+
+} // namespace cs

@@ -1,0 +1,115 @@
+#include "sim/plan/capacity.hpp"
+
+#include "base/input_error.hpp"
+#include "models/cost/device_profile.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "sim/plan/gpu_prices.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace cs {
+
+CapacityTarget parse_capacity_target(const std::string& text)
+{
+  static const std::vector<std::string> metrics{"time_to_train_days", "time_to_train_hours", "tokens_per_s",
+                                                "cost_usd"};
+  CapacityTarget t;
+  const auto op = text.find_first_of("<>");
+  if (op == std::string::npos || op + 1 >= text.size() || text[op + 1] != '=')
+    throw InputError("<command line>", 1, 1, "--target " + text + ": expected METRIC<=VALUE or METRIC>=VALUE");
+  t.metric = text.substr(0, op);
+  t.at_most = text[op] == '<';
+  if (std::find(metrics.begin(), metrics.end(), t.metric) == metrics.end())
+    throw InputError("<command line>", 1, 1,
+                     "--target " + text + ": unknown metric '" + t.metric +
+                         "' (time_to_train_days, time_to_train_hours, tokens_per_s, cost_usd)");
+  char* end = nullptr;
+  const std::string number = text.substr(op + 2);
+  t.value = std::strtod(number.c_str(), &end);
+  if (number.empty() || *end != '\0' || !std::isfinite(t.value) || t.value <= 0)
+    throw InputError("<command line>", 1, 1, "--target " + text + ": the value must be a positive number");
+  return t;
+}
+
+double CapacityCandidate::metric(const std::string& name) const
+{
+  if (name == "time_to_train_days")
+    return time_to_train_s / 86400;
+  if (name == "time_to_train_hours")
+    return time_to_train_s / 3600;
+  if (name == "tokens_per_s")
+    return tokens_per_s;
+  return cost_usd;
+}
+
+std::vector<CapacityCandidate> plan_capacity(const Scenario& base, const CapacityOptions& o)
+{
+  std::map<std::string, double> prices;
+  for (const auto& p : gpu_prices())
+    prices[p.device] = p.usd_per_gpu_hour;
+  for (const auto& [d, usd] : o.prices)
+    prices[d] = usd;
+  std::vector<std::string> devices = o.devices;
+  if (devices.empty())
+    for (const auto& [d, usd] : prices)
+      devices.push_back(d);
+  const auto* training = dynamic_cast<const TrainingWorkload*>(base.workload.get());
+  if (!training || !training->params.model.graph.empty())
+    throw base.source.error_at("workload.kind", "plan-capacity needs a transformer-training scenario (not a layer "
+                                                "graph)");
+  const auto& w = training->params;
+  const double tokens_per_iteration = double(w.batch.global) * w.model.seq;
+  std::vector<CapacityCandidate> out;
+  for (const auto& device : devices) {
+    const DeviceSpec* spec = DeviceCatalog::builtin().find(device);
+    if (!spec || spec->kind != "gpu" || !builtin_profile(device))
+      throw InputError("<command line>", 1, 1, "--devices: '" + device + "' is not a GPU with a shipped profile");
+    if (!prices.count(device))
+      throw InputError("<command line>", 1, 1,
+                       "no price for " + device + ": give one with --price " + device + "=USD_PER_GPU_HOUR");
+    Scenario s = base; // the same shape of node (GPUs per node, NICs), on this device
+    s.cluster.device = device;
+    s.cluster.profile.clear();
+    s.cluster.intra_node.bandwidth.value = 0; // the device's own links
+    s.cluster.intra_node.nvls = s.cluster.intra_node.nvls && spec->nvls;
+    const int per_node = s.cluster.gpus_per_node;
+    for (int gpus = std::max(o.min_gpus, per_node); gpus <= o.max_gpus; gpus *= 2) {
+      CapacityCandidate c;
+      c.device = device;
+      c.gpus = gpus;
+      c.usd_per_gpu_hour = prices[device];
+      PlanOptions po;
+      po.gpus = gpus;
+      po.top = 1;
+      try {
+        const PlanSearch search = search_plans(s, po);
+        if (!search.best.empty()) {
+          c.planned = true;
+          c.plan = search.best.front();
+          c.tokens_per_s = tokens_per_iteration / c.plan.iteration_s;
+          c.time_to_train_s = o.tokens / c.tokens_per_s;
+          c.cost_usd = gpus * c.usd_per_gpu_hour * c.time_to_train_s / 3600;
+        }
+      } catch (const std::invalid_argument&) {
+        // no plan for this count (e.g. the batch does not divide): left unplanned
+      }
+      out.push_back(c);
+    }
+  }
+  for (auto& c : out) {
+    if (!c.planned)
+      continue;
+    const double v = c.metric(o.target.metric);
+    c.meets_target = o.target.at_most ? v <= o.target.value : v >= o.target.value;
+    c.on_frontier = std::none_of(out.begin(), out.end(), [&](const CapacityCandidate& d) {
+      return d.planned && d.cost_usd <= c.cost_usd && d.time_to_train_s <= c.time_to_train_s &&
+             (d.cost_usd < c.cost_usd || d.time_to_train_s < c.time_to_train_s);
+    });
+  }
+  return out;
+}
+
+} // namespace cs

@@ -1,0 +1,45 @@
+// Capacity planning: the cheapest cluster (GPU type and count, with its best parallel plan) that meets a target
+// such as a time to train a token budget.
+#pragma once
+
+#include "sim/plan/planner.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/** "metric<=value" or "metric>=value" over the candidate metrics below. */
+struct CapacityTarget {
+  std::string metric; // time_to_train_days | time_to_train_hours | tokens_per_s | cost_usd
+  bool at_most = true;
+  double value = 0;
+};
+/** Parses a target; InputError at the command line for an unknown metric or a malformed one. */
+CapacityTarget parse_capacity_target(const std::string& text);
+
+struct CapacityOptions {
+  double tokens = 0;                    // the token budget to train
+  std::vector<std::string> devices;     // candidates; empty = every priced GPU with a shipped profile
+  std::map<std::string, double> prices; // USD per GPU-hour overrides and additions
+  int min_gpus = 0, max_gpus = 1024;    // counts tried: whole nodes, doubling from min (0 = one node)
+  CapacityTarget target;
+};
+
+struct CapacityCandidate {
+  std::string device;
+  int gpus = 0;
+  bool planned = false; // some plan fits in memory
+  Plan plan;            // the fastest one
+  double usd_per_gpu_hour = 0;
+  double tokens_per_s = 0, time_to_train_s = 0, cost_usd = 0;
+  bool meets_target = false, on_frontier = false; // frontier: no other candidate is both cheaper and faster
+  double metric(const std::string& name) const;
+};
+
+/** Every (device, GPU count) tried, in that order, with the frontier and the target marked. Throws InputError for a
+ *  device without a price or profile, std::invalid_argument for a scenario the planner cannot take. */
+std::vector<CapacityCandidate> plan_capacity(const Scenario& base, const CapacityOptions& options);
+
+} // namespace cs

@@ -1,0 +1,68 @@
+// clustersim plan-capacity: the cheapest (GPU type, count, plan) meeting a target, the frontier, bad input.
+#include "sim/plan/capacity.hpp"
+#include "tests/cli/run_cli.hpp"
+
+#include "base/input_error.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+cs::testing::CliResult clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
+} // namespace
+
+TEST(Capacity, TargetsParseAndRefuseNonsense)
+{
+  auto t = cs::parse_capacity_target("time_to_train_days<=30");
+  EXPECT_EQ(t.metric, "time_to_train_days");
+  EXPECT_TRUE(t.at_most);
+  EXPECT_EQ(t.value, 30);
+  EXPECT_FALSE(cs::parse_capacity_target("tokens_per_s>=1e6").at_most);
+  for (const char* bad :
+       {"days<=3", "time_to_train_days<3", "time_to_train_days<=", "cost_usd<=-1", "cost_usd<=abc", "cost_usd"})
+    EXPECT_THROW(cs::parse_capacity_target(bad), cs::InputError) << bad;
+}
+
+TEST(Capacity, CheapestConfigurationMeetingTheTargetAndItsFrontier)
+{
+  const fs::path out = fs::temp_directory_path() / ("cs_capacity_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string base = "plan-capacity " + src("scenarios/quickstart.yaml") +
+                           " --set workload.model.layers=4 --set workload.iterations=1 --tokens 1e10 "
+                           "--devices h100-sxm5,h200-sxm --max-gpus 16 ";
+  auto r = clustersim(base + "--target 'time_to_train_days<=1' --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("cheapest meeting the target: 8 x "), std::string::npos) << r.out;
+  std::ifstream csv(out / "frontier.csv");
+  int rows = 0, frontier = 0;
+  for (std::string line; std::getline(csv, line); ++rows)
+    frontier += rows > 0 && line.find(",1,1") != std::string::npos;
+  EXPECT_EQ(rows, 5); // header, 2 devices x {8, 16} GPUs
+  EXPECT_GE(frontier, 1);
+  EXPECT_GT(fs::file_size(out / "frontier.png"), 1000u);
+  // Twice the GPUs cannot be cheaper than half the time it saves is worth here: a tight time target needs 16.
+  auto tight = clustersim(base + "--target 'time_to_train_days<=0.035'");
+  EXPECT_EQ(tight.code, 0) << tight.out;
+  EXPECT_NE(tight.out.find("cheapest meeting the target: 16 x "), std::string::npos) << tight.out;
+  // A target nothing meets: exit 1 and says so.
+  auto none = clustersim(base + "--target 'time_to_train_hours<=0.001'");
+  EXPECT_EQ(none.code, 1);
+  EXPECT_NE(none.out.find("no configuration meets the target"), std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST(Capacity, BadInputExitsTwo)
+{
+  const std::string base = "plan-capacity " + src("scenarios/quickstart.yaml") + " --tokens 1e10 ";
+  for (const std::string& args :
+       {base + "--target 'days<=1'", base + "--target 'cost_usd<=1' --price h100-sxm5=abc",
+        base + "--target 'cost_usd<=1' --devices a100-sxm4-80gb", base + "--target 'cost_usd<=1' --devices cpu-node",
+        "plan-capacity " + src("scenarios/reference/nccl-h100-ring.yaml") + " --tokens 1e10 --target 'cost_usd<=1'"}) {
+    auto r = clustersim(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  }
+}
