@@ -8,6 +8,7 @@
 #include "sim/plan/gpu_prices.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_checks.hpp"
+#include "workloads/training/training_workload.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
   return out;
 }
 
-std::string frontier_plot(const std::vector<CapacityCandidate>& cs, const CapacityArgs& a)
+std::string frontier_plot(const std::vector<CapacityCandidate>& cs, double tokens)
 {
   std::vector<std::string> devices;
   for (const auto& c : cs)
@@ -56,7 +57,7 @@ std::string frontier_plot(const std::vector<CapacityCandidate>& cs, const Capaci
                                        "set logscale xy\nset grid\nset key outside right\n",
                                        gnuplot_quote(fmt::format("Cost and time to train {:.3g} tokens "
                                                                  "(labels: GPUs)",
-                                                                 a.tokens)));
+                                                                 tokens)));
   return data + "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/frontier.png\"\n" + body + plot +
          "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/frontier.svg\"\nreplot\nset output\n";
 }
@@ -67,6 +68,10 @@ int plan_capacity_command(const CapacityArgs& a)
   check_scenario(base);
   CapacityOptions o;
   o.tokens = a.tokens;
+  if (const auto* t = dynamic_cast<const TrainingWorkload*>(base.workload.get()); t && o.tokens <= 0)
+    o.tokens = t->params.tokens;
+  if (!(o.tokens > 0))
+    throw InputError("<command line>", 1, 1, "plan-capacity needs a token budget: --tokens N or workload.tokens");
   o.devices = a.devices;
   o.min_gpus = a.min_gpus;
   o.max_gpus = a.max_gpus;
@@ -82,8 +87,7 @@ int plan_capacity_command(const CapacityArgs& a)
   if (!a.out_dir.empty())
     check_output_dir(a.out_dir);
   const auto candidates = plan_capacity(base, o);
-  std::cout << fmt::format("clustersim plan-capacity — {}: {:.3g} tokens, target {}\n", base.name, a.tokens,
-                           a.target);
+  std::cout << fmt::format("clustersim plan-capacity — {}: {:.3g} tokens, target {}\n", base.name, o.tokens, a.target);
   std::cout << fmt::format("  {:<16} {:>6}  {:<26} {:>9} {:>12} {:>10} {:>14}  {}\n", "device", "GPUs",
                            "plan (dp tp pp micro)", "$/GPU-h", "tokens/s", "days", "cost (USD)", "");
   const CapacityCandidate* best = nullptr;
@@ -107,7 +111,7 @@ int plan_capacity_command(const CapacityArgs& a)
   else
     std::cout << "  no configuration meets the target (raise --max-gpus or relax it)\n";
   if (!a.out_dir.empty()) {
-    auto files = render_gnuplot(frontier_plot(candidates, a), {"frontier.png", "frontier.svg"});
+    auto files = render_gnuplot(frontier_plot(candidates, o.tokens), {"frontier.png", "frontier.svg"});
     files.emplace_back("frontier.csv", frontier_csv(candidates));
     write_output_set(a.out_dir, files);
     std::cout << fmt::format("  outputs   {}/ (frontier.csv, frontier.png, frontier.svg)\n", a.out_dir);
@@ -124,7 +128,8 @@ std::vector<Command> add_capacity_commands(CLI::App& app)
                                                   "that trains --tokens within --target");
   cmd->add_option("scenario", a->scenario, "transformer-training scenario (its model, batch and node shape)")
       ->required();
-  cmd->add_option("--tokens", a->tokens, "token budget to train")->required()->check(CLI::Range(1.0, 1e16));
+  cmd->add_option("--tokens", a->tokens, "token budget to train (default: the scenario's workload.tokens)")
+      ->check(CLI::Range(1.0, 1e16));
   cmd->add_option("--target", a->target, "e.g. time_to_train_days<=30, tokens_per_s>=1e6, cost_usd<=5e5")->required();
   cmd->add_option("--devices", a->devices, "candidate GPUs (default: every GPU in the price table)")->delimiter(',');
   cmd->add_option("--price", a->prices, "DEVICE=USD per GPU-hour, overriding or adding to the table (repeatable)");

@@ -66,3 +66,24 @@ TEST(Capacity, BadInputExitsTwo)
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
   }
 }
+
+TEST(Capacity, TheScenariosTokenBudgetIsATimeToTrainMetric)
+{
+  const fs::path out = fs::temp_directory_path() / ("cs_tokens_" + std::to_string(::getpid()));
+  auto r = clustersim("run " + src("scenarios/quickstart.yaml") +
+                      " --backend analytical --quiet --set workload.iterations=1 --set workload.tokens=1e12 --out " +
+                      out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(out / "report.json");
+  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("\"time_to_train_s\""), std::string::npos);
+  fs::remove_all(out);
+  // plan-capacity takes the budget from the scenario when --tokens is not given, and needs one.
+  const std::string base = "plan-capacity " + src("scenarios/quickstart.yaml") +
+                           " --set workload.model.layers=4 --devices h100-sxm5 --max-gpus 8 --target "
+                           "'time_to_train_days<=1'";
+  auto with = clustersim(base + " --set workload.tokens=1e10");
+  EXPECT_EQ(with.code, 0) << with.err;
+  EXPECT_NE(with.out.find("1e+10 tokens"), std::string::npos) << with.out;
+  EXPECT_EQ(clustersim(base).code, 2);
+}

@@ -57,11 +57,15 @@ void read_training(ObjectReader& r, TrainingParams& w)
       .field("gradient_bucket", w.gradient_bucket, "gradient bucket size for data-parallel all-reduce")
       .field("memory_reserve", w.memory_reserve,
              "share of GPU memory kept for the CUDA context and the allocator's fragmentation (fits_in_memory and "
-             "the planner's budget)");
+             "the planner's budget)")
+      .field("tokens", w.tokens,
+             "token budget to train: the report adds time_to_train_s (and plan-capacity uses it; 0 = none)");
   r.require_positive("iterations", w.iterations);
   r.require_at_most("iterations", w.iterations, kMaxIterations);
   r.require_positive("gradient_bucket", w.gradient_bucket.value);
   r.require(w.memory_reserve >= 0 && w.memory_reserve < 1, "memory_reserve", "memory_reserve must be in [0, 1)");
+  r.require_non_negative("tokens", w.tokens);
+  r.require_at_most("tokens", w.tokens, 1e16);
 }
 
 } // namespace cs

@@ -37,6 +37,7 @@ struct TrainingParams {
   // Share of each GPU's memory the model's bytes may not use: the CUDA context and NCCL's buffers (1-2 GB) and the
   // caching allocator's fragmentation (reserved but unusable blocks).
   double memory_reserve = 0.05;
+  double tokens = 0; // a token budget: the report adds time_to_train_s (0 = none)
 };
 
 /** Reads the training keys of `workload:` (model, batch, parallel, iterations, gradient_bucket). */

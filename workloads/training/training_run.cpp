@@ -192,6 +192,8 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(w.model.dtype);
   if (pipelined)
     add_stage_breakdown(metrics, w, training, dp);
+  if (w.tokens > 0) // the budget at this step's rate
+    metrics.metrics["time_to_train_s"] = w.tokens / metrics.metrics.at("tokens_per_s");
   metrics.metrics["peak_memory_bytes"] = memory.total();
   metrics.metrics["memory_capacity_bytes"] = device.memory_bytes;
   metrics.flags["fits_in_memory"] = memory.total() <= (1 - w.memory_reserve) * device.memory_bytes;
