@@ -87,7 +87,8 @@ int plan_capacity_command(const CapacityArgs& a)
   if (!a.out_dir.empty())
     check_output_dir(a.out_dir);
   const auto candidates = plan_capacity(base, o);
-  std::cout << fmt::format("clustersim plan-capacity — {}: {:.3g} tokens, target {}\n", base.name, o.tokens, a.target);
+  std::cout << fmt::format("clustersim plan-capacity for {}: {:.3g} tokens, target {}\n", base.name, o.tokens,
+                           a.target);
   std::cout << fmt::format("  {:<16} {:>6}  {:<26} {:>9} {:>12} {:>10} {:>14}  {}\n", "device", "GPUs",
                            "plan (dp tp pp micro)", "$/GPU-h", "tokens/s", "days", "cost (USD)", "");
   const CapacityCandidate* best = nullptr;
