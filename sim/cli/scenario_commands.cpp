@@ -8,6 +8,7 @@
 #include "sim/report/run_plots.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/sweep/sweep_spec.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -24,6 +25,8 @@ Scenario load_checked(const std::string& path, const std::vector<std::string>& s
 {
   Scenario s = load_scenario(path, sets);
   check_scenario(s);
+  SweepSpec sweep; // run ignores a sweep: block, but a malformed one is still bad input
+  read_sweep_block(sweep, s.sweep, path);
   return s;
 }
 

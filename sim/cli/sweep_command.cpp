@@ -170,10 +170,10 @@ int sweep(const SweepArgs& a)
   if (!a.by.empty() && std::find(axes.begin(), axes.end(), a.by) == axes.end())
     throw InputError("<command line>", 1, 1, "--by " + a.by + ": not an axis of this sweep");
   const fs::path out = a.out_dir.empty() ? fs::path("out") / (s.name + "-sweep") : fs::path(a.out_dir);
+  const auto [shard, shards] = parse_shard(a.shard);
   check_output_dir(out.string());
   fs::create_directories(out / "runs");
   std::map<std::string, SweepRow> rows = previous_rows(out / "results.jsonl");
-  const auto [shard, shards] = parse_shard(a.shard);
   std::vector<SweepVariant> mine;
   for (const auto& v : variants)
     if (v.index % shards == shard)
