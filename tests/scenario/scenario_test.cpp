@@ -214,6 +214,15 @@ TEST(Scenario, MalformedSetOverride)
             "--set:1:1: 'cluster.nodes[x]=1': 'nodes[x]': a list index is [N] with N a whole number");
 }
 
+TEST(Scenario, ACheckOverSeveralKeysBlamesTheOneAnOverrideGave)
+{
+  // The batch check involves global, dp and micro: an override of micro is blamed, not the file's global.
+  EXPECT_EQ(error_of(kValid, {"workload.batch.micro=3"}).substr(0, 35), "--set:1:1: workload.batch.micro=3: ");
+  EXPECT_EQ(error_of(kValid, {"cluster.nodes=1", "workload.batch.global=12"}).substr(0, 37),
+            "--set:1:2: workload.batch.global=12: ");
+  EXPECT_EQ(error_of(kValid, {"cluster.nodes=3"}).rfind("F:", 0), 0u) << "no key of the check was overridden";
+}
+
 TEST(Scenario, SetOverridesListElements)
 {
   std::string levels = kValid;

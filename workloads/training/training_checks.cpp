@@ -15,6 +15,29 @@ std::string pipeline_schedule_name(const TrainingParams& w, const PolicySelectio
 
 namespace {
 
+// Of the keys a check involves, the first one a --set override gave (so the error blames what the user just
+// typed), else the last one.
+std::string blamed_key(const WorkloadEnv& env, std::initializer_list<const char*> keys)
+{
+  for (const char* key : keys) {
+    YAML::Node node;
+    node.reset(env.source->resolved());
+    std::string path = key;
+    bool found = true;
+    for (std::size_t start = 0; found && start <= path.size();) {
+      const std::size_t dot = path.find('.', start);
+      const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      found = node.IsMap() && node[part].IsDefined();
+      if (found)
+        node.reset(node[part]); // rebinds (operator= would overwrite the document)
+      start = dot == std::string::npos ? path.size() + 1 : dot + 1;
+    }
+    if (found && env.source->info()->override_of(node) >= 0)
+      return key;
+  }
+  return *(keys.end() - 1);
+}
+
 // A layer graph is cut into one stage per device.
 void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
 {
@@ -116,7 +139,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
         p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
         fmt::format("dp x tp x pp = {} x {} x {} is larger than the cluster's {} GPUs", dp, p.tp, p.pp, gpus));
   if (static_cast<long long>(dp) * w.batch.micro > w.batch.global || w.batch.global % (dp * w.batch.micro) != 0)
-    throw env.error_at("workload.batch.global",
+    throw env.error_at(blamed_key(env, {"workload.batch.micro", "workload.parallel.dp", "workload.batch.global"}),
                        fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
                                    "= {} per step",
                                    w.batch.global, dp, w.batch.micro, static_cast<long long>(dp) * w.batch.micro));
