@@ -19,7 +19,11 @@ cp tests/corpus/cases/*.yaml "$seeds/scenario/" 2>/dev/null || true
 printf 'cluster.nodes=4\nworkload.parallel.tp=2' >"$seeds/set/a"
 printf 'cluster.network.levels[0].oversubscription=2' >"$seeds/set/b"
 printf 'workload.model={layers: 4, hidden: 512}' >"$seeds/set/c"
-for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h; do printf '%s' "$u" >"$seeds/units/$u" 2>/dev/null || true; done
+i=0
+for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h; do
+  printf '%s' "$u" >"$seeds/units/$i"
+  i=$((i + 1))
+done
 cp calibrate/profiles/*.json "$seeds/profile/"
 cp calibrate/measurements/*.json "$seeds/measurements/"
 { printf s; head -c 4000 traces/samples/swim/FB-2009_samples_24_times_1hr_0.tsv; } >"$seeds/trace/swim"
@@ -31,8 +35,8 @@ for t in "${targets[@]}"; do
   found=tests/corpus/fuzz-regressions/$t
   mkdir -p "$found" "$build/fuzz-corpus/$t"
   echo "fuzz_$t: $seconds s"
-  "$build/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$found/" \
-    -print_final_stats=1 "$build/fuzz-corpus/$t" "$seeds/$t" 2>"$build/fuzz_$t.log" || status=1
+  "$build/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$found/" \
+    -print_final_stats=1 "$build/fuzz-corpus/$t" "$seeds/$t" >"$build/fuzz_$t.log" 2>&1 || status=1
   grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$build/fuzz_$t.log" | tr '\n' ' '
   echo
 done

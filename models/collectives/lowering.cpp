@@ -36,6 +36,19 @@ private:
   std::map<std::pair<int, std::string>, int> by_name_;
 };
 
+CollectiveRequest request_of(const CollectiveSpec& c, const std::vector<int>& ready)
+{
+  CollectiveRequest req;
+  req.kind = c.kind;
+  req.algorithm = c.algorithm;
+  req.hosts = c.hosts;
+  req.bytes = c.bytes;
+  req.root = c.root;
+  req.ready = ready;
+  req.labels = c.labels;
+  return req;
+}
+
 struct Lowering {
   const TaskGraph& in;
   const PlatformSpec& platform;
@@ -116,14 +129,7 @@ struct Lowering {
         }
       return;
     }
-    CollectiveRequest req;
-    req.kind = c.kind;
-    req.algorithm = c.algorithm;
-    req.hosts = c.hosts;
-    req.bytes = c.bytes;
-    req.root = c.root;
-    req.ready = ready;
-    req.labels = c.labels;
+    const CollectiveRequest req = request_of(c, ready);
     auto it = pools.find(c.streams);
     if (it == pools.end())
       it = pools.emplace(c.streams, existing.pool(out, c.streams)).first;
@@ -140,14 +146,7 @@ struct Lowering {
       return it->second;
     TaskGraph scratch;
     StreamPool pool(scratch, "comm");
-    CollectiveRequest req;
-    req.kind = c.kind;
-    req.algorithm = c.algorithm;
-    req.hosts = c.hosts;
-    req.bytes = c.bytes;
-    req.root = c.root;
-    req.ready.assign(c.hosts.size(), -1);
-    expand_collective(scratch, pool, platform, req, choice);
+    expand_collective(scratch, pool, platform, request_of(c, std::vector<int>(c.hosts.size(), -1)), choice);
     const auto& topo = platform.topology;
     Traffic sum;
     sum.tasks = static_cast<double>(scratch.size());

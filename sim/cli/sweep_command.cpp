@@ -5,6 +5,7 @@
 #include "sim/cli/output_files.hpp"
 
 #include "base/input_error.hpp"
+#include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/sweep_plot.hpp"
@@ -257,31 +258,14 @@ int plot(const PlotArgs& a)
   const std::vector<SweepRow> rows = read_results_csv(a.results, axes);
   const fs::path prefix =
       a.out.empty() ? fs::path(a.results).parent_path() / (a.request.y + "-by-" + a.request.x) : fs::path(a.out);
-  const fs::path folder = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
-  check_output_dir(folder.string());
-  const fs::path staging = folder / fmt::format(".plot-{}.tmp", ::getpid());
-  fs::create_directories(staging);
-  const std::string script = gnuplot_script(rows, a.request, (staging / "plot").string());
-  {
-    std::ofstream(staging / "plot.gp") << script;
+  check_output_dir(prefix.has_parent_path() ? prefix.parent_path().string() : ".");
+  // Not write_output_set: the pictures go beside a sweep's results, whose output set they must not replace.
+  for (auto& [name, bytes] : render_gnuplot(gnuplot_script(rows, a.request, "{DIR}/plot"), {"plot.png", "plot.svg"})) {
+    const fs::path target = prefix.string() + name.substr(name.find('.'));
+    const fs::path tmp = target.string() + ".tmp";
+    std::ofstream(tmp, std::ios::binary) << bytes;
+    fs::rename(tmp, target);
   }
-  std::vector<std::string> args{"gnuplot", (staging / "plot.gp").string()};
-  std::vector<char*> argv;
-  for (auto& s : args)
-    argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  int status = 0;
-  const bool ran = posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ) == 0 &&
-                   ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!ran || !fs::exists(staging / "plot.png") || !fs::exists(staging / "plot.svg")) {
-    fs::remove_all(staging);
-    std::cerr << "clustersim: plot failed: gnuplot did not run (make deps installs gnuplot-nox)\n";
-    return 1;
-  }
-  fs::rename(staging / "plot.png", prefix.string() + ".png");
-  fs::rename(staging / "plot.svg", prefix.string() + ".svg");
-  fs::remove_all(staging);
   std::cout << fmt::format("plot: {}.png and {}.svg\n", prefix.string(), prefix.string());
   return 0;
 }
