@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <limits>
 #include <map>
+#include <sstream>
+#include <yaml-cpp/eventhandler.h>
 
 namespace cs {
 
@@ -338,23 +340,46 @@ void check_yaml_node(const YAML::Node& n, const std::string& file, long& budget)
   }
 }
 
+// Records where documents start, and nothing else (to count them without building nodes).
+class DocumentMarks : public YAML::EventHandler {
+public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 } // namespace
 
 YAML::Node load_yaml_document(const std::string& text, const std::string& file)
 {
-  std::vector<YAML::Node> docs;
+  YAML::Node root;
+  YAML::Mark second = YAML::Mark::null_mark();
+  bool has_second = false;
   try {
-    docs = YAML::LoadAll(text);
+    root = YAML::Load(text);
+    // A second document, looked for with at most two parser steps: yaml-cpp's LoadAll can loop forever on
+    // malformed input (found by fuzz_scenario: a document starting with ',').
+    std::istringstream stream(text);
+    YAML::Parser parser(stream);
+    DocumentMarks marks;
+    if (parser.HandleNextDocument(marks) && parser.HandleNextDocument(marks) && marks.starts.size() > 1) {
+      has_second = true;
+      second = marks.starts[1];
+    }
   } catch (const YAML::ParserException& e) {
     throw InputError(file, e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
   }
-  if (docs.size() > 1) {
-    const YAML::Mark m = docs[1].Mark();
-    throw InputError(file, m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1,
+  if (has_second)
+    throw InputError(file, second.is_null() ? 1 : second.line + 1, second.is_null() ? 1 : second.column + 1,
                      "a second YAML document: a scenario is one document (remove the '---' and what follows, or "
                      "split it into two files)");
-  }
-  YAML::Node root = docs.empty() ? YAML::Node() : docs[0];
   long budget = 1000000;
   check_yaml_node(root, file, budget);
   return root;

@@ -90,7 +90,9 @@ TEST(Scenario, AmbiguousYamlIsRefused)
 {
   // yaml-cpp would keep the first of two keys, read only the first document, and take our own tags.
   EXPECT_EQ(error_of("name: a\nname: b\n"), "F:2:1: key 'name' appears twice in this map (first at line 1)");
-  EXPECT_EQ(error_of("name: a\n---\nname: b\n").substr(0, 30), "F:3:1: a second YAML document:");
+  EXPECT_EQ(error_of("name: a\n---\nname: b\n").substr(0, 30), "F:2:1: a second YAML document:");
+  // yaml-cpp's LoadAll looped forever on this (fuzz_scenario found it): now one parser step at a time.
+  EXPECT_EQ(error_of(",\n# x\nname: y\n").substr(0, 30), "F:1:1: a second YAML document:");
   EXPECT_EQ(error_of("name: !cs-set-99 a\n"), "F:1:7: tag '!cs-set-99' is reserved for --set overrides");
   EXPECT_EQ(error_of("? [a, b]\n: 1\nname: x\n"), "F:1:3: a map key must be a plain name, not a list or a map");
   // Ten levels of ten aliases: 10^7 nodes from a few lines.
