@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include <map>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 extern char** environ;
@@ -153,6 +155,49 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text)
   return {i, n};
 }
 
+// The rank and size of this process when mpirun (OpenMPI, or an MPICH-style PMI) started it, and the job's id.
+struct MpiRank {
+  int rank = 0, size = 1;
+  std::string job;
+};
+
+MpiRank mpi_rank()
+{
+  auto env = [](const char* name) { return std::getenv(name) ? std::string(std::getenv(name)) : std::string(); };
+  MpiRank m;
+  std::string rank = env("OMPI_COMM_WORLD_RANK"), size = env("OMPI_COMM_WORLD_SIZE");
+  if (rank.empty()) {
+    rank = env("PMI_RANK");
+    size = env("PMI_SIZE");
+  }
+  if (rank.empty() || size.empty())
+    return m;
+  m.rank = std::atoi(rank.c_str());
+  m.size = std::max(1, std::atoi(size.c_str()));
+  m.job = env("PMIX_NAMESPACE").empty() ? env("PMI_KVSNAME") : env("PMIX_NAMESPACE");
+  return m;
+}
+
+// Under mpirun every rank runs its shard into <out>/mpi/<rank>/ and leaves a marker holding the job's id; rank 0
+// waits for every rank's marker of this job, then gathers their rows (the ranks need no MPI library).
+std::map<std::string, SweepRow> gather_ranks(const fs::path& out, const MpiRank& mpi)
+{
+  std::map<std::string, SweepRow> rows;
+  for (int r = 0; r < mpi.size; ++r) {
+    const fs::path marker = out / "mpi" / std::to_string(r) / ".done";
+    for (;;) {
+      std::ifstream in(marker);
+      std::string job;
+      if (in && std::getline(in, job) && job == mpi.job)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    for (auto& [id, row] : previous_rows(out / "mpi" / std::to_string(r) / "results.jsonl"))
+      rows[id] = std::move(row);
+  }
+  return rows;
+}
+
 int sweep(const SweepArgs& a)
 {
   const Scenario s = load_scenario(a.scenario, a.sets);
@@ -171,10 +216,20 @@ int sweep(const SweepArgs& a)
   if (!a.by.empty() && std::find(axes.begin(), axes.end(), a.by) == axes.end())
     throw InputError("<command line>", 1, 1, "--by " + a.by + ": not an axis of this sweep");
   const fs::path out = a.out_dir.empty() ? fs::path("out") / (s.name + "-sweep") : fs::path(a.out_dir);
-  const auto [shard, shards] = parse_shard(a.shard);
-  check_output_dir(out.string());
-  fs::create_directories(out / "runs");
-  std::map<std::string, SweepRow> rows = previous_rows(out / "results.jsonl");
+  auto [shard, shards] = parse_shard(a.shard);
+  const MpiRank mpi = mpi_rank();
+  if (mpi.size > 1 && !a.shard.empty())
+    throw InputError("<command line>", 1, 1, "--shard under mpirun: the ranks are the shards");
+  fs::path dir = out;
+  if (mpi.size > 1) {
+    shard = static_cast<std::size_t>(mpi.rank);
+    shards = static_cast<std::size_t>(mpi.size);
+    dir = out / "mpi" / std::to_string(mpi.rank);
+  }
+  check_output_dir(dir.string());
+  fs::create_directories(dir / "runs");
+  fs::remove(dir / ".done");
+  std::map<std::string, SweepRow> rows = previous_rows(dir / "results.jsonl");
   std::vector<SweepVariant> mine;
   for (const auto& v : variants)
     if (v.index % shards == shard)
@@ -183,19 +238,35 @@ int sweep(const SweepArgs& a)
   for (std::size_t i = 0; i < mine.size(); ++i)
     if (!rows.count(mine[i].id))
       pending.push_back(i);
-  std::cout << fmt::format("clustersim sweep — {}: {} variants ({} axes{}, {} seed{}){}, {} already done, {} jobs\n",
-                           s.name, mine.size(), axes.size(), spec.zip ? " zipped" : "", spec.seeds,
-                           spec.seeds == 1 ? "" : "s", shards > 1 ? fmt::format(", shard {} of {}", shard, shards) : "",
-                           mine.size() - pending.size(), a.jobs);
-  run_pending(a, mine, pending, out, rows);
+  if (mpi.rank == 0)
+    std::cout << fmt::format("clustersim sweep — {}: {} variants ({} axes{}, {} seed{}){}, {} already done, {} jobs\n",
+                             s.name, mine.size(), axes.size(), spec.zip ? " zipped" : "", spec.seeds,
+                             spec.seeds == 1 ? "" : "s",
+                             mpi.size > 1 ? fmt::format(", rank 0 of {} MPI ranks", mpi.size)
+                             : shards > 1 ? fmt::format(", shard {} of {}", shard, shards)
+                                          : "",
+                             mine.size() - pending.size(), a.jobs);
+  run_pending(a, mine, pending, dir, rows);
   // Rewritten in the variants' order, so the files do not depend on which job finished first.
-  std::vector<SweepRow> ordered;
-  std::string jsonl;
-  for (const auto& v : mine) {
-    ordered.push_back(rows.at(v.id));
-    jsonl += row_to_json(ordered.back()).dump() + "\n";
+  auto write_results = [&](const fs::path& folder, const std::vector<SweepVariant>& which) {
+    std::vector<SweepRow> ordered;
+    std::string jsonl;
+    for (const auto& v : which) {
+      ordered.push_back(rows.at(v.id));
+      jsonl += row_to_json(ordered.back()).dump() + "\n";
+    }
+    write_output_set(folder.string(), {{"results.jsonl", jsonl}, {"results.csv", results_csv(ordered, axes)}});
+    return ordered;
+  };
+  std::vector<SweepRow> ordered = write_results(dir, mine);
+  if (mpi.size > 1) {
+    std::ofstream(dir / ".done.tmp") << mpi.job << "\n";
+    fs::rename(dir / ".done.tmp", dir / ".done");
+    if (mpi.rank != 0)
+      return 0;
+    rows = gather_ranks(out, mpi);
+    ordered = write_results(out, variants);
   }
-  write_output_set(out.string(), {{"results.jsonl", jsonl}, {"results.csv", results_csv(ordered, axes)}});
   std::string metric = a.metric;
   if (metric.empty())
     for (const auto& r : ordered)

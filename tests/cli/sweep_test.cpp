@@ -223,3 +223,32 @@ TEST(Plot, RunPlotsDrawTheTimelineUtilizationBreakdownAndJobTimes)
   fs::remove_all(train);
   fs::remove_all(jobs);
 }
+
+TEST(Sweep, MpirunRanksShareTheSweepAndRankZeroMergesIt)
+{
+  // `mpirun -n 2 clustersim sweep ...` on loopback equals a local run, byte for byte apart from wall times.
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no mpirun (make deps installs openmpi-bin)";
+  const fs::path mpi = fresh_dir("mpi"), local = fresh_dir("mpilocal");
+  const std::string args = " sweep " + src("scenarios/quickstart.yaml") +
+                           " --backend analytical --set workload.iterations=1 --axis workload.batch.micro=1,2,4 "
+                           "--seeds 2 --out ";
+  const std::string launch = "mpirun -n 2 --oversubscribe --allow-run-as-root " + std::string(CS_BINARY) + args +
+                             mpi.string() + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(launch.c_str()), 0) << launch;
+  ASSERT_EQ(clustersim(args + local.string()).code, 0);
+  auto without_wall = [](const fs::path& p) {
+    std::vector<std::string> out;
+    for (auto line : lines_of(p)) {
+      auto j = nlohmann::json::parse(line);
+      j.erase("wall_time_s");
+      out.push_back(j.dump());
+    }
+    return out;
+  };
+  EXPECT_EQ(without_wall(mpi / "results.jsonl").size(), 6u);
+  EXPECT_EQ(without_wall(mpi / "results.jsonl"), without_wall(local / "results.jsonl"));
+  EXPECT_EQ(lines_of(mpi / "mpi" / "1" / "results.jsonl").size(), 3u) << "rank 1 ran its half";
+  fs::remove_all(mpi);
+  fs::remove_all(local);
+}
