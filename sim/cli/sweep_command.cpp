@@ -198,6 +198,25 @@ std::map<std::string, SweepRow> gather_ranks(const fs::path& out, const MpiRank&
   return rows;
 }
 
+// The summary on stdout: the metric grouped by an axis, then the failures.
+void print_summary(const std::vector<SweepRow>& ordered, const std::vector<std::string>& axes, const SweepArgs& a,
+                   const fs::path& out)
+{
+  std::string metric = a.metric;
+  if (metric.empty())
+    for (const auto& r : ordered)
+      if (r.ok) {
+        metric = r.metrics.count("iteration_time_s") ? "iteration_time_s" : r.metrics.begin()->first;
+        break;
+      }
+  if (!metric.empty())
+    std::cout << summary_table(ordered, a.by.empty() && !axes.empty() ? axes.front() : a.by, metric);
+  for (const auto& r : ordered)
+    if (!r.ok)
+      std::cout << "  failed " << r.variant.id << ": " << r.error << "\n";
+  std::cout << fmt::format("  outputs   {}/ (results.csv, results.jsonl, runs/)\n", out.string());
+}
+
 int sweep(const SweepArgs& a)
 {
   const Scenario s = load_scenario(a.scenario, a.sets);
@@ -239,13 +258,13 @@ int sweep(const SweepArgs& a)
     if (!rows.count(mine[i].id))
       pending.push_back(i);
   if (mpi.rank == 0)
-    std::cout << fmt::format("clustersim sweep — {}: {} variants ({} axes{}, {} seed{}){}, {} already done, {} jobs\n",
-                             s.name, mine.size(), axes.size(), spec.zip ? " zipped" : "", spec.seeds,
-                             spec.seeds == 1 ? "" : "s",
-                             mpi.size > 1 ? fmt::format(", rank 0 of {} MPI ranks", mpi.size)
-                             : shards > 1 ? fmt::format(", shard {} of {}", shard, shards)
-                                          : "",
-                             mine.size() - pending.size(), a.jobs);
+    std::cout << fmt::format(
+        "clustersim sweep for {}: {} variants ({} axes{}, {} seed{}){}, {} already done, {} jobs\n", s.name,
+        mine.size(), axes.size(), spec.zip ? " zipped" : "", spec.seeds, spec.seeds == 1 ? "" : "s",
+        mpi.size > 1 ? fmt::format(", rank 0 of {} MPI ranks", mpi.size)
+        : shards > 1 ? fmt::format(", shard {} of {}", shard, shards)
+                     : "",
+        mine.size() - pending.size(), a.jobs);
   run_pending(a, mine, pending, dir, rows);
   // Rewritten in the variants' order, so the files do not depend on which job finished first.
   auto write_results = [&](const fs::path& folder, const std::vector<SweepVariant>& which) {
@@ -267,20 +286,8 @@ int sweep(const SweepArgs& a)
     rows = gather_ranks(out, mpi);
     ordered = write_results(out, variants);
   }
-  std::string metric = a.metric;
-  if (metric.empty())
-    for (const auto& r : ordered)
-      if (r.ok) {
-        metric = r.metrics.count("iteration_time_s") ? "iteration_time_s" : r.metrics.begin()->first;
-        break;
-      }
+  print_summary(ordered, axes, a, out);
   const std::size_t failures = std::count_if(ordered.begin(), ordered.end(), [](const auto& r) { return !r.ok; });
-  if (!metric.empty())
-    std::cout << summary_table(ordered, a.by.empty() && !axes.empty() ? axes.front() : a.by, metric);
-  for (const auto& r : ordered)
-    if (!r.ok)
-      std::cout << "  failed " << r.variant.id << ": " << r.error << "\n";
-  std::cout << fmt::format("  outputs   {}/ (results.csv, results.jsonl, runs/)\n", out.string());
   return failures == ordered.size() && !ordered.empty() ? 1 : 0;
 }
 
