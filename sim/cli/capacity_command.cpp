@@ -22,17 +22,20 @@ struct CapacityArgs {
   double tokens = 0;
   std::vector<std::string> devices, prices, sets;
   int min_gpus = 0, max_gpus = 1024;
+  std::vector<int> nics;
+  std::vector<double> oversubscription;
+  double nic_price = 0;
 };
 
 std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
 {
-  std::string out = "device,gpus,planned,dp,tp,pp,micro,schedule,recompute,zero,usd_per_gpu_hour,tokens_per_s,"
-                    "time_to_train_days,cost_usd,on_frontier,meets_target\n";
+  std::string out = "device,gpus,nics_per_node,oversubscription,planned,dp,tp,pp,micro,schedule,recompute,zero,"
+                    "usd_per_gpu_hour,tokens_per_s,time_to_train_days,cost_usd,on_frontier,meets_target\n";
   for (const auto& c : cs)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.4f},{:.6g},{:.6g},{:.6g},{},{}\n", c.device, c.gpus,
-                       c.planned ? 1 : 0, c.plan.dp, c.plan.tp, c.plan.pp, c.plan.micro, c.plan.schedule,
-                       c.plan.recompute, c.plan.zero, c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400,
-                       c.cost_usd, c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0);
+    out += fmt::format("{},{},{},{:g},{},{},{},{},{},{},{},{},{:.4f},{:.6g},{:.6g},{:.6g},{},{}\n", c.device, c.gpus,
+                       c.nics_per_node, c.oversubscription, c.planned ? 1 : 0, c.plan.dp, c.plan.tp, c.plan.pp,
+                       c.plan.micro, c.plan.schedule, c.plan.recompute, c.plan.zero, c.usd_per_gpu_hour, c.tokens_per_s,
+                       c.time_to_train_s / 86400, c.cost_usd, c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0);
   return out;
 }
 
@@ -76,6 +79,9 @@ int plan_capacity_command(const CapacityArgs& a)
   o.min_gpus = a.min_gpus;
   o.max_gpus = a.max_gpus;
   o.target = parse_capacity_target(a.target);
+  o.nics_per_node = a.nics;
+  o.oversubscription = a.oversubscription;
+  o.usd_per_nic_hour = a.nic_price;
   for (const auto& p : a.prices) {
     const auto eq = p.find('=');
     char* end = nullptr;
@@ -89,17 +95,19 @@ int plan_capacity_command(const CapacityArgs& a)
   const auto candidates = plan_capacity(base, o);
   std::cout << fmt::format("clustersim plan-capacity for {}: {:.3g} tokens, target {}\n", base.name, o.tokens,
                            a.target);
-  std::cout << fmt::format("  {:<16} {:>6}  {:<26} {:>9} {:>12} {:>10} {:>14}  {}\n", "device", "GPUs",
-                           "plan (dp tp pp micro)", "$/GPU-h", "tokens/s", "days", "cost (USD)", "");
+  std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>6}  {:<26} {:>9} {:>12} {:>10} {:>14}  {}\n", "device", "GPUs",
+                           "NICs", "oversub", "plan (dp tp pp micro)", "$/GPU-h", "tokens/s", "days", "cost (USD)", "");
   const CapacityCandidate* best = nullptr;
   for (const auto& c : candidates) {
     if (!c.planned) {
-      std::cout << fmt::format("  {:<16} {:>6}  no plan fits\n", c.device, c.gpus);
+      std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>6g}  no plan fits\n", c.device, c.gpus, c.nics_per_node,
+                               c.oversubscription);
       continue;
     }
     if (c.meets_target && (!best || c.cost_usd < best->cost_usd))
       best = &c;
-    std::cout << fmt::format("  {:<16} {:>6}  {:<26} {:>9.3f} {:>12.4g} {:>10.3g} {:>14.4g}  {}{}\n", c.device, c.gpus,
+    std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>6g}  {:<26} {:>9.3f} {:>12.4g} {:>10.3g} {:>14.4g}  {}{}\n",
+                             c.device, c.gpus, c.nics_per_node, c.oversubscription,
                              fmt::format("{} {} {} {}{}", c.plan.dp, c.plan.tp, c.plan.pp, c.plan.micro,
                                          c.plan.zero ? fmt::format(" zero{}", c.plan.zero) : ""),
                              c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd,
@@ -137,6 +145,15 @@ std::vector<Command> add_capacity_commands(CLI::App& app)
   cmd->add_option("--min-gpus", a->min_gpus, "smallest cluster tried (default one node)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--max-gpus", a->max_gpus, "largest cluster tried (default 1024)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--nics-per-node", a->nics, "NICs per node to try, e.g. 4,8 (default: the scenario's)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--oversubscription", a->oversubscription,
+                  "leaf-level fabric oversubscription to try, e.g. 1,2,4 (default: the scenario's)")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0, 1000.0));
+  cmd->add_option("--nic-price", a->nic_price, "USD per NIC-hour added to the cost (default 0: no sourced price)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--set", a->sets, "override a key of the scenario (repeatable)");
   cmd->add_option("--out", a->out_dir, "also write frontier.csv and frontier.png/svg");
   return {{cmd, [a] { return plan_capacity_command(*a); }}};

@@ -45,6 +45,40 @@ double CapacityCandidate::metric(const std::string& name) const
   return cost_usd;
 }
 
+namespace {
+
+// The fastest plan of one composition (device, GPU count, NICs, oversubscription) and what it costs.
+CapacityCandidate candidate(const Scenario& s, const std::string& device, int gpus, double usd_per_gpu_hour,
+                            double tokens_per_iteration, const CapacityOptions& o)
+{
+  CapacityCandidate c;
+  c.device = device;
+  c.gpus = gpus;
+  c.nics_per_node = s.cluster.network.nics_per_node;
+  c.oversubscription = s.cluster.network.levels.front().oversubscription;
+  c.usd_per_gpu_hour = usd_per_gpu_hour;
+  PlanOptions po;
+  po.gpus = gpus;
+  po.top = 1;
+  try {
+    const PlanSearch search = search_plans(s, po);
+    if (!search.best.empty()) {
+      c.planned = true;
+      c.plan = search.best.front();
+      c.tokens_per_s = tokens_per_iteration / c.plan.iteration_s;
+      c.time_to_train_s = o.tokens / c.tokens_per_s;
+      const double nodes = std::max(1, gpus / s.cluster.gpus_per_node);
+      const double hourly = gpus * usd_per_gpu_hour + nodes * c.nics_per_node * o.usd_per_nic_hour;
+      c.cost_usd = hourly * c.time_to_train_s / 3600;
+    }
+  } catch (const std::invalid_argument&) {
+    // no plan for this composition (e.g. the batch does not divide): left unplanned
+  }
+  return c;
+}
+
+} // namespace
+
 std::vector<CapacityCandidate> plan_capacity(const Scenario& base, const CapacityOptions& o)
 {
   std::map<std::string, double> prices;
@@ -76,28 +110,20 @@ std::vector<CapacityCandidate> plan_capacity(const Scenario& base, const Capacit
     s.cluster.intra_node.bandwidth.value = 0; // the device's own links
     s.cluster.intra_node.nvls = s.cluster.intra_node.nvls && spec->nvls;
     const int per_node = s.cluster.gpus_per_node;
-    for (int gpus = std::max(o.min_gpus, per_node); gpus <= o.max_gpus; gpus *= 2) {
-      CapacityCandidate c;
-      c.device = device;
-      c.gpus = gpus;
-      c.usd_per_gpu_hour = prices[device];
-      PlanOptions po;
-      po.gpus = gpus;
-      po.top = 1;
-      try {
-        const PlanSearch search = search_plans(s, po);
-        if (!search.best.empty()) {
-          c.planned = true;
-          c.plan = search.best.front();
-          c.tokens_per_s = tokens_per_iteration / c.plan.iteration_s;
-          c.time_to_train_s = o.tokens / c.tokens_per_s;
-          c.cost_usd = gpus * c.usd_per_gpu_hour * c.time_to_train_s / 3600;
+    const std::vector<int> nics =
+        o.nics_per_node.empty() ? std::vector<int>{s.cluster.network.nics_per_node} : o.nics_per_node;
+    const std::vector<double> oversub = o.oversubscription.empty()
+                                            ? std::vector<double>{s.cluster.network.levels.front().oversubscription}
+                                            : o.oversubscription;
+    for (int gpus = std::max(o.min_gpus, per_node); gpus <= o.max_gpus; gpus *= 2)
+      for (int n : nics)
+        for (double ratio : oversub) {
+          Scenario composed = s;
+          composed.cluster.network.nics_per_node = n;
+          if (composed.cluster.network.levels.size() > 1) // the top level has no uplinks to oversubscribe
+            composed.cluster.network.levels.front().oversubscription = ratio;
+          out.push_back(candidate(composed, device, gpus, prices[device], tokens_per_iteration, o));
         }
-      } catch (const std::invalid_argument&) {
-        // no plan for this count (e.g. the batch does not divide): left unplanned
-      }
-      out.push_back(c);
-    }
   }
   for (auto& c : out) {
     if (!c.planned)

@@ -24,12 +24,17 @@ struct CapacityOptions {
   std::vector<std::string> devices;     // candidates; empty = every priced GPU with a shipped profile
   std::map<std::string, double> prices; // USD per GPU-hour overrides and additions
   int min_gpus = 0, max_gpus = 1024;    // counts tried: whole nodes, doubling from min (0 = one node)
+  std::vector<int> nics_per_node;       // composition axes (empty = the scenario's): NICs per node, and the leaf
+  std::vector<double> oversubscription; // level's oversubscription (the top level stays 1)
+  double usd_per_nic_hour = 0;          // added per NIC when given (no sourced price: 0 unless the user gives one)
   CapacityTarget target;
 };
 
 struct CapacityCandidate {
   std::string device;
   int gpus = 0;
+  int nics_per_node = 0;
+  double oversubscription = 1;
   bool planned = false; // some plan fits in memory
   Plan plan;            // the fastest one
   double usd_per_gpu_hour = 0;

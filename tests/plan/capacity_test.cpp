@@ -3,7 +3,9 @@
 #include "tests/cli/run_cli.hpp"
 
 #include "base/input_error.hpp"
+#include "sim/scenario/scenario.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -86,4 +88,26 @@ TEST(Capacity, TheScenariosTokenBudgetIsATimeToTrainMetric)
   EXPECT_EQ(with.code, 0) << with.err;
   EXPECT_NE(with.out.find("1e+10 tokens"), std::string::npos) << with.out;
   EXPECT_EQ(clustersim(base).code, 2);
+}
+
+TEST(Capacity, NicsPerNodeAndOversubscriptionAreSearchedToo)
+{
+  cs::Scenario base = cs::load_scenario(src("scenarios/quickstart.yaml"), {"workload.model.layers=4"});
+  cs::CapacityOptions o;
+  o.tokens = 1e10;
+  o.devices = {"h100-sxm5"};
+  o.max_gpus = 16;
+  o.nics_per_node = {2, 8};
+  o.oversubscription = {1, 4};
+  o.usd_per_nic_hour = 0.5;
+  o.target = cs::parse_capacity_target("time_to_train_days<=1");
+  const auto cs = cs::plan_capacity(base, o);
+  ASSERT_EQ(cs.size(), 8u); // {8, 16} GPUs x {2, 8} NICs x {1, 4}
+  auto find = [&](int gpus, int nics) {
+    return *std::find_if(cs.begin(), cs.end(),
+                         [&](const auto& c) { return c.gpus == gpus && c.nics_per_node == nics; });
+  };
+  // Across two nodes a quarter of the NICs slows the gradient all-reduce; NICs are priced only when asked.
+  EXPECT_GT(find(16, 2).time_to_train_s, find(16, 8).time_to_train_s);
+  EXPECT_NEAR(find(8, 8).cost_usd - find(8, 2).cost_usd, 6 * 0.5 * find(8, 8).time_to_train_s / 3600, 1e-6);
 }
