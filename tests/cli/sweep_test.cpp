@@ -32,6 +32,18 @@ std::vector<std::string> lines_of(const fs::path& p)
   return out;
 }
 
+// A results.jsonl without its wall times: what must be byte-identical between two ways of running one sweep.
+std::vector<std::string> without_wall(const fs::path& p)
+{
+  std::vector<std::string> out;
+  for (auto line : lines_of(p)) {
+    auto j = nlohmann::json::parse(line);
+    j.erase("wall_time_s");
+    out.push_back(j.dump());
+  }
+  return out;
+}
+
 std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
 
 } // namespace
@@ -140,15 +152,6 @@ TEST(Sweep, ShardsMergeIntoTheLocalRunsResults)
   auto m = clustersim("merge " + s0.string() + " " + s1.string() + " --out " + merged.string());
   ASSERT_EQ(m.code, 0) << m.err;
   ASSERT_EQ(clustersim(base + local.string() + " --jobs 2").code, 0);
-  auto without_wall = [](const fs::path& p) {
-    std::vector<std::string> out;
-    for (auto line : lines_of(p)) {
-      auto j = nlohmann::json::parse(line);
-      j.erase("wall_time_s");
-      out.push_back(j.dump());
-    }
-    return out;
-  };
   EXPECT_EQ(without_wall(merged / "results.jsonl"), without_wall(local / "results.jsonl"));
   EXPECT_EQ(clustersim(base + s0.string() + " --shard 2/2").code, 2);
   EXPECT_EQ(clustersim("merge " + src("scenarios") + " --out " + merged.string()).code, 2);
@@ -240,15 +243,6 @@ TEST(Sweep, MpirunRanksShareTheSweepAndRankZeroMergesIt)
                              mpi.string() + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(launch.c_str()), 0) << launch;
   ASSERT_EQ(clustersim(args + local.string()).code, 0);
-  auto without_wall = [](const fs::path& p) {
-    std::vector<std::string> out;
-    for (auto line : lines_of(p)) {
-      auto j = nlohmann::json::parse(line);
-      j.erase("wall_time_s");
-      out.push_back(j.dump());
-    }
-    return out;
-  };
   EXPECT_EQ(without_wall(mpi / "results.jsonl").size(), 6u);
   EXPECT_EQ(without_wall(mpi / "results.jsonl"), without_wall(local / "results.jsonl"));
   EXPECT_EQ(lines_of(mpi / "mpi" / "1" / "results.jsonl").size(), 3u) << "rank 1 ran its half";
