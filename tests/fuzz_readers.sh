@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units and trace-reader libFuzzer targets (fuzz/) with
+# clang straight from their sources (no second CMake build), replays the kept regressions, then fuzzes each for
+# SECONDS from seeds made of the bundled traces. A crash, hang or sanitizer report fails; no clang or libFuzzer on
+# this host skips (exit 77). The whole set of targets is `make fuzz`. Usage: tests/fuzz_readers.sh WORK_DIR [SECONDS]
+set -uo pipefail
+work=${1:?usage: fuzz_readers.sh WORK_DIR [SECONDS]}
+seconds=${2:-15}
+root=$(cd "$(dirname "$0")/.." && pwd)
+command -v clang++ >/dev/null || { echo "no clang++: skipped"; exit 77; }
+mkdir -p "$work"
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$root")
+base=("$root/base/units.cpp" "$root/base/input_file.cpp")
+traces=("$root/traces/trace_job.cpp" "$root/traces/swim_reader.cpp" "$root/traces/rumen_reader.cpp"
+        "$root/traces/jhist_reader.cpp")
+if ! clang++ "${flags[@]}" "$root/fuzz/fuzz_units.cpp" "${base[@]}" -lfmt -o "$work/fuzz_units" 2>"$work/build.log" ||
+   ! clang++ "${flags[@]}" "$root/fuzz/fuzz_trace.cpp" "${base[@]}" "${traces[@]}" -lfmt -o "$work/fuzz_trace" \
+       2>>"$work/build.log"; then
+  if grep -q "fuzzer" "$work/build.log" && grep -qiE "cannot find|no such file|unsupported" "$work/build.log"; then
+    echo "clang without libFuzzer: skipped"; exit 77
+  fi
+  cat "$work/build.log"; exit 1
+fi
+mkdir -p "$work/seeds/units" "$work/seeds/trace" "$work/corpus/units" "$work/corpus/trace"
+i=0
+for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h 1e308GiB nan; do printf '%s' "$u" >"$work/seeds/units/$i"; i=$((i + 1)); done
+{ printf s; head -c 3000 "$root/traces/samples/swim/FB-2009_samples_24_times_1hr_0.tsv"; } >"$work/seeds/trace/swim"
+{ printf r; head -c 5000 "$root/traces/samples/hadoop/gridmix-wordcount-rumen.json"; } >"$work/seeds/trace/rumen"
+{ printf j; cat "$root/traces/samples/hadoop/job_1329348432655_0001-sleep-10m-1r.jhist"; } >"$work/seeds/trace/jhist"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+status=0
+for t in units trace; do
+  kept="$root/tests/corpus/fuzz-regressions/$t"
+  if [ -d "$kept" ] && [ -n "$(ls -A "$kept" 2>/dev/null)" ]; then
+    "$work/fuzz_$t" "$kept"/* >"$work/replay_$t.log" 2>&1 || { echo "fuzz_$t: a kept input fails again"; status=1; }
+  fi
+  "$work/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$work/" \
+    -print_final_stats=1 "$work/corpus/$t" "$work/seeds/$t" >"$work/fuzz_$t.log" 2>&1 || {
+    echo "fuzz_$t found an input that fails (in $work):"; grep -E "ERROR|SUMMARY" "$work/fuzz_$t.log" | head -5; status=1
+  }
+  echo "fuzz_$t: $(grep -E '^stat::number_of_executed_units' "$work/fuzz_$t.log" | awk '{print $2}') inputs in ${seconds} s"
+done
+exit $status
