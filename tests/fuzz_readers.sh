@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units and trace-reader libFuzzer targets (fuzz/) with
-# clang straight from their sources (no second CMake build), replays the kept regressions, then fuzzes each for
-# SECONDS from seeds made of the bundled traces. A crash, hang or sanitizer report fails; no clang or libFuzzer on
-# this host skips (exit 77). The whole set of targets is `make fuzz`. Usage: tests/fuzz_readers.sh WORK_DIR [SECONDS]
+# CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units, trace-reader, profile and measurement
+# libFuzzer targets (fuzz/) with clang straight from their sources (no second CMake build), replays the kept
+# regressions, then fuzzes each for SECONDS from seeds made of the bundled files. A crash, hang or sanitizer report
+# fails; no clang or libFuzzer on this host skips (exit 77). The scenario and --set targets need the whole engine:
+# `make fuzz`. Usage: tests/fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR (BUILD_DIR holds the generated profiles)
 set -uo pipefail
-work=${1:?usage: fuzz_readers.sh WORK_DIR [SECONDS]}
+work=${1:?usage: fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR}
 seconds=${2:-15}
+build=${3:?usage: fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 command -v clang++ >/dev/null || { echo "no clang++: skipped"; exit 77; }
 mkdir -p "$work"
@@ -13,15 +15,32 @@ flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 base=("$root/base/units.cpp" "$root/base/input_file.cpp")
 traces=("$root/traces/trace_job.cpp" "$root/traces/swim_reader.cpp" "$root/traces/rumen_reader.cpp"
         "$root/traces/jhist_reader.cpp")
-if ! clang++ "${flags[@]}" "$root/fuzz/fuzz_units.cpp" "${base[@]}" -lfmt -o "$work/fuzz_units" 2>"$work/build.log" ||
-   ! clang++ "${flags[@]}" "$root/fuzz/fuzz_trace.cpp" "${base[@]}" "${traces[@]}" -lfmt -o "$work/fuzz_trace" \
-       2>>"$work/build.log"; then
-  if grep -q "fuzzer" "$work/build.log" && grep -qiE "cannot find|no such file|unsupported" "$work/build.log"; then
+json=("$root/base/json_input.cpp" "$root/base/input_file.cpp")
+build_target() { # NAME SOURCES...: in the background, its log in $work/build_NAME.log
+  local name=$1
+  shift
+  clang++ "${flags[@]}" "$root/fuzz/fuzz_$name.cpp" "$@" -lfmt -o "$work/fuzz_$name" >"$work/build_$name.log" 2>&1
+}
+build_target units "${base[@]}" & p1=$!
+build_target trace "${base[@]}" "${traces[@]}" & p2=$!
+wait $p1 && wait $p2 && ok=1 || ok=0
+if [ $ok = 1 ]; then
+  build_target profile "${json[@]}" "$root/models/cost/device_profile.cpp" "$build/generated/builtin_profiles.cpp" &
+  p1=$!
+  build_target measurements "${json[@]}" "$root/calibrate/fit/measurements.cpp" "$root/models/kernels/kernel.cpp" &
+  p2=$!
+  wait $p1 && wait $p2 || ok=0
+fi
+if [ $ok = 0 ]; then
+  if cat "$work"/build_*.log | grep -qiE "libclang_rt.fuzzer|cannot find -l|unsupported option"; then
     echo "clang without libFuzzer: skipped"; exit 77
   fi
-  cat "$work/build.log"; exit 1
+  cat "$work"/build_*.log; exit 1
 fi
-mkdir -p "$work/seeds/units" "$work/seeds/trace" "$work/corpus/units" "$work/corpus/trace"
+targets=(units trace profile measurements)
+for t in "${targets[@]}"; do mkdir -p "$work/seeds/$t" "$work/corpus/$t"; done
+cp "$root"/calibrate/profiles/*.json "$work/seeds/profile/"
+cp "$root"/calibrate/measurements/*.json "$work/seeds/measurements/"
 i=0
 for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h 1e308GiB nan; do printf '%s' "$u" >"$work/seeds/units/$i"; i=$((i + 1)); done
 { printf s; head -c 3000 "$root/traces/samples/swim/FB-2009_samples_24_times_1hr_0.tsv"; } >"$work/seeds/trace/swim"
@@ -29,7 +48,7 @@ for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h 1e308GiB nan; do printf '%s' "$u
 { printf j; cat "$root/traces/samples/hadoop/job_1329348432655_0001-sleep-10m-1r.jhist"; } >"$work/seeds/trace/jhist"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 status=0
-for t in units trace; do
+for t in "${targets[@]}"; do
   kept="$root/tests/corpus/fuzz-regressions/$t"
   if [ -d "$kept" ] && [ -n "$(ls -A "$kept" 2>/dev/null)" ]; then
     "$work/fuzz_$t" "$kept"/* >"$work/replay_$t.log" 2>&1 || { echo "fuzz_$t: a kept input fails again"; status=1; }
