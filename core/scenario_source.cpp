@@ -13,17 +13,33 @@ const std::string& ScenarioSource::file() const { return info_->file; }
 
 std::string ScenarioSource::base_dir() const { return std::filesystem::path(info_->file).parent_path().string(); }
 
-InputError ScenarioSource::error_at(const std::string& dotted_path, const std::string& message) const
+YAML::Node ScenarioSource::find(const std::string& dotted_path, bool* exact) const
 {
-  YAML::Node node = resolved_;
-  YAML::Node best = node;
+  YAML::Node node;
+  node.reset(resolved_); // reset rebinds; operator= would overwrite the document with the child
+  *exact = true;
   std::stringstream ss(dotted_path);
   for (std::string key; std::getline(ss, key, '.');) {
-    if (!node.IsMap() || !node[key].IsDefined())
+    if (!node.IsMap() || !node[key].IsDefined()) {
+      *exact = false;
       break;
-    node = node[key];
-    best = node;
+    }
+    node.reset(node[key]);
   }
+  return node;
+}
+
+bool ScenarioSource::from_override(const std::string& dotted_path) const
+{
+  bool exact = false;
+  const YAML::Node node = find(dotted_path, &exact);
+  return exact && info_->override_of(node) >= 0;
+}
+
+InputError ScenarioSource::error_at(const std::string& dotted_path, const std::string& message) const
+{
+  bool exact = false;
+  const YAML::Node best = find(dotted_path, &exact);
   if (const int index = info_->override_of(best); index >= 0)
     return InputError("--set", 1, index + 1, info_->overrides[index] + ": " + message);
   YAML::Mark mark = best.Mark();

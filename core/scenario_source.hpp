@@ -18,6 +18,8 @@ public:
   /** An InputError positioned at the value of `dotted_path` (or its nearest existing parent); a value that came
    *  from `--set` is blamed on that override. */
   InputError error_at(const std::string& dotted_path, const std::string& message) const;
+  /** Whether the value at `dotted_path` (which must exist) was given by a --set override. */
+  bool from_override(const std::string& dotted_path) const;
   /** The scenario file and the folder relative paths in it are resolved against. */
   const std::string& file() const;
   std::string base_dir() const;
@@ -27,6 +29,8 @@ public:
   const std::shared_ptr<const SourceInfo>& info() const { return info_; }
 
 private:
+  /** The node at `dotted_path`, or its nearest existing parent; `exact` says whether the whole path exists. */
+  YAML::Node find(const std::string& dotted_path, bool* exact) const;
   YAML::Node resolved_;
   std::shared_ptr<const SourceInfo> info_ = std::make_shared<SourceInfo>();
 };

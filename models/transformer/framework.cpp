@@ -104,13 +104,10 @@ void read_framework(ObjectReader& parent, FrameworkProfile& f)
   r.require_non_negative("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes);
   r.require_positive("optimizer_bytes_per_parameter", f.optimizer_bytes_per_parameter);
   r.require_non_negative("optimizer_flops_per_parameter", f.optimizer_flops_per_parameter);
-  for (const char* key : {"cross_entropy_forward_bytes", "cross_entropy_backward_bytes",
-                          "optimizer_bytes_per_parameter", "optimizer_flops_per_parameter"})
-    r.require_at_most(key,
-                      key[0] == 'c' ? (key[14] == 'f' ? f.cross_entropy_forward_bytes : f.cross_entropy_backward_bytes)
-                      : key[10] == 'b' ? f.optimizer_bytes_per_parameter
-                                       : f.optimizer_flops_per_parameter,
-                      1000);
+  r.require_at_most("cross_entropy_forward_bytes", f.cross_entropy_forward_bytes, 1000);
+  r.require_at_most("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes, 1000);
+  r.require_at_most("optimizer_bytes_per_parameter", f.optimizer_bytes_per_parameter, 1000);
+  r.require_at_most("optimizer_flops_per_parameter", f.optimizer_flops_per_parameter, 1000);
   r.require_non_negative("kernel_gap", f.kernel_gap_s);
   r.require(f.comm_sm_fraction >= 0 && f.comm_sm_fraction < 1, "comm_sm_fraction",
             "comm_sm_fraction must be in [0, 1)");

@@ -2,6 +2,7 @@
 
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
+#include "sim/report/gnuplot.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -46,29 +47,6 @@ bool numeric(const std::string& text)
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   return !text.empty() && end == text.c_str() + text.size() && std::isfinite(v);
-}
-
-std::string quote(const std::string& text)
-{
-  std::string out = "\"";
-  for (char c : text)
-    out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-  return out + "\"";
-}
-
-// 95% half-width of the mean (Student's t; 1.96 past 30 degrees of freedom).
-double half_width(const std::vector<double>& v, double mean)
-{
-  static const double t[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                             2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                             2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (v.size() < 2)
-    return 0;
-  double var = 0;
-  for (double x : v)
-    var += (x - mean) * (x - mean);
-  const std::size_t df = v.size() - 1;
-  return (df <= 30 ? t[df - 1] : 1.96) * std::sqrt(var / df) / std::sqrt(double(v.size()));
 }
 
 } // namespace
@@ -143,31 +121,31 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows, const PlotRequest&
       for (double v : it->second)
         mean += v;
       mean /= it->second.size();
-      script += fmt::format("{} {} {:.9g} {:.9g}\n", lines ? xs[xi] : std::to_string(xi), quote(xs[xi]), mean,
-                            half_width(it->second, mean));
+      script += fmt::format("{} {} {:.9g} {:.9g}\n", lines ? xs[xi] : std::to_string(xi), gnuplot_quote(xs[xi]), mean,
+                            mean_interval95(it->second, mean));
     }
     script += "EOD\n";
   }
   const std::string title = req.title.empty() ? req.y + " by " + req.x : req.title;
   std::string common = fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset grid\nset key outside right\n"
                                    "set yrange [0:*]\n",
-                                   quote(title), quote(req.x), quote(req.y));
+                                   gnuplot_quote(title), gnuplot_quote(req.x), gnuplot_quote(req.y));
   std::string plot = "plot ";
   const double width = 0.8 / series.size();
   for (std::size_t si = 0; si < series.size(); ++si) {
     if (lines)
-      plot += fmt::format("$s{0} using 1:3:4 with yerrorlines title {1}", si, quote(series[si]));
+      plot += fmt::format("$s{0} using 1:3:4 with yerrorlines title {1}", si, gnuplot_quote(series[si]));
     else
       plot += fmt::format("$s{0} using ($1 - 0.4 + {2:.4f} * ({3} + 0.5)):3:4:xtic(2) with boxerrorbars title {1}", si,
-                          quote(series[si]), width, si);
+                          gnuplot_quote(series[si]), width, si);
     plot += si + 1 < series.size() ? ", " : "\n";
   }
   if (!lines)
     common += fmt::format("set style fill solid 0.6 border -1\nset boxwidth {:.4f}\nset xrange [-0.6:{}]\n", width,
                           xs.size() - 0.4);
-  script +=
-      "set terminal pngcairo size 900,540 noenhanced\nset output " + quote(prefix + ".png") + "\n" + common + plot;
-  script += "set terminal svg size 900,540 noenhanced\nset output " + quote(prefix + ".svg") + "\n" + plot;
+  script += "set terminal pngcairo size 900,540 noenhanced\nset output " + gnuplot_quote(prefix + ".png") + "\n" +
+            common + plot;
+  script += "set terminal svg size 900,540 noenhanced\nset output " + gnuplot_quote(prefix + ".svg") + "\n" + plot;
   return script + "set output\n";
 }
 

@@ -36,6 +36,16 @@ std::string value_of(const SweepRow& row, const std::string& axis)
 
 } // namespace
 
+double mean_interval95(const std::vector<double>& v, double mean)
+{
+  if (v.size() < 2)
+    return 0;
+  double var = 0;
+  for (double x : v)
+    var += (x - mean) * (x - mean);
+  return t95(v.size() - 1) * std::sqrt(var / (v.size() - 1)) / std::sqrt(double(v.size()));
+}
+
 nlohmann::ordered_json row_to_json(const SweepRow& row)
 {
   nlohmann::ordered_json j;
@@ -139,13 +149,11 @@ std::string summary_table(const std::vector<SweepRow>& rows, const std::string& 
                                 "95% interval", "failed");
   for (const auto& g : order) {
     const auto& v = values[g];
-    double mean = 0, var = 0;
+    double mean = 0;
     for (double x : v)
       mean += x;
     mean = v.empty() ? 0 : mean / v.size();
-    for (double x : v)
-      var += (x - mean) * (x - mean);
-    const double half = v.size() > 1 ? t95(v.size() - 1) * std::sqrt(var / (v.size() - 1)) / std::sqrt(v.size()) : 0;
+    const double half = mean_interval95(v, mean);
     out += fmt::format("  {:<28} {:>5} {:>16.6g} {:>16} {:>7}\n", g, v.size(), mean,
                        v.size() > 1 ? fmt::format("± {:.3g}", half) : "-", failed[g]);
   }

@@ -25,6 +25,10 @@ bool row_from_json(const std::string& line, SweepRow& row);
 /** The rows' metrics from a run's report.json. */
 void read_report_metrics(const nlohmann::json& report, SweepRow& row);
 
+/** Half-width of the 95% interval of the mean of `values` (Student's t with n - 1 degrees of freedom; 1.96 past
+ *  30; 0 for fewer than two values). */
+double mean_interval95(const std::vector<double>& values, double mean);
+
 /** CSV: one column per axis, then seed, status, every metric (sorted by name), wall_time_s and error. */
 std::string results_csv(const std::vector<SweepRow>& rows, const std::vector<std::string>& axes);
 /** Rows grouped by the value of axis `by` ("" = one group) with n, mean and the 95% interval of `metric` over the

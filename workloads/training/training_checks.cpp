@@ -19,22 +19,9 @@ namespace {
 // typed), else the last one.
 std::string blamed_key(const WorkloadEnv& env, std::initializer_list<const char*> keys)
 {
-  for (const char* key : keys) {
-    YAML::Node node;
-    node.reset(env.source->resolved());
-    std::string path = key;
-    bool found = true;
-    for (std::size_t start = 0; found && start <= path.size();) {
-      const std::size_t dot = path.find('.', start);
-      const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      found = node.IsMap() && node[part].IsDefined();
-      if (found)
-        node.reset(node[part]); // rebinds (operator= would overwrite the document)
-      start = dot == std::string::npos ? path.size() + 1 : dot + 1;
-    }
-    if (found && env.source->info()->override_of(node) >= 0)
+  for (const char* key : keys)
+    if (env.source->from_override(key))
       return key;
-  }
   return *(keys.end() - 1);
 }
 

@@ -42,14 +42,11 @@ void read_training(ObjectReader& r, TrainingParams& w)
   p.require_positive("pp", w.parallel.pp);
   p.require_positive("vpp", w.parallel.vpp);
   p.require_positive("ep", w.parallel.ep);
-  for (const char* key : {"dp", "tp", "pp", "vpp", "ep"})
-    p.require_at_most(key,
-                      key[0] == 'd'   ? w.parallel.dp
-                      : key[0] == 't' ? w.parallel.tp
-                      : key[0] == 'p' ? w.parallel.pp
-                      : key[0] == 'v' ? w.parallel.vpp
-                                      : w.parallel.ep,
-                      kMaxGpus);
+  p.require_at_most("dp", w.parallel.dp, kMaxGpus);
+  p.require_at_most("tp", w.parallel.tp, kMaxGpus);
+  p.require_at_most("pp", w.parallel.pp, kMaxGpus);
+  p.require_at_most("vpp", w.parallel.vpp, kMaxGpus);
+  p.require_at_most("ep", w.parallel.ep, kMaxGpus);
   if (!p.describing() && (w.parallel.zero < 0 || w.parallel.zero > 3))
     p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
   read_framework(r, w.framework);
