@@ -380,3 +380,16 @@ TEST(Scenario, LayerGraphsAreReadAndCheckedWithPositions)
             std::string::npos);
   EXPECT_EQ(error_of(with_graph({a, c, d}), {"workload.parallel.pp=2", "policies.pipeline=1f1b"}), "");
 }
+
+TEST(Scenario, BlamingAKeyLeavesTheResolvedDocumentAlone)
+{
+  // error_at once rebound its cursor with YAML::Node::operator=, which overwrote the document's root with the
+  // blamed value: a scenario checked twice, or written after a caught error, lost its keys.
+  cs::Scenario s = cs::load_scenario(write_temp(kValid));
+  (void)s.source.error_at("workload.batch.micro", "x");
+  EXPECT_TRUE(s.source.resolved()["cluster"].IsMap());
+  EXPECT_EQ(s.source.resolved()["name"].as<std::string>(), "t");
+  EXPECT_FALSE(s.source.from_override("workload.batch.micro"));
+  cs::Scenario o = cs::load_scenario(write_temp(kValid), {"workload.batch.micro=4"});
+  EXPECT_TRUE(o.source.from_override("workload.batch.micro"));
+}
