@@ -6,8 +6,8 @@ namespace cs {
 
 const std::vector<std::string>& PolicySelection::domains()
 {
-  static const std::vector<std::string> names{"pipeline",           "sync",   "moe", "mapreduce", "spark_cache",
-                                              "spark_provisioning", "cluster"};
+  static const std::vector<std::string> names{"pipeline",    "sync",        "sync_scheme",        "moe",
+                                              "mapreduce",   "spark_cache", "spark_provisioning", "cluster"};
   return names;
 }
 
@@ -23,6 +23,7 @@ const Domain& domain_info(const std::string& domain)
   static const std::map<std::string, Domain> domains{
       {"pipeline", {"pipeline schedule (default: 1f1b, or interleaved-1f1b with vpp > 1)", ""}},
       {"sync", {"gradient synchronisation", "ring-allreduce"}},
+      {"sync_scheme", {"sync-training: how replicas wait for and combine with each other", "allreduce"}},
       {"moe", {"MoE expert/sample placement", ""}},
       {"mapreduce", {"MapReduce task scheduler", "capacity"}},
       {"spark_cache", {"Spark cache eviction", ""}},

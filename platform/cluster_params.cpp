@@ -84,6 +84,20 @@ void read_network(ObjectReader r, NetworkParams& n)
 
 } // namespace
 
+// Slow devices and nodes must exist (CPU clusters: a node is a host).
+void check_straggler_indices(const ObjectReader& r, const StragglerParams& s, int devices, int nodes)
+{
+  for (std::size_t i = 0; i < s.slow.size(); ++i) {
+    const YAML::Node at = r.node()["slow"][i];
+    for (int d : s.slow[i].devices)
+      if (d >= devices)
+        r.fail(at, fmt::format("device {} does not exist (the cluster has {})", d, devices));
+    for (int n : s.slow[i].nodes)
+      if (n >= nodes)
+        r.fail(at, fmt::format("node {} does not exist (the cluster has {})", n, nodes));
+  }
+}
+
 void read_cluster(ObjectReader r, ClusterParams& c)
 {
   r.field("device", c.device, "device catalog name (clustersim list devices)")
@@ -109,6 +123,10 @@ void read_cluster(ObjectReader r, ClusterParams& c)
       .field("disk_bandwidth", c.host.disk_bandwidth, "disk read/write bandwidth per host")
       .field("core_speed", c.host.core_speed, "FLOP/s per core");
   host.finish();
+  ObjectReader stragglers = r.child("stragglers", "heterogeneity and stragglers: slow devices, random slowdowns, "
+                                                  "recorded step times (docs/stragglers.md)");
+  read_stragglers(stragglers, c.stragglers);
+  stragglers.finish();
   host.require_non_negative("cores", c.host.cores);
   host.require_non_negative("memory", c.host.memory.value);
   host.require_non_negative("disk_bandwidth", c.host.disk_bandwidth.value);
@@ -131,6 +149,7 @@ void read_cluster(ObjectReader r, ClusterParams& c)
       c.network.kind = "tree";
     else if (c.network.kind != "tree")
       r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
+    check_straggler_indices(stragglers, c.stragglers, c.racks * c.hosts_per_rack, c.racks * c.hosts_per_rack);
     return;
   }
   if (c.network.kind == "tree")
@@ -165,6 +184,7 @@ void read_cluster(ObjectReader r, ClusterParams& c)
   if (c.gpus_per_node % c.network.nics_per_node != 0)
     r.child("network", "").fail_at("nics_per_node", "nics_per_node must divide gpus_per_node");
   c.gpus = c.nodes * c.gpus_per_node;
+  check_straggler_indices(stragglers, c.stragglers, c.gpus, c.nodes);
 }
 
 } // namespace cs

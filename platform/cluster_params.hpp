@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/yaml_reader.hpp"
+#include "platform/stragglers.hpp"
 
 #include <string>
 #include <vector>
@@ -70,6 +71,7 @@ struct ClusterParams {
   int racks = 0;
   int hosts_per_rack = 0;
   HostParams host;
+  StragglerParams stragglers; // heterogeneity every workload sees
 
   bool is_cpu_cluster() const { return racks > 0; }
 };

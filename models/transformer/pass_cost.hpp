@@ -19,4 +19,15 @@ struct PassCost {
  *  kernel sooner waits for the next launch. */
 PassCost pass_cost(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels, double kernel_gap = 0);
 
+/** One piece of a model (a layer, the head, the embedding) for one microbatch on one TP rank. */
+struct PieceTimes {
+  double forward = 0, backward = 0, weight = 0;
+  std::string model;
+};
+
+/** A piece's passes with `tp_s` of blocking TP collectives in each, the forward run again inside backward under full
+ *  recomputation (or materialised attention's core under selective), and the weight-gradient part of backward. */
+PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
+                       const std::string& recompute);
+
 } // namespace cs

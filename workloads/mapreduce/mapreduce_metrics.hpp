@@ -1,6 +1,8 @@
 // Job completion times, traffic by topology level, locality and utilisation of a MapReduce run.
 #pragma once
 
+#include "base/statistics.hpp"
+
 #include "core/run_metrics.hpp"
 #include "models/dataflow/topology_cost.hpp"
 #include "workloads/mapreduce/mapreduce_sim.hpp"
@@ -15,8 +17,5 @@ namespace cs {
  * first attempts), utilization (container-seconds busy / containers x makespan). Breakdown: bytes by kind, attempts,
  * rounds, activities. */
 RunMetrics mapreduce_metrics(const MapReduceOutcome& outcome, const TopologyCost& cost);
-
-/** Nearest-rank percentile of `values` (q in [0, 1]); 0 for an empty list. */
-double percentile(std::vector<double> values, double q);
 
 } // namespace cs

@@ -109,34 +109,6 @@ double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool
 
 namespace {
 
-// One piece of the model (a layer, the head, the embedding) for one microbatch on one TP rank: its passes with their
-// TP collectives, (full recomputation) its rerun forward, and the weight-gradient part of its backward.
-struct PieceTimes {
-  double forward = 0, backward = 0, weight = 0;
-  std::string model;
-};
-
-PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       const std::string& recompute)
-{
-  const PassCost f = pass_cost(cost, k.forward, fw.kernel_gap_s), b = pass_cost(cost, k.backward, fw.kernel_gap_s);
-  PieceTimes t;
-  t.model = f.model;
-  t.forward = f.seconds + 2 * tp_s;
-  t.backward = b.seconds + 2 * tp_s;
-  t.weight = b.weight_seconds;
-  if (recompute == "full") // the forward pass runs again inside backward
-    t.backward += t.forward;
-  if (recompute == "selective") { // materialised attention's scores, softmax, dropout and values run again
-    std::vector<NamedKernel> core;
-    for (const auto& n : k.forward)
-      if (n.name.rfind("attn_", 0) == 0)
-        core.push_back(n);
-    t.backward += pass_cost(cost, core, fw.kernel_gap_s).seconds;
-  }
-  return t;
-}
-
 // Compute beside communication runs slower (communication kernels take SMs and memory bandwidth): with a share f of
 // the GPU taken for c of the t seconds a piece computes, it takes min(t / (1 - f), t + c f).
 double beside_communication(double t, double c, double f) { return f > 0 ? std::min(t / (1 - f), t + c * f) : t; }

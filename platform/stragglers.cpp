@@ -1,0 +1,169 @@
+#include "platform/stragglers.hpp"
+
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace cs {
+
+namespace {
+
+void read_slow(ObjectReader& r, SlowDevices& s)
+{
+  r.field("devices", s.devices, "device indices (GPU ranks, or CPU hosts) that run at `factor`")
+      .field("nodes", s.nodes, "or every device of these nodes (GPU clusters) or these hosts (CPU clusters)")
+      .field("factor", s.factor, "relative speed: 0.6 for an older GPU generation, 0.25 for a fail-slow GPU");
+  if (r.describing())
+    return;
+  if (s.devices.empty() && s.nodes.empty())
+    r.fail(r.node(), "a slow entry needs 'devices' or 'nodes'");
+  if (!(s.factor > 0) || !std::isfinite(s.factor))
+    r.fail_at("factor", "factor (relative speed) must be greater than 0");
+  r.require_at_most("factor", s.factor, 1000);
+  for (int d : s.devices)
+    r.require(d >= 0, "devices", "device indices start at 0");
+  for (int n : s.nodes)
+    r.require(n >= 0, "nodes", "node indices start at 0");
+}
+
+// A seeded 64-bit mix of (seed, device, step): each step's draw is its own, whatever order actors ask in.
+std::uint64_t mix(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+double parse_number(const std::string& path, int row, int column, const std::string& text, const char* what)
+{
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (text.find_first_not_of(" \t\r", used) != std::string::npos || !std::isfinite(v))
+      throw std::invalid_argument(text);
+    return v;
+  } catch (const std::exception&) {
+    throw InputError(path, row, column, std::string("expected a number for ") + what + ", got '" + text + "'");
+  }
+}
+
+} // namespace
+
+void read_stragglers(ObjectReader& r, StragglerParams& s)
+{
+  r.list<SlowDevices>("slow", s.slow, "devices slower (or faster) than the catalog's: mixed generations, fail-slow",
+                      read_slow);
+  ObjectReader random = r.child("random", "random slowdowns: before each step a device sleeps with a probability");
+  random.field("probability", s.random.probability, "chance of a slowdown before each step, in [0, 1]")
+      .field("duration", s.random.duration, "its length (fixed), mean (exponential) or half-range (uniform)")
+      .choice("distribution", s.random.distribution, {"fixed", "exponential", "uniform"},
+              "how slowdown lengths are drawn");
+  random.finish();
+  r.field("step_times", s.step_times,
+          "CSV of recorded step times 'worker,step,seconds' (relative to the scenario) replayed per worker");
+  if (r.describing())
+    return;
+  if (!(s.random.probability >= 0 && s.random.probability <= 1))
+    random.fail_at("probability", "probability must be in [0, 1]");
+  random.require_non_negative("duration", s.random.duration.value);
+}
+
+StepTimeTrace read_step_time_trace(const std::string& path)
+{
+  std::ifstream in = open_input_file(path, "step-time trace");
+  StepTimeTrace trace;
+  std::string line;
+  int row = 0;
+  constexpr long long kMaxRows = 50'000'000;
+  while (std::getline(in, line)) {
+    ++row;
+    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    if (row == 1 && line.find_first_of("0123456789") == std::string::npos)
+      continue; // header
+    const auto c1 = line.find(',');
+    const auto c2 = c1 == std::string::npos ? c1 : line.find(',', c1 + 1);
+    if (c2 == std::string::npos)
+      throw InputError(path, row, 1, "expected 'worker,step,seconds'");
+    const double worker = parse_number(path, row, 1, line.substr(0, c1), "worker");
+    const double step = parse_number(path, row, static_cast<int>(c1) + 2, line.substr(c1 + 1, c2 - c1 - 1), "step");
+    const double seconds = parse_number(path, row, static_cast<int>(c2) + 2, line.substr(c2 + 1), "seconds");
+    if (worker < 0 || worker > (1 << 20) || worker != std::floor(worker))
+      throw InputError(path, row, 1, "worker must be a whole number from 0 to 1048576");
+    if (seconds < 0 || seconds > 1e9)
+      throw InputError(path, row, static_cast<int>(c2) + 2, "seconds must be in [0, 1e9]");
+    auto& steps = trace.steps[static_cast<int>(worker)];
+    if (step != static_cast<double>(steps.size()))
+      throw InputError(path, row, static_cast<int>(c1) + 2,
+                       "worker " + std::to_string(static_cast<int>(worker)) + "'s steps must run 0, 1, 2, ... in order "
+                                                                             "(expected step " +
+                           std::to_string(steps.size()) + ")");
+    if (row > kMaxRows)
+      throw InputError(path, row, 1, "more than 50,000,000 rows");
+    steps.push_back(seconds);
+  }
+  if (trace.steps.empty())
+    throw InputError(path, std::max(row, 1), 1, "no rows");
+  return trace;
+}
+
+StragglerModel::StragglerModel(const StragglerParams& params, int devices, int devices_per_node, std::uint64_t seed,
+                               StepTimeTrace trace)
+    : speed_(static_cast<std::size_t>(std::max(devices, 0)), 1.0), random_(params.random), seed_(seed),
+      trace_(std::move(trace))
+{
+  for (const auto& s : params.slow) {
+    for (int d : s.devices)
+      if (d < devices)
+        speed_[d] = s.factor;
+    for (int n : s.nodes)
+      for (int d = n * devices_per_node; d < (n + 1) * devices_per_node && d < devices; ++d)
+        speed_[d] = s.factor;
+  }
+}
+
+double StragglerModel::speed(int device) const
+{
+  return device >= 0 && device < static_cast<int>(speed_.size()) ? speed_[device] : 1.0;
+}
+
+double StragglerModel::delay(int device, long long step) const
+{
+  if (random_.probability <= 0 || random_.duration.value <= 0)
+    return 0;
+  std::mt19937_64 rng(mix(seed_ ^ mix(static_cast<std::uint64_t>(device) * 0x100000001b3ull ^
+                                      mix(static_cast<std::uint64_t>(step)))));
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  if (u(rng) >= random_.probability)
+    return 0;
+  const double d = random_.duration.value;
+  if (random_.distribution == "exponential")
+    return std::exponential_distribution<double>(1.0 / d)(rng);
+  if (random_.distribution == "uniform")
+    return 2 * d * u(rng);
+  return d;
+}
+
+double StragglerModel::step_seconds(int device, long long step, double base) const
+{
+  if (auto it = trace_.steps.find(device); it != trace_.steps.end())
+    return it->second[static_cast<std::size_t>(step % static_cast<long long>(it->second.size()))];
+  return base / speed(device) + delay(device, step);
+}
+
+bool StragglerModel::any() const
+{
+  return slow_devices() > 0 || (random_.probability > 0 && random_.duration.value > 0) || !trace_.steps.empty() ||
+         std::any_of(speed_.begin(), speed_.end(), [](double s) { return s != 1.0; });
+}
+
+int StragglerModel::slow_devices() const
+{
+  return static_cast<int>(std::count_if(speed_.begin(), speed_.end(), [](double s) { return s < 1.0; }));
+}
+
+} // namespace cs

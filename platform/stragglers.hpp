@@ -1,0 +1,74 @@
+// Heterogeneity and stragglers (`cluster.stragglers`): per-device speed, random per-step slowdowns, and a replayable
+// per-worker step-time trace. Every workload asks the same seeded model, so a scenario's stragglers are reproducible.
+#pragma once
+
+#include "base/yaml_reader.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cs {
+
+/** Devices that run at `factor` of the catalog speed: older GPU generations (0.6), fail-slow GPUs (0.25). */
+struct SlowDevices {
+  std::vector<int> devices; // device (GPU or CPU host) indices
+  std::vector<int> nodes;   // or every device of these nodes (GPU clusters) / hosts (CPU clusters)
+  double factor = 1.0;      // relative speed, > 0 (2 = twice as fast)
+};
+
+/** Before each step a device sleeps with `probability` (the partial-reduce artifacts' random_wait). */
+struct RandomSlowdown {
+  double probability = 0;
+  Seconds duration{0};                 // fixed: this; exponential: its mean; uniform: on [0, 2 x duration]
+  std::string distribution = "fixed"; // fixed | exponential | uniform
+};
+
+struct StragglerParams {
+  std::vector<SlowDevices> slow;
+  RandomSlowdown random;
+  std::string step_times; // CSV worker,step,seconds (path relative to the scenario); "" = none
+};
+
+/** Reads `cluster.stragglers`. */
+void read_stragglers(ObjectReader& r, StragglerParams& s);
+
+/** Recorded step times: per worker, its steps in order. */
+struct StepTimeTrace {
+  std::map<int, std::vector<double>> steps; // worker -> seconds of step 0, 1, ...
+};
+
+/** Reads `worker,step,seconds` rows (a header line allowed; steps of a worker 0, 1, 2, ... in order).
+ *  Throws InputError with the row and column of a malformed value. */
+StepTimeTrace read_step_time_trace(const std::string& path);
+
+/** The stragglers of one run: a device's speed, the seeded slowdown before each of its steps, recorded times. */
+class StragglerModel {
+public:
+  StragglerModel() = default;
+  /** `devices_per_node` maps `nodes` entries to devices; `trace` may be empty. */
+  StragglerModel(const StragglerParams& params, int devices, int devices_per_node, std::uint64_t seed,
+                 StepTimeTrace trace = {});
+
+  /** Relative speed of `device` (1 = the catalog's). */
+  double speed(int device) const;
+  /** The random slowdown before `device`'s step `step` (0 when none): a pure function of seed, device and step. */
+  double delay(int device, long long step) const;
+  /** A step of `base` seconds at full speed on `device`: the recorded time when the trace has the device (steps
+   *  past its end repeat it from the start), else base / speed + delay. */
+  double step_seconds(int device, long long step, double base) const;
+  /** Whether anything here differs from a uniform, undisturbed cluster. */
+  bool any() const;
+  /** Devices slower than the rest (speed < 1), for summaries. */
+  int slow_devices() const;
+
+private:
+  std::vector<double> speed_;
+  RandomSlowdown random_;
+  std::uint64_t seed_ = 1;
+  StepTimeTrace trace_;
+};
+
+} // namespace cs

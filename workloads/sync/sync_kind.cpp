@@ -1,0 +1,121 @@
+// Workload kind `sync-training`: data-parallel training run as actors, one per replica (or per replica and stage),
+// under a sync scheme that decides at run time who waits for whom, on a cluster with stragglers.
+#include "core/workload.hpp"
+#include "models/cost/device_profile.hpp"
+#include "workloads/sync/sync_metrics.hpp"
+#include "workloads/sync/sync_params.hpp"
+#include "workloads/sync/sync_world.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace cs {
+namespace {
+
+class SyncTrainingKind : public Workload {
+public:
+  void configure(ObjectReader& r) override { read_sync_training(r, params_); }
+
+  int replicas(const ClusterParams& c) const { return params_.dp > 0 ? params_.dp : c.gpus / params_.pp; }
+
+  void check(const WorkloadEnv& env) const override
+  {
+    const ClusterParams& c = *env.cluster;
+    const auto& p = params_;
+    if (c.is_cpu_cluster())
+      throw env.error_at("workload.kind", "sync-training needs a GPU cluster (nodes of GPUs), not racks");
+    auto scheme = env.policies->make<SyncScheme>("sync_scheme", *env.source);
+    if (p.pp > 1 && !scheme->pipelined())
+      throw env.error_at("workload.parallel.pp", fmt::format("pipelines (pp > 1) run under the sdpipe scheme, not {}",
+                                                             env.policies->name("sync_scheme")));
+    const int dp = replicas(c);
+    if (dp < 1 || static_cast<long long>(dp) * p.pp > c.gpus)
+      throw env.error_at(p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
+                         fmt::format("dp x pp = {} x {} does not fit the cluster's {} GPUs", dp, p.pp, c.gpus));
+    if (p.model.layers % p.pp != 0)
+      throw env.error_at("workload.parallel.pp",
+                         fmt::format("{} layers do not divide into {} stages", p.model.layers, p.pp));
+    if (p.global_batch % (static_cast<long long>(dp) * p.micro_batch) != 0)
+      throw env.error_at("workload.batch.global", fmt::format("global batch {} does not divide into dp ({}) x micro "
+                                                              "({})",
+                                                              p.global_batch, dp, p.micro_batch));
+    if (scheme->group_size() > dp)
+      throw env.error_at("policies.sync_scheme.group_size",
+                         fmt::format("a group of {} is larger than the {} replicas", scheme->group_size(), dp));
+    if (p.servers > c.nodes)
+      throw env.error_at("workload.servers",
+                         fmt::format("{} servers need as many nodes (the cluster has {})", p.servers, c.nodes));
+    if (static_cast<long long>(dp) * p.steps > 100'000'000)
+      throw env.error_at("workload.steps", "dp x steps is more than 100,000,000 steps");
+    if (!c.stragglers.step_times.empty()) {
+      auto path = std::filesystem::path(c.stragglers.step_times);
+      if (path.is_relative())
+        path = std::filesystem::path(env.source->base_dir()) / path;
+      if (!std::filesystem::is_regular_file(path))
+        throw env.error_at("cluster.stragglers.step_times", "step-time trace not found: " + path.string());
+    }
+  }
+
+  SyncSetup setup(const RunEnv& env, const StragglerModel& stragglers) const
+  {
+    const ClusterParams& c = *env.cluster;
+    const DeviceProfile profile = c.profile.empty() ? *builtin_profile(env.device->name) : load_profile(c.profile);
+    auto cost = make_cost_model(*env.device, profile);
+    SyncSetup s;
+    s.platform = env.platform;
+    s.stragglers = &stragglers;
+    s.replicas = replicas(c);
+    s.compute = step_compute(params_, s.replicas, *cost);
+    for (int w = 0; w < s.replicas * params_.pp; ++w)
+      s.worker_host.push_back(w); // replica r's stage k on GPU r x pp + k: a replica's stages are neighbours
+    const int servers = params_.servers > 0 ? params_.servers : c.nodes;
+    for (int i = 0; i < servers; ++i)
+      s.servers.push_back(i * c.gpus_per_node);
+    s.budget = static_cast<long long>(s.replicas) * params_.steps;
+    s.target = params_.target_updates;
+    s.flows = env.backend == "simgrid";
+    s.seed = static_cast<std::uint64_t>(env.seed);
+    return s;
+  }
+
+  WorkloadOutput run(const RunEnv& env) const override
+  {
+    const ClusterParams& c = *env.cluster;
+    StepTimeTrace trace;
+    if (!c.stragglers.step_times.empty()) {
+      auto path = std::filesystem::path(c.stragglers.step_times);
+      if (path.is_relative())
+        path = std::filesystem::path(env.source->base_dir()) / path;
+      trace = read_step_time_trace(path.string());
+    }
+    const StragglerModel stragglers(c.stragglers, c.gpus, c.gpus_per_node, static_cast<std::uint64_t>(env.seed),
+                                    std::move(trace));
+    SyncSetup s = setup(env, stragglers);
+    auto scheme = env.policies->make<SyncScheme>("sync_scheme", *env.source);
+    auto runtime = env.actors();
+    ActorSyncWorld world(*runtime, s);
+    runtime->run(0, [&] { scheme->start(world); });
+    WorkloadOutput out;
+    out.metrics = sync_metrics(world.result(), s);
+    out.summary = sync_summary(out.metrics, s, env.policies->name("sync_scheme"), stragglers.slow_devices());
+    out.files.emplace_back("workers.csv", workers_csv(world.result(), s));
+    out.wall_note = fmt::format(" ({} steps, {} flows)", world.result().steps, world.result().flows);
+    if (const int used = s.replicas * params_.pp; used < c.gpus)
+      out.warnings.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x pp = {}", c.gpus - used,
+                                         c.gpus, used));
+    return out;
+  }
+
+  std::unique_ptr<Workload> clone() const override { return std::make_unique<SyncTrainingKind>(*this); }
+
+private:
+  SyncTrainingParams params_;
+};
+
+} // namespace
+
+CS_REGISTER_WORKLOAD(SyncTrainingKind, "sync-training",
+                     "data-parallel training as actors under a sync scheme (all-reduce, parameter servers, gossip, "
+                     "partial-reduce, SDPipe), with stragglers");
+
+} // namespace cs
