@@ -30,6 +30,17 @@ public:
 };
 using ActorPtr = std::shared_ptr<SimActor>;
 
+/** A wake-up call: one actor waits on it (with or without a deadline), others notify it. A notify that comes
+ *  before the wait is kept, so a check and a wait never lose one. */
+class SimSignal {
+public:
+  virtual ~SimSignal() = default;
+  /** Blocks the caller until notified or until simulated `time` (< 0: no deadline); true when notified. */
+  virtual bool wait_until(double time) = 0;
+  virtual void notify() = 0;
+};
+using SignalPtr = std::shared_ptr<SimSignal>;
+
 /** One simulation on a platform's hosts (host indices as in PlatformSpec). Every call but run() is made from
  *  inside an actor. Runs once per process (the engine behind it is a per-process singleton). */
 class ActorRuntime {
@@ -45,6 +56,8 @@ public:
   virtual void sleep_until(double time) = 0;
   /** Suspends the calling actor until another resumes it. */
   virtual void suspend() = 0;
+  /** A new signal (made from inside an actor). */
+  virtual SignalPtr make_signal() = 0;
   /** Computes for `seconds` of the calling actor's host at full speed (concurrent work on a host shares it). */
   virtual void compute(double seconds) = 0;
   virtual bool has_disk(int host) const = 0;

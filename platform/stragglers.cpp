@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 namespace cs {
 
@@ -135,16 +134,17 @@ double StragglerModel::delay(int device, long long step) const
 {
   if (random_.probability <= 0 || random_.duration.value <= 0)
     return 0;
-  std::mt19937_64 rng(mix(seed_ ^ mix(static_cast<std::uint64_t>(device) * 0x100000001b3ull ^
-                                      mix(static_cast<std::uint64_t>(step)))));
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  if (u(rng) >= random_.probability)
+  // Counter-based draws (two mixes of seed, device and step): cheap, and independent of the order actors ask in.
+  const std::uint64_t key = mix(seed_ ^ mix(static_cast<std::uint64_t>(device) * 0x100000001b3ull ^
+                                            mix(static_cast<std::uint64_t>(step))));
+  auto unit = [](std::uint64_t x) { return double(x >> 11) * 0x1.0p-53; }; // in [0, 1)
+  if (unit(key) >= random_.probability)
     return 0;
-  const double d = random_.duration.value;
+  const double d = random_.duration.value, u = unit(mix(key));
   if (random_.distribution == "exponential")
-    return std::exponential_distribution<double>(1.0 / d)(rng);
+    return -d * std::log1p(-u);
   if (random_.distribution == "uniform")
-    return 2 * d * u(rng);
+    return 2 * d * u;
   return d;
 }
 

@@ -44,16 +44,18 @@ void PartialReduceController::join(const std::vector<int>& group)
     components_.union_set(group[0], group[i]);
 }
 
-// As published: a released list larger than 8 (P > 8) is run as consecutive pairs.
+// As published: with P > 8 the released list runs as consecutive pairs. An odd one out joins the last pair (our
+// choice: the code would leave it alone, a one-worker group although others were ready).
 std::vector<std::vector<int>> PartialReduceController::split(std::vector<int> ready) const
 {
   std::sort(ready.begin(), ready.end());
-  if (group_size_ <= 8 || ready.size() <= 2)
+  if (group_size_ <= 8 || ready.size() <= 3)
     return {ready};
   std::vector<std::vector<int>> pairs;
-  for (std::size_t i = 0; i < ready.size(); i += 2)
-    pairs.emplace_back(ready.begin() + static_cast<long>(i),
-                       ready.begin() + static_cast<long>(std::min(i + 2, ready.size())));
+  for (std::size_t i = 0; i + 1 < ready.size(); i += 2)
+    pairs.push_back({ready[i], ready[i + 1]});
+  if (ready.size() % 2 == 1)
+    pairs.back().push_back(ready.back());
   return pairs;
 }
 

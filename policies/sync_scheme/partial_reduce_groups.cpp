@@ -1,6 +1,6 @@
 #include "policies/sync_scheme/partial_reduce_groups.hpp"
 
-#include <string>
+#include <algorithm>
 
 namespace cs {
 
@@ -8,43 +8,56 @@ PartialReduceGroups::PartialReduceGroups(SyncWorld& world, std::vector<int> memb
                                          const PartialReduceParams& params)
     : world_(world), members_(std::move(members)), params_(params),
       controller_(static_cast<int>(members_.size()), params), wait_(members_.size(), params.wait_time),
-      result_(members_.size(), 0), actor_(members_.size())
+      result_(members_.size(), 0), lead_(members_.size()), signal_(members_.size())
 {}
+
+SignalPtr& PartialReduceGroups::signal(int index)
+{
+  if (!signal_[index])
+    signal_[index] = world_.runtime().make_signal();
+  return signal_[index];
+}
 
 std::size_t PartialReduceGroups::sync(int index)
 {
   ActorRuntime& rt = world_.runtime();
+  signal(index);
   result_[index] = 0;
-  actor_[index] = rt.self();
-  handle(controller_.arrive(index, rt.now(), wait_[index]));
-  while (result_[index] == 0)
-    rt.suspend();
-  actor_[index].reset();
+  const PartialReduceRelease arrival = controller_.arrive(index, rt.now(), wait_[index]);
+  double deadline = arrival.deadline; // this arrival opened the round: it keeps the round's deadline
+  dispatch(arrival, index);
+  while (true) {
+    if (lead_[index])
+      lead(index);
+    if (result_[index] > 0)
+      break;
+    if (!signal(index)->wait_until(deadline) && deadline >= 0) {
+      deadline = -1; // the round's time is up: release whoever is ready (this member among them)
+      dispatch(controller_.deadline(arrival.epoch), index);
+    }
+  }
   wait_[index] = PartialReduceController::next_wait(wait_[index], result_[index]);
   return result_[index];
 }
 
-void PartialReduceGroups::leave(int index) { handle(controller_.leave(index)); }
+void PartialReduceGroups::leave(int index) { dispatch(controller_.leave(index), -1); }
 
-// Each released group runs as its own actor, so that groups reduce concurrently and the releasing actor (a worker
-// or the deadline timer) is not held by another group's all-reduce.
-void PartialReduceGroups::handle(const PartialReduceRelease& release)
+void PartialReduceGroups::dispatch(const PartialReduceRelease& release, int self)
 {
-  ActorRuntime& rt = world_.runtime();
-  for (const auto& group : release.groups)
-    rt.spawn("preduce-group", world_.host(members_[group.front()]), [this, group] { run_group(group); });
-  if (release.deadline >= 0) {
-    const long long epoch = release.epoch;
-    const double at = release.deadline;
-    rt.spawn("preduce-deadline", world_.host(members_.front()), [this, epoch, at] {
-      world_.runtime().sleep_until(at);
-      handle(controller_.deadline(epoch));
-    });
+  for (const auto& group : release.groups) {
+    const bool member = std::find(group.begin(), group.end(), self) != group.end();
+    const int leader = member ? self : group.front();
+    lead_[leader] = std::make_shared<std::vector<int>>(group);
+    if (leader != self)
+      signal(leader)->notify();
   }
 }
 
-void PartialReduceGroups::run_group(std::vector<int> local)
+// The leader runs its group's all-reduce, records it and wakes the other members.
+void PartialReduceGroups::lead(int index)
 {
+  const std::vector<int> local = *lead_[index];
+  lead_[index].reset();
   std::vector<int> workers;
   workers.reserve(local.size());
   for (int i : local)
@@ -53,8 +66,8 @@ void PartialReduceGroups::run_group(std::vector<int> local)
   world_.record(workers, params_.staleness_weighted);
   for (int i : local) {
     result_[i] = local.size();
-    if (actor_[i])
-      actor_[i]->resume();
+    if (i != index)
+      signal(i)->notify();
   }
 }
 

@@ -26,6 +26,31 @@ struct SgActor final : SimActor {
   int host_index;
 };
 
+struct SgSignal final : SimSignal {
+  s4u::MutexPtr mutex = s4u::Mutex::create();
+  s4u::ConditionVariablePtr cv = s4u::ConditionVariable::create();
+  bool raised = false;
+
+  bool wait_until(double time) override
+  {
+    std::unique_lock<s4u::Mutex> lock(*mutex);
+    while (!raised) {
+      if (time < 0)
+        cv->wait(lock);
+      else if (cv->wait_until(lock, time) == std::cv_status::timeout && !raised)
+        return false;
+    }
+    raised = false;
+    return true;
+  }
+  void notify() override
+  {
+    std::unique_lock<s4u::Mutex> lock(*mutex);
+    raised = true;
+    cv->notify_all();
+  }
+};
+
 class SimgridActorRuntime final : public ActorRuntime {
 public:
   explicit SimgridActorRuntime(const PlatformSpec& platform) : platform_(platform) {}
@@ -54,6 +79,7 @@ public:
   void sleep_for(double seconds) override { s4u::this_actor::sleep_for(seconds); }
   void sleep_until(double time) override { s4u::this_actor::sleep_until(time); }
   void suspend() override { s4u::this_actor::suspend(); }
+  SignalPtr make_signal() override { return std::make_shared<SgSignal>(); }
   void compute(double seconds) override
   {
     s4u::this_actor::execute(seconds * s4u::this_actor::get_host()->get_speed());

@@ -94,6 +94,19 @@ std::vector<PathStep> override_path(const std::string& path, const std::function
   return steps;
 }
 
+// Tags a --set value and everything in it (a list or map given inline), so that an error about any part of it
+// points at the override rather than at a position inside its text taken for the scenario file's.
+void tag_override(YAML::Node node, const std::string& tag)
+{
+  node.SetTag(tag);
+  if (node.IsSequence())
+    for (std::size_t i = 0; i < node.size(); ++i)
+      tag_override(node[i], tag);
+  if (node.IsMap())
+    for (auto it = node.begin(); it != node.end(); ++it)
+      tag_override(it->second, tag);
+}
+
 // Splits "a.b[0].c=value" and writes value (parsed as YAML) there, creating maps on the way (list elements must
 // exist already: an override changes an element, it does not invent one).
 void apply_override(YAML::Node root, const std::string& text, std::size_t index)
@@ -114,7 +127,7 @@ void apply_override(YAML::Node root, const std::string& text, std::size_t index)
   }
   if (value.IsNull())
     value = YAML::Node(value_text);
-  value.SetTag(kOverrideTag + std::to_string(index)); // errors about this value point at its --set
+  tag_override(value, kOverrideTag + std::to_string(index)); // errors about this value point at its --set
   YAML::Node node = root;
   std::string where;
   for (std::size_t i = 0; i < steps.size(); ++i) {

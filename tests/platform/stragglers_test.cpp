@@ -1,0 +1,108 @@
+// The straggler model: seeded per-step slowdowns (their rate and distribution), slow devices and nodes, recorded step
+// times replayed, and step-time traces refused at the malformed value's row and column.
+#include "base/input_error.hpp"
+#include "platform/stragglers.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace fs = std::filesystem;
+using cs::StragglerModel;
+using cs::StragglerParams;
+
+namespace {
+StragglerParams random_params(double p, double seconds, const std::string& distribution)
+{
+  StragglerParams s;
+  s.random.probability = p;
+  s.random.duration = cs::Seconds{seconds};
+  s.random.distribution = distribution;
+  return s;
+}
+
+fs::path write(const std::string& name, const std::string& text)
+{
+  fs::path p = fs::temp_directory_path() / ("cs_steps_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+void expect_error_at(const std::string& text, int line, int column, const std::string& words)
+{
+  const fs::path p = write("bad.csv", text);
+  try {
+    cs::read_step_time_trace(p.string());
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const cs::InputError& e) {
+    EXPECT_EQ(e.line(), line) << e.where();
+    EXPECT_EQ(e.column(), column) << e.where();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.where();
+  }
+  fs::remove(p);
+}
+} // namespace
+
+TEST(Stragglers, SlowdownsAreSeededPerDeviceAndStepAtTheGivenRate)
+{
+  const StragglerModel a(random_params(0.1, 0.3, "fixed"), 16, 8, 1), b(random_params(0.1, 0.3, "fixed"), 16, 8, 1),
+      c(random_params(0.1, 0.3, "fixed"), 16, 8, 2);
+  int hits = 0, differ = 0;
+  const int draws = 200000;
+  for (int i = 0; i < draws; ++i) {
+    const double d = a.delay(i % 16, i / 16);
+    EXPECT_EQ(d, b.delay(i % 16, i / 16));
+    differ += d != c.delay(i % 16, i / 16);
+    if (d > 0) {
+      EXPECT_DOUBLE_EQ(d, 0.3);
+      ++hits;
+    }
+  }
+  EXPECT_NEAR(double(hits) / draws, 0.1, 0.003);
+  EXPECT_GT(differ, draws / 20); // another seed, other slowdowns
+}
+
+TEST(Stragglers, ExponentialAndUniformSlowdownsHaveTheGivenMean)
+{
+  for (const char* dist : {"exponential", "uniform"}) {
+    const StragglerModel m(random_params(1.0, 0.2, dist), 4, 4, 3);
+    double sum = 0;
+    const int draws = 100000;
+    for (int i = 0; i < draws; ++i)
+      sum += m.delay(i % 4, i);
+    EXPECT_NEAR(sum / draws, 0.2, 0.004) << dist;
+  }
+}
+
+TEST(Stragglers, SlowDevicesAndNodesScaleStepsAndRecordedTimesReplace)
+{
+  StragglerParams s;
+  s.slow.push_back({{3}, {}, 0.25});
+  s.slow.push_back({{}, {1}, 0.5}); // node 1: devices 8-15
+  cs::StepTimeTrace trace;
+  trace.steps[5] = {1.0, 2.0};
+  const StragglerModel m(s, 16, 8, 1, trace);
+  EXPECT_DOUBLE_EQ(m.speed(0), 1.0);
+  EXPECT_DOUBLE_EQ(m.step_seconds(3, 0, 0.1), 0.4);
+  EXPECT_DOUBLE_EQ(m.step_seconds(12, 7, 0.1), 0.2);
+  EXPECT_DOUBLE_EQ(m.step_seconds(5, 0, 0.1), 1.0);
+  EXPECT_DOUBLE_EQ(m.step_seconds(5, 3, 0.1), 2.0); // past its end the record repeats
+  EXPECT_EQ(m.slow_devices(), 9);
+  EXPECT_TRUE(m.any());
+  EXPECT_FALSE(StragglerModel(StragglerParams{}, 8, 8, 1).any());
+}
+
+TEST(Stragglers, StepTimeTracesAreReadAndMalformedRowsRefusedWhereTheyAre)
+{
+  const fs::path ok = write("ok.csv", "worker,step,seconds\n0,0,0.5\n1,0,0.25\n0,1,0.75\n");
+  const auto trace = cs::read_step_time_trace(ok.string());
+  EXPECT_EQ(trace.steps.at(0), (std::vector<double>{0.5, 0.75}));
+  EXPECT_EQ(trace.steps.at(1), (std::vector<double>{0.25}));
+  fs::remove(ok);
+  expect_error_at("worker,step,seconds\n0,0,0.5\n0,0,abc\n", 3, 5, "expected a number for seconds");
+  expect_error_at("0,0,0.5\n0,2,0.5\n", 2, 3, "expected step 1");
+  expect_error_at("0,0,-1\n", 1, 5, "seconds must be in");
+  expect_error_at("0.5,0,1\n", 1, 1, "whole number");
+  expect_error_at("0;0;1\n", 1, 1, "expected 'worker,step,seconds'");
+  expect_error_at("worker,step,seconds\n", 1, 1, "no rows");
+}
