@@ -84,6 +84,28 @@ void read_network(ObjectReader r, NetworkParams& n)
 
 } // namespace
 
+namespace {
+
+void read_intra_node(ObjectReader intra, IntraNodeParams& p)
+{
+  intra.choice("kind", p.kind, {"nvswitch", "nvlink-mesh", "pcie"}, "intra-node interconnect")
+      .field("bandwidth", p.bandwidth, "per-GPU bandwidth per direction (default from the device catalog)")
+      .field("latency", p.latency, "per-hop latency (default from the device catalog)")
+      .field("nvls", p.nvls, "NVSwitch in-switch reduction (NVLink SHARP; H100/H200 only)");
+  intra.finish();
+  intra.require_non_negative("bandwidth", p.bandwidth.value);
+  intra.require_non_negative("latency", p.latency.value);
+}
+
+void read_host(ObjectReader& host, HostParams& h)
+{
+  host.field("cores", h.cores, "cores per host")
+      .field("memory", h.memory, "memory per host")
+      .field("disk_bandwidth", h.disk_bandwidth, "disk read/write bandwidth per host")
+      .field("core_speed", h.core_speed, "FLOP/s per core");
+  host.finish();
+}
+
 // Slow devices and nodes must exist (CPU clusters: a node is a host).
 void check_straggler_indices(const ObjectReader& r, const StragglerParams& s, int devices, int nodes)
 {
@@ -98,6 +120,8 @@ void check_straggler_indices(const ObjectReader& r, const StragglerParams& s, in
   }
 }
 
+} // namespace
+
 void read_cluster(ObjectReader r, ClusterParams& c)
 {
   r.field("device", c.device, "device catalog name (clustersim list devices)")
@@ -106,23 +130,12 @@ void read_cluster(ObjectReader r, ClusterParams& c)
       .field("nodes", c.nodes, "GPU nodes")
       .field("gpus_per_node", c.gpus_per_node, "GPUs in each node")
       .field("gpus", c.gpus, "total GPUs (optional; must divide into nodes of gpus_per_node)");
-  ObjectReader intra = r.child("intra_node", "links between the GPUs of a node");
-  intra.choice("kind", c.intra_node.kind, {"nvswitch", "nvlink-mesh", "pcie"}, "intra-node interconnect")
-      .field("bandwidth", c.intra_node.bandwidth, "per-GPU bandwidth per direction (default from the device catalog)")
-      .field("latency", c.intra_node.latency, "per-hop latency (default from the device catalog)")
-      .field("nvls", c.intra_node.nvls, "NVSwitch in-switch reduction (NVLink SHARP; H100/H200 only)");
-  intra.finish();
-  intra.require_non_negative("bandwidth", c.intra_node.bandwidth.value);
-  intra.require_non_negative("latency", c.intra_node.latency.value);
+  read_intra_node(r.child("intra_node", "links between the GPUs of a node"), c.intra_node);
   read_network(r.child("network", "the data-centre network"), c.network);
   r.field("racks", c.racks, "CPU cluster: number of racks (makes this a CPU cluster)")
       .field("hosts_per_rack", c.hosts_per_rack, "CPU cluster: hosts in each rack");
   ObjectReader host = r.child("host", "CPU cluster: one host's resources (defaults from the catalog's cpu-node)");
-  host.field("cores", c.host.cores, "cores per host")
-      .field("memory", c.host.memory, "memory per host")
-      .field("disk_bandwidth", c.host.disk_bandwidth, "disk read/write bandwidth per host")
-      .field("core_speed", c.host.core_speed, "FLOP/s per core");
-  host.finish();
+  read_host(host, c.host);
   ObjectReader stragglers = r.child("stragglers", "heterogeneity and stragglers: slow devices, random slowdowns, "
                                                   "recorded step times (docs/stragglers.md)");
   read_stragglers(stragglers, c.stragglers);

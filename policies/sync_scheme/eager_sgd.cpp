@@ -25,7 +25,7 @@ public:
   void configure(ObjectReader& r) override
   {
     r.choice("mode", mode_, {"solo", "majority"},
-             "solo: the first finished worker starts each all-reduce; majority: half of the workers must have finished");
+             "solo: the first finished worker starts each all-reduce; majority: half the workers must have finished");
   }
 
   void start(SyncWorld& world) override

@@ -38,7 +38,7 @@ public:
   /** `worker` will not arrive again (its budget is spent): rounds that waited for it release. */
   PartialReduceRelease leave(int worker);
 
-  /** A worker's next wait after a group of `size`: doubled (at most 10 ms) when it was alone, else x0.9 (>= 0.01 ms). */
+  /** A worker's next wait after a group of `size`: doubled (at most 10 ms) when alone, else x0.9 (>= 0.01 ms). */
   static double next_wait(double wait, std::size_t size);
 
   int group_size() const { return group_size_; }
