@@ -75,6 +75,13 @@ TaskLimitError::TaskLimitError(std::size_t limit)
 void TaskGraph::set_task_limit(std::size_t limit) { g_task_limit = limit; }
 std::size_t TaskGraph::task_limit() { return g_task_limit; }
 
+void TaskGraph::set_compute_seconds(int id, double seconds)
+{
+  if (tasks_.at(id).kind != TaskKind::COMPUTE || !(seconds >= 0))
+    throw std::logic_error("set_compute_seconds: not a compute task, or a negative duration");
+  tasks_[id].seconds = seconds;
+}
+
 void TaskGraph::push_task(const Task& t)
 {
   if (tasks_.size() >= g_task_limit)

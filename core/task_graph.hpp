@@ -90,6 +90,8 @@ public:
 
   int add_stream(int host, const std::string& name);
   int add_compute(int stream, double seconds, const std::string& name, const std::string& model, TaskLabels labels);
+  /** Changes a compute task's duration (stragglers: durations are not structure, so a finalized graph allows it). */
+  void set_compute_seconds(int id, double seconds);
   int add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name, TaskLabels labels,
                    double overhead = 0, double rate = 0);
   int add_delay(int stream, double seconds, const std::string& name, TaskLabels labels);

@@ -74,6 +74,8 @@ public:
   /** Throws std::runtime_error or std::logic_error when the run fails, InputError for input found bad late. */
   virtual WorkloadOutput run(const RunEnv& env) const = 0;
   virtual std::unique_ptr<Workload> clone() const = 0;
+  /** Whether the kind replays cluster.stragglers.step_times (recorded per-worker step times); others refuse them. */
+  virtual bool replays_step_times() const { return false; }
 };
 
 /** Registers `Type` as workload kind `name` at static-initialisation time. */

@@ -4,8 +4,10 @@
 
 namespace cs {
 
-ClusterRuntime::ClusterRuntime(ActorRuntime& actors, const ClusterLayout& layout, std::vector<double> slowdown)
-    : rt_(actors), layout_(layout), slowdown_(std::move(slowdown))
+ClusterRuntime::ClusterRuntime(ActorRuntime& actors, const ClusterLayout& layout, std::vector<double> slowdown,
+                               const StragglerModel* stragglers)
+    : rt_(actors), layout_(layout), slowdown_(std::move(slowdown)), stragglers_(stragglers),
+      computations_(slowdown_.size(), 0)
 {}
 
 ActivityPtr ClusterRuntime::disk_io(int host, double bytes, bool write)
@@ -25,7 +27,14 @@ void ClusterRuntime::compute(int host, double seconds)
   if (seconds < kShortest)
     return;
   ++activities_;
-  rt_.compute(seconds * slowdown_[host]);
+  if (!stragglers_) {
+    rt_.compute(seconds * slowdown_[host]);
+    return;
+  }
+  const double delay = stragglers_->delay(host, computations_[host]++);
+  if (delay > 0)
+    rt_.sleep_for(delay);
+  rt_.compute(seconds * slowdown_[host] / stragglers_->speed(host));
 }
 
 void ClusterRuntime::hdfs_write(int host, double bytes, int replication, std::mt19937_64& rng,

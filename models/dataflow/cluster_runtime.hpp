@@ -4,6 +4,7 @@
 
 #include "core/actor_runtime.hpp"
 #include "models/dataflow/cluster_layout.hpp"
+#include "platform/stragglers.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -14,8 +15,10 @@ namespace cs {
 
 class ClusterRuntime {
 public:
-  /** `slowdown[h]` multiplies every computation on host h (1 = full speed). */
-  ClusterRuntime(ActorRuntime& actors, const ClusterLayout& layout, std::vector<double> slowdown);
+  /** `slowdown[h]` multiplies every computation on host h (1 = full speed); `stragglers` (cluster.stragglers, may be
+   *  null) divides it by the host's speed and adds its seeded slowdown before each computation on that host. */
+  ClusterRuntime(ActorRuntime& actors, const ClusterLayout& layout, std::vector<double> slowdown,
+                 const StragglerModel* stragglers = nullptr);
 
   ActorRuntime& actors() { return rt_; }
   /** Work below a byte or a nanosecond is skipped: SimGrid can leave such activities pending forever. */
@@ -40,6 +43,8 @@ private:
   ActorRuntime& rt_;
   const ClusterLayout& layout_;
   std::vector<double> slowdown_;
+  const StragglerModel* stragglers_;
+  std::vector<long long> computations_; // per host: computations so far (the step index of its slowdowns)
   long activities_ = 0;
 };
 

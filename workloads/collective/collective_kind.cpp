@@ -57,7 +57,10 @@ public:
       pricing = SweepPricing::CLOSED_FORM;
     else if (env.backend == "analytical" && c.pricing == "auto" && closed_forms_fit(env.cluster->network))
       pricing = SweepPricing::CLOSED_FORM_WHERE_EXACT;
-    CollectiveSweep sweep = build_collective_sweep(c, platform, ranks, pricing);
+    const StragglerModel stragglers(env.cluster->stragglers, platform.topology.host_count(),
+                                    env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed));
+    CollectiveSweep sweep =
+        build_collective_sweep(c, platform, ranks, pricing, stragglers.any() ? &stragglers : nullptr);
     Timeline timeline = env.execute(sweep.graph);
     auto rows = collective_rows(sweep, timeline, c.op);
     WorkloadOutput out;

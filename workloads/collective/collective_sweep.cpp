@@ -1,5 +1,7 @@
 #include "workloads/collective/collective_sweep.hpp"
 
+#include <algorithm>
+
 namespace cs {
 
 std::vector<double> sweep_sizes(const CollectiveParams& p)
@@ -26,7 +28,7 @@ bool closed_forms_fit(const NetworkParams& network)
 }
 
 CollectiveSweep build_collective_sweep(const CollectiveParams& params, const PlatformSpec& platform, int ranks,
-                                       SweepPricing pricing)
+                                       SweepPricing pricing, const StragglerModel* stragglers)
 {
   CollectiveSweep out;
   for (int r = 0; r < ranks; ++r)
@@ -36,6 +38,7 @@ CollectiveSweep build_collective_sweep(const CollectiveParams& params, const Pla
   StreamPool pool(out.graph);
   StreamPool counted_pool(out.expanded);
   const int marker_stream = out.graph.add_stream(0, "sweep");
+  std::vector<int> late_stream(static_cast<std::size_t>(ranks), -1); // stragglers: where a rank's lateness waits
   int previous = -1;
   for (std::size_t i = 0; i < out.sizes.size(); ++i) {
     CollectiveRequest req;
@@ -46,15 +49,26 @@ CollectiveSweep build_collective_sweep(const CollectiveParams& params, const Pla
     req.root = params.root;
     req.labels = TaskLabels{static_cast<int>(i), -1, -1, -1, out.graph.intern("collective")};
     CollectiveChoice choice = choose_collective(params.op, params.algorithm, req.bytes, shape);
+    std::vector<double> late(static_cast<std::size_t>(ranks), 0.0);
+    for (int r = 0; stragglers && r < ranks; ++r)
+      late[r] = stragglers->delay(r, static_cast<long long>(i));
     int end = -1;
     if (pricing == SweepPricing::CLOSED_FORM ||
         (pricing == SweepPricing::CLOSED_FORM_WHERE_EXACT && closed_form_exact(choice.algorithm))) {
       ++out.closed_form_sizes;
-      end = out.graph.add_delay(marker_stream, choice.seconds,
+      end = out.graph.add_delay(marker_stream, choice.seconds + *std::max_element(late.begin(), late.end()),
                                 params.op + "/" + choice.algorithm + "/" + choice.protocol.name, req.labels);
       expand_collective(out.expanded, counted_pool, platform, req, choice); // counted, not run
     } else {
       req.ready.assign(ranks, previous);
+      for (int r = 0; r < ranks; ++r)
+        if (late[r] > 0) {
+          if (late_stream[r] < 0)
+            late_stream[r] = out.graph.add_stream(r, "straggler");
+          req.ready[r] = out.graph.add_delay(late_stream[r], late[r], "straggler", req.labels);
+          if (previous >= 0)
+            out.graph.add_dependency(previous, req.ready[r]);
+        }
       auto done = expand_collective(out.graph, pool, platform, req, choice);
       end = out.graph.add_delay(marker_stream, 0.0, "end-of-size", req.labels);
       for (const auto& tasks : done)

@@ -133,8 +133,12 @@ public:
     const std::string policy = env.policies->name("mapreduce");
     auto scheduler = env.policies->make<MapReduceScheduler>("mapreduce", *env.source);
     auto runtime = env.actors();
+    // cluster.stragglers: on a CPU cluster a device is a host (and so is a node).
+    const int hosts = platform.topology.host_count();
+    const StragglerModel stragglers(env.cluster->stragglers, hosts, 1, static_cast<std::uint64_t>(env.seed));
     MapReduceOutcome outcome = simulate_mapreduce(*runtime, workload.jobs, platform, p, *scheduler, cost,
-                                                  static_cast<std::uint64_t>(env.seed));
+                                                  static_cast<std::uint64_t>(env.seed),
+                                                  stragglers.any() ? &stragglers : nullptr);
     WorkloadOutput out;
     out.metrics = mapreduce_metrics(outcome, cost);
     if (workload.trace) {

@@ -40,7 +40,7 @@ class MapReduceRun {
 public:
   MapReduceRun(ActorRuntime& runtime, const std::vector<MapReduceJob>& jobs, const PlatformSpec& platform,
                const MapReduceParams& params, MapReduceScheduler& scheduler, const TopologyCost& cost,
-               std::uint64_t seed);
+               std::uint64_t seed, const StragglerModel* stragglers = nullptr);
   MapReduceOutcome run();
 
 private:

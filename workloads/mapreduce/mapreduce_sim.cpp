@@ -9,11 +9,12 @@ namespace cs {
 
 MapReduceRun::MapReduceRun(ActorRuntime& runtime, const std::vector<MapReduceJob>& jobs, const PlatformSpec& platform,
                            const MapReduceParams& params, MapReduceScheduler& scheduler, const TopologyCost& cost,
-                           std::uint64_t seed)
+                           std::uint64_t seed, const StragglerModel* stragglers)
     : rt_(runtime), jobs_(jobs), p_(params), scheduler_(scheduler), cost_(cost), rng_(seed), layout_(cost.layout()),
       cluster_(runtime, cost.layout(),
                ClusterRuntime::straggler_hosts(cost.layout().hosts(), params.slow_host_fraction,
-                                               params.slow_host_factor, seed))
+                                               params.slow_host_factor, seed),
+               stragglers)
 {
   containers_per_host_ = p_.containers_per_host > 0 ? p_.containers_per_host : platform.host.cores;
   free_.assign(layout_.hosts(), containers_per_host_);
@@ -38,11 +39,12 @@ MapReduceOutcome MapReduceRun::run()
 
 MapReduceOutcome simulate_mapreduce(ActorRuntime& runtime, const std::vector<MapReduceJob>& jobs,
                                     const PlatformSpec& platform, const MapReduceParams& params,
-                                    MapReduceScheduler& scheduler, const TopologyCost& cost, std::uint64_t seed)
+                                    MapReduceScheduler& scheduler, const TopologyCost& cost, std::uint64_t seed,
+                                    const StragglerModel* stragglers)
 {
   if (jobs.empty())
     throw std::invalid_argument("no jobs to simulate");
-  MapReduceRun run(runtime, jobs, platform, params, scheduler, cost, seed);
+  MapReduceRun run(runtime, jobs, platform, params, scheduler, cost, seed, stragglers);
   return run.run();
 }
 

@@ -5,6 +5,7 @@
 #include "core/actor_runtime.hpp"
 #include "models/dataflow/topology_cost.hpp"
 #include "platform/platform_spec.hpp"
+#include "platform/stragglers.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
 #include "workloads/mapreduce/job.hpp"
 #include "workloads/mapreduce/mapreduce_params.hpp"
@@ -54,6 +55,7 @@ struct MapReduceOutcome {
 /** Simulates `jobs` to completion under `scheduler` on `runtime` (which runs once per process). */
 MapReduceOutcome simulate_mapreduce(ActorRuntime& runtime, const std::vector<MapReduceJob>& jobs,
                                     const PlatformSpec& platform, const MapReduceParams& params,
-                                    MapReduceScheduler& scheduler, const TopologyCost& cost, std::uint64_t seed);
+                                    MapReduceScheduler& scheduler, const TopologyCost& cost, std::uint64_t seed,
+                                    const StragglerModel* stragglers = nullptr);
 
 } // namespace cs

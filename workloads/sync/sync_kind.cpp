@@ -107,6 +107,7 @@ public:
   }
 
   std::unique_ptr<Workload> clone() const override { return std::make_unique<SyncTrainingKind>(*this); }
+  bool replays_step_times() const override { return true; }
 
 private:
   SyncTrainingParams params_;

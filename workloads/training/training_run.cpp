@@ -2,6 +2,7 @@
 // memory footprint, summary and trace.
 #include "base/units.hpp"
 #include "core/chrome_trace.hpp"
+#include "core/graph_stragglers.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
@@ -114,7 +115,7 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const Tra
 // is oversubscribed, so no replica's traffic slows another's differently.
 bool replicas_alike(const ClusterParams& c)
 {
-  if (!c.network.background.empty())
+  if (!c.network.background.empty() || !c.stragglers.slow.empty() || c.stragglers.random.probability > 0)
     return false;
   return std::all_of(c.network.levels.begin(), c.network.levels.end(),
                      [](const auto& level) { return level.oversubscription == 1.0; });
@@ -180,6 +181,10 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.overlap =
       w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
   TrainingGraph training = build_replicas(plan, env, dp);
+  const StragglerModel stragglers(env.cluster->stragglers, gpus, env.cluster->gpus_per_node,
+                                  static_cast<std::uint64_t>(env.seed));
+  if (stragglers.any())
+    apply_stragglers(training.graph, stragglers);
   Timeline timeline = env.execute(training.graph);
   WorkloadOutput out;
   RunMetrics& metrics = out.metrics;

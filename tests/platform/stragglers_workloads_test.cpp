@@ -1,0 +1,66 @@
+// cluster.stragglers seen by every workload kind: training (slow GPUs and slowdowns per iteration), MapReduce (slow
+// hosts), collective benchmarks (late ranks); recorded step times refused where no worker steps.
+#include "tests/cli/run_cli.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+double metric(const std::string& scenario, const std::string& sets, const char* key)
+{
+  static int count = 0;
+  const fs::path dir =
+      fs::temp_directory_path() / ("cs_strag_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
+  auto r = cs::testing::run_clustersim("run " + src(scenario) + " --quiet --out " + dir.string() + " " + sets);
+  EXPECT_EQ(r.code, 0) << sets << "\n" << r.err;
+  std::ifstream in(dir / "report.json");
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  fs::remove_all(dir);
+  return report.is_discarded() ? -1 : report["metrics"].value(key, -1.0);
+}
+
+} // namespace
+
+TEST(StragglersEverywhere, TrainingWaitsForItsSlowestGpu)
+{
+  const std::string q = "scenarios/quickstart.yaml", a = "--backend analytical ";
+  const double base = metric(q, a, "iteration_time_s");
+  const double slow =
+      metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [5], factor: 0.5}]'", "iteration_time_s");
+  EXPECT_GT(slow / base, 1.8); // data parallelism: every replica waits for the half-speed GPU's backward
+  const double late =
+      metric(q, a + "--set 'cluster.stragglers.random={probability: 1, duration: 50ms}'", "iteration_time_s");
+  EXPECT_NEAR(late - base, 0.05, 0.005);
+}
+
+TEST(StragglersEverywhere, MapReduceJobsSlowOnSlowHosts)
+{
+  const std::string f = "scenarios/reference/mapreduce-hit-paper.yaml";
+  const double base = metric(f, "", "mean_jct_s");
+  const double slow = metric(f, "--set 'cluster.stragglers.slow=[{nodes: [0,1,2,3,4,5,6,7], factor: 0.25}]'",
+                             "mean_jct_s");
+  EXPECT_GT(slow, 1.1 * base);
+}
+
+TEST(StragglersEverywhere, CollectivesWaitForLateRanks)
+{
+  const std::string f = "scenarios/reference/nccl-a100-2node-hdr.yaml";
+  const double base = metric(f, "", "busbw_gbps");
+  const double late = metric(f, "--set 'cluster.stragglers.random={probability: 1, duration: 10ms}'", "busbw_gbps");
+  EXPECT_LT(late, 0.9 * base);
+}
+
+TEST(StragglersEverywhere, RecordedStepTimesAreRefusedWhereNoWorkerSteps)
+{
+  auto r = cs::testing::run_clustersim("validate " + src("scenarios/quickstart.yaml") +
+                                       " --set cluster.stragglers.step_times=steps.csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("replayed by workload kinds with workers that step"), std::string::npos) << r.err;
+}
