@@ -107,6 +107,24 @@ overrides = {
         "policies.mapreduce={name: capacity, bogus: 1}", "cluster.network.background[0].load=2",
         "cluster.network.background[0].tier=moon",
     ],
+    "scenarios/stragglers.yaml": [
+        "cluster.stragglers.random.probability=-0.1", "cluster.stragglers.random.probability=1.01",
+        "cluster.stragglers.random.probability=nan", "cluster.stragglers.random.duration=-1s",
+        "cluster.stragglers.random.distribution=pareto", "cluster.stragglers.slow=[{factor: 0.5}]",
+        "cluster.stragglers.slow=[{devices: [0], factor: 0}]", "cluster.stragglers.slow=[{devices: [0], factor: -2}]",
+        "cluster.stragglers.slow=[{devices: [-1], factor: 0.5}]", "cluster.stragglers.slow=[{nodes: [2], factor: 0.5}]",
+        "cluster.stragglers.slow=[{devices: [99], factor: 0.5}]", "cluster.stragglers.slow={devices: [1]}",
+        "cluster.stragglers.step_times=/dev/zero", "cluster.stragglers.step_times=/nonexistent.csv",
+        "cluster.stragglers.bogus=1", "policies.sync_scheme={name: partial-reduce, group_size: 1}",
+        "policies.sync_scheme={name: partial-reduce, group_size: 17}",
+        "policies.sync_scheme={name: partial-reduce, wait_time: 0s}",
+        "policies.sync_scheme={name: partial-reduce, ssp_bound: -1}",
+        "policies.sync_scheme={name: partial-reduce, averaging: median}",
+        "policies.sync_scheme={name: ps-ssp, staleness: -1}", "policies.sync_scheme={name: ps-ssp, staleness: 0}",
+        "policies.sync_scheme={name: eager-sgd, mode: quorum}", "policies.sync_scheme=gossip",
+        "workload.parallel.pp=2", "workload.parallel.dp=17", "workload.steps=0", "workload.steps=1e12",
+        "workload.servers=3", "workload.batch.global=100", "workload.target_updates=-1",
+    ],
 }
 for scenario, sets in overrides.items():
     base = os.path.splitext(os.path.basename(scenario))[0]
@@ -226,6 +244,16 @@ for kind, edit in {
     add(f"measurements-{kind}", f"fit {name} --out {{OUT}}/p.json")
 name = write("measurements-duplicate-key.json", measurements.replace('"device"', '"device": "cpu-node", "device"', 1))
 add("measurements-duplicate-key", f"fit {name} --out {{OUT}}/p.json")
+
+# --- Recorded step-time traces (cluster.stragglers.step_times) with a malformed row. ---
+for i, rows in enumerate([
+    "worker,step,seconds\n0,0,0.5\n0,1,fast\n", "0,0,0.5\n0,2,0.5\n", "0,0,-1\n", "0.5,0,1\n", "0;0;1\n",
+    "worker,step,seconds\n", "0,0,1e400\n", "2000000,0,1\n", "0,0\n", "0,x,1\n",
+]):
+    trace = write(f"steps-{i:02d}.csv", rows)
+    scenario = write(f"steps-{i:02d}.yaml", read("scenarios/stragglers.yaml").replace(
+        "  stragglers:\n", f"  stragglers:\n    step_times: steps-{i:02d}.csv\n"))
+    add(f"step-times-{i:02d}", run(scenario))
 
 # --- Traces whose framing is broken (bad rows are skipped and counted, not refused: see mapreduce.md). ---
 rumen = read("traces/samples/hadoop/gridmix-wordcount-rumen.json")
