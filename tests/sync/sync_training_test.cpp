@@ -21,8 +21,8 @@ fs::path fresh_dir(const std::string& tag)
   return dir;
 }
 
-/** report.json's metrics of `scenario` with `sets` (each "key=value"). */
-nlohmann::json run(const std::string& scenario, const std::vector<std::string>& sets, const std::string& extra = "")
+/** report.json of `scenario` with `sets` (each "key=value"). */
+nlohmann::json report_of(const std::string& scenario, const std::vector<std::string>& sets, const std::string& extra)
 {
   static int count = 0;
   const fs::path dir = fresh_dir(std::to_string(++count));
@@ -34,7 +34,13 @@ nlohmann::json run(const std::string& scenario, const std::vector<std::string>& 
   std::ifstream in(dir / "report.json");
   nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
   fs::remove_all(dir);
-  return report.is_discarded() ? nlohmann::json::object() : report["metrics"];
+  return report.is_discarded() ? nlohmann::json::object() : report;
+}
+
+/** report.json's metrics of `scenario` with `sets`. */
+nlohmann::json run(const std::string& scenario, const std::vector<std::string>& sets, const std::string& extra = "")
+{
+  return report_of(scenario, sets, extra).value("metrics", nlohmann::json::object());
 }
 
 double metric(const nlohmann::json& m, const char* key) { return m.value(key, -1.0); }
@@ -99,6 +105,29 @@ TEST(SyncTraining, WithoutStragglersSchemesMeetTheirClosedForms)
   EXPECT_DOUBLE_EQ(metric(bsp, "mean_group_size"), 8.0);
   EXPECT_DOUBLE_EQ(metric(bsp, "mean_staleness"), 0.0);
   EXPECT_LE(metric(ssp, "iteration_time_s"), metric(bsp, "iteration_time_s"));
+}
+
+// One node of 8 GPUs (every pair of GPUs alike), one server on GPU 0, analytical: a gossip step is the compute plus
+// one model over a GPU's link (x). Under ps-bsp the 7 remote pushes of the first step queue at the server's link
+// (the update at c + 7x); then the pulls queue, so worker j is back at its next push jx later and pushes without
+// queueing: every later update comes c + 8x after the one before. Ten steps: 10 c + 79 x, latencies apart.
+TEST(SyncTraining, ServersAndGossipMeetTheirClosedForms)
+{
+  const std::vector<std::string> node{"cluster.nodes=1", "workload.parallel.dp=8", "workload.servers=1",
+                                      "cluster.stragglers.random.probability=0", "workload.steps=10"};
+  auto with = [&](const std::string& scheme) {
+    auto sets = node;
+    sets.push_back("policies.sync_scheme=" + scheme);
+    return report_of(kStragglers, sets, "--backend analytical");
+  };
+  const auto gossip = with("ad-psgd"), servers = with("ps-bsp");
+  const double compute = gossip["breakdown"].value("step_compute_s", -1.0);
+  ASSERT_GT(compute, 0);
+  const double x = metric(gossip["metrics"], "iteration_time_s") - compute;
+  const double ps = metric(servers["metrics"], "iteration_time_s") - compute;
+  EXPECT_GT(x, 0);
+  EXPECT_NEAR(ps / x, 7.9, 0.01);
+  EXPECT_DOUBLE_EQ(metric(gossip["metrics"], "mean_group_size"), 2.0);
 }
 
 TEST(SyncTraining, StaleSynchronousServersNeverExceedTheirBound)
