@@ -65,7 +65,8 @@ public:
     s.platform = env.platform;
     s.stragglers = &stragglers;
     s.replicas = replicas(c);
-    s.compute = step_compute(params_, s.replicas, *cost);
+    s.compute = step_compute(params_.model, params_.framework,
+                             StepShape{params_.global_batch, params_.micro_batch, s.replicas, params_.pp}, *cost);
     for (int w = 0; w < s.replicas * params_.pp; ++w)
       s.worker_host.push_back(w); // replica r's stage k on GPU r x pp + k: a replica's stages are neighbours
     const int servers = params_.servers > 0 ? params_.servers : c.nodes;

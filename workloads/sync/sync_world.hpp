@@ -5,7 +5,7 @@
 #include "platform/platform_spec.hpp"
 #include "platform/stragglers.hpp"
 #include "policies/sync_scheme/sync_scheme.hpp"
-#include "workloads/sync/step_compute.hpp"
+#include "models/transformer/step_compute.hpp"
 
 #include <vector>
 

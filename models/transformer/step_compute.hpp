@@ -3,7 +3,8 @@
 #pragma once
 
 #include "models/cost/kernel_cost_model.hpp"
-#include "workloads/sync/sync_params.hpp"
+#include "models/transformer/framework.hpp"
+#include "models/transformer/model_params.hpp"
 
 #include <vector>
 
@@ -27,8 +28,17 @@ struct StepCompute {
   double iteration_s(const std::vector<double>& stage_scale) const;
 };
 
-/** Layers split evenly over `p.pp` stages (embedding on the first, head on the last); tp = 1. Throws
+/** What one replica trains per step. */
+struct StepShape {
+  int global_batch = 1; // samples per step over all replicas
+  int micro_batch = 1;
+  int dp = 1;
+  int pp = 1;
+};
+
+/** Layers split evenly over `shape.pp` stages (embedding on the first, head on the last); tp = 1. Throws
  *  std::invalid_argument when the layers or the batch do not divide. */
-StepCompute step_compute(const SyncTrainingParams& p, int dp, const KernelCostModel& cost);
+StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const StepShape& shape,
+                         const KernelCostModel& cost);
 
 } // namespace cs

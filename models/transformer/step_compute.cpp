@@ -1,4 +1,4 @@
-#include "workloads/sync/step_compute.hpp"
+#include "models/transformer/step_compute.hpp"
 
 #include "models/kernels/kernel.hpp"
 #include "models/transformer/pass_cost.hpp"
@@ -21,14 +21,14 @@ double StepCompute::iteration_s(const std::vector<double>& stage_scale) const
   return sum + (microbatches - 1) * slowest + optimizer;
 }
 
-StepCompute step_compute(const SyncTrainingParams& p, int dp, const KernelCostModel& cost)
+StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const StepShape& p,
+                         const KernelCostModel& cost)
 {
-  const ModelParams& m = p.model;
+  const int dp = p.dp;
   if (m.layers % p.pp != 0)
     throw std::invalid_argument("the model's layers do not divide into the pipeline stages");
   if (p.global_batch % (static_cast<long long>(dp) * p.micro_batch) != 0)
     throw std::invalid_argument("the global batch does not divide into replicas x microbatch");
-  const FrameworkProfile& fw = p.framework;
   const LayerShape shape{p.micro_batch, 1, false, fw};
   const PieceTimes layer = piece_times(layer_kernels(m, shape), cost, fw, 0, m.recompute);
   const PieceTimes head = piece_times(head_kernels(m, shape), cost, fw, 0, "none");

@@ -1,0 +1,224 @@
+#include "traces/gpu_job_trace.hpp"
+
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+
+namespace cs {
+namespace {
+
+// One CSV row split at commas (these traces quote nothing), with each field's 1-based column.
+struct Row {
+  std::vector<std::string> fields;
+  std::vector<int> columns;
+};
+
+Row split(const std::string& line)
+{
+  Row r;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    r.fields.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    r.columns.push_back(static_cast<int>(start) + 1);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (!r.fields.empty() && !r.fields.back().empty() && r.fields.back().back() == '\r')
+    r.fields.back().pop_back();
+  return r;
+}
+
+struct Reader {
+  std::string path;
+  int line = 0;
+  Row row;
+
+  [[noreturn]] void fail(std::size_t field, const std::string& message) const
+  {
+    throw InputError(path, line, field < row.columns.size() ? row.columns[field] : 1, message);
+  }
+  double number(std::size_t field, const char* what, double lo, double hi) const
+  {
+    if (field >= row.fields.size())
+      fail(field, fmt::format("missing field '{}'", what));
+    const std::string& text = row.fields[field];
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(text, &used);
+      if (used == text.size() && std::isfinite(v) && v >= lo && v <= hi)
+        return v;
+    } catch (const std::exception&) {
+    }
+    fail(field, fmt::format("'{}' is not a valid {} (a number in [{}, {}])", text, what, lo, hi));
+  }
+  const std::string& text(std::size_t field, const char* what) const
+  {
+    if (field >= row.fields.size())
+      fail(field, fmt::format("missing field '{}'", what));
+    return row.fields[field];
+  }
+};
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+// "YYYY-MM-DD hh:mm:ss" (UTC) as seconds since 1970.
+double philly_time(const Reader& r, std::size_t field)
+{
+  const std::string& t = r.text(field, "timestamp");
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  char tail = 0;
+  if (std::sscanf(t.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) != 6 || mo < 1 ||
+      mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970 || y > 2200)
+    r.fail(field, "'" + t + "' is not a timestamp 'YYYY-MM-DD hh:mm:ss'");
+  return double(days_from_civil(y, unsigned(mo), unsigned(d))) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
+}
+
+void skip(GpuTraceSummary& s, const std::string& reason)
+{
+  ++s.skipped;
+  ++s.skip_reasons[reason];
+}
+
+// Each format: its header's first field, and how a row becomes a job (false: skipped, counted in summary).
+using RowReader = bool (*)(const Reader&, GpuTraceJob&, GpuTraceSummary&);
+
+bool philly_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
+{
+  j.submit_s = philly_time(r, 0);
+  j.duration_s = r.number(1, "duration", 0, 1e9);
+  j.gpus = static_cast<int>(r.number(2, "num_gpus", 1, 1 << 20));
+  j.group = r.text(4, "cluster");
+  j.id = fmt::format("philly-{}", r.line - 1);
+  return true;
+}
+
+bool openb_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary& s)
+{
+  j.id = r.text(0, "name");
+  j.gpus = static_cast<int>(r.number(3, "num_gpu", 0, 1 << 20));
+  j.gpu_milli = static_cast<int>(r.number(4, "gpu_milli", 0, 1000));
+  j.group = r.text(6, "qos");
+  const std::string& phase = r.text(7, "pod_phase");
+  const double created = r.number(8, "creation_time", 0, 1e10);
+  const double deleted = r.number(9, "deletion_time", 0, 1e10);
+  const double scheduled = r.number(10, "scheduled_time", 0, 1e10);
+  if (phase == "Pending")
+    return skip(s, "never scheduled (Pending)"), false;
+  if (j.gpus == 0 || j.gpu_milli == 0)
+    return skip(s, "uses no GPU"), false;
+  if (j.gpus > 1 && j.gpu_milli != 1000)
+    return skip(s, "shares GPUs across a gang"), false;
+  if (deleted < scheduled)
+    r.fail(9, "deletion_time is before scheduled_time");
+  j.submit_s = created;
+  j.duration_s = deleted - scheduled;
+  return true;
+}
+
+bool tiresias_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
+{
+  j.id = r.text(0, "job_id");
+  j.gpus = static_cast<int>(r.number(1, "num_gpu", 1, 1 << 20));
+  j.submit_s = r.number(2, "submit_time", 0, 1e10);
+  j.group = r.text(4, "model_name");
+  j.duration_s = r.number(5, "duration", 0, 1e9);
+  return true;
+}
+
+struct Format {
+  const char* name;
+  const char* header; // the header line's start
+  RowReader read;
+};
+
+const std::vector<Format>& formats()
+{
+  static const std::vector<Format> f{{"philly", "timestamp,duration,num_gpus", philly_row},
+                                     {"openb", "name,cpu_milli,memory_mib,num_gpu,gpu_milli", openb_row},
+                                     {"tiresias", "job_id,num_gpu,submit_time", tiresias_row}};
+  return f;
+}
+
+} // namespace
+
+const std::vector<std::string>& gpu_trace_formats()
+{
+  static const std::vector<std::string> names{"philly", "openb", "tiresias"};
+  return names;
+}
+
+std::string detect_gpu_trace_format(const std::string& path)
+{
+  std::ifstream in = open_input_file(path, "GPU job trace");
+  std::string header;
+  std::getline(in, header);
+  for (const auto& f : formats())
+    if (header.rfind(f.header, 0) == 0)
+      return f.name;
+  throw InputError(path, 1, 1, "not a GPU job trace: expected a Philly (timestamp,duration,num_gpus,...), OpenB "
+                               "(name,cpu_milli,memory_mib,num_gpu,gpu_milli,...) or Tiresias (job_id,num_gpu,"
+                               "submit_time,...) header");
+}
+
+std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path,
+                                        GpuTraceSummary& summary)
+{
+  const std::string name = format == "auto" ? detect_gpu_trace_format(path) : format;
+  const Format* f = nullptr;
+  for (const auto& candidate : formats())
+    if (name == candidate.name)
+      f = &candidate;
+  if (!f)
+    throw InputError(path, 0, 0, "unknown GPU job trace format '" + name + "' (philly, openb, tiresias)");
+  std::ifstream in = open_input_file(path, "GPU job trace");
+  summary = GpuTraceSummary{path, name, 0, 0, {}};
+  Reader r{path, 0, {}};
+  std::string line;
+  std::vector<GpuTraceJob> jobs;
+  while (std::getline(in, line)) {
+    ++r.line;
+    if (r.line == 1) {
+      if (line.rfind(f->header, 0) != 0)
+        throw InputError(path, 1, 1, fmt::format("expected a {} header starting '{}'", name, f->header));
+      continue;
+    }
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    if (jobs.size() >= 10'000'000)
+      throw InputError(path, r.line, 1, "more than 10,000,000 jobs");
+    r.row = split(line);
+    GpuTraceJob job;
+    job.line = r.line;
+    if (f->read(r, job, summary))
+      jobs.push_back(std::move(job));
+  }
+  if (r.line == 0)
+    throw InputError(path, 1, 1, "empty file: no header");
+  summary.jobs = static_cast<long>(jobs.size());
+  return jobs;
+}
+
+std::string describe(const GpuTraceSummary& s)
+{
+  std::string out = fmt::format("{} ({}): {} jobs, {} skipped", s.file, s.format, s.jobs, s.skipped);
+  std::string reasons;
+  for (const auto& [reason, count] : s.skip_reasons)
+    reasons += (reasons.empty() ? "" : ", ") + fmt::format("{}: {}", reason, count);
+  return reasons.empty() ? out : out + " (" + reasons + ")";
+}
+
+} // namespace cs
