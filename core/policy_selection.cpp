@@ -7,7 +7,8 @@ namespace cs {
 const std::vector<std::string>& PolicySelection::domains()
 {
   static const std::vector<std::string> names{"pipeline",    "sync",        "sync_scheme",        "moe",
-                                              "mapreduce",   "spark_cache", "spark_provisioning", "cluster"};
+                                              "mapreduce",   "spark_cache", "spark_provisioning", "cluster",
+                                              "placement"};
   return names;
 }
 
@@ -28,7 +29,8 @@ const Domain& domain_info(const std::string& domain)
       {"mapreduce", {"MapReduce task scheduler", "capacity"}},
       {"spark_cache", {"Spark cache eviction", ""}},
       {"spark_provisioning", {"Spark executor provisioning", ""}},
-      {"cluster", {"cluster job scheduler", ""}}};
+      {"cluster", {"gpu-jobs: which queued jobs start (queue order)", "fifo"}},
+      {"placement", {"gpu-jobs: which GPUs a job's gang gets", "consolidated"}}};
   return domains.at(domain);
 }
 

@@ -45,7 +45,7 @@ struct Reader {
   double number(std::size_t field, const char* what, double lo, double hi) const
   {
     if (field >= row.fields.size())
-      fail(field, fmt::format("missing field '{}'", what));
+      missing(what);
     const std::string& text = row.fields[field];
     try {
       std::size_t used = 0;
@@ -56,10 +56,16 @@ struct Reader {
     }
     fail(field, fmt::format("'{}' is not a valid {} (a number in [{}, {}])", text, what, lo, hi));
   }
+  // A row too short: the column just past its end.
+  [[noreturn]] void missing(const char* what) const
+  {
+    const int end = row.columns.back() + static_cast<int>(row.fields.back().size());
+    throw InputError(path, line, end, fmt::format("missing field '{}'", what));
+  }
   const std::string& text(std::size_t field, const char* what) const
   {
     if (field >= row.fields.size())
-      fail(field, fmt::format("missing field '{}'", what));
+      missing(what);
     return row.fields[field];
   }
 };
@@ -113,11 +119,11 @@ bool openb_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary& s)
   j.gpu_milli = static_cast<int>(r.number(4, "gpu_milli", 0, 1000));
   j.group = r.text(6, "qos");
   const std::string& phase = r.text(7, "pod_phase");
+  if (phase == "Pending") // no scheduled or deletion time to read
+    return skip(s, "never scheduled (Pending)"), false;
   const double created = r.number(8, "creation_time", 0, 1e10);
   const double deleted = r.number(9, "deletion_time", 0, 1e10);
   const double scheduled = r.number(10, "scheduled_time", 0, 1e10);
-  if (phase == "Pending")
-    return skip(s, "never scheduled (Pending)"), false;
   if (j.gpus == 0 || j.gpu_milli == 0)
     return skip(s, "uses no GPU"), false;
   if (j.gpus > 1 && j.gpu_milli != 1000)

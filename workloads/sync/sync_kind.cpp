@@ -24,6 +24,8 @@ public:
     const auto& p = params_;
     if (c.is_cpu_cluster())
       throw env.error_at("workload.kind", "sync-training needs a GPU cluster (nodes of GPUs), not racks");
+    if (env.device->peak(p.model.dtype) <= 0)
+      throw env.error_at("workload.model.dtype", fmt::format("{} has no {} compute units", c.device, p.model.dtype));
     auto scheme = env.policies->make<SyncScheme>("sync_scheme", *env.source);
     if (p.pp > 1 && !scheme->pipelined())
       throw env.error_at("workload.parallel.pp", fmt::format("pipelines (pp > 1) run under the sdpipe scheme, not {}",

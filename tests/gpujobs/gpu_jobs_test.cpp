@@ -1,0 +1,239 @@
+// GPU-cluster jobs: the trace readers (three formats, malformed rows refused at their column), the queue and
+// placement policies on hand-made states, and the replay's invariants and orderings through the command line.
+#include "base/input_error.hpp"
+#include "base/registry.hpp"
+#include "policies/cluster/cluster_scheduling.hpp"
+#include "tests/cli/run_cli.hpp"
+#include "traces/gpu_job_trace.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace fs = std::filesystem;
+using namespace cs;
+
+namespace {
+
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+fs::path write(const std::string& name, const std::string& text)
+{
+  fs::path p = fs::temp_directory_path() / ("cs_gpujobs_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+void expect_refused(const std::string& text, int line, int column, const std::string& words)
+{
+  const fs::path p = write("bad.csv", text);
+  GpuTraceSummary s;
+  try {
+    read_gpu_trace("auto", p.string(), s);
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), line) << e.where();
+    EXPECT_EQ(e.column(), column) << e.where();
+    EXPECT_NE(e.where().find(words), std::string::npos) << e.where();
+  }
+  fs::remove(p);
+}
+
+// A cluster of `nodes` x 4 GPUs, two nodes per rack, with `used` GPUs taken.
+ClusterGpus cluster(int nodes, const std::set<int>& used = {})
+{
+  ClusterGpus c;
+  c.gpus_per_node = 4;
+  c.free_milli.assign(static_cast<std::size_t>(nodes * 4), 1000);
+  c.free_whole.assign(static_cast<std::size_t>(nodes), 4);
+  for (int n = 0; n < nodes; ++n)
+    c.rack_of_node.push_back(n / 2);
+  for (int g : used) {
+    c.free_milli[g] = 0;
+    --c.free_whole[g / 4];
+  }
+  return c;
+}
+
+std::set<int> nodes_of(const std::vector<int>& gpus)
+{
+  std::set<int> n;
+  for (int g : gpus)
+    n.insert(g / 4);
+  return n;
+}
+
+std::unique_ptr<GangPlacement> placement(const std::string& name)
+{
+  return Registry<GangPlacement>::instance().create(name);
+}
+
+// A view over free GPUs only (placement ignored), with running jobs' ends for backfill.
+struct CountingView : ClusterQueueView {
+  int free = 0;
+  std::vector<RunningJob> ends;
+  std::vector<int> started;
+  double now() const override { return 0; }
+  int total_gpus() const override { return 16; }
+  int free_gpus() const override { return free; }
+  const std::vector<RunningJob>& running() const override { return ends; }
+  bool try_start(const QueuedJob& j) override
+  {
+    if (j.gpus > free)
+      return false;
+    free -= j.gpus;
+    started.push_back(j.id);
+    return true;
+  }
+};
+
+std::vector<int> schedule(const std::string& name, const std::vector<QueuedJob>& queue, CountingView& view)
+{
+  auto s = Registry<JobScheduler>::instance().create(name);
+  s->schedule(queue, view);
+  return view.started;
+}
+
+nlohmann::json metrics(const std::string& sets)
+{
+  static int n = 0;
+  const fs::path dir = fs::temp_directory_path() / ("cs_gj_" + std::to_string(::getpid()) + "_" + std::to_string(++n));
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") + " --quiet --out " +
+                                       dir.string() + " " + sets);
+  EXPECT_EQ(r.code, 0) << sets << "\n" << r.err;
+  std::ifstream in(dir / "report.json");
+  auto report = nlohmann::json::parse(in, nullptr, false);
+  fs::remove_all(dir);
+  return report.is_discarded() ? nlohmann::json::object() : report["metrics"];
+}
+
+} // namespace
+
+TEST(GpuJobTraces, EachFormatIsReadAndUnrunnableRowsCounted)
+{
+  GpuTraceSummary s;
+  const auto philly = read_gpu_trace("auto", src("traces/samples/gpu-jobs/philly-first-3000.csv"), s);
+  EXPECT_EQ(s.format, "philly");
+  ASSERT_EQ(philly.size(), 3000u);
+  EXPECT_EQ(philly[0].gpus, 1);
+  EXPECT_DOUBLE_EQ(philly[0].duration_s, 66.0);
+  EXPECT_DOUBLE_EQ(philly[1].submit_s - philly[0].submit_s, -(48 * 60 + 52.0)); // 07:01:55 then 06:13:03
+  const auto openb = read_gpu_trace("auto", src("traces/samples/gpu-jobs/openb-pods-first-1500.csv"), s);
+  EXPECT_EQ(s.format, "openb");
+  EXPECT_EQ(long(openb.size()) + s.skipped, 1500);
+  EXPECT_GT(s.skip_reasons["uses no GPU"], 0);
+  EXPECT_EQ(openb[1].gpu_milli, 460);
+  const auto tiresias = read_gpu_trace("auto", src("traces/samples/gpu-jobs/60_job.csv"), s);
+  EXPECT_EQ(s.format, "tiresias");
+  ASSERT_EQ(tiresias.size(), 60u);
+  EXPECT_EQ(tiresias[1].gpus, 8);
+  EXPECT_EQ(tiresias[1].group, "vgg11");
+}
+
+TEST(GpuJobTraces, MalformedRowsAreRefusedAtTheirColumn)
+{
+  const std::string philly = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+  expect_refused(philly + "2017-10-09 07:01:55,66.0,1,66.0,a\n2017-10-09 07:01:55,fast,1,1,a\n", 3, 21, "duration");
+  expect_refused(philly + "2017-13-09 07:01:55,66.0,1,66.0,a\n", 2, 1, "not a timestamp");
+  expect_refused(philly + "2017-10-09 07:01:55,66.0,0,66.0,a\n", 2, 26, "num_gpus");
+  expect_refused(philly + "2017-10-09 07:01:55,66.0\n", 2, 25, "missing field 'num_gpus'");
+  expect_refused("job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,-5,1,m,1,1\n", 2, 5,
+                 "submit_time");
+  expect_refused("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+                 "scheduled_time\np,1,1,1,1500,,LS,Running,0,10,0\n",
+                 2, 9, "gpu_milli");
+  expect_refused("a,b,c\n1,2,3\n", 1, 1, "not a GPU job trace");
+  expect_refused("", 1, 1, "not a GPU job trace");
+}
+
+TEST(GangPlacements, ConsolidatedSpreadAndTopologyAwareChooseAsDocumented)
+{
+  // Node 0 has 1 GPU free, node 1 has 3, nodes 2-3 are free.
+  const ClusterGpus c = cluster(4, {0, 1, 2, 4});
+  EXPECT_EQ(nodes_of(placement("consolidated")->place(c, 3)), (std::set<int>{1})); // best fit: node 1, not a free node
+  EXPECT_EQ(nodes_of(placement("consolidated")->place(c, 6)).size(), 2u);
+  EXPECT_EQ(nodes_of(placement("spread")->place(c, 4)).size(), 4u); // one per node
+  EXPECT_TRUE(placement("consolidated")->place(c, 13).empty());      // 12 GPUs free
+  // Six GPUs: rack 1 (nodes 2-3, 8 free) holds them alone; consolidated would take the freest nodes (2, 3) too.
+  const auto topo = placement("topology-aware")->place(c, 6);
+  EXPECT_EQ(nodes_of(topo), (std::set<int>{2, 3}));
+  // Five GPUs with rack 1 half used: rack 0 (4 free) cannot hold them, rack 1 (5 free) can.
+  const ClusterGpus d = cluster(4, {0, 1, 2, 3, 8, 9, 10});
+  EXPECT_EQ(nodes_of(placement("topology-aware")->place(d, 5)), (std::set<int>{2, 3}));
+}
+
+TEST(QueuePolicies, FifoBlocksSjfOvertakesBackfillDoesNotDelayTheHead)
+{
+  const std::vector<QueuedJob> queue{{0, 0, 8, 1000, 100}, {1, 1, 2, 1000, 10}, {2, 2, 2, 1000, 500}};
+  CountingView fifo;
+  fifo.free = 4;
+  EXPECT_TRUE(schedule("fifo", queue, fifo).empty()); // the 8-GPU head blocks
+  CountingView sjf;
+  sjf.free = 4;
+  EXPECT_EQ(schedule("sjf", queue, sjf), (std::vector<int>{1, 2}));
+  // The head needs 8; 4 free now and 4 more at t = 50: job 1 (10 s) ends before that and may jump ahead; job 2
+  // (500 s) would hold 2 of the head's GPUs past t = 50 and must wait.
+  CountingView easy;
+  easy.free = 4;
+  easy.ends = {{4, 1000, 50}};
+  EXPECT_EQ(schedule("backfill", queue, easy), (std::vector<int>{1}));
+}
+
+TEST(GpuJobsReplay, BetterQueuesWaitLessAndSpreadingSlowsGangs)
+{
+  const auto fifo = metrics("");
+  const auto sjf = metrics("--set policies.cluster=sjf");
+  const auto easy = metrics("--set policies.cluster=backfill");
+  const auto spread = metrics("--set policies.placement=spread");
+  EXPECT_LT(sjf.value("mean_queueing_delay_s", 0.0), fifo.value("mean_queueing_delay_s", 0.0));
+  EXPECT_LT(easy.value("mean_queueing_delay_s", 0.0), fifo.value("mean_queueing_delay_s", 0.0));
+  EXPECT_GT(spread.value("mean_placement_slowdown", 0.0), fifo.value("mean_placement_slowdown", 0.0));
+  EXPECT_GT(spread.value("fragmentation", 0.0), fifo.value("fragmentation", 0.0));
+  EXPECT_DOUBLE_EQ(spread.value("multi_node_share", 0.0), 1.0);
+  EXPECT_EQ(fifo.value("jobs", 0.0), 3000.0);
+}
+
+TEST(GpuJobsReplay, OnAnIdleClusterJobsRunAtOnceForTheirRecordedTime)
+{
+  // The Tiresias example on 8 nodes of 8: every job fits at once on one node.
+  const fs::path dir = fs::temp_directory_path() / ("cs_gj_idle_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "s.yaml") << "name: idle\ncluster: {device: v100-sxm2, nodes: 8, gpus_per_node: 8, network: "
+                                   "{nics_per_node: 1}}\nworkload: {kind: gpu-jobs, model: {dtype: fp16}, "
+                                   "trace: {file: "
+                                << src("traces/samples/gpu-jobs/60_job.csv") << "}}\n";
+  auto r = cs::testing::run_clustersim("run " + (dir / "s.yaml").string() + " --quiet --out " + (dir / "o").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir / "o" / "report.json");
+  const auto m = nlohmann::json::parse(in)["metrics"];
+  EXPECT_DOUBLE_EQ(m["mean_queueing_delay_s"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(m["mean_placement_slowdown"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(m["multi_node_share"].get<double>(), 0.0);
+  // Mean JCT = mean recorded duration of the 60 jobs.
+  GpuTraceSummary s;
+  double sum = 0;
+  for (const auto& j : read_gpu_trace("tiresias", src("traces/samples/gpu-jobs/60_job.csv"), s))
+    sum += j.duration_s;
+  EXPECT_NEAR(m["mean_jct_s"].get<double>(), sum / 60, 1e-9);
+  fs::remove_all(dir);
+}
+
+TEST(GpuJobsReplay, BadInputIsRefusedWithAPosition)
+{
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") +
+                                       " --quiet --out /tmp/cs_gj_never --set workload.trace.arrival_scale=0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("arrival_scale must be in"), std::string::npos) << r.err;
+  r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") +
+                                  " --quiet --out /tmp/cs_gj_never --set policies.placement=random");
+  EXPECT_EQ(r.code, 2);
+  const fs::path bad = write("bad-trace.csv", "timestamp,duration,num_gpus,gpu_time,cluster\nx,1,1,1,a\n");
+  r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") +
+                                  " --quiet --out /tmp/cs_gj_never --set workload.trace.file=" + bad.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find(bad.string() + ":2:1:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists("/tmp/cs_gj_never"));
+  fs::remove(bad);
+}

@@ -1,0 +1,215 @@
+// Workload kind `gpu-jobs`: a GPU-cluster job trace replayed under a queue policy and a gang placement policy, each
+// job's run time scaled by its placement's iteration time (kernel costs and the collective tuner).
+#include "base/statistics.hpp"
+#include "base/units.hpp"
+#include "core/workload.hpp"
+#include "models/collectives/collective_model.hpp"
+#include "models/cost/device_profile.hpp"
+#include "models/transformer/step_compute.hpp"
+#include "workloads/gpujobs/gpu_jobs_params.hpp"
+#include "workloads/gpujobs/gpu_jobs_sim.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace cs {
+namespace {
+
+std::string trace_path(const WorkloadEnv& env, const std::string& file)
+{
+  auto path = std::filesystem::path(file);
+  if (path.is_relative())
+    path = std::filesystem::path(env.source->base_dir()) / path;
+  return path.string();
+}
+
+/** The jobs of the window, submissions from 0 and scaled. */
+std::vector<GpuTraceJob> window(std::vector<GpuTraceJob> jobs, const GpuJobsParams& p)
+{
+  if (jobs.empty())
+    return jobs;
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.submit_s < b.submit_s; });
+  const double first = jobs.front().submit_s + p.start.value;
+  std::vector<GpuTraceJob> out;
+  for (auto& j : jobs) {
+    if (j.submit_s < first || (p.duration.value > 0 && j.submit_s >= first + p.duration.value))
+      continue;
+    if (p.limit > 0 && static_cast<long long>(out.size()) >= p.limit)
+      break;
+    j.submit_s = (j.submit_s - first) * p.arrival_scale;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// The iteration time of a data-parallel job on `gpus`: its compute, and the part of the gradient all-reduce that
+// the backward pass does not hide.
+class PlacementPricer {
+public:
+  PlacementPricer(const GpuJobsParams& p, const RunEnv& env) : p_(p), platform_(*env.platform)
+  {
+    const DeviceProfile profile =
+        env.cluster->profile.empty() ? *builtin_profile(env.device->name) : load_profile(env.cluster->profile);
+    auto cost = make_cost_model(*env.device, profile);
+    const StepCompute step = step_compute(p.model, p.framework, StepShape{p.micro_batch, p.micro_batch, 1, 1}, *cost);
+    compute_ = step.iteration_s({1.0});
+    bytes_ = step.stages.front().sync_bytes;
+  }
+
+  double iteration(const std::vector<int>& gpus) const
+  {
+    std::vector<int> hosts = gpus;
+    std::sort(hosts.begin(), hosts.end());
+    const double ar = choose_collective("all-reduce", "auto", bytes_, group_shape(platform_, hosts)).seconds;
+    return compute_ + std::max(0.0, ar - p_.overlap * compute_);
+  }
+
+  /** Placement over consolidated (cached by GPUs, nodes and racks spanned: what the collective's shape sees). */
+  double slowdown(const std::vector<int>& gpus, int gpus_per_node)
+  {
+    std::set<int> nodes, racks;
+    const Topology& t = platform_.topology;
+    for (int g : gpus) {
+      nodes.insert(g / gpus_per_node);
+      racks.insert(t.vertex(t.hosts()[g]).groups.at(1));
+    }
+    const auto key = std::make_tuple(gpus.size(), nodes.size(), racks.size());
+    auto it = cache_.find(key);
+    if (it != cache_.end())
+      return it->second;
+    std::vector<int> packed(gpus.size());
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+      packed[i] = static_cast<int>(i);
+    const double ratio = iteration(gpus) / iteration(packed);
+    cache_.emplace(key, ratio);
+    return ratio;
+  }
+
+private:
+  const GpuJobsParams& p_;
+  const PlatformSpec& platform_;
+  double compute_ = 0, bytes_ = 0;
+  std::map<std::tuple<std::size_t, std::size_t, std::size_t>, double> cache_;
+};
+
+RunMetrics gpu_jobs_metrics(const GpuJobsOutcome& o, int total_gpus)
+{
+  RunMetrics m;
+  std::vector<double> wait, jct, slow;
+  double multi = 0, spanning = 0, unscheduled = 0;
+  for (const auto& j : o.jobs) {
+    if (j.start < 0) {
+      ++unscheduled;
+      continue;
+    }
+    wait.push_back(j.start - j.submit);
+    jct.push_back(j.end - j.submit);
+    if (j.gpus > 1) {
+      ++multi;
+      spanning += j.nodes > 1;
+      slow.push_back(j.slowdown);
+    }
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v)
+      s += x;
+    return v.empty() ? 0 : s / double(v.size());
+  };
+  const double capacity = std::max(1e-300, double(total_gpus) * o.makespan);
+  m.metrics = {{"jobs", double(jct.size())},
+               {"mean_queueing_delay_s", mean(wait)},
+               {"p95_queueing_delay_s", percentile(wait, 0.95)},
+               {"mean_jct_s", mean(jct)},
+               {"p95_jct_s", percentile(jct, 0.95)},
+               {"makespan_s", o.makespan},
+               {"gpu_utilization", o.gpu_seconds_busy / capacity},
+               {"fragmentation", o.fragmented_gpu_seconds / capacity},
+               {"mean_placement_slowdown", slow.empty() ? 1.0 : mean(slow)},
+               {"multi_node_share", multi > 0 ? spanning / multi : 0}};
+  m.breakdown = {{"jobs_never_fit", double(o.never_fit)},
+                 {"jobs_unscheduled", unscheduled},
+                 {"scheduling_events", double(o.events)}};
+  return m;
+}
+
+std::string jobs_csv(const std::vector<GpuTraceJob>& jobs, const GpuJobsOutcome& o)
+{
+  std::string csv = "job,submit_s,start_s,end_s,gpus,gpu_milli,nodes,racks,slowdown\n";
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& r = o.jobs[i];
+    csv += fmt::format("{},{:.3f},{:.3f},{:.3f},{},{},{},{},{:.6f}\n", jobs[i].id, r.submit, r.start, r.end, r.gpus,
+                       r.gpu_milli, r.nodes, r.racks, r.slowdown);
+  }
+  return csv;
+}
+
+class GpuJobsKind : public Workload {
+public:
+  void configure(ObjectReader& r) override { read_gpu_jobs(r, params_); }
+
+  void check(const WorkloadEnv& env) const override
+  {
+    if (env.cluster->is_cpu_cluster())
+      throw env.error_at("workload.kind", "gpu-jobs needs a GPU cluster (nodes of GPUs), not racks");
+    if (env.device->peak(params_.model.dtype) <= 0)
+      throw env.error_at("workload.model.dtype",
+                         fmt::format("{} has no {} compute units", env.cluster->device, params_.model.dtype));
+    if (!std::filesystem::is_regular_file(trace_path(env, params_.trace)))
+      throw env.error_at("workload.trace.file", "trace file not found: " + trace_path(env, params_.trace));
+  }
+
+  WorkloadOutput run(const RunEnv& env) const override
+  {
+    GpuTraceSummary summary;
+    const std::vector<GpuTraceJob> jobs =
+        window(read_gpu_trace(params_.format, trace_path(env, params_.trace), summary), params_);
+    if (jobs.empty())
+      throw env.error_at("workload.trace.start", "no job of the trace falls in the window");
+    auto scheduler = env.policies->make<JobScheduler>("cluster", *env.source);
+    auto placement = env.policies->make<GangPlacement>("placement", *env.source);
+    PlacementPricer pricer(params_, env);
+    const int per_node = env.cluster->gpus_per_node;
+    const PlacementSlowdown slowdown = [&](const std::vector<int>& gpus) {
+      return params_.placement_slowdown ? pricer.slowdown(gpus, per_node) : 1.0;
+    };
+    const GpuJobsOutcome o = simulate_gpu_jobs(jobs, *env.platform, per_node, *scheduler, *placement, slowdown);
+    WorkloadOutput out;
+    out.metrics = gpu_jobs_metrics(o, env.cluster->gpus);
+    out.metrics.breakdown["trace_jobs_read"] = double(summary.jobs);
+    out.metrics.breakdown["trace_rows_skipped"] = double(summary.skipped);
+    const auto& M = out.metrics.metrics;
+    out.summary = fmt::format("  trace     {}\n", describe(summary));
+    out.summary += fmt::format("  jobs      {} on {} GPUs, queue {}, placement {}\n", M.at("jobs"), env.cluster->gpus,
+                               env.policies->name("cluster"), env.policies->name("placement"));
+    out.summary += fmt::format("  wait      mean {}  p95 {};  JCT mean {}  p95 {};  makespan {}\n",
+                               units::format_time(M.at("mean_queueing_delay_s")),
+                               units::format_time(M.at("p95_queueing_delay_s")), units::format_time(M.at("mean_jct_s")),
+                               units::format_time(M.at("p95_jct_s")), units::format_time(M.at("makespan_s")));
+    out.summary += fmt::format("  GPUs      {:.1f}% busy, {:.1f}% free but fragmented; multi-GPU jobs {:.1f}% across "
+                               "nodes, {:.3f}x slower than consolidated\n",
+                               100 * M.at("gpu_utilization"), 100 * M.at("fragmentation"),
+                               100 * M.at("multi_node_share"), M.at("mean_placement_slowdown"));
+    out.files.emplace_back("jobs.csv", jobs_csv(jobs, o));
+    out.wall_note = fmt::format(" ({} scheduling events)", o.events);
+    if (o.never_fit > 0)
+      out.warnings.push_back(fmt::format("{} jobs need more GPUs than the cluster has and were left out", o.never_fit));
+    return out;
+  }
+
+  std::unique_ptr<Workload> clone() const override { return std::make_unique<GpuJobsKind>(*this); }
+
+private:
+  GpuJobsParams params_;
+};
+
+} // namespace
+
+CS_REGISTER_WORKLOAD(GpuJobsKind, "gpu-jobs",
+                     "a GPU-cluster job trace (Philly, Alibaba OpenB) under a queue and a gang placement policy");
+
+} // namespace cs
