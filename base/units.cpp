@@ -141,7 +141,11 @@ std::string format_time(double seconds)
     return fmt::format("{:.3g} us", seconds * 1e6);
   if (a < 1.0)
     return fmt::format("{:.4g} ms", seconds * 1e3);
-  return fmt::format("{:.4g} s", seconds);
+  if (a < 1e4)
+    return fmt::format("{:.4g} s", seconds);
+  if (a < 2 * 86400.0) // long runs and queues read better in hours and days than as 3.264e+05 s
+    return fmt::format("{:.4g} h", seconds / 3600);
+  return fmt::format("{:.4g} days", seconds / 86400);
 }
 
 std::string format_rate(double bytes_per_second) { return fmt::format("{:.4g} GB/s", bytes_per_second / 1e9); }

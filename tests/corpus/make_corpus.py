@@ -125,6 +125,13 @@ overrides = {
         "workload.parallel.pp=2", "workload.parallel.dp=17", "workload.steps=0", "workload.steps=1e12",
         "workload.servers=3", "workload.batch.global=100", "workload.target_updates=-1",
     ],
+    "scenarios/gpu-jobs-philly.yaml": [
+        "workload.trace.arrival_scale=0", "workload.trace.arrival_scale=-1", "workload.trace.limit=-1",
+        "workload.trace.start=-1s", "workload.trace.format=slurm", "workload.trace.file=/dev/zero",
+        "workload.trace.file=/nonexistent.csv", "workload.trace.file=scenarios", "workload.micro_batch=0",
+        "workload.overlap=1.5", "workload.model.dtype=bf16", "policies.cluster=lottery",
+        "policies.placement=random", "workload.trace.start=1000days",
+    ],
 }
 for scenario, sets in overrides.items():
     base = os.path.splitext(os.path.basename(scenario))[0]
@@ -254,6 +261,24 @@ for i, rows in enumerate([
     scenario = write(f"steps-{i:02d}.yaml", read("scenarios/stragglers.yaml").replace(
         "  stragglers:\n", f"  stragglers:\n    step_times: steps-{i:02d}.csv\n"))
     add(f"step-times-{i:02d}", run(scenario))
+
+# --- GPU job traces with a malformed value. ---
+for i, rows in enumerate([
+    "timestamp,duration,num_gpus,gpu_time,cluster\nx,1,1,1,a\n",
+    "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,-1,1,1,a\n",
+    "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,1,0,1,a\n",
+    "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55\n",
+    "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,nan,1,m,1,1\n",
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+    "p,1,1,1,2000,,LS,Running,0,1,0\n",
+    "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+    "p,1,1,1,1000,,LS,Running,0,1,5\n",
+    "jobs,gpus\n1,2\n", "",
+]):
+    trace = write(f"gpu-jobs-{i:02d}.csv", rows)
+    scenario = write(f"gpu-jobs-{i:02d}.yaml", read("scenarios/gpu-jobs-philly.yaml").replace(
+        "../traces/samples/gpu-jobs/philly-first-3000.csv", f"gpu-jobs-{i:02d}.csv"))
+    add(f"gpu-jobs-trace-{i:02d}", run(scenario))
 
 # --- Traces whose framing is broken (bad rows are skipped and counted, not refused: see mapreduce.md). ---
 rumen = read("traces/samples/hadoop/gridmix-wordcount-rumen.json")
