@@ -13,6 +13,12 @@ const std::string& ScenarioSource::file() const { return info_->file; }
 
 std::string ScenarioSource::base_dir() const { return std::filesystem::path(info_->file).parent_path().string(); }
 
+std::string ScenarioSource::resolve(const std::string& file) const
+{
+  const std::filesystem::path path(file);
+  return (path.is_relative() ? std::filesystem::path(base_dir()) / path : path).string();
+}
+
 YAML::Node ScenarioSource::find(const std::string& dotted_path, bool* exact) const
 {
   YAML::Node node;

@@ -23,6 +23,8 @@ public:
   /** The scenario file and the folder relative paths in it are resolved against. */
   const std::string& file() const;
   std::string base_dir() const;
+  /** `file` as given in the scenario: absolute, or relative to the scenario's folder. */
+  std::string resolve(const std::string& file) const;
   /** A reader over the map at `dotted_path` (absent: an empty map), for components that read their own keys. */
   ObjectReader reader(const YAML::Node& node, const std::string& dotted_path) const;
   const YAML::Node& resolved() const { return resolved_; }

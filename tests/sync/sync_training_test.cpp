@@ -43,6 +43,19 @@ nlohmann::json run(const std::string& scenario, const std::vector<std::string>& 
   return report_of(scenario, sets, extra).value("metrics", nlohmann::json::object());
 }
 
+/** A folder with steps.csv (`rows`) and s.yaml: 4 A100s of one node replaying it under all-reduce. */
+fs::path trace_scenario(const std::string& tag, const std::string& rows)
+{
+  const fs::path dir = fresh_dir(tag);
+  fs::create_directories(dir);
+  std::ofstream(dir / "steps.csv") << rows;
+  std::ofstream(dir / "s.yaml") << "name: t\ncluster: {device: a100-sxm4-40gb, nodes: 1, gpus_per_node: 4, "
+                                   "network: {nics_per_node: 4}, stragglers: {step_times: steps.csv}}\n"
+                                   "workload: {kind: sync-training, model: {preset: bert-large}, batch: {global: 64, "
+                                   "micro: 16}, steps: 4}\n";
+  return dir;
+}
+
 double metric(const nlohmann::json& m, const char* key) { return m.value(key, -1.0); }
 
 const char* kStragglers = "scenarios/stragglers.yaml";
@@ -161,13 +174,7 @@ TEST(SyncTraining, AFailSlowGpuSlowsAllReduceByItsFactorAndPartialReduceByFarLes
 
 TEST(SyncTraining, RecordedStepTimesReplacePredictedOnes)
 {
-  const fs::path dir = fresh_dir("trace");
-  fs::create_directories(dir);
-  std::ofstream(dir / "steps.csv") << "worker,step,seconds\n0,0,1.5\n0,1,0.5\n";
-  std::ofstream(dir / "s.yaml") << "name: t\ncluster: {device: a100-sxm4-40gb, nodes: 1, gpus_per_node: 4, "
-                                   "network: {nics_per_node: 4}, stragglers: {step_times: steps.csv}}\n"
-                                   "workload: {kind: sync-training, model: {preset: bert-large}, batch: {global: 64, "
-                                   "micro: 16}, steps: 4}\n";
+  const fs::path dir = trace_scenario("trace", "worker,step,seconds\n0,0,1.5\n0,1,0.5\n");
   auto r = cs::testing::run_clustersim("run " + (dir / "s.yaml").string() + " --quiet --out " + (dir / "o").string());
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream in(dir / "o" / "report.json");
@@ -207,13 +214,7 @@ TEST(SyncTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
   refused("workload.parallel.pp=2", "pipelines (pp > 1) run under the sdpipe scheme");
   refused("policies.sync_scheme=gossip", "gossip");
 
-  const fs::path dir = fresh_dir("badtrace");
-  fs::create_directories(dir);
-  std::ofstream(dir / "steps.csv") << "worker,step,seconds\n0,0,0.5\n0,1,fast\n";
-  std::ofstream(dir / "s.yaml") << "name: t\ncluster: {device: a100-sxm4-40gb, nodes: 1, gpus_per_node: 4, "
-                                   "network: {nics_per_node: 4}, stragglers: {step_times: steps.csv}}\n"
-                                   "workload: {kind: sync-training, model: {preset: bert-large}, batch: {global: 64, "
-                                   "micro: 16}, steps: 4}\n";
+  const fs::path dir = trace_scenario("badtrace", "worker,step,seconds\n0,0,0.5\n0,1,fast\n");
   auto r = cs::testing::run_clustersim("run " + (dir / "s.yaml").string() + " --quiet --out " + (dir / "o").string());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("steps.csv:3:5: expected a number for seconds"), std::string::npos) << r.err;

@@ -19,14 +19,6 @@
 namespace cs {
 namespace {
 
-std::string trace_path(const WorkloadEnv& env, const std::string& file)
-{
-  auto path = std::filesystem::path(file);
-  if (path.is_relative())
-    path = std::filesystem::path(env.source->base_dir()) / path;
-  return path.string();
-}
-
 /** The jobs of the window, submissions from 0 and scaled. */
 std::vector<GpuTraceJob> window(std::vector<GpuTraceJob> jobs, const GpuJobsParams& p)
 {
@@ -159,15 +151,15 @@ public:
     if (env.device->peak(params_.model.dtype) <= 0)
       throw env.error_at("workload.model.dtype",
                          fmt::format("{} has no {} compute units", env.cluster->device, params_.model.dtype));
-    if (!std::filesystem::is_regular_file(trace_path(env, params_.trace)))
-      throw env.error_at("workload.trace.file", "trace file not found: " + trace_path(env, params_.trace));
+    if (!std::filesystem::is_regular_file(env.source->resolve(params_.trace)))
+      throw env.error_at("workload.trace.file", "trace file not found: " + env.source->resolve(params_.trace));
   }
 
   WorkloadOutput run(const RunEnv& env) const override
   {
     GpuTraceSummary summary;
     const std::vector<GpuTraceJob> jobs =
-        window(read_gpu_trace(params_.format, trace_path(env, params_.trace), summary), params_);
+        window(read_gpu_trace(params_.format, env.source->resolve(params_.trace), summary), params_);
     if (jobs.empty())
       throw env.error_at("workload.trace.start", "no job of the trace falls in the window");
     auto scheduler = env.policies->make<JobScheduler>("cluster", *env.source);

@@ -108,13 +108,8 @@ public:
       throw env.error_at("workload.mapreduce.replication",
                          fmt::format("{} replicas need at least that many hosts (the cluster has {})", m.replication,
                                      c.racks * c.hosts_per_rack));
-    if (!m.trace.file.empty()) {
-      auto path = std::filesystem::path(m.trace.file);
-      if (path.is_relative())
-        path = std::filesystem::path(env.source->base_dir()) / path;
-      if (!std::filesystem::is_regular_file(path))
-        throw env.error_at("workload.mapreduce.trace.file", "trace file not found: " + path.string());
-    }
+    if (!m.trace.file.empty() && !std::filesystem::is_regular_file(env.source->resolve(m.trace.file)))
+      throw env.error_at("workload.mapreduce.trace.file", "trace file not found: " + env.source->resolve(m.trace.file));
   }
 
   WorkloadOutput run(const RunEnv& env) const override

@@ -49,13 +49,9 @@ public:
                          fmt::format("{} servers need as many nodes (the cluster has {})", p.servers, c.nodes));
     if (static_cast<long long>(dp) * p.steps > 100'000'000)
       throw env.error_at("workload.steps", "dp x steps is more than 100,000,000 steps");
-    if (!c.stragglers.step_times.empty()) {
-      auto path = std::filesystem::path(c.stragglers.step_times);
-      if (path.is_relative())
-        path = std::filesystem::path(env.source->base_dir()) / path;
-      if (!std::filesystem::is_regular_file(path))
-        throw env.error_at("cluster.stragglers.step_times", "step-time trace not found: " + path.string());
-    }
+    const std::string steps = c.stragglers.step_times.empty() ? "" : env.source->resolve(c.stragglers.step_times);
+    if (!steps.empty() && !std::filesystem::is_regular_file(steps))
+      throw env.error_at("cluster.stragglers.step_times", "step-time trace not found: " + steps);
   }
 
   SyncSetup setup(const RunEnv& env, const StragglerModel& stragglers) const
@@ -85,12 +81,8 @@ public:
   {
     const ClusterParams& c = *env.cluster;
     StepTimeTrace trace;
-    if (!c.stragglers.step_times.empty()) {
-      auto path = std::filesystem::path(c.stragglers.step_times);
-      if (path.is_relative())
-        path = std::filesystem::path(env.source->base_dir()) / path;
-      trace = read_step_time_trace(path.string());
-    }
+    if (!c.stragglers.step_times.empty())
+      trace = read_step_time_trace(env.source->resolve(c.stragglers.step_times));
     const StragglerModel stragglers(c.stragglers, c.gpus, c.gpus_per_node, static_cast<std::uint64_t>(env.seed),
                                     std::move(trace));
     SyncSetup s = setup(env, stragglers);
