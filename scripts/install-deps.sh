@@ -2,7 +2,7 @@
 # Installs the Debian packages clustersim builds with (DESIGN.md §8); does nothing when all are present.
 set -euo pipefail
 required=(cmake g++ make pkg-config ninja-build ccache libsimgrid-dev libboost-graph-dev libeigen3-dev
-          libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev gnuplot-nox python3
+          libyaml-cpp-dev zlib1g-dev nlohmann-json3-dev libgtest-dev libcli11-dev libfmt-dev gnuplot-nox python3
           openmpi-bin clang libclang-rt-14-dev)
 missing=()
 for p in "${required[@]}"; do

@@ -125,6 +125,10 @@ overrides = {
         "workload.parallel.pp=2", "workload.parallel.dp=17", "workload.steps=0", "workload.steps=1e12",
         "workload.servers=3", "workload.batch.global=100", "workload.target_updates=-1",
     ],
+    "scenarios/kineto-replay.yaml": [
+        "workload.trace=/dev/zero", "workload.trace=/nonexistent.json", "workload.from_device=tpu-v9",
+        "workload.collectives=sometimes", "workload.ranks=-1", "workload.ranks=3", "workload.bogus=1",
+    ],
     "scenarios/gpu-jobs-philly.yaml": [
         "workload.trace.arrival_scale=0", "workload.trace.arrival_scale=-1", "workload.trace.limit=-1",
         "workload.trace.start=-1s", "workload.trace.format=slurm", "workload.trace.file=/dev/zero",
@@ -279,6 +283,21 @@ for i, rows in enumerate([
     scenario = write(f"gpu-jobs-{i:02d}.yaml", read("scenarios/gpu-jobs-philly.yaml").replace(
         "../traces/samples/gpu-jobs/philly-first-3000.csv", f"gpu-jobs-{i:02d}.csv"))
     add(f"gpu-jobs-trace-{i:02d}", run(scenario))
+
+# --- Kineto traces that cannot be replayed. ---
+for i, text in enumerate([
+    '{"traceEvents": [', '{"schemaVersion": 1}', '[1, 2]', '{"traceEvents": {}}',
+    '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1}]}',
+    '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": -5}]}',
+    '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "x", "dur": 5}]}',
+    '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "ts": 1, "dur": 5}]}',
+    '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 1e400}]}',
+    '{"traceEvents": [], "traceEvents": []}', '',
+]):
+    trace = write(f"kineto-{i:02d}.json", text)
+    scenario = write(f"kineto-{i:02d}.yaml", read("scenarios/kineto-replay.yaml").replace(
+        "../traces/samples/kineto/nccl_data.json.gz", f"kineto-{i:02d}.json"))
+    add(f"kineto-trace-{i:02d}", run(scenario))
 
 # --- Traces whose framing is broken (bad rows are skipped and counted, not refused: see mapreduce.md). ---
 rumen = read("traces/samples/hadoop/gridmix-wordcount-rumen.json")

@@ -1,0 +1,105 @@
+// Kineto replay: the recorded step time comes back on the recorded cluster (both backends), kernels rescale between
+// GPUs by the documented ratios, a slower fabric lengthens the step, and malformed traces are refused cleanly.
+#include "base/input_error.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "tests/cli/run_cli.hpp"
+#include "traces/kineto_trace.hpp"
+#include "workloads/replay/replay_graph.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+nlohmann::json report(const std::string& args)
+{
+  static int n = 0;
+  const fs::path dir = fs::temp_directory_path() / ("cs_kr_" + std::to_string(::getpid()) + "_" + std::to_string(++n));
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") + " --quiet --out " +
+                                       dir.string() + " " + args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  std::ifstream in(dir / "report.json");
+  auto out = nlohmann::json::parse(in, nullptr, false);
+  fs::remove_all(dir);
+  return out.is_discarded() ? nlohmann::json::object() : out;
+}
+
+double step(const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); }
+
+fs::path write(const std::string& name, const std::string& text)
+{
+  fs::path p = fs::temp_directory_path() / ("cs_kineto_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+} // namespace
+
+TEST(KinetoReplay, TheRecordedClusterGivesBackTheRecordedStepOnBothBackends)
+{
+  for (const char* backend : {"analytical", "simgrid"}) {
+    const auto r = report(std::string("--backend ") + backend);
+    EXPECT_NEAR(r["metrics"].value("step_time_error", 1.0), 0.0, 0.10) << backend;
+    EXPECT_EQ(r["breakdown"].value("steps", 0.0), 3.0);
+    EXPECT_EQ(r["breakdown"].value("kernels", 0.0), 2679.0);
+    EXPECT_EQ(r["breakdown"].value("collectives", 0.0), 21.0);
+    EXPECT_EQ(r["breakdown"].value("modeled_collectives", -1.0), 0.0); // measured on the recorded cluster
+  }
+}
+
+TEST(KinetoReplay, AnotherGpuOrFabricChangesTheStepTheWayItShould)
+{
+  const double recorded = step(report(""));
+  // A faster GPU cannot lengthen a step; this one is paced by its CPU, so it barely shortens.
+  EXPECT_LE(step(report("--set cluster.device=h100-sxm5")), recorded * 1.0001);
+  // 64 ranks over 10 Gb/s: the all-reduces the CPU waits for take longer.
+  const double slow = step(report("--set workload.ranks=64 --set cluster.nodes=8 --set cluster.gpus_per_node=8 "
+                                  "--set cluster.network.nic_bandwidth=10Gb/s"));
+  EXPECT_GT(slow, 1.2 * recorded);
+}
+
+TEST(KinetoReplay, KernelsRescaleByPeakOrBandwidth)
+{
+  const auto& cat = cs::DeviceCatalog::builtin();
+  const cs::DeviceSpec &a100 = *cat.find("a100-sxm4-40gb"), &h100 = *cat.find("h100-sxm5");
+  EXPECT_DOUBLE_EQ(cs::rescale_kernel("ampere_fp16_s16816gemm_fp16_128x128", 1.0, a100, h100),
+                   a100.peak("fp16") / h100.peak("fp16"));
+  EXPECT_DOUBLE_EQ(cs::rescale_kernel("void at::native::vectorized_elementwise_kernel<4>", 1.0, a100, h100),
+                   a100.memory_bandwidth / h100.memory_bandwidth);
+}
+
+TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
+{
+  auto refused = [](const std::string& text, const std::string& words) {
+    const fs::path p = write("bad.json", text);
+    try {
+      cs::read_kineto(p.string());
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const cs::InputError& e) {
+      EXPECT_NE(e.where().find(words), std::string::npos) << e.where();
+    }
+    fs::remove(p);
+  };
+  refused("{\"traceEvents\": [", ":1:");
+  refused("{\"schemaVersion\": 1}", "traceEvents: not a Kineto trace");
+  refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1}]}", "traceEvents[0].dur: expected");
+  refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": -5}]}", "out of range");
+  refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 5}]}", "nothing to replay");
+  refused(std::string("\x1f\x8b\x08\x00garbage", 12), "");
+  // A trace without deviceProperties needs from_device.
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") +
+                                       " --quiet --out /tmp/cs_kr_never --set workload.trace=sampled_rank-0.json.gz");
+  EXPECT_EQ(r.code, 2) << r.err;
+  r = cs::testing::run_clustersim(
+      "run " + src("scenarios/kineto-replay.yaml") +
+      " --quiet --out /tmp/cs_kr_never --set workload.trace=../traces/samples/kineto/sampled_rank-0.json.gz");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("give from_device"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists("/tmp/cs_kr_never"));
+}

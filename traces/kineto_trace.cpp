@@ -1,0 +1,135 @@
+#include "traces/kineto_trace.hpp"
+
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
+#include "base/json_input.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <zlib.h>
+
+namespace cs {
+namespace {
+
+constexpr std::size_t kMaxTraceBytes = 1ull << 30;
+
+// The file's text, inflated when it is gzip-compressed (zlib reads plain files through the same calls).
+std::string read_maybe_gzip(const std::string& path)
+{
+  check_input_file(path, "Kineto trace");
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f)
+    throw InputError(path, 0, 0, "cannot open the Kineto trace");
+  std::string text;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buffer, sizeof buffer)) > 0) {
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > kMaxTraceBytes) {
+      gzclose(f);
+      throw InputError(path, 0, 0, "Kineto trace larger than 1 GiB uncompressed");
+    }
+  }
+  const bool broken = n < 0;
+  gzclose(f);
+  if (broken)
+    throw InputError(path, 0, 0, "the gzip stream is corrupt or truncated");
+  return text;
+}
+
+[[noreturn]] void bad(const std::string& file, const std::string& where, const std::string& message)
+{
+  throw InputError(file, 1, 1, where + ": " + message);
+}
+
+double number(const nlohmann::json& e, const char* key, const std::string& file, const std::string& where)
+{
+  auto it = e.find(key);
+  if (it == e.end() || !it->is_number())
+    bad(file, where + "." + key, "expected a number");
+  const double v = it->get<double>();
+  if (!(v >= 0 && v < 1e18))
+    bad(file, where + "." + key, "out of range");
+  return v;
+}
+
+long long integer(const nlohmann::json& e, const char* key)
+{
+  auto it = e.find(key);
+  return it != e.end() && it->is_number_integer() ? it->get<long long>() : -1;
+}
+
+void read_collective(const nlohmann::json& args, KinetoOp& op)
+{
+  auto text = [&](const char* key) {
+    auto it = args.find(key);
+    return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  op.collective = text("Collective name");
+  if (auto it = args.find("In msg nelems"); it != args.end() && it->is_number())
+    op.elements = std::max(0.0, it->get<double>());
+  op.dtype = text("dtype");
+  if (auto it = args.find("Group size"); it != args.end() && it->is_number_integer())
+    op.group_size = static_cast<int>(std::clamp<long long>(it->get<long long>(), 0, 1 << 20));
+}
+
+void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& t)
+{
+  if (!e.is_object())
+    bad(t.file, where, "expected an event object");
+  auto cat = e.find("cat");
+  auto ph = e.find("ph");
+  if (cat == e.end() || !cat->is_string() || ph == e.end() || *ph != "X")
+    return; // instants, flows, metadata: not needed for a replay
+  const std::string c = cat->get<std::string>();
+  const std::string name = e.value("name", std::string());
+  const auto args = e.contains("args") && e["args"].is_object() ? e["args"] : nlohmann::json::object();
+  if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
+    KinetoOp op;
+    op.kind = c == "kernel" ? KinetoOp::KERNEL : c == "gpu_memcpy" ? KinetoOp::MEMCPY : KinetoOp::MEMSET;
+    op.name = name;
+    op.ts = number(e, "ts", t.file, where) * 1e-6;
+    op.dur = number(e, "dur", t.file, where) * 1e-6;
+    op.device = static_cast<int>(std::max(0LL, integer(e, "pid")));
+    op.stream = integer(e, "tid");
+    op.correlation = integer(args, "correlation");
+    read_collective(args, op);
+    t.ops.push_back(std::move(op));
+  } else if (c == "cuda_runtime") {
+    t.calls.push_back(KinetoCall{name, number(e, "ts", t.file, where) * 1e-6, number(e, "dur", t.file, where) * 1e-6,
+                                 integer(e, "tid"), integer(args, "correlation")});
+  } else if (c == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) {
+    t.steps.push_back(KinetoStep{name, number(e, "ts", t.file, where) * 1e-6, number(e, "dur", t.file, where) * 1e-6});
+  }
+}
+
+} // namespace
+
+KinetoTrace read_kineto(const std::string& path)
+{
+  const nlohmann::json doc = parse_json_input(read_maybe_gzip(path), path);
+  KinetoTrace t;
+  t.file = path;
+  if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())
+    bad(path, "traceEvents", "not a Kineto trace: expected an object with a traceEvents list");
+  if (doc.contains("deviceProperties") && doc["deviceProperties"].is_array() && !doc["deviceProperties"].empty() &&
+      doc["deviceProperties"][0].is_object())
+    t.device_name = doc["deviceProperties"][0].value("name", std::string());
+  if (doc.contains("distributedInfo") && doc["distributedInfo"].is_object()) {
+    const auto& d = doc["distributedInfo"];
+    t.rank = static_cast<int>(std::clamp<long long>(d.value("rank", 0LL), 0, 1 << 20));
+    t.world_size = static_cast<int>(std::clamp<long long>(d.value("world_size", 1LL), 1, 1 << 20));
+  }
+  const auto& events = doc["traceEvents"];
+  for (std::size_t i = 0; i < events.size(); ++i)
+    read_event(events[i], fmt::format("traceEvents[{}]", i), t);
+  auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };
+  std::stable_sort(t.ops.begin(), t.ops.end(), by_ts);
+  std::stable_sort(t.calls.begin(), t.calls.end(), by_ts);
+  std::stable_sort(t.steps.begin(), t.steps.end(), by_ts);
+  if (t.ops.empty())
+    bad(path, "traceEvents", "no GPU kernel, memcpy or memset event: nothing to replay");
+  return t;
+}
+
+} // namespace cs

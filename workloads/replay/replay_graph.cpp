@@ -1,0 +1,196 @@
+#include "workloads/replay/replay_graph.hpp"
+
+#include "models/collectives/collective_model.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <regex>
+
+namespace cs {
+namespace {
+
+bool is_sync(const std::string& call)
+{
+  return call == "cudaDeviceSynchronize" || call == "cudaStreamSynchronize" || call == "cudaEventSynchronize" ||
+         call == "cudaMemcpy";
+}
+
+std::string short_name(const std::string& name)
+{
+  std::string s = name.substr(0, name.find('('));
+  if (s.rfind("void ", 0) == 0)
+    s = s.substr(5);
+  return s.substr(0, 80);
+}
+
+// NCCL's collective names (as the profiler writes them) in clustersim's vocabulary; "" = not modeled.
+std::string collective_kind(const std::string& c)
+{
+  static const std::map<std::string, std::string> kinds{{"allreduce", "all-reduce"},
+                                                        {"broadcast", "broadcast"},
+                                                        {"allgather", "all-gather"},
+                                                        {"_allgather_base", "all-gather"},
+                                                        {"reduce_scatter", "reduce-scatter"},
+                                                        {"_reduce_scatter_base", "reduce-scatter"},
+                                                        {"all_to_all", "all-to-all"}};
+  auto it = kinds.find(c);
+  return it == kinds.end() ? "" : it->second;
+}
+
+double element_bytes(const std::string& dtype)
+{
+  static const std::map<std::string, double> bytes{{"Float", 4},  {"Half", 2},   {"BFloat16", 2}, {"Double", 8},
+                                                   {"Long", 8},   {"Int", 4},    {"Char", 1},     {"Byte", 1},
+                                                   {"Bool", 1},   {"Short", 2}};
+  auto it = bytes.find(dtype);
+  return it == bytes.end() ? 4 : it->second;
+}
+
+// The graph being built: per CPU thread its chain, per GPU stream its last task.
+struct Builder {
+  const KinetoTrace& t;
+  const ReplayOptions& o;
+  ReplayGraph out;
+  std::map<long long, int> cpu_stream, gpu_stream;
+  std::map<long long, double> cpu_point;  // per thread: where its next gap is measured from
+  std::map<long long, bool> wait_pending; // per thread: a cudaStreamWaitEvent since its last launch
+  std::map<long long, int> last_on_stream;
+  std::map<long long, int> call_task; // correlation -> the call's task
+  double origin = 0;
+
+  int cpu_chain(long long thread)
+  {
+    auto [it, fresh] = cpu_stream.try_emplace(thread, -1);
+    if (fresh)
+      it->second = out.graph.add_stream(0, "cpu " + std::to_string(thread));
+    return it->second;
+  }
+
+  // A runtime call: its gap after the thread's previous point; a synchronisation also waits for every stream.
+  int call(const KinetoCall& c)
+  {
+    const int stream = cpu_chain(c.thread);
+    const double from = cpu_point.count(c.thread) ? cpu_point[c.thread] : origin;
+    int task = out.graph.add_delay(stream, std::max(0.0, c.ts - from), c.name, TaskLabels{});
+    cpu_point[c.thread] = c.ts;
+    if (is_sync(c.name)) {
+      const int wait = out.graph.add_delay(stream, 0.0, c.name + " (waits)", TaskLabels{});
+      for (const auto& [s, last] : last_on_stream)
+        out.graph.add_dependency(last, wait);
+      cpu_point[c.thread] = c.ts + c.dur; // the CPU goes on from the sync's end
+      task = wait;
+    }
+    if (c.name == "cudaStreamWaitEvent")
+      wait_pending[c.thread] = true;
+    if (c.correlation >= 0)
+      call_task[c.correlation] = task;
+    ++out.calls;
+    return task;
+  }
+
+  double op_seconds(const KinetoOp& op)
+  {
+    if (op.kind != KinetoOp::KERNEL)
+      return op.dur;
+    if (!op.collective.empty() || op.name.rfind("nccl", 0) == 0) {
+      const std::string kind = collective_kind(op.collective);
+      if (!o.model_collectives || kind.empty() || op.elements <= 0)
+        return op.dur;
+      const int ranks = o.ranks > 0 ? o.ranks : std::max(1, op.group_size);
+      std::vector<int> hosts(static_cast<std::size_t>(ranks));
+      std::iota(hosts.begin(), hosts.end(), 0);
+      ++out.modeled_collectives;
+      return ranks < 2 ? 0.0
+                       : choose_collective(kind, "auto", op.elements * element_bytes(op.dtype),
+                                           group_shape(*o.platform, hosts))
+                             .seconds;
+    }
+    return o.from == o.to ? op.dur : rescale_kernel(op.name, op.dur, *o.from, *o.to);
+  }
+
+  void op(const KinetoOp& op, long long thread)
+  {
+    auto [it, fresh] = gpu_stream.try_emplace(op.stream, -1);
+    if (fresh)
+      it->second = out.graph.add_stream(0, "stream " + std::to_string(op.stream));
+    const bool nccl = !op.collective.empty() || op.name.rfind("nccl", 0) == 0;
+    const double seconds = op_seconds(op);
+    // Kernels share the GPU (compute); NCCL kernels and copies are priced whole (their own engines and links).
+    const int task = op.kind == KinetoOp::KERNEL && !nccl
+                         ? out.graph.add_compute(it->second, seconds, short_name(op.name), "", TaskLabels{})
+                         : out.graph.add_delay(it->second, seconds, short_name(op.name), TaskLabels{});
+    (op.kind != KinetoOp::KERNEL ? out.copies : nccl ? out.collectives : out.kernels) += 1;
+    out.recorded_gpu_s += op.dur;
+    if (auto c = call_task.find(op.correlation); c != call_task.end())
+      out.graph.add_dependency(c->second, task);
+    if (thread >= 0 && wait_pending[thread]) { // the launching thread made this stream wait for the others
+      for (const auto& [s, last] : last_on_stream)
+        if (s != op.stream)
+          out.graph.add_dependency(last, task);
+      wait_pending[thread] = false;
+    }
+    last_on_stream[op.stream] = task;
+  }
+};
+
+} // namespace
+
+double rescale_kernel(const std::string& name, double seconds, const DeviceSpec& from, const DeviceSpec& to)
+{
+  static const std::regex gemm("gemm|cutlass|xmma|cublas|conv|wgrad|dgrad|implicit|sm[0-9]+_|ampere_|volta_|hopper_",
+                               std::regex::icase);
+  static const std::regex half("f16|h16|fp16|half|bf16|h884|h1688|s16816|s1688", std::regex::icase);
+  if (std::regex_search(name, gemm)) {
+    const std::string dtype = std::regex_search(name, half) ? "fp16" : "tf32";
+    const double a = from.peak(dtype), b = to.peak(dtype);
+    if (a > 0 && b > 0)
+      return seconds * a / b;
+  }
+  return from.memory_bandwidth > 0 && to.memory_bandwidth > 0 ? seconds * from.memory_bandwidth / to.memory_bandwidth
+                                                              : seconds;
+}
+
+ReplayGraph build_replay(const KinetoTrace& t, const ReplayOptions& o)
+{
+  Builder b{t, o, {}, {}, {}, {}, {}, {}, {}, 0};
+  const int device = t.ops.front().device;
+  b.origin = t.ops.front().ts;
+  if (!t.calls.empty())
+    b.origin = std::min(b.origin, t.calls.front().ts);
+  std::map<long long, std::size_t> launch; // correlation -> call index
+  for (std::size_t i = 0; i < t.calls.size(); ++i)
+    if (t.calls[i].correlation >= 0)
+      launch.emplace(t.calls[i].correlation, i);
+  // Calls and GPU operations merged in launch order: an operation right after the call that launched it.
+  std::vector<std::pair<double, std::size_t>> ops; // (launch time, op index)
+  for (std::size_t i = 0; i < t.ops.size(); ++i)
+    if (t.ops[i].device == device) {
+      auto it = launch.find(t.ops[i].correlation);
+      ops.emplace_back(it == launch.end() ? t.ops[i].ts : t.calls[it->second].ts, i);
+    }
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::size_t next_step = 0, c = 0;
+  for (const auto& [when, i] : ops) {
+    for (; c < t.calls.size() && t.calls[c].ts <= when; ++c) {
+      const int task = b.call(t.calls[c]);
+      for (; next_step < t.steps.size() && t.steps[next_step].ts <= t.calls[c].ts; ++next_step)
+        b.out.step_start.push_back(task);
+      if (!t.steps.empty() && b.out.end_marker < 0 && t.calls[c].ts >= t.steps.back().ts + t.steps.back().dur)
+        b.out.end_marker = task;
+    }
+    auto it = launch.find(t.ops[i].correlation);
+    b.op(t.ops[i], it == launch.end() ? -1 : t.calls[it->second].thread);
+  }
+  for (; c < t.calls.size(); ++c) {
+    const int task = b.call(t.calls[c]);
+    if (!t.steps.empty() && b.out.end_marker < 0 && t.calls[c].ts >= t.steps.back().ts + t.steps.back().dur)
+      b.out.end_marker = task;
+  }
+  for (const auto& s : t.steps)
+    b.out.recorded_step_s += s.dur / double(t.steps.size());
+  b.out.graph.finalize();
+  return std::move(b.out);
+}
+
+} // namespace cs

@@ -1,0 +1,40 @@
+// A Kineto trace as a task graph: the CPU threads' runtime calls paced as recorded, each GPU operation after the call
+// that launched it and in its stream's order, waits and synchronisations as dependencies; kernel times as measured
+// or rescaled to another GPU, NCCL collectives as measured or priced on another fabric.
+#pragma once
+
+#include "core/task_graph.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "platform/platform_spec.hpp"
+#include "traces/kineto_trace.hpp"
+
+#include <vector>
+
+namespace cs {
+
+struct ReplayOptions {
+  const DeviceSpec* from = nullptr; // the GPU the trace ran on
+  const DeviceSpec* to = nullptr;   // the GPU to replay on (rescaling when it differs)
+  bool model_collectives = false;   // price NCCL kernels by the collective tuner instead of their measured time
+  int ranks = 0;                    // modeled collectives' group size (0 = as recorded)
+  const PlatformSpec* platform = nullptr;
+};
+
+struct ReplayGraph {
+  TaskGraph graph;
+  std::vector<int> step_start; // per profiler step: the task of its first runtime call
+  int end_marker = -1;         // the first runtime call after the last step (-1: none; the replay's end then)
+  int kernels = 0, collectives = 0, copies = 0, calls = 0;
+  int modeled_collectives = 0;
+  double recorded_step_s = 0; // the profiler steps' mean duration
+  double recorded_gpu_s = 0;  // summed GPU operation time, as measured
+};
+
+/** Builds the replay of `trace`'s first device (the rank that recorded it) on host 0 of the platform. */
+ReplayGraph build_replay(const KinetoTrace& trace, const ReplayOptions& options);
+
+/** A kernel's time on `to` from its measured time on `from`: GEMM and convolution kernels (by name) by the ratio of
+ *  dense peaks for their element type, every other kernel by the ratio of memory bandwidths. */
+double rescale_kernel(const std::string& name, double seconds, const DeviceSpec& from, const DeviceSpec& to);
+
+} // namespace cs
