@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units, trace-reader, profile and measurement
-# libFuzzer targets (fuzz/) with clang straight from their sources (no second CMake build), replays the kept
-# regressions, then fuzzes each for SECONDS from seeds made of the bundled files. A crash, hang or sanitizer report
-# fails; no clang or libFuzzer on this host skips (exit 77). The scenario and --set targets need the whole engine:
-# `make fuzz`. Usage: tests/fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR (BUILD_DIR holds the generated profiles)
+# CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units, trace-reader, profile, measurement and
+# job-trace (GPU jobs, Kineto, step times) libFuzzer targets (fuzz/) with clang straight from their sources (no second
+# CMake build), replays the kept regressions, then fuzzes each for SECONDS from seeds made of the bundled files. A
+# crash, hang or sanitizer report fails; no clang or libFuzzer on this host skips (exit 77). The scenario and --set
+# targets need the whole engine: `make fuzz`.
+# Usage: tests/fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR (BUILD_DIR holds the generated profiles)
 set -uo pipefail
 work=${1:?usage: fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR}
 seconds=${2:-15}
@@ -31,13 +32,18 @@ if [ $ok = 1 ]; then
   p2=$!
   wait $p1 && wait $p2 || ok=0
 fi
+if [ $ok = 1 ]; then
+  build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" \
+    "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" -lyaml-cpp -lz \
+    || ok=0
+fi
 if [ $ok = 0 ]; then
   if cat "$work"/build_*.log | grep -qiE "libclang_rt.fuzzer|cannot find -l|unsupported option"; then
     echo "clang without libFuzzer: skipped"; exit 77
   fi
   cat "$work"/build_*.log; exit 1
 fi
-targets=(units trace profile measurements)
+targets=(units trace profile measurements job_traces)
 for t in "${targets[@]}"; do mkdir -p "$work/seeds/$t" "$work/corpus/$t"; done
 cp "$root"/calibrate/profiles/*.json "$work/seeds/profile/"
 cp "$root"/calibrate/measurements/*.json "$work/seeds/measurements/"
@@ -46,6 +52,14 @@ for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h 1e308GiB nan; do printf '%s' "$u
 { printf s; head -c 3000 "$root/traces/samples/swim/FB-2009_samples_24_times_1hr_0.tsv"; } >"$work/seeds/trace/swim"
 { printf r; head -c 5000 "$root/traces/samples/hadoop/gridmix-wordcount-rumen.json"; } >"$work/seeds/trace/rumen"
 { printf j; cat "$root/traces/samples/hadoop/job_1329348432655_0001-sleep-10m-1r.jhist"; } >"$work/seeds/trace/jhist"
+{ printf g; head -c 3000 "$root/traces/samples/gpu-jobs/philly-first-3000.csv"; } >"$work/seeds/job_traces/philly"
+{ printf g; head -c 3000 "$root/traces/samples/gpu-jobs/openb-pods-first-1500.csv"; } >"$work/seeds/job_traces/openb"
+{ printf g; cat "$root/traces/samples/gpu-jobs/60_job.csv"; } >"$work/seeds/job_traces/tiresias"
+{ printf k; printf '%s' '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5,
+  "dur": 2, "args": {"correlation": 3}}, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1,
+  "ts": 1, "dur": 0.2, "args": {"correlation": 3}}], "distributedInfo": {"rank": 0, "world_size": 2}}'; } \
+  >"$work/seeds/job_traces/kineto"
+printf 'sworker,step,seconds\n0,0,0.5\n0,1,0.25\n1,0,0.3\n' >"$work/seeds/job_traces/steps"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 status=0
 for t in "${targets[@]}"; do

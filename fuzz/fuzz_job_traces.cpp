@@ -1,0 +1,51 @@
+// libFuzzer target: the GPU-cluster job, Kineto and step-time readers (the first byte picks one: g = GPU job trace,
+// k = Kineto, anything else = step times; the rest is the file, written to /dev/shm since the readers take paths).
+// Each either reads the file or throws InputError; whatever it reads is within its documented bounds.
+#include "base/input_error.hpp"
+#include "platform/stragglers.hpp"
+#include "traces/gpu_job_trace.hpp"
+#include "traces/kineto_trace.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace {
+void check(bool ok)
+{
+  if (!ok)
+    std::abort(); // a reader let through a value its bounds refuse
+}
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+  if (size == 0)
+    return 0;
+  static const std::string path = "/dev/shm/cs_fuzz_jobs_" + std::to_string(::getpid());
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
+  }
+  try {
+    if (data[0] == 'g') {
+      cs::GpuTraceSummary summary;
+      for (const auto& j : cs::read_gpu_trace("auto", path, summary))
+        check(j.gpus >= 1 && j.gpu_milli >= 1 && j.gpu_milli <= 1000 && j.duration_s >= 0 && std::isfinite(j.submit_s));
+    } else if (data[0] == 'k') {
+      const cs::KinetoTrace t = cs::read_kineto(path);
+      check(!t.ops.empty());
+      for (const auto& op : t.ops)
+        check(op.dur >= 0 && op.ts >= 0 && std::isfinite(op.dur));
+    } else {
+      for (const auto& [worker, steps] : cs::read_step_time_trace(path).steps)
+        for (double s : steps)
+          check(worker >= 0 && s >= 0 && s <= 1e9);
+    }
+  } catch (const cs::InputError&) {
+  }
+  return 0;
+}
