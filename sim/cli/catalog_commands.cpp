@@ -1,11 +1,16 @@
 // `clustersim list policies|devices|traces|workloads` and `clustersim trace FILE`.
+#include "base/input_error.hpp"
+#include "base/input_file.hpp"
 #include "base/registry.hpp"
 #include "base/units.hpp"
 #include "core/workload.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "sim/cli/command.hpp"
+#include "traces/gpu_job_trace.hpp"
+#include "traces/kineto_trace.hpp"
 #include "traces/trace_job.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <iostream>
 
@@ -45,18 +50,90 @@ int list(const std::string& what)
         << "swim    SWIM workload TSV (Facebook 2009/2010 samples): job, submit, gap, input, shuffle, output bytes\n"
            "rumen   Hadoop rumen job trace (JSON objects; SLS and gridmix samples), with preferredLocations\n"
            "jhist   MRv2 job history file (Avro-JSON events), one job per file\n"
-           "Check a file with: clustersim trace FILE --format FORMAT\n";
+           "philly  Microsoft Philly GPU-cluster jobs (CSV: timestamp, duration, num_gpus, gpu_time, cluster)\n"
+           "openb   Alibaba OpenB GPU pods (CSV: name, cpu_milli, memory_mib, num_gpu, gpu_milli, ...)\n"
+           "tiresias  Tiresias simulator jobs (CSV: job_id, num_gpu, submit_time, iterations, model_name, ...)\n"
+           "kineto  PyTorch profiler trace (Chrome trace JSON, .json or .json.gz)\n"
+           "Check a file with: clustersim trace FILE [--format FORMAT]\n";
   } else {
     list_devices();
   }
   return 0;
 }
 
-int trace(const std::string& format, const std::string& path)
+// Kineto traces are one JSON object with traceEvents (maybe gzip-compressed); GPU job traces have a CSV header.
+std::string detect_any_format(const std::string& path)
 {
+  std::ifstream in = open_input_file(path, "trace");
+  std::string head(1 << 20, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if ((head.size() >= 2 && head[0] == '\x1f' && head[1] == '\x8b') || head.find("\"traceEvents\"") != std::string::npos)
+    return "kineto";
+  try {
+    return detect_gpu_trace_format(path);
+  } catch (const InputError&) { // not a GPU job trace: a MapReduce one?
+  }
+  try {
+    return detect_trace_format(path);
+  } catch (const InputError& e) {
+    throw InputError(e.file(), e.line(), e.column(),
+                     "cannot tell the trace format (not a Kineto or GPU-job trace, a rumen JSON stream, a jhist "
+                     "Avro-Json file or SWIM tab-separated rows); name it with --format "
+                     "swim|rumen|jhist|philly|openb|tiresias|kineto");
+  }
+}
+
+int gpu_jobs_trace(const std::string& format, const std::string& path)
+{
+  GpuTraceSummary summary;
+  const auto jobs = read_gpu_trace(format, path, summary);
+  double gpu_seconds = 0, first = 1e300, last = -1e300;
+  int widest = 0;
+  for (const auto& j : jobs) {
+    gpu_seconds += j.duration_s * j.gpus * j.gpu_milli / 1000.0;
+    first = std::min(first, j.submit_s);
+    last = std::max(last, j.submit_s);
+    widest = std::max(widest, j.gpus);
+  }
+  std::cout << describe(summary) << "\n";
+  if (!jobs.empty())
+    std::cout << fmt::format("  submissions over {}, {:.0f} GPU-hours, up to {} GPUs per job\n",
+                             units::format_time(last - first), gpu_seconds / 3600, widest);
+  return 0;
+}
+
+int kineto_trace(const std::string& path)
+{
+  const KinetoTrace t = read_kineto(path);
+  int nccl = 0;
+  double busy = 0;
+  for (const auto& op : t.ops) {
+    nccl += !op.collective.empty() || op.name.rfind("nccl", 0) == 0;
+    busy += op.dur;
+  }
+  double step = 0;
+  for (const auto& s : t.steps)
+    step += s.dur / double(t.steps.size());
+  std::cout << fmt::format("{} (kineto): rank {} of {}, {}; {} GPU operations ({} NCCL, {} busy), {} runtime "
+                           "calls, {} profiler steps{}\n",
+                           path, t.rank, t.world_size, t.device_name.empty() ? "no device name" : t.device_name,
+                           t.ops.size(), nccl, units::format_time(busy), t.calls.size(), t.steps.size(),
+                           t.steps.empty() ? "" : " of " + units::format_time(step) + " on average");
+  return 0;
+}
+
+int trace(const std::string& given, const std::string& path)
+{
+  const std::string format = given.empty() ? detect_any_format(path) : given;
+  if (format == "kineto")
+    return kineto_trace(path);
+  const auto& gpu = gpu_trace_formats();
+  if (std::find(gpu.begin(), gpu.end(), format) != gpu.end())
+    return gpu_jobs_trace(format, path);
   long maps = 0;
   double input = 0, shuffle = 0;
-  const auto summary = read_trace(format.empty() ? detect_trace_format(path) : format, path, [&](TraceJob&& j) {
+  const auto summary = read_trace(format, path, [&](TraceJob&& j) {
     maps += j.maps > 0 ? j.maps : static_cast<long>(j.map_input_bytes.size());
     input += j.input_bytes;
     shuffle += j.shuffle_bytes;
@@ -80,10 +157,13 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
       ->check(CLI::IsMember({"policies", "workloads", "devices", "traces"}));
   auto path = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
-  auto* tracer = app.add_subcommand("trace", "read a MapReduce trace and report what was read and skipped");
+  auto* tracer = app.add_subcommand("trace", "read a trace (MapReduce, GPU-cluster jobs, PyTorch profiler) and report "
+                                            "what was read and skipped");
   tracer->add_option("file", *path, "trace file")->required();
-  tracer->add_option("--format", *format, "swim | rumen | jhist (default: detected from the file's first bytes)")
-      ->check(CLI::IsMember({"swim", "rumen", "jhist"}));
+  tracer
+      ->add_option("--format", *format,
+                   "swim | rumen | jhist | philly | openb | tiresias | kineto (default: detected from the file)")
+      ->check(CLI::IsMember({"swim", "rumen", "jhist", "philly", "openb", "tiresias", "kineto"}));
   return {{lister, [what] { return list(*what); }}, {tracer, [format, path] { return trace(*format, *path); }}};
 }
 

@@ -237,3 +237,21 @@ TEST(GpuJobsReplay, BadInputIsRefusedWithAPosition)
   EXPECT_FALSE(fs::exists("/tmp/cs_gj_never"));
   fs::remove(bad);
 }
+
+TEST(GpuJobTraces, TheTraceCommandTellsEveryFormatApart)
+{
+  const std::vector<std::pair<std::string, std::string>> files{
+      {"traces/samples/gpu-jobs/philly-first-3000.csv", "(philly): 3000 jobs, 0 skipped"},
+      {"traces/samples/gpu-jobs/openb-pods-first-1500.csv", "(openb): 1187 jobs, 313 skipped"},
+      {"traces/samples/gpu-jobs/60_job.csv", "(tiresias): 60 jobs"},
+      {"traces/samples/kineto/nccl_data.json.gz", "(kineto): rank 0 of 2"},
+      {"traces/samples/hadoop/gridmix-wordcount-rumen.json", "(rumen): 1 jobs read"}};
+  for (const auto& [file, words] : files) {
+    auto r = cs::testing::run_clustersim("trace " + src(file));
+    EXPECT_EQ(r.code, 0) << file << r.err;
+    EXPECT_NE(r.out.find(words), std::string::npos) << r.out;
+  }
+  auto r = cs::testing::run_clustersim("trace " + src("traces/samples/gpu-jobs/60_job.csv") + " --format philly");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("60_job.csv:1:1: expected a philly header"), std::string::npos) << r.err;
+}
