@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -219,5 +220,27 @@ TEST(SyncTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("steps.csv:3:5: expected a number for seconds"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "o"));
+  fs::remove_all(dir);
+}
+
+TEST(SyncTraining, TheChromeTraceShowsEachWorkersStepsAndSyncs)
+{
+  const fs::path dir = fresh_dir("chrome");
+  auto r = cs::testing::run_clustersim("run " + src(kStragglers) + " --quiet --trace --set workload.steps=5 --out " +
+                                       dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir / "trace.json");
+  const auto trace = nlohmann::json::parse(in);
+  const auto& events = trace.is_object() ? trace["traceEvents"] : trace;
+  std::map<std::pair<int, int>, int> steps, syncs;
+  for (const auto& e : events)
+    if (e.value("ph", "") == "X")
+      (e.value("cat", "") == "sync" ? syncs : steps)[{e["pid"].get<int>(), e["tid"].get<int>()}] += 1;
+  EXPECT_EQ(steps.size(), 16u); // every worker computed
+  EXPECT_EQ(syncs.size(), 16u); // and synchronised
+  int total = 0;
+  for (const auto& [worker, n] : steps)
+    total += n;
+  EXPECT_EQ(total, 80); // 16 replicas x 5 steps
   fs::remove_all(dir);
 }

@@ -1,5 +1,6 @@
 // Workload kind `sync-training`: data-parallel training run as actors, one per replica (or per replica and stage),
 // under a sync scheme that decides at run time who waits for whom, on a cluster with stragglers.
+#include "core/chrome_trace.hpp"
 #include "core/workload.hpp"
 #include "models/cost/device_profile.hpp"
 #include "workloads/sync/sync_metrics.hpp"
@@ -11,6 +12,27 @@
 
 namespace cs {
 namespace {
+
+/** The Chrome trace: a process per node, a thread per GPU, its steps and its synchronisations. */
+std::string sync_trace_json(const std::vector<SyncSpan>& spans, const SyncSetup& s, const ClusterParams& c)
+{
+  ChromeTrace trace;
+  for (int n = 0; n * c.gpus_per_node < static_cast<int>(s.worker_host.size()); ++n)
+    trace.process(n, "node " + std::to_string(n));
+  for (std::size_t w = 0; w < s.worker_host.size(); ++w) {
+    const int h = s.worker_host[w];
+    trace.thread(h / c.gpus_per_node, h % c.gpus_per_node, "worker " + std::to_string(w));
+  }
+  for (const auto& sp : spans) {
+    const int h = s.worker_host[sp.worker];
+    auto args = nlohmann::ordered_json::object();
+    if (sp.group > 0)
+      args["group"] = sp.group;
+    trace.complete(sp.what, sp.group > 0 ? "sync" : "compute", h / c.gpus_per_node, h % c.gpus_per_node, sp.start,
+                   sp.end, args);
+  }
+  return trace.dump();
+}
 
 class SyncTrainingKind : public Workload {
 public:
@@ -74,6 +96,7 @@ public:
     s.target = params_.target_updates;
     s.flows = env.backend == "simgrid";
     s.seed = static_cast<std::uint64_t>(env.seed);
+    s.trace = env.trace;
     return s;
   }
 
@@ -94,6 +117,12 @@ public:
     out.metrics = sync_metrics(world.result(), s);
     out.summary = sync_summary(out.metrics, s, env.policies->name("sync_scheme"), stragglers.slow_devices());
     out.files.emplace_back("workers.csv", workers_csv(world.result(), s));
+    if (env.trace) {
+      out.trace_json = sync_trace_json(world.spans(), s, *env.cluster);
+      if (world.spans_dropped() > 0)
+        out.warnings.push_back(fmt::format("trace.json keeps the first {} spans; {} later ones were left out",
+                                           ActorSyncWorld::kMaxSpans, world.spans_dropped()));
+    }
     out.wall_note = fmt::format(" ({} steps, {} flows)", world.result().steps, world.result().flows);
     if (const int used = s.replicas * params_.pp; used < c.gpus)
       out.warnings.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x pp = {}", c.gpus - used,

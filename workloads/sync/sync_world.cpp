@@ -16,6 +16,17 @@ ActorSyncWorld::ActorSyncWorld(ActorRuntime& runtime, SyncSetup setup)
     free.assign(setup_.servers.size(), 0);
 }
 
+void ActorSyncWorld::span(int worker, const char* what, double start, int group)
+{
+  if (!setup_.trace || runtime_.now() <= start)
+    return;
+  if (spans_.size() >= kMaxSpans) {
+    ++spans_dropped_;
+    return;
+  }
+  spans_.push_back(SyncSpan{worker, what, start, runtime_.now(), group});
+}
+
 bool ActorSyncWorld::claim_step(int)
 {
   if (claimed_ >= setup_.budget)
@@ -49,7 +60,10 @@ void ActorSyncWorld::compute(int replica)
   }
   for (int st = 0; st < pp; ++st)
     pending_[replica * pp + st] = true;
+  const double start = runtime_.now();
   runtime_.sleep_for(seconds);
+  for (int st = 0; st < pp; ++st)
+    span(replica * pp + st, "step", start, 0);
   ++record_.steps;
   record_.makespan = std::max(record_.makespan, runtime_.now());
 }
@@ -81,8 +95,14 @@ void ActorSyncWorld::allreduce(const std::vector<int>& members)
   std::sort(hosts.begin(), hosts.end());
   const double bytes = bytes_of(members.front());
   const GroupShape shape = group_shape(platform, hosts);
+  const double start = runtime_.now();
+  auto spans = [&] {
+    for (int m : members)
+      span(m, "all-reduce", start, static_cast<int>(k));
+  };
   if (!setup_.flows) {
     runtime_.sleep_for(choose_collective("all-reduce", "auto", bytes, shape).seconds);
+    spans();
     return;
   }
   const Topology& t = platform.topology;
@@ -107,6 +127,7 @@ void ActorSyncWorld::allreduce(const std::vector<int>& members)
   }
   transfer(src, dst, size);
   runtime_.sleep_for(double(2 * (k - 1) - 1) * t.route_latency(src[0], dst[0]));
+  spans();
 }
 
 // Each server holds 1/S of the model. Analytical: every server's NIC serves transfers one after another (first come,
@@ -139,19 +160,29 @@ void ActorSyncWorld::server_transfer(int worker, bool to_servers)
   runtime_.sleep_until(end);
 }
 
-void ActorSyncWorld::push(int worker) { server_transfer(worker, true); }
-void ActorSyncWorld::pull(int worker) { server_transfer(worker, false); }
+void ActorSyncWorld::push(int worker)
+{
+  const double start = runtime_.now();
+  server_transfer(worker, true);
+  span(worker, "push", start, 1);
+}
+
+void ActorSyncWorld::pull(int worker)
+{
+  const double start = runtime_.now();
+  server_transfer(worker, false);
+  span(worker, "pull", start, 1);
+}
 
 void ActorSyncWorld::exchange(int a, int b)
 {
-  const double bytes = bytes_of(a);
-  if (setup_.flows) {
-    transfer({host(a), host(b)}, {host(b), host(a)}, {bytes, bytes});
-    return;
-  }
+  const double bytes = bytes_of(a), start = runtime_.now();
   const Topology& t = setup_.platform->topology;
-  if (host(a) != host(b))
+  if (setup_.flows)
+    transfer({host(a), host(b)}, {host(b), host(a)}, {bytes, bytes});
+  else if (host(a) != host(b))
     runtime_.sleep_for(bytes / t.route_bandwidth(host(a), host(b)) + t.route_latency(host(a), host(b)));
+  span(a, "gossip", start, 2);
 }
 
 void ActorSyncWorld::record(const std::vector<int>& members, bool staleness_weighted)

@@ -25,6 +25,14 @@ struct SyncRecord {
   long long flows = 0;                 // network flows started (simgrid) or priced (analytical)
 };
 
+/** One span of a worker's time for the Chrome trace: a step's compute or a synchronisation. */
+struct SyncSpan {
+  int worker = 0;
+  const char* what = "";
+  double start = 0, end = 0;
+  int group = 0; // workers in the combination (0 for compute)
+};
+
 struct SyncSetup {
   const PlatformSpec* platform = nullptr;
   const StragglerModel* stragglers = nullptr;
@@ -36,6 +44,7 @@ struct SyncSetup {
   double target = 0;            // contributions for target_time (0 = none)
   bool flows = true;            // simgrid: real flows; analytical: closed-form times
   std::uint64_t seed = 1;
+  bool trace = false;           // keep spans for the Chrome trace
 };
 
 class ActorSyncWorld : public SyncWorld {
@@ -57,11 +66,16 @@ public:
   void record_clock_gap(int gap) override;
 
   const SyncRecord& result() const { return record_; }
+  const std::vector<SyncSpan>& spans() const { return spans_; }
+  /** At most this many spans are kept for the trace (about 200 MB of JSON); later ones are counted, not kept. */
+  static constexpr std::size_t kMaxSpans = 2'000'000;
+  long long spans_dropped() const { return spans_dropped_; }
 
 private:
   void transfer(const std::vector<int>& src, const std::vector<int>& dst, const std::vector<double>& bytes);
   double bytes_of(int worker) const { return setup_.compute.stages[worker % stages()].sync_bytes; }
   void server_transfer(int worker, bool to_servers);
+  void span(int worker, const char* what, double start, int group);
 
   ActorRuntime& runtime_;
   SyncSetup setup_;
@@ -71,6 +85,8 @@ private:
   std::vector<double> synced_at_;  // per worker: contributions counted when it last received a model
   std::vector<double> server_free_[2]; // analytical: when each server's NIC is free (in, out)
   SyncRecord record_;
+  std::vector<SyncSpan> spans_;
+  long long spans_dropped_ = 0;
 };
 
 } // namespace cs
