@@ -126,7 +126,8 @@ overrides = {
         "workload.servers=3", "workload.batch.global=100", "workload.target_updates=-1",
     ],
     "scenarios/kineto-replay.yaml": [
-        "workload.trace=/dev/zero", "workload.trace=/nonexistent.json", "workload.from_device=tpu-v9",
+        "workload.profiler_trace=/dev/zero", "workload.profiler_trace=/nonexistent.json",
+        "workload.from_device=tpu-v9",
         "workload.collectives=sometimes", "workload.ranks=-1", "workload.ranks=3", "workload.bogus=1",
     ],
     "scenarios/gpu-jobs-philly.yaml": [

@@ -94,11 +94,11 @@ TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
   refused(std::string("\x1f\x8b\x08\x00garbage", 12), "");
   // A trace without deviceProperties needs from_device.
   auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") +
-                                       " --quiet --out /tmp/cs_kr_never --set workload.trace=sampled_rank-0.json.gz");
+                                       " --quiet --out /tmp/cs_kr_never --set workload.profiler_trace=sampled_rank-0.json.gz");
   EXPECT_EQ(r.code, 2) << r.err;
   r = cs::testing::run_clustersim(
       "run " + src("scenarios/kineto-replay.yaml") +
-      " --quiet --out /tmp/cs_kr_never --set workload.trace=../traces/samples/kineto/sampled_rank-0.json.gz");
+      " --quiet --out /tmp/cs_kr_never --set workload.profiler_trace=../traces/samples/kineto/sampled_rank-0.json.gz");
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("give from_device"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists("/tmp/cs_kr_never"));

@@ -38,7 +38,7 @@ class KinetoReplayKind : public Workload {
 public:
   void configure(ObjectReader& r) override
   {
-    r.required("trace", p_.trace, "a PyTorch profiler (Kineto) trace, .json or .json.gz, relative to the scenario")
+    r.required("profiler_trace", p_.trace, "a PyTorch profiler (Kineto) trace, .json or .json.gz, relative to the scenario")
         .field("from_device", p_.from_device, "catalog GPU the trace ran on (auto: from its deviceProperties)")
         .choice("collectives", p_.collectives, {"auto", "recorded", "modeled"},
                 "NCCL kernels: their measured time, or the tuner's for this cluster (auto: modeled unless the cluster "
@@ -53,7 +53,7 @@ public:
     if (env.cluster->is_cpu_cluster())
       throw env.error_at("workload.kind", "kineto-replay needs a GPU cluster");
     if (!std::filesystem::is_regular_file(env.source->resolve(p_.trace)))
-      throw env.error_at("workload.trace", "trace file not found: " + env.source->resolve(p_.trace));
+      throw env.error_at("workload.profiler_trace", "trace file not found: " + env.source->resolve(p_.trace));
     if (p_.from_device != "auto" && !DeviceCatalog::builtin().find(p_.from_device))
       throw env.error_at("workload.from_device", "'" + p_.from_device + "' is not in the device catalog");
     if (p_.ranks > env.cluster->gpus)
