@@ -53,6 +53,13 @@ double number(const nlohmann::json& e, const char* key, const std::string& file,
   return v;
 }
 
+// A string field, or "" when it is absent or not a string (fuzzing found names given as numbers).
+std::string text(const nlohmann::json& e, const char* key)
+{
+  auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 long long integer(const nlohmann::json& e, const char* key)
 {
   auto it = e.find(key);
@@ -61,14 +68,10 @@ long long integer(const nlohmann::json& e, const char* key)
 
 void read_collective(const nlohmann::json& args, KinetoOp& op)
 {
-  auto text = [&](const char* key) {
-    auto it = args.find(key);
-    return it != args.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  op.collective = text("Collective name");
+  op.collective = text(args, "Collective name");
   if (auto it = args.find("In msg nelems"); it != args.end() && it->is_number())
     op.elements = std::max(0.0, it->get<double>());
-  op.dtype = text("dtype");
+  op.dtype = text(args, "dtype");
   if (auto it = args.find("Group size"); it != args.end() && it->is_number_integer())
     op.group_size = static_cast<int>(std::clamp<long long>(it->get<long long>(), 0, 1 << 20));
 }
@@ -82,7 +85,7 @@ void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& 
   if (cat == e.end() || !cat->is_string() || ph == e.end() || *ph != "X")
     return; // instants, flows, metadata: not needed for a replay
   const std::string c = cat->get<std::string>();
-  const std::string name = e.value("name", std::string());
+  const std::string name = text(e, "name");
   const auto args = e.contains("args") && e["args"].is_object() ? e["args"] : nlohmann::json::object();
   if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
     KinetoOp op;
@@ -114,11 +117,11 @@ KinetoTrace read_kineto(const std::string& path)
     bad(path, "traceEvents", "not a Kineto trace: expected an object with a traceEvents list");
   if (doc.contains("deviceProperties") && doc["deviceProperties"].is_array() && !doc["deviceProperties"].empty() &&
       doc["deviceProperties"][0].is_object())
-    t.device_name = doc["deviceProperties"][0].value("name", std::string());
+    t.device_name = text(doc["deviceProperties"][0], "name");
   if (doc.contains("distributedInfo") && doc["distributedInfo"].is_object()) {
     const auto& d = doc["distributedInfo"];
-    t.rank = static_cast<int>(std::clamp<long long>(d.value("rank", 0LL), 0, 1 << 20));
-    t.world_size = static_cast<int>(std::clamp<long long>(d.value("world_size", 1LL), 1, 1 << 20));
+    t.rank = static_cast<int>(std::clamp<long long>(integer(d, "rank"), 0, 1 << 20));
+    t.world_size = static_cast<int>(std::clamp<long long>(integer(d, "world_size"), 1, 1 << 20));
   }
   const auto& events = doc["traceEvents"];
   for (std::size_t i = 0; i < events.size(); ++i)

@@ -92,6 +92,11 @@ TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
   refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": -5}]}", "out of range");
   refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 5}]}", "nothing to replay");
   refused(std::string("\x1f\x8b\x08\x00garbage", 12), "");
+  // Fields of the wrong JSON type are read as absent, not thrown past the reader (fuzzing found a numeric name).
+  const fs::path odd = write("odd.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": 5, "
+                                         "\"ts\": 1, \"dur\": 2}], \"distributedInfo\": {\"rank\": \"0\"}}");
+  EXPECT_EQ(cs::read_kineto(odd.string()).ops.size(), 1u);
+  fs::remove(odd);
   // A trace without deviceProperties needs from_device.
   auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") +
                                        " --quiet --out /tmp/cs_kr_never --set workload.profiler_trace=sampled_rank-0.json.gz");
