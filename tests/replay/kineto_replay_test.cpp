@@ -98,8 +98,9 @@ TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
   EXPECT_EQ(cs::read_kineto(odd.string()).ops.size(), 1u);
   fs::remove(odd);
   // A trace without deviceProperties needs from_device.
-  auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") +
-                                       " --quiet --out /tmp/cs_kr_never --set workload.profiler_trace=sampled_rank-0.json.gz");
+  auto r = cs::testing::run_clustersim(
+      "run " + src("scenarios/kineto-replay.yaml") +
+      " --quiet --out /tmp/cs_kr_never --set workload.profiler_trace=sampled_rank-0.json.gz");
   EXPECT_EQ(r.code, 2) << r.err;
   r = cs::testing::run_clustersim(
       "run " + src("scenarios/kineto-replay.yaml") +

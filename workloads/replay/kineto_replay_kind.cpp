@@ -38,7 +38,8 @@ class KinetoReplayKind : public Workload {
 public:
   void configure(ObjectReader& r) override
   {
-    r.required("profiler_trace", p_.trace, "a PyTorch profiler (Kineto) trace, .json or .json.gz, relative to the scenario")
+    r.required("profiler_trace", p_.trace,
+               "a PyTorch profiler (Kineto) trace, .json or .json.gz, relative to the scenario")
         .field("from_device", p_.from_device, "catalog GPU the trace ran on (auto: from its deviceProperties)")
         .choice("collectives", p_.collectives, {"auto", "recorded", "modeled"},
                 "NCCL kernels: their measured time, or the tuner's for this cluster (auto: modeled unless the cluster "
