@@ -257,18 +257,23 @@ for kind, edit in {
 name = write("measurements-duplicate-key.json", measurements.replace('"device"', '"device": "cpu-node", "device"', 1))
 add("measurements-duplicate-key", f"fit {name} --out {{OUT}}/p.json")
 
+def scenario_reading(prefix, ext, texts, scenario, old, new_template):
+    """One case per text: the text as prefix-NN.ext beside a copy of `scenario` whose `old` becomes new_template."""
+    for i, text in enumerate(texts):
+        name = f"{prefix}-{i:02d}"
+        write(f"{name}.{ext}", text)
+        path = write(f"{name}.yaml", read(scenario).replace(old, new_template.format(file=f"{name}.{ext}")))
+        add(f"{prefix}-trace-{i:02d}", run(path))
+
+
 # --- Recorded step-time traces (cluster.stragglers.step_times) with a malformed row. ---
-for i, rows in enumerate([
+scenario_reading("steps", "csv", [
     "worker,step,seconds\n0,0,0.5\n0,1,fast\n", "0,0,0.5\n0,2,0.5\n", "0,0,-1\n", "0.5,0,1\n", "0;0;1\n",
     "worker,step,seconds\n", "0,0,1e400\n", "2000000,0,1\n", "0,0\n", "0,x,1\n",
-]):
-    trace = write(f"steps-{i:02d}.csv", rows)
-    scenario = write(f"steps-{i:02d}.yaml", read("scenarios/stragglers.yaml").replace(
-        "  stragglers:\n", f"  stragglers:\n    step_times: steps-{i:02d}.csv\n"))
-    add(f"step-times-{i:02d}", run(scenario))
+], "scenarios/stragglers.yaml", "  stragglers:\n", "  stragglers:\n    step_times: {file}\n")
 
 # --- GPU job traces with a malformed value. ---
-for i, rows in enumerate([
+scenario_reading("gpu-jobs", "csv", [
     "timestamp,duration,num_gpus,gpu_time,cluster\nx,1,1,1,a\n",
     "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,-1,1,1,a\n",
     "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,1,0,1,a\n",
@@ -279,14 +284,10 @@ for i, rows in enumerate([
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
     "p,1,1,1,1000,,LS,Running,0,1,5\n",
     "jobs,gpus\n1,2\n", "",
-]):
-    trace = write(f"gpu-jobs-{i:02d}.csv", rows)
-    scenario = write(f"gpu-jobs-{i:02d}.yaml", read("scenarios/gpu-jobs-philly.yaml").replace(
-        "../traces/samples/gpu-jobs/philly-first-3000.csv", f"gpu-jobs-{i:02d}.csv"))
-    add(f"gpu-jobs-trace-{i:02d}", run(scenario))
+], "scenarios/gpu-jobs-philly.yaml", "../traces/samples/gpu-jobs/philly-first-3000.csv", "{file}")
 
 # --- Kineto traces that cannot be replayed. ---
-for i, text in enumerate([
+scenario_reading("kineto", "json", [
     '{"traceEvents": [', '{"schemaVersion": 1}', '[1, 2]', '{"traceEvents": {}}',
     '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1}]}',
     '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": -5}]}',
@@ -294,11 +295,7 @@ for i, text in enumerate([
     '{"traceEvents": [{"ph": "X", "cat": "cpu_op", "ts": 1, "dur": 5}]}',
     '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 1e400}]}',
     '{"traceEvents": [], "traceEvents": []}', '',
-]):
-    trace = write(f"kineto-{i:02d}.json", text)
-    scenario = write(f"kineto-{i:02d}.yaml", read("scenarios/kineto-replay.yaml").replace(
-        "../traces/samples/kineto/nccl_data.json.gz", f"kineto-{i:02d}.json"))
-    add(f"kineto-trace-{i:02d}", run(scenario))
+], "scenarios/kineto-replay.yaml", "../traces/samples/kineto/nccl_data.json.gz", "{file}")
 
 # --- Traces whose framing is broken (bad rows are skipped and counted, not refused: see mapreduce.md). ---
 rumen = read("traces/samples/hadoop/gridmix-wordcount-rumen.json")
