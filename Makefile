@@ -41,6 +41,8 @@ bench: build
 	./bench/plan.sh $(BUILD)
 	./bench/mapreduce.sh $(BUILD)
 	./bench/scale.sh $(BUILD)
+	./bench/stragglers.sh $(BUILD)
+	./bench/gpu_jobs.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
