@@ -1,10 +1,12 @@
 // `clustersim plan-capacity`: the cheapest GPU type and count (with its best parallel plan) that trains a token
-// budget within a target, the cost-versus-time frontier as a table, frontier.csv and a plot.
+// budget within a target, or whose replay of a job trace meets a JCT or queueing target; the cost frontier as a
+// table, frontier.csv and a plot.
 #include "sim/cli/command.hpp"
 #include "sim/cli/output_files.hpp"
 
 #include "base/input_error.hpp"
 #include "sim/plan/capacity.hpp"
+#include "sim/plan/job_capacity.hpp"
 #include "sim/plan/gpu_prices.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_checks.hpp"
@@ -65,20 +67,103 @@ std::string frontier_plot(const std::vector<CapacityCandidate>& cs, double token
          "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/frontier.svg\"\nreplot\nset output\n";
 }
 
+std::string job_frontier_csv(const std::vector<JobCapacityCandidate>& cs)
+{
+  std::string out = "device,gpus,nics_per_node,oversubscription,ran,usd_per_gpu_hour,mean_jct_hours,p95_jct_hours,"
+                    "mean_wait_hours,p95_wait_hours,makespan_days,gpu_utilization,cost_usd,on_frontier,meets_target\n";
+  for (const auto& c : cs)
+    out += fmt::format("{},{},{},{:g},{},{:.4f},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.4f},{:.6g},{},{}\n", c.device,
+                       c.gpus, c.nics_per_node, c.oversubscription, c.ran ? 1 : 0, c.usd_per_gpu_hour,
+                       c.mean_jct_s / 3600, c.p95_jct_s / 3600, c.mean_wait_s / 3600, c.p95_wait_s / 3600,
+                       c.makespan_s / 86400, c.utilization, c.cost_usd, c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0);
+  return out;
+}
+
+std::string job_frontier_plot(const std::vector<JobCapacityCandidate>& cs, const std::string& name)
+{
+  std::vector<std::string> devices;
+  for (const auto& c : cs)
+    if (c.ran && std::find(devices.begin(), devices.end(), c.device) == devices.end())
+      devices.push_back(c.device);
+  std::string data, plot = "plot ";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    data += fmt::format("$d{} << EOD\n", i);
+    for (const auto& c : cs)
+      if (c.ran && c.device == devices[i])
+        data += fmt::format("{:.6g} {:.6g} \"{}\"\n", c.mean_jct_s / 3600, c.cost_usd, c.gpus);
+    data += "EOD\n";
+    plot += fmt::format("$d{0} using 1:2 with linespoints pt 7 title {1}, $d{0} using 1:2:3 with labels offset 0,1 "
+                        "notitle{2}",
+                        i, gnuplot_quote(devices[i]), i + 1 < devices.size() ? ", " : "\n");
+  }
+  const std::string body =
+      fmt::format("set title {}\nset xlabel \"mean JCT (hours)\"\nset ylabel \"cost over the replay (USD)\"\n"
+                  "set logscale xy\nset grid\nset key outside right\n",
+                  gnuplot_quote("Cost and mean JCT of " + name + " (labels: GPUs)"));
+  return data + "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/frontier.png\"\n" + body + plot +
+         "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/frontier.svg\"\nreplot\nset output\n";
+}
+
+// gpu-jobs: every composition's replay, the cheapest that meets the target, frontier.csv and the plot.
+int job_capacity_command(const CapacityArgs& a, const Scenario& base, const CapacityOptions& o)
+{
+  const auto candidates = plan_job_capacity(base, o);
+  std::cout << fmt::format("clustersim plan-capacity for {}: job trace, target {}\n", base.name, a.target);
+  std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>7} {:>9} {:>10} {:>11} {:>10} {:>6} {:>12}  {}\n", "device",
+                           "GPUs", "NICs", "oversub", "$/GPU-h", "JCT (h)", "p95 wait(h)", "span (d)", "busy",
+                           "cost (USD)", "");
+  const JobCapacityCandidate* best = nullptr;
+  for (const auto& c : candidates) {
+    if (!c.ran) {
+      std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>7g}  not run: {}\n", c.device, c.gpus, c.nics_per_node,
+                               c.oversubscription, c.why);
+      continue;
+    }
+    if (c.meets_target && (!best || c.cost_usd < best->cost_usd))
+      best = &c;
+    std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>7g} {:>9.3f} {:>10.4g} {:>11.4g} {:>10.4g} {:>5.1f}% "
+                             "{:>12.4g}  {}{}\n",
+                             c.device, c.gpus, c.nics_per_node, c.oversubscription, c.usd_per_gpu_hour,
+                             c.mean_jct_s / 3600, c.p95_wait_s / 3600, c.makespan_s / 86400, 100 * c.utilization,
+                             c.cost_usd, c.on_frontier ? "frontier" : "", c.meets_target ? " meets target" : "");
+  }
+  if (best)
+    std::cout << fmt::format("  cheapest meeting the target: {} x {}, mean JCT {:.4g} h, p95 wait {:.4g} h, ${:.4g}\n",
+                             best->gpus, best->device, best->mean_jct_s / 3600, best->p95_wait_s / 3600,
+                             best->cost_usd);
+  else
+    std::cout << "  no configuration meets the target (raise --max-gpus or relax it)\n";
+  if (!a.out_dir.empty()) {
+    auto files = render_gnuplot(job_frontier_plot(candidates, base.name), {"frontier.png", "frontier.svg"});
+    files.emplace_back("frontier.csv", job_frontier_csv(candidates));
+    write_output_set(a.out_dir, files);
+    std::cout << fmt::format("  outputs   {}/ (frontier.csv, frontier.png, frontier.svg)\n", a.out_dir);
+  }
+  return best ? 0 : 1;
+}
+
 int plan_capacity_command(const CapacityArgs& a)
 {
   Scenario base = load_scenario(a.scenario, a.sets);
   check_scenario(base);
   CapacityOptions o;
+  o.target = parse_capacity_target(a.target);
+  const bool jobs = base.kind == "gpu-jobs";
+  if (jobs != is_job_capacity_metric(o.target.metric) && o.target.metric != "cost_usd")
+    throw InputError("<command line>", 1, 1,
+                     "--target " + a.target + ": " +
+                         (jobs ? "a job trace takes mean_jct_hours, p95_jct_hours, mean_wait_hours, p95_wait_hours or "
+                                 "cost_usd"
+                               : "a training scenario takes time_to_train_days, time_to_train_hours, tokens_per_s or "
+                                 "cost_usd"));
   o.tokens = a.tokens;
   if (const auto* t = dynamic_cast<const TrainingWorkload*>(base.workload.get()); t && o.tokens <= 0)
     o.tokens = t->params.tokens;
-  if (!(o.tokens > 0))
+  if (!jobs && !(o.tokens > 0))
     throw InputError("<command line>", 1, 1, "plan-capacity needs a token budget: --tokens N or workload.tokens");
   o.devices = a.devices;
   o.min_gpus = a.min_gpus;
   o.max_gpus = a.max_gpus;
-  o.target = parse_capacity_target(a.target);
   o.nics_per_node = a.nics;
   o.oversubscription = a.oversubscription;
   o.usd_per_nic_hour = a.nic_price;
@@ -92,6 +177,8 @@ int plan_capacity_command(const CapacityArgs& a)
   }
   if (!a.out_dir.empty())
     check_output_dir(a.out_dir);
+  if (jobs)
+    return job_capacity_command(a, base, o);
   const auto candidates = plan_capacity(base, o);
   std::cout << fmt::format("clustersim plan-capacity for {}: {:.3g} tokens, target {}\n", base.name, o.tokens,
                            a.target);
@@ -134,12 +221,16 @@ std::vector<Command> add_capacity_commands(CLI::App& app)
 {
   auto a = std::make_shared<CapacityArgs>();
   auto* cmd = app.add_subcommand("plan-capacity", "the cheapest GPU type and count (with its best parallel plan) "
-                                                  "that trains --tokens within --target");
-  cmd->add_option("scenario", a->scenario, "transformer-training scenario (its model, batch and node shape)")
+                                                  "that trains --tokens, or replays a job trace, within --target");
+  cmd->add_option("scenario", a->scenario,
+                  "transformer-training scenario (its model, batch and node shape) or gpu-jobs scenario (its trace)")
       ->required();
   cmd->add_option("--tokens", a->tokens, "token budget to train (default: the scenario's workload.tokens)")
       ->check(CLI::Range(1.0, 1e16));
-  cmd->add_option("--target", a->target, "e.g. time_to_train_days<=30, tokens_per_s>=1e6, cost_usd<=5e5")->required();
+  cmd->add_option("--target", a->target,
+                  "e.g. time_to_train_days<=30, tokens_per_s>=1e6, cost_usd<=5e5; job traces: p95_wait_hours<=1, "
+                  "mean_jct_hours<=12")
+      ->required();
   cmd->add_option("--devices", a->devices, "candidate GPUs (default: every GPU in the price table)")->delimiter(',');
   cmd->add_option("--price", a->prices, "DEVICE=USD per GPU-hour, overriding or adding to the table (repeatable)");
   cmd->add_option("--min-gpus", a->min_gpus, "smallest cluster tried (default one node)")

@@ -15,7 +15,8 @@ namespace cs {
 CapacityTarget parse_capacity_target(const std::string& text)
 {
   static const std::vector<std::string> metrics{"time_to_train_days", "time_to_train_hours", "tokens_per_s",
-                                                "cost_usd"};
+                                                "cost_usd",           "mean_jct_hours",      "p95_jct_hours",
+                                                "mean_wait_hours",    "p95_wait_hours"};
   CapacityTarget t;
   const auto op = text.find_first_of("<>");
   if (op == std::string::npos || op + 1 >= text.size() || text[op + 1] != '=')
@@ -25,7 +26,8 @@ CapacityTarget parse_capacity_target(const std::string& text)
   if (std::find(metrics.begin(), metrics.end(), t.metric) == metrics.end())
     throw InputError("<command line>", 1, 1,
                      "--target " + text + ": unknown metric '" + t.metric +
-                         "' (time_to_train_days, time_to_train_hours, tokens_per_s, cost_usd)");
+                         "' (training: time_to_train_days, time_to_train_hours, tokens_per_s, cost_usd; job traces: "
+                         "mean_jct_hours, p95_jct_hours, mean_wait_hours, p95_wait_hours, cost_usd)");
   char* end = nullptr;
   const std::string number = text.substr(op + 2);
   t.value = std::strtod(number.c_str(), &end);

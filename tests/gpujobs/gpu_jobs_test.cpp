@@ -255,3 +255,43 @@ TEST(GpuJobTraces, TheTraceCommandTellsEveryFormatApart)
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("60_job.csv:1:1: expected a philly header"), std::string::npos) << r.err;
 }
+
+TEST(GpuJobsReplay, ARecordedDeviceRescalesRunTimesToTheClustersGpu)
+{
+  const auto v100 = metrics("--set workload.recorded_device=v100-sxm2");
+  const auto a100 = metrics("--set workload.recorded_device=v100-sxm2 --set cluster.device=a100-sxm4-40gb "
+                            "--set cluster.intra_node.kind=nvswitch");
+  EXPECT_DOUBLE_EQ(v100.value("mean_jct_s", 0.0), metrics("").value("mean_jct_s", -1.0)); // same GPU: as recorded
+  EXPECT_LT(a100.value("mean_jct_s", 0.0), 0.8 * v100.value("mean_jct_s", 0.0));           // a faster GPU
+  auto r = cs::testing::run_clustersim("validate " + src("scenarios/gpu-jobs-philly.yaml") +
+                                       " --set workload.recorded_device=tpu-v9");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("is not a catalog GPU"), std::string::npos) << r.err;
+}
+
+TEST(GpuJobsCapacity, TheCheapestClusterMeetingAQueueingTargetIsFound)
+{
+  const fs::path out = fs::temp_directory_path() / ("cs_gjcap_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  auto r = cs::testing::run_clustersim(
+      "plan-capacity " + src("scenarios/gpu-jobs-philly.yaml") +
+      " --target 'p95_wait_hours<=48' --devices v100-sxm2 --price v100-sxm2=1.5 --min-gpus 128 --max-gpus 1024 "
+      "--out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("cheapest meeting the target: 512 x v100-sxm2"), std::string::npos) << r.out;
+  std::ifstream csv(out / "frontier.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("device,gpus,nics_per_node,oversubscription,ran,", 0), 0u) << header;
+  EXPECT_TRUE(fs::exists(out / "frontier.png"));
+  fs::remove_all(out);
+  // A training target for a job trace, and the other way round, are refused before anything runs.
+  r = cs::testing::run_clustersim("plan-capacity " + src("scenarios/gpu-jobs-philly.yaml") +
+                                  " --target 'time_to_train_days<=3' --devices v100-sxm2 --price v100-sxm2=1.5");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("a job trace takes"), std::string::npos) << r.err;
+  r = cs::testing::run_clustersim("plan-capacity " + src("scenarios/quickstart.yaml") +
+                                  " --target 'p95_wait_hours<=3' --tokens 1e9");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("a training scenario takes"), std::string::npos) << r.err;
+}

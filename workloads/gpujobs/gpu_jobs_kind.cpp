@@ -5,6 +5,7 @@
 #include "core/workload.hpp"
 #include "models/collectives/collective_model.hpp"
 #include "models/cost/device_profile.hpp"
+#include "models/devices/device_catalog.hpp"
 #include "models/transformer/step_compute.hpp"
 #include "workloads/gpujobs/gpu_jobs_params.hpp"
 #include "workloads/gpujobs/gpu_jobs_sim.hpp"
@@ -46,21 +47,34 @@ public:
   {
     const DeviceProfile profile =
         env.cluster->profile.empty() ? *builtin_profile(env.device->name) : load_profile(env.cluster->profile);
-    auto cost = make_cost_model(*env.device, profile);
-    const StepCompute step = step_compute(p.model, p.framework, StepShape{p.micro_batch, p.micro_batch, 1, 1}, *cost);
-    compute_ = step.iteration_s({1.0});
+    const StepCompute step = step_of(*env.device, profile);
+    compute_ = recorded_compute_ = step.iteration_s({1.0});
     bytes_ = step.stages.front().sync_bytes;
+    if (!p.recorded_device.empty() && p.recorded_device != env.device->name) {
+      const DeviceSpec& recorded = *DeviceCatalog::builtin().find(p.recorded_device);
+      recorded_compute_ = step_of(recorded, *builtin_profile(recorded.name)).iteration_s({1.0});
+    }
   }
 
-  double iteration(const std::vector<int>& gpus) const
+  StepCompute step_of(const DeviceSpec& device, const DeviceProfile& profile) const
   {
+    auto cost = make_cost_model(device, profile);
+    return step_compute(p_.model, p_.framework, StepShape{p_.micro_batch, p_.micro_batch, 1, 1}, *cost);
+  }
+
+  /** A step on `gpus` with `compute` seconds of compute per step. */
+  double iteration(const std::vector<int>& gpus, double compute) const
+  {
+    if (gpus.size() < 2)
+      return compute;
     std::vector<int> hosts = gpus;
     std::sort(hosts.begin(), hosts.end());
     const double ar = choose_collective("all-reduce", "auto", bytes_, group_shape(platform_, hosts)).seconds;
-    return compute_ + std::max(0.0, ar - p_.overlap * compute_);
+    return compute + std::max(0.0, ar - p_.overlap * compute);
   }
 
-  /** Placement over consolidated (cached by GPUs, nodes and racks spanned: what the collective's shape sees). */
+  /** This placement on this GPU over the gang consolidated on the recorded GPU (cached by GPUs, nodes and racks
+   *  spanned: what the collective's shape sees). */
   double slowdown(const std::vector<int>& gpus, int gpus_per_node)
   {
     std::set<int> nodes, racks;
@@ -76,7 +90,7 @@ public:
     std::vector<int> packed(gpus.size());
     for (std::size_t i = 0; i < gpus.size(); ++i)
       packed[i] = static_cast<int>(i);
-    const double ratio = iteration(gpus) / iteration(packed);
+    const double ratio = iteration(gpus, compute_) / iteration(packed, recorded_compute_);
     cache_.emplace(key, ratio);
     return ratio;
   }
@@ -84,7 +98,7 @@ public:
 private:
   const GpuJobsParams& p_;
   const PlatformSpec& platform_;
-  double compute_ = 0, bytes_ = 0;
+  double compute_ = 0, recorded_compute_ = 0, bytes_ = 0;
   std::map<std::tuple<std::size_t, std::size_t, std::size_t>, double> cache_;
 };
 
@@ -151,6 +165,13 @@ public:
     if (env.device->peak(params_.model.dtype) <= 0)
       throw env.error_at("workload.model.dtype",
                          fmt::format("{} has no {} compute units", env.cluster->device, params_.model.dtype));
+    if (!params_.recorded_device.empty()) {
+      const DeviceSpec* d = DeviceCatalog::builtin().find(params_.recorded_device);
+      if (!d || d->kind != "gpu" || !builtin_profile(d->name) || d->peak(params_.model.dtype) <= 0)
+        throw env.error_at("workload.recorded_device",
+                           "'" + params_.recorded_device + "' is not a catalog GPU with a profile and " +
+                               params_.model.dtype + " units");
+    }
     if (!std::filesystem::is_regular_file(env.source->resolve(params_.trace)))
       throw env.error_at("workload.trace.file", "trace file not found: " + env.source->resolve(params_.trace));
   }
@@ -166,8 +187,9 @@ public:
     auto placement = env.policies->make<GangPlacement>("placement", *env.source);
     PlacementPricer pricer(params_, env);
     const int per_node = env.cluster->gpus_per_node;
+    const bool scaled = params_.placement_slowdown || !params_.recorded_device.empty();
     const PlacementSlowdown slowdown = [&](const std::vector<int>& gpus) {
-      return params_.placement_slowdown ? pricer.slowdown(gpus, per_node) : 1.0;
+      return scaled ? pricer.slowdown(gpus, per_node) : 1.0;
     };
     const GpuJobsOutcome o = simulate_gpu_jobs(jobs, *env.platform, per_node, *scheduler, *placement, slowdown);
     WorkloadOutput out;

@@ -23,7 +23,10 @@ void read_gpu_jobs(ObjectReader& r, GpuJobsParams& p)
   r.field("micro_batch", p.micro_batch, "samples per GPU per step of every job")
       .field("placement_slowdown", p.placement_slowdown,
              "scale each job's recorded run time by its placement's iteration time over a consolidated one's")
-      .field("overlap", p.overlap, "share of a step's compute the gradient all-reduce hides behind (bucketed DDP)");
+      .field("overlap", p.overlap, "share of a step's compute the gradient all-reduce hides behind (bucketed DDP)")
+      .field("recorded_device", p.recorded_device,
+             "catalog GPU the trace's durations were measured on: run times scale by the model's step there over "
+             "here (\"\" = the cluster's GPU, durations as recorded)");
   r.require_positive("micro_batch", p.micro_batch);
   r.require_at_most("micro_batch", p.micro_batch, 1 << 16);
   r.require(p.overlap >= 0 && p.overlap <= 1, "overlap", "overlap must be in [0, 1]");

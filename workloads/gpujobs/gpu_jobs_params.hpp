@@ -22,6 +22,7 @@ struct GpuJobsParams {
   FrameworkProfile framework = builtin_frameworks().at(1);
   int micro_batch = 16;         // samples per GPU per step
   double overlap = 2.0 / 3.0;   // share of a step's compute the gradient all-reduce can hide behind
+  std::string recorded_device;  // the GPU the trace's durations were measured on ("" = the cluster's: no rescaling)
 };
 
 void read_gpu_jobs(ObjectReader& r, GpuJobsParams& p);

@@ -98,7 +98,7 @@ bool JobsRun::try_start(const QueuedJob& q)
   rec.start = now_;
   rec.nodes = static_cast<int>(nodes.size());
   rec.racks = static_cast<int>(racks.size());
-  rec.slowdown = gpus.size() > 1 ? slowdown_(gpus) : 1.0;
+  rec.slowdown = slowdown_(gpus);
   rec.end = now_ + jobs_[q.id].duration_s * rec.slowdown;
   busy_milli_ += q.gpu_milli * q.gpus;
   held_[q.id] = std::move(gpus);

@@ -27,7 +27,7 @@ struct GpuJobsOutcome {
   int never_fit = 0; // jobs larger than the cluster (not queued)
 };
 
-/** The iteration-time ratio of a placement (GPU indices) over the same gang consolidated; 1 for one GPU. */
+/** A job's run time over its recorded one, from its placement (GPU indices). */
 using PlacementSlowdown = std::function<double(const std::vector<int>& gpus)>;
 
 /** Runs `jobs` (submission times from 0, any order) on `platform`'s GPUs. */

@@ -1,0 +1,121 @@
+#include "sim/plan/job_capacity.hpp"
+
+#include "base/input_error.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "sim/plan/gpu_prices.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "sim/run/scenario_run.hpp"
+
+#include <algorithm>
+
+namespace cs {
+
+bool is_job_capacity_metric(const std::string& m)
+{
+  return m == "mean_jct_hours" || m == "p95_jct_hours" || m == "mean_wait_hours" || m == "p95_wait_hours";
+}
+
+double JobCapacityCandidate::metric(const std::string& name) const
+{
+  if (name == "mean_jct_hours")
+    return mean_jct_s / 3600;
+  if (name == "p95_jct_hours")
+    return p95_jct_s / 3600;
+  if (name == "mean_wait_hours")
+    return mean_wait_s / 3600;
+  if (name == "p95_wait_hours")
+    return p95_wait_s / 3600;
+  return cost_usd;
+}
+
+namespace {
+
+// One composition replayed: the scenario with this cluster, checked as a user's would be, then run.
+JobCapacityCandidate replay(Scenario s, const CapacityOptions& o, JobCapacityCandidate c)
+{
+  const int per_node = s.cluster.gpus_per_node;
+  s.cluster.nodes = c.gpus / per_node;
+  s.cluster.gpus = s.cluster.nodes * per_node;
+  s.cluster.network.nics_per_node = c.nics_per_node;
+  if (s.cluster.network.levels.size() > 1) // the top level has no uplinks to oversubscribe
+    s.cluster.network.levels.front().oversubscription = c.oversubscription;
+  if (per_node % c.nics_per_node != 0) {
+    c.why = "NICs do not divide the node's GPUs";
+    return c;
+  }
+  try {
+    check_scenario(s);
+    const auto report = run_scenario(s, RunOptions{}).report;
+    const auto& m = report["metrics"];
+    c.mean_jct_s = m.value("mean_jct_s", 0.0);
+    c.p95_jct_s = m.value("p95_jct_s", 0.0);
+    c.mean_wait_s = m.value("mean_queueing_delay_s", 0.0);
+    c.p95_wait_s = m.value("p95_queueing_delay_s", 0.0);
+    c.makespan_s = m.value("makespan_s", 0.0);
+    c.utilization = m.value("gpu_utilization", 0.0);
+    const double hourly = c.gpus * c.usd_per_gpu_hour + s.cluster.nodes * c.nics_per_node * o.usd_per_nic_hour;
+    c.cost_usd = hourly * c.makespan_s / 3600;
+    c.ran = true;
+  } catch (const InputError& e) { // this composition cannot run the scenario (e.g. a dtype the GPU lacks)
+    c.why = e.what();
+  }
+  return c;
+}
+
+} // namespace
+
+std::vector<JobCapacityCandidate> plan_job_capacity(const Scenario& base, const CapacityOptions& o)
+{
+  std::map<std::string, double> prices;
+  for (const auto& p : gpu_prices())
+    prices[p.device] = p.usd_per_gpu_hour;
+  for (const auto& [d, usd] : o.prices)
+    prices[d] = usd;
+  std::vector<std::string> devices = o.devices;
+  if (devices.empty())
+    for (const auto& [d, usd] : prices)
+      devices.push_back(d);
+  std::vector<JobCapacityCandidate> out;
+  for (const auto& device : devices) {
+    const DeviceSpec* spec = DeviceCatalog::builtin().find(device);
+    if (!spec || spec->kind != "gpu")
+      throw InputError("<command line>", 1, 1, "--devices: '" + device + "' is not a GPU of the catalog");
+    if (!prices.count(device))
+      throw InputError("<command line>", 1, 1,
+                       "no price for " + device + ": give one with --price " + device + "=USD_PER_GPU_HOUR");
+    Scenario s = base;
+    s.cluster.device = device;
+    s.cluster.profile.clear();
+    s.cluster.intra_node.bandwidth.value = 0; // the device's own links
+    s.cluster.intra_node.nvls = s.cluster.intra_node.nvls && spec->nvls;
+    const std::vector<int> nics =
+        o.nics_per_node.empty() ? std::vector<int>{s.cluster.network.nics_per_node} : o.nics_per_node;
+    const std::vector<double> oversub = o.oversubscription.empty()
+                                            ? std::vector<double>{s.cluster.network.levels.front().oversubscription}
+                                            : o.oversubscription;
+    for (int gpus = std::max(o.min_gpus, s.cluster.gpus_per_node); gpus <= o.max_gpus; gpus *= 2)
+      for (int n : nics)
+        for (double ratio : oversub) {
+          JobCapacityCandidate c;
+          c.device = device;
+          c.gpus = gpus / s.cluster.gpus_per_node * s.cluster.gpus_per_node;
+          c.nics_per_node = n;
+          c.oversubscription = ratio;
+          c.usd_per_gpu_hour = prices[device];
+          out.push_back(replay(s, o, c));
+        }
+  }
+  for (auto& c : out) {
+    if (!c.ran)
+      continue;
+    const double v = c.metric(o.target.metric);
+    c.meets_target = o.target.at_most ? v <= o.target.value : v >= o.target.value;
+    c.on_frontier = std::none_of(out.begin(), out.end(), [&](const JobCapacityCandidate& d) {
+      return d.ran && d.cost_usd <= c.cost_usd && d.mean_jct_s <= c.mean_jct_s &&
+             (d.cost_usd < c.cost_usd || d.mean_jct_s < c.mean_jct_s);
+    });
+  }
+  return out;
+}
+
+} // namespace cs
