@@ -81,27 +81,27 @@ CapacityCandidate candidate(const Scenario& s, const std::string& device, int gp
 
 } // namespace
 
-std::vector<CapacityCandidate> plan_capacity(const Scenario& base, const CapacityOptions& o)
+std::map<std::string, double> capacity_prices(const CapacityOptions& o)
 {
   std::map<std::string, double> prices;
   for (const auto& p : gpu_prices())
     prices[p.device] = p.usd_per_gpu_hour;
   for (const auto& [d, usd] : o.prices)
     prices[d] = usd;
+  return prices;
+}
+
+void for_each_composition(const Scenario& base, const CapacityOptions& o, bool need_profile,
+                          const std::function<void(const Scenario&, const std::string&, int, int, double)>& visit)
+{
+  const std::map<std::string, double> prices = capacity_prices(o);
   std::vector<std::string> devices = o.devices;
   if (devices.empty())
     for (const auto& [d, usd] : prices)
       devices.push_back(d);
-  const auto* training = dynamic_cast<const TrainingWorkload*>(base.workload.get());
-  if (!training || !training->params.model.graph.empty())
-    throw base.source.error_at("workload.kind", "plan-capacity needs a transformer-training scenario (not a layer "
-                                                "graph)");
-  const auto& w = training->params;
-  const double tokens_per_iteration = double(w.batch.global) * w.model.seq;
-  std::vector<CapacityCandidate> out;
   for (const auto& device : devices) {
     const DeviceSpec* spec = DeviceCatalog::builtin().find(device);
-    if (!spec || spec->kind != "gpu" || !builtin_profile(device))
+    if (!spec || spec->kind != "gpu" || (need_profile && !builtin_profile(device)))
       throw InputError("<command line>", 1, 1, "--devices: '" + device + "' is not a GPU with a shipped profile");
     if (!prices.count(device))
       throw InputError("<command line>", 1, 1,
@@ -124,9 +124,24 @@ std::vector<CapacityCandidate> plan_capacity(const Scenario& base, const Capacit
           composed.cluster.network.nics_per_node = n;
           if (composed.cluster.network.levels.size() > 1) // the top level has no uplinks to oversubscribe
             composed.cluster.network.levels.front().oversubscription = ratio;
-          out.push_back(candidate(composed, device, gpus, prices[device], tokens_per_iteration, o));
+          visit(composed, device, gpus, n, ratio);
         }
   }
+}
+
+std::vector<CapacityCandidate> plan_capacity(const Scenario& base, const CapacityOptions& o)
+{
+  const auto* training = dynamic_cast<const TrainingWorkload*>(base.workload.get());
+  if (!training || !training->params.model.graph.empty())
+    throw base.source.error_at("workload.kind", "plan-capacity needs a transformer-training scenario (not a layer "
+                                                "graph)");
+  const auto& w = training->params;
+  const double tokens_per_iteration = double(w.batch.global) * w.model.seq;
+  const auto prices = capacity_prices(o);
+  std::vector<CapacityCandidate> out;
+  for_each_composition(base, o, true, [&](const Scenario& s, const std::string& device, int gpus, int, double) {
+    out.push_back(candidate(s, device, gpus, prices.at(device), tokens_per_iteration, o));
+  });
   for (auto& c : out) {
     if (!c.planned)
       continue;

@@ -4,6 +4,7 @@
 
 #include "sim/plan/planner.hpp"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,6 +43,16 @@ struct CapacityCandidate {
   bool meets_target = false, on_frontier = false; // frontier: no other candidate is both cheaper and faster
   double metric(const std::string& name) const;
 };
+
+/** The price per GPU-hour of every device: the documented table, with the options' overrides and additions. */
+std::map<std::string, double> capacity_prices(const CapacityOptions& options);
+
+/** Calls `visit(scenario, device, gpus, nics, oversubscription)` for every composition the options allow, in device,
+ *  GPU count (from max(min_gpus, one node), doubling), NICs, oversubscription order: `base` on that device (its own
+ *  links) and fabric. Throws InputError for a device that is not a catalog GPU or has no price, or (with
+ *  `need_profile`) no shipped profile. */
+void for_each_composition(const Scenario& base, const CapacityOptions& options, bool need_profile,
+                          const std::function<void(const Scenario&, const std::string&, int, int, double)>& visit);
 
 /** Every (device, GPU count) tried, in that order, with the frontier and the target marked. Throws InputError for a
  *  device without a price or profile, std::invalid_argument for a scenario the planner cannot take. */

@@ -1,8 +1,6 @@
 #include "sim/plan/job_capacity.hpp"
 
 #include "base/input_error.hpp"
-#include "models/devices/device_catalog.hpp"
-#include "sim/plan/gpu_prices.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 
@@ -36,9 +34,6 @@ JobCapacityCandidate replay(Scenario s, const CapacityOptions& o, JobCapacityCan
   const int per_node = s.cluster.gpus_per_node;
   s.cluster.nodes = c.gpus / per_node;
   s.cluster.gpus = s.cluster.nodes * per_node;
-  s.cluster.network.nics_per_node = c.nics_per_node;
-  if (s.cluster.network.levels.size() > 1) // the top level has no uplinks to oversubscribe
-    s.cluster.network.levels.front().oversubscription = c.oversubscription;
   if (per_node % c.nics_per_node != 0) {
     c.why = "NICs do not divide the node's GPUs";
     return c;
@@ -66,45 +61,18 @@ JobCapacityCandidate replay(Scenario s, const CapacityOptions& o, JobCapacityCan
 
 std::vector<JobCapacityCandidate> plan_job_capacity(const Scenario& base, const CapacityOptions& o)
 {
-  std::map<std::string, double> prices;
-  for (const auto& p : gpu_prices())
-    prices[p.device] = p.usd_per_gpu_hour;
-  for (const auto& [d, usd] : o.prices)
-    prices[d] = usd;
-  std::vector<std::string> devices = o.devices;
-  if (devices.empty())
-    for (const auto& [d, usd] : prices)
-      devices.push_back(d);
+  const auto prices = capacity_prices(o);
   std::vector<JobCapacityCandidate> out;
-  for (const auto& device : devices) {
-    const DeviceSpec* spec = DeviceCatalog::builtin().find(device);
-    if (!spec || spec->kind != "gpu")
-      throw InputError("<command line>", 1, 1, "--devices: '" + device + "' is not a GPU of the catalog");
-    if (!prices.count(device))
-      throw InputError("<command line>", 1, 1,
-                       "no price for " + device + ": give one with --price " + device + "=USD_PER_GPU_HOUR");
-    Scenario s = base;
-    s.cluster.device = device;
-    s.cluster.profile.clear();
-    s.cluster.intra_node.bandwidth.value = 0; // the device's own links
-    s.cluster.intra_node.nvls = s.cluster.intra_node.nvls && spec->nvls;
-    const std::vector<int> nics =
-        o.nics_per_node.empty() ? std::vector<int>{s.cluster.network.nics_per_node} : o.nics_per_node;
-    const std::vector<double> oversub = o.oversubscription.empty()
-                                            ? std::vector<double>{s.cluster.network.levels.front().oversubscription}
-                                            : o.oversubscription;
-    for (int gpus = std::max(o.min_gpus, s.cluster.gpus_per_node); gpus <= o.max_gpus; gpus *= 2)
-      for (int n : nics)
-        for (double ratio : oversub) {
-          JobCapacityCandidate c;
-          c.device = device;
-          c.gpus = gpus / s.cluster.gpus_per_node * s.cluster.gpus_per_node;
-          c.nics_per_node = n;
-          c.oversubscription = ratio;
-          c.usd_per_gpu_hour = prices[device];
-          out.push_back(replay(s, o, c));
-        }
-  }
+  for_each_composition(base, o, false,
+                       [&](const Scenario& s, const std::string& device, int gpus, int nics, double ratio) {
+                         JobCapacityCandidate c;
+                         c.device = device;
+                         c.gpus = gpus / s.cluster.gpus_per_node * s.cluster.gpus_per_node; // whole nodes
+                         c.nics_per_node = nics;
+                         c.oversubscription = ratio;
+                         c.usd_per_gpu_hour = prices.at(device);
+                         out.push_back(replay(s, o, c));
+                       });
   for (auto& c : out) {
     if (!c.ran)
       continue;
