@@ -41,30 +41,45 @@ std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
   return out;
 }
 
-std::string frontier_plot(const std::vector<CapacityCandidate>& cs, double tokens)
+/** One point of a frontier plot: its device (one line each), cost, the time it is plotted against, a label. */
+struct FrontierPoint {
+  std::string device;
+  double x = 0, cost = 0;
+  int gpus = 0;
+};
+
+std::string frontier_plot(const std::vector<FrontierPoint>& points, const std::string& title, const std::string& xlabel)
 {
   std::vector<std::string> devices;
-  for (const auto& c : cs)
-    if (c.planned && std::find(devices.begin(), devices.end(), c.device) == devices.end())
-      devices.push_back(c.device);
+  for (const auto& p : points)
+    if (std::find(devices.begin(), devices.end(), p.device) == devices.end())
+      devices.push_back(p.device);
   std::string data, plot = "plot ";
   for (std::size_t i = 0; i < devices.size(); ++i) {
     data += fmt::format("$d{} << EOD\n", i);
-    for (const auto& c : cs)
-      if (c.planned && c.device == devices[i])
-        data += fmt::format("{:.6g} {:.6g} \"{}\"\n", c.time_to_train_s / 86400, c.cost_usd, c.gpus);
+    for (const auto& p : points)
+      if (p.device == devices[i])
+        data += fmt::format("{:.6g} {:.6g} \"{}\"\n", p.x, p.cost, p.gpus);
     data += "EOD\n";
     plot += fmt::format("$d{0} using 1:2 with linespoints pt 7 title {1}, $d{0} using 1:2:3 with labels offset 0,1 "
                         "notitle{2}",
                         i, gnuplot_quote(devices[i]), i + 1 < devices.size() ? ", " : "\n");
   }
-  const std::string body = fmt::format("set title {}\nset xlabel \"days to train\"\nset ylabel \"cost (USD)\"\n"
+  const std::string body = fmt::format("set title {}\nset xlabel {}\nset ylabel \"cost (USD)\"\n"
                                        "set logscale xy\nset grid\nset key outside right\n",
-                                       gnuplot_quote(fmt::format("Cost and time to train {:.3g} tokens "
-                                                                 "(labels: GPUs)",
-                                                                 tokens)));
+                                       gnuplot_quote(title), gnuplot_quote(xlabel));
   return data + "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/frontier.png\"\n" + body + plot +
          "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/frontier.svg\"\nreplot\nset output\n";
+}
+
+std::string frontier_plot(const std::vector<CapacityCandidate>& cs, double tokens)
+{
+  std::vector<FrontierPoint> points;
+  for (const auto& c : cs)
+    if (c.planned)
+      points.push_back({c.device, c.time_to_train_s / 86400, c.cost_usd, c.gpus});
+  return frontier_plot(points, fmt::format("Cost and time to train {:.3g} tokens (labels: GPUs)", tokens),
+                       "days to train");
 }
 
 std::string job_frontier_csv(const std::vector<JobCapacityCandidate>& cs)
@@ -81,27 +96,11 @@ std::string job_frontier_csv(const std::vector<JobCapacityCandidate>& cs)
 
 std::string job_frontier_plot(const std::vector<JobCapacityCandidate>& cs, const std::string& name)
 {
-  std::vector<std::string> devices;
+  std::vector<FrontierPoint> points;
   for (const auto& c : cs)
-    if (c.ran && std::find(devices.begin(), devices.end(), c.device) == devices.end())
-      devices.push_back(c.device);
-  std::string data, plot = "plot ";
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    data += fmt::format("$d{} << EOD\n", i);
-    for (const auto& c : cs)
-      if (c.ran && c.device == devices[i])
-        data += fmt::format("{:.6g} {:.6g} \"{}\"\n", c.mean_jct_s / 3600, c.cost_usd, c.gpus);
-    data += "EOD\n";
-    plot += fmt::format("$d{0} using 1:2 with linespoints pt 7 title {1}, $d{0} using 1:2:3 with labels offset 0,1 "
-                        "notitle{2}",
-                        i, gnuplot_quote(devices[i]), i + 1 < devices.size() ? ", " : "\n");
-  }
-  const std::string body =
-      fmt::format("set title {}\nset xlabel \"mean JCT (hours)\"\nset ylabel \"cost over the replay (USD)\"\n"
-                  "set logscale xy\nset grid\nset key outside right\n",
-                  gnuplot_quote("Cost and mean JCT of " + name + " (labels: GPUs)"));
-  return data + "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/frontier.png\"\n" + body + plot +
-         "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/frontier.svg\"\nreplot\nset output\n";
+    if (c.ran)
+      points.push_back({c.device, c.mean_jct_s / 3600, c.cost_usd, c.gpus});
+  return frontier_plot(points, "Cost and mean JCT of " + name + " (labels: GPUs)", "mean JCT (hours)");
 }
 
 // gpu-jobs: every composition's replay, the cheapest that meets the target, frontier.csv and the plot.
