@@ -2,6 +2,8 @@
 
 #include "base/json_input.hpp"
 
+#include <cmath>
+
 namespace cs {
 
 Measurements parse_measurements(const std::string& text, const std::string& file)
@@ -28,7 +30,10 @@ Measurements parse_measurements(const std::string& text, const std::string& file
     for (const auto& [k, v] : args.items())
       x.args[k] = v.is_string() ? v.get<std::string>() : v.dump();
     x.seconds = it.positive("seconds");
-    x.repeats = it.has("repeats") ? static_cast<int>(it.number("repeats")) : 1;
+    const double repeats = it.has("repeats") ? it.number("repeats") : 1;
+    if (!(repeats >= 1 && repeats <= 1e9 && repeats == std::floor(repeats))) // the cast below must be defined
+      it.item(it.at("repeats"), "repeats").fail("expected a whole number of repeats from 1 to 1e9");
+    x.repeats = static_cast<int>(repeats);
     x.spread = it.has("spread") ? it.number("spread") : 0;
     x.median = it.has("median") ? it.number("median") : 0;
     try {
