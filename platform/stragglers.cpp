@@ -157,7 +157,7 @@ double StragglerModel::step_seconds(int device, long long step, double base) con
 
 bool StragglerModel::any() const
 {
-  return slow_devices() > 0 || (random_.probability > 0 && random_.duration.value > 0) || !trace_.steps.empty() ||
+  return (random_.probability > 0 && random_.duration.value > 0) || !trace_.steps.empty() ||
          std::any_of(speed_.begin(), speed_.end(), [](double s) { return s != 1.0; });
 }
 

@@ -34,7 +34,8 @@ if [ $ok = 1 ]; then
 fi
 if [ $ok = 1 ]; then
   build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" \
-    "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" -lyaml-cpp -lz \
+    "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
+    "$root/traces/compressed_input.cpp" -lyaml-cpp -lz \
     || ok=0
 fi
 if [ $ok = 0 ]; then

@@ -1,14 +1,17 @@
 #include "traces/gpu_job_trace.hpp"
 
 #include "base/input_error.hpp"
-#include "base/input_file.hpp"
+#include "traces/compressed_input.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
+#include <sstream>
 
 namespace cs {
 namespace {
+
+constexpr std::size_t kMaxTraceBytes = 1ull << 30; // uncompressed
 
 // One CSV row split at commas (these traces quote nothing), with each field's 1-based column.
 struct Row {
@@ -167,11 +170,9 @@ const std::vector<std::string>& gpu_trace_formats()
   return names;
 }
 
-std::string detect_gpu_trace_format(const std::string& path)
+namespace {
+std::string format_of_header(const std::string& path, const std::string& header)
 {
-  std::ifstream in = open_input_file(path, "GPU job trace");
-  std::string header;
-  std::getline(in, header);
   for (const auto& f : formats())
     if (header.rfind(f.header, 0) == 0)
       return f.name;
@@ -179,18 +180,27 @@ std::string detect_gpu_trace_format(const std::string& path)
                                "(name,cpu_milli,memory_mib,num_gpu,gpu_milli,...) or Tiresias (job_id,num_gpu,"
                                "submit_time,...) header");
 }
+} // namespace
+
+std::string detect_gpu_trace_format(const std::string& path)
+{
+  return format_of_header(path, first_line_maybe_gzip(path, "GPU job trace"));
+}
 
 std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path,
                                         GpuTraceSummary& summary)
 {
-  const std::string name = format == "auto" ? detect_gpu_trace_format(path) : format;
+  std::istringstream in(read_maybe_gzip(path, "GPU job trace", kMaxTraceBytes));
+  std::string first;
+  std::getline(in, first);
+  in.seekg(0);
+  const std::string name = format == "auto" ? format_of_header(path, first) : format;
   const Format* f = nullptr;
   for (const auto& candidate : formats())
     if (name == candidate.name)
       f = &candidate;
   if (!f)
     throw InputError(path, 0, 0, "unknown GPU job trace format '" + name + "' (philly, openb, tiresias)");
-  std::ifstream in = open_input_file(path, "GPU job trace");
   summary = GpuTraceSummary{path, name, 0, 0, {}};
   Reader r{path, 0, {}};
   std::string line;

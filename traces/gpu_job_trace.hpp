@@ -30,11 +30,13 @@ struct GpuTraceSummary {
 /** Formats this build reads: philly | openb | tiresias. */
 const std::vector<std::string>& gpu_trace_formats();
 
-/** The format of `path` from its header line; InputError (line 1) when it is none of them. */
+/** The format of `path` from its header line (read alone, inflated if need be); InputError (line 1) when it is none
+ *  of them. */
 std::string detect_gpu_trace_format(const std::string& path);
 
-/** Reads `path` in `format` ("auto" detects it). A malformed value throws InputError at its row and column; rows that
- *  are well formed but hold no runnable job (a pod that never ran, one using no GPU) are skipped and counted. */
+/** Reads `path` (plain or gzip-compressed CSV) in `format` ("auto" detects it). A malformed value throws InputError
+ *  at its row and column; rows that are well formed but hold no runnable job (a pod that never ran, one using no
+ *  GPU) are skipped and counted. */
 std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path,
                                         GpuTraceSummary& summary);
 

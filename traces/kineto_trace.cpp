@@ -1,41 +1,16 @@
 #include "traces/kineto_trace.hpp"
 
 #include "base/input_error.hpp"
-#include "base/input_file.hpp"
 #include "base/json_input.hpp"
+#include "traces/compressed_input.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <zlib.h>
 
 namespace cs {
 namespace {
 
 constexpr std::size_t kMaxTraceBytes = 1ull << 30;
-
-// The file's text, inflated when it is gzip-compressed (zlib reads plain files through the same calls).
-std::string read_maybe_gzip(const std::string& path)
-{
-  check_input_file(path, "Kineto trace");
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f)
-    throw InputError(path, 0, 0, "cannot open the Kineto trace");
-  std::string text;
-  char buffer[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, buffer, sizeof buffer)) > 0) {
-    text.append(buffer, static_cast<std::size_t>(n));
-    if (text.size() > kMaxTraceBytes) {
-      gzclose(f);
-      throw InputError(path, 0, 0, "Kineto trace larger than 1 GiB uncompressed");
-    }
-  }
-  const bool broken = n < 0;
-  gzclose(f);
-  if (broken)
-    throw InputError(path, 0, 0, "the gzip stream is corrupt or truncated");
-  return text;
-}
 
 [[noreturn]] void bad(const std::string& file, const std::string& where, const std::string& message)
 {
@@ -110,7 +85,7 @@ void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& 
 
 KinetoTrace read_kineto(const std::string& path)
 {
-  const nlohmann::json doc = parse_json_input(read_maybe_gzip(path), path);
+  const nlohmann::json doc = parse_json_input(read_maybe_gzip(path, "Kineto trace", kMaxTraceBytes), path);
   KinetoTrace t;
   t.file = path;
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())

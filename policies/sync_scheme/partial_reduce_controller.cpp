@@ -28,7 +28,7 @@ double PartialReduceController::next_wait(double wait, std::size_t size)
 // Whether the ready workers touch every component of the workers still running (the union-find merge rule).
 bool PartialReduceController::covers_every_component() const
 {
-  auto& sets = const_cast<boost::disjoint_sets<int*, int*>&>(components_);
+  auto& sets = components_;
   std::set<int> all, touched;
   for (int w = 0; w < workers_; ++w)
     if (!gone_[w])

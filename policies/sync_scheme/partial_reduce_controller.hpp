@@ -61,8 +61,8 @@ private:
   bool deadline_set_ = false;
   long long updates_since_merge_ = 0;
   long long updates_since_sync_ = 0;
-  std::vector<int> rank_, parent_;
-  boost::disjoint_sets<int*, int*> components_;
+  mutable std::vector<int> rank_, parent_;
+  mutable boost::disjoint_sets<int*, int*> components_; // find_set compresses paths: a const query still writes
 };
 
 } // namespace cs

@@ -61,19 +61,20 @@ int list(const std::string& what)
   return 0;
 }
 
-// Kineto traces are one JSON object with traceEvents (maybe gzip-compressed); GPU job traces have a CSV header.
+// GPU job traces have a CSV header (plain or gzip-compressed); Kineto traces are one JSON object with traceEvents
+// (maybe gzip-compressed); the rest are MapReduce formats.
 std::string detect_any_format(const std::string& path)
 {
+  try {
+    return detect_gpu_trace_format(path);
+  } catch (const InputError&) {
+  }
   std::ifstream in = open_input_file(path, "trace");
   std::string head(1 << 20, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
   if ((head.size() >= 2 && head[0] == '\x1f' && head[1] == '\x8b') || head.find("\"traceEvents\"") != std::string::npos)
     return "kineto";
-  try {
-    return detect_gpu_trace_format(path);
-  } catch (const InputError&) { // not a GPU job trace: a MapReduce one?
-  }
   try {
     return detect_trace_format(path);
   } catch (const InputError& e) {

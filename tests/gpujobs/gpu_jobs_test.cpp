@@ -295,3 +295,21 @@ TEST(GpuJobsCapacity, TheCheapestClusterMeetingAQueueingTargetIsFound)
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("a training scenario takes"), std::string::npos) << r.err;
 }
+
+TEST(GpuJobTraces, GzipCompressedTracesReadAsThePlainFile)
+{
+  GpuTraceSummary whole, first;
+  const auto all = read_gpu_trace("auto", src("traces/samples/gpu-jobs/philly.csv.gz"), whole);
+  const auto head = read_gpu_trace("auto", src("traces/samples/gpu-jobs/philly-first-3000.csv"), first);
+  EXPECT_EQ(whole.format, "philly");
+  ASSERT_EQ(all.size(), 82247u);
+  for (std::size_t i = 0; i < head.size(); ++i) {
+    EXPECT_EQ(all[i].submit_s, head[i].submit_s) << i;
+    EXPECT_EQ(all[i].duration_s, head[i].duration_s) << i;
+    EXPECT_EQ(all[i].gpus, head[i].gpus) << i;
+  }
+  const fs::path bad = write("cut.csv.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03garbage", 17));
+  GpuTraceSummary s;
+  EXPECT_THROW(read_gpu_trace("philly", bad.string(), s), InputError);
+  fs::remove(bad);
+}

@@ -64,3 +64,14 @@ TEST(StragglersEverywhere, RecordedStepTimesAreRefusedWhereNoWorkerSteps)
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("replayed by workload kinds with workers that step"), std::string::npos) << r.err;
 }
+
+TEST(StragglersEverywhere, OneReplicaRunsSayTheyCannotSeeOtherReplicasStragglers)
+{
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/quickstart.yaml") +
+                                       " --quiet --backend analytical --replicas one --out /tmp/cs_strag_one_" +
+                                       std::to_string(::getpid()) +
+                                       " --set 'cluster.stragglers.slow=[{devices: [9], factor: 0.5}]'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--replicas one simulates replica 0 alone"), std::string::npos) << r.err;
+  fs::remove_all("/tmp/cs_strag_one_" + std::to_string(::getpid()));
+}

@@ -207,6 +207,9 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (env.trace)
     out.trace_json = chrome_trace_json(training.graph, timeline, platform);
   out.summary = summary_text(w, env, training, metrics);
+  if (stragglers.any() && plan.one_replica && dp > 1)
+    out.warnings.push_back("--replicas one simulates replica 0 alone: cluster.stragglers on the other replicas' GPUs "
+                           "are not seen (use --replicas all)");
   if (const int used = dp * pp * tp; used < gpus)
     out.warnings.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x tp x pp = {} x {} x {} = {} "
                                        "(set workload.parallel.dp, or leave it 0 to use every GPU)",

@@ -1,0 +1,17 @@
+// Reading a trace file that may be gzip-compressed (profiler traces, vendored job traces): the whole text, inflated.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cs {
+
+/** The text of `path` (a regular file), inflated when it is gzip-compressed; InputError naming `what` when it
+ *  cannot be opened, is corrupt or truncated, or inflates past `max_bytes`. */
+std::string read_maybe_gzip(const std::string& path, const std::string& what, std::size_t max_bytes);
+
+/** The first line of `path` (inflated when gzip-compressed), at most 64 KiB of it: enough to tell a format apart
+ *  without reading the file. */
+std::string first_line_maybe_gzip(const std::string& path, const std::string& what);
+
+} // namespace cs
