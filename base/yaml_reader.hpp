@@ -142,6 +142,8 @@ public:
   /** Throws an InputError positioned at the value of `key` (or at this map if absent). */
   [[noreturn]] void fail_at(const char* key, const std::string& message) const;
   const std::string& path() const { return path_; }
+  /** The file this map was read from ("" when unknown or describing). */
+  std::string source_file() const { return source_ ? source_->file : std::string(); }
   std::string path_of(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
   const YAML::Node& node() const { return node_; }
 

@@ -6,7 +6,7 @@ namespace cs {
 
 const std::vector<std::string>& PolicySelection::domains()
 {
-  static const std::vector<std::string> names{"pipeline",    "sync",        "sync_scheme",        "moe",
+  static const std::vector<std::string> names{"pipeline",    "sync",        "sync_scheme",        "moe",         "moe_routing",
                                               "mapreduce",   "spark_cache", "spark_provisioning", "cluster",
                                               "placement"};
   return names;
@@ -25,7 +25,8 @@ const Domain& domain_info(const std::string& domain)
       {"pipeline", {"pipeline schedule (default: 1f1b, or interleaved-1f1b with vpp > 1)", ""}},
       {"sync", {"gradient synchronisation", "ring-allreduce"}},
       {"sync_scheme", {"sync-training: how replicas wait for and combine with each other", "allreduce"}},
-      {"moe", {"MoE expert/sample placement", ""}},
+      {"moe", {"MoE training: expert and sample placement, all-to-all and pipelining policy", "static-ep"}},
+      {"moe_routing", {"MoE training: how tokens choose experts", "uniform"}},
       {"mapreduce", {"MapReduce task scheduler", "capacity"}},
       {"spark_cache", {"Spark cache eviction", ""}},
       {"spark_provisioning", {"Spark executor provisioning", ""}},

@@ -27,6 +27,8 @@ const char* comm_kind_name(CommKind kind)
     return "p2p";
   case CommKind::TENSOR_PARALLEL:
     return "tp";
+  case CommKind::EXPERT_ALLTOALL:
+    return "expert_alltoall";
   default:
     return "";
   }

@@ -26,7 +26,7 @@ allowed() { # the layers a layer may include
     core) echo "base devices platform core" ;;
     models) echo "base devices platform core models" ;;
     traces) echo "base traces" ;;
-    policies) echo "base devices platform core models policies" ;;
+    policies) echo "base devices platform core models traces policies" ;;
     workloads) echo "base devices platform core models traces policies workloads" ;;
     calibrate) echo "base devices platform core models calibrate" ;;
     sim) echo "base devices platform core models traces policies workloads calibrate sim" ;;

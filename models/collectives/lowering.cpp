@@ -1,5 +1,7 @@
 #include "models/collectives/lowering.hpp"
 
+#include "models/collectives/all_to_all_v.hpp"
+
 #include "models/collectives/collective_model.hpp"
 
 #include <map>
@@ -44,6 +46,7 @@ CollectiveRequest request_of(const CollectiveSpec& c, const std::vector<int>& re
   req.hosts = c.hosts;
   req.bytes = c.bytes;
   req.root = c.root;
+  req.matrix = c.matrix;
   req.ready = ready;
   req.labels = c.labels;
   return req;
@@ -110,6 +113,10 @@ struct Lowering {
         ready[r] = ready_of(c.members[r]);
     }
     const GroupShape shape = group_shape(platform, c.hosts);
+    if (!c.matrix.empty()) {
+      lower_all_to_all_v(c, shape, ready, all);
+      return;
+    }
     const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape);
     if (!all || pricing == CollectivePricing::CLOSED_FORM) {
       const double seconds = n < 2 ? 0.0 : choice.seconds;
@@ -136,6 +143,35 @@ struct Lowering {
     const auto done = expand_collective(out, it->second, platform, req, choice);
     for (int r = 0; r < n; ++r)
       done_of[c.members[r]] = done[r];
+  }
+
+  // All-to-all-v (MoE dispatch and combine): flows per pair, or per member a delay of its closed form.
+  void lower_all_to_all_v(const CollectiveSpec& c, const GroupShape& shape, const std::vector<int>& ready, bool all)
+  {
+    const int n = static_cast<int>(c.hosts.size());
+    const auto machine = machines_of(platform, c.hosts);
+    if (all && pricing == CollectivePricing::FLOWS) {
+      auto it = pools.find(c.streams);
+      if (it == pools.end())
+        it = pools.emplace(c.streams, existing.pool(out, c.streams)).first;
+      const auto done = expand_all_to_all_v(out, it->second, platform, request_of(c, ready));
+      for (int r = 0; r < n; ++r)
+        done_of[c.members[r]] = done[r];
+      return;
+    }
+    const double seconds = all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machine);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (i != j)
+          (machine[i] == machine[j] ? closed_form_intra : closed_form_inter) += c.matrix[std::size_t(i) * n + j];
+    closed_form_tasks += double(n) * (n - 1) + n;
+    for (int r = 0; r < n; ++r)
+      if (c.members[r] >= 0) {
+        const int d = out.add_delay(in.task(c.members[r]).stream, seconds, "all-to-all-v/closed-form", c.labels);
+        if (ready[r] >= 0)
+          out.add_dependency(ready[r], d);
+        done_of[c.members[r]] = {d};
+      }
   }
 
   Traffic closed_form_traffic(const CollectiveSpec& c, const CollectiveChoice& choice)

@@ -3,6 +3,7 @@
 #include "models/kernels/kernel.hpp"
 #include "models/transformer/transformer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cs {
@@ -22,13 +23,25 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   const double layers_per_stage = l.layers_on_device > 0 ? l.layers_on_device : std::ceil(double(m.layers) / l.pp);
   // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
   // An untied output layer sits on the last stage, so it adds to the count only when one stage holds everything.
-  const double params =
-      (layers_per_stage * layer_parameters(m) + embedding_parameters(m) + (l.pp == 1 ? head_parameters(m) : 0.0)) /
-      l.tp;
+  // MoE layers: the most expert-heavy layer stands for each of them; experts are split over ep and the tp ranks.
+  const int moe_total = moe_layer_count(m.moe, m.layers);
+  const double moe_layers = l.moe_layers_on_device >= 0 ? l.moe_layers_on_device
+                                                        : std::ceil(layers_per_stage * moe_total / double(m.layers));
+  int first_moe = 0;
+  while (moe_total > 0 && !is_moe_layer(m.moe, first_moe))
+    ++first_moe;
+  const double routed = moe_total > 0 ? routed_expert_parameters_at(m, first_moe) : 0.0;
+  const double moe_dense = moe_total > 0 ? layer_parameters_at(m, first_moe) - routed : 0.0;
+  const double dense_layers = layers_per_stage - moe_layers;
+  const double params = (dense_layers * layer_parameters(m) + moe_layers * moe_dense + embedding_parameters(m) +
+                         (l.pp == 1 ? head_parameters(m) : 0.0)) /
+                        l.tp;
+  const double experts = moe_layers * routed / (double(l.ep) * l.tp);
+  const double edp = std::max(1.0, double(l.dp) / l.ep);
   MemoryFootprint f;
-  f.parameters = params * e / (l.zero >= 3 ? l.dp : 1);
-  f.gradients = params * e / (l.zero >= 2 ? l.dp : 1);
-  f.optimizer = params * 12.0 / (l.zero >= 1 ? l.dp : 1);
+  f.parameters = params * e / (l.zero >= 3 ? l.dp : 1) + experts * e / (l.zero >= 3 ? edp : 1);
+  f.gradients = params * e / (l.zero >= 2 ? l.dp : 1) + experts * e / (l.zero >= 2 ? edp : 1);
+  f.optimizer = params * 12.0 / (l.zero >= 1 ? l.dp : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
   const double s = m.seq, b = micro, h = m.hidden, a = m.heads, t = l.tp;
   const bool sp = l.sequence_parallel;
   // Korthikanti et al.'s per-layer count in units of s b h bytes: 10 replicated under tensor parallelism (norm
@@ -50,7 +63,14 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
     per_layer = s * b * h * (held + scores);
   // Korthikanti's counts are for 16-bit activations; scale for other dtypes.
   per_layer *= e / 2.0;
-  f.activations = per_layer * layers_per_stage * l.in_flight_microbatches;
+  double per_moe_layer = per_layer;
+  if (moe_total > 0 && m.recompute != "full") { // the dense MLP's share replaced by the experts' and the permutes'
+    const double mlp_units = m.mlp == "swiglu" ? 6.0 : 4.0;
+    const double moe_ffn = (m.moe.top_k * double(expert_ffn_of(m)) + m.moe.shared_experts * shared_ffn_of(m)) / h;
+    const double k = l.moe_buffer_scale;
+    per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * m.moe.top_k) * e / 2.0;
+  }
+  f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * l.in_flight_microbatches;
   // The loss keeps one microbatch's fp32 log-probabilities for its backward (vocabulary-parallel over the TP ranks).
   if (l.holds_head || l.pp == 1)
     f.activations += s * b * m.vocab / t * 4.0;

@@ -29,6 +29,9 @@ struct MemoryLayout {
   int layers_on_device = 0;       // layers on the most loaded device; 0 = ceil(layers / pp)
   bool dropout = true;            // the framework applies dropout (its 1-byte masks are kept for backward)
   bool holds_head = false;        // the device runs the output layer (always when pp = 1)
+  int ep = 1;                     // expert parallelism: each GPU holds experts / ep of every MoE layer
+  int moe_layers_on_device = -1;  // of layers_on_device, those with experts (-1: the model's share of them)
+  double moe_buffer_scale = 1;    // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
 };
 
 /** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights and 2 of gradients per parameter
@@ -40,7 +43,11 @@ struct MemoryLayout {
  *  parallelism). Flash attention keeps no scores (the 5 a s / (h t) term goes; its output is already counted), and
  *  without dropout the two 1-byte masks (2 of the 10) go. Counts are for 16-bit activations and scale with the
  *  dtype. The device that runs the output layer also holds one microbatch's fp32 log-probabilities for the loss
- *  (4 s b V / t bytes). The most loaded pipeline stage (layers / pp) is the one counted. */
+ *  (4 s b V / t bytes). The most loaded pipeline stage (layers / pp) is the one counted. In MoE layers the GPU
+ *  holds experts / ep of the routed experts (split over the tp ranks like the dense MLP), whose gradients and
+ *  optimizer state ZeRO shards over the expert-data-parallel group (dp / ep); their activations are those of the
+ *  top_k experts' MLPs plus the permuted copies of the routed tokens going and coming back (4 k s b h bytes)
+ *  [recon: Megatron-Core's dispatcher keeps both for backward]. */
 MemoryFootprint transformer_memory(const ModelParams& model, int micro_batch, const MemoryLayout& layout);
 
 } // namespace cs

@@ -81,6 +81,48 @@ void add_mpt(std::map<std::string, ModelParams>& p)
   p["mpt-70b"] = mpt(80, 8192, 64);
 }
 
+// Mixture-of-experts models: SwiGLU experts, RMSNorm, untied embeddings, bf16. Parameter counts are checked against
+// the published totals by a test.
+void add_moe(std::map<std::string, ModelParams>& p)
+{
+  auto moe = [](int layers, int hidden, int ffn, int heads, int kv_heads, int seq, int vocab) {
+    ModelParams m = dense({layers, hidden, ffn, heads, seq, vocab, "bf16", "selective", "flash"});
+    m.kv_heads = kv_heads;
+    m.mlp = "swiglu";
+    m.norm = "rmsnorm";
+    m.tie_embeddings = false;
+    m.bias = false;
+    return m;
+  };
+  // Mixtral of Experts (Jiang et al., 2024, Table 1): 8 experts, top-2, every layer; 46.7B and 141B in all.
+  ModelParams mixtral = moe(32, 4096, 14336, 32, 8, 4096, 32000);
+  mixtral.moe.experts = 8;
+  mixtral.moe.top_k = 2;
+  p["mixtral-8x7b"] = mixtral;
+  ModelParams mixtral22 = moe(56, 6144, 16384, 48, 8, 4096, 32768);
+  mixtral22.moe.experts = 8;
+  mixtral22.moe.top_k = 2;
+  p["mixtral-8x22b"] = mixtral22;
+  // DeepSeekMoE 16B (Dai et al., 2024, section 5 and its config.json): 28 layers, the first dense (ffn 10944), then
+  // 64 fine-grained routed experts (ffn 1408) with top-6 and 2 shared experts; 16.4B in all.
+  ModelParams deepseek = moe(28, 2048, 10944, 16, 16, 4096, 102400);
+  deepseek.moe = {64, 6, 1408, 2, 1408, 1, 1, 0};
+  p["deepseek-moe-16b"] = deepseek;
+  // Qwen2-57B-A14B (Qwen2 technical report, Table 1, and its config.json): 28 layers, 64 experts (ffn 2560), top-8,
+  // one shared expert of ffn 20480, GQA with 4 KV heads; 57.4B in all (its small QKV biases are left out).
+  ModelParams qwen = moe(28, 3584, 18944, 28, 4, 4096, 151936);
+  qwen.moe = {64, 8, 2560, 1, 20480, 1, 0, 0};
+  p["qwen2-57b-a14b"] = qwen;
+  // Switch-Base-128 (Fedus et al., JMLR 2022, Table 9: 7.4B): d_model 768, d_ff 3072, 12 heads, 128 experts every
+  // other FFN layer, top-1, capacity factor 1.25, ReLU MLP without biases. Here as a decoder-only stack of its 24
+  // (12 + 12) layers, without the decoder's cross-attention (0.4% of the weights).
+  ModelParams sw = dense({24, 768, 3072, 12, 512, 32128, "bf16", "none", "flash"});
+  sw.bias = false;
+  sw.norm = "rmsnorm";
+  sw.moe = {128, 1, 3072, 0, 0, 2, 0, 1.25};
+  p["switch-base-128"] = sw;
+}
+
 } // namespace
 
 const std::map<std::string, ModelParams>& model_presets()
@@ -90,6 +132,7 @@ const std::map<std::string, ModelParams>& model_presets()
     add_gpt_and_bert(p);
     add_llama(p);
     add_mpt(p);
+    add_moe(p);
     return p;
   }();
   return presets;
@@ -153,7 +196,7 @@ void read_model(ObjectReader m, ModelParams& model)
     preset_names.push_back(name);
   m.choice("preset", model.preset, preset_names,
            "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B, MosaicML "
-           "MPT); keys given override it");
+           "MPT, Mixtral 8x7B and 8x22B, DeepSeek-MoE-16B, Qwen2-57B-A14B, Switch-Base-128); keys given override it");
   if (!m.describing() && !model.preset.empty()) {
     const std::string name = model.preset;
     model = model_presets().at(name);
@@ -183,6 +226,8 @@ void read_model(ObjectReader m, ModelParams& model)
                               "a generic layer graph (layers with costs and inputs) that replaces the transformer; "
                               "branches run concurrently under policies.pipeline: graph-pipeline",
                               read_layer);
+  ObjectReader moe = m.child("moe", "mixture of experts: routed (and shared) experts replace the MLP in MoE layers");
+  read_moe(moe, model.moe);
   m.finish();
   check_model_ranges(m, model);
   if (!m.describing() && model.heads % model.kv() != 0)
@@ -191,6 +236,7 @@ void read_model(ObjectReader m, ModelParams& model)
     m.fail_at("heads", fmt::format("hidden ({}) must be divisible by heads ({})", model.hidden, model.heads));
   if (!m.describing() && model.ffn == 0)
     model.ffn = 4 * model.hidden;
+  check_moe(moe, model.moe, model.layers);
 }
 
 } // namespace cs

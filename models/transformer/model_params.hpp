@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/yaml_reader.hpp"
+#include "models/transformer/moe_params.hpp"
 
 #include <map>
 #include <string>
@@ -37,6 +38,7 @@ struct ModelParams {
   bool bias = true;   // linear layers and layernorms have biases (GPT-2, Megatron); MPT and Llama have none
   bool causal = true; // decoder self-attention: each token attends to the ones before it
   std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer
+  MoeParams moe;                       // experts instead of the dense MLP in some layers
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 

@@ -128,6 +128,13 @@ struct Builder {
 };
 
 double kv_width(const ModelParams& m) { return double(m.kv()) * m.hidden / m.heads; } // keys (or values) per token
+// The dense MLP's weights and biases (what an MoE layer replaces).
+double dense_mlp_parameters(const ModelParams& m)
+{
+  const double h = m.hidden, f = m.ffn;
+  const double weights = (m.mlp == "swiglu" ? 3.0 : 2.0) * h * f;
+  return weights + (m.bias ? (m.mlp == "swiglu" ? 2 * f : f) + h : 0.0);
+}
 double norm_parameters(const ModelParams& m) { return m.norm == "rmsnorm" || !m.bias ? m.hidden : 2.0 * m.hidden; }
 
 } // namespace
@@ -145,9 +152,22 @@ PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape)
   b.linear("attn_out_gemm", tokens, m.hidden, m.hidden / t, m.bias);
   b.residual(seq_tokens * m.hidden);
   b.norm(seq_tokens, m.hidden);
-  b.mlp(tokens, m.ffn / t);
+  if (shape.mlp)
+    b.mlp(tokens, m.ffn / t);
   b.residual(seq_tokens * m.hidden);
-  b.gradient_handling(layer_parameters(m) / t);
+  b.gradient_handling((shape.mlp ? layer_parameters(m) : layer_parameters(m) - dense_mlp_parameters(m)) / t);
+  return std::move(b.out);
+}
+
+PassKernels expert_mlp_kernels(const ModelParams& m, double tokens, double ffn, const FrameworkProfile& framework)
+{
+  ModelParams plain = m;
+  plain.bias = false;
+  LayerShape shape;
+  shape.framework = framework;
+  Builder b{plain, shape, dtype_bytes(m.dtype), {}};
+  b.mlp(tokens, ffn);
+  b.gradient_handling((m.mlp == "swiglu" ? 3.0 : 2.0) * m.hidden * ffn);
   return std::move(b.out);
 }
 
@@ -209,20 +229,51 @@ double layer_parameters(const ModelParams& m)
   return layer_gemm_weights(m) + biases + 2 * norm_parameters(m);
 }
 
+double layer_parameters_at(const ModelParams& m, int l)
+{
+  if (!is_moe_layer(m.moe, l))
+    return layer_parameters(m);
+  return layer_parameters(m) - dense_mlp_parameters(m) + router_parameters(m) + routed_expert_parameters_at(m, l) +
+         shared_expert_parameters(m);
+}
+
+double routed_expert_parameters_at(const ModelParams& m, int l)
+{
+  return is_moe_layer(m.moe, l) ? m.moe.experts * expert_parameters(m) : 0.0;
+}
+
+double active_gemm_weights_at(const ModelParams& m, int l)
+{
+  if (!is_moe_layer(m.moe, l))
+    return layer_gemm_weights(m);
+  const double dense_mlp = (m.mlp == "swiglu" ? 3.0 : 2.0) * double(m.hidden) * m.ffn;
+  return layer_gemm_weights(m) - dense_mlp + router_parameters(m) + m.moe.top_k * expert_parameters(m) +
+         shared_expert_parameters(m);
+}
+
 double embedding_parameters(const ModelParams& m) { return double(m.vocab) * m.hidden + norm_parameters(m); }
 
 double head_parameters(const ModelParams& m) { return m.tie_embeddings ? 0.0 : double(m.vocab) * m.hidden; }
 
 double total_parameters(const ModelParams& m)
 {
-  return m.layers * layer_parameters(m) + embedding_parameters(m) + head_parameters(m);
+  double layers = 0;
+  for (int l = 0; l < m.layers; ++l)
+    layers += layer_parameters_at(m, l);
+  return layers + embedding_parameters(m) + head_parameters(m);
 }
 
 double megatron_model_flops(const ModelParams& m, double global_batch)
 {
   const double b = global_batch, s = m.seq, l = m.layers, h = m.hidden, v = m.vocab;
-  if (m.mlp == "gelu" && m.kv() == m.heads && m.ffn == 4 * m.hidden) // the published formula, as printed
+  if (m.mlp == "gelu" && m.kv() == m.heads && m.ffn == 4 * m.hidden && !m.moe.enabled()) // as printed
     return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
+  if (m.moe.enabled()) { // the weights a token goes through: the router, its top_k experts, the shared ones
+    double weights = 0;
+    for (int i = 0; i < m.layers; ++i)
+      weights += active_gemm_weights_at(m, i);
+    return b * s * (6.0 * weights + 12.0 * l * s * h + 4.5 * v * h);
+  }
   // The same count term by term: 6 FLOPs per GEMM weight and token (three passes), 12 s h per token and layer for
   // the score and value products, and the logits term as Megatron counts it (4.5 V h per token).
   return b * s * (6.0 * l * layer_gemm_weights(m) + 12.0 * l * s * h + 4.5 * v * h);

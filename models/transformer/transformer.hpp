@@ -31,6 +31,7 @@ struct LayerShape {
   int tp = 1;
   bool sequence_parallel = false;
   FrameworkProfile framework;
+  bool mlp = true; // false: an MoE layer, whose experts are priced apart (models/moe/moe_layer_cost.hpp)
 };
 
 /** One transformer layer: layernorm, QKV projection (and its bias gradient), attention (fused flash-style, or the
@@ -39,6 +40,9 @@ struct LayerShape {
  *  residual gradient adds; Megatron's fp32 main_grad accumulation or FSDP's cast and pre-division of the layer's
  *  gradients. */
 PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape);
+/** One expert's MLP over `tokens` tokens with inner size `ffn` (already split over expert-TP ranks), no biases: the
+ *  up (or fused gate and up) GEMM, the activation, the down GEMM, and their backward. */
+PassKernels expert_mlp_kernels(const ModelParams& m, double tokens, double ffn, const FrameworkProfile& framework);
 /** The output layer on one TP rank: final norm, the vocabulary-parallel logits GEMM, the fp32 cross-entropy, and (tied
  *  embeddings) the add of the head's weight gradient into the embedding's. */
 PassKernels head_kernels(const ModelParams& m, const LayerShape& shape);
@@ -57,6 +61,13 @@ double layer_gemm_weights(const ModelParams& m);
 /** Parameters of one layer: GEMM weights, their biases (if any), two norms (layernorm: weight and bias; rmsnorm or
  *  no biases: weight). */
 double layer_parameters(const ModelParams& m);
+/** Parameters of layer `l`: layer_parameters for a dense layer; for an MoE layer the MLP's are replaced by the
+ *  router's, every routed expert's and the shared experts'. */
+double layer_parameters_at(const ModelParams& m, int l);
+/** Of those, the routed experts' (0 for a dense layer). */
+double routed_expert_parameters_at(const ModelParams& m, int l);
+/** GEMM weights one token goes through in layer `l` (an MoE layer: router, top_k experts and the shared ones). */
+double active_gemm_weights_at(const ModelParams& m, int l);
 /** Embedding (vocab x hidden) plus the final norm. */
 double embedding_parameters(const ModelParams& m);
 /** The output layer's own weights: none when tied with the embedding, vocab x hidden otherwise. */

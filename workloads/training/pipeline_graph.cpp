@@ -68,7 +68,10 @@ OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& 
   lab.phase = g.intern(op.forward() ? "forward" : "backward");
   const std::string model = c.model.empty() ? "given" : c.model;
   OpTasks out;
-  if (!pieces || c.segments.empty()) {
+  const bool moe = in.moe_segment && std::any_of(c.segments.begin(), c.segments.end(), [](const Segment& s) {
+                     return s.moe;
+                   });
+  if ((!pieces && !moe) || c.segments.empty()) {
     const double t = c.seconds(pass_index(op.pass));
     out.first = out.last = g.add_compute(in.compute_streams[d], t, op_name(op.pass, true), model, lab);
     busy += t;
@@ -84,14 +87,23 @@ OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& 
     if (t <= 0 && (i + 1 < n || !out.pieces.empty()))
       continue;
     lab.layer = s.layer;
+    if (s.moe && in.moe_segment) {
+      const auto [first, last] = in.moe_segment(d, op, vs, s, lab, busy);
+      out.pieces.push_back(last);
+      out.piece_first.push_back(first);
+      out.piece_segments.emplace_back(begin, i + 1);
+      begin = i + 1;
+      continue;
+    }
     out.pieces.push_back(g.add_compute(in.compute_streams[d], t, s.name + "_" + op_name(op.pass, false), model, lab));
+    out.piece_first.push_back(out.pieces.back());
     out.piece_segments.emplace_back(begin, i + 1);
     begin = i + 1;
     busy += t;
   }
   if (begin < n)
     out.piece_segments.back().second = n;
-  out.first = out.pieces.front();
+  out.first = out.piece_first.front();
   out.last = out.pieces.back();
   return out;
 }

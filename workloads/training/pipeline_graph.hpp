@@ -20,6 +20,7 @@ struct OpTasks {
   int first = -1, last = -1;
   std::vector<int> pieces;                         // tasks, in execution order
   std::vector<std::pair<int, int>> piece_segments; // per piece: [begin, end) in execution order of the segments
+  std::vector<int> piece_first;                    // per piece: its first task (an MoE layer is a chain of tasks)
 };
 
 /** The tasks of one pipeline appended to a graph. */
@@ -40,6 +41,11 @@ struct PipelineInput {
   TaskLabels labels;                                         // iteration and (for traces) the rest
   std::function<bool(int device, std::size_t op)> in_pieces; // empty = every op is one task
   bool blocking_sends = false; // a device's next op waits for its sends (Megatron synchronises after each p2p)
+  /** Emits an MoE segment (Segment::moe) of op `op` on `device` and returns its first and last tasks, adding its
+   *  compute to `busy`; ops with MoE segments always run piece by piece. */
+  std::function<std::pair<int, int>(int device, const PipelineOp& op, int stage, const Segment& segment,
+                                    TaskLabels labels, double& busy)>
+      moe_segment;
 };
 
 /** Segment indices of virtual stage `costs` in the order `pass` runs them (forward order, or reversed). */

@@ -1,10 +1,9 @@
 #include "workloads/training/stage_costs.hpp"
 
 #include "models/collectives/collective_model.hpp"
+#include "models/moe/moe_layer_cost.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
-
-#include <algorithm>
 
 #include <algorithm>
 #include <cmath>
@@ -146,6 +145,8 @@ void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams&
 // The pieces of a transformer and how they are cut into virtual stages.
 struct StageCut {
   PieceTimes layer, head, embedding;
+  PieceTimes moe_layer; // an MoE layer's dense part (its experts and all-to-alls come per step)
+  int ep = 1;
   std::vector<int> layers_per_stage;
   double activation_bytes = 0; // sent per microbatch by each TP rank
   double gather_s = 0;         // the receiver's all-gather of a scattered activation (0: none)
@@ -171,9 +172,24 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
     c.segments.push_back(
         {"embedding", -1, embedding.forward, embedding.backward, embedding.weight, embedding_parameters(m) / tp, true});
   }
-  for (int l = 0; l < here; ++l)
-    c.segments.push_back(
-        {"layer", first_layer + l, layer.forward, layer.backward, layer.weight, layer_parameters(m) / tp, false});
+  for (int l = first_layer; l < first_layer + here; ++l) {
+    if (!is_moe_layer(m.moe, l)) {
+      c.segments.push_back({"layer", l, layer.forward, layer.backward, layer.weight, layer_parameters(m) / tp, false});
+      continue;
+    }
+    const PieceTimes& moe = cut.moe_layer;
+    const double experts = routed_expert_parameters_at(m, l) / (double(cut.ep) * tp);
+    Segment s{"moe_layer", l, moe.forward, moe.backward, moe.weight,
+              (layer_parameters_at(m, l) - routed_expert_parameters_at(m, l)) / tp + experts};
+    s.moe = true;
+    s.expert_params = experts;
+    c.params += s.params - layer_parameters(m) / tp; // the total above counted it as a dense layer
+    c.expert_params += experts;
+    c.forward_s += moe.forward - layer.forward;
+    c.backward_s += moe.backward - layer.backward;
+    c.weight_s += moe.weight - layer.weight;
+    c.segments.push_back(s);
+  }
   if (last) { // an untied output layer is the last stage's own
     c.params += head_parameters(m) / tp;
     c.segments.push_back({"head", m.layers, head.forward, head.backward, head.weight, head_parameters(m) / tp, true});
@@ -230,7 +246,23 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
       throw std::invalid_argument("stage_layers needs one entry per virtual stage");
     out.layers_per_stage = w.parallel.stage_layers;
   }
-  StageCut cut{layer, head, embedding, out.layers_per_stage, 0, 0};
+  StageCut cut;
+  cut.layer = layer;
+  cut.head = head;
+  cut.embedding = embedding;
+  cut.ep = shape.ep;
+  cut.layers_per_stage = out.layers_per_stage;
+  if (m.moe.enabled()) { // the dense part of an MoE layer: attention, router, permutations, shared experts
+    LayerShape dense_part = piece_shape;
+    dense_part.mlp = false;
+    PassKernels k = layer_kernels(m, dense_part);
+    const double tokens = double(w.batch.micro) * m.seq;
+    for (const PassKernels& extra : {moe_routing_kernels(m, tokens), shared_expert_kernels(m, tokens, tp, fw)}) {
+      k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
+      k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
+    }
+    cut.moe_layer = piece_times(k, cost, fw, tp_s, m.recompute);
+  }
   // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send
   // and all-gathered it (inside the node) on arrival; otherwise every TP rank sends it whole.
   const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
@@ -243,8 +275,9 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
     slow_beside_reduction(out.stages, w, group_shape(platform, shape.dp_group));
   const auto stage_layers = out.layers_per_stage;
   const TrainingParams params = w;
-  const int dp = shape.dp;
-  out.memory = [stage_layers, params, dp, pp, v](int device, int in_flight) {
+  const int dp = shape.dp, ep = shape.ep;
+  const auto moe_scale = out.moe_buffer_scale;
+  out.memory = [stage_layers, params, dp, ep, pp, v, moe_scale](int device, int in_flight) {
     MemoryLayout layout;
     layout.dp = dp;
     layout.pp = pp;
@@ -253,8 +286,18 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
     layout.sequence_parallel = params.parallel.sequence_parallel && params.parallel.tp > 1;
     layout.bucket_bytes = params.gradient_bucket.value;
     layout.layers_on_device = 0;
-    for (int c = 0; c < v; ++c)
-      layout.layers_on_device += stage_layers[c * pp + device];
+    layout.ep = ep;
+    layout.moe_buffer_scale = *moe_scale;
+    layout.moe_layers_on_device = 0;
+    for (int c = 0, first = 0; c < v; ++c) {
+      const int vs = c * pp + device;
+      first = 0;
+      for (int k = 0; k < vs; ++k)
+        first += stage_layers[k];
+      layout.layers_on_device += stage_layers[vs];
+      for (int l = first; l < first + stage_layers[vs]; ++l)
+        layout.moe_layers_on_device += is_moe_layer(params.model.moe, l) ? 1 : 0;
+    }
     layout.in_flight_microbatches = (in_flight + v - 1) / v;
     layout.dropout = params.framework.dropout > 0;
     layout.holds_head = device == pp - 1;

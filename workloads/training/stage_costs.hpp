@@ -9,6 +9,7 @@
 #include "workloads/training/training_params.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct Segment {
   /** Added to its backward when the pass reduces gradients as it goes (data-parallel buckets during backward): the
    *  reduction of the segment after it in forward order runs beside it and takes SMs and bandwidth. */
   double beside_reduce_s = 0;
+  /** An MoE layer: the times above are its dense part (attention, router, permutations, shared experts); its
+   *  all-to-alls and routed experts are emitted per step by the builder (workloads/training/moe_emitter.hpp). */
+  bool moe = false;
+  double expert_params = 0; // of `params`, the routed experts' (synchronised over the expert-data-parallel group)
 };
 
 /** One virtual stage (a model chunk on one device). Totals are summed by the source (a task of a whole pass lasts
@@ -36,6 +41,7 @@ struct StageCost {
   double backward_s = 0;
   double weight_s = 0;
   double params = 0;           // on this TP rank
+  double expert_params = 0;    // of those, routed experts' (synchronised over the expert-data-parallel group)
   double activation_bytes = 0; // sent to the next virtual stage (and its gradient back); 0 = no transfer
   std::string model;           // the cost model that answered (for traces); "" = given
   std::vector<Segment> segments;
@@ -59,6 +65,8 @@ struct StageSet {
   double tp_bytes_per_layer = 0;   // the bytes those collectives move, over all ranks of one TP group
   /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak. */
   std::function<MemoryFootprint(int device, int in_flight)> memory;
+  /** MoE: the routed-token activations held, relative to an unpipelined layer (set once the policy has run). */
+  std::shared_ptr<double> moe_buffer_scale = std::make_shared<double>(1.0);
 };
 
 /** How the stages are cut. */
@@ -68,6 +76,7 @@ struct StageShape {
   bool graph_pipeline = false; // layer graphs: cut by branch into a stage DAG
   int dp = 1;                  // for memory (ZeRO shards)
   std::vector<int> dp_group;   // one data-parallel group's hosts (ZeRO-3 gathers priced beside the passes)
+  int ep = 1;                  // expert parallelism (MoE): experts / ep per GPU
 };
 
 /** A transformer's stages: Megatron's split over tp ranks (the TP collectives priced by the tuner's closed form and

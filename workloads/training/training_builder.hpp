@@ -5,8 +5,10 @@
 #include "core/task_graph.hpp"
 #include "models/collectives/lowering.hpp"
 #include "models/cost/kernel_cost_model.hpp"
+#include "models/moe/moe_policy.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "policies/sync/gradient_sync.hpp"
+#include "workloads/training/moe_stats.hpp"
 #include "workloads/training/stage_costs.hpp"
 
 #include <vector>
@@ -32,6 +34,10 @@ struct TrainingPlan {
   // Data-parallel replicas see the same network on an idle non-blocking fabric: simulate replica 0 alone; the
   // collectives whose other members are left out are then priced by their closed forms (the planner's estimate).
   bool one_replica = false;
+  // MoE models: how tokens choose experts and the placement/pipelining policy; the run's seed for the routing.
+  const RoutingModel* routing = nullptr;
+  MoePolicy* moe = nullptr;
+  std::uint64_t seed = 0;
 };
 
 /** What the builder made, beyond the graph: the facts metrics, memory and the summary need. */
@@ -54,6 +60,7 @@ struct TrainingGraph {
                           // counted as replica 0's)
   double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0; // collectives priced by their closed forms
   double closed_form_expansion_tasks = 0; // tasks their expansions would have added
+  MoeStats moe;                           // MoE models: what the expert layers did
 };
 
 /** Builds `plan.params->iterations` iterations. Replica r's pipeline device d is TP rank 0 of its group, on host

@@ -100,6 +100,35 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
   }
 }
 
+// Expert parallelism: ep replicas share a layer's experts, so ep divides dp and the experts; expert tensor
+// parallelism is the attention's (etp other than tp is not modelled).
+void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
+{
+  const auto& p = w.parallel;
+  const MoeParams& moe = w.model.moe;
+  if (!moe.enabled()) {
+    if (p.ep != 1)
+      throw env.error_at("workload.parallel.ep", "expert parallelism needs an MoE model (workload.model.moe.experts)");
+    return;
+  }
+  if (!w.model.graph.empty())
+    throw env.error_at("workload.model.moe", "experts replace a transformer's MLP: a layer graph cannot have them");
+  if (moe.experts % p.ep != 0)
+    throw env.error_at(blamed_key(env, {"workload.model.moe.experts", "workload.parallel.ep"}),
+                       fmt::format("{} experts do not divide over ep = {}", moe.experts, p.ep));
+  if (dp % p.ep != 0)
+    throw env.error_at(blamed_key(env, {"workload.parallel.dp", "workload.parallel.ep"}),
+                       fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
+                                   "each pipeline stage, dp x tp = {})",
+                                   p.ep, dp, static_cast<long long>(dp) * p.tp));
+  if (p.etp != 0 && p.etp != p.tp)
+    throw env.error_at("workload.parallel.etp", fmt::format("etp = {} differs from tp = {}: only expert tensor "
+                                                            "parallelism equal to tp is modelled so far",
+                                                            p.etp, p.tp));
+  if (expert_ffn_of(w.model) % p.tp != 0 || (moe.shared_experts > 0 && shared_ffn_of(w.model) % p.tp != 0))
+    throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));
+}
+
 } // namespace
 
 void TrainingWorkload::check(const WorkloadEnv& env) const
@@ -109,9 +138,6 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   const auto& p = w.parallel;
   if (c.is_cpu_cluster())
     throw env.error_at("workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
-  if (p.ep != 1)
-    throw env.error_at("workload.parallel", "only data (with ZeRO), tensor (with or without sequence parallelism) "
-                                            "and pipeline parallelism (ep = 1) are implemented so far");
   if (!w.model.graph.empty())
     check_layer_graph(env, w);
   check_tensor_parallel(env, w);
@@ -130,6 +156,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
                        fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
                                    "= {} per step",
                                    w.batch.global, dp, w.batch.micro, static_cast<long long>(dp) * w.batch.micro));
+  check_experts(env, w, dp);
   if (p.vpp > 1 && p.pp == 1)
     throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
                                                 "pp > 1");

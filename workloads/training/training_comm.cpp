@@ -46,10 +46,15 @@ int CommEmitter::task_of(const PipelineTasks& p, int device, std::size_t op, int
   return piece < 0 ? t.last : t.pieces.at(piece);
 }
 
-SyncRequest CommEmitter::group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels)
+SyncRequest CommEmitter::group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
+                                       const std::vector<int>& replicas)
 {
   SyncRequest req;
-  for (int r = 0; r < plan_.dp; ++r) {
+  std::vector<int> group = replicas;
+  if (group.empty())
+    for (int r = 0; r < plan_.dp; ++r)
+      group.push_back(r);
+  for (int r : group) {
     const int host = pipeline_host(plan_.params->parallel, plan_.dp, r, device);
     req.hosts.push_back(host);
     req.streams.push_back(r < built_ ? streams_.get(host, 0) : -1);
@@ -71,7 +76,7 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
     const int d = static_cast<int>(vs) % plan_.pp;
     for (std::size_t op : reduce_ops_[vs]) {
       if (!pieces_[d][op] || costs[vs].segments.empty()) {
-        const double bytes = costs[vs].params * reduce_bytes_;
+        const double bytes = (costs[vs].params - costs[vs].expert_params) * reduce_bytes_;
         const int count = std::max(1, static_cast<int>(std::ceil(bytes / limit)));
         for (int b = 0; b < count; ++b)
           out.push_back({static_cast<int>(vs), op, -1, bytes / count});
@@ -82,7 +87,8 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
       double filled = 0;
       for (std::size_t k = 0; k < t.pieces.size(); ++k)
         for (int i = t.piece_segments[k].first; i < t.piece_segments[k].second; ++i) {
-          filled += costs[vs].segments[segments[i]].params * reduce_bytes_;
+          filled += (costs[vs].segments[segments[i]].params - costs[vs].segments[segments[i]].expert_params) *
+                    reduce_bytes_;
           if (filled >= limit) {
             out.push_back({static_cast<int>(vs), op, static_cast<int>(k), filled});
             filled = 0;
@@ -113,7 +119,45 @@ std::vector<std::vector<int>> CommEmitter::reduce_buckets(int it, const std::vec
     for (int r = 0; r < built_; ++r)
       done[r * pp + d].push_back(members[r]);
   }
+  reduce_expert_gradients(it, done, replicas);
   return done;
+}
+
+// MoE: each stage's routed-expert gradients are all-reduced over the expert-data-parallel group (the replicas with
+// the same expert-parallel rank: r, r + ep, ...), after the stage's last gradient-completing pass, in buckets.
+void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>& done,
+                                          const std::vector<PipelineTasks>& replicas)
+{
+  const int pp = plan_.pp, ep = plan_.params->parallel.ep, dp = plan_.dp;
+  const auto& costs = plan_.stages->stages;
+  if (dp / ep < 2)
+    return;
+  for (std::size_t vs = 0; vs < costs.size(); ++vs) {
+    const double bytes = costs[vs].expert_params * reduce_bytes_;
+    if (bytes <= 0 || reduce_ops_[vs].empty())
+      continue;
+    const int d = static_cast<int>(vs) % pp;
+    const std::size_t op = reduce_ops_[vs].back();
+    const int count = std::max(1, static_cast<int>(std::ceil(bytes / plan_.params->gradient_bucket.value)));
+    for (int b = 0; b < count; ++b)
+      for (int k = 0; k < ep; ++k) {
+        std::vector<int> group, ready(built_, -1);
+        for (int r = k; r < dp; r += ep)
+          group.push_back(r);
+        for (int r : group)
+          if (r < built_)
+            ready[r] = task_of(replicas[r], d, op, -1);
+        const SyncRequest req = group_request(
+            d, bytes / count, ready,
+            TaskLabels{it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"),
+                       CommKind::GRADIENT_SYNC, -1},
+            group);
+        const auto members = plan_.sync->reduce(out_.graph, req, false);
+        for (std::size_t i = 0; i < group.size(); ++i)
+          if (group[i] < built_)
+            done[group[i] * pp + d].push_back(members[i]);
+      }
+  }
 }
 
 std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>& replicas,
@@ -217,8 +261,10 @@ void CommEmitter::gather_layers(int it, const std::vector<PipelineTasks>& replic
                      out_.graph.intern("parameter-gather"),
                      CommKind::PARAMETER_GATHER};
       const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
-      for (int r = 0; r < built_; ++r)
-        out_.graph.add_dependency(members[r], task_of(replicas[r], d, slots[s].op, slots[s].piece));
+      for (int r = 0; r < built_; ++r) {
+        const OpTasks& t = replicas[r].ops[d][slots[s].op];
+        out_.graph.add_dependency(members[r], t.piece_first.at(slots[s].piece));
+      }
     }
   }
 }

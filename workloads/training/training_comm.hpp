@@ -37,7 +37,9 @@ private:
 
   std::vector<Bucket> plan_buckets(const PipelineTasks& replica0) const;
   std::vector<Slot> plan_slots(int device, const PipelineTasks& replica0) const;
-  SyncRequest group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels);
+  SyncRequest group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
+                            const std::vector<int>& replicas = {});
+  void reduce_expert_gradients(int it, std::vector<std::vector<int>>& done, const std::vector<PipelineTasks>& replicas);
   void gather_layers(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends);
   std::vector<std::vector<int>> reduce_buckets(int it, const std::vector<Bucket>& buckets,
                                                const std::vector<PipelineTasks>& replicas);

@@ -25,7 +25,10 @@ void read_training(ObjectReader& r, TrainingParams& w)
       .field("tp", w.parallel.tp, "tensor-parallel degree")
       .field("pp", w.parallel.pp, "pipeline-parallel degree")
       .field("vpp", w.parallel.vpp, "virtual pipeline chunks per GPU (interleaved schedule)")
-      .field("ep", w.parallel.ep, "expert-parallel degree")
+      .field("ep", w.parallel.ep,
+             "expert-parallel degree (MoE): each group of ep data-parallel replicas shares the experts, experts / ep "
+             "per GPU (expert_model_parallel_size)")
+      .field("etp", w.parallel.etp, "expert tensor-parallel degree (0 = tp; expert_tensor_parallel_size)")
       .field("sequence_parallel", w.parallel.sequence_parallel, "Megatron sequence parallelism")
       .field("zero", w.parallel.zero, "ZeRO stage 0-3")
       .choice("partition", w.parallel.partition, {"even", "balanced"},
@@ -47,6 +50,8 @@ void read_training(ObjectReader& r, TrainingParams& w)
   p.require_at_most("pp", w.parallel.pp, kMaxGpus);
   p.require_at_most("vpp", w.parallel.vpp, kMaxGpus);
   p.require_at_most("ep", w.parallel.ep, kMaxGpus);
+  p.require_non_negative("etp", w.parallel.etp);
+  p.require_at_most("etp", w.parallel.etp, kMaxGpus);
   if (!p.describing() && (w.parallel.zero < 0 || w.parallel.zero > 3))
     p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
   read_framework(r, w.framework);

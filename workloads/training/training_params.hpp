@@ -19,7 +19,8 @@ struct ParallelParams {
   int tp = 1;
   int pp = 1;
   int vpp = 1;
-  int ep = 1;
+  int ep = 1;  // expert parallelism: experts split over ep data-parallel replicas (MoE models)
+  int etp = 0; // expert tensor parallelism (0 = tp); experts' MLPs split over etp ranks
   bool sequence_parallel = false;
   int zero = 0;
   std::string partition = "even";     // pipeline stages: even (same layers each) | balanced (by cost)

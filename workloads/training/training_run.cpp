@@ -5,6 +5,7 @@
 #include "core/graph_stragglers.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
+#include "models/moe/moe_policy.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "policies/sync/gradient_sync.hpp"
 #include "workloads/training/training_builder.hpp"
@@ -97,6 +98,27 @@ MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& trainin
   return worst;
 }
 
+// MoE: the expert all-to-alls (the busiest GPU's time per iteration and the share of it not hidden behind compute),
+// token load balance, dropped tokens and placement changes.
+void add_moe_metrics(RunMetrics& m, const TrainingGraph& tr)
+{
+  const MoeStats& s = tr.moe;
+  const int iterations = std::max<int>(1, static_cast<int>(tr.optimizer_tasks.size()));
+  const auto a2a = m.breakdown.find("communication_expert_alltoall_s");
+  const auto hidden = m.breakdown.find("hidden_expert_alltoall_fraction");
+  m.metrics["alltoall_time_s"] = a2a == m.breakdown.end() ? 0.0 : a2a->second;
+  m.metrics["alltoall_exposed_fraction"] = hidden == m.breakdown.end() ? 0.0 : 1.0 - hidden->second;
+  m.metrics["expert_load_imbalance"] = s.steps > 0 ? s.imbalance_sum / s.steps : 1.0;
+  m.metrics["expert_load_imbalance_max"] = s.imbalance_max;
+  m.metrics["tokens_dropped"] = s.dropped / iterations;
+  m.metrics["tokens_dropped_fraction"] = s.routed > 0 ? s.dropped / s.routed : 0.0;
+  m.metrics["expert_placement_changes"] = s.placement_changes;
+  m.metrics["expert_moved_bytes"] = s.moved_bytes / iterations;
+  m.metrics["moe_partitions"] = s.steps > 0 ? s.partitions_sum / s.steps : 1.0;
+  for (const auto& [layer, sum] : s.layer_imbalance)
+    m.breakdown["expert_load_imbalance_layer" + std::to_string(layer)] = sum.first / sum.second;
+}
+
 // Per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration.
 void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const TrainingGraph& training, int dp)
 {
@@ -129,8 +151,11 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
 {
   constexpr double kAutoOneReplicaTasks = 2e6;
   const PlatformSpec& platform = *env.platform;
-  plan.one_replica = env.replicas == ReplicaMode::ONE;
-  if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == "analytical" && replicas_alike(*env.cluster)) {
+  // MoE replicas differ (each routes its own tokens to the others' experts): every replica is simulated.
+  const bool moe = plan.params->model.moe.enabled();
+  plan.one_replica = env.replicas == ReplicaMode::ONE && !moe;
+  if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == "analytical" && replicas_alike(*env.cluster) &&
+      !moe) {
     plan.one_replica = true;
     TrainingGraph one = build_training(plan);
     lower_training(one, platform, CollectivePricing::FLOWS);
@@ -161,7 +186,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   auto cost = make_cost_model(device, profile);
   const bool layer_graph = !w.model.graph.empty();
   const bool pipelined = pp > 1 || w.parallel.vpp > 1 || layer_graph;
-  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp, {}};
+  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp, {}, w.parallel.ep};
   for (int r = 0; r < dp; ++r)
     shape.dp_group.push_back(pipeline_host(w.parallel, dp, r, 0));
   const StageSet stages =
@@ -176,6 +201,15 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.dp = dp;
   plan.pp = pp;
   plan.tp = tp;
+  std::unique_ptr<RoutingModel> routing;
+  std::unique_ptr<MoePolicy> moe;
+  if (w.model.moe.enabled()) {
+    routing = env.policies->make<RoutingModel>("moe_routing", *env.source);
+    moe = env.policies->make<MoePolicy>("moe", *env.source);
+    plan.routing = routing.get();
+    plan.moe = moe.get();
+    plan.seed = static_cast<std::uint64_t>(env.seed);
+  }
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
   plan.overlap =
@@ -192,7 +226,10 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (pipelined)
     metrics.metrics["bubble_fraction"] = (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) /
                                          metrics.breakdown.at("compute_s");
+  *stages.moe_buffer_scale = training.moe.activation_scale_min;
   const MemoryFootprint memory = peak_memory(stages, training);
+  if (w.model.moe.enabled())
+    add_moe_metrics(metrics, training);
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(w.model.dtype);
   if (pipelined)

@@ -1,0 +1,36 @@
+// What an MoE layer costs on one GPU: the router, top-k and token permutations around the all-to-alls, the shared
+// experts, and each routed expert's MLP over the tokens it actually gets (GEMMs priced by the cost stack, waves
+// included, so small and uneven expert batches cost what they cost).
+#pragma once
+
+#include "models/cost/kernel_cost_model.hpp"
+#include "models/transformer/pass_cost.hpp"
+
+#include <map>
+
+namespace cs {
+
+/** Router GEMM (tokens x hidden x experts), softmax and top-k over the scores, the permutation of routed tokens
+ *  into expert order before dispatch and its inverse (weighted by the gates) after combine, both memory-bound
+ *  gathers of top_k copies of each token; backward mirrors them. */
+PassKernels moe_routing_kernels(const ModelParams& m, double tokens);
+
+/** The shared experts (dense MLPs every token runs), split over `tp` ranks. */
+PassKernels shared_expert_kernels(const ModelParams& m, double tokens, int tp, const FrameworkProfile& framework);
+
+/** One routed expert's passes over n tokens (its ffn split over `etp` ranks), memoised by whole token counts. */
+class ExpertCost {
+public:
+  ExpertCost(const ModelParams& m, const KernelCostModel& cost, const FrameworkProfile& framework, int etp);
+  /** Forward, whole backward and its weight-gradient part; zero for no tokens. */
+  const PieceTimes& of(double tokens) const;
+
+private:
+  const ModelParams& m_;
+  const KernelCostModel& cost_;
+  FrameworkProfile framework_;
+  int etp_;
+  mutable std::map<long long, PieceTimes> memo_;
+};
+
+} // namespace cs

@@ -1,0 +1,56 @@
+#include "models/moe/moe_routing.hpp"
+
+#include <cmath>
+
+namespace cs {
+
+namespace {
+std::uint64_t mix(std::uint64_t x) // splitmix64's finaliser
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+} // namespace
+
+std::mt19937_64 routing_rng(const RoutingRequest& q, std::uint64_t stream)
+{
+  std::uint64_t h = mix(q.seed);
+  for (std::uint64_t v : {std::uint64_t(q.iteration), std::uint64_t(q.layer), std::uint64_t(q.microbatch),
+                          std::uint64_t(q.group), stream})
+    h = mix(h ^ v);
+  return std::mt19937_64(h);
+}
+
+void draw_multinomial(std::mt19937_64& rng, double n, const std::vector<double>& p, std::vector<double>& out)
+{
+  out.assign(p.size(), 0.0);
+  long long left = std::llround(n);
+  double mass = 1.0;
+  for (std::size_t e = 0; e < p.size() && left > 0; ++e) {
+    if (e + 1 == p.size() || mass <= 0) {
+      out[e] = double(left);
+      break;
+    }
+    const double q = std::min(1.0, std::max(0.0, p[e] / mass));
+    std::binomial_distribution<long long> b(left, q);
+    const long long x = b(rng);
+    out[e] = double(x);
+    left -= x;
+    mass -= p[e];
+  }
+}
+
+std::vector<double> zipf_shares(const std::vector<int>& rank_of, double s)
+{
+  std::vector<double> p(rank_of.size());
+  double sum = 0;
+  for (std::size_t e = 0; e < p.size(); ++e)
+    sum += p[e] = 1.0 / std::pow(rank_of[e] + 1.0, s);
+  for (double& x : p)
+    x /= sum;
+  return p;
+}
+
+} // namespace cs

@@ -1,0 +1,46 @@
+// How tokens choose experts: routing models (uniform, Zipf-skewed with drift, sample locality, forced balance, a
+// recorded trace) registered by name in the `moe_routing` policy domain.
+#pragma once
+
+#include "base/registry.hpp"
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace cs {
+
+/** One MoE layer's step for one expert-parallel group: which samples there are and what they choose from. */
+struct RoutingRequest {
+  int iteration = 0, layer = 0, microbatch = 0, group = 0;
+  int ranks = 1;                // expert-parallel ranks in the group
+  int samples_per_rank = 1;     // samples in each rank's microbatch
+  double tokens_per_sample = 1; // sequence length
+  int experts = 1, top_k = 1;
+  std::uint64_t seed = 0;       // the scenario's seed
+};
+
+/** Per sample (rank r's samples are r * samples_per_rank, ...), the token-expert assignments each expert gets: a
+ *  sample's row sums to tokens_per_sample x top_k. */
+struct Routing {
+  std::vector<std::vector<double>> tokens;
+};
+
+class RoutingModel : public Configurable {
+public:
+  /** The routing of one step; the same request always gives the same routing. */
+  virtual Routing route(const RoutingRequest& request) const = 0;
+};
+
+/** A generator for one (seed, iteration, layer, microbatch, group, stream): steps are independent of the order in
+ *  which they are asked for. */
+std::mt19937_64 routing_rng(const RoutingRequest& request, std::uint64_t stream = 0);
+
+/** Draws `n` token-expert assignments over experts with probabilities `p` (summing to 1) into `out` (multinomial, by
+ *  conditional binomials). */
+void draw_multinomial(std::mt19937_64& rng, double n, const std::vector<double>& p, std::vector<double>& out);
+
+/** Expert e's share under a Zipf law of exponent s over popularity ranks (rank_of[e] = 0 for the hottest). */
+std::vector<double> zipf_shares(const std::vector<int>& rank_of, double s);
+
+} // namespace cs

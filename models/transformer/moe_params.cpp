@@ -1,0 +1,75 @@
+#include "models/transformer/moe_params.hpp"
+
+#include "models/transformer/model_params.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+void read_moe(ObjectReader& r, MoeParams& moe)
+{
+  r.field("experts", moe.experts, "routed experts per MoE layer (0 = dense model)")
+      .field("top_k", moe.top_k, "experts each token is routed to (Megatron moe_router_topk)")
+      .field("expert_ffn", moe.expert_ffn, "inner size of one expert's MLP (0 = model.ffn; moe_ffn_hidden_size)")
+      .field("shared_experts", moe.shared_experts, "experts every token also runs (DeepSeek-MoE, Qwen2-MoE)")
+      .field("shared_ffn", moe.shared_ffn, "inner size of one shared expert (0 = expert_ffn)")
+      .field("every", moe.every, "an MoE layer every k-th layer (moe_layer_freq; Switch: 2)")
+      .field("first_dense", moe.first_dense, "the first layers keep a dense MLP (DeepSeek-MoE: 1)")
+      .field("capacity_factor", moe.capacity_factor,
+             "tokens an expert takes per step as a multiple of the even share; more are dropped (0 = dropless)");
+  r.finish();
+  r.require_non_negative("experts", moe.experts);
+  r.require_at_most("experts", moe.experts, 1 << 16);
+  r.require_non_negative("expert_ffn", moe.expert_ffn);
+  r.require_at_most("expert_ffn", moe.expert_ffn, 1 << 22);
+  r.require_non_negative("shared_experts", moe.shared_experts);
+  r.require_at_most("shared_experts", moe.shared_experts, 64);
+  r.require_non_negative("shared_ffn", moe.shared_ffn);
+  r.require_at_most("shared_ffn", moe.shared_ffn, 1 << 22);
+  r.require_positive("every", moe.every);
+  r.require_at_most("every", moe.every, 100000);
+  r.require_non_negative("first_dense", moe.first_dense);
+  r.require_non_negative("capacity_factor", moe.capacity_factor);
+  r.require_at_most("capacity_factor", moe.capacity_factor, 1e6);
+}
+
+void check_moe(const ObjectReader& r, const MoeParams& moe, int layers)
+{
+  if (r.describing() || !moe.enabled())
+    return;
+  r.require(moe.top_k >= 1, "top_k", "top_k must be at least 1");
+  r.require(moe.top_k <= moe.experts, "top_k",
+            fmt::format("top_k ({}) is greater than the experts ({})", moe.top_k, moe.experts));
+  r.require(moe.first_dense < layers, "first_dense",
+            fmt::format("first_dense ({}) leaves no MoE layer among {} layers", moe.first_dense, layers));
+}
+
+bool is_moe_layer(const MoeParams& moe, int l)
+{
+  return moe.enabled() && l >= moe.first_dense && (l - moe.first_dense) % moe.every == 0;
+}
+
+int moe_layer_count(const MoeParams& moe, int layers)
+{
+  int n = 0;
+  for (int l = 0; l < layers; ++l)
+    n += is_moe_layer(moe, l) ? 1 : 0;
+  return n;
+}
+
+int expert_ffn_of(const ModelParams& m) { return m.moe.expert_ffn > 0 ? m.moe.expert_ffn : m.ffn; }
+int shared_ffn_of(const ModelParams& m) { return m.moe.shared_ffn > 0 ? m.moe.shared_ffn : expert_ffn_of(m); }
+
+double expert_parameters(const ModelParams& m)
+{
+  return (m.mlp == "swiglu" ? 3.0 : 2.0) * m.hidden * expert_ffn_of(m);
+}
+
+double shared_expert_parameters(const ModelParams& m)
+{
+  return m.moe.shared_experts * (m.mlp == "swiglu" ? 3.0 : 2.0) * m.hidden * shared_ffn_of(m);
+}
+
+double router_parameters(const ModelParams& m) { return double(m.hidden) * m.moe.experts; }
+
+} // namespace cs

@@ -1,0 +1,86 @@
+// `mpipemoe` (Zhang et al., IPDPS'23; MPMoE, TPDS'24): the layer's tokens are split into n partitions that pipeline
+// dispatch(i+1), expert(i) and combine(i-1). n is chosen per step from {1, 2, 4, 8} by the latency model
+// T(n) = sum_s t_s / n + (n - 1) max_s t_s / n + n x launch [recon, policies.md section 5]. Buffers are reused across
+// partitions, so the routed-token buffers held for backward are 1/n of the unpipelined layer's; `memory_reuse`
+// trades more: `recommunicate` keeps no dispatch buffer and resends it in backward, `recompute` keeps no expert
+// intermediate and reruns the expert forward, `adaptive` picks whichever costs less time on this hardware.
+#include "models/moe/moe_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cs {
+namespace {
+
+class MPipeMoe : public MoePolicy {
+public:
+  void configure(ObjectReader& r) override
+  {
+    r.field("partitions", partitions_, "pipelined partitions (0 = chosen per step from 1, 2, 4, 8)")
+        .field("launch_overhead", launch_, "fixed cost per partition and stage (kernel launch, a2a set-up)")
+        .choice("memory_reuse", reuse_, {"none", "buffers", "recommunicate", "recompute", "adaptive"},
+                "what is given up for memory: buffers (shared across partitions), plus resending the dispatch or "
+                "recomputing the experts in backward, or adaptive");
+    read_capacity_pad(r, pad_);
+    r.require_non_negative("partitions", partitions_);
+    r.require_at_most("partitions", partitions_, 64);
+    r.require_non_negative("launch_overhead", launch_.value);
+    r.require_at_most("launch_overhead", launch_.value, 1);
+  }
+  MoeStep plan(const MoeContext& c, const Routing& routing) override
+  {
+    MoeStep s = route_through(c, routing, contiguous_placement(c.experts, c.ranks), {}, pad_);
+    const double a2a = c.alltoall_seconds(s.dispatch);
+    double expert = 0;
+    for (const auto& row : s.tokens) {
+      double t = 0;
+      for (double x : row)
+        t += x > 0 ? c.expert_seconds(x) : 0.0;
+      expert = std::max(expert, t);
+    }
+    const double stages[] = {a2a, expert, a2a};
+    auto latency = [&](int n) {
+      double sum = 0, top = 0;
+      for (double t : stages) {
+        sum += t / n;
+        top = std::max(top, t / n);
+      }
+      return sum + (n - 1) * top + n * launch_.value;
+    };
+    int best = partitions_ > 0 ? partitions_ : 1;
+    if (partitions_ == 0)
+      for (int n : {2, 4, 8})
+        if (latency(n) < latency(best))
+          best = n;
+    s.partitions = best;
+    std::string reuse = reuse_;
+    if (reuse == "adaptive") // resending costs one more all-to-all; recomputing one more expert forward
+      reuse = a2a <= expert ? "recommunicate" : "recompute";
+    s.activation_scale = reuse == "none" ? 1.0 : 1.0 / best;
+    if (reuse == "recommunicate") {
+      s.recommunicate_share = 1.0;
+      s.activation_scale *= 0.5; // the dispatched copy is not kept, only the combined one
+    } else if (reuse == "recompute") {
+      s.extra_backward_s.assign(c.ranks, 0.0);
+      const auto loads = rank_loads(s);
+      for (int r = 0; r < c.ranks; ++r)
+        for (double x : s.tokens[r])
+          s.extra_backward_s[r] += x > 0 ? c.expert_seconds(x) : 0.0;
+      s.activation_scale *= 0.5; // the experts' inner activations are not kept
+    }
+    return s;
+  }
+
+private:
+  int partitions_ = 0;
+  Seconds launch_{20e-6};
+  std::string reuse_ = "buffers";
+  bool pad_ = false;
+};
+
+} // namespace
+
+CS_REGISTER_POLICY(MoePolicy, MPipeMoe, "moe", "mpipemoe",
+                   "MPipeMoE: pipelined partitions of dispatch, experts and combine, adaptive n, memory reuse [recon]");
+
+} // namespace cs

@@ -1,0 +1,253 @@
+#include "workloads/training/moe_emitter.hpp"
+
+#include "models/collectives/all_to_all_v.hpp"
+#include "models/transformer/transformer.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace cs {
+
+namespace {
+
+std::vector<double> scaled(const std::vector<double>& m, double factor, bool transpose, int n)
+{
+  std::vector<double> out(m.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      out[std::size_t(i) * n + j] = factor * (transpose ? m[std::size_t(j) * n + i] : m[std::size_t(i) * n + j]);
+  return out;
+}
+
+} // namespace
+
+MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
+    : plan_(plan), graph_(graph), dispatch_streams_(graph, "a2a"), combine_streams_(graph, "a2a-combine"),
+      expert_(plan.params->model, *plan.cost, plan.params->framework, plan.tp)
+{
+  ep_ = plan.params->parallel.ep;
+  groups_ = plan.dp / ep_;
+}
+
+std::vector<int> MoeEmitter::group_hosts(int group, int device) const
+{
+  std::vector<int> hosts;
+  for (int k = 0; k < ep_; ++k)
+    hosts.push_back(pipeline_host(plan_.params->parallel, plan_.dp, group * ep_ + k, device));
+  return hosts;
+}
+
+MoeContext MoeEmitter::context(int group, int device) const
+{
+  const ModelParams& m = plan_.params->model;
+  const double e = dtype_bytes(m.dtype), tp = plan_.tp;
+  const auto hosts = group_hosts(group, device);
+  const GroupShape shape = group_shape(*plan_.platform, hosts);
+  const auto machines = machines_of(*plan_.platform, hosts);
+  MoeContext c;
+  c.ranks = ep_;
+  c.experts = m.moe.experts;
+  c.top_k = m.moe.top_k;
+  c.samples_per_rank = plan_.params->batch.micro;
+  c.tokens_per_sample = m.seq;
+  c.capacity_factor = m.moe.capacity_factor;
+  c.hidden = m.hidden;
+  // Each TP rank dispatches its 1/tp slice of every token's hidden vector (the other ranks, not simulated, move the
+  // rest on their own links).
+  c.token_bytes = m.hidden * e / tp;
+  c.expert_parameters = expert_parameters(m) / tp;
+  c.expert_weight_bytes = c.expert_parameters * e;
+  c.expert_state_bytes = c.expert_parameters * (2 * e + 12.0); // weights, gradients, Adam's fp32 state
+  c.machine = machines;
+  const ExpertCost* expert = &expert_;
+  c.expert_seconds = [expert](double tokens) { return expert->of(tokens).forward; };
+  c.alltoall_seconds = [shape, machines](const std::vector<double>& bytes) {
+    return all_to_all_v_seconds(bytes, shape, all_to_all_v_protocol(), machines);
+  };
+  c.broadcast_seconds = [shape](double bytes) {
+    return shape.ranks < 2 ? 0.0 : choose_collective("broadcast", "auto", bytes, shape).seconds;
+  };
+  return c;
+}
+
+const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, int device)
+{
+  const auto key = std::make_tuple(it, layer, mb, group);
+  auto found = steps_.find(key);
+  if (found != steps_.end())
+    return found->second;
+  const ModelParams& m = plan_.params->model;
+  RoutingRequest q;
+  q.iteration = it;
+  q.layer = layer;
+  q.microbatch = mb;
+  q.group = group;
+  q.ranks = ep_;
+  q.samples_per_rank = plan_.params->batch.micro;
+  q.tokens_per_sample = m.seq;
+  q.experts = m.moe.experts;
+  q.top_k = m.moe.top_k;
+  q.seed = plan_.seed;
+  MoeContext c = context(group, device);
+  c.iteration = it;
+  c.layer = layer;
+  c.microbatch = mb;
+  c.group = group;
+  Step st;
+  st.plan = plan_.moe->plan(c, plan_.routing->route(q));
+  const int n = std::max(1, st.plan.partitions);
+  st.plan.partitions = n;
+  st.chunks.assign(ep_, std::vector<PieceTimes>(n));
+  for (int r = 0; r < ep_; ++r) {
+    PieceTimes one;
+    for (double tokens : st.plan.tokens[r]) {
+      if (tokens <= 0)
+        continue;
+      const PieceTimes& t = expert_.of(tokens * st.plan.compute_scale / n);
+      one.forward += t.forward;
+      one.backward += t.backward;
+      one.weight += t.weight;
+      one.model = t.model;
+    }
+    st.chunks[r].assign(n, one);
+  }
+  const double shadow = st.plan.shadow_bytes > 0 ? c.broadcast_seconds(st.plan.shadow_bytes) : 0.0;
+  const double migrate = st.plan.moved_bytes > 0 ? c.broadcast_seconds(st.plan.moved_bytes) : 0.0;
+  st.shadow_s.assign(ep_, shadow);
+  st.migrate_s.assign(ep_, migrate);
+  // Statistics of the step.
+  const auto loads = rank_loads(st.plan);
+  const double mean = std::accumulate(loads.begin(), loads.end(), 0.0) / loads.size();
+  const double imbalance = mean > 0 ? *std::max_element(loads.begin(), loads.end()) / mean : 1.0;
+  stats_.routed += st.plan.routed;
+  stats_.dropped += st.plan.dropped;
+  stats_.imbalance_sum += imbalance;
+  stats_.imbalance_max = std::max(stats_.imbalance_max, imbalance);
+  ++stats_.steps;
+  auto& per_layer = stats_.layer_imbalance[layer];
+  per_layer.first += imbalance;
+  ++per_layer.second;
+  stats_.placement_changes += st.plan.placement_changes;
+  stats_.moved_bytes += st.plan.moved_bytes;
+  stats_.partitions_sum += n;
+  stats_.activation_scale_min = std::min(stats_.activation_scale_min, st.plan.activation_scale);
+  return steps_.emplace(key, std::move(st)).first->second;
+}
+
+std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
+                                        int device, const std::vector<double>& matrix, bool combine_side,
+                                        TaskLabels labels)
+{
+  auto found = collectives_.find(key);
+  if (found != collectives_.end())
+    return found->second;
+  CollectiveSpec spec;
+  spec.kind = "all-to-all";
+  spec.algorithm = "direct";
+  spec.hosts = group_hosts(group, device);
+  spec.matrix = matrix;
+  spec.bytes = std::accumulate(matrix.begin(), matrix.end(), 0.0) / ep_;
+  spec.streams = combine_side ? "a2a-combine" : "a2a";
+  labels.comm = CommKind::EXPERT_ALLTOALL;
+  spec.labels = labels;
+  std::vector<int> streams;
+  for (int h : spec.hosts)
+    streams.push_back((combine_side ? combine_streams_ : dispatch_streams_).get(h, 0));
+  return collectives_[key] = graph_.add_collective(spec, streams, {});
+}
+
+int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, int stream, int pre,
+                              const PipelineOp& op, int stage, const Segment& s, TaskLabels lab, double& busy)
+{
+  const int n = st.plan.partitions;
+  const bool forward = op.forward();
+  const int pass = forward ? 0 : 1;
+  const double share = st.plan.wire_scale / n;
+  const std::string model = st.chunks[rank][0].model.empty() ? "given" : st.chunks[rank][0].model;
+  std::vector<int> ends;
+  int recommunicated = -1;
+  if (!forward && st.plan.recommunicate_share > 0) { // the dispatch resent to rebuild the buffer not kept
+    TaskLabels l = lab;
+    l.phase = graph_.intern("dispatch");
+    const auto m = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
+                              scaled(st.plan.dispatch, st.plan.wire_scale * st.plan.recommunicate_share, false, ep_),
+                              false, l);
+    graph_.add_dependency(pre, m[rank]);
+    recommunicated = m[rank];
+  }
+  for (int i = 0; i < n; ++i) {
+    TaskLabels l = lab;
+    l.phase = graph_.intern(forward ? "dispatch" : "combine");
+    const auto in = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 0, i, group}, group, device,
+                               scaled(st.plan.dispatch, share, false, ep_), false, l);
+    graph_.add_dependency(pre, in[rank]);
+    const PieceTimes& c = st.chunks[rank][i];
+    const double seconds = forward                       ? c.forward
+                           : op.pass == Pass::BACKWARD   ? c.backward
+                                                         : c.backward - c.weight;
+    const int work = graph_.add_compute(stream, seconds, forward ? "experts_forward" : "experts_backward", model, lab);
+    busy += seconds;
+    graph_.add_dependency(in[rank], work);
+    if (recommunicated >= 0)
+      graph_.add_dependency(recommunicated, work);
+    l.phase = graph_.intern(forward ? "combine" : "dispatch");
+    const auto out = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 1, i, group}, group, device,
+                                scaled(st.plan.dispatch, share, true, ep_), true, l);
+    graph_.add_dependency(work, out[rank]);
+    ends.push_back(out[rank]);
+  }
+  const int join = graph_.add_delay(stream, 0.0, forward ? "moe_combined" : "moe_gradients_back", lab);
+  for (int e : ends)
+    graph_.add_dependency(e, join);
+  return join;
+}
+
+std::pair<int, int> MoeEmitter::emit(int replica, int device, int stream, const PipelineOp& op, int stage,
+                                     const Segment& s, TaskLabels lab, double& busy)
+{
+  const int group = replica / ep_, rank = replica % ep_;
+  const Step& st = step(lab.iteration, s.layer, op.microbatch, group, device);
+  const std::string model = st.chunks[rank][0].model.empty() ? "given" : st.chunks[rank][0].model;
+  if (op.pass == Pass::BACKWARD_WEIGHT) { // no communication: the dense and expert weight gradients
+    double seconds = s.weight_s + s.beside_reduce_s;
+    for (const auto& c : st.chunks[rank])
+      seconds += c.weight;
+    busy += seconds;
+    const int t = graph_.add_compute(stream, seconds, "moe_layer_backward_weight", model, lab);
+    return {t, t};
+  }
+  if (op.forward()) {
+    const double seconds = s.forward_s + st.plan.extra_forward_s[rank];
+    const int pre = graph_.add_compute(stream, seconds, "moe_dense_forward", model, lab);
+    busy += seconds;
+    int lead = pre;
+    for (double wait : {st.migrate_s[rank], st.shadow_s[rank]}) // expert state moved, shadow weights broadcast
+      if (wait > 0) {
+        TaskLabels l = lab;
+        l.comm = CommKind::EXPERT_ALLTOALL;
+        l.phase = graph_.intern("expert_placement");
+        const int d = graph_.add_delay(stream, wait, "expert-placement/closed-form", l);
+        graph_.add_dependency(lead, d);
+        lead = d;
+      }
+    return {pre, forward_chain(st, rank, group, device, stream, lead, op, stage, s, lab, busy)};
+  }
+  const int in = graph_.add_delay(stream, 0.0, "moe_gradients_in", lab);
+  const int back = forward_chain(st, rank, group, device, stream, in, op, stage, s, lab, busy);
+  const double seconds = (op.pass == Pass::BACKWARD ? s.backward_s + s.beside_reduce_s : s.backward_s - s.weight_s) +
+                   st.plan.extra_backward_s[rank];
+  const int post = graph_.add_compute(stream, seconds, "moe_dense_backward", model, lab);
+  busy += seconds;
+  graph_.add_dependency(back, post);
+  int last = post;
+  if (st.shadow_s[rank] > 0) { // the shadowed experts' gradients reduced back to their owners
+    TaskLabels l = lab;
+    l.comm = CommKind::EXPERT_ALLTOALL;
+    l.phase = graph_.intern("expert_placement");
+    last = graph_.add_delay(stream, st.shadow_s[rank], "shadow-reduce/closed-form", l);
+    graph_.add_dependency(post, last);
+  }
+  return {in, last};
+}
+
+} // namespace cs

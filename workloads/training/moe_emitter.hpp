@@ -1,0 +1,54 @@
+// The MoE layers of a training graph: per layer, microbatch and pass, each expert-parallel rank's dense part, its
+// dispatch and combine all-to-alls (COLLECTIVE tasks over the EP group, sized by the routing) and its experts'
+// compute, pipelined in chunks when the policy says so. Routing and placement come from registered policies.
+#pragma once
+
+#include "models/collectives/collective.hpp"
+#include "models/moe/moe_layer_cost.hpp"
+#include "models/moe/moe_policy.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+#include "workloads/training/stage_costs.hpp"
+#include "workloads/training/training_builder.hpp"
+
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace cs {
+
+class MoeEmitter {
+public:
+  MoeEmitter(const TrainingPlan& plan, TaskGraph& graph);
+
+  /** Emits segment `s` (an MoE layer) of op `op` on replica `replica`'s device `device`: returns its first and last
+   *  tasks and adds its compute time to `busy`. */
+  std::pair<int, int> emit(int replica, int device, int compute_stream, const PipelineOp& op, int stage,
+                           const Segment& s, TaskLabels labels, double& busy);
+
+  const MoeStats& stats() const { return stats_; }
+
+private:
+  struct Step {
+    MoeStep plan;
+    std::vector<std::vector<PieceTimes>> chunks; // [rank][chunk]: expert compute of one chunk
+    std::vector<double> shadow_s, migrate_s;     // per rank (all equal): closed-form weight broadcast, migration
+  };
+  const Step& step(int iteration, int layer, int microbatch, int group, int device);
+  std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,
+                              const std::vector<double>& matrix, bool combine_side, TaskLabels labels);
+  std::vector<int> group_hosts(int group, int device) const;
+  MoeContext context(int group, int device) const;
+  int forward_chain(const Step& st, int rank, int group, int device, int stream, int pre, const PipelineOp& op,
+                    int stage, const Segment& s, TaskLabels lab, double& busy);
+
+  const TrainingPlan& plan_;
+  TaskGraph& graph_;
+  StreamPool dispatch_streams_, combine_streams_;
+  ExpertCost expert_;
+  int ep_ = 1, groups_ = 1;
+  std::map<std::tuple<int, int, int, int>, Step> steps_; // (iteration, layer, microbatch, group)
+  std::map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>> collectives_;
+  MoeStats stats_;
+};
+
+} // namespace cs
