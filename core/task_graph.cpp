@@ -29,6 +29,8 @@ const char* comm_kind_name(CommKind kind)
     return "tp";
   case CommKind::EXPERT_ALLTOALL:
     return "expert_alltoall";
+  case CommKind::EXPERT_MIGRATION:
+    return "expert_migration";
   default:
     return "";
   }

@@ -15,8 +15,10 @@ enum class TaskKind : std::uint8_t { COMPUTE, TRANSFER, DELAY, COLLECTIVE };
 
 /** Where a task belongs in the workload, for timelines and breakdowns. -1 = not applicable. */
 /** What a communication task is for, so that reports can tell traffic apart without reading names. */
-enum class CommKind : std::uint8_t { NONE, GRADIENT_SYNC, PARAMETER_GATHER, P2P, TENSOR_PARALLEL, EXPERT_ALLTOALL };
-/** snake_case names for reports: gradient_sync, parameter_gather, p2p, tp, expert_alltoall ("" for NONE). */
+enum class CommKind : std::uint8_t { NONE, GRADIENT_SYNC, PARAMETER_GATHER, P2P, TENSOR_PARALLEL, EXPERT_ALLTOALL,
+                                     EXPERT_MIGRATION };
+/** snake_case names for reports: gradient_sync, parameter_gather, p2p, tp, expert_alltoall, expert_migration
+ *  ("" for NONE). */
 const char* comm_kind_name(CommKind kind);
 
 struct TaskLabels {
@@ -53,6 +55,7 @@ struct CollectiveSpec {
   int root = 0;
   std::vector<int> hosts;       // the group, in rank order
   std::vector<double> matrix;   // all-to-all-v: ranks x ranks bytes, row i sent by rank i (empty: even, by `bytes`)
+  bool closed_form = false;     // priced by its closed form even where the graph's collectives run as flows
   std::vector<int> members;     // per rank: its COLLECTIVE task, or -1 for a rank that is not simulated
   std::string streams = "comm"; // name prefix of the members' communication streams (channel 0 is "comm")
   TaskLabels labels;

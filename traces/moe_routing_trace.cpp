@@ -42,13 +42,17 @@ RoutingTrace read_routing_trace(const std::string& path)
   std::set<int> iterations, layers;
   std::string line;
   int row = 0;
+  bool seen_row = false;
   static const char* names[] = {"iteration", "layer", "source_rank", "expert", "tokens"};
   while (std::getline(in, line)) {
     ++row;
     if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
-    if (row == 1 && line.find_first_of("0123456789") == std::string::npos)
-      continue; // header
+    if (!seen_row && line.find_first_of("0123456789") == std::string::npos) {
+      seen_row = true;
+      continue; // header: the first line that is not a comment
+    }
+    seen_row = true;
     if (row > 50'000'000)
       throw InputError(path, row, 1, "more than 50,000,000 rows");
     double v[5];

@@ -18,7 +18,7 @@ struct RoutingTrace {
   int max_expert_line = 0, max_expert_column = 0; // where the largest expert id is (for errors against a model)
 };
 
-/** Reads a routing trace; a header line is allowed, '#' lines are comments. Throws InputError at the offending row and
+/** Reads a routing trace; '#' lines are comments and the first other line may be a header. Throws InputError at the offending row and
  *  column for a malformed row (fields missing, not whole numbers, negative, tokens not finite). */
 RoutingTrace read_routing_trace(const std::string& path);
 

@@ -31,7 +31,7 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
   const int n = g.ranks;
   if (n < 2)
     return 0.0;
-  std::vector<double> send(n, 0.0), recv(n, 0.0);
+  std::vector<double> send(n, 0.0), recv(n, 0.0), send_out(n, 0.0), recv_in(n, 0.0);
   std::map<int, double> out_of, into;
   double any = 0;
   for (int i = 0; i < n; ++i)
@@ -46,14 +46,19 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
       } else {
         out_of[machine[i]] += b;
         into[machine[j]] += b;
+        send_out[i] += b;
+        recv_in[j] += b;
       }
     }
   if (any <= 0)
     return 0.0;
   const double intra_rate = payload_rate(p, g.intra_bw), nic_rate = payload_rate(p, g.nics * g.nic_bw);
+  // A GPU's own share of the machine's NICs (GPUs of the machine outside the group do not lend theirs).
+  const double gpu_nic_rate = payload_rate(p, g.nic_bw * std::min(1.0, double(g.nics) / g.machine_gpus));
   double slowest = 0;
   for (int i = 0; i < n; ++i)
-    slowest = std::max({slowest, send[i] / intra_rate, recv[i] / intra_rate});
+    slowest = std::max({slowest, send[i] / intra_rate, recv[i] / intra_rate, send_out[i] / gpu_nic_rate,
+                        recv_in[i] / gpu_nic_rate});
   for (const auto& [machine_id, bytes] : out_of)
     slowest = std::max(slowest, bytes / nic_rate);
   for (const auto& [machine_id, bytes] : into)

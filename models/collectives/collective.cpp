@@ -77,6 +77,7 @@ GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hos
   g.nics = platform.cpu_cluster ? 1 : platform.nics_per_machine;
   g.channels = g.nodes > 1 ? std::max(1, std::min(g.nics, g.per_node)) : 1;
   g.nvls = platform.nvls && g.nodes == 1;
+  g.machine_gpus = std::max(1, platform.hosts_per_machine);
   return g;
 }
 

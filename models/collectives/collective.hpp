@@ -28,6 +28,7 @@ struct GroupShape {
   int nics = 0;         // NICs per machine
   double inter_lat = 0; // path latency between GPUs of different machines
   bool nvls = false;    // the node's switch can reduce (NVLink SHARP)
+  int machine_gpus = 1; // GPUs per machine (all of them, not only the group's): they share its NICs
 };
 
 /** Reads the shape of `hosts` (rank order) off a platform. */

@@ -150,7 +150,7 @@ struct Lowering {
   {
     const int n = static_cast<int>(c.hosts.size());
     const auto machine = machines_of(platform, c.hosts);
-    if (all && pricing == CollectivePricing::FLOWS) {
+    if (all && pricing == CollectivePricing::FLOWS && !c.closed_form) {
       auto it = pools.find(c.streams);
       if (it == pools.end())
         it = pools.emplace(c.streams, existing.pool(out, c.streams)).first;
@@ -165,11 +165,19 @@ struct Lowering {
         if (i != j)
           (machine[i] == machine[j] ? closed_form_intra : closed_form_inter) += c.matrix[std::size_t(i) * n + j];
     closed_form_tasks += double(n) * (n - 1) + n;
+    // Nobody receives before everyone has sent: the members' transfers start once the last member is ready.
+    int join = -1;
+    for (int r = 0; r < n; ++r)
+      if (c.members[r] >= 0) {
+        if (join < 0)
+          join = out.add_delay(in.task(c.members[r]).stream, 0.0, "all-to-all-v/ready", c.labels);
+        if (ready[r] >= 0)
+          out.add_dependency(ready[r], join);
+      }
     for (int r = 0; r < n; ++r)
       if (c.members[r] >= 0) {
         const int d = out.add_delay(in.task(c.members[r]).stream, seconds, "all-to-all-v/closed-form", c.labels);
-        if (ready[r] >= 0)
-          out.add_dependency(ready[r], d);
+        out.add_dependency(join, d);
         done_of[c.members[r]] = {d};
       }
   }

@@ -32,6 +32,8 @@ struct MoeContext {
   std::function<double(const std::vector<double>& bytes)> alltoall_seconds;
   /** Seconds to send `bytes` from one GPU to every other rank of the group, or to reduce them back (closed form). */
   std::function<double(double bytes)> broadcast_seconds;
+  /** Seconds to move `bytes` from one GPU of the group to another on another machine (or the node's, if one). */
+  std::function<double(double bytes)> move_seconds;
 };
 
 /** One layer step's plan for one group. Forward: dispatch all-to-all, experts, combine all-to-all; backward mirrors
@@ -48,6 +50,11 @@ struct MoeStep {
   int partitions = 1;                      // pipelined chunks (MPipeMoE, FasterMoE's smart schedule)
   double shadow_bytes = 0;                 // weights broadcast from owners before the layer (and gradients reduced back)
   double moved_bytes = 0;                  // expert state moved to change the placement, before this step
+  struct Move {
+    int from = 0, to = 0; // ranks
+    double bytes = 0;
+  };
+  std::vector<Move> moves; // those moves: they run beside training, on their own streams
   int placement_changes = 0;               // replicas added, removed or moved before this step
   double activation_scale = 1;             // the layer's routed-token buffers held for backward, relative to unpipelined
   double recommunicate_share = 0;          // share of the dispatch resent in backward to save its buffer (MPipeMoE)

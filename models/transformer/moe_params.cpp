@@ -16,7 +16,7 @@ void read_moe(ObjectReader& r, MoeParams& moe)
       .field("every", moe.every, "an MoE layer every k-th layer (moe_layer_freq; Switch: 2)")
       .field("first_dense", moe.first_dense, "the first layers keep a dense MLP (DeepSeek-MoE: 1)")
       .field("capacity_factor", moe.capacity_factor,
-             "tokens an expert takes per step as a multiple of the even share; more are dropped (0 = dropless)");
+             "tokens an expert takes per step as a multiple of the even share; more are dropped (absent = dropless)");
   r.finish();
   r.require_non_negative("experts", moe.experts);
   r.require_at_most("experts", moe.experts, 1 << 16);
@@ -29,7 +29,8 @@ void read_moe(ObjectReader& r, MoeParams& moe)
   r.require_positive("every", moe.every);
   r.require_at_most("every", moe.every, 100000);
   r.require_non_negative("first_dense", moe.first_dense);
-  r.require_non_negative("capacity_factor", moe.capacity_factor);
+  r.require(!r.has("capacity_factor") || moe.capacity_factor > 0, "capacity_factor",
+            "capacity_factor must be greater than 0 (leave it out for dropless routing)");
   r.require_at_most("capacity_factor", moe.capacity_factor, 1e6);
 }
 

@@ -18,7 +18,8 @@ struct MoeParams {
   int shared_ffn = 0;           // inner size of one shared expert (0 = expert_ffn)
   int every = 1;                // an MoE layer every k-th layer (Switch: 2)
   int first_dense = 0;          // the first layers keep a dense MLP (DeepSeek-MoE: 1)
-  double capacity_factor = 0;   // tokens an expert takes per step, as a multiple of the even share; 0 = dropless
+  double capacity_factor = 0;   // tokens an expert takes per step, as a multiple of the even share; 0 (not given) =
+                                // dropless
   bool enabled() const { return experts > 0; }
 };
 

@@ -4,7 +4,9 @@
 // tokens / mean) with a threshold; above it, a greedy planner tries expand (a replica of the busiest GPU's hottest
 // expert on the least loaded GPU, in a free slot or in one freed by shrinking an expert with spare replicas) and
 // migrate (move that expert there when no slot frees), and commits a step only when the predicted saving over the
-// next `horizon` iterations exceeds moving the expert's weights, gradients and optimizer state over the network.
+// next `horizon` iterations exceeds moving the expert's weights, gradients and optimizer state over the network. The
+// moves run beside training on their own streams (they take link bandwidth, not compute) and the new placement is
+// used at once [recon].
 #include "models/moe/moe_policy.hpp"
 
 #include <algorithm>
@@ -36,15 +38,16 @@ public:
     auto& state = states_[{c.layer, c.group}];
     if (state.placement.empty())
       state.placement = contiguous_placement(c.experts, c.ranks);
-    int changes = 0;
-    double moved = 0;
+    std::vector<MoeStep::Move> moves;
     if (c.microbatch == 0 && state.iteration != c.iteration) {
       state.iteration = c.iteration;
-      improve(c, routing, state.placement, changes, moved);
+      improve(c, routing, state.placement, moves);
     }
     MoeStep s = route_through(c, routing, state.placement, {}, pad_);
-    s.placement_changes = changes;
-    s.moved_bytes = moved;
+    s.placement_changes = static_cast<int>(moves.size());
+    for (const auto& m : moves)
+      s.moved_bytes += m.bytes;
+    s.moves = std::move(moves);
     return s;
   }
 
@@ -54,20 +57,22 @@ private:
     int iteration = -1;
   };
 
-  // One microbatch's expert time on the busiest GPU (forward and backward, about 3x forward).
-  double busiest_seconds(const MoeContext& c, const MoeStep& s) const
+  // One microbatch's expert time (forward and backward, about 3x forward) of the slower of two GPUs: a step's benefit
+  // is measured on the pair it touches, so that a second hot GPU does not hide the gain of relieving the first.
+  double pair_seconds(const MoeContext& c, const MoeStep& s, int a, int b) const
   {
     double worst = 0;
-    for (const auto& row : s.tokens) {
+    for (int r : {a, b}) {
       double t = 0;
-      for (double x : row)
+      for (double x : s.tokens[r])
         t += x > 0 ? c.expert_seconds(x) : 0.0;
       worst = std::max(worst, t);
     }
     return 3.0 * worst;
   }
 
-  void improve(const MoeContext& c, const Routing& routing, ExpertPlacement& placement, int& changes, double& moved)
+  void improve(const MoeContext& c, const Routing& routing, ExpertPlacement& placement,
+               std::vector<MoeStep::Move>& moves)
   {
     const int slots = c.experts / c.ranks + spare_;
     for (int step = 0; step < max_steps_; ++step) {
@@ -116,13 +121,13 @@ private:
         trial[expert] = {cold};
       }
       const MoeStep next = route_through(c, routing, trial, {}, pad_);
-      const double gain = (busiest_seconds(c, now) - busiest_seconds(c, next)) * horizon_;
-      const double cost = c.broadcast_seconds(c.expert_state_bytes);
+      const double gain = (pair_seconds(c, now, hot, cold) - pair_seconds(c, next, hot, cold)) * horizon_;
+      const double cost = c.move_seconds(c.expert_state_bytes);
       if (gain <= cost)
         return;
+      // The state comes from a GPU that holds the expert (its first replica).
+      moves.push_back({placement[expert][0], cold, c.expert_state_bytes});
       placement = std::move(trial);
-      ++changes;
-      moved += c.expert_state_bytes;
     }
   }
 

@@ -1,12 +1,14 @@
 // `mpipemoe` (Zhang et al., IPDPS'23; MPMoE, TPDS'24): the layer's tokens are split into n partitions that pipeline
 // dispatch(i+1), expert(i) and combine(i-1). n is chosen per step from {1, 2, 4, 8} by the latency model
-// T(n) = sum_s t_s / n + (n - 1) max_s t_s / n + n x launch [recon, policies.md section 5]. Buffers are reused across
+// T(n) = sum_s t_s(n) + (n - 1) max_s t_s(n) + n x launch, t_s(n) the stage's time on 1/n of the tokens (policies.md
+// section 5 writes it with t_s / n; pricing each partition keeps small GEMMs and per-collective latency) [recon]. Buffers are reused across
 // partitions, so the routed-token buffers held for backward are 1/n of the unpipelined layer's; `memory_reuse`
 // trades more: `recommunicate` keeps no dispatch buffer and resends it in backward, `recompute` keeps no expert
 // intermediate and reruns the expert forward, `adaptive` picks whichever costs less time on this hardware.
 #include "models/moe/moe_policy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace cs {
@@ -30,28 +32,32 @@ public:
   MoeStep plan(const MoeContext& c, const Routing& routing) override
   {
     MoeStep s = route_through(c, routing, contiguous_placement(c.experts, c.ranks), {}, pad_);
-    const double a2a = c.alltoall_seconds(s.dispatch);
-    double expert = 0;
-    for (const auto& row : s.tokens) {
-      double t = 0;
-      for (double x : row)
-        t += x > 0 ? c.expert_seconds(x) : 0.0;
-      expert = std::max(expert, t);
-    }
-    const double stages[] = {a2a, expert, a2a};
-    auto latency = [&](int n) {
-      double sum = 0, top = 0;
-      for (double t : stages) {
-        sum += t / n;
-        top = std::max(top, t / n);
+    // The stages of one partition of n: its dispatch, the slowest GPU's experts over 1/n of their tokens (small
+    // GEMMs cost what they cost), its combine.
+    auto stages = [&](int n) {
+      std::vector<double> part(s.dispatch.size());
+      for (std::size_t i = 0; i < part.size(); ++i)
+        part[i] = s.dispatch[i] / n;
+      double expert = 0;
+      for (const auto& row : s.tokens) {
+        double t = 0;
+        for (double x : row)
+          t += x > 0 ? c.expert_seconds(x / n) : 0.0;
+        expert = std::max(expert, t);
       }
-      return sum + (n - 1) * top + n * launch_.value;
+      const double a2a = c.alltoall_seconds(part);
+      return std::array<double, 3>{a2a, expert, a2a};
+    };
+    auto latency = [&](int n) {
+      const auto t = stages(n);
+      return t[0] + t[1] + t[2] + (n - 1) * std::max({t[0], t[1], t[2]}) + n * launch_.value;
     };
     int best = partitions_ > 0 ? partitions_ : 1;
     if (partitions_ == 0)
       for (int n : {2, 4, 8})
         if (latency(n) < latency(best))
           best = n;
+    const double a2a = stages(1)[0], expert = stages(1)[1];
     s.partitions = best;
     std::string reuse = reuse_;
     if (reuse == "adaptive") // resending costs one more all-to-all; recomputing one more expert forward

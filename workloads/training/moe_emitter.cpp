@@ -1,6 +1,7 @@
 #include "workloads/training/moe_emitter.hpp"
 
 #include "models/collectives/all_to_all_v.hpp"
+#include "models/collectives/collective_algorithm.hpp"
 #include "models/transformer/transformer.hpp"
 
 #include <algorithm>
@@ -67,6 +68,10 @@ MoeContext MoeEmitter::context(int group, int device) const
   c.broadcast_seconds = [shape](double bytes) {
     return shape.ranks < 2 ? 0.0 : choose_collective("broadcast", "auto", bytes, shape).seconds;
   };
+  c.move_seconds = [shape](double bytes) {
+    const double rate = shape.nodes > 1 ? per_gpu_inter_bandwidth(shape) : shape.intra_bw;
+    return rate > 0 ? (shape.nodes > 1 ? shape.inter_lat : shape.intra_lat) + bytes / rate : 0.0;
+  };
   return c;
 }
 
@@ -112,9 +117,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
     st.chunks[r].assign(n, one);
   }
   const double shadow = st.plan.shadow_bytes > 0 ? c.broadcast_seconds(st.plan.shadow_bytes) : 0.0;
-  const double migrate = st.plan.moved_bytes > 0 ? c.broadcast_seconds(st.plan.moved_bytes) : 0.0;
   st.shadow_s.assign(ep_, shadow);
-  st.migrate_s.assign(ep_, migrate);
   // Statistics of the step.
   const auto loads = rank_loads(st.plan);
   const double mean = std::accumulate(loads.begin(), loads.end(), 0.0) / loads.size();
@@ -148,6 +151,7 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   spec.matrix = matrix;
   spec.bytes = std::accumulate(matrix.begin(), matrix.end(), 0.0) / ep_;
   spec.streams = combine_side ? "a2a-combine" : "a2a";
+  spec.closed_form = plan_.alltoall_v_closed_form;
   labels.comm = CommKind::EXPERT_ALLTOALL;
   spec.labels = labels;
   std::vector<int> streams;
@@ -168,7 +172,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   int recommunicated = -1;
   if (!forward && st.plan.recommunicate_share > 0) { // the dispatch resent to rebuild the buffer not kept
     TaskLabels l = lab;
-    l.phase = graph_.intern("dispatch");
+    l.phase = graph_.intern("dispatch_again");
     const auto m = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
                               scaled(st.plan.dispatch, st.plan.wire_scale * st.plan.recommunicate_share, false, ep_),
                               false, l);
@@ -177,7 +181,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   }
   for (int i = 0; i < n; ++i) {
     TaskLabels l = lab;
-    l.phase = graph_.intern(forward ? "dispatch" : "combine");
+    l.phase = graph_.intern(forward ? "dispatch" : "combine_grad");
     const auto in = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 0, i, group}, group, device,
                                scaled(st.plan.dispatch, share, false, ep_), false, l);
     graph_.add_dependency(pre, in[rank]);
@@ -190,7 +194,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
     graph_.add_dependency(in[rank], work);
     if (recommunicated >= 0)
       graph_.add_dependency(recommunicated, work);
-    l.phase = graph_.intern(forward ? "combine" : "dispatch");
+    l.phase = graph_.intern(forward ? "combine" : "dispatch_grad");
     const auto out = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 1, i, group}, group, device,
                                 scaled(st.plan.dispatch, share, true, ep_), true, l);
     graph_.add_dependency(work, out[rank]);
@@ -221,14 +225,22 @@ std::pair<int, int> MoeEmitter::emit(int replica, int device, int stream, const 
     const int pre = graph_.add_compute(stream, seconds, "moe_dense_forward", model, lab);
     busy += seconds;
     int lead = pre;
-    for (double wait : {st.migrate_s[rank], st.shadow_s[rank]}) // expert state moved, shadow weights broadcast
-      if (wait > 0) {
+    if (st.shadow_s[rank] > 0) { // the shadowed experts' weights broadcast to every worker
+      TaskLabels l = lab;
+      l.comm = CommKind::EXPERT_ALLTOALL;
+      l.phase = graph_.intern("expert_placement");
+      lead = graph_.add_delay(stream, st.shadow_s[rank], "shadow-broadcast/closed-form", l);
+      graph_.add_dependency(pre, lead);
+    }
+    for (const auto& move : st.plan.moves) // expert state this rank sends to its new holder, beside training
+      if (move.from == rank) {
         TaskLabels l = lab;
-        l.comm = CommKind::EXPERT_ALLTOALL;
+        l.comm = CommKind::EXPERT_MIGRATION;
         l.phase = graph_.intern("expert_placement");
-        const int d = graph_.add_delay(stream, wait, "expert-placement/closed-form", l);
-        graph_.add_dependency(lead, d);
-        lead = d;
+        const auto hosts = group_hosts(group, device);
+        const int t = graph_.add_transfer(dispatch_streams_.get(hosts[rank], 700), hosts[rank], hosts[move.to],
+                                          move.bytes, "expert-migration", l);
+        graph_.add_dependency(pre, t);
       }
     return {pre, forward_chain(st, rank, group, device, stream, lead, op, stage, s, lab, busy)};
   }

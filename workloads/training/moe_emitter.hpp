@@ -31,7 +31,7 @@ private:
   struct Step {
     MoeStep plan;
     std::vector<std::vector<PieceTimes>> chunks; // [rank][chunk]: expert compute of one chunk
-    std::vector<double> shadow_s, migrate_s;     // per rank (all equal): closed-form weight broadcast, migration
+    std::vector<double> shadow_s;                // per rank (all equal): closed-form shadow weight broadcast
   };
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
   std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,

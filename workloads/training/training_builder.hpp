@@ -38,6 +38,9 @@ struct TrainingPlan {
   const RoutingModel* routing = nullptr;
   MoePolicy* moe = nullptr;
   std::uint64_t seed = 0;
+  // The analytical backend prices MoE all-to-all-v by its closed form: list-scheduled per-pair flows serialise where
+  // SimGrid shares links (docs/moe.md, "Backends").
+  bool alltoall_v_closed_form = false;
 };
 
 /** What the builder made, beyond the graph: the facts metrics, memory and the summary need. */

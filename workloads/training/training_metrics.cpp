@@ -1,32 +1,11 @@
 #include "workloads/training/training_metrics.hpp"
 
+#include "base/statistics.hpp"
+
 #include <algorithm>
 
 namespace cs {
 namespace {
-
-using Intervals = std::vector<std::pair<double, double>>;
-
-// Sorted, merged intervals.
-Intervals union_of(Intervals v)
-{
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& iv : v)
-    if (!out.empty() && iv.first <= out.back().second)
-      out.back().second = std::max(out.back().second, iv.second);
-    else
-      out.push_back(iv);
-  return out;
-}
-
-double length(const Intervals& merged)
-{
-  double total = 0;
-  for (const auto& [a, b] : merged)
-    total += b - a;
-  return total;
-}
 
 // The mean spacing of iteration ends (an iteration ends with its last optimizer step); with one iteration, its end.
 double iteration_time(const TrainingGraph& tr, const Timeline& tl)
@@ -109,15 +88,8 @@ void communication_by_kind(RunMetrics& m, const TrainingGraph& tr, const Timelin
   }
   const auto busy = union_of(compute);
   for (const auto& [kind, intervals] : sent) {
-    double total = 0, hidden = 0;
-    std::size_t j = 0;
-    for (const auto& [a, b] : union_of(intervals)) {
-      total += b - a;
-      while (j < busy.size() && busy[j].second <= a)
-        ++j;
-      for (std::size_t k = j; k < busy.size() && busy[k].first < b; ++k)
-        hidden += std::min(b, busy[k].second) - std::max(a, busy[k].first);
-    }
+    const Intervals merged = union_of(intervals);
+    const double total = length(merged), hidden = overlap(merged, busy);
     m.breakdown["communication_" + kind + "_s"] = total / iterations;
     m.breakdown["hidden_" + kind + "_fraction"] = total > 0 ? hidden / total : 1.0;
   }

@@ -8,6 +8,7 @@
 #include "models/moe/moe_policy.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "policies/sync/gradient_sync.hpp"
+#include "workloads/training/moe_metrics.hpp"
 #include "workloads/training/training_builder.hpp"
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -96,27 +97,6 @@ MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& trainin
       worst = f;
   }
   return worst;
-}
-
-// MoE: the expert all-to-alls (the busiest GPU's time per iteration and the share of it not hidden behind compute),
-// token load balance, dropped tokens and placement changes.
-void add_moe_metrics(RunMetrics& m, const TrainingGraph& tr)
-{
-  const MoeStats& s = tr.moe;
-  const int iterations = std::max<int>(1, static_cast<int>(tr.optimizer_tasks.size()));
-  const auto a2a = m.breakdown.find("communication_expert_alltoall_s");
-  const auto hidden = m.breakdown.find("hidden_expert_alltoall_fraction");
-  m.metrics["alltoall_time_s"] = a2a == m.breakdown.end() ? 0.0 : a2a->second;
-  m.metrics["alltoall_exposed_fraction"] = hidden == m.breakdown.end() ? 0.0 : 1.0 - hidden->second;
-  m.metrics["expert_load_imbalance"] = s.steps > 0 ? s.imbalance_sum / s.steps : 1.0;
-  m.metrics["expert_load_imbalance_max"] = s.imbalance_max;
-  m.metrics["tokens_dropped"] = s.dropped / iterations;
-  m.metrics["tokens_dropped_fraction"] = s.routed > 0 ? s.dropped / s.routed : 0.0;
-  m.metrics["expert_placement_changes"] = s.placement_changes;
-  m.metrics["expert_moved_bytes"] = s.moved_bytes / iterations;
-  m.metrics["moe_partitions"] = s.steps > 0 ? s.partitions_sum / s.steps : 1.0;
-  for (const auto& [layer, sum] : s.layer_imbalance)
-    m.breakdown["expert_load_imbalance_layer" + std::to_string(layer)] = sum.first / sum.second;
 }
 
 // Per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration.
@@ -209,6 +189,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
     plan.routing = routing.get();
     plan.moe = moe.get();
     plan.seed = static_cast<std::uint64_t>(env.seed);
+    plan.alltoall_v_closed_form = env.backend == "analytical";
   }
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
@@ -229,7 +210,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   *stages.moe_buffer_scale = training.moe.activation_scale_min;
   const MemoryFootprint memory = peak_memory(stages, training);
   if (w.model.moe.enabled())
-    add_moe_metrics(metrics, training);
+    add_moe_metrics(metrics, training, timeline);
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(w.model.dtype);
   if (pipelined)
