@@ -6,9 +6,9 @@ namespace cs {
 
 const std::vector<std::string>& PolicySelection::domains()
 {
-  static const std::vector<std::string> names{"pipeline",    "sync",        "sync_scheme",        "moe",         "moe_routing",
-                                              "mapreduce",   "spark_cache", "spark_provisioning", "cluster",
-                                              "placement"};
+  static const std::vector<std::string> names{"pipeline",    "sync",      "sync_scheme", "moe",
+                                              "moe_routing", "mapreduce", "spark_cache", "spark_provisioning",
+                                              "cluster",     "placement"};
   return names;
 }
 

@@ -15,8 +15,15 @@ enum class TaskKind : std::uint8_t { COMPUTE, TRANSFER, DELAY, COLLECTIVE };
 
 /** Where a task belongs in the workload, for timelines and breakdowns. -1 = not applicable. */
 /** What a communication task is for, so that reports can tell traffic apart without reading names. */
-enum class CommKind : std::uint8_t { NONE, GRADIENT_SYNC, PARAMETER_GATHER, P2P, TENSOR_PARALLEL, EXPERT_ALLTOALL,
-                                     EXPERT_MIGRATION };
+enum class CommKind : std::uint8_t {
+  NONE,
+  GRADIENT_SYNC,
+  PARAMETER_GATHER,
+  P2P,
+  TENSOR_PARALLEL,
+  EXPERT_ALLTOALL,
+  EXPERT_MIGRATION
+};
 /** snake_case names for reports: gradient_sync, parameter_gather, p2p, tp, expert_alltoall, expert_migration
  *  ("" for NONE). */
 const char* comm_kind_name(CommKind kind);

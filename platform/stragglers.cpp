@@ -98,8 +98,9 @@ StepTimeTrace read_step_time_trace(const std::string& path)
     auto& steps = trace.steps[static_cast<int>(worker)];
     if (step != static_cast<double>(steps.size()))
       throw InputError(path, row, static_cast<int>(c1) + 2,
-                       "worker " + std::to_string(static_cast<int>(worker)) + "'s steps must run 0, 1, 2, ... in order "
-                                                                             "(expected step " +
+                       "worker " + std::to_string(static_cast<int>(worker)) +
+                           "'s steps must run 0, 1, 2, ... in order "
+                           "(expected step " +
                            std::to_string(steps.size()) + ")");
     if (row > kMaxRows)
       throw InputError(path, row, 1, "more than 50,000,000 rows");
@@ -135,8 +136,8 @@ double StragglerModel::delay(int device, long long step) const
   if (random_.probability <= 0 || random_.duration.value <= 0)
     return 0;
   // Counter-based draws (two mixes of seed, device and step): cheap, and independent of the order actors ask in.
-  const std::uint64_t key = mix(seed_ ^ mix(static_cast<std::uint64_t>(device) * 0x100000001b3ull ^
-                                            mix(static_cast<std::uint64_t>(step))));
+  const std::uint64_t key =
+      mix(seed_ ^ mix(static_cast<std::uint64_t>(device) * 0x100000001b3ull ^ mix(static_cast<std::uint64_t>(step))));
   auto unit = [](std::uint64_t x) { return double(x >> 11) * 0x1.0p-53; }; // in [0, 1)
   if (unit(key) >= random_.probability)
     return 0;

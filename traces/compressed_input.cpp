@@ -20,8 +20,8 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what, st
     text.append(buffer, static_cast<std::size_t>(n));
     if (text.size() > max_bytes) {
       gzclose(f);
-      throw InputError(path, 0, 0, "the " + what + " is larger than " + std::to_string(max_bytes >> 20) +
-                                       " MiB uncompressed");
+      throw InputError(path, 0, 0,
+                       "the " + what + " is larger than " + std::to_string(max_bytes >> 20) + " MiB uncompressed");
     }
   }
   const bool broken = n < 0;

@@ -90,8 +90,8 @@ double philly_time(const Reader& r, std::size_t field)
   const std::string& t = r.text(field, "timestamp");
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   char tail = 0;
-  if (std::sscanf(t.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) != 6 || mo < 1 ||
-      mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970 || y > 2200)
+  if (std::sscanf(t.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) != 6 || mo < 1 || mo > 12 ||
+      d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970 || y > 2200)
     r.fail(field, "'" + t + "' is not a timestamp 'YYYY-MM-DD hh:mm:ss'");
   return double(days_from_civil(y, unsigned(mo), unsigned(d))) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
@@ -176,9 +176,10 @@ std::string format_of_header(const std::string& path, const std::string& header)
   for (const auto& f : formats())
     if (header.rfind(f.header, 0) == 0)
       return f.name;
-  throw InputError(path, 1, 1, "not a GPU job trace: expected a Philly (timestamp,duration,num_gpus,...), OpenB "
-                               "(name,cpu_milli,memory_mib,num_gpu,gpu_milli,...) or Tiresias (job_id,num_gpu,"
-                               "submit_time,...) header");
+  throw InputError(path, 1, 1,
+                   "not a GPU job trace: expected a Philly (timestamp,duration,num_gpus,...), OpenB "
+                   "(name,cpu_milli,memory_mib,num_gpu,gpu_milli,...) or Tiresias (job_id,num_gpu,"
+                   "submit_time,...) header");
 }
 } // namespace
 
@@ -187,8 +188,7 @@ std::string detect_gpu_trace_format(const std::string& path)
   return format_of_header(path, first_line_maybe_gzip(path, "GPU job trace"));
 }
 
-std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path,
-                                        GpuTraceSummary& summary)
+std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path, GpuTraceSummary& summary)
 {
   std::istringstream in(read_maybe_gzip(path, "GPU job trace", kMaxTraceBytes));
   std::string first;

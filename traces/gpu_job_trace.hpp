@@ -37,8 +37,7 @@ std::string detect_gpu_trace_format(const std::string& path);
 /** Reads `path` (plain or gzip-compressed CSV) in `format` ("auto" detects it). A malformed value throws InputError
  *  at its row and column; rows that are well formed but hold no runnable job (a pod that never ran, one using no
  *  GPU) are skipped and counted. */
-std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path,
-                                        GpuTraceSummary& summary);
+std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path, GpuTraceSummary& summary);
 
 /** "file (format): N jobs, M skipped (reason: k, ...)". */
 std::string describe(const GpuTraceSummary& s);

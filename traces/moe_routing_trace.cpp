@@ -11,8 +11,7 @@ namespace cs {
 
 namespace {
 
-double field_number(const std::string& path, int row, int column, const std::string& text, const char* what,
-                    bool whole)
+double field_number(const std::string& path, int row, int column, const std::string& text, const char* what, bool whole)
 {
   std::size_t used = 0;
   double v = 0;

@@ -57,8 +57,8 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
   const double gpu_nic_rate = payload_rate(p, g.nic_bw * std::min(1.0, double(g.nics) / g.machine_gpus));
   double slowest = 0;
   for (int i = 0; i < n; ++i)
-    slowest = std::max({slowest, send[i] / intra_rate, recv[i] / intra_rate, send_out[i] / gpu_nic_rate,
-                        recv_in[i] / gpu_nic_rate});
+    slowest = std::max(
+        {slowest, send[i] / intra_rate, recv[i] / intra_rate, send_out[i] / gpu_nic_rate, recv_in[i] / gpu_nic_rate});
   for (const auto& [machine_id, bytes] : out_of)
     slowest = std::max(slowest, bytes / nic_rate);
   for (const auto& [machine_id, bytes] : into)

@@ -11,8 +11,8 @@ namespace cs {
 /** The closed form (policies.md section 5 [recon]): every pair's transfer starts at once; inside a machine each GPU's
  *  port carries its sends and its receives; between machines each GPU's share of its machine's NICs carries what it
  *  sends off and receives from off the machine (a hot expert's GPU is held up by its own NIC, as the flows show), and
- *  each machine's NICs what leaves and enters it; the slowest of those, plus one step's and the protocol's latency. `matrix` is n x n
- *  bytes, row i sent by rank i to column j. */
+ *  each machine's NICs what leaves and enters it; the slowest of those, plus one step's and the protocol's latency.
+ * `matrix` is n x n bytes, row i sent by rank i to column j. */
 double all_to_all_v_seconds(const std::vector<double>& matrix, const GroupShape& group, const ProtocolParams& protocol,
                             const std::vector<int>& machine_of_rank);
 

@@ -54,12 +54,12 @@ constexpr double kNvlsEfficiency = 0.85;
 struct CollectiveRequest {
   std::string kind = "all-reduce";
   std::string algorithm = "auto";
-  std::vector<int> hosts; // ranks, in order
-  double bytes = 0;       // nccl-tests size: per-rank buffer (all-reduce, broadcast, p2p), total (RS, AG),
-                          // per-rank send total (all-to-all)
-  int root = 0;           // broadcast root
+  std::vector<int> hosts;     // ranks, in order
+  double bytes = 0;           // nccl-tests size: per-rank buffer (all-reduce, broadcast, p2p), total (RS, AG),
+                              // per-rank send total (all-to-all)
+  int root = 0;               // broadcast root
   std::vector<double> matrix; // all-to-all-v: ranks x ranks bytes (row i sent by rank i); empty = even
-  std::vector<int> ready; // per rank: a task to wait for (-1 = none); empty = none
+  std::vector<int> ready;     // per rank: a task to wait for (-1 = none); empty = none
   TaskLabels labels;
 };
 

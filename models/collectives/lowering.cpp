@@ -63,12 +63,13 @@ struct Lowering {
   std::map<std::string, StreamPool> pools;
   ExistingStreams existing;
   double closed_form_intra = 0, closed_form_inter = 0, closed_form_tasks = 0;
-  // Traffic of a closed-form collective: its expansion's transfers on a scratch graph, summed once per distinct
-  // (kind, algorithm, size, root, group): groups and sizes repeat every microbatch and iteration.
+  // Traffic of a closed-form collective: its expansion's transfers on a scratch graph, expanded once per distinct
+  // (kind, algorithm, root, group) at one size and scaled to the others (every step's payload is a fixed share of the
+  // size): groups repeat every bucket, microbatch and iteration, and a 1,024-rank ring is two million transfers.
   struct Traffic {
-    double intra = 0, inter = 0, tasks = 0;
+    double intra = 0, inter = 0, tasks = 0, bytes = 0;
   };
-  std::map<std::tuple<std::string, std::string, double, int, std::vector<int>>, Traffic> traffic;
+  std::map<std::tuple<std::string, std::string, int, std::vector<int>>, Traffic> traffic;
 
   Lowering(const TaskGraph& g, const PlatformSpec& p, CollectivePricing c)
       : in(g), platform(p), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
@@ -184,21 +185,28 @@ struct Lowering {
 
   Traffic closed_form_traffic(const CollectiveSpec& c, const CollectiveChoice& choice)
   {
-    auto key = std::make_tuple(c.kind, choice.algorithm, c.bytes, c.root, c.hosts);
+    auto key = std::make_tuple(c.kind, choice.algorithm, c.root, c.hosts);
     auto it = traffic.find(key);
-    if (it != traffic.end())
-      return it->second;
-    TaskGraph scratch;
-    StreamPool pool(scratch, "comm");
-    expand_collective(scratch, pool, platform, request_of(c, std::vector<int>(c.hosts.size(), -1)), choice);
-    const auto& topo = platform.topology;
-    Traffic sum;
-    sum.tasks = static_cast<double>(scratch.size());
-    for (const Task& t : scratch.tasks())
-      if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
-        (topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine ? sum.intra
-                                                                                               : sum.inter) += t.bytes;
-    return traffic[key] = sum;
+    if (it == traffic.end()) {
+      TaskGraph scratch;
+      StreamPool pool(scratch, "comm");
+      expand_collective(scratch, pool, platform, request_of(c, std::vector<int>(c.hosts.size(), -1)), choice);
+      const auto& topo = platform.topology;
+      Traffic sum;
+      sum.tasks = static_cast<double>(scratch.size());
+      sum.bytes = c.bytes;
+      for (const Task& t : scratch.tasks())
+        if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+          (topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine ? sum.intra
+                                                                                                 : sum.inter) +=
+              t.bytes;
+      it = traffic.emplace(key, sum).first;
+    }
+    Traffic scaled = it->second;
+    const double f = scaled.bytes > 0 ? c.bytes / scaled.bytes : 0.0;
+    scaled.intra *= f;
+    scaled.inter *= f;
+    return scaled;
   }
 
   LoweredGraph run()

@@ -13,18 +13,18 @@ namespace cs {
 
 /** The group and the prices a policy weighs its choices with (from the cost stack and the network). */
 struct MoeContext {
-  int ranks = 1;     // expert-parallel ranks
-  int experts = 1;   // routed experts
+  int ranks = 1;   // expert-parallel ranks
+  int experts = 1; // routed experts
   int top_k = 1;
   int samples_per_rank = 1;
   double tokens_per_sample = 1;
-  double capacity_factor = 0;          // 0 = dropless
-  double token_bytes = 0;              // one token's hidden vector on the wire
-  double expert_state_bytes = 0;       // one expert's weights, gradients and optimizer state (what migrating moves)
-  double expert_weight_bytes = 0;      // one expert's weights (what a shadow copy receives)
-  std::vector<int> machine;            // per rank: its machine
-  double hidden = 0;                   // model width
-  double expert_parameters = 0;        // one expert's weights
+  double capacity_factor = 0;     // 0 = dropless
+  double token_bytes = 0;         // one token's hidden vector on the wire
+  double expert_state_bytes = 0;  // one expert's weights, gradients and optimizer state (what migrating moves)
+  double expert_weight_bytes = 0; // one expert's weights (what a shadow copy receives)
+  std::vector<int> machine;       // per rank: its machine
+  double hidden = 0;              // model width
+  double expert_parameters = 0;   // one expert's weights
   int iteration = 0, layer = 0, microbatch = 0, group = 0;
   /** Forward seconds of one expert over `tokens` tokens on one GPU (backward is about twice that). */
   std::function<double(double tokens)> expert_seconds;
@@ -40,24 +40,24 @@ struct MoeContext {
  *  it. Each side may be cut into `partitions` pipelined chunks. */
 struct MoeStep {
   std::vector<std::vector<double>> tokens; // [rank][expert]: tokens the rank's replica of the expert computes
-  std::vector<double> dispatch;            // ranks x ranks bytes, row i sends to column j (the combine is its transpose)
-  double routed = 0;                       // token-expert assignments routed
-  double dropped = 0;                      // of those, dropped for capacity
-  std::vector<double> extra_forward_s;     // per rank: compute the policy adds before dispatch (hashing), forward
-  std::vector<double> extra_backward_s;    // and in backward
-  double wire_scale = 1;                   // all-to-all bytes actually sent per byte of tokens (compression)
-  double compute_scale = 1;                // expert tokens actually computed per routed token (centroids)
-  int partitions = 1;                      // pipelined chunks (MPipeMoE, FasterMoE's smart schedule)
-  double shadow_bytes = 0;                 // weights broadcast from owners before the layer (and gradients reduced back)
-  double moved_bytes = 0;                  // expert state moved to change the placement, before this step
+  std::vector<double> dispatch;         // ranks x ranks bytes, row i sends to column j (the combine is its transpose)
+  double routed = 0;                    // token-expert assignments routed
+  double dropped = 0;                   // of those, dropped for capacity
+  std::vector<double> extra_forward_s;  // per rank: compute the policy adds before dispatch (hashing), forward
+  std::vector<double> extra_backward_s; // and in backward
+  double wire_scale = 1;                // all-to-all bytes actually sent per byte of tokens (compression)
+  double compute_scale = 1;             // expert tokens actually computed per routed token (centroids)
+  int partitions = 1;                   // pipelined chunks (MPipeMoE, FasterMoE's smart schedule)
+  double shadow_bytes = 0;              // weights broadcast from owners before the layer (and gradients reduced back)
+  double moved_bytes = 0;               // expert state moved to change the placement, before this step
   struct Move {
     int from = 0, to = 0; // ranks
     double bytes = 0;
   };
-  std::vector<Move> moves; // those moves: they run beside training, on their own streams
-  int placement_changes = 0;               // replicas added, removed or moved before this step
-  double activation_scale = 1;             // the layer's routed-token buffers held for backward, relative to unpipelined
-  double recommunicate_share = 0;          // share of the dispatch resent in backward to save its buffer (MPipeMoE)
+  std::vector<Move> moves;        // those moves: they run beside training, on their own streams
+  int placement_changes = 0;      // replicas added, removed or moved before this step
+  double activation_scale = 1;    // the layer's routed-token buffers held for backward, relative to unpipelined
+  double recommunicate_share = 0; // share of the dispatch resent in backward to save its buffer (MPipeMoE)
 };
 
 class MoePolicy : public Configurable {

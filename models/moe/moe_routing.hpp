@@ -17,7 +17,7 @@ struct RoutingRequest {
   int samples_per_rank = 1;     // samples in each rank's microbatch
   double tokens_per_sample = 1; // sequence length
   int experts = 1, top_k = 1;
-  std::uint64_t seed = 0;       // the scenario's seed
+  std::uint64_t seed = 0; // the scenario's seed
 };
 
 /** Per sample (rank r's samples are r * samples_per_rank, ...), the token-expert assignments each expert gets: a

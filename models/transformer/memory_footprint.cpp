@@ -25,8 +25,8 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   // An untied output layer sits on the last stage, so it adds to the count only when one stage holds everything.
   // MoE layers: the most expert-heavy layer stands for each of them; experts are split over ep and the tp ranks.
   const int moe_total = moe_layer_count(m.moe, m.layers);
-  const double moe_layers = l.moe_layers_on_device >= 0 ? l.moe_layers_on_device
-                                                        : std::ceil(layers_per_stage * moe_total / double(m.layers));
+  const double moe_layers =
+      l.moe_layers_on_device >= 0 ? l.moe_layers_on_device : std::ceil(layers_per_stage * moe_total / double(m.layers));
   int first_moe = 0;
   while (moe_total > 0 && !is_moe_layer(m.moe, first_moe))
     ++first_moe;

@@ -28,13 +28,13 @@ struct ModelParams {
   int seq = 2048;
   int vocab = 51200;
   std::string dtype = "bf16";
-  std::string recompute = "none";      // none | selective | full
-  std::string attention = "flash";     // flash (fused, scores stay on chip) | materialized (scores written to memory)
-  std::string preset;                  // filled in first, then keys given next to it override (see model_presets())
-  int kv_heads = 0;                    // 0 = heads (multi-head attention); fewer = grouped-query attention
-  std::string mlp = "gelu";            // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
-  std::string norm = "layernorm";      // layernorm | rmsnorm (weight only)
-  bool tie_embeddings = true;          // the output layer reuses the input embedding
+  std::string recompute = "none";  // none | selective | full
+  std::string attention = "flash"; // flash (fused, scores stay on chip) | materialized (scores written to memory)
+  std::string preset;              // filled in first, then keys given next to it override (see model_presets())
+  int kv_heads = 0;                // 0 = heads (multi-head attention); fewer = grouped-query attention
+  std::string mlp = "gelu";        // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
+  std::string norm = "layernorm";  // layernorm | rmsnorm (weight only)
+  bool tie_embeddings = true;      // the output layer reuses the input embedding
   bool bias = true;   // linear layers and layernorms have biases (GPT-2, Megatron); MPT and Llama have none
   bool causal = true; // decoder self-attention: each token attends to the ones before it
   std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer

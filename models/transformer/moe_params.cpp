@@ -61,10 +61,7 @@ int moe_layer_count(const MoeParams& moe, int layers)
 int expert_ffn_of(const ModelParams& m) { return m.moe.expert_ffn > 0 ? m.moe.expert_ffn : m.ffn; }
 int shared_ffn_of(const ModelParams& m) { return m.moe.shared_ffn > 0 ? m.moe.shared_ffn : expert_ffn_of(m); }
 
-double expert_parameters(const ModelParams& m)
-{
-  return (m.mlp == "swiglu" ? 3.0 : 2.0) * m.hidden * expert_ffn_of(m);
-}
+double expert_parameters(const ModelParams& m) { return (m.mlp == "swiglu" ? 3.0 : 2.0) * m.hidden * expert_ffn_of(m); }
 
 double shared_expert_parameters(const ModelParams& m)
 {

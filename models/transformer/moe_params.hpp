@@ -11,15 +11,15 @@ struct ModelParams;
 /** Megatron-Core's vocabulary where it has one (num_experts, moe_router_topk, moe_ffn_hidden_size,
  *  moe_shared_expert_intermediate_size, moe_layer_freq, moe_expert_capacity_factor). */
 struct MoeParams {
-  int experts = 0;              // routed experts per MoE layer; 0 = a dense model
-  int top_k = 2;                // experts each token is sent to
-  int expert_ffn = 0;           // inner size of one expert's MLP (0 = the model's ffn)
-  int shared_experts = 0;       // experts every token also runs (DeepSeek-MoE, Qwen2-MoE), not routed
-  int shared_ffn = 0;           // inner size of one shared expert (0 = expert_ffn)
-  int every = 1;                // an MoE layer every k-th layer (Switch: 2)
-  int first_dense = 0;          // the first layers keep a dense MLP (DeepSeek-MoE: 1)
-  double capacity_factor = 0;   // tokens an expert takes per step, as a multiple of the even share; 0 (not given) =
-                                // dropless
+  int experts = 0;            // routed experts per MoE layer; 0 = a dense model
+  int top_k = 2;              // experts each token is sent to
+  int expert_ffn = 0;         // inner size of one expert's MLP (0 = the model's ffn)
+  int shared_experts = 0;     // experts every token also runs (DeepSeek-MoE, Qwen2-MoE), not routed
+  int shared_ffn = 0;         // inner size of one shared expert (0 = expert_ffn)
+  int every = 1;              // an MoE layer every k-th layer (Switch: 2)
+  int first_dense = 0;        // the first layers keep a dense MLP (DeepSeek-MoE: 1)
+  double capacity_factor = 0; // tokens an expert takes per step, as a multiple of the even share; 0 (not given) =
+                              // dropless
   bool enabled() const { return experts > 0; }
 };
 

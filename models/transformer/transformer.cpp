@@ -120,8 +120,8 @@ struct Builder {
                                   // divide it in place before reducing
       const std::string rd = fw.reduce_dtype_for(m.dtype);
       const double r = dtype_bytes(rd), cast = rd != m.dtype ? params * (e + r) : 0.0;
-      bwd("grad_cast_predivide", BandwidthKernel{"grad_cast", cast * e / (e + r) + params * r,
-                                                 cast * r / (e + r) + params * r, params, rd},
+      bwd("grad_cast_predivide",
+          BandwidthKernel{"grad_cast", cast * e / (e + r) + params * r, cast * r / (e + r) + params * r, params, rd},
           true);
     }
   }
@@ -178,9 +178,9 @@ PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
   b.norm(tokens, m.hidden);
   b.linear("logits_gemm", tokens, vocab, m.hidden, false);
   const auto& fw = shape.framework;
-  b.fwd("cross_entropy", BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_forward_bytes / 2,
-                                         tokens * vocab * fw.cross_entropy_forward_bytes / 2, 5 * tokens * vocab,
-                                         "fp32"});
+  b.fwd("cross_entropy",
+        BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_forward_bytes / 2,
+                        tokens * vocab * fw.cross_entropy_forward_bytes / 2, 5 * tokens * vocab, "fp32"});
   b.bwd("cross_entropy_backward",
         BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_backward_bytes / 2,
                         tokens * vocab * fw.cross_entropy_backward_bytes / 2, 2 * tokens * vocab, "fp32"});

@@ -78,12 +78,17 @@ private:
     for (int step = 0; step < max_steps_; ++step) {
       const MoeStep now = route_through(c, routing, placement, {}, pad_);
       const auto loads = rank_loads(now);
-      const double mean = std::max(1e-9, [&] { double s = 0; for (double x : loads) s += x; return s / loads.size(); }());
+      const double mean = std::max(1e-9, [&] {
+        double s = 0;
+        for (double x : loads)
+          s += x;
+        return s / loads.size();
+      }());
       const int hot = static_cast<int>(std::max_element(loads.begin(), loads.end()) - loads.begin());
       if (loads[hot] / mean <= threshold_)
         return;
-      const int expert = static_cast<int>(std::max_element(now.tokens[hot].begin(), now.tokens[hot].end()) -
-                                          now.tokens[hot].begin());
+      const int expert =
+          static_cast<int>(std::max_element(now.tokens[hot].begin(), now.tokens[hot].end()) - now.tokens[hot].begin());
       // The least loaded GPU without a replica of it.
       int cold = -1;
       for (int r = 0; r < c.ranks; ++r) {
@@ -110,7 +115,7 @@ private:
         trial[expert].push_back(cold);
       } else if (placement[expert].size() > 1) {
         return; // no slot and nothing to shrink: the expert is already spread
-      } else { // migrate: swap the hot expert with the cold GPU's coldest
+      } else {  // migrate: swap the hot expert with the cold GPU's coldest
         int swap = -1;
         for (int e = 0; e < c.experts; ++e)
           if (trial[e].size() == 1 && trial[e][0] == cold && (swap < 0 || now.tokens[cold][e] < now.tokens[cold][swap]))

@@ -1,10 +1,11 @@
 // `mpipemoe` (Zhang et al., IPDPS'23; MPMoE, TPDS'24): the layer's tokens are split into n partitions that pipeline
 // dispatch(i+1), expert(i) and combine(i-1). n is chosen per step from {1, 2, 4, 8} by the latency model
 // T(n) = sum_s t_s(n) + (n - 1) max_s t_s(n) + n x launch, t_s(n) the stage's time on 1/n of the tokens (policies.md
-// section 5 writes it with t_s / n; pricing each partition keeps small GEMMs and per-collective latency) [recon]. Buffers are reused across
-// partitions, so the routed-token buffers held for backward are 1/n of the unpipelined layer's; `memory_reuse`
-// trades more: `recommunicate` keeps no dispatch buffer and resends it in backward, `recompute` keeps no expert
-// intermediate and reruns the expert forward, `adaptive` picks whichever costs less time on this hardware.
+// section 5 writes it with t_s / n; pricing each partition keeps small GEMMs and per-collective latency) [recon].
+// Buffers are reused across partitions, so the routed-token buffers held for backward are 1/n of the unpipelined
+// layer's; `memory_reuse` trades more: `recommunicate` keeps no dispatch buffer and resends it in backward, `recompute`
+// keeps no expert intermediate and reruns the expert forward, `adaptive` picks whichever costs less time on this
+// hardware.
 #include "models/moe/moe_policy.hpp"
 
 #include <algorithm>

@@ -29,8 +29,8 @@ public:
     const RoutingTrace& t = *trace_;
     if (t.max_expert >= q.experts)
       throw InputError(t.path, t.max_expert_line, t.max_expert_column,
-                       "expert " + std::to_string(t.max_expert) + " is past the model's " +
-                           std::to_string(q.experts) + " experts");
+                       "expert " + std::to_string(t.max_expert) + " is past the model's " + std::to_string(q.experts) +
+                           " experts");
     const int it = t.iterations[q.iteration % t.iterations.size()];
     const bool has_layer = std::binary_search(t.layers.begin(), t.layers.end(), q.layer);
     const int layer = has_layer ? q.layer : t.layers[q.layer % t.layers.size()];

@@ -11,10 +11,10 @@
 namespace cs {
 
 struct PartialReduceParams {
-  int group_size = 0;           // P (max_workers); 0 = half the workers, at least 2
-  double wait_time = 1e-3;      // a worker's first wait, seconds; then adapted in [1e-5, 1e-2]
-  int ssp_bound = 10;           // every ssp_bound x N updates the next grouping must connect every worker
-  int sync_every = 0;           // every sync_every x N updates (an epoch) a global sync of all; 0 = never
+  int group_size = 0;              // P (max_workers); 0 = half the workers, at least 2
+  double wait_time = 1e-3;         // a worker's first wait, seconds; then adapted in [1e-5, 1e-2]
+  int ssp_bound = 10;              // every ssp_bound x N updates the next grouping must connect every worker
+  int sync_every = 0;              // every sync_every x N updates (an epoch) a global sync of all; 0 = never
   bool staleness_weighted = false; // [recon] weight member i by 1/(1+tau_i) (the paper's dynamic averaging)
 };
 

@@ -159,7 +159,7 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
   auto path = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
   auto* tracer = app.add_subcommand("trace", "read a trace (MapReduce, GPU-cluster jobs, PyTorch profiler) and report "
-                                            "what was read and skipped");
+                                             "what was read and skipped");
   tracer->add_option("file", *path, "trace file")->required();
   tracer
       ->add_option("--format", *format,

@@ -8,6 +8,7 @@
 #include "sim/plan/planner.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
+#include "workloads/training/training_workload.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -19,9 +20,11 @@ namespace cs {
 
 namespace {
 
-std::string describe(const Plan& p)
+std::string describe(const Plan& p, bool moe)
 {
   std::string schedule = p.pp == 1 ? "-" : p.schedule + (p.vpp > 1 ? fmt::format(" v{}", p.vpp) : "");
+  if (moe) // expert parallelism rides with the schedule column (MoE models only)
+    schedule = fmt::format("ep{} {}", p.ep, schedule);
   std::string layers;
   for (int l : p.stage_layers)
     layers += (layers.empty() ? "" : "/") + std::to_string(l);
@@ -57,6 +60,7 @@ int command_plan(const PlanCommand& c)
     throw InputError("<command line>", 1, 1, e.what());
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const bool moe = workload_as<TrainingWorkload>(base).params.model.moe.enabled();
   std::cout << fmt::format("clustersim plan — {} on {} GPUs ({} per GPU after the {:.0f}% memory reserve)\n",
                            base.name, c.gpus, units::format_bytes(search.budget_bytes), 100 * search.memory_reserve);
   std::cout << fmt::format("  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
@@ -73,12 +77,12 @@ int command_plan(const PlanCommand& c)
       "memory");
   for (std::size_t i = 0; i < search.best.size(); ++i) {
     const Plan& p = search.best[i];
-    std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p),
+    std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe),
                              units::format_time(p.iteration_s), p.samples_per_s, p.tflops_per_gpu,
                              units::format_bytes(p.memory_bytes));
   }
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
-                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s\n";
+                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -98,10 +102,10 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{}\n", i + 1, p.dp, p.tp, p.pp,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", i + 1, p.dp, p.tp, p.pp,
                        p.vpp, p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers,
                        p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
-                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string());
+                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.ep);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = resolved_yaml(plan_scenario(base, c.gpus, search.best.front()));

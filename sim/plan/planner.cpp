@@ -86,6 +86,7 @@ MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight, b
   l.in_flight_microbatches = in_flight;
   l.dropout = tr(s).framework.dropout > 0;
   l.holds_head = holds_head;
+  l.ep = p.ep;
   return l;
 }
 
@@ -146,6 +147,7 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   p.pp = plan.pp;
   p.vpp = plan.vpp;
   p.zero = plan.zero;
+  p.ep = plan.ep;
   p.sequence_parallel = plan.sequence_parallel;
   p.stage_layers = plan.stage_layers;
   p.partition = plan.pp > 1 ? "balanced" : "even"; // uneven stages are fine; stage_layers, when set, decides
@@ -197,6 +199,17 @@ std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microb
   return out;
 }
 
+// Expert-parallel degrees for an MoE model: powers of two dividing both the data-parallel degree and the experts
+// ({1} for a dense model).
+std::vector<int> expert_degrees(const ModelParams& m, int dp)
+{
+  std::vector<int> out{1};
+  for (int ep = 2; m.moe.enabled() && ep <= dp && ep <= m.moe.experts; ep *= 2)
+    if (dp % ep == 0 && m.moe.experts % ep == 0)
+      out.push_back(ep);
+  return out;
+}
+
 // The configurations Galvatron's decision tree generates: TP inside a node (powers of two), then the PP degree,
 // the rest data parallel; under each, micro-batch sizes, schedules, recomputation and (without a pipeline) ZeRO.
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
@@ -220,19 +233,21 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
                                        : registered_schedules(pp, microbatches, m.layers);
         for (const auto& [schedule, vpp] : schedules)
           for (const char* recompute : {"none", "selective", "full"})
-            for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3}) {
-              Plan plan;
-              plan.dp = dp;
-              plan.tp = tp;
-              plan.pp = pp;
-              plan.vpp = vpp;
-              plan.micro = micro;
-              plan.zero = zero;
-              plan.sequence_parallel = tp > 1;
-              plan.schedule = schedule;
-              plan.recompute = recompute;
-              out.push_back(plan);
-            }
+            for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3})
+              for (int ep : expert_degrees(m, dp)) {
+                Plan plan;
+                plan.ep = ep;
+                plan.dp = dp;
+                plan.tp = tp;
+                plan.pp = pp;
+                plan.vpp = vpp;
+                plan.micro = micro;
+                plan.zero = zero;
+                plan.sequence_parallel = tp > 1;
+                plan.schedule = schedule;
+                plan.recompute = recompute;
+                out.push_back(plan);
+              }
       }
     }
   }

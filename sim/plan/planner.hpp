@@ -19,6 +19,7 @@ struct PlanOptions {
 /** One parallel configuration and what the analytical backend predicts for it. */
 struct Plan {
   int dp = 1, tp = 1, pp = 1, vpp = 1, micro = 1, zero = 0;
+  int ep = 1; // MoE models: expert parallelism (expert tensor parallelism = tp)
   bool sequence_parallel = false;
   std::string schedule;          // "" without pipeline parallelism
   std::string recompute;         // none | selective | full

@@ -155,7 +155,7 @@ TEST(GangPlacements, ConsolidatedSpreadAndTopologyAwareChooseAsDocumented)
   EXPECT_EQ(nodes_of(placement("consolidated")->place(c, 3)), (std::set<int>{1})); // best fit: node 1, not a free node
   EXPECT_EQ(nodes_of(placement("consolidated")->place(c, 6)).size(), 2u);
   EXPECT_EQ(nodes_of(placement("spread")->place(c, 4)).size(), 4u); // one per node
-  EXPECT_TRUE(placement("consolidated")->place(c, 13).empty());      // 12 GPUs free
+  EXPECT_TRUE(placement("consolidated")->place(c, 13).empty());     // 12 GPUs free
   // Six GPUs: rack 1 (nodes 2-3, 8 free) holds them alone; consolidated would take the freest nodes (2, 3) too.
   const auto topo = placement("topology-aware")->place(c, 6);
   EXPECT_EQ(nodes_of(topo), (std::set<int>{2, 3}));
@@ -262,7 +262,7 @@ TEST(GpuJobsReplay, ARecordedDeviceRescalesRunTimesToTheClustersGpu)
   const auto a100 = metrics("--set workload.recorded_device=v100-sxm2 --set cluster.device=a100-sxm4-40gb "
                             "--set cluster.intra_node.kind=nvswitch");
   EXPECT_DOUBLE_EQ(v100.value("mean_jct_s", 0.0), metrics("").value("mean_jct_s", -1.0)); // same GPU: as recorded
-  EXPECT_LT(a100.value("mean_jct_s", 0.0), 0.8 * v100.value("mean_jct_s", 0.0));           // a faster GPU
+  EXPECT_LT(a100.value("mean_jct_s", 0.0), 0.8 * v100.value("mean_jct_s", 0.0));          // a faster GPU
   auto r = cs::testing::run_clustersim("validate " + src("scenarios/gpu-jobs-philly.yaml") +
                                        " --set workload.recorded_device=tpu-v9");
   EXPECT_EQ(r.code, 2);
@@ -276,7 +276,8 @@ TEST(GpuJobsCapacity, TheCheapestClusterMeetingAQueueingTargetIsFound)
   auto r = cs::testing::run_clustersim(
       "plan-capacity " + src("scenarios/gpu-jobs-philly.yaml") +
       " --target 'p95_wait_hours<=48' --devices v100-sxm2 --price v100-sxm2=1.5 --min-gpus 128 --max-gpus 1024 "
-      "--out " + out.string());
+      "--out " +
+      out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("cheapest meeting the target: 512 x v100-sxm2"), std::string::npos) << r.out;
   std::ifstream csv(out / "frontier.csv");

@@ -55,9 +55,11 @@ cs::MoeContext context(int ranks, int experts, double capacity = 0)
 TEST(MoePresets, ParameterCountsMatchThePublishedTotals)
 {
   // Mixtral (Jiang et al. 2024): 46.7B and 141B; DeepSeekMoE 16B: 16.4B; Qwen2-57B-A14B: 57.4B; Switch-Base-128: 7.4B.
-  const std::map<std::string, double> published{{"mixtral-8x7b", 46.7e9},     {"mixtral-8x22b", 141e9},
-                                                 {"deepseek-moe-16b", 16.4e9}, {"qwen2-57b-a14b", 57.4e9},
-                                                 {"switch-base-128", 7.4e9}};
+  const std::map<std::string, double> published{{"mixtral-8x7b", 46.7e9},
+                                                {"mixtral-8x22b", 141e9},
+                                                {"deepseek-moe-16b", 16.4e9},
+                                                {"qwen2-57b-a14b", 57.4e9},
+                                                {"switch-base-128", 7.4e9}};
   for (const auto& [name, total] : published) {
     const cs::ModelParams& m = cs::model_presets().at(name);
     EXPECT_NEAR(cs::total_parameters(m) / total, 1.0, 0.005) << name << ": " << cs::total_parameters(m);

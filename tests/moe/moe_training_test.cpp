@@ -17,7 +17,8 @@ std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/
 nlohmann::json report(const std::string& scenario, const std::string& args)
 {
   static int count = 0;
-  const fs::path dir = fs::temp_directory_path() / ("cs_moe_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
+  const fs::path dir =
+      fs::temp_directory_path() / ("cs_moe_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
   fs::remove_all(dir);
   auto r = cs::testing::run_clustersim("run " + src(scenario) + " --quiet --out " + dir.string() + " " + args);
   EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
@@ -120,7 +121,8 @@ TEST(MoeTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
   const std::vector<std::pair<std::string, std::string>> cases{
       {"workload.model.moe.top_k=9", "top_k (9) is greater than the experts (8)"},
       {"workload.parallel.ep=3", "experts do not divide over ep = 3"},
-      {"workload.parallel.ep=32 --set workload.model.moe.experts=64", "ep = 32 must divide the data-parallel degree 16"},
+      {"workload.parallel.ep=32 --set workload.model.moe.experts=64",
+       "ep = 32 must divide the data-parallel degree 16"},
       {"workload.model.moe.capacity_factor=0", "capacity_factor must be greater than 0"},
       {"workload.model.moe.capacity_factor=-1", "capacity_factor must be greater than 0"},
       {"workload.parallel.etp=1", "only expert tensor parallelism equal to tp"},

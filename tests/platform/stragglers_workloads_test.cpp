@@ -44,8 +44,8 @@ TEST(StragglersEverywhere, MapReduceJobsSlowOnSlowHosts)
 {
   const std::string f = "scenarios/reference/mapreduce-hit-paper.yaml";
   const double base = metric(f, "", "mean_jct_s");
-  const double slow = metric(f, "--set 'cluster.stragglers.slow=[{nodes: [0,1,2,3,4,5,6,7], factor: 0.25}]'",
-                             "mean_jct_s");
+  const double slow =
+      metric(f, "--set 'cluster.stragglers.slow=[{nodes: [0,1,2,3,4,5,6,7], factor: 0.25}]'", "mean_jct_s");
   EXPECT_GT(slow, 1.1 * base);
 }
 

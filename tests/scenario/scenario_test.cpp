@@ -186,9 +186,10 @@ TEST(Scenario, BatchThatDoesNotDivide)
       "--set:1:1: workload.batch.global=40: global batch 40 does not divide into dp (16) x micro (2) = 32 per step");
 }
 
-TEST(Scenario, NotYetImplementedParallelismIsAClearError)
+TEST(Scenario, ParallelismTheModelCannotUseIsAClearError)
 {
-  EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}).find("only data (with ZeRO), tensor"), 7u);
+  EXPECT_EQ(error_of(kValid, {"workload.parallel.ep=2"}),
+            "--set:1:1: workload.parallel.ep=2: expert parallelism needs an MoE model (workload.model.moe.experts)");
   // tp x pp that does not fit the cluster names the pipeline key
   EXPECT_NE(error_of(kValid, {"workload.parallel.tp=8", "workload.parallel.pp=4"}).find("workload.parallel"),
             std::string::npos);
@@ -317,7 +318,7 @@ TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.mlp, "swiglu");
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.norm, "rmsnorm");
   EXPECT_FALSE(cs::workload_as<cs::TrainingWorkload>(s).params.model.tie_embeddings);
-  EXPECT_EQ(cs::model_presets().size(), 15u); // GPT, BERT, Llama 2 and MPT
+  EXPECT_EQ(cs::model_presets().size(), 20u); // GPT, BERT, Llama 2, MPT and five MoE models
   EXPECT_NE(error_of(kValid, {"workload.model.preset=llama"}).find("'llama' is not a valid workload.model.preset"),
             std::string::npos);
 }

@@ -173,9 +173,9 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   if (!forward && st.plan.recommunicate_share > 0) { // the dispatch resent to rebuild the buffer not kept
     TaskLabels l = lab;
     l.phase = graph_.intern("dispatch_again");
-    const auto m = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
-                              scaled(st.plan.dispatch, st.plan.wire_scale * st.plan.recommunicate_share, false, ep_),
-                              false, l);
+    const auto m =
+        collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
+                   scaled(st.plan.dispatch, st.plan.wire_scale * st.plan.recommunicate_share, false, ep_), false, l);
     graph_.add_dependency(pre, m[rank]);
     recommunicated = m[rank];
   }
@@ -186,9 +186,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
                                scaled(st.plan.dispatch, share, false, ep_), false, l);
     graph_.add_dependency(pre, in[rank]);
     const PieceTimes& c = st.chunks[rank][i];
-    const double seconds = forward                       ? c.forward
-                           : op.pass == Pass::BACKWARD   ? c.backward
-                                                         : c.backward - c.weight;
+    const double seconds = forward ? c.forward : op.pass == Pass::BACKWARD ? c.backward : c.backward - c.weight;
     const int work = graph_.add_compute(stream, seconds, forward ? "experts_forward" : "experts_backward", model, lab);
     busy += seconds;
     graph_.add_dependency(in[rank], work);
@@ -247,7 +245,7 @@ std::pair<int, int> MoeEmitter::emit(int replica, int device, int stream, const 
   const int in = graph_.add_delay(stream, 0.0, "moe_gradients_in", lab);
   const int back = forward_chain(st, rank, group, device, stream, in, op, stage, s, lab, busy);
   const double seconds = (op.pass == Pass::BACKWARD ? s.backward_s + s.beside_reduce_s : s.backward_s - s.weight_s) +
-                   st.plan.extra_backward_s[rank];
+                         st.plan.extra_backward_s[rank];
   const int post = graph_.add_compute(stream, seconds, "moe_dense_backward", model, lab);
   busy += seconds;
   graph_.add_dependency(back, post);

@@ -68,9 +68,8 @@ OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& 
   lab.phase = g.intern(op.forward() ? "forward" : "backward");
   const std::string model = c.model.empty() ? "given" : c.model;
   OpTasks out;
-  const bool moe = in.moe_segment && std::any_of(c.segments.begin(), c.segments.end(), [](const Segment& s) {
-                     return s.moe;
-                   });
+  const bool moe =
+      in.moe_segment && std::any_of(c.segments.begin(), c.segments.end(), [](const Segment& s) { return s.moe; });
   if ((!pieces && !moe) || c.segments.empty()) {
     const double t = c.seconds(pass_index(op.pass));
     out.first = out.last = g.add_compute(in.compute_streams[d], t, op_name(op.pass, true), model, lab);

@@ -142,6 +142,23 @@ void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams&
     }
 }
 
+// The dense part of an MoE layer for one microbatch on one TP rank: attention, router, permutations, shared experts
+// (its routed experts and all-to-alls are priced per step by the builder).
+PieceTimes moe_dense_part(const TrainingParams& w, const KernelCostModel& cost, const LayerShape& shape, double tp_s)
+{
+  const ModelParams& m = w.model;
+  LayerShape dense_part = shape;
+  dense_part.mlp = false;
+  PassKernels k = layer_kernels(m, dense_part);
+  const double tokens = double(w.batch.micro) * m.seq;
+  for (const PassKernels& extra :
+       {moe_routing_kernels(m, tokens), shared_expert_kernels(m, tokens, shape.tp, shape.framework)}) {
+    k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
+    k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
+  }
+  return piece_times(k, cost, shape.framework, tp_s, m.recompute);
+}
+
 // The pieces of a transformer and how they are cut into virtual stages.
 struct StageCut {
   PieceTimes layer, head, embedding;
@@ -179,8 +196,8 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
     }
     const PieceTimes& moe = cut.moe_layer;
     const double experts = routed_expert_parameters_at(m, l) / (double(cut.ep) * tp);
-    Segment s{"moe_layer", l, moe.forward, moe.backward, moe.weight,
-              (layer_parameters_at(m, l) - routed_expert_parameters_at(m, l)) / tp + experts};
+    Segment s{"moe_layer",  l,          moe.forward,
+              moe.backward, moe.weight, (layer_parameters_at(m, l) - routed_expert_parameters_at(m, l)) / tp + experts};
     s.moe = true;
     s.expert_params = experts;
     c.params += s.params - layer_parameters(m) / tp; // the total above counted it as a dense layer
@@ -207,6 +224,41 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
     }
   }
   return c;
+}
+
+// Memory of device d holding `in_flight` microbatch-chunks: its layers (and which of them have experts) over its
+// chunks, the ZeRO and expert-parallel shards.
+std::function<MemoryFootprint(int, int)> stage_memory(const TrainingParams& params,
+                                                      const std::vector<int>& stage_layers, const StageShape& shape,
+                                                      std::shared_ptr<double> moe_scale)
+{
+  const int pp = shape.pp, v = shape.chunks, dp = shape.dp, ep = shape.ep;
+  return [stage_layers, params, dp, ep, pp, v, moe_scale](int device, int in_flight) {
+    MemoryLayout layout;
+    layout.dp = dp;
+    layout.pp = pp;
+    layout.tp = params.parallel.tp;
+    layout.zero = params.parallel.zero;
+    layout.sequence_parallel = params.parallel.sequence_parallel && params.parallel.tp > 1;
+    layout.bucket_bytes = params.gradient_bucket.value;
+    layout.layers_on_device = 0;
+    layout.ep = ep;
+    layout.moe_buffer_scale = *moe_scale;
+    layout.moe_layers_on_device = 0;
+    for (int c = 0; c < v; ++c) {
+      const int vs = c * pp + device;
+      int first = 0;
+      for (int k = 0; k < vs; ++k)
+        first += stage_layers[k];
+      layout.layers_on_device += stage_layers[vs];
+      for (int l = first; l < first + stage_layers[vs]; ++l)
+        layout.moe_layers_on_device += is_moe_layer(params.model.moe, l) ? 1 : 0;
+    }
+    layout.in_flight_microbatches = (in_flight + v - 1) / v;
+    layout.dropout = params.framework.dropout > 0;
+    layout.holds_head = device == pp - 1;
+    return transformer_memory(params.model, params.batch.micro, layout);
+  };
 }
 
 } // namespace
@@ -252,17 +304,8 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.embedding = embedding;
   cut.ep = shape.ep;
   cut.layers_per_stage = out.layers_per_stage;
-  if (m.moe.enabled()) { // the dense part of an MoE layer: attention, router, permutations, shared experts
-    LayerShape dense_part = piece_shape;
-    dense_part.mlp = false;
-    PassKernels k = layer_kernels(m, dense_part);
-    const double tokens = double(w.batch.micro) * m.seq;
-    for (const PassKernels& extra : {moe_routing_kernels(m, tokens), shared_expert_kernels(m, tokens, tp, fw)}) {
-      k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
-      k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
-    }
-    cut.moe_layer = piece_times(k, cost, fw, tp_s, m.recompute);
-  }
+  if (m.moe.enabled())
+    cut.moe_layer = moe_dense_part(w, cost, piece_shape, tp_s);
   // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send
   // and all-gathered it (inside the node) on arrival; otherwise every TP rank sends it whole.
   const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
@@ -273,36 +316,7 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
     out.stages.push_back(cut_stage(m, tp, cut, vs, first_layer));
   if (shape.dp_group.size() > 1 && w.parallel.zero < 3 && fw.overlap != "after-backward" && fw.comm_sm_fraction > 0)
     slow_beside_reduction(out.stages, w, group_shape(platform, shape.dp_group));
-  const auto stage_layers = out.layers_per_stage;
-  const TrainingParams params = w;
-  const int dp = shape.dp, ep = shape.ep;
-  const auto moe_scale = out.moe_buffer_scale;
-  out.memory = [stage_layers, params, dp, ep, pp, v, moe_scale](int device, int in_flight) {
-    MemoryLayout layout;
-    layout.dp = dp;
-    layout.pp = pp;
-    layout.tp = params.parallel.tp;
-    layout.zero = params.parallel.zero;
-    layout.sequence_parallel = params.parallel.sequence_parallel && params.parallel.tp > 1;
-    layout.bucket_bytes = params.gradient_bucket.value;
-    layout.layers_on_device = 0;
-    layout.ep = ep;
-    layout.moe_buffer_scale = *moe_scale;
-    layout.moe_layers_on_device = 0;
-    for (int c = 0, first = 0; c < v; ++c) {
-      const int vs = c * pp + device;
-      first = 0;
-      for (int k = 0; k < vs; ++k)
-        first += stage_layers[k];
-      layout.layers_on_device += stage_layers[vs];
-      for (int l = first; l < first + stage_layers[vs]; ++l)
-        layout.moe_layers_on_device += is_moe_layer(params.model.moe, l) ? 1 : 0;
-    }
-    layout.in_flight_microbatches = (in_flight + v - 1) / v;
-    layout.dropout = params.framework.dropout > 0;
-    layout.holds_head = device == pp - 1;
-    return transformer_memory(params.model, params.batch.micro, layout);
-  };
+  out.memory = stage_memory(w, out.layers_per_stage, shape, out.moe_buffer_scale);
   return out;
 }
 

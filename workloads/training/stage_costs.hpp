@@ -58,11 +58,11 @@ struct StageCost {
 struct StageSet {
   std::vector<StageCost> stages; // pp x v: stage c * pp + d is chunk c of device d
   std::vector<int> layers_per_stage;
-  double parameters = 0; // the whole model
+  double parameters = 0;                   // the whole model
   double model_flops_per_iteration = 0;    // the Megatron count (three passes)
   double hardware_flops_per_iteration = 0; // what the GPUs do, recomputation included
-  double tp_seconds_per_layer = 0; // TP collectives in one layer's forward and backward of one microbatch
-  double tp_bytes_per_layer = 0;   // the bytes those collectives move, over all ranks of one TP group
+  double tp_seconds_per_layer = 0;         // TP collectives in one layer's forward and backward of one microbatch
+  double tp_bytes_per_layer = 0;           // the bytes those collectives move, over all ranks of one TP group
   /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak. */
   std::function<MemoryFootprint(int device, int in_flight)> memory;
   /** MoE: the routed-token activations held, relative to an unpipelined layer (set once the policy has run). */

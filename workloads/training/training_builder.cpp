@@ -107,9 +107,7 @@ private:
       MoeEmitter* moe = moe_.get();
       const std::vector<int> streams = in.compute_streams;
       in.moe_segment = [moe, r, streams](int d, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab,
-                                         double& busy) {
-        return moe->emit(r, d, streams[d], op, stage, s, lab, busy);
-      };
+                                         double& busy) { return moe->emit(r, d, streams[d], op, stage, s, lab, busy); };
     }
     return append_pipeline(out_.graph, comm_, in);
   }

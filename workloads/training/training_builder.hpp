@@ -62,8 +62,8 @@ struct TrainingGraph {
   int replicas_built = 1; // data-parallel replicas simulated (the others, symmetric, are not; their transfers are
                           // counted as replica 0's)
   double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0; // collectives priced by their closed forms
-  double closed_form_expansion_tasks = 0; // tasks their expansions would have added
-  MoeStats moe;                           // MoE models: what the expert layers did
+  double closed_form_expansion_tasks = 0;                          // tasks their expansions would have added
+  MoeStats moe;                                                    // MoE models: what the expert layers did
 };
 
 /** Builds `plan.params->iterations` iterations. Replica r's pipeline device d is TP rank 0 of its group, on host

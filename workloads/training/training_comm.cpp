@@ -87,8 +87,8 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
       double filled = 0;
       for (std::size_t k = 0; k < t.pieces.size(); ++k)
         for (int i = t.piece_segments[k].first; i < t.piece_segments[k].second; ++i) {
-          filled += (costs[vs].segments[segments[i]].params - costs[vs].segments[segments[i]].expert_params) *
-                    reduce_bytes_;
+          filled +=
+              (costs[vs].segments[segments[i]].params - costs[vs].segments[segments[i]].expert_params) * reduce_bytes_;
           if (filled >= limit) {
             out.push_back({static_cast<int>(vs), op, static_cast<int>(k), filled});
             filled = 0;
@@ -147,11 +147,11 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
         for (int r : group)
           if (r < built_)
             ready[r] = task_of(replicas[r], d, op, -1);
-        const SyncRequest req = group_request(
-            d, bytes / count, ready,
-            TaskLabels{it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"),
-                       CommKind::GRADIENT_SYNC, -1},
-            group);
+        const SyncRequest req =
+            group_request(d, bytes / count, ready,
+                          TaskLabels{it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"),
+                                     CommKind::GRADIENT_SYNC, -1},
+                          group);
         const auto members = plan_.sync->reduce(out_.graph, req, false);
         for (std::size_t i = 0; i < group.size(); ++i)
           if (group[i] < built_)

@@ -49,7 +49,7 @@ private:
   const TrainingPlan& plan_;
   StreamPool& streams_;
   const std::vector<std::vector<PipelineOp>>& order_;
-  std::vector<std::vector<char>> pieces_; // per device, per op
+  std::vector<std::vector<char>> pieces_;            // per device, per op
   std::vector<std::vector<std::size_t>> reduce_ops_; // per virtual stage: the ops after which gradients are reduced
   int built_ = 1;
   bool sharded_ = false, zero3_ = false;

@@ -99,6 +99,26 @@ MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& trainin
   return worst;
 }
 
+// MoE models: the routing model and the MoE policy the plan uses (held for the run).
+struct MoePolicies {
+  std::unique_ptr<RoutingModel> routing;
+  std::unique_ptr<MoePolicy> policy;
+};
+
+MoePolicies moe_policies(const TrainingParams& w, const RunEnv& env, TrainingPlan& plan)
+{
+  MoePolicies out;
+  if (!w.model.moe.enabled())
+    return out;
+  out.routing = env.policies->make<RoutingModel>("moe_routing", *env.source);
+  out.policy = env.policies->make<MoePolicy>("moe", *env.source);
+  plan.routing = out.routing.get();
+  plan.moe = out.policy.get();
+  plan.seed = static_cast<std::uint64_t>(env.seed);
+  plan.alltoall_v_closed_form = env.backend == "analytical";
+  return out;
+}
+
 // Per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration.
 void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const TrainingGraph& training, int dp)
 {
@@ -124,7 +144,8 @@ bool replicas_alike(const ClusterParams& c)
 }
 
 // The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
-// backend would otherwise run more than kAutoOneReplicaTasks tasks on a network that treats replicas alike. The
+// backend would otherwise run more than kAutoOneReplicaTasks tasks on a network that treats replicas alike (MoE
+// models, whose replicas differ, keep every replica and price their collectives by closed forms instead). The
 // estimate is exact for the collectives (their expansions are counted while pricing them) and dp times replica 0's
 // other tasks.
 TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
@@ -142,6 +163,14 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
     if (double(one.graph.size()) * dp + one.closed_form_expansion_tasks > kAutoOneReplicaTasks)
       return one;
     plan.one_replica = false;
+  }
+  if (moe && env.replicas == ReplicaMode::AUTO && env.backend == "analytical") {
+    // MoE at scale: every replica is simulated, so the collectives' flows (a 1,024-rank ring per bucket) would dwarf
+    // the rest; past the same task count, every collective is priced by its closed form instead.
+    TrainingGraph priced = build_training(plan);
+    lower_training(priced, platform, CollectivePricing::CLOSED_FORM);
+    if (double(priced.graph.size()) + priced.closed_form_expansion_tasks > kAutoOneReplicaTasks)
+      return priced;
   }
   TrainingGraph training = build_training(plan);
   lower_training(training, platform, CollectivePricing::FLOWS);
@@ -181,16 +210,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.dp = dp;
   plan.pp = pp;
   plan.tp = tp;
-  std::unique_ptr<RoutingModel> routing;
-  std::unique_ptr<MoePolicy> moe;
-  if (w.model.moe.enabled()) {
-    routing = env.policies->make<RoutingModel>("moe_routing", *env.source);
-    moe = env.policies->make<MoePolicy>("moe", *env.source);
-    plan.routing = routing.get();
-    plan.moe = moe.get();
-    plan.seed = static_cast<std::uint64_t>(env.seed);
-    plan.alltoall_v_closed_form = env.backend == "analytical";
-  }
+  const MoePolicies moe = moe_policies(w, env, plan);
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
   plan.overlap =
