@@ -4,6 +4,7 @@
 #include "base/registry.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
+#include "models/moe/moe_layer_cost.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/pass_cost.hpp"
@@ -58,6 +59,16 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   PassTimes t;
   t.layer = layer.forward_s + layer.backward_s;
   t.layer_compute = t.layer - set.tp_seconds_per_layer;
+  const ModelParams& m = w.model;
+  if (m.moe.enabled()) { // the experts at an even load (skew only adds), averaged over the layers
+    const int ep = w.parallel.ep, local = m.moe.experts / ep;
+    const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local;
+    const PieceTimes& e = ExpertCost(m, cost, w.framework, w.parallel.tp).of(tokens);
+    const double experts = local * (e.forward + e.backward);
+    const double share = double(moe_layer_count(m.moe, m.layers)) / m.layers;
+    t.layer += share * experts;
+    t.layer_compute += share * experts;
+  }
   t.head = segments.back().forward_s + segments.back().backward_s;
   t.embedding = segments.front().forward_s + segments.front().backward_s;
   return t;
@@ -338,7 +349,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.memory_reserve = tr(base).memory_reserve;
   out.budget_bytes = (1 - out.memory_reserve) * limit;
 
-  std::map<std::tuple<int, int, std::string>, PassTimes> times; // per (tp, micro, recompute)
+  std::map<std::tuple<int, int, std::string, int>, PassTimes> times; // per (tp, micro, recompute, ep)
   std::vector<Candidate> candidates;
   for (Plan plan : enumerate_plans(base, gpus)) {
     ++out.enumerated;
@@ -351,7 +362,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       ++out.invalid;
       continue;
     }
-    auto key = std::make_tuple(plan.tp, plan.micro, plan.recompute);
+    auto key = std::make_tuple(plan.tp, plan.micro, plan.recompute, plan.ep);
     auto it = times.find(key);
     if (it == times.end())
       it = times.emplace(key, pass_times(s, *cost, build_platform_spec(s.cluster, device))).first;

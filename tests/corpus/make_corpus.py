@@ -137,6 +137,18 @@ overrides = {
         "workload.overlap=1.5", "workload.model.dtype=bf16", "policies.cluster=lottery",
         "policies.placement=random", "workload.trace.start=1000days",
     ],
+    "scenarios/moe-mixtral.yaml": [
+        "workload.model.moe.top_k=9", "workload.model.moe.top_k=0", "workload.model.moe.experts=-8",
+        "workload.parallel.ep=3", "workload.parallel.ep=32", "workload.parallel.ep=0", "workload.parallel.etp=1",
+        "workload.model.moe.capacity_factor=0", "workload.model.moe.capacity_factor=-1.5",
+        "workload.model.moe.capacity_factor=nan", "workload.model.moe.every=0", "workload.model.moe.first_dense=99",
+        "workload.model.moe.expert_ffn=3", "workload.model.moe.shared_experts=100", "workload.model.moe.experts=1e9",
+        "policies.moe=deepspeed", "policies.moe_routing=random", "policies.moe_routing={name: zipf, skew: -1}",
+        "policies.moe_routing={name: zipf, drift: 2}", "policies.moe_routing={name: locality, strength: 1.5}",
+        "policies.moe={name: flexmoe, threshold: 0.5}", "policies.moe={name: lsh-moe, compression: 0}",
+        "policies.moe={name: mpipemoe, memory_reuse: all}", "policies.moe={name: fastermoe, groups: 0}",
+        "policies.moe_routing={name: trace}", "policies.moe_routing={name: trace, file: /nonexistent.csv}",
+    ],
 }
 for scenario, sets in overrides.items():
     base = os.path.splitext(os.path.basename(scenario))[0]
@@ -271,6 +283,14 @@ scenario_reading("steps", "csv", [
     "worker,step,seconds\n0,0,0.5\n0,1,fast\n", "0,0,0.5\n0,2,0.5\n", "0,0,-1\n", "0.5,0,1\n", "0;0;1\n",
     "worker,step,seconds\n", "0,0,1e400\n", "2000000,0,1\n", "0,0\n", "0,x,1\n",
 ], "scenarios/stragglers.yaml", "  stragglers:\n", "  stragglers:\n    step_times: {file}\n")
+
+# --- MoE routing traces with a malformed row. ---
+scenario_reading("moe-routing", "csv", [
+    "iteration,layer,source_rank,expert,tokens\n0,0,0,1,x\n", "0,0,0,1\n", "0,0,0,1,5,6\n", "0,0,-1,1,5\n",
+    "0,0,0.5,1,5\n", "0,0,0,1,1e400\n", "0;0;0;1;5\n", "iteration,layer,source_rank,expert,tokens\n", "",
+    "0,0,0,99,5\n", "0,0,0,1,nan\n",
+], "scenarios/moe-mixtral.yaml", "  moe_routing: {name: zipf, skew: 1.0, drift: 0.1}\n",
+   "  moe_routing: {{name: trace, file: {file}}}\n")
 
 # --- GPU job traces with a malformed value. ---
 scenario_reading("gpu-jobs", "csv", [
