@@ -1,10 +1,12 @@
-// libFuzzer target: the GPU-cluster job, Kineto and step-time readers (the first byte picks one: g = GPU job trace,
-// k = Kineto, anything else = step times; the rest is the file, written to /dev/shm since the readers take paths).
+// libFuzzer target: the GPU-cluster job, Kineto, MoE routing and step-time readers (the first byte picks one: g = GPU
+// job trace, k = Kineto, m = MoE routing, anything else = step times; the rest is the file, written to /dev/shm since
+// the readers take paths).
 // Each either reads the file or throws InputError; whatever it reads is within its documented bounds.
 #include "base/input_error.hpp"
 #include "platform/stragglers.hpp"
 #include "traces/gpu_job_trace.hpp"
 #include "traces/kineto_trace.hpp"
+#include "traces/moe_routing_trace.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -40,6 +42,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(!t.ops.empty());
       for (const auto& op : t.ops)
         check(op.dur >= 0 && op.ts >= 0 && std::isfinite(op.dur));
+    } else if (data[0] == 'm') {
+      const cs::RoutingTrace t = cs::read_routing_trace(path);
+      check(!t.tokens.empty() && t.ranks >= 1 && t.max_expert >= 0);
+      for (const auto& [key, experts] : t.tokens)
+        for (const auto& [expert, tokens] : experts)
+          check(expert >= 0 && expert <= t.max_expert && tokens >= 0 && std::isfinite(tokens));
     } else {
       for (const auto& [worker, steps] : cs::read_step_time_trace(path).steps)
         for (double s : steps)

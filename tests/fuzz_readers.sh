@@ -35,7 +35,7 @@ fi
 if [ $ok = 1 ]; then
   build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" \
     "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
-    "$root/traces/compressed_input.cpp" -lyaml-cpp -lz \
+    "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" -lyaml-cpp -lz \
     || ok=0
 fi
 if [ $ok = 0 ]; then
@@ -56,6 +56,7 @@ for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h 1e308GiB nan; do printf '%s' "$u
 { printf g; head -c 3000 "$root/traces/samples/gpu-jobs/philly-first-3000.csv"; } >"$work/seeds/job_traces/philly"
 { printf g; head -c 3000 "$root/traces/samples/gpu-jobs/openb-pods-first-1500.csv"; } >"$work/seeds/job_traces/openb"
 { printf g; cat "$root/traces/samples/gpu-jobs/60_job.csv"; } >"$work/seeds/job_traces/tiresias"
+{ printf m; head -c 3000 "$root/traces/samples/moe/mixtral-routing.csv"; } >"$work/seeds/job_traces/moe"
 { printf k; printf '%s' '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5,
   "dur": 2, "args": {"correlation": 3}}, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1,
   "ts": 1, "dur": 0.2, "args": {"correlation": 3}}], "distributedInfo": {"rank": 0, "world_size": 2}}'; } \
