@@ -53,6 +53,14 @@ MoeStep route_through(const MoeContext& c, const Routing& routing, const ExpertP
   return s;
 }
 
+double expert_seconds_of(const MoeContext& c, const std::vector<double>& tokens, double scale)
+{
+  double t = 0;
+  for (double x : tokens)
+    t += x > 0 ? c.expert_seconds(x * scale) : 0.0;
+  return t;
+}
+
 std::vector<double> rank_loads(const MoeStep& step)
 {
   std::vector<double> out;

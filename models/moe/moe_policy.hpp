@@ -81,6 +81,9 @@ ExpertPlacement contiguous_placement(int experts, int ranks);
 MoeStep route_through(const MoeContext& c, const Routing& routing, const ExpertPlacement& placement,
                       const std::vector<int>& sample_rank = {}, bool pad = false);
 
+/** Forward seconds of one GPU's experts on `tokens` (per expert; one GEMM pass each, none for an idle expert). */
+double expert_seconds_of(const MoeContext& c, const std::vector<double>& tokens, double scale = 1);
+
 /** Per rank, its expert tokens (the load the slowest rank sets). */
 std::vector<double> rank_loads(const MoeStep& step);
 

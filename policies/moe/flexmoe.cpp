@@ -62,12 +62,8 @@ private:
   double pair_seconds(const MoeContext& c, const MoeStep& s, int a, int b) const
   {
     double worst = 0;
-    for (int r : {a, b}) {
-      double t = 0;
-      for (double x : s.tokens[r])
-        t += x > 0 ? c.expert_seconds(x) : 0.0;
-      worst = std::max(worst, t);
-    }
+    for (int r : {a, b})
+      worst = std::max(worst, expert_seconds_of(c, s.tokens[r]));
     return 3.0 * worst;
   }
 

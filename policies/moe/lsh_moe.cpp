@@ -50,6 +50,6 @@ private:
 } // namespace
 
 CS_REGISTER_POLICY(MoePolicy, LshMoe, "moe", "lsh-moe",
-                   "LSH-MoE: send and compute bucket centroids (all-to-all x compression) plus hashing [recon costs]");
+                   "LSH-MoE: send bucket centroids (all-to-all x compression) plus the hashing [recon costs]");
 
 } // namespace cs

@@ -40,12 +40,8 @@ public:
       for (std::size_t i = 0; i < part.size(); ++i)
         part[i] = s.dispatch[i] / n;
       double expert = 0;
-      for (const auto& row : s.tokens) {
-        double t = 0;
-        for (double x : row)
-          t += x > 0 ? c.expert_seconds(x / n) : 0.0;
-        expert = std::max(expert, t);
-      }
+      for (const auto& row : s.tokens)
+        expert = std::max(expert, expert_seconds_of(c, row, 1.0 / n));
       const double a2a = c.alltoall_seconds(part);
       return std::array<double, 3>{a2a, expert, a2a};
     };
@@ -69,10 +65,8 @@ public:
       s.activation_scale *= 0.5; // the dispatched copy is not kept, only the combined one
     } else if (reuse == "recompute") {
       s.extra_backward_s.assign(c.ranks, 0.0);
-      const auto loads = rank_loads(s);
       for (int r = 0; r < c.ranks; ++r)
-        for (double x : s.tokens[r])
-          s.extra_backward_s[r] += x > 0 ? c.expert_seconds(x) : 0.0;
+        s.extra_backward_s[r] = expert_seconds_of(c, s.tokens[r]);
       s.activation_scale *= 0.5; // the experts' inner activations are not kept
     }
     return s;
