@@ -245,6 +245,9 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (env.trace)
     out.trace_json = chrome_trace_json(training.graph, timeline, platform);
   out.summary = summary_text(w, env, training, metrics);
+  if (w.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
+    out.warnings.push_back("--replicas one is ignored for an MoE model: each replica routes its own tokens to the "
+                           "others' experts, so every replica is simulated");
   if (stragglers.any() && plan.one_replica && dp > 1)
     out.warnings.push_back("--replicas one simulates replica 0 alone: cluster.stragglers on the other replicas' GPUs "
                            "are not seen (use --replicas all)");
