@@ -233,3 +233,20 @@ TEST(MoePolicies, LshCompressesTheWireAndMPipeMoePipelines)
   EXPECT_GT(m.partitions, 1);
   EXPECT_LT(m.activation_scale, 1.0);
 }
+
+TEST(MoePolicies, FasterMoeTopologyGateCapsWhatLeavesAMachine)
+{
+  cs::MoeContext c = context(16, 16); // two machines of 8, one expert per GPU
+  cs::Routing r;
+  r.tokens.assign(64, std::vector<double>(16, 256.0)); // half of every sample's tokens go off its machine
+  cs::ObjectReader params(YAML::Load("{topology_gate: 0.25, shadowing: false}"), nullptr, "policies.moe");
+  auto faster = cs::Registry<cs::MoePolicy>::instance().create("fastermoe");
+  faster->configure(params);
+  const cs::MoeStep s = faster->plan(c, r);
+  double inter = 0;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      inter += c.machine[i] != c.machine[j] ? s.dispatch[i * 16 + j] : 0.0;
+  EXPECT_NEAR(inter / (s.routed * c.token_bytes), 0.25, 1e-9);
+  EXPECT_DOUBLE_EQ(s.routed, 64 * 4096.0); // no token is lost, only moved home
+}
