@@ -157,3 +157,10 @@ TEST(MoeTraining, OneReplicaIsIgnoredWithAWarning)
   EXPECT_EQ(nlohmann::json::parse(in, nullptr, false)["metrics"].value("replicas_simulated", 0.0), 16.0);
   fs::remove_all(dir);
 }
+
+TEST(MoeReference, MegatronCoreMixtral8x7bThroughputWithinFifteenPercent)
+{
+  // 468 TFLOP/s per H100, bf16, Megatron-Core v0.9 (scenarios/reference/mcore-mixtral-8x7b.yaml has the sources).
+  const double tflops = metric("scenarios/reference/mcore-mixtral-8x7b.yaml", "", "tflops_per_gpu");
+  EXPECT_NEAR(tflops / 468.0, 1.0, 0.15) << tflops;
+}
