@@ -39,9 +39,7 @@ public:
     const double want = q.tokens_per_sample * q.top_k * q.samples_per_rank;
     for (int r = 0; r < q.ranks; ++r) {
       const int source = (r + q.group * q.ranks) % std::max(1, t.ranks);
-      auto found = t.tokens.find({it, layer, source});
-      if (found == t.tokens.end()) // a step the trace has no row for from this rank: an even split
-        found = t.tokens.end();
+      const auto found = t.tokens.find({it, layer, source}); // none: an even split
       double sum = 0;
       if (found != t.tokens.end())
         for (const auto& [e, n] : found->second)

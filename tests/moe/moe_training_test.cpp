@@ -164,3 +164,38 @@ TEST(MoeReference, MegatronCoreMixtral8x7bThroughputWithinFifteenPercent)
   const double tflops = metric("scenarios/reference/mcore-mixtral-8x7b.yaml", "", "tflops_per_gpu");
   EXPECT_NEAR(tflops / 468.0, 1.0, 0.15) << tflops;
 }
+
+TEST(MoeTraining, StatefulPoliciesSeeEachStepOnceOnEitherBackend)
+{
+  // FlexMoE keeps its placement from step to step: the analytical backend, which may price collectives by closed
+  // forms, must still build the graph once, so both backends see the same placement changes.
+  const std::string s = "scenarios/moe-mixtral.yaml",
+                    args = "--set workload.model.layers=2 --set policies.moe=flexmoe ";
+  const double analytical = metric(s, args, "expert_placement_changes");
+  EXPECT_GT(analytical, 0);
+  EXPECT_EQ(analytical, metric(s, args + "--backend simgrid", "expert_placement_changes"));
+}
+
+TEST(MoeTraining, ZeroShardsExpertStateOverTheExpertDataParallelGroup)
+{
+  // dp 16, ep 8: ZeRO-1 shards dense optimizer state 16 ways but each GPU's experts only 2 ways (dp / ep). With two
+  // layers a GPU holds about as many expert weights (one expert per layer) as dense ones, so the step keeps
+  // (1/16 + 1/2) / 2 ~ 0.28 of its unsharded time, not 1/16.
+  const std::string s = "scenarios/moe-mixtral.yaml", small = "--set workload.model.layers=2 ";
+  const double zero0 =
+      report(s, small + "--set workload.parallel.zero=0")["breakdown"].value("compute_optimizer_s", 0.0);
+  const double zero1 = report(s, small)["breakdown"].value("compute_optimizer_s", 0.0);
+  EXPECT_GT(zero1 / zero0, 0.2);
+  EXPECT_LT(zero1 / zero0, 0.4);
+}
+
+TEST(MoeTraining, ZeroThreeWithExpertsIsRefused)
+{
+  const fs::path dir = fs::temp_directory_path() / ("cs_moe_z3_" + std::to_string(::getpid()));
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") + " --out " + dir.string() +
+                                       " --set workload.parallel.zero=3");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--set:1:1: workload.parallel.zero=3: ZeRO-3 with experts is not modelled"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir));
+}

@@ -91,7 +91,7 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
   std::vector<double> stage_params;
   for (const auto& c : out.stages)
     stage_params.push_back(c.params);
-  out.memory = [stage_params, activation_bytes, e, bucket, zero, dp, micro](int device, int in_flight) {
+  out.memory = [stage_params, activation_bytes, e, bucket, zero, dp, micro](int device, int in_flight, double) {
     MemoryFootprint f;
     const double p = stage_params[device];
     f.parameters = p * e / (zero >= 3 ? dp : 1);

@@ -228,12 +228,11 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
 
 // Memory of device d holding `in_flight` microbatch-chunks: its layers (and which of them have experts) over its
 // chunks, the ZeRO and expert-parallel shards.
-std::function<MemoryFootprint(int, int)> stage_memory(const TrainingParams& params,
-                                                      const std::vector<int>& stage_layers, const StageShape& shape,
-                                                      std::shared_ptr<double> moe_scale)
+std::function<MemoryFootprint(int, int, double)>
+stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape)
 {
   const int pp = shape.pp, v = shape.chunks, dp = shape.dp, ep = shape.ep;
-  return [stage_layers, params, dp, ep, pp, v, moe_scale](int device, int in_flight) {
+  return [stage_layers, params, dp, ep, pp, v](int device, int in_flight, double moe_scale) {
     MemoryLayout layout;
     layout.dp = dp;
     layout.pp = pp;
@@ -243,7 +242,7 @@ std::function<MemoryFootprint(int, int)> stage_memory(const TrainingParams& para
     layout.bucket_bytes = params.gradient_bucket.value;
     layout.layers_on_device = 0;
     layout.ep = ep;
-    layout.moe_buffer_scale = *moe_scale;
+    layout.moe_buffer_scale = moe_scale;
     layout.moe_layers_on_device = 0;
     for (int c = 0; c < v; ++c) {
       const int vs = c * pp + device;
@@ -316,7 +315,7 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
     out.stages.push_back(cut_stage(m, tp, cut, vs, first_layer));
   if (shape.dp_group.size() > 1 && w.parallel.zero < 3 && fw.overlap != "after-backward" && fw.comm_sm_fraction > 0)
     slow_beside_reduction(out.stages, w, group_shape(platform, shape.dp_group));
-  out.memory = stage_memory(w, out.layers_per_stage, shape, out.moe_buffer_scale);
+  out.memory = stage_memory(w, out.layers_per_stage, shape);
   return out;
 }
 

@@ -9,7 +9,6 @@
 #include "workloads/training/training_params.hpp"
 
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,10 +62,9 @@ struct StageSet {
   double hardware_flops_per_iteration = 0; // what the GPUs do, recomputation included
   double tp_seconds_per_layer = 0;         // TP collectives in one layer's forward and backward of one microbatch
   double tp_bytes_per_layer = 0;           // the bytes those collectives move, over all ranks of one TP group
-  /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak. */
-  std::function<MemoryFootprint(int device, int in_flight)> memory;
-  /** MoE: the routed-token activations held, relative to an unpipelined layer (set once the policy has run). */
-  std::shared_ptr<double> moe_buffer_scale = std::make_shared<double>(1.0);
+  /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak; MoE layers hold
+   *  `moe_buffer_scale` of an unpipelined layer's routed-token activations (the MoE policy's, 1 otherwise). */
+  std::function<MemoryFootprint(int device, int in_flight, double moe_buffer_scale)> memory;
 };
 
 /** How the stages are cut. */

@@ -126,7 +126,11 @@ TrainingGraph build_training(const TrainingPlan& plan) { return Builder(plan).bu
 
 void lower_training(TrainingGraph& t, const PlatformSpec& platform, CollectivePricing pricing)
 {
-  LoweredGraph lowered = lower_collectives(t.graph, platform, pricing);
+  adopt_lowering(t, lower_collectives(t.graph, platform, pricing));
+}
+
+void adopt_lowering(TrainingGraph& t, LoweredGraph lowered)
+{
   for (auto& iteration : t.optimizer_tasks)
     for (int& task : iteration)
       task = lowered.task_map.at(task);

@@ -73,6 +73,8 @@ TrainingGraph build_training(const TrainingPlan& plan);
 
 /** Lowers the graph's collectives (models/collectives/lowering.hpp) and remaps the task ids it holds. */
 void lower_training(TrainingGraph& training, const PlatformSpec& platform, CollectivePricing pricing);
+/** Replaces the graph by `lowered`, made from it by lower_collectives, and remaps the task ids it holds. */
+void adopt_lowering(TrainingGraph& training, LoweredGraph lowered);
 
 /** The first GPU (TP rank 0) of pipeline stage `stage` of data-parallel replica `replica`. TP groups are always
  *  consecutive GPUs inside a node; placement tp-pp-dp (the default) puts a replica's stages next, so pipelines

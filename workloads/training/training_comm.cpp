@@ -169,16 +169,20 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   const std::vector<Bucket> buckets = plan_.dp > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
   out_.buckets = static_cast<int>(buckets.size());
   const auto reduced = reduce_buckets(it, buckets, replicas);
-  // The optimizer step of each device over its chunks' parameters (ZeRO: its 1/dp shard).
+  // The optimizer step of each device over its chunks' parameters (ZeRO: its 1/dp shard; of routed experts, its
+  // 1/(dp/ep) shard over the expert-data-parallel group).
   std::vector<int> next(built_ * pp);
   out_.optimizer_tasks.emplace_back();
+  const double edp = std::max(1, plan_.dp / plan_.params->parallel.ep);
   for (int h = 0; h < built_ * pp; ++h) {
-    double params = 0;
-    for (std::size_t vs = h % pp; vs < plan_.stages->stages.size(); vs += pp)
-      params += plan_.stages->stages[vs].params;
+    double dense = 0, experts = 0;
+    for (std::size_t vs = h % pp; vs < plan_.stages->stages.size(); vs += pp) {
+      dense += plan_.stages->stages[vs].params - plan_.stages->stages[vs].expert_params;
+      experts += plan_.stages->stages[vs].expert_params;
+    }
+    const double params = sharded_ ? dense / plan_.dp + experts / edp : dense + experts;
     const FrameworkProfile& fw = plan_.params->framework;
-    const PassCost adam =
-        pass_cost(*plan_.cost, {optimizer_kernel(params / (sharded_ ? plan_.dp : 1), fw)}, fw.kernel_gap_s);
+    const PassCost adam = pass_cost(*plan_.cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s);
     const int opt = out_.graph.add_compute(out_.compute_streams[h], adam.seconds, "adam", adam.model,
                                            TaskLabels{it, h % pp, -1, -1, out_.graph.intern("optimizer")});
     for (int t : reduced[h])

@@ -92,7 +92,8 @@ MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& trainin
 {
   MemoryFootprint worst;
   for (std::size_t d = 0; d < training.in_flight_per_device.size(); ++d) {
-    const MemoryFootprint f = stages.memory(static_cast<int>(d), training.in_flight_per_device[d]);
+    const MemoryFootprint f =
+        stages.memory(static_cast<int>(d), training.in_flight_per_device[d], training.moe.activation_scale_min);
     if (d == 0 || f.total() > worst.total())
       worst = f;
   }
@@ -164,15 +165,17 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
       return one;
     plan.one_replica = false;
   }
+  TrainingGraph training = build_training(plan);
   if (moe && env.replicas == ReplicaMode::AUTO && env.backend == "analytical") {
     // MoE at scale: every replica is simulated, so the collectives' flows (a 1,024-rank ring per bucket) would dwarf
-    // the rest; past the same task count, every collective is priced by its closed form instead.
-    TrainingGraph priced = build_training(plan);
-    lower_training(priced, platform, CollectivePricing::CLOSED_FORM);
-    if (double(priced.graph.size()) + priced.closed_form_expansion_tasks > kAutoOneReplicaTasks)
-      return priced;
+    // the rest; past the same task count, every collective is priced by its closed form instead. The graph is built
+    // once: MoE policies keep state from step to step (FlexMoE's placement).
+    LoweredGraph priced = lower_collectives(training.graph, platform, CollectivePricing::CLOSED_FORM);
+    if (double(priced.graph.size()) + priced.closed_form_expansion_tasks > kAutoOneReplicaTasks) {
+      adopt_lowering(training, std::move(priced));
+      return training;
+    }
   }
-  TrainingGraph training = build_training(plan);
   lower_training(training, platform, CollectivePricing::FLOWS);
   return training;
 }
@@ -227,7 +230,6 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (pipelined)
     metrics.metrics["bubble_fraction"] = (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) /
                                          metrics.breakdown.at("compute_s");
-  *stages.moe_buffer_scale = training.moe.activation_scale_min;
   const MemoryFootprint memory = peak_memory(stages, training);
   if (w.model.moe.enabled())
     add_moe_metrics(metrics, training, timeline);
