@@ -28,8 +28,8 @@ const Domain& domain_info(const std::string& domain)
       {"moe", {"MoE training: expert and sample placement, all-to-all and pipelining policy", "static-ep"}},
       {"moe_routing", {"MoE training: how tokens choose experts", "uniform"}},
       {"mapreduce", {"MapReduce task scheduler", "capacity"}},
-      {"spark_cache", {"Spark cache eviction", ""}},
-      {"spark_provisioning", {"Spark executor provisioning", ""}},
+      {"spark_cache", {"Spark cache layout (per executor or per-host pool) and its eviction", "vanilla"}},
+      {"spark_provisioning", {"Spark executor provisioning", "static"}},
       {"cluster", {"gpu-jobs: which queued jobs start (queue order)", "fifo"}},
       {"placement", {"gpu-jobs: which GPUs a job's gang gets", "consolidated"}}};
   return domains.at(domain);

@@ -8,9 +8,11 @@
 #include "sim/cli/command.hpp"
 #include "traces/gpu_job_trace.hpp"
 #include "traces/kineto_trace.hpp"
+#include "traces/spark_event_log.hpp"
 #include "traces/trace_job.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 
@@ -54,6 +56,7 @@ int list(const std::string& what)
            "openb   Alibaba OpenB GPU pods (CSV: name, cpu_milli, memory_mib, num_gpu, gpu_milli, ...)\n"
            "tiresias  Tiresias simulator jobs (CSV: job_id, num_gpu, submit_time, iterations, model_name, ...)\n"
            "kineto  PyTorch profiler trace (Chrome trace JSON, .json or .json.gz)\n"
+           "spark   Spark event log (JSON lines; a file, .gz, or a rolling events_N_* directory)\n"
            "Check a file with: clustersim trace FILE [--format FORMAT]\n";
   } else {
     list_devices();
@@ -65,6 +68,8 @@ int list(const std::string& what)
 // (maybe gzip-compressed); the rest are MapReduce formats.
 std::string detect_any_format(const std::string& path)
 {
+  if (std::filesystem::is_directory(path))
+    return "spark"; // a rolling event-log directory
   try {
     return detect_gpu_trace_format(path);
   } catch (const InputError&) {
@@ -75,13 +80,15 @@ std::string detect_any_format(const std::string& path)
   head.resize(static_cast<std::size_t>(in.gcount()));
   if ((head.size() >= 2 && head[0] == '\x1f' && head[1] == '\x8b') || head.find("\"traceEvents\"") != std::string::npos)
     return "kineto";
+  if (head.find("\"Event\":\"SparkListener") != std::string::npos)
+    return "spark";
   try {
     return detect_trace_format(path);
   } catch (const InputError& e) {
     throw InputError(e.file(), e.line(), e.column(),
                      "cannot tell the trace format (not a Kineto or GPU-job trace, a rumen JSON stream, a jhist "
                      "Avro-Json file or SWIM tab-separated rows); name it with --format "
-                     "swim|rumen|jhist|philly|openb|tiresias|kineto");
+                     "swim|rumen|jhist|philly|openb|tiresias|kineto|spark");
   }
 }
 
@@ -129,6 +136,10 @@ int trace(const std::string& given, const std::string& path)
   const std::string format = given.empty() ? detect_any_format(path) : given;
   if (format == "kineto")
     return kineto_trace(path);
+  if (format == "spark") {
+    std::cout << describe(read_spark_event_log(path));
+    return 0;
+  }
   const auto& gpu = gpu_trace_formats();
   if (std::find(gpu.begin(), gpu.end(), format) != gpu.end())
     return gpu_jobs_trace(format, path);
@@ -158,13 +169,13 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
       ->check(CLI::IsMember({"policies", "workloads", "devices", "traces"}));
   auto path = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
-  auto* tracer = app.add_subcommand("trace", "read a trace (MapReduce, GPU-cluster jobs, PyTorch profiler) and report "
+  auto* tracer = app.add_subcommand("trace", "read a trace (MapReduce, Spark, GPU-cluster jobs, PyTorch profiler) and report "
                                              "what was read and skipped");
   tracer->add_option("file", *path, "trace file")->required();
   tracer
       ->add_option("--format", *format,
-                   "swim | rumen | jhist | philly | openb | tiresias | kineto (default: detected from the file)")
-      ->check(CLI::IsMember({"swim", "rumen", "jhist", "philly", "openb", "tiresias", "kineto"}));
+                   "swim | rumen | jhist | philly | openb | tiresias | kineto | spark (default: detected from the file)")
+      ->check(CLI::IsMember({"swim", "rumen", "jhist", "philly", "openb", "tiresias", "kineto", "spark"}));
   return {{lister, [what] { return list(*what); }}, {tracer, [format, path] { return trace(*format, *path); }}};
 }
 

@@ -1,0 +1,153 @@
+// iMlayer-style shared cache [recon]: the storage regions of all executors on a host form one pool holding one copy
+// of each block; a task reads its own executor's blocks as objects, co-hosted executors' blocks by a memory copy and
+// deserialisation, other hosts' pools over the network, and recomputes only when no pool (or disk) has the block.
+// Reconstructed from the abstract and policies.md §2: the pool's capacity is the sum of its executors' storage
+// memory; when an executor leaves, its blocks stay in the pool as far as the remaining capacity allows.
+#include "policies/spark_cache/cache_layout.hpp"
+
+#include <algorithm>
+
+namespace cs {
+
+class ImlayerCache : public CacheLayoutBase {
+public:
+  ImlayerCache() : CacheLayoutBase("mrd") {}
+
+  void add_executor(const CacheExecutor& e) override
+  {
+    executors_[e.id] = e;
+    auto& pool = pools_[e.host];
+    pool.set_capacity(pool.capacity() + e.storage_bytes);
+  }
+
+  std::vector<CachedBlock> remove_executor(int executor) override
+  {
+    const CacheExecutor e = executors_.at(executor);
+    executors_.erase(executor);
+    disk_.remove_owner(executor);
+    auto& pool = pools_.at(e.host);
+    pool.set_capacity(std::max(0.0, pool.capacity() - e.storage_bytes));
+    int heir = -1; // a co-hosted executor of the same application adopts the leaver's blocks
+    for (const auto& [id, other] : executors_)
+      if (other.host == e.host && other.app == e.app) {
+        heir = id;
+        break;
+      }
+    std::vector<CachedBlock> lost;
+    std::vector<CachedBlock> blocks;
+    for (const auto& [id, b] : pool.blocks())
+      blocks.push_back(b);
+    for (auto b : blocks)
+      if (b.owner == executor) {
+        pool.erase(b.id);
+        if (heir < 0) {
+          lost.push_back(b);
+        } else {
+          b.owner = heir;
+          pool.insert(b, *eviction_, *future_, lost);
+        }
+      }
+    while (pool.used() > pool.capacity() + 1e-6 && !pool.blocks().empty()) {
+      std::vector<const CachedBlock*> all;
+      for (const auto& [id, b] : pool.blocks())
+        all.push_back(&b);
+      const CachedBlock victim = *all[eviction_->victim(all, *future_)];
+      pool.erase(victim.id);
+      lost.push_back(victim);
+    }
+    return lost;
+  }
+
+  BlockLookup lookup(const BlockId& block, int executor, double now) override
+  {
+    const CacheExecutor& e = executors_.at(executor);
+    auto& pool = pools_.at(e.host);
+    if (pool.contains(block)) {
+      pool.touch(block, now);
+      const bool own = pool.blocks().at(block).owner == executor;
+      return {own ? BlockSource::LOCAL : BlockSource::HOST, e.host};
+    }
+    const int disk_host = disk_.host_of(block);
+    if (disk_host == e.host)
+      return {BlockSource::DISK, disk_host};
+    for (auto& [host, other] : pools_)
+      if (other.contains(block)) {
+        other.touch(block, now);
+        return {BlockSource::REMOTE, host};
+      }
+    if (disk_host >= 0)
+      return {BlockSource::DISK, disk_host};
+    return {BlockSource::MISS, -1};
+  }
+
+  bool insert(const CachedBlock& block, StorageLevel level, int executor, std::vector<CachedBlock>& evicted) override
+  {
+    if (level == StorageLevel::NONE)
+      return false;
+    const int host = executors_.at(executor).host;
+    bool in_memory = false;
+    if (level != StorageLevel::DISK_ONLY) {
+      const std::size_t before = evicted.size();
+      in_memory = pools_.at(host).insert(block, *eviction_, *future_, evicted);
+      levels_[block.id] = level;
+      for (std::size_t i = before; i < evicted.size(); ++i)
+        if (uses_disk(levels_[evicted[i].id]))
+          disk_.add(evicted[i].id, host, evicted[i].owner);
+    }
+    if (!in_memory && uses_disk(level))
+      disk_.add(block.id, host, executor);
+    return in_memory;
+  }
+
+  std::vector<int> holders(const BlockId& block) const override
+  {
+    std::vector<int> out;
+    for (const auto& [host, pool] : pools_) {
+      auto it = pool.blocks().find(block);
+      if (it != pool.blocks().end())
+        out.push_back(it->second.owner);
+    }
+    return out;
+  }
+
+  double cached_bytes(int executor) const override
+  {
+    double bytes = 0;
+    for (const auto& b : blocks_of(executor))
+      bytes += b.bytes;
+    return bytes;
+  }
+
+  std::vector<CachedBlock> blocks_of(int executor) const override
+  {
+    std::vector<CachedBlock> out;
+    for (const auto& [id, b] : pools_.at(executors_.at(executor).host).blocks())
+      if (b.owner == executor)
+        out.push_back(b);
+    return out;
+  }
+
+  void drop_application(int app) override
+  {
+    for (auto& [host, pool] : pools_) {
+      std::vector<BlockId> ids;
+      for (const auto& [id, b] : pool.blocks())
+        if (id.app == app)
+          ids.push_back(id);
+      for (const auto& id : ids)
+        pool.erase(id);
+    }
+    disk_.drop_application(app);
+  }
+
+private:
+  std::map<int, CacheExecutor> executors_;
+  std::map<int, BlockStore> pools_; // by host
+  std::map<BlockId, StorageLevel> levels_;
+};
+
+CS_REGISTER_POLICY(SparkCache, ImlayerCache, "spark_cache", "imlayer",
+                   "iMlayer-style pool per host shared by co-hosted executors, one copy per block; MRD by default "
+                   "[recon]");
+
+} // namespace cs
