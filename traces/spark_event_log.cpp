@@ -145,30 +145,29 @@ public:
 
   bool started() const { return started_; }
 
-  /** Local-mode logs have no ExecutorAdded: their one executor is the driver's block manager. */
+  /** Local-mode logs have no ExecutorAdded: their one executor is the driver's block manager, with as many task
+   *  slots as the largest first wave of any stage (the tasks launched within 10 ms of the stage's first launch). */
   void add_local_executors()
   {
     for (const auto& [id, host] : block_managers_) {
       if (std::any_of(log_.executors.begin(), log_.executors.end(), [&](const auto& x) { return x.id == id; }))
         continue;
-      int cores = 0;
+      std::map<int, std::vector<double>> launches; // by stage
       for (const auto& t : log_.tasks)
         if (t.executor == id)
-          cores = std::max(cores, concurrent_at(id, t.launch_s));
+          launches[t.stage].push_back(t.launch_s);
+      int cores = 0;
+      for (auto& [stage, times] : launches) {
+        const double first = *std::min_element(times.begin(), times.end());
+        cores = std::max(cores, static_cast<int>(std::count_if(times.begin(), times.end(),
+                                                               [&](double t) { return t <= first + 0.010; })));
+      }
       if (cores > 0)
         log_.executors.push_back({id, host, cores, 0, -1, ""});
     }
   }
 
 private:
-  int concurrent_at(const std::string& executor, double t) const
-  {
-    int n = 0;
-    for (const auto& u : log_.tasks)
-      n += u.executor == executor && u.launch_s <= t && u.finish_s > t;
-    return n;
-  }
-
   void stage(const json& info)
   {
     SparkLogStage s;

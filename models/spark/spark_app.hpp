@@ -33,9 +33,16 @@ struct Stage {
   double shuffle_write_bytes = 0; // per task (a shuffle map stage); 0 for a result stage
   double output_bytes = 0;        // per task written to HDFS (saveAsTextFile and the like)
   std::vector<double> task_seconds; // replay: recorded compute per task (overrides the RDDs' compute_s); may be empty
-  int tasks = 0; // tasks for partitions [0, tasks) only (an iterative step over the still-active part); 0 = all
+  int tasks = 0; // tasks over `tasks` partitions spread evenly over the RDD (an iterative step over the part of the
+                 // data still active); 0 = every partition
 
   int task_count(const std::vector<Rdd>& rdds) const { return tasks > 0 ? tasks : rdds[rdd].partitions; }
+  /** The partition task `j` computes. */
+  int partition_of(int j, const std::vector<Rdd>& rdds) const
+  {
+    const long long n = rdds[rdd].partitions;
+    return tasks > 0 ? static_cast<int>(j * n / tasks) : j;
+  }
 };
 
 /** An action: the stages it needs, in an order where parents come first; the last one is the result stage. A stage

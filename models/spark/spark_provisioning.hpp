@@ -16,7 +16,7 @@ struct ExecutorView {
   double idle_since = -1;  // when its last task ended, while it has none running (< 0: busy)
   double cpu_share = 0;    // busy core-seconds / (cores x time) since the previous iteration boundary
   double cached_bytes = 0; // memory-cached blocks it holds
-  double storage_bytes = 0;
+  double storage_bytes = 0; // its storage memory: what its memory share is taken over
 };
 
 /** One application at one decision point. */

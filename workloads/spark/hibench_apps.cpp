@@ -96,7 +96,8 @@ void vector_training(AppBuilder& b, const SparkAppParams& a, const SparkParams& 
   const double input = records * (8 * dims + 16);
   const int parts = partitions_for(a, p, input);
   const double per_part = records / parts;
-  const int raw = b.rdd({"input", parts, 0, input / parts / p.scan_rate.value, input / parts, {}, {}, {}});
+  // HiBench writes ML inputs as sequence or object files of vectors: reading them is deserialisation, not parsing.
+  const int raw = b.rdd({"input", parts, 0, input / parts / p.deserialize_rate.value, input / parts, {}, {}, {}});
   const int points = b.rdd({"points", parts, per_part * (8 * dims + kJvmVectorBytes), per_part * kRecordOverhead, 0,
                             {raw}, {}, level});
   b.job({b.stage(points)}, 0);

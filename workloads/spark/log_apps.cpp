@@ -23,6 +23,27 @@ std::map<int, std::map<int, const SparkLogTask*>> successful_tasks(const SparkEv
   return out;
 }
 
+/** The stages `id` reads shuffle output from: as the log names them (Spark 1.4+), else, when its tasks read shuffle
+ *  bytes, the earlier stages of its job that wrote some (older logs record no stage parents). */
+std::vector<int> parents_of(const SparkEventLog& log, int id, const std::map<int, const SparkLogTask*>& tasks)
+{
+  for (const auto& s : log.stages)
+    if (s.id == id && !s.parents.empty())
+      return s.parents;
+  double read = 0;
+  for (const auto& [i, t] : tasks)
+    read += t->shuffle_remote_bytes + t->shuffle_local_bytes;
+  std::vector<int> out;
+  if (read <= 0)
+    return out;
+  for (const auto& j : log.jobs)
+    if (std::find(j.stages.begin(), j.stages.end(), id) != j.stages.end())
+      for (int s : j.stages)
+        if (s < id)
+          out.push_back(s);
+  return out;
+}
+
 /** The log's most executors alive at once. */
 int peak_executors(const SparkEventLog& log)
 {
@@ -57,19 +78,18 @@ SparkApplication application_from_log(const SparkEventLog& log, int executors)
     stage.task_seconds.assign(n, 0.0);
     double write = 0, output = 0;
     for (const auto& [i, t] : by_index) {
-      // What the simulator prices itself (shuffle fetch waits, shuffle writes) is taken out of the recorded time.
-      stage.task_seconds[i] = std::max(0.0, t->run_s + t->deserialize_s - t->fetch_wait_s - t->shuffle_write_s);
+      // The slot's recorded time (launch to finish: deserialisation, run, result serialisation and scheduler delay)
+      // less what the simulator prices itself (shuffle fetch waits and shuffle writes).
+      stage.task_seconds[i] = std::max(0.0, t->finish_s - t->launch_s - t->fetch_wait_s - t->shuffle_write_s);
       write += t->shuffle_write_bytes;
       output += t->output_bytes;
     }
     stage.shuffle_write_bytes = write / n;
     stage.output_bytes = output / n;
-    for (const auto& s : log.stages) // parents through shuffles, when the log names them (Spark 1.4+)
-      if (s.id == id)
-        for (int parent : s.parents)
-          if (auto it = index_of.find(parent); it != index_of.end() && app.stages[it->second].shuffle_write_bytes > 0)
-            if (std::find(rdd.shuffle_stages.begin(), rdd.shuffle_stages.end(), it->second) == rdd.shuffle_stages.end())
-              rdd.shuffle_stages.push_back(it->second);
+    for (int parent : parents_of(log, id, by_index))
+      if (auto it = index_of.find(parent); it != index_of.end() && app.stages[it->second].shuffle_write_bytes > 0)
+        if (std::find(rdd.shuffle_stages.begin(), rdd.shuffle_stages.end(), it->second) == rdd.shuffle_stages.end())
+          rdd.shuffle_stages.push_back(it->second);
     app.rdds.push_back(std::move(rdd));
     stage.rdd = static_cast<int>(app.rdds.size()) - 1;
     app.stages.push_back(std::move(stage));

@@ -13,8 +13,8 @@ namespace cs {
 /** One application of a generator entry. Throws std::invalid_argument for a workload it does not know. */
 SparkApplication hibench_application(const SparkAppParams& a, const SparkParams& p);
 
-/** The application a Spark event log recorded: its stages with their tasks' recorded compute times (executor run time
- *  less shuffle-fetch wait and shuffle-write time, which the simulator models), input, shuffle and output bytes per
+/** The application a Spark event log recorded: its stages with their tasks' recorded times (launch to finish less
+ *  shuffle-fetch wait and shuffle-write time, which the simulator models), input, shuffle and output bytes per
  *  task, persisted RDDs and the jobs in order. `executors` is what the log's peak executor count becomes (0 = it). */
 SparkApplication application_from_log(const SparkEventLog& log, int executors);
 

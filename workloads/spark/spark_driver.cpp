@@ -65,6 +65,9 @@ void SparkRun::advance_jobs(int a, double now)
     }
     if (now + 1e-12 < s.job_ready_at + app.jobs[s.next_job].driver_s)
       return; // the driver is still working; woken when it is done
+    for (int id : s.executors) // cached blocks being migrated (iSpark): the next iteration starts once they arrive
+      if (execs_[id].leaving && !execs_[id].released)
+        return;
     s.job_open = s.next_job++;
   }
   const auto& job = app.jobs[s.job_open];
@@ -88,10 +91,12 @@ void SparkRun::submit_stage(int a, int st, double now)
   r.total = app.stages[st].task_count(app.rdds);
   r.start = now;
   r.last_launch = now;
-  r.pref_exec.resize(r.total);
-  r.pref_host.resize(r.total);
+  const int partitions = app.rdds[app.stages[st].rdd].partitions;
+  r.pref_exec.resize(partitions);
+  r.pref_host.resize(partitions);
   const auto rdds = app.rdds_of_stage(st);
-  for (int p = 0; p < r.total; ++p) {
+  for (int j = 0; j < r.total; ++j) {
+    const int p = app.stages[st].partition_of(j, app.rdds);
     r.pending.push_back(p);
     for (int rd : rdds) { // preferred locations: cached copies, else the input's HDFS replicas
       if (app.rdds[rd].storage != StorageLevel::NONE)
@@ -104,8 +109,8 @@ void SparkRun::submit_stage(int a, int st, double now)
           r.pref_host[p].push_back(h);
     }
   }
-  s.stage_partition_done[st].assign(app.rdds[app.stages[st].rdd].partitions, 0);
-  s.map_host[st].assign(r.total, -1);
+  s.stage_partition_done[st].assign(partitions, 0);
+  s.map_host[st].assign(partitions, -1);
   s.running.push_back(std::move(r));
 }
 
@@ -120,13 +125,31 @@ const std::vector<int>& SparkRun::replicas(int a, int rdd, int p)
 
 int SparkRun::task_level(const StageRun& r, int p, const ExecutorState& e) const
 {
-  if (r.pref_exec[p].empty() && r.pref_host[p].empty())
-    return 0; // no preference: runs anywhere at once
-  if (std::find(r.pref_exec[p].begin(), r.pref_exec[p].end(), e.id) != r.pref_exec[p].end())
-    return 0;
-  if (std::find(r.pref_host[p].begin(), r.pref_host[p].end(), e.host) != r.pref_host[p].end())
-    return 1;
-  return 2;
+  // Preferences on executors that can no longer take tasks do not count (Spark's valid locality levels consider live
+  // executors only): such a task runs anywhere at once instead of waiting for them.
+  bool any_live = false;
+  for (int x : r.pref_exec[p]) {
+    const auto& holder = execs_[x];
+    if (!holder.alive || holder.leaving)
+      continue;
+    if (x == e.id)
+      return 0;
+    any_live = true;
+  }
+  for (int h : r.pref_host[p]) {
+    if (h == e.host)
+      return 1;
+    any_live = any_live || host_has_executor(e.app, h);
+  }
+  return any_live ? 2 : 0;
+}
+
+bool SparkRun::host_has_executor(int a, int host) const
+{
+  for (int id : state_[a].executors)
+    if (execs_[id].host == host && execs_[id].alive && !execs_[id].leaving)
+      return true;
+  return false;
 }
 
 // Spark's delay scheduling: a task set launches at a less local level only after locality_wait has passed without

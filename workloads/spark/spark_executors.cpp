@@ -49,13 +49,13 @@ void SparkRun::master()
   while (apps_done_ < static_cast<int>(apps_.size())) {
     const double now = rt_.now();
     admit(now);
-    register_ready(now);
     for (std::size_t a = 0; a < state_.size(); ++a)
       if (state_[a].admitted && !state_[a].done) {
         advance_jobs(static_cast<int>(a), now);
         provision(static_cast<int>(a), now);
       }
     grant(now);
+    register_ready(now); // after granting: an executor without start-up delay takes tasks at once
     for (std::size_t a = 0; a < state_.size(); ++a)
       if (state_[a].admitted && !state_[a].done)
         schedule(static_cast<int>(a), now);
@@ -175,46 +175,56 @@ void SparkRun::provision(int a, double now)
     }
   }
   s.requested += std::max(0, act.add);
+  std::vector<int> victims; // all marked leaving first, so none is chosen as another's migration target
   for (int id : act.remove) {
     if (id < 0 || id >= static_cast<int>(execs_.size()) || execs_[id].app != a)
       throw std::logic_error("spark provisioning released an executor of another application");
     auto& e = execs_[id];
-    if (e.alive && !e.leaving && e.busy == 0)
-      release_executor(id, act.migrate_cache);
+    if (e.alive && !e.leaving && e.busy == 0) {
+      e.leaving = true;
+      victims.push_back(id);
+    }
   }
+  for (int id : victims)
+    release_executor(id, act.migrate_cache);
 }
 
-// Releasing an executor: its cached blocks are lost, or first copied to the application's other executors (iSpark).
+// Releasing an executor: its cached blocks are lost, or first copied to the application's other executors (iSpark),
+// each block to the survivor holding the fewest cached bytes so far.
 void SparkRun::release_executor(int id, bool migrate)
 {
   auto& e = execs_[id];
-  e.leaving = true;
-  std::vector<CachedBlock> blocks;
-  std::vector<int> targets;
+  std::vector<std::pair<CachedBlock, int>> moves; // block, target executor
   if (migrate) {
-    blocks = setup_.cache->blocks_of(id);
+    std::map<int, double> load; // survivors: cached bytes, including what they receive
     for (int other : state_[e.app].executors)
       if (other != id && execs_[other].alive && !execs_[other].leaving)
-        targets.push_back(other);
+        load[other] = setup_.cache->cached_bytes(other);
+    for (const auto& b : setup_.cache->blocks_of(id)) {
+      if (load.empty())
+        break;
+      auto to = std::min_element(load.begin(), load.end(), [](const auto& x, const auto& y) {
+        return x.second < y.second;
+      });
+      to->second += b.bytes;
+      moves.emplace_back(b, to->first);
+    }
   }
-  auto finish = [this, id, blocks, targets] {
+  auto finish = [this, id, moves] {
     auto& ex = execs_[id];
     if (ex.released) // the application ended while the blocks moved
       return;
     const double now = rt_.now();
     const auto lost = setup_.cache->remove_executor(id);
     std::vector<CachedBlock> evicted;
-    std::size_t next = 0;
     for (const auto& b : lost) {
       bool moved = false;
-      if (!targets.empty() && std::any_of(blocks.begin(), blocks.end(), [&](const auto& x) { return x.id == b.id; })) {
-        const int to = targets[next++ % targets.size()];
-        if (execs_[to].alive && !execs_[to].leaving) {
+      for (const auto& [block, to] : moves)
+        if (block.id == b.id && execs_[to].alive && !execs_[to].leaving) {
           CachedBlock copy = b;
           copy.owner = to;
           moved = setup_.cache->insert(copy, apps_[ex.app].rdds[b.id.rdd].storage, to, evicted);
         }
-      }
       out_.cache.blocks_lost += !moved;
     }
     out_.cache.evictions += static_cast<long>(evicted.size());
@@ -228,14 +238,14 @@ void SparkRun::release_executor(int id, bool migrate)
     std::erase(state_[ex.app].executors, id);
     wake_->notify();
   };
-  if (blocks.empty() || targets.empty()) {
+  if (moves.empty()) {
     finish();
     return;
   }
-  rt_.spawn("migrate-" + std::to_string(id), e.host, [this, id, blocks, targets, finish] {
-    std::map<int, double> per_host; // blocks go round-robin to the survivors, one flow per target host
-    for (std::size_t i = 0; i < blocks.size(); ++i)
-      per_host[execs_[targets[i % targets.size()]].host] += blocks[i].bytes;
+  rt_.spawn("migrate-" + std::to_string(id), e.host, [this, id, moves, finish] {
+    std::map<int, double> per_host; // one flow per target host
+    for (const auto& [block, to] : moves)
+      per_host[execs_[to].host] += block.bytes;
     std::vector<ActivityPtr> flows;
     for (const auto& [h, bytes] : per_host) {
       out_.cache.bytes_migrated += bytes;
@@ -301,7 +311,8 @@ double SparkRun::next_wake(double now) const
     if (!s.admitted || s.done)
       continue;
     active = true;
-    if (s.job_open < 0 && s.next_job < static_cast<int>(s.spec->jobs.size()))
+    if (s.job_open < 0 && s.next_job < static_cast<int>(s.spec->jobs.size()) &&
+        s.job_ready_at + s.spec->jobs[s.next_job].driver_s > now) // (a job held for a migration is woken by it)
       next = std::min(next, s.job_ready_at + s.spec->jobs[s.next_job].driver_s);
     for (const auto& r : s.running)
       if (!r.pending.empty() && r.level < 2 && p_.locality_wait.value > 0)

@@ -107,6 +107,7 @@ public:
     WorkloadOutput out;
     out.metrics = spark_metrics(outcome);
     out.files.emplace_back("apps.csv", spark_apps_csv(apps, outcome));
+    out.files.emplace_back("stages.csv", spark_stages_csv(apps, outcome));
     out.files.emplace_back("utilisation.csv", spark_cores_csv(outcome));
     if (env.trace) {
       std::vector<std::string> names;

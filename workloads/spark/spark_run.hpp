@@ -82,6 +82,7 @@ private:
   void submit_stage(int a, int s, double now);
   void schedule(int a, double now);
   int task_level(const StageRun& r, int p, const ExecutorState& e) const;
+  bool host_has_executor(int a, int host) const;
   void on_task_end(int a, int s, int p, int e, double start, int level);
   const std::vector<int>& replicas(int a, int rdd, int p);
 
