@@ -42,6 +42,13 @@ void BlockStore::erase(const BlockId& id)
   blocks_.erase(it);
 }
 
+void BlockStore::reassign(int from, int to)
+{
+  for (auto& [id, b] : blocks_)
+    if (b.owner == from)
+      b.owner = to;
+}
+
 int DiskBlocks::host_of(const BlockId& id) const
 {
   auto it = blocks_.find(id);

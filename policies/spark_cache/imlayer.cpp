@@ -34,19 +34,18 @@ public:
         break;
       }
     std::vector<CachedBlock> lost;
-    std::vector<CachedBlock> blocks;
-    for (const auto& [id, b] : pool.blocks())
-      blocks.push_back(b);
-    for (auto b : blocks)
-      if (b.owner == executor) {
-        pool.erase(b.id);
-        if (heir < 0) {
-          lost.push_back(b);
-        } else {
-          b.owner = heir;
-          pool.insert(b, *eviction_, *future_, lost);
-        }
+    if (heir >= 0) {
+      pool.reassign(executor, heir);
+    } else {
+      std::vector<BlockId> orphans;
+      for (const auto& [id, b] : pool.blocks())
+        if (b.owner == executor)
+          orphans.push_back(id);
+      for (const auto& id : orphans) {
+        lost.push_back(pool.blocks().at(id));
+        pool.erase(id);
       }
+    }
     while (pool.used() > pool.capacity() + 1e-6 && !pool.blocks().empty()) {
       std::vector<const CachedBlock*> all;
       for (const auto& [id, b] : pool.blocks())

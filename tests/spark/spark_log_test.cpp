@@ -1,0 +1,152 @@
+// The Spark event-log reader on Apache Spark's own test logs (Spark 1.x to 3.3, local, standalone and YARN),
+// rolling and gzip logs, malformed lines, and the applications rebuilt from logs for replay.
+#include "base/input_error.hpp"
+#include "traces/spark_event_log.hpp"
+#include "workloads/spark/spark_apps.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string sample(const std::string& name) { return std::string(CS_SOURCE_DIR) + "/traces/samples/spark/" + name; }
+
+fs::path scratch(const std::string& tag)
+{
+  auto dir = fs::temp_directory_path() / ("cs_sparklog_" + std::to_string(::getpid()) + "_" + tag);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string read(const std::string& path)
+{
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(SparkEventLog, ReadsDynamicAllocationOnYarn)
+{
+  const auto log = cs::read_spark_event_log(sample("application_1628109047826_1317105"));
+  EXPECT_EQ(log.spark_version, "3.1.1.119");
+  EXPECT_EQ(log.executors.size(), 10u);
+  int removed = 0;
+  for (const auto& e : log.executors)
+    removed += e.removed_s >= 0;
+  EXPECT_EQ(removed, 6);
+  EXPECT_EQ(log.tasks.size(), 5u);
+  int speculative = 0, killed = 0;
+  for (const auto& t : log.tasks) {
+    speculative += t.speculative;
+    killed += t.killed;
+  }
+  EXPECT_EQ(speculative, 1);
+  EXPECT_EQ(killed, 1);
+  EXPECT_EQ(log.unknown_by_type.at("SparkListenerBlockManagerRemoved"), 6);
+  EXPECT_NEAR(log.end_s, 274.9, 0.1);
+}
+
+TEST(SparkEventLog, ReadsCacheReadsAndLocalModeSlots)
+{
+  const auto cached = cs::read_spark_event_log(sample("local-1422981780767"));
+  int memory_reads = 0, stored = 0;
+  for (const auto& t : cached.tasks) {
+    memory_reads += t.read_method == "Memory";
+    stored += t.blocks_cached;
+  }
+  EXPECT_EQ(memory_reads, 8);
+  EXPECT_EQ(stored, 8);
+  bool persisted = false;
+  for (const auto& s : cached.stages)
+    for (const auto& r : s.rdds)
+      persisted = persisted || r.use_memory;
+  EXPECT_TRUE(persisted);
+  const auto local = cs::read_spark_event_log(sample("local-1430917381534"));
+  ASSERT_EQ(local.executors.size(), 1u); // the driver's block manager, 8 slots (its largest first wave)
+  EXPECT_EQ(local.executors[0].cores, 8);
+  const auto newest = cs::read_spark_event_log(sample("local-1642039451826"));
+  EXPECT_EQ(newest.jobs.size(), 6u);
+  EXPECT_GT(newest.unknown_events, 0);
+}
+
+TEST(SparkEventLog, ReadsRollingAndCompressedLogs)
+{
+  const auto dir = scratch("rolling");
+  const std::string text = read(sample("local-1430917381534"));
+  const auto cut = text.find('\n', text.size() / 2) + 1;
+  const auto roll = dir / "eventlog_v2_local-1430917381534";
+  fs::create_directories(roll);
+  write(roll / "events_2_local-1430917381534", text.substr(cut));
+  write(roll / "events_1_local-1430917381534", text.substr(0, cut));
+  write(roll / "appstatus_local-1430917381534", "");
+  const auto rolled = cs::read_spark_event_log(roll.string());
+  EXPECT_EQ(rolled.tasks.size(), 110u);
+  const auto gz = dir / "log.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  EXPECT_EQ(cs::read_spark_event_log(gz.string()).tasks.size(), 110u);
+  fs::remove_all(dir);
+}
+
+/** The InputError a log with `text` raises. */
+cs::InputError error_of(const std::string& text)
+{
+  const auto dir = scratch("bad");
+  write(dir / "log", text);
+  try {
+    cs::read_spark_event_log((dir / "log").string());
+  } catch (const cs::InputError& e) {
+    fs::remove_all(dir);
+    return e;
+  }
+  fs::remove_all(dir);
+  ADD_FAILURE() << "no error for: " << text.substr(0, 80);
+  return cs::InputError("", 0, 0, "");
+}
+
+TEST(SparkEventLog, MalformedLinesAreErrorsAtTheirLine)
+{
+  const std::string start = R"({"Event":"SparkListenerApplicationStart","App Name":"a","Timestamp":1000})";
+  const std::string text = read(sample("local-1430917381534"));
+  auto e = error_of(text.substr(0, text.size() - 40)); // truncated last line
+  EXPECT_EQ(e.line(), static_cast<int>(std::count(text.begin(), text.end(), '\n')));
+  EXPECT_NE(std::string(e.what()).find("not a JSON event"), std::string::npos);
+  e = error_of(start + "\n{\"NoEvent\":1}\n");
+  EXPECT_EQ(e.line(), 2);
+  e = error_of(start + "\n" + R"({"Event":"SparkListenerTaskEnd","Stage ID":"zero","Task Info":{}})" + "\n");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("Stage ID"), std::string::npos);
+  e = error_of(start + "\n" + R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Task Info":{"Launch Time":-5}})");
+  EXPECT_NE(std::string(e.what()).find("Launch Time"), std::string::npos);
+  e = error_of(R"({"Event":"SparkListenerLogStart","Spark Version":"3.3"})" "\n");
+  EXPECT_NE(std::string(e.what()).find("SparkListenerApplicationStart"), std::string::npos);
+  e = error_of(start + "\n");
+  EXPECT_NE(std::string(e.what()).find("no task"), std::string::npos);
+  e = error_of("");
+  EXPECT_EQ(e.line(), 1);
+}
+
+TEST(SparkLogReplay, RebuildsStagesTheirDependenciesAndRecordedTimes)
+{
+  const auto app = cs::application_from_log(cs::read_spark_event_log(sample("local-1430917381534")), 0);
+  ASSERT_EQ(app.stages.size(), 2u);
+  ASSERT_EQ(app.jobs.size(), 1u);
+  EXPECT_EQ(app.rdds[app.stages[0].rdd].partitions, 100);
+  EXPECT_GT(app.stages[0].shuffle_write_bytes, 0);
+  // Spark 1.4 records no stage parents: the shuffle reader depends on the earlier writer of its job.
+  EXPECT_EQ(app.rdds[app.stages[1].rdd].shuffle_stages, std::vector<int>{0});
+  EXPECT_NEAR(app.stages[0].task_seconds[0], 0.4312, 0.0005); // 435 ms launch to finish, less 3.8 ms of shuffle write
+  EXPECT_EQ(app.max_executors, 1);
+  const auto yarn = cs::application_from_log(cs::read_spark_event_log(sample("application_1553914137147_0018")), 0);
+  EXPECT_EQ(yarn.max_executors, 3);
+  EXPECT_EQ(yarn.jobs.size(), 3u);
+}
+
+} // namespace
