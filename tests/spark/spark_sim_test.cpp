@@ -1,0 +1,192 @@
+// Spark runs through the command line (one SimGrid engine per process): determinism, cache and allocation
+// invariants, event-log replay against the recorded stage durations, and bad input refused cleanly.
+#include "../cli/run_cli.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+fs::path fresh_dir(const std::string& tag)
+{
+  auto dir = fs::temp_directory_path() / ("cs_spark_" + std::to_string(::getpid()) + "_" + tag);
+  fs::remove_all(dir);
+  return dir;
+}
+
+struct Run {
+  int code = -1;
+  std::string err;
+  nlohmann::json metrics;
+  std::vector<std::vector<std::string>> apps, stages; // CSV rows without the header
+};
+
+std::vector<std::vector<std::string>> csv(const fs::path& path)
+{
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');)
+      cells.push_back(c);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+Run run(const std::string& scenario, const std::string& extra = "", const std::string& tag = "run")
+{
+  const fs::path dir = fresh_dir(tag);
+  auto r = cs::testing::run_clustersim("run " + scenario + " --quiet " + extra + " --out " + dir.string());
+  Run out;
+  out.code = r.code;
+  out.err = r.err;
+  if (r.code == 0) {
+    std::ifstream in(dir / "report.json");
+    out.metrics = nlohmann::json::parse(in)["metrics"];
+    out.apps = csv(dir / "apps.csv");
+    out.stages = csv(dir / "stages.csv");
+  }
+  fs::remove_all(dir);
+  return out;
+}
+
+fs::path scenario_file(const std::string& tag, const std::string& text)
+{
+  const fs::path dir = fresh_dir("scn_" + tag);
+  fs::create_directories(dir);
+  std::ofstream(dir / "s.yaml") << text;
+  return dir / "s.yaml";
+}
+
+const char* kCluster = R"(cluster:
+  device: cpu-node
+  racks: 1
+  hosts_per_rack: 4
+  host: {cores: 16, memory: 64GiB, disk_bandwidth: 600MB/s}
+  network: {kind: tree, host_link: 10Gb/s}
+)";
+
+TEST(SparkRun, SameSeedSameReportAndEveryTaskRuns)
+{
+  const auto a = run(src("scenarios/spark-hibench.yaml"), "--seed 4", "a");
+  const auto b = run(src("scenarios/spark-hibench.yaml"), "--seed 4", "b");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.metrics.dump(), b.metrics.dump());
+  EXPECT_EQ(a.metrics["applications"].get<double>(), 4);
+  double tasks = 0;
+  for (const auto& s : a.stages)
+    tasks += std::stod(s[3]);
+  EXPECT_EQ(tasks, a.metrics["tasks"].get<double>());
+}
+
+TEST(SparkRun, AmpleMemoryHitsEveryReadAndTightMemoryRecomputes)
+{
+  const auto text = std::string("name: t\n") + kCluster + R"(workload:
+  kind: spark
+  spark:
+    executor_memory: 16GiB
+    applications: [{workload: kmeans, profile: large, executors: 8}]
+)";
+  const auto ample = run(scenario_file("ample", text).string());
+  ASSERT_EQ(ample.code, 0) << ample.err;
+  EXPECT_DOUBLE_EQ(ample.metrics["cache_hit_rate"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(ample.metrics["bytes_recomputed"].get<double>(), 0.0);
+  EXPECT_GT(ample.metrics["cache_reads"].get<double>(), 0);
+  // 4.5 GB of points in 8 executors of 1 GiB heaps: most partitions are recomputed from HDFS every iteration.
+  const auto tight = run(scenario_file("tight", text).string(), "--set workload.spark.executor_memory=1GiB");
+  ASSERT_EQ(tight.code, 0) << tight.err;
+  EXPECT_LT(tight.metrics["cache_hit_rate"].get<double>(), 0.9);
+  EXPECT_GT(tight.metrics["bytes_recomputed"].get<double>(), 1e9);
+  EXPECT_GT(tight.metrics["mean_jct_s"].get<double>(), ample.metrics["mean_jct_s"].get<double>());
+}
+
+TEST(SparkRun, DynamicAllocationStartsEmptyRampsUpAndReleasesIdleExecutors)
+{
+  // Iterations of uncached k-means with 90 s of driver work between them: executors idle past executorIdleTimeout
+  // (60 s) are released and requested again at the next backlog.
+  const auto text = std::string("name: t\n") + kCluster + R"(workload:
+  kind: spark
+  spark:
+    applications:
+      - {workload: kmeans, profile: large, executors: 4, storage: NONE, iterations: 2, driver_time: 90s}
+policies: {spark_provisioning: dynamic}
+)";
+  const auto r = run(scenario_file("dyn", text).string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.apps.size(), 1u);
+  EXPECT_GE(std::stod(r.apps[0][2]), 1.0); // the first executor after schedulerBacklogTimeout (and start-up)
+  EXPECT_GT(std::stoi(r.apps[0][7]), 4);   // not bounded by the static demand: the backlog asks for more
+  EXPECT_GT(r.metrics["executors_removed"].get<double>(), 0);
+  EXPECT_GT(r.metrics["executors_added"].get<double>(), std::stod(r.apps[0][7])); // requested again later
+}
+
+/** Recorded stage durations of the bundled logs (SparkListenerStageCompleted: completion - submission). */
+void expect_stages_within(const Run& r, const std::vector<double>& recorded, double tolerance)
+{
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.stages.size(), recorded.size());
+  for (std::size_t i = 0; i < recorded.size(); ++i)
+    EXPECT_NEAR(std::stod(r.stages[i][6]) / recorded[i], 1.0, tolerance) << "stage " << i;
+}
+
+TEST(SparkReplay, EventLogsReplayTheirStageDurationsWithin20Percent)
+{
+  expect_stages_within(run(src("scenarios/reference/spark-replay-local.yaml")), {0.966, 0.123}, 0.20);
+  expect_stages_within(run(src("scenarios/reference/spark-replay-yarn.yaml")), {16.616, 14.811, 34.017}, 0.20);
+}
+
+void expect_refused(const std::string& scenario, const std::string& extra, const std::string& message)
+{
+  const fs::path dir = fresh_dir("refused");
+  auto r = cs::testing::run_clustersim("run " + scenario + " --quiet " + extra + " --out " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(^\S+:\d+:\d+: )"))) << r.err; // file:line:col
+  EXPECT_FALSE(fs::exists(dir)) << "written on error";
+  fs::remove_all(dir);
+}
+
+TEST(SparkRun, BadInputIsRefusedWithAPosition)
+{
+  const std::string s = src("scenarios/spark-hibench.yaml");
+  expect_refused(s, "--set workload.spark.executor_cores=64", "fits on no host");
+  expect_refused(s, "--set workload.spark.executor_memory=80GiB", "fits on no host");
+  expect_refused(s, "--set workload.spark.executor_memory=200MiB", "reserved_memory");
+  expect_refused(s, "--set policies.spark_cache=arc", "unknown spark_cache policy");
+  expect_refused(s, "--set 'policies.spark_cache={name: imlayer, eviction: fifo}'", "fifo");
+  expect_refused(s, "--set policies.spark_provisioning=elastic", "unknown spark_provisioning policy");
+  expect_refused(s, "--set backend=analytical", "SimGrid actors");
+  const auto bad_app = std::string("name: t\n") + kCluster + R"(workload:
+  kind: spark
+  spark:
+    applications: [{workload: kmeans, event_log: x}]
+)";
+  expect_refused(scenario_file("both", bad_app).string(), "", "either a workload generator or an event_log");
+  const fs::path dir = fresh_dir("trunc");
+  fs::create_directories(dir);
+  std::ifstream in(src("traces/samples/spark/local-1430917381534"));
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::ofstream(dir / "log") << text.substr(0, text.size() / 2);
+  std::ofstream(dir / "s.yaml") << std::string("name: t\n") + kCluster +
+                                       "workload: {kind: spark, spark: {applications: [{event_log: log}]}}\n";
+  const fs::path out = fresh_dir("trunc_out");
+  auto r = cs::testing::run_clustersim("run " + (dir / "s.yaml").string() + " --quiet --out " + out.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find((dir / "log").string() + ":"), std::string::npos) << r.err; // the log's line
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}
+
+} // namespace
