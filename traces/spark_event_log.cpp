@@ -324,13 +324,13 @@ std::string describe(const SparkEventLog& log)
   int removed = 0;
   for (const auto& e : log.executors)
     removed += e.removed_s >= 0;
-  std::string out = fmt::format("Spark event log {}\n  application {} ({}), Spark {}, {:.1f} s\n", log.path,
-                                log.app_name, log.app_id, log.spark_version.empty() ? "?" : log.spark_version,
-                                log.end_s);
-  out += fmt::format("  {} jobs, {} stage attempts, {} tasks ({} failed, {} killed, {} speculative)\n",
-                     log.jobs.size(), log.stages.size(), log.tasks.size(), failed, killed, speculative);
-  out += fmt::format("  executors: {} added, {} removed;  task time {:.1f} core-s\n", log.executors.size(), removed,
-                     busy);
+  std::string out =
+      fmt::format("Spark event log {}\n  application {} ({}), Spark {}, {:.1f} s\n", log.path, log.app_name, log.app_id,
+                  log.spark_version.empty() ? "?" : log.spark_version, log.end_s);
+  out += fmt::format("  {} jobs, {} stage attempts, {} tasks ({} failed, {} killed, {} speculative)\n", log.jobs.size(),
+                     log.stages.size(), log.tasks.size(), failed, killed, speculative);
+  out +=
+      fmt::format("  executors: {} added, {} removed;  task time {:.1f} core-s\n", log.executors.size(), removed, busy);
   out += fmt::format("  bytes: input {:.0f}, shuffle read {:.0f}, shuffle write {:.0f}\n", input, shuffle_read,
                      shuffle_write);
   out += fmt::format("  cache: {} persisted RDDs, {} task reads from memory\n", cached.size(), memory_reads);

@@ -21,8 +21,8 @@ struct SparkLogStage {
   int attempt = 0;
   std::string name;
   int tasks = 0;
-  std::vector<SparkLogRdd> rdds; // as the stage's RDD Info lists them (the stage's own RDD first in Spark 2+)
-  std::vector<int> parents;      // parent stage ids (Spark 1.4+)
+  std::vector<SparkLogRdd> rdds;         // as the stage's RDD Info lists them (the stage's own RDD first in Spark 2+)
+  std::vector<int> parents;              // parent stage ids (Spark 1.4+)
   double submit_s = -1, complete_s = -1; // seconds from the application's start (-1: not recorded)
   bool failed = false;
 };
@@ -32,15 +32,15 @@ struct SparkLogTask {
   std::string executor, host, locality;
   double launch_s = 0, finish_s = 0;
   bool failed = false, killed = false, speculative = false;
-  double run_s = 0;           // Executor Run Time
-  double deserialize_s = 0;   // Executor Deserialize Time
+  double run_s = 0;         // Executor Run Time
+  double deserialize_s = 0; // Executor Deserialize Time
   double input_bytes = 0;
-  std::string read_method;    // Input Metrics' Data Read Method (Memory = a cache hit; Hadoop, Disk, Network)
+  std::string read_method; // Input Metrics' Data Read Method (Memory = a cache hit; Hadoop, Disk, Network)
   double shuffle_remote_bytes = 0, shuffle_local_bytes = 0;
   double fetch_wait_s = 0;
   double shuffle_write_bytes = 0, shuffle_write_s = 0;
   double output_bytes = 0;
-  int blocks_cached = 0;      // Updated Blocks with memory or disk size (RDD blocks stored by this task)
+  int blocks_cached = 0; // Updated Blocks with memory or disk size (RDD blocks stored by this task)
 };
 
 struct SparkLogJob {
@@ -59,7 +59,7 @@ struct SparkLogExecutor {
 struct SparkEventLog {
   std::string path;
   std::string app_name, app_id, spark_version;
-  double start_ms = 0;  // application start, epoch milliseconds (every *_s field is relative to it)
+  double start_ms = 0; // application start, epoch milliseconds (every *_s field is relative to it)
   double end_s = -1;
   std::vector<SparkLogJob> jobs;
   std::vector<SparkLogStage> stages; // completed stage attempts, in completion order

@@ -82,8 +82,8 @@ void check_rdds(const SparkApplication& app)
     for (int p : rdd.narrow_parents) {
       // Parents come first: this rules out cycles and keeps lineage walks finite.
       if (p < 0 || p >= r)
-        throw std::invalid_argument(fmt::format("RDD {} ({}) names narrow parent {}, not an earlier RDD", r,
-                                                rdd.name, p));
+        throw std::invalid_argument(
+            fmt::format("RDD {} ({}) names narrow parent {}, not an earlier RDD", r, rdd.name, p));
       if (app.rdds[p].partitions != rdd.partitions)
         throw std::invalid_argument(fmt::format("RDD {} ({}) has {} partitions but its narrow parent {} has {}", r,
                                                 rdd.name, rdd.partitions, p, app.rdds[p].partitions));
@@ -105,8 +105,8 @@ void SparkApplication::validate() const
     if (st.rdd < 0 || st.rdd >= static_cast<int>(rdds.size()))
       throw std::invalid_argument(fmt::format("stage {} computes RDD {}, which does not exist", s, st.rdd));
     if (st.tasks < 0 || st.tasks > rdds[st.rdd].partitions)
-      throw std::invalid_argument(fmt::format("stage {} runs {} tasks over {} partitions", s, st.tasks,
-                                              rdds[st.rdd].partitions));
+      throw std::invalid_argument(
+          fmt::format("stage {} runs {} tasks over {} partitions", s, st.tasks, rdds[st.rdd].partitions));
     if (!st.task_seconds.empty() && static_cast<int>(st.task_seconds.size()) != rdds[st.rdd].partitions)
       throw std::invalid_argument(fmt::format("stage {} records {} task times for {} partitions", s,
                                               st.task_seconds.size(), rdds[st.rdd].partitions));

@@ -30,8 +30,8 @@ struct Rdd {
 /** A stage: one task per partition of `rdd`. */
 struct Stage {
   int rdd = 0;
-  double shuffle_write_bytes = 0; // per task (a shuffle map stage); 0 for a result stage
-  double output_bytes = 0;        // per task written to HDFS (saveAsTextFile and the like)
+  double shuffle_write_bytes = 0;   // per task (a shuffle map stage); 0 for a result stage
+  double output_bytes = 0;          // per task written to HDFS (saveAsTextFile and the like)
   std::vector<double> task_seconds; // replay: recorded compute per task (overrides the RDDs' compute_s); may be empty
   int tasks = 0; // tasks over `tasks` partitions spread evenly over the RDD (an iterative step over the part of the
                  // data still active); 0 = every partition

@@ -22,8 +22,8 @@ public:
   }
 };
 
-static const bool cs_registered_mrd =
-    Registry<CacheEviction>::instance().add("mrd", "most reference distance (Perez et al., ICPP'18), no prefetch [recon]",
-                                            [] { return std::unique_ptr<CacheEviction>(new MrdEviction()); });
+static const bool cs_registered_mrd = Registry<CacheEviction>::instance().add(
+    "mrd", "most reference distance (Perez et al., ICPP'18), no prefetch [recon]",
+    [] { return std::unique_ptr<CacheEviction>(new MrdEviction()); });
 
 } // namespace cs

@@ -19,8 +19,7 @@ public:
         .field("initial_executors", initial_, "spark.dynamicAllocation.initialExecutors (-1 = min_executors)")
         .field("max_executors", max_, "spark.dynamicAllocation.maxExecutors (0 = unbounded, as Spark's default)")
         .field("scheduler_backlog_timeout", backlog_, "spark.dynamicAllocation.schedulerBacklogTimeout")
-        .field("sustained_backlog_timeout", sustained_,
-               "spark.dynamicAllocation.sustainedSchedulerBacklogTimeout")
+        .field("sustained_backlog_timeout", sustained_, "spark.dynamicAllocation.sustainedSchedulerBacklogTimeout")
         .field("executor_idle_timeout", idle_, "spark.dynamicAllocation.executorIdleTimeout")
         .field("cached_executor_idle_timeout", cached_idle_,
                "spark.dynamicAllocation.cachedExecutorIdleTimeout (0 = never release an executor holding cache)");

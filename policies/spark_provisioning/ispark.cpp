@@ -40,8 +40,8 @@ public:
       std::vector<std::pair<double, int>> share; // (d, executor)
       for (const auto& e : a.executors)
         share.emplace_back(std::max(e.cpu_share, e.storage_bytes > 0 ? e.cached_bytes / e.storage_bytes : 0.0), e.id);
-      const double mean = std::accumulate(share.begin(), share.end(), 0.0,
-                                          [](double t, const auto& d) { return t + d.first; }) / n;
+      const double mean =
+          std::accumulate(share.begin(), share.end(), 0.0, [](double t, const auto& d) { return t + d.first; }) / n;
       s.mean = mean;
       s.low_streak = mean < low_ ? s.low_streak + 1 : 0;
       if (s.low_streak >= patience_) {

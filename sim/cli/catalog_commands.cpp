@@ -169,12 +169,14 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
       ->check(CLI::IsMember({"policies", "workloads", "devices", "traces"}));
   auto path = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
-  auto* tracer = app.add_subcommand("trace", "read a trace (MapReduce, Spark, GPU-cluster jobs, PyTorch profiler) and report "
-                                             "what was read and skipped");
+  auto* tracer =
+      app.add_subcommand("trace", "read a trace (MapReduce, Spark, GPU-cluster jobs, PyTorch profiler) and report "
+                                  "what was read and skipped");
   tracer->add_option("file", *path, "trace file")->required();
   tracer
-      ->add_option("--format", *format,
-                   "swim | rumen | jhist | philly | openb | tiresias | kineto | spark (default: detected from the file)")
+      ->add_option(
+          "--format", *format,
+          "swim | rumen | jhist | philly | openb | tiresias | kineto | spark (default: detected from the file)")
       ->check(CLI::IsMember({"swim", "rumen", "jhist", "philly", "openb", "tiresias", "kineto", "spark"}));
   return {{lister, [what] { return list(*what); }}, {tracer, [format, path] { return trace(*format, *path); }}};
 }

@@ -125,7 +125,8 @@ TEST(SparkEventLog, MalformedLinesAreErrorsAtTheirLine)
   EXPECT_NE(std::string(e.what()).find("Stage ID"), std::string::npos);
   e = error_of(start + "\n" + R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Task Info":{"Launch Time":-5}})");
   EXPECT_NE(std::string(e.what()).find("Launch Time"), std::string::npos);
-  e = error_of(R"({"Event":"SparkListenerLogStart","Spark Version":"3.3"})" "\n");
+  e = error_of(R"({"Event":"SparkListenerLogStart","Spark Version":"3.3"})"
+               "\n");
   EXPECT_NE(std::string(e.what()).find("SparkListenerApplicationStart"), std::string::npos);
   e = error_of(start + "\n");
   EXPECT_NE(std::string(e.what()).find("no task"), std::string::npos);

@@ -27,7 +27,10 @@ std::unique_ptr<cs::CacheEviction> eviction(const std::string& name)
   return cs::Registry<cs::CacheEviction>::instance().create(name);
 }
 
-CachedBlock block(int rdd, int p, double bytes, double used, int owner = 0) { return {{0, rdd, p}, bytes, used, owner}; }
+CachedBlock block(int rdd, int p, double bytes, double used, int owner = 0)
+{
+  return {{0, rdd, p}, bytes, used, owner};
+}
 
 TEST(SparkBlockStore, LruEvictsTheLeastRecentlyReadAndNeverASibling)
 {

@@ -49,7 +49,8 @@ TEST_P(ImlayerBands, SharedPoolRaisesHitRateAndCutsRuntime)
     const std::string scenario = std::string("spark-imlayer-") + app + ".yaml";
     const auto vanilla = run(scenario, GetParam(), "policies.spark_cache=vanilla");
     const auto pooled = run(scenario, GetParam(), "policies.spark_cache=imlayer");
-    const double points = pooled.metrics["cache_hit_rate"].get<double>() - vanilla.metrics["cache_hit_rate"].get<double>();
+    const double points =
+        pooled.metrics["cache_hit_rate"].get<double>() - vanilla.metrics["cache_hit_rate"].get<double>();
     EXPECT_GT(points, 0.10) << app;
     const double runtime = pooled.first_app_jct / vanilla.first_app_jct - 1;
     EXPECT_LT(runtime, -0.05) << app;
@@ -73,8 +74,8 @@ TEST_P(IsparkBands, ElasticProvisioningCutsJctAndRaisesUtilisation)
   const double jct = elastic.metrics["mean_jct_s"].get<double>() / fixed.metrics["mean_jct_s"].get<double>() - 1;
   EXPECT_LE(jct, -0.10);
   EXPECT_GE(jct, -0.35);
-  const double busy = elastic.metrics["executor_utilization"].get<double>() /
-                      fixed.metrics["executor_utilization"].get<double>() - 1;
+  const double busy =
+      elastic.metrics["executor_utilization"].get<double>() / fixed.metrics["executor_utilization"].get<double>() - 1;
   EXPECT_GT(busy, 0.20);
   EXPECT_GT(elastic.metrics["cluster_utilization"].get<double>(), fixed.metrics["cluster_utilization"].get<double>());
   EXPECT_GT(elastic.metrics["executors_removed"].get<double>(), 0);

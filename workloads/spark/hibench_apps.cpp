@@ -20,22 +20,41 @@ struct Profile {
 
 const std::map<std::string, std::map<std::string, Profile>>& profiles()
 {
-  static const std::map<std::string, std::map<std::string, Profile>> table{
-      {"kmeans",
-       {{"tiny", {3e4, 3, 5}}, {"small", {3e6, 20, 5}}, {"large", {2e7, 20, 5}}, {"huge", {1e8, 20, 5}},
-        {"gigantic", {2e8, 20, 5}}, {"bigdata", {1.2e9, 20, 10}}}},
-      {"lr",
-       {{"tiny", {100, 3}}, {"small", {1000, 10}}, {"large", {1e4, 1e5}}, {"huge", {1e4, 3e5}},
-        {"gigantic", {1e4, 5e5}}, {"bigdata", {1e4, 7e5}}}},
-      {"pagerank",
-       {{"tiny", {50, 0, 1}}, {"small", {5e3, 0, 3}}, {"large", {5e5, 0, 3}}, {"huge", {5e6, 0, 3}},
-        {"gigantic", {3e7, 0, 3}}, {"bigdata", {5e7, 0, 3}}}},
-      {"wordcount",
-       {{"tiny", {32000}}, {"small", {320e6}}, {"large", {3.2e9}}, {"huge", {32e9}}, {"gigantic", {320e9}},
-        {"bigdata", {1.6e12}}}},
-      {"terasort",
-       {{"tiny", {32000}}, {"small", {3.2e6}}, {"large", {3.2e7}}, {"huge", {3.2e8}}, {"gigantic", {3.2e9}},
-        {"bigdata", {6e9}}}}};
+  static const std::map<std::string, std::map<std::string, Profile>> table{{"kmeans",
+                                                                            {{"tiny", {3e4, 3, 5}},
+                                                                             {"small", {3e6, 20, 5}},
+                                                                             {"large", {2e7, 20, 5}},
+                                                                             {"huge", {1e8, 20, 5}},
+                                                                             {"gigantic", {2e8, 20, 5}},
+                                                                             {"bigdata", {1.2e9, 20, 10}}}},
+                                                                           {"lr",
+                                                                            {{"tiny", {100, 3}},
+                                                                             {"small", {1000, 10}},
+                                                                             {"large", {1e4, 1e5}},
+                                                                             {"huge", {1e4, 3e5}},
+                                                                             {"gigantic", {1e4, 5e5}},
+                                                                             {"bigdata", {1e4, 7e5}}}},
+                                                                           {"pagerank",
+                                                                            {{"tiny", {50, 0, 1}},
+                                                                             {"small", {5e3, 0, 3}},
+                                                                             {"large", {5e5, 0, 3}},
+                                                                             {"huge", {5e6, 0, 3}},
+                                                                             {"gigantic", {3e7, 0, 3}},
+                                                                             {"bigdata", {5e7, 0, 3}}}},
+                                                                           {"wordcount",
+                                                                            {{"tiny", {32000}},
+                                                                             {"small", {320e6}},
+                                                                             {"large", {3.2e9}},
+                                                                             {"huge", {32e9}},
+                                                                             {"gigantic", {320e9}},
+                                                                             {"bigdata", {1.6e12}}}},
+                                                                           {"terasort",
+                                                                            {{"tiny", {32000}},
+                                                                             {"small", {3.2e6}},
+                                                                             {"large", {3.2e7}},
+                                                                             {"huge", {3.2e8}},
+                                                                             {"gigantic", {3.2e9}},
+                                                                             {"bigdata", {6e9}}}}};
   return table;
 }
 
@@ -67,10 +86,7 @@ public:
     app_.stages.push_back(std::move(s));
     return static_cast<int>(app_.stages.size()) - 1;
   }
-  void job(std::vector<int> stages, double driver_s)
-  {
-    app_.jobs.push_back({std::move(stages), driver_s});
-  }
+  void job(std::vector<int> stages, double driver_s) { app_.jobs.push_back({std::move(stages), driver_s}); }
 
 private:
   SparkApplication& app_;
@@ -98,8 +114,8 @@ void vector_training(AppBuilder& b, const SparkAppParams& a, const SparkParams& 
   const double per_part = records / parts;
   // HiBench writes ML inputs as sequence or object files of vectors: reading them is deserialisation, not parsing.
   const int raw = b.rdd({"input", parts, 0, input / parts / p.deserialize_rate.value, input / parts, {}, {}, {}});
-  const int points = b.rdd({"points", parts, per_part * (8 * dims + kJvmVectorBytes), per_part * kRecordOverhead, 0,
-                            {raw}, {}, level});
+  const int points = b.rdd(
+      {"points", parts, per_part * (8 * dims + kJvmVectorBytes), per_part * kRecordOverhead, 0, {raw}, {}, level});
   b.job({b.stage(points)}, 0);
   const double step = per_part * (flops_per_record / kFlopRate + kRecordOverhead);
   for (int i = 1; i <= iterations; ++i) {
@@ -126,7 +142,8 @@ void pagerank(AppBuilder& b, const SparkAppParams& a, const SparkParams& p, doub
   int ranks = b.rdd({"ranks-0", parts, v_part * 32, v_part * kRecordOverhead, 0, {links}, {}, level});
   b.job({group, b.stage(ranks)}, 0);
   for (int i = 1; i <= iterations; ++i) {
-    const int contribs = b.rdd({"contribs-" + std::to_string(i), parts, 0, e_part * kEdgeCost, 0, {links, ranks}, {}, {}});
+    const int contribs =
+        b.rdd({"contribs-" + std::to_string(i), parts, 0, e_part * kEdgeCost, 0, {links, ranks}, {}, {}});
     const int map = b.stage(contribs, e_part * 16, 0, active_tasks(parts, a.converge, i));
     ranks = b.rdd({"ranks-" + std::to_string(i), parts, v_part * 32, e_part * kRecordOverhead, 0, {}, {map}, level});
     b.job({map, b.stage(ranks, 0, i == iterations ? v_part * 24 : 0)}, a.driver_time.value);

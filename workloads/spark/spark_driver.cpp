@@ -64,7 +64,7 @@ void SparkRun::advance_jobs(int a, double now)
       return;
     }
     if (now + 1e-12 < s.job_ready_at + app.jobs[s.next_job].driver_s)
-      return; // the driver is still working; woken when it is done
+      return;                  // the driver is still working; woken when it is done
     for (int id : s.executors) // cached blocks being migrated (iSpark): the next iteration starts once they arrive
       if (execs_[id].leaving && !execs_[id].released)
         return;

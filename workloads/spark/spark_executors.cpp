@@ -203,9 +203,8 @@ void SparkRun::release_executor(int id, bool migrate)
     for (const auto& b : setup_.cache->blocks_of(id)) {
       if (load.empty())
         break;
-      auto to = std::min_element(load.begin(), load.end(), [](const auto& x, const auto& y) {
-        return x.second < y.second;
-      });
+      auto to =
+          std::min_element(load.begin(), load.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
       to->second += b.bytes;
       moves.emplace_back(b, to->first);
     }
@@ -316,8 +315,8 @@ double SparkRun::next_wake(double now) const
       next = std::min(next, s.job_ready_at + s.spec->jobs[s.next_job].driver_s);
     for (const auto& r : s.running)
       if (!r.pending.empty() && r.level < 2 && p_.locality_wait.value > 0)
-        next = std::min(next, r.last_launch + p_.locality_wait.value * (1 + std::floor((now - r.last_launch) /
-                                                                                     p_.locality_wait.value)));
+        next = std::min(next, r.last_launch + p_.locality_wait.value *
+                                                  (1 + std::floor((now - r.last_launch) / p_.locality_wait.value)));
   }
   for (const auto& e : execs_)
     if (!e.alive && !e.released && e.ready > now)

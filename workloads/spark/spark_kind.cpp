@@ -14,17 +14,18 @@
 namespace cs {
 namespace {
 
-std::string summary_lines(const RunEnv& env, const SparkParams& p, const std::string& cache, const std::string& eviction,
-                          const std::string& provisioning, const RunMetrics& metrics, int apps)
+std::string summary_lines(const RunEnv& env, const SparkParams& p, const std::string& cache,
+                          const std::string& eviction, const std::string& provisioning, const RunMetrics& metrics,
+                          int apps)
 {
   const auto& M = metrics.metrics;
   const ClusterParams& c = *env.cluster;
-  std::string out = fmt::format("  cluster   {} racks x {} hosts, {} cores and {} each; executors {} cores, {} heap\n",
-                                c.racks, c.hosts_per_rack, env.platform->host.cores,
-                                units::format_bytes(env.platform->host.memory_bytes), p.executor_cores,
-                                units::format_bytes(p.executor_memory.value));
-  out += fmt::format("  workload  {} applications; cache {} ({}), provisioning {}\n", apps, cache, eviction,
-                     provisioning);
+  std::string out =
+      fmt::format("  cluster   {} racks x {} hosts, {} cores and {} each; executors {} cores, {} heap\n", c.racks,
+                  c.hosts_per_rack, env.platform->host.cores, units::format_bytes(env.platform->host.memory_bytes),
+                  p.executor_cores, units::format_bytes(p.executor_memory.value));
+  out +=
+      fmt::format("  workload  {} applications; cache {} ({}), provisioning {}\n", apps, cache, eviction, provisioning);
   out += fmt::format("  apps      mean JCT {}  p50 {}  p95 {}  makespan {}\n", units::format_time(M.at("mean_jct_s")),
                      units::format_time(M.at("p50_jct_s")), units::format_time(M.at("p95_jct_s")),
                      units::format_time(M.at("makespan_s")));
@@ -47,8 +48,7 @@ class SparkKind : public Workload {
 public:
   void configure(ObjectReader& r) override
   {
-    read_spark(r.child("spark", "workload.kind spark: applications, executors and memory"), params_,
-               !r.describing());
+    read_spark(r.child("spark", "workload.kind spark: applications, executors and memory"), params_, !r.describing());
   }
 
   void check(const WorkloadEnv& env) const override
@@ -115,9 +115,9 @@ public:
         names.push_back(platform.topology.vertex(platform.topology.hosts()[h]).name);
       out.trace_json = spark_trace_json(apps, outcome, names);
     }
-    out.summary = summary_lines(env, params_, env.policies->name("spark_cache", "vanilla"), cache->eviction_name(),
-                                env.policies->name("spark_provisioning", "static"), out.metrics,
-                                static_cast<int>(apps.size()));
+    out.summary =
+        summary_lines(env, params_, env.policies->name("spark_cache", "vanilla"), cache->eviction_name(),
+                      env.policies->name("spark_provisioning", "static"), out.metrics, static_cast<int>(apps.size()));
     out.wall_note = fmt::format(" ({} activities, {} tasks)", outcome.activities, outcome.tasks.size());
     return out;
   }

@@ -78,9 +78,9 @@ std::string spark_stages_csv(const std::vector<SparkApplication>& apps, const Sp
 {
   std::string csv = "application,stage,rdd,tasks,start_s,end_s,duration_s\n";
   for (const auto& s : o.stages)
-    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", apps[s.app].name, s.stage,
-                       apps[s.app].rdds[apps[s.app].stages[s.stage].rdd].name, s.tasks, s.start, s.end,
-                       s.end - s.start);
+    csv +=
+        fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", apps[s.app].name, s.stage,
+                    apps[s.app].rdds[apps[s.app].stages[s.stage].rdd].name, s.tasks, s.start, s.end, s.end - s.start);
   return csv;
 }
 

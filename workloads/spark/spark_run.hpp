@@ -13,15 +13,15 @@ namespace cs {
 struct ExecutorState {
   int id = 0, app = 0, host = 0, cores = 1;
   int busy = 0;
-  double granted = 0;     // container granted (resources held from here)
-  double ready = 0;       // registered with the driver
-  bool alive = false;     // registered and not released
-  bool leaving = false;   // being released (migrating its cache): no new tasks
+  double granted = 0;   // container granted (resources held from here)
+  double ready = 0;     // registered with the driver
+  bool alive = false;   // registered and not released
+  bool leaving = false; // being released (migrating its cache): no new tasks
   bool released = false;
   double idle_since = 0;
   double window_busy = 0; // busy core-seconds since the window started (iSpark's iteration)
   double window_start = 0;
-  double busy_since = 0;  // for window accounting: when `busy` last changed
+  double busy_since = 0; // for window accounting: when `busy` last changed
 };
 
 struct StageRun {
@@ -29,7 +29,7 @@ struct StageRun {
   std::vector<int> pending; // partitions not launched
   int running = 0, done = 0, total = 0;
   double start = 0;
-  int level = 0;            // delay scheduling: the locality level currently allowed without waiting
+  int level = 0; // delay scheduling: the locality level currently allowed without waiting
   double last_launch = 0;
   std::vector<std::vector<int>> pref_exec, pref_host; // by partition
   std::vector<char> partition_done;
@@ -47,10 +47,10 @@ struct AppState {
   int requested = 0;          // asked for, not granted
   double backlog_since = -1;
   bool iteration_ended = false;
-  std::vector<std::vector<int>> map_host; // per stage, per task: where its shuffle output was written
-  std::vector<int> plan;                  // stages in the order they will run (BlockFuture)
-  std::vector<std::vector<int>> readers;  // per RDD: plan positions of the stages that read it
-  std::size_t position = 0;               // first plan position not finished
+  std::vector<std::vector<int>> map_host;              // per stage, per task: where its shuffle output was written
+  std::vector<int> plan;                               // stages in the order they will run (BlockFuture)
+  std::vector<std::vector<int>> readers;               // per RDD: plan positions of the stages that read it
+  std::size_t position = 0;                            // first plan position not finished
   std::vector<std::vector<char>> stage_partition_done; // per stage, per partition
 };
 
