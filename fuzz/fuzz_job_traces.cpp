@@ -1,12 +1,13 @@
-// libFuzzer target: the GPU-cluster job, Kineto, MoE routing and step-time readers (the first byte picks one: g = GPU
-// job trace, k = Kineto, m = MoE routing, anything else = step times; the rest is the file, written to /dev/shm since
-// the readers take paths).
+// libFuzzer target: the GPU-cluster job, Kineto, MoE routing, Spark event-log and step-time readers (the first byte
+// picks one: g = GPU job trace, k = Kineto, m = MoE routing, e = Spark event log, anything else = step times; the rest
+// is the file, written to /dev/shm since the readers take paths).
 // Each either reads the file or throws InputError; whatever it reads is within its documented bounds.
 #include "base/input_error.hpp"
 #include "platform/stragglers.hpp"
 #include "traces/gpu_job_trace.hpp"
 #include "traces/kineto_trace.hpp"
 #include "traces/moe_routing_trace.hpp"
+#include "traces/spark_event_log.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -48,6 +49,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (const auto& [key, experts] : t.tokens)
         for (const auto& [expert, tokens] : experts)
           check(expert >= 0 && expert <= t.max_expert && tokens >= 0 && std::isfinite(tokens));
+    } else if (data[0] == 'e') {
+      const cs::SparkEventLog log = cs::read_spark_event_log(path);
+      check(!log.tasks.empty());
+      for (const auto& t : log.tasks)
+        check(std::isfinite(t.launch_s) && std::isfinite(t.finish_s) && t.run_s >= 0 && t.input_bytes >= 0);
     } else {
       for (const auto& [worker, steps] : cs::read_step_time_trace(path).steps)
         for (double s : steps)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units, trace-reader, profile, measurement and
-# job-trace (GPU jobs, Kineto, step times) libFuzzer targets (fuzz/) with clang straight from their sources (no second
-# CMake build), replays the kept regressions, then fuzzes each for SECONDS from seeds made of the bundled files. A
+# job-trace (GPU jobs, Kineto, MoE routing, Spark event logs, step times) libFuzzer targets (fuzz/) with clang
+# straight from their sources (no second CMake build), replays the kept regressions, then fuzzes each for SECONDS from seeds made of the bundled files. A
 # crash, hang or sanitizer report fails; no clang or libFuzzer on this host skips (exit 77). The scenario and --set
 # targets need the whole engine: `make fuzz`.
 # Usage: tests/fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR (BUILD_DIR holds the generated profiles)
@@ -35,7 +35,8 @@ fi
 if [ $ok = 1 ]; then
   build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" \
     "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
-    "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" -lyaml-cpp -lz \
+    "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" "$root/traces/spark_event_log.cpp" \
+    -lyaml-cpp -lz \
     || ok=0
 fi
 if [ $ok = 0 ]; then
@@ -57,6 +58,7 @@ for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h 1e308GiB nan; do printf '%s' "$u
 { printf g; head -c 3000 "$root/traces/samples/gpu-jobs/openb-pods-first-1500.csv"; } >"$work/seeds/job_traces/openb"
 { printf g; cat "$root/traces/samples/gpu-jobs/60_job.csv"; } >"$work/seeds/job_traces/tiresias"
 { printf m; head -c 3000 "$root/traces/samples/moe/mixtral-routing.csv"; } >"$work/seeds/job_traces/moe"
+{ printf e; head -c 20000 "$root/traces/samples/spark/local-1422981780767"; } >"$work/seeds/job_traces/spark"
 { printf k; printf '%s' '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5,
   "dur": 2, "args": {"correlation": 3}}, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1,
   "ts": 1, "dur": 0.2, "args": {"correlation": 3}}], "distributedInfo": {"rank": 0, "world_size": 2}}'; } \

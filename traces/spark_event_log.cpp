@@ -149,7 +149,8 @@ public:
    *  slots as the largest first wave of any stage (the tasks launched within 10 ms of the stage's first launch). */
   void add_local_executors()
   {
-    for (const auto& [id, host] : block_managers_) {
+    for (const auto& manager : block_managers_) {
+      const std::string& id = manager.first; // (named: clang cannot capture structured bindings)
       if (std::any_of(log_.executors.begin(), log_.executors.end(), [&](const auto& x) { return x.id == id; }))
         continue;
       std::map<int, std::vector<double>> launches; // by stage
@@ -163,7 +164,7 @@ public:
                                                                [&](double t) { return t <= first + 0.010; })));
       }
       if (cores > 0)
-        log_.executors.push_back({id, host, cores, 0, -1, ""});
+        log_.executors.push_back({id, manager.second, cores, 0, -1, ""});
     }
   }
 
@@ -273,6 +274,8 @@ void read_lines(const std::string& file, LogBuilder& builder, SparkEventLog& log
     } catch (const json::parse_error& err) {
       const int col = static_cast<int>(std::min<std::size_t>(err.byte, line.size() + 1));
       throw InputError(file, n, std::max(col, 1), "not a JSON event (truncated or corrupt line)");
+    } catch (const json::exception& err) { // a number past double's range
+      throw InputError(file, n, 1, std::string("not a usable JSON event: ") + err.what());
     }
     try {
       if (!e.is_object() || !e.contains("Event") || !e["Event"].is_string())

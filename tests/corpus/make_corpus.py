@@ -317,6 +317,50 @@ scenario_reading("kineto", "json", [
     '{"traceEvents": [], "traceEvents": []}', '',
 ], "scenarios/kineto-replay.yaml", "../traces/samples/kineto/nccl_data.json.gz", "{file}")
 
+# --- Spark: overrides the workload checks, and event logs that cannot be replayed (simgrid: Spark's only backend). ---
+for i, setting in enumerate([
+        "workload.spark.executor_cores=0", "workload.spark.executor_cores=64", "workload.spark.executor_memory=80GiB",
+        "workload.spark.executor_memory=100MiB", "workload.spark.memory_fraction=0", "workload.spark.memory_fraction=2",
+        "workload.spark.storage_fraction=-1", "workload.spark.locality_wait=-1s", "workload.spark.deserialize_rate=0",
+        "workload.spark.cpu_scale=nan", "workload.spark.replication=99", "workload.spark.tick=0s",
+        "workload.spark.applications=[]", "workload.spark.applications=[{workload: sql}]",
+        "workload.spark.applications=[{workload: kmeans, profile: enormous}]",
+        "workload.spark.applications=[{workload: kmeans, converge: 0}]",
+        "workload.spark.applications=[{workload: kmeans, count: 0}]",
+        "workload.spark.applications=[{workload: kmeans, storage: MEMORY_ONLY_SER}]",
+        "workload.spark.applications=[{workload: kmeans, data_scale: 1e9}]",
+        "workload.spark.applications=[{workload: kmeans, event_log: x}]",
+        "workload.spark.applications=[{event_log: /nonexistent}]", "workload.spark.applications=[{}]",
+        "policies.spark_cache=arc", "policies.spark_cache={name: vanilla, eviction: fifo}",
+        "policies.spark_provisioning=elastic", "policies.spark_provisioning={name: dynamic, min_executors: -1}",
+        "policies.spark_provisioning={name: ispark, theta_low: 2}", "policies.spark_provisioning={name: ispark, patience: 0}",
+        "backend=analytical"]):
+    add(f"set-spark-hibench-{i:02d}", f"run scenarios/spark-hibench.yaml --set '{setting}' --out {{OUT}}")
+spark_log = read("traces/samples/spark/local-1430917381534")
+spark_start = '{"Event":"SparkListenerApplicationStart","App Name":"a","Timestamp":1000}\n'
+spark_lines = spark_log.split("\n")
+task_end = next(i for i, l in enumerate(spark_lines) if '"SparkListenerTaskEnd"' in l)
+
+
+def spark_task_end(old, new):
+    """The log with its first TaskEnd event's `old` replaced by `new`."""
+    lines = list(spark_lines)
+    lines[task_end] = lines[task_end].replace(old, new, 1)
+    return "\n".join(lines)
+
+
+for i, text in enumerate([
+        spark_log[:len(spark_log) // 2], spark_task_end('"Stage ID":0', '"Stage ID":"zero"'),
+        spark_task_end('"Launch Time":', '"Launch Time":-'), spark_log.replace('"Event":', '"Evnt":', 3),
+        spark_start, spark_start + '{"Event":"SparkListenerTaskEnd","Task Info":[]}\n', "", "\n\n", "[1,2]\n",
+        spark_log.replace('"Finish Time":', '"Finish Time":1e400,"x":', 1)]):
+    name = f"spark-log-{i:02d}"
+    write(name, text)
+    path = write(f"{name}.yaml", read("scenarios/reference/spark-replay-local.yaml").replace(
+        "../../traces/samples/spark/local-1430917381534", name))
+    add(f"{name}-replay", f"run {path} --out {{OUT}}")
+    add(f"{name}-trace", f"trace tests/corpus/cases/{name} --format spark")
+
 # --- Traces whose framing is broken (bad rows are skipped and counted, not refused: see mapreduce.md). ---
 rumen = read("traces/samples/hadoop/gridmix-wordcount-rumen.json")
 for i, cut in enumerate([100, 1000, 5000, len(rumen) // 2, len(rumen) - 3]):
