@@ -68,8 +68,12 @@ int list(const std::string& what)
 // (maybe gzip-compressed); the rest are MapReduce formats.
 std::string detect_any_format(const std::string& path)
 {
-  if (std::filesystem::is_directory(path))
-    return "spark"; // a rolling event-log directory
+  if (std::filesystem::is_directory(path)) { // a rolling Spark event log is a folder of events_<N>_* files
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(path, ec))
+      if (entry.path().filename().string().rfind("events_", 0) == 0)
+        return "spark";
+  }
   try {
     return detect_gpu_trace_format(path);
   } catch (const InputError&) {

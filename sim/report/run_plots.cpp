@@ -129,9 +129,12 @@ std::string breakdown_plot(const nlohmann::ordered_json& report, std::vector<std
 
 std::string jct_plot(const std::vector<std::pair<std::string, std::string>>& outputs, std::vector<std::string>& files)
 {
-  auto it = std::find_if(outputs.begin(), outputs.end(), [](const auto& f) { return f.first == "jobs.csv"; });
+  // MapReduce's jobs.csv, Spark's apps.csv: both have a jct_s column.
+  auto it = std::find_if(outputs.begin(), outputs.end(),
+                         [](const auto& f) { return f.first == "jobs.csv" || f.first == "apps.csv"; });
   if (it == outputs.end())
     return "";
+  const char* what = it->first == "apps.csv" ? "applications" : "jobs";
   auto split = [](const std::string& line) {
     std::vector<std::string> out;
     std::istringstream fields(line);
@@ -158,10 +161,10 @@ std::string jct_plot(const std::vector<std::pair<std::string, std::string>>& out
     data += fmt::format("{:.9g} {:.6f}\n", jct[i], double(i + 1) / jct.size());
   files.insert(files.end(), {"jct.png", "jct.svg"});
   return data + "EOD\nunset xtics\nset xtics\nset autoscale\n" +
-         terminals("jct", fmt::format("set title \"Job completion times ({} jobs)\"\nset xlabel \"JCT (s)\"\nset "
-                                      "ylabel \"share of jobs\"\nset logscale x\nset yrange [0:1]\nset key off\nplot "
+         terminals("jct", fmt::format("set title \"Job completion times ({} {})\"\nset xlabel \"JCT (s)\"\nset "
+                                      "ylabel \"share of {}\"\nset logscale x\nset yrange [0:1]\nset key off\nplot "
                                       "$jct using 1:2 with steps lw 2\nunset logscale x\n",
-                                      jct.size()));
+                                      jct.size(), what, what));
 }
 
 } // namespace

@@ -223,8 +223,14 @@ TEST(Plot, RunPlotsDrawTheTimelineUtilizationBreakdownAndJobTimes)
                 .code,
             0);
   EXPECT_EQ(png_size(jobs / "jct.png"), (std::pair<unsigned, unsigned>{1000, 600}));
+  const fs::path apps = fresh_dir("sparkplots");
+  ASSERT_EQ(clustersim("run " + src("scenarios/spark-hibench.yaml") + " --quiet --plots --out " + apps.string()).code,
+            0);
+  EXPECT_EQ(png_size(apps / "jct.png"), (std::pair<unsigned, unsigned>{1000, 600})); // Spark's apps.csv
+  EXPECT_GT(fs::file_size(apps / "timeline.svg"), 1000u);
   fs::remove_all(train);
   fs::remove_all(jobs);
+  fs::remove_all(apps);
 }
 
 TEST(Sweep, MpirunRanksShareTheSweepAndRankZeroMergesIt)
