@@ -46,6 +46,7 @@ std::vector<std::string> split_hosts(const std::string& text)
 struct TaskRecord {
   bool map = true;
   double start_ms = -1, finish_ms = -1;
+  double attempt_start_ms = -1; // the latest attempt's launch: a task scheduled early may wait for a container
   double input = 0, output = 0, shuffle = 0, written = 0;
   std::vector<std::string> hosts;
 };
@@ -66,6 +67,10 @@ void read_event(const std::string& type, const json& body, TraceJob& job, std::m
         !bounded_task_count(body.value("totalReduces", 0.0), job.reduces))
       throw std::out_of_range("task count beyond bounds");
     inited = true;
+  } else if (type == "JOB_FINISHED") {
+    job.commit_s = body.value("finishTime", -1.0); // made relative to the last task's end once all are read
+  } else if (type == "MAP_ATTEMPT_STARTED" || type == "REDUCE_ATTEMPT_STARTED") {
+    tasks[body.value("taskid", std::string())].attempt_start_ms = body.value("startTime", -1.0);
   } else if (type == "TASK_STARTED") {
     auto& t = tasks[body.value("taskid", std::string())];
     t.map = body.value("taskType", std::string()) == "MAP";
@@ -132,10 +137,14 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
     summary.skip(1, "zero maps");
     return summary;
   }
-  double map_output = 0, shuffle = 0;
+  double map_output = 0, shuffle = 0, first_ms = -1, last_ms = -1;
   int maps_seen = 0, reduces_seen = 0;
   for (const auto& [id, t] : tasks) {
-    const double seconds = t.start_ms >= 0 && t.finish_ms >= t.start_ms ? (t.finish_ms - t.start_ms) / 1000.0 : -1;
+    const double start = t.attempt_start_ms >= 0 ? t.attempt_start_ms : t.start_ms;
+    if (start >= 0 && (first_ms < 0 || start < first_ms))
+      first_ms = start;
+    last_ms = std::max(last_ms, t.finish_ms);
+    const double seconds = start >= 0 && t.finish_ms >= start ? (t.finish_ms - start) / 1000.0 : -1;
     if (t.map) {
       ++maps_seen;
       job.map_input_bytes.push_back(t.input);
@@ -158,6 +167,10 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
   if (reduces_seen != job.reduces)
     job.reduce_seconds.clear();
   job.shuffle_bytes = job.reduces > 0 ? (shuffle > 0 ? shuffle : map_output) : 0;
+  // Recorded overheads: submission to the first task's start, the last task's end to the job's end.
+  const double finish_ms = job.commit_s;
+  job.startup_s = first_ms >= job.submit_s * 1000.0 ? (first_ms - job.submit_s * 1000.0) / 1000.0 : -1;
+  job.commit_s = last_ms >= 0 && finish_ms >= last_ms ? (finish_ms - last_ms) / 1000.0 : -1;
   if (std::string why = trace_job_out_of_bounds(job); !why.empty()) {
     summary.skip(1, why);
     return summary;

@@ -34,6 +34,28 @@ const json* successful_attempt(const json& task)
 }
 
 /** Fills `job` from one rumen LoggedJob; returns a reason when the record is unusable. */
+
+/** What a job spent besides its tasks, when recorded: submission to its first attempt's start (the AM's start-up and
+ *  setup, the first container's launch) and its last task's end to the job's end (output commit, AM shut-down). */
+void record_overheads(const json& j, const json& maps, const json& reduces, double submit_ms, TraceJob& job)
+{
+  double first = -1, last = -1;
+  for (const json* tasks : {&maps, &reduces})
+    for (const auto& t : *tasks) {
+      const json* a = successful_attempt(t);
+      if (!a)
+        continue;
+      if (const double s = number_or(*a, "startTime", -1); s >= 0 && (first < 0 || s < first))
+        first = s;
+      last = std::max(last, number_or(*a, "finishTime", -1));
+    }
+  const double finish = number_or(j, "finishTime", -1);
+  if (first >= submit_ms && submit_ms >= 0)
+    job.startup_s = (first - submit_ms) / 1000.0;
+  if (last >= 0 && finish >= last)
+    job.commit_s = (finish - last) / 1000.0;
+}
+
 std::string convert(const json& j, TraceJob& job)
 {
   if (!j.is_object())
@@ -107,6 +129,7 @@ std::string convert(const json& j, TraceJob& job)
   if (job.reduces != static_cast<int>(reduces.size()))
     job.reduce_seconds.clear();
   job.shuffle_bytes = job.reduces > 0 ? (shuffle > 0 ? shuffle : map_output) : 0;
+  record_overheads(j, maps, reduces, submit_ms, job);
   return trace_job_out_of_bounds(job);
 }
 

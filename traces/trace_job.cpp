@@ -52,6 +52,8 @@ std::string trace_job_out_of_bounds(const TraceJob& job)
     for (double v : *times)
       if (bad_time(v))
         return "task time beyond bounds";
+  if (bad_time(job.startup_s) || bad_time(job.commit_s))
+    return "job start-up or commit time beyond bounds";
   return "";
 }
 

@@ -24,6 +24,8 @@ struct TraceJob {
   std::vector<std::vector<std::string>> map_hosts; // preferred (replica) hosts per map, the trace's host names
   std::vector<double> map_seconds;                 // recorded run time per map (successful attempt), when known
   std::vector<double> reduce_seconds;              // recorded run time per reduce, when known
+  double startup_s = -1; // recorded: submission to the first task attempt's start (AM start-up, setup), -1 unknown
+  double commit_s = -1;  // recorded: the last task's end to the job's end (output commit, AM shut-down), -1 unknown
   int line = 0;                                    // where the job starts in its file
 };
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -153,6 +154,46 @@ TEST(MapReduceCli, AReplayWindowWithNoJobsIsBadInput)
   EXPECT_EQ(e.code, 2) << e.err;
   EXPECT_NE(e.err.find("workload.mapreduce.trace.start=2400h: the workload has no jobs"), std::string::npos) << e.err;
   EXPECT_FALSE(fs::exists(dir));
+}
+
+} // namespace
+
+namespace {
+
+/** JCT per job of a replay scenario, from jobs.csv. */
+std::vector<double> replayed_jcts(const std::string& scenario)
+{
+  fs::path dir = fresh_dir("replay_" + scenario);
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/reference/" + scenario) + " --quiet --out " +
+                                       dir.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir / "jobs.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> jct;
+  while (std::getline(in, line)) {
+    std::stringstream cells(line);
+    std::string cell;
+    for (int i = 0; i < 4; ++i)
+      std::getline(cells, cell, ',');
+    jct.push_back(std::stod(cell));
+  }
+  fs::remove_all(dir);
+  return jct;
+}
+
+// Replaying recorded Hadoop jobs on the cluster they ran on gives back their recorded JCTs within 20%: recorded
+// attempt times, each job's recorded start-up and commit, and (YARN) the MRAppMaster's container.
+TEST(MapReduceReplay, RecordedJobsComeBackWithin20Percent)
+{
+  const auto expect_near = [](const std::vector<double>& got, const std::vector<double>& recorded) {
+    ASSERT_EQ(got.size(), recorded.size());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i] / recorded[i], 1.0, 0.20) << "job " << i << ": " << got[i] << " s";
+  };
+  expect_near(replayed_jcts("mapreduce-replay-teragen.yaml"), {99.375, 92.052}); // SLS rumen: finish - submit
+  expect_near(replayed_jcts("mapreduce-replay-wordcount.yaml"), {30.689});       // gridmix rumen
+  expect_near(replayed_jcts("mapreduce-replay-sleep.yaml"), {25.374});           // MRv2 .jhist
 }
 
 } // namespace

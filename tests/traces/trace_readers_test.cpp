@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace {
@@ -93,6 +94,7 @@ TEST(RumenReader, ReadsTheGridmixWordCountWithLocations)
   ASSERT_EQ(j.map_seconds.size(), 3u);
   EXPECT_NEAR(j.map_seconds[0], 6.896, 1e-9); // 1285322658262 - 1285322651366 ms
   EXPECT_GT(j.submit_s, 0);                   // no submitTime: the earliest map start stands in
+  EXPECT_NEAR(j.commit_s, 5.078, 1e-3);       // the last attempt's end to the job's finishTime
 }
 
 TEST(RumenReader, ReadsTheSlsSample)
@@ -154,7 +156,12 @@ TEST(JhistReader, ReadsTheSleepJob)
   ASSERT_EQ(j.map_seconds.size(), 10u);
   for (double t : j.map_seconds)
     EXPECT_GT(t, 0);
+  // Attempt launch to task end: the last three maps were scheduled with the first seven but waited ~12 s for
+  // containers, which is not their run time (task start to end would be 15-17 s).
+  EXPECT_NEAR(*std::max_element(j.map_seconds.begin(), j.map_seconds.end()), 12.077, 1e-3);
   EXPECT_GT(j.shuffle_bytes, 0);
+  EXPECT_NEAR(j.startup_s, 7.258, 1e-3); // submitted 43.227 s, first attempt 50.485 s
+  EXPECT_NEAR(j.commit_s, 0.001, 1e-3);  // last task 68.600 s, job finished 68.601 s
 }
 
 TEST(JhistReader, BadEventsAreSkippedAndAMissingHeaderIsAnError)

@@ -23,6 +23,8 @@ struct MapReduceJob {
   double output_bytes = 0;  // written by the reducers (or the maps of a map-only job) with HDFS replication
   std::vector<double> reduce_compute_s;
   double input_bytes = 0;
+  double startup_s = 0; // from submission (with an AM container) to the first task: the AM's start-up and setup
+  double commit_s = 0;  // from the last task's end to the job's end: output commit, the AM's shut-down
 
   /** What map m writes for the shuffle (in proportion to its input). */
   double map_output_bytes(int m) const

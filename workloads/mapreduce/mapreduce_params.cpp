@@ -65,6 +65,13 @@ void read_mapreduce(ObjectReader r, MapReduceParams& m, bool selected)
       .field("parallel_copies", m.parallel_copies, "concurrent shuffle fetches per reducer")
       .field("map_rate", m.map_rate, "bytes/s a map container processes")
       .field("reduce_rate", m.reduce_rate, "bytes/s a reduce container processes")
+      .field("am_container", m.am_container,
+             "each job's MRAppMaster holds one container from its start to the job's end, as on YARN (off by default: "
+             "the reference scenarios were set up without it)")
+      .field("am_startup", m.am_startup, "from the AM's container to the job's first task (AM start-up, setup)")
+      .field("job_commit", m.job_commit, "from the last task's end to the job's end (output commit, AM shut-down)")
+      .field("recorded_overheads", m.recorded_overheads,
+             "traces: each job's recorded start-up and commit times replace am_startup and job_commit")
       .field("speculative", m.speculative, "speculative execution of slow maps")
       .field("speculative_slowdown", m.speculative_slowdown,
              "a map running this many times longer than its job's mean map gets a speculative copy")
@@ -86,6 +93,8 @@ void read_mapreduce(ObjectReader r, MapReduceParams& m, bool selected)
   r.require_positive("parallel_copies", m.parallel_copies);
   r.require_positive("map_rate", m.map_rate.value);
   r.require_positive("reduce_rate", m.reduce_rate.value);
+  r.require_non_negative("am_startup", m.am_startup.value);
+  r.require_non_negative("job_commit", m.job_commit.value);
   if (r.describing())
     return;
   if (m.slowstart < 0 || m.slowstart > 1)

@@ -31,6 +31,8 @@ struct JobState {
   double map_seconds_sum = 0;
   int map_seconds_n = 0;
   int running_containers = 0;
+  int am_host = -1;     // where its MRAppMaster runs (-1: not placed yet, or no AM containers)
+  double am_ready = -1; // when its tasks may be scheduled (-1: the AM is not placed yet)
   double finish = 0;
 
   int pending_maps() const { return static_cast<int>(spec->maps.size()) - maps_done - maps_running; }
@@ -56,6 +58,7 @@ private:
   void activate(int j);
   void request_speculation(double now);
   void round(double now);
+  void place_application_masters(double now, int start);
   std::vector<Candidate> candidates(const SchedulingRound& r, int free_total);
   void add_map_candidates(int j, const SchedulingRound& r, int free_total, std::vector<Candidate>& out);
   std::vector<CandidateTask> describe(const std::vector<Candidate>& cands);
@@ -70,6 +73,7 @@ private:
   void reduce_task(int j, int r, int host);
   void fetch_map_outputs(int j, int host);
   void finish_job(int j);
+  void close_job(int j);
 
   ActorRuntime& rt_;
   const std::vector<MapReduceJob>& jobs_;

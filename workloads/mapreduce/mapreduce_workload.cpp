@@ -16,6 +16,9 @@ MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
   job.id = t.id;
   job.name = t.name;
   job.submit_s = t.submit_s;
+  const bool recorded = p.recorded_overheads;
+  job.startup_s = recorded && t.startup_s >= 0 ? t.startup_s : p.am_startup.value;
+  job.commit_s = recorded && t.commit_s >= 0 ? t.commit_s : p.job_commit.value;
   const double scale = p.trace.scale;
   const double block = p.block_size.value;
   if (!t.map_input_bytes.empty()) {

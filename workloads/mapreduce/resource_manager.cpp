@@ -69,6 +69,7 @@ void MapReduceRun::round(double now)
   int free_total = 0;
   const int hosts = layout_.hosts();
   const int start = std::uniform_int_distribution<int>(0, hosts - 1)(rng_); // heartbeats arrive in any order
+  place_application_masters(now, start);
   for (int i = 0; i < hosts; ++i) {
     const int h = (start + i) % hosts;
     if (free_[h] > 0) {
@@ -100,6 +101,31 @@ void MapReduceRun::round(double now)
   }
 }
 
+// Each new job's MRAppMaster takes a container (in submission order, on the first host to heartbeat with one free);
+// its tasks may be scheduled once the AM has started up. Without AM containers only the start-up delay remains.
+void MapReduceRun::place_application_masters(double now, int start)
+{
+  const int hosts = layout_.hosts();
+  for (int j : active_) {
+    auto& s = state_[j];
+    if (s.am_ready >= 0)
+      continue;
+    if (!p_.am_container) {
+      s.am_ready = now + s.spec->startup_s;
+      continue;
+    }
+    int host = -1;
+    for (int i = 0; i < hosts && host < 0; ++i)
+      if (free_[(start + i) % hosts] > 0)
+        host = (start + i) % hosts;
+    if (host < 0)
+      return; // no container free: later jobs wait too (FIFO)
+    take_container(j, host);
+    s.am_host = host;
+    s.am_ready = now + s.spec->startup_s;
+  }
+}
+
 // Per queue, jobs in FIFO order, until the queue has offered enough tasks to fill every free container a few times
 // over (what a real RM sees: the AMs' outstanding requests, by location).
 std::vector<MapReduceRun::Candidate> MapReduceRun::candidates(const SchedulingRound& r, int free_total)
@@ -110,8 +136,8 @@ std::vector<MapReduceRun::Candidate> MapReduceRun::candidates(const SchedulingRo
   for (int j : active_) {
     auto& s = state_[j];
     const int q = s.spec->queue;
-    if (per_queue[q] >= window)
-      continue;
+    if (per_queue[q] >= window || s.am_ready < 0 || s.am_ready > r.now + 1e-12)
+      continue; // (a job whose AM has not started up yet asks for nothing)
     const int before = static_cast<int>(cands.size());
     for (int m : s.speculative_queue)
       if (s.map_state[m] == 1)

@@ -204,9 +204,24 @@ void MapReduceRun::reduce_task(int j, int r, int host)
     finish_job(j);
 }
 
+// The last task is done: the AM commits the output and shuts down (commit_s), then gives its container back.
 void MapReduceRun::finish_job(int j)
 {
+  if (state_[j].spec->commit_s < ClusterRuntime::kShortest) {
+    close_job(j);
+    return;
+  }
+  rt_.spawn("commit", state_[j].am_host >= 0 ? state_[j].am_host : 0, [this, j] {
+    rt_.sleep_for(state_[j].spec->commit_s);
+    close_job(j);
+  });
+}
+
+void MapReduceRun::close_job(int j)
+{
   auto& s = state_[j];
+  if (s.am_host >= 0)
+    release_container(j, s.am_host);
   s.done = true;
   s.finish = rt_.now();
   s.maps_on_host.clear();
