@@ -42,6 +42,17 @@ void BlockStore::erase(const BlockId& id)
   blocks_.erase(it);
 }
 
+void BlockStore::erase_application(int app)
+{
+  for (auto it = blocks_.begin(); it != blocks_.end();)
+    if (it->first.app == app) {
+      used_ -= it->second.bytes;
+      it = blocks_.erase(it);
+    } else {
+      ++it;
+    }
+}
+
 void BlockStore::reassign(int from, int to)
 {
   for (auto& [id, b] : blocks_)

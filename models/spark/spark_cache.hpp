@@ -63,6 +63,8 @@ public:
   bool insert(const CachedBlock& block, const CacheEviction& eviction, const BlockFuture& future,
               std::vector<CachedBlock>& evicted);
   void erase(const BlockId& id);
+  /** Drops every block of application `app`. */
+  void erase_application(int app);
   /** Hands every block `from` computed to `to` (a shared pool whose executor left). */
   void reassign(int from, int to);
   const std::map<BlockId, CachedBlock>& blocks() const { return blocks_; }

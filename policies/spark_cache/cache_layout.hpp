@@ -24,10 +24,32 @@ protected:
     eviction_ = Registry<CacheEviction>::instance().create(eviction_name_);
   }
 
+  /** Caches `block`, computed by `executor` on `host`, in `store` at `level`: memory first; a level with disk keeps
+   *  it on the host's disk when memory cannot, and so it keeps the blocks memory gives up for it. */
+  bool store_block(BlockStore& store, const CachedBlock& block, StorageLevel level, int host, int executor,
+                   std::vector<CachedBlock>& evicted)
+  {
+    if (level == StorageLevel::NONE)
+      return false;
+    bool in_memory = false;
+    if (level != StorageLevel::DISK_ONLY) {
+      const std::size_t before = evicted.size();
+      in_memory = store.insert(block, *eviction_, *future_, evicted);
+      levels_[block.id] = level;
+      for (std::size_t i = before; i < evicted.size(); ++i) // MEMORY_AND_DISK blocks are dropped to disk
+        if (uses_disk(levels_[evicted[i].id]))
+          disk_.add(evicted[i].id, host, evicted[i].owner);
+    }
+    if (!in_memory && uses_disk(level))
+      disk_.add(block.id, host, executor);
+    return in_memory;
+  }
+
   std::string eviction_name_;
   std::unique_ptr<CacheEviction> eviction_;
   const BlockFuture* future_ = nullptr;
   DiskBlocks disk_;
+  std::map<BlockId, StorageLevel> levels_;
 };
 
 } // namespace cs

@@ -81,21 +81,8 @@ public:
 
   bool insert(const CachedBlock& block, StorageLevel level, int executor, std::vector<CachedBlock>& evicted) override
   {
-    if (level == StorageLevel::NONE)
-      return false;
     const int host = executors_.at(executor).host;
-    bool in_memory = false;
-    if (level != StorageLevel::DISK_ONLY) {
-      const std::size_t before = evicted.size();
-      in_memory = pools_.at(host).insert(block, *eviction_, *future_, evicted);
-      levels_[block.id] = level;
-      for (std::size_t i = before; i < evicted.size(); ++i)
-        if (uses_disk(levels_[evicted[i].id]))
-          disk_.add(evicted[i].id, host, evicted[i].owner);
-    }
-    if (!in_memory && uses_disk(level))
-      disk_.add(block.id, host, executor);
-    return in_memory;
+    return store_block(pools_.at(host), block, level, host, executor, evicted);
   }
 
   std::vector<int> holders(const BlockId& block) const override
@@ -128,21 +115,14 @@ public:
 
   void drop_application(int app) override
   {
-    for (auto& [host, pool] : pools_) {
-      std::vector<BlockId> ids;
-      for (const auto& [id, b] : pool.blocks())
-        if (id.app == app)
-          ids.push_back(id);
-      for (const auto& id : ids)
-        pool.erase(id);
-    }
+    for (auto& [key, store] : pools_)
+      store.erase_application(app);
     disk_.drop_application(app);
   }
 
 private:
   std::map<int, CacheExecutor> executors_;
   std::map<int, BlockStore> pools_; // by host
-  std::map<BlockId, StorageLevel> levels_;
 };
 
 CS_REGISTER_POLICY(SparkCache, ImlayerCache, "spark_cache", "imlayer",

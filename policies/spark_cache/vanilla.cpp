@@ -58,21 +58,8 @@ public:
 
   bool insert(const CachedBlock& block, StorageLevel level, int executor, std::vector<CachedBlock>& evicted) override
   {
-    if (level == StorageLevel::NONE)
-      return false;
     const int host = executors_.at(executor).host;
-    bool in_memory = false;
-    if (level != StorageLevel::DISK_ONLY) {
-      const std::size_t before = evicted.size();
-      in_memory = stores_.at(executor).insert(block, *eviction_, *future_, evicted);
-      levels_[block.id] = level;
-      for (std::size_t i = before; i < evicted.size(); ++i) // MEMORY_AND_DISK blocks are dropped to disk
-        if (uses_disk(levels_[evicted[i].id]))
-          disk_.add(evicted[i].id, host, executor);
-    }
-    if (!in_memory && uses_disk(level))
-      disk_.add(block.id, host, executor);
-    return in_memory;
+    return store_block(stores_.at(executor), block, level, host, executor, evicted);
   }
 
   std::vector<int> holders(const BlockId& block) const override
@@ -96,21 +83,14 @@ public:
 
   void drop_application(int app) override
   {
-    for (auto& [e, store] : stores_) {
-      std::vector<BlockId> ids;
-      for (const auto& [id, b] : store.blocks())
-        if (id.app == app)
-          ids.push_back(id);
-      for (const auto& id : ids)
-        store.erase(id);
-    }
+    for (auto& [key, store] : stores_)
+      store.erase_application(app);
     disk_.drop_application(app);
   }
 
 private:
   std::map<int, CacheExecutor> executors_;
   std::map<int, BlockStore> stores_;
-  std::map<BlockId, StorageLevel> levels_;
 };
 
 CS_REGISTER_POLICY(SparkCache, VanillaCache, "spark_cache", "vanilla",
