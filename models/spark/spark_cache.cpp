@@ -42,6 +42,20 @@ void BlockStore::erase(const BlockId& id)
   blocks_.erase(it);
 }
 
+void BlockStore::shrink_to_fit(const CacheEviction& eviction, const BlockFuture& future,
+                               std::vector<CachedBlock>& evicted)
+{
+  std::vector<const CachedBlock*> all;
+  while (used_ > capacity_ + 1e-6 && !blocks_.empty()) {
+    all.clear();
+    for (const auto& [id, b] : blocks_)
+      all.push_back(&b);
+    const CachedBlock victim = *all.at(eviction.victim(all, future));
+    erase(victim.id);
+    evicted.push_back(victim);
+  }
+}
+
 void BlockStore::erase_application(int app)
 {
   for (auto it = blocks_.begin(); it != blocks_.end();)

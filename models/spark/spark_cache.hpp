@@ -63,6 +63,8 @@ public:
   bool insert(const CachedBlock& block, const CacheEviction& eviction, const BlockFuture& future,
               std::vector<CachedBlock>& evicted);
   void erase(const BlockId& id);
+  /** Evicts, through `eviction`, until the blocks fit the capacity again. */
+  void shrink_to_fit(const CacheEviction& eviction, const BlockFuture& future, std::vector<CachedBlock>& evicted);
   /** Drops every block of application `app`. */
   void erase_application(int app);
   /** Hands every block `from` computed to `to` (a shared pool whose executor left). */
@@ -130,6 +132,9 @@ public:
   virtual void add_executor(const CacheExecutor& executor) = 0;
   /** Drops the executor; returns the in-memory blocks that existed only there (lost, or to migrate). */
   virtual std::vector<CachedBlock> remove_executor(int executor) = 0;
+  /** The executor's storage memory becomes `storage_bytes` (execution took or gave back part of its unified
+   *  region); blocks that no longer fit are evicted into `evicted`. */
+  virtual void resize_executor(int executor, double storage_bytes, std::vector<CachedBlock>& evicted) = 0;
   /** Finds `block` for a task on `executor`, nearest copy first, and marks it used. */
   virtual BlockLookup lookup(const BlockId& block, int executor, double now) = 0;
   /** A task on `executor` computed `block`: cache it at `level`. Returns false when it was not kept in memory (then

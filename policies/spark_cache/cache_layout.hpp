@@ -36,13 +36,19 @@ protected:
       const std::size_t before = evicted.size();
       in_memory = store.insert(block, *eviction_, *future_, evicted);
       levels_[block.id] = level;
-      for (std::size_t i = before; i < evicted.size(); ++i) // MEMORY_AND_DISK blocks are dropped to disk
-        if (uses_disk(levels_[evicted[i].id]))
-          disk_.add(evicted[i].id, host, evicted[i].owner);
+      spill(evicted, before, host);
     }
     if (!in_memory && uses_disk(level))
       disk_.add(block.id, host, executor);
     return in_memory;
+  }
+
+  /** Evicted blocks from `from` on whose level has disk are dropped to `host`'s disk (MEMORY_AND_DISK). */
+  void spill(const std::vector<CachedBlock>& evicted, std::size_t from, int host)
+  {
+    for (std::size_t i = from; i < evicted.size(); ++i)
+      if (uses_disk(levels_[evicted[i].id]))
+        disk_.add(evicted[i].id, host, evicted[i].owner);
   }
 
   std::string eviction_name_;

@@ -46,15 +46,19 @@ public:
         pool.erase(id);
       }
     }
-    while (pool.used() > pool.capacity() + 1e-6 && !pool.blocks().empty()) {
-      std::vector<const CachedBlock*> all;
-      for (const auto& [id, b] : pool.blocks())
-        all.push_back(&b);
-      const CachedBlock victim = *all[eviction_->victim(all, *future_)];
-      pool.erase(victim.id);
-      lost.push_back(victim);
-    }
+    pool.shrink_to_fit(*eviction_, *future_, lost);
     return lost;
+  }
+
+  void resize_executor(int executor, double storage_bytes, std::vector<CachedBlock>& evicted) override
+  {
+    auto& e = executors_.at(executor);
+    auto& pool = pools_.at(e.host);
+    pool.set_capacity(std::max(0.0, pool.capacity() + storage_bytes - e.storage_bytes));
+    e.storage_bytes = storage_bytes;
+    const std::size_t before = evicted.size();
+    pool.shrink_to_fit(*eviction_, *future_, evicted);
+    spill(evicted, before, e.host);
   }
 
   BlockLookup lookup(const BlockId& block, int executor, double now) override

@@ -31,6 +31,15 @@ public:
     return only_here;
   }
 
+  void resize_executor(int executor, double storage_bytes, std::vector<CachedBlock>& evicted) override
+  {
+    auto& store = stores_.at(executor);
+    store.set_capacity(storage_bytes);
+    const std::size_t before = evicted.size();
+    store.shrink_to_fit(*eviction_, *future_, evicted);
+    spill(evicted, before, executors_.at(executor).host);
+  }
+
   BlockLookup lookup(const BlockId& block, int executor, double now) override
   {
     auto& own = stores_.at(executor);

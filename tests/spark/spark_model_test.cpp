@@ -230,3 +230,32 @@ TEST(SparkProvisioning, IsparkShrinksToTheTargetShareAtIterationBoundaries)
 }
 
 } // namespace
+
+namespace {
+
+TEST(SparkCacheLayout, ExecutionMemoryShrinksStorageAndEvicts)
+{
+  FixedFuture future;
+  std::vector<CachedBlock> evicted;
+  auto vanilla = layout("vanilla", future);
+  ASSERT_TRUE(vanilla->insert(block(1, 0, 100, 1, 0), cs::StorageLevel::MEMORY_ONLY, 0, evicted));
+  ASSERT_TRUE(vanilla->insert(block(2, 0, 80, 2, 0), cs::StorageLevel::MEMORY_AND_DISK, 0, evicted));
+  vanilla->resize_executor(0, 120, evicted); // execution took 80 of executor 0's 200
+  ASSERT_EQ(evicted.size(), 1u);
+  EXPECT_EQ(evicted[0].id.rdd, 1); // least recently used
+  EXPECT_EQ(vanilla->lookup({0, 1, 0}, 0, 3).source, BlockSource::MISS);
+  vanilla->resize_executor(0, 50, evicted); // the MEMORY_AND_DISK block goes to the host's disk
+  EXPECT_EQ(vanilla->lookup({0, 2, 0}, 0, 4).source, BlockSource::DISK);
+  evicted.clear();
+  auto pool = layout("imlayer", future); // host 0's pool: 400 from executors 0 and 1
+  ASSERT_TRUE(pool->insert(block(1, 0, 150, 1, 0), cs::StorageLevel::MEMORY_ONLY, 0, evicted));
+  ASSERT_TRUE(pool->insert(block(2, 0, 150, 2, 1), cs::StorageLevel::MEMORY_ONLY, 1, evicted));
+  pool->resize_executor(1, 150, evicted); // pool 350: still fits
+  EXPECT_TRUE(evicted.empty());
+  pool->resize_executor(0, 100, evicted); // pool 250: one block goes
+  EXPECT_EQ(evicted.size(), 1u);
+  pool->resize_executor(0, 200, evicted); // given back: nothing returns, nothing more goes
+  EXPECT_EQ(evicted.size(), 1u);
+}
+
+} // namespace

@@ -40,9 +40,8 @@ Outcome run(const std::string& scenario, int seed, const std::string& set)
 
 class ImlayerBands : public ::testing::TestWithParam<int> {};
 
-// Hit rate: more than +10 points on each application. Runtime: k-means within −20%…−55%; PageRank and logistic
-// regression gain too but outside the band (docs/spark.md: PageRank rebuilds its links from shuffle files cheaply,
-// logistic regression's misses re-read HDFS from disks its neighbours saturate).
+// Hit rate: more than +10 points on each application. Runtime: k-means and PageRank within −20%…−55%; logistic
+// regression gains more than the band (docs/spark.md: its misses re-read HDFS from disks its neighbours saturate).
 TEST_P(ImlayerBands, SharedPoolRaisesHitRateAndCutsRuntime)
 {
   for (const char* app : {"kmeans", "pagerank", "lr"}) {
@@ -54,7 +53,7 @@ TEST_P(ImlayerBands, SharedPoolRaisesHitRateAndCutsRuntime)
     EXPECT_GT(points, 0.10) << app;
     const double runtime = pooled.first_app_jct / vanilla.first_app_jct - 1;
     EXPECT_LT(runtime, -0.05) << app;
-    if (std::string(app) == "kmeans") {
+    if (std::string(app) != "lr") {
       EXPECT_LE(runtime, -0.20);
       EXPECT_GE(runtime, -0.55);
     }

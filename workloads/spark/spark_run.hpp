@@ -22,6 +22,7 @@ struct ExecutorState {
   double window_busy = 0; // busy core-seconds since the window started (iSpark's iteration)
   double window_start = 0;
   double busy_since = 0; // for window accounting: when `busy` last changed
+  double execution = 0;  // unified memory its running tasks use for shuffle sorting and aggregation
 };
 
 struct StageRun {
@@ -88,6 +89,8 @@ private:
 
   // spark_tasks.cpp: a task's work.
   void run_task(int a, int s, int p, int e);
+  double execution_bytes(int a, int s) const;
+  void use_execution_memory(int e, double delta);
   struct TaskWork {
     std::vector<ActivityPtr> io;
     double compute = 0;

@@ -14,6 +14,8 @@ void SparkRun::run_task(int a, int st, int p, int id)
   const auto& app = apps_[a];
   const auto& stage = app.stages[st];
   const ExecutorState e = execs_[id]; // a copy: granting executors reallocates execs_ while the task runs
+  const double execution = execution_bytes(a, st);
+  use_execution_memory(id, execution);
   TaskWork w;
   resolve(a, stage.rdd, p, e, w);
   if (!stage.task_seconds.empty()) // replay: the recorded compute replaces the RDDs' estimates
@@ -37,6 +39,35 @@ void SparkRun::run_task(int a, int st, int p, int id)
     rt_.wait(cluster_.disk_io(e.host, stage.shuffle_write_bytes, true));
   if (ClusterRuntime::some(stage.output_bytes))
     cluster_.hdfs_write(e.host, stage.output_bytes, p_.replication, rng_, [](int, int) {});
+  use_execution_memory(id, -execution);
+}
+
+// What a task of stage `s` holds in execution memory: its shuffle output while sorting it and the shuffle input it
+// aggregates, up to its fair share of the unified region (Spark gives each of N running tasks at most 1/N; beyond
+// it the task spills, which is not priced).
+double SparkRun::execution_bytes(int a, int s) const
+{
+  const auto& app = apps_[a];
+  const auto& stage = app.stages[s];
+  double bytes = stage.shuffle_write_bytes;
+  for (int r : app.rdds_of_stage(s))
+    for (int parent : app.rdds[r].shuffle_stages)
+      bytes += app.stages[parent].shuffle_write_bytes * app.stages[parent].task_count(app.rdds) / app.rdds[r].partitions;
+  return std::min(bytes, executor_storage_bytes(p_) / p_.executor_cores);
+}
+
+// Execution takes unified memory from storage (evicting cached blocks) down to storage_fraction of it, and gives it
+// back when the task ends.
+void SparkRun::use_execution_memory(int id, double delta)
+{
+  if (delta == 0)
+    return;
+  auto& e = execs_[id];
+  e.execution = std::max(0.0, e.execution + delta);
+  const double unified = executor_storage_bytes(p_);
+  std::vector<CachedBlock> evicted;
+  setup_.cache->resize_executor(id, std::max(unified * p_.storage_fraction, unified - e.execution), evicted);
+  out_.cache.evictions += static_cast<long>(evicted.size());
 }
 
 void SparkRun::resolve(int a, int rdd, int p, const ExecutorState& e, TaskWork& w)
