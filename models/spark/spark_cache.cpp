@@ -28,9 +28,15 @@ bool BlockStore::insert(const CachedBlock& block, const CacheEviction& eviction,
     erase(victim.id);
     evicted.push_back(victim);
   }
+  add(block);
+  return true;
+}
+
+void BlockStore::add(const CachedBlock& block)
+{
   blocks_.emplace(block.id, block);
   used_ += block.bytes;
-  return true;
+  owned_[block.owner] += block.bytes;
 }
 
 void BlockStore::erase(const BlockId& id)
@@ -39,6 +45,7 @@ void BlockStore::erase(const BlockId& id)
   if (it == blocks_.end())
     return;
   used_ -= it->second.bytes;
+  owned_[it->second.owner] -= it->second.bytes;
   blocks_.erase(it);
 }
 
@@ -61,6 +68,7 @@ void BlockStore::erase_application(int app)
   for (auto it = blocks_.begin(); it != blocks_.end();)
     if (it->first.app == app) {
       used_ -= it->second.bytes;
+      owned_[it->second.owner] -= it->second.bytes;
       it = blocks_.erase(it);
     } else {
       ++it;
@@ -72,6 +80,8 @@ void BlockStore::reassign(int from, int to)
   for (auto& [id, b] : blocks_)
     if (b.owner == from)
       b.owner = to;
+  owned_[to] += owned_[from];
+  owned_.erase(from);
 }
 
 int DiskBlocks::host_of(const BlockId& id) const

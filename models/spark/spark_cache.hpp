@@ -70,11 +70,20 @@ public:
   /** Hands every block `from` computed to `to` (a shared pool whose executor left). */
   void reassign(int from, int to);
   const std::map<BlockId, CachedBlock>& blocks() const { return blocks_; }
+  /** Bytes of the blocks `owner` computed (kept as blocks come and go: allocation managers ask often). */
+  double owned_bytes(int owner) const
+  {
+    auto it = owned_.find(owner);
+    return it == owned_.end() ? 0 : it->second;
+  }
 
 private:
+  void add(const CachedBlock& block);
+
   double capacity_ = 0;
   double used_ = 0;
   std::map<BlockId, CachedBlock> blocks_;
+  std::map<int, double> owned_; // by owner
 };
 
 /** Blocks kept on executors' local disks (DISK_ONLY, or MEMORY_AND_DISK dropped from memory). They live as long as

@@ -102,10 +102,7 @@ public:
 
   double cached_bytes(int executor) const override
   {
-    double bytes = 0;
-    for (const auto& b : blocks_of(executor))
-      bytes += b.bytes;
-    return bytes;
+    return pools_.at(executors_.at(executor).host).owned_bytes(executor);
   }
 
   std::vector<CachedBlock> blocks_of(int executor) const override

@@ -164,6 +164,9 @@ AppView SparkRun::view_of(int a, double now) const
 void SparkRun::provision(int a, double now)
 {
   auto& s = state_[a];
+  if (!s.iteration_ended && now + 1e-12 < s.next_decision)
+    return;
+  s.next_decision = now + p_.tick.value;
   const ProvisioningAction act = setup_.provisioning->decide(view_of(a, now));
   if (s.iteration_ended) { // the next iteration's utilisation window starts now
     s.iteration_ended = false;

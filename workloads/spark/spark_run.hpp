@@ -48,6 +48,7 @@ struct AppState {
   int requested = 0;          // asked for, not granted
   double backlog_since = -1;
   bool iteration_ended = false;
+  double next_decision = 0; // the allocation manager looks every `tick`, and at each job's end
   std::vector<std::vector<int>> map_host;              // per stage, per task: where its shuffle output was written
   std::vector<int> plan;                               // stages in the order they will run (BlockFuture)
   std::vector<std::vector<int>> readers;               // per RDD: plan positions of the stages that read it

@@ -52,7 +52,8 @@ double SparkRun::execution_bytes(int a, int s) const
   double bytes = stage.shuffle_write_bytes;
   for (int r : app.rdds_of_stage(s))
     for (int parent : app.rdds[r].shuffle_stages)
-      bytes += app.stages[parent].shuffle_write_bytes * app.stages[parent].task_count(app.rdds) / app.rdds[r].partitions;
+      bytes +=
+          app.stages[parent].shuffle_write_bytes * app.stages[parent].task_count(app.rdds) / app.rdds[r].partitions;
   return std::min(bytes, executor_storage_bytes(p_) / p_.executor_cores);
 }
 
