@@ -190,3 +190,19 @@ TEST(SparkRun, BadInputIsRefusedWithAPosition)
 }
 
 } // namespace
+
+namespace {
+
+TEST(SparkRun, StandaloneExecutorsNeedNoContainerOverhead)
+{
+  // 60 GiB heaps on 64 GiB hosts: a YARN container adds 6 GiB of overhead and fits nowhere; a standalone worker
+  // starts the JVM with its heap alone.
+  const std::string s = src("scenarios/spark-hibench.yaml");
+  expect_refused(s, "--set workload.spark.executor_memory=60GiB", "fits on no host");
+  const auto r = run(s, "--set workload.spark.executor_memory=60GiB --set workload.spark.manager=standalone", "sa");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.metrics["applications"].get<double>(), 4);
+  expect_refused(s, "--set workload.spark.manager=mesos", "manager");
+}
+
+} // namespace

@@ -14,6 +14,8 @@ double executor_storage_bytes(const SparkParams& p)
 
 double executor_container_bytes(const SparkParams& p)
 {
+  if (p.manager == "standalone") // the worker starts the executor's JVM with its heap; no container overhead
+    return p.executor_memory.value;
   return p.executor_memory.value + std::max(384.0 * 1048576.0, 0.10 * p.executor_memory.value);
 }
 
@@ -78,19 +80,34 @@ void SparkRun::admit(double now)
   }
 }
 
-// YARN-like: requests are served in submission order; an executor goes to the host with the most free cores that
-// can hold its container (spreading, as the standalone master's spreadOut and YARN's fair placement do).
+// Requests are served in submission order (FIFO, both managers). YARN puts an executor on the host with the most
+// free cores that can hold its container; the standalone master takes workers round-robin (spreadOut).
+int SparkRun::place_executor()
+{
+  const double need_mem = executor_container_bytes(p_);
+  const int hosts = static_cast<int>(free_cores_.size());
+  int best = -1;
+  for (int i = 0; i < hosts; ++i) {
+    const int h = p_.manager == "standalone" ? (next_worker_ + i) % hosts : i;
+    if (free_cores_[h] < p_.executor_cores || free_memory_[h] < need_mem)
+      continue;
+    if (p_.manager == "standalone") {
+      next_worker_ = (h + 1) % hosts;
+      return h;
+    }
+    if (best < 0 || free_cores_[h] > free_cores_[best])
+      best = h;
+  }
+  return best;
+}
+
 void SparkRun::grant(double now)
 {
   const double need_mem = executor_container_bytes(p_);
   for (std::size_t a = 0; a < state_.size(); ++a) {
     auto& s = state_[a];
     while (s.admitted && !s.done && s.requested > 0) {
-      int best = -1;
-      for (int h = 0; h < static_cast<int>(free_cores_.size()); ++h)
-        if (free_cores_[h] >= p_.executor_cores && free_memory_[h] >= need_mem &&
-            (best < 0 || free_cores_[h] > free_cores_[best]))
-          best = h;
+      const int best = place_executor();
       if (best < 0)
         return; // the cluster is full: later applications wait too (FIFO)
       ExecutorState e;

@@ -60,6 +60,9 @@ void read_app(ObjectReader& r, SparkAppParams& a)
 void read_spark(ObjectReader r, SparkParams& p, bool selected)
 {
   r.list<SparkAppParams>("applications", p.applications, "Spark applications: generated or replayed", read_app)
+      .choice("manager", p.manager, {"yarn", "standalone"},
+              "cluster manager: yarn (containers of heap plus overhead, on the host with the most free cores) or "
+              "standalone (heap only, workers taken round-robin: spreadOut)")
       .field("executor_cores", p.executor_cores, "spark.executor.cores: task slots per executor")
       .field("executor_memory", p.executor_memory, "spark.executor.memory (heap)")
       .field("memory_fraction", p.memory_fraction, "spark.memory.fraction: unified region of (heap - reserved)")

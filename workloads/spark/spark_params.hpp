@@ -27,6 +27,7 @@ struct SparkAppParams {
 
 struct SparkParams {
   std::vector<SparkAppParams> applications;
+  std::string manager = "yarn";              // yarn | standalone: how executors are sized and placed
   int executor_cores = 4;                    // spark.executor.cores (HiBench's default)
   Bytes executor_memory{4.0 * 1073741824.0}; // spark.executor.memory (heap)
   double memory_fraction = 0.6;              // spark.memory.fraction

@@ -48,11 +48,11 @@ struct AppState {
   int requested = 0;          // asked for, not granted
   double backlog_since = -1;
   bool iteration_ended = false;
-  double next_decision = 0; // the allocation manager looks every `tick`, and at each job's end
-  std::vector<std::vector<int>> map_host;              // per stage, per task: where its shuffle output was written
-  std::vector<int> plan;                               // stages in the order they will run (BlockFuture)
-  std::vector<std::vector<int>> readers;               // per RDD: plan positions of the stages that read it
-  std::size_t position = 0;                            // first plan position not finished
+  double next_decision = 0;               // the allocation manager looks every `tick`, and at each job's end
+  std::vector<std::vector<int>> map_host; // per stage, per task: where its shuffle output was written
+  std::vector<int> plan;                  // stages in the order they will run (BlockFuture)
+  std::vector<std::vector<int>> readers;  // per RDD: plan positions of the stages that read it
+  std::size_t position = 0;               // first plan position not finished
   std::vector<std::vector<char>> stage_partition_done; // per stage, per partition
 };
 
@@ -69,6 +69,7 @@ private:
   void master();
   void admit(double now);
   void grant(double now);
+  int place_executor();
   void register_ready(double now);
   void provision(int a, double now);
   AppView view_of(int a, double now) const;
@@ -113,6 +114,7 @@ private:
   std::vector<int> free_cores_;
   std::vector<double> free_memory_;
   std::size_t next_app_ = 0;
+  int next_worker_ = 0; // standalone's round-robin position
   int apps_done_ = 0;
   int busy_cores_ = 0, allocated_cores_ = 0;
   std::map<BlockId, char> computed_; // blocks computed at least once
