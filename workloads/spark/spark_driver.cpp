@@ -123,7 +123,7 @@ const std::vector<int>& SparkRun::replicas(int a, int rdd, int p)
   return it->second;
 }
 
-int SparkRun::task_level(const StageRun& r, int p, const ExecutorState& e) const
+int SparkRun::task_level(const StageRun& r, int p, const ExecutorState& e, const std::vector<char>& live_hosts) const
 {
   // Preferences on executors that can no longer take tasks do not count (Spark's valid locality levels consider live
   // executors only): such a task runs anywhere at once instead of waiting for them.
@@ -139,17 +139,19 @@ int SparkRun::task_level(const StageRun& r, int p, const ExecutorState& e) const
   for (int h : r.pref_host[p]) {
     if (h == e.host)
       return 1;
-    any_live = any_live || host_has_executor(e.app, h);
+    any_live = any_live || live_hosts[h];
   }
   return any_live ? 2 : 0;
 }
 
-bool SparkRun::host_has_executor(int a, int host) const
+/** Per host: whether application `a` has an executor there that takes tasks. */
+std::vector<char> SparkRun::live_hosts(int a) const
 {
+  std::vector<char> live(free_cores_.size(), 0);
   for (int id : state_[a].executors)
-    if (execs_[id].host == host && execs_[id].alive && !execs_[id].leaving)
-      return true;
-  return false;
+    if (execs_[id].alive && !execs_[id].leaving)
+      live[execs_[id].host] = 1;
+  return live;
 }
 
 // Spark's delay scheduling: a task set launches at a less local level only after locality_wait has passed without
@@ -158,6 +160,7 @@ void SparkRun::schedule(int a, double now)
 {
   auto& s = state_[a];
   const double wait = p_.locality_wait.value;
+  const std::vector<char> live = live_hosts(a);
   for (int id : s.executors) {
     auto& e = execs_[id];
     if (!e.alive || e.leaving)
@@ -172,7 +175,7 @@ void SparkRun::schedule(int a, double now)
         std::size_t best = 0;
         int best_level = 3;
         for (std::size_t i = 0; i < r.pending.size() && best_level > 0; ++i) {
-          const int level = task_level(r, r.pending[i], e);
+          const int level = task_level(r, r.pending[i], e, live);
           if (level < best_level) {
             best_level = level;
             best = i;

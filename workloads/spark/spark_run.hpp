@@ -84,8 +84,8 @@ private:
   void advance_jobs(int a, double now);
   void submit_stage(int a, int s, double now);
   void schedule(int a, double now);
-  int task_level(const StageRun& r, int p, const ExecutorState& e) const;
-  bool host_has_executor(int a, int host) const;
+  int task_level(const StageRun& r, int p, const ExecutorState& e, const std::vector<char>& live_hosts) const;
+  std::vector<char> live_hosts(int a) const;
   void on_task_end(int a, int s, int p, int e, double start, int level);
   const std::vector<int>& replicas(int a, int rdd, int p);
 
