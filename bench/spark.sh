@@ -5,6 +5,7 @@
 # Usage: bench/spark.sh [BUILD_DIR] [--speed-only]
 set -euo pipefail
 build=${1:-build}
+mode=${2:-}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 metric() { python3 -c "import json,sys; print(json.load(open('$1'))['metrics']['$2'])"; }
@@ -21,7 +22,7 @@ for combo in "vanilla static" "imlayer static" "vanilla ispark"; do
     "$(metric "$out/run/report.json" tasks)" "$(metric "$out/run/report.json" mean_jct_s)" \
     "$(metric "$out/run/report.json" cluster_utilization)"
 done
-[ "${2:-}" = --speed-only ] && exit 0
+[ "$mode" = --speed-only ] && exit 0
 
 echo "== iMlayer-style shared cache vs per-executor caches (hit-rate points; runtime of the iterative application)"
 for app in kmeans pagerank lr; do
