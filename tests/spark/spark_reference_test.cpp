@@ -62,6 +62,23 @@ TEST_P(ImlayerBands, SharedPoolRaisesHitRateAndCutsRuntime)
 
 INSTANTIATE_TEST_SUITE_P(Seeds, ImlayerBands, ::testing::Values(1, 2, 3));
 
+// LRC and MRD against LRU inside per-executor caches, on PageRank, whose every iteration caches a new ranks RDD
+// that LRU keeps at the expense of the links: both know from the DAG that old ranks are dead. The papers report
+// 1.6x (LRC) and 1.53x (MRD) over LRU on their workloads; here the direction holds with ~1.1x (docs/spark.md).
+TEST(SparkEviction, DagAwareEvictionBeatsLruOnPageRank)
+{
+  const auto lru = run("spark-imlayer-pagerank.yaml", 1, "'policies.spark_cache={name: vanilla, eviction: lru}'");
+  for (const char* eviction : {"lrc", "mrd"}) {
+    const auto aware = run("spark-imlayer-pagerank.yaml", 1,
+                           std::string("'policies.spark_cache={name: vanilla, eviction: ") + eviction + "}'");
+    EXPECT_GT(aware.metrics["cache_hit_rate"].get<double>(), lru.metrics["cache_hit_rate"].get<double>() + 0.10)
+        << eviction;
+    EXPECT_LT(aware.first_app_jct, 0.95 * lru.first_app_jct) << eviction;
+    EXPECT_LT(aware.metrics["bytes_recomputed"].get<double>(), lru.metrics["bytes_recomputed"].get<double>())
+        << eviction;
+  }
+}
+
 class IsparkBands : public ::testing::TestWithParam<int> {};
 
 // JCT within −10%…−35% of static peak allocation; executors busier (iSpark reports +35.2% per-executor
