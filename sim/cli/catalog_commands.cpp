@@ -5,6 +5,7 @@
 #include "base/units.hpp"
 #include "core/workload.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "models/spark/spark_cache.hpp"
 #include "sim/cli/command.hpp"
 #include "traces/gpu_job_trace.hpp"
 #include "traces/kineto_trace.hpp"
@@ -43,6 +44,11 @@ int list(const std::string& what)
       domain = p.domain;
       std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
     }
+    // Spark's evictions are a parameter of either cache layout, not a domain of their own.
+    const auto& evictions = Registry<CacheEviction>::instance();
+    std::cout << "\nspark_cache eviction (policies.spark_cache: {name: ..., eviction: ...}):\n";
+    for (const auto& name : evictions.names())
+      std::cout << fmt::format("  {:<22} {}\n", name, evictions.description(name));
   } else if (what == "workloads") {
     const auto& kinds = Registry<Workload>::instance();
     for (const auto& name : kinds.names())
