@@ -98,14 +98,16 @@ void SparkRun::submit_stage(int a, int st, double now)
   for (int j = 0; j < r.total; ++j) {
     const int p = app.stages[st].partition_of(j, app.rdds);
     r.pending.push_back(p);
-    for (int rd : rdds) { // preferred locations: cached copies, else the input's HDFS replicas
-      if (app.rdds[rd].storage != StorageLevel::NONE)
-        for (int e : setup_.cache->holders({a, rd, p})) {
+    // Spark's getPreferredLocs: walking the lineage from the stage's RDD, the first RDD that has locations gives
+    // them, its cached copies if it is cached, else its input's HDFS replicas.
+    for (auto rd = rdds.rbegin(); rd != rdds.rend() && r.pref_host[p].empty(); ++rd) {
+      if (app.rdds[*rd].storage != StorageLevel::NONE)
+        for (int e : setup_.cache->holders({a, *rd, p})) {
           r.pref_exec[p].push_back(e);
           r.pref_host[p].push_back(execs_[e].host);
         }
-      if (app.rdds[rd].input_bytes > 0 && r.pref_exec[p].empty())
-        for (int h : replicas(a, rd, p))
+      if (app.rdds[*rd].input_bytes > 0 && r.pref_host[p].empty())
+        for (int h : replicas(a, *rd, p))
           r.pref_host[p].push_back(h);
     }
   }
