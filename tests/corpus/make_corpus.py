@@ -323,6 +323,7 @@ for i, setting in enumerate([
         "workload.spark.executor_memory=100MiB", "workload.spark.memory_fraction=0", "workload.spark.memory_fraction=2",
         "workload.spark.storage_fraction=-1", "workload.spark.locality_wait=-1s", "workload.spark.deserialize_rate=0",
         "workload.spark.cpu_scale=nan", "workload.spark.replication=99", "workload.spark.tick=0s",
+        "workload.spark.tick=1ns",
         "workload.spark.applications=[]", "workload.spark.applications=[{workload: sql}]",
         "workload.spark.applications=[{workload: kmeans, profile: enormous}]",
         "workload.spark.applications=[{workload: kmeans, converge: 0}]",

@@ -77,7 +77,7 @@ void read_spark(ObjectReader r, SparkParams& p, bool selected)
       .field("cpu_scale", p.cpu_scale, "multiplies every generated compute time")
       .field("replication", p.replication, "HDFS replicas of input and output blocks")
       .field("block_size", p.block_size, "HDFS block size (default partitions = input / block size)")
-      .field("tick", p.tick, "how often the allocation manager looks at each application");
+      .field("tick", p.tick, "how often the allocation manager looks at each application (at least 1 ms)");
   r.finish();
   r.require_positive("executor_cores", p.executor_cores);
   r.require_at_most("executor_cores", p.executor_cores, 4096);
@@ -94,7 +94,7 @@ void read_spark(ObjectReader r, SparkParams& p, bool selected)
   r.require_at_most("cpu_scale", p.cpu_scale, 1e6);
   r.require_positive("replication", p.replication);
   r.require_positive("block_size", p.block_size.value);
-  r.require_positive("tick", p.tick.value);
+  r.require(p.tick.value >= 1e-3, "tick", "tick must be at least 1 ms (the master wakes every tick)");
   if (!r.describing() && p.executor_memory.value <= p.reserved_memory.value)
     r.fail_at("executor_memory", "executor_memory must exceed reserved_memory (Spark refuses smaller heaps)");
   if (selected && p.applications.empty())
