@@ -206,3 +206,25 @@ TEST(SparkRun, StandaloneExecutorsNeedNoContainerOverhead)
 }
 
 } // namespace
+
+namespace {
+
+TEST(SparkTraceCommand, SummarisesPlainAndRollingLogsAndDetectsTheFormat)
+{
+  const auto plain = cs::testing::run_clustersim("trace " + src("traces/samples/spark/local-1430917381534"));
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("110 tasks"), std::string::npos) << plain.out;
+  const fs::path dir = fresh_dir("rolling") / "eventlog_v2_local-1430917381534";
+  fs::create_directories(dir);
+  std::ifstream in(src("traces/samples/spark/local-1430917381534"));
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto cut = text.find('\n', text.size() / 3) + 1;
+  std::ofstream(dir / "events_1_local-1430917381534") << text.substr(0, cut);
+  std::ofstream(dir / "events_2_local-1430917381534") << text.substr(cut);
+  const auto rolled = cs::testing::run_clustersim("trace " + dir.string());
+  EXPECT_EQ(rolled.code, 0) << rolled.err;
+  EXPECT_NE(rolled.out.find("110 tasks"), std::string::npos) << rolled.out;
+  fs::remove_all(dir.parent_path());
+}
+
+} // namespace
