@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The load sweep of docs/mapreduce.md: the SWIM FB-2010 hour (scenarios/reference/mapreduce-swim-hour.yaml) with
 # its bytes scaled 1x to 10x, under Capacity, Hit and PAT; prints each scheduler's change against Capacity next to
-# the cluster's container utilisation. Heavier loads take minutes per run (5x: 1.5-5 min, 10x: longer).
+# the cluster's container utilisation. Heavier loads take minutes per run (5x: 1.5-5 min, 10x: 10-16 min on 2 cores).
 # Usage: bench/mapreduce_load.sh [BUILD_DIR] [OUT_DIR] [SCALES, default 1,2,5,10]
 set -euo pipefail
 build=${1:-build}
