@@ -22,6 +22,16 @@ ActivityPtr ClusterRuntime::flow(int src, int dst, double bytes)
   return rt_.flow_async(src, dst, bytes);
 }
 
+void ClusterRuntime::read_from(int src, int dst, double bytes, std::vector<ActivityPtr>& started)
+{
+  if (!some(bytes))
+    return;
+  if (rt_.has_disk(src))
+    started.push_back(disk_io(src, bytes, false));
+  if (src != dst)
+    started.push_back(flow(src, dst, bytes));
+}
+
 void ClusterRuntime::compute(int host, double seconds)
 {
   if (seconds < kShortest)

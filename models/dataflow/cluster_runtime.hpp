@@ -27,6 +27,9 @@ public:
 
   ActivityPtr disk_io(int host, double bytes, bool write);
   ActivityPtr flow(int src, int dst, double bytes);
+  /** Starts reading `bytes` from `src`'s disk for `dst`: the disk read (when `src` has a disk) and, when `dst` is
+   *  another host, the flow, both appended to `started`. Nothing below a byte. */
+  void read_from(int src, int dst, double bytes, std::vector<ActivityPtr>& started);
   /** `seconds` of work at full speed on `host`, from an actor on that host (skipped below kShortest). */
   void compute(int host, double seconds);
   /** Writes `bytes` to HDFS from `host`: every replica's disk and the pipeline's flows at once, replicas placed by

@@ -72,10 +72,7 @@ void MapReduceRun::map_attempt(int j, int m, int host, bool speculative)
   out_.transfers.push_back({TransferKind::MAP_READ, j, src, host, spec.input_bytes, start, start});
   {
     std::vector<ActivityPtr> acts;
-    if (rt_.has_disk(src) && ClusterRuntime::some(spec.input_bytes))
-      acts.push_back(cluster_.disk_io(src, spec.input_bytes, false));
-    if (src != host && ClusterRuntime::some(spec.input_bytes))
-      acts.push_back(cluster_.flow(src, host, spec.input_bytes));
+    cluster_.read_from(src, host, spec.input_bytes, acts);
     for (auto& a : acts)
       rt_.wait(a);
   }

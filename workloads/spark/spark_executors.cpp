@@ -247,12 +247,7 @@ void SparkRun::release_executor(int id, bool migrate)
       out_.cache.blocks_lost += !moved;
     }
     out_.cache.evictions += static_cast<long>(evicted.size());
-    ex.alive = false;
-    ex.released = true;
-    free_cores_[ex.host] += ex.cores;
-    free_memory_[ex.host] += executor_container_bytes(p_);
-    allocated_cores_ -= ex.cores;
-    out_.apps[ex.app].allocated_core_s += ex.cores * (now - ex.granted);
+    give_back(ex, now);
     ++out_.apps[ex.app].executors_removed;
     std::erase(state_[ex.app].executors, id);
     wake_->notify();
@@ -289,16 +284,22 @@ void SparkRun::finish_app(int a, double now)
       continue;
     if (e.alive)
       setup_.cache->remove_executor(id);
-    e.alive = false;
-    e.released = true;
-    free_cores_[e.host] += e.cores;
-    free_memory_[e.host] += executor_container_bytes(p_);
-    allocated_cores_ -= e.cores;
-    out_.apps[a].allocated_core_s += e.cores * (now - e.granted);
+    give_back(e, now);
   }
   s.executors.clear();
   s.requested = 0;
   setup_.cache->drop_application(a);
+}
+
+// The executor's container goes back to its host; its core-seconds are charged to its application.
+void SparkRun::give_back(ExecutorState& e, double now)
+{
+  e.alive = false;
+  e.released = true;
+  free_cores_[e.host] += e.cores;
+  free_memory_[e.host] += executor_container_bytes(p_);
+  allocated_cores_ -= e.cores;
+  out_.apps[e.app].allocated_core_s += e.cores * (now - e.granted);
 }
 
 void SparkRun::set_busy(ExecutorState& e, int delta, double now)

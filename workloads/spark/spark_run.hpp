@@ -75,6 +75,7 @@ private:
   AppView view_of(int a, double now) const;
   void release_executor(int e, bool migrate);
   void finish_app(int a, double now);
+  void give_back(ExecutorState& e, double now);
   void sample_cores(double now);
   void set_busy(ExecutorState& e, int delta, double now);
   double next_wake(double now) const;

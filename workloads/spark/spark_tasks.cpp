@@ -100,11 +100,7 @@ void SparkRun::resolve(int a, int rdd, int p, const ExecutorState& e, TaskWork& 
       return;
     case BlockSource::DISK:
       ++c.disk_hits;
-      if (ClusterRuntime::some(r.partition_bytes)) {
-        w.io.push_back(cluster_.disk_io(found.host, r.partition_bytes, false));
-        if (found.host != e.host)
-          w.io.push_back(cluster_.flow(found.host, e.host, r.partition_bytes));
-      }
+      cluster_.read_from(found.host, e.host, r.partition_bytes, w.io);
       w.compute += deserialize;
       return;
     case BlockSource::MISS:
@@ -133,13 +129,8 @@ void SparkRun::read_shuffle(int a, int s_parent, int partitions, const ExecutorS
   for (int h : hosts)
     if (h >= 0)
       per_host[h] += stage.shuffle_write_bytes / partitions;
-  for (const auto& [h, bytes] : per_host) {
-    if (!ClusterRuntime::some(bytes))
-      continue;
-    w.io.push_back(cluster_.disk_io(h, bytes, false));
-    if (h != e.host)
-      w.io.push_back(cluster_.flow(h, e.host, bytes));
-  }
+  for (const auto& [h, bytes] : per_host)
+    cluster_.read_from(h, e.host, bytes, w.io);
 }
 
 // HDFS input: the local replica if there is one, else one in the reader's rack, else the first.
@@ -151,9 +142,7 @@ void SparkRun::read_input(int a, int rdd, int p, const ExecutorState& e, TaskWor
   for (int h : reps)
     if (h == e.host || (src != e.host && setup_.layout->rack_of[h] == setup_.layout->rack_of[e.host]))
       src = h;
-  w.io.push_back(cluster_.disk_io(src, bytes, false));
-  if (src != e.host)
-    w.io.push_back(cluster_.flow(src, e.host, bytes));
+  cluster_.read_from(src, e.host, bytes, w.io);
 }
 
 } // namespace cs
