@@ -105,6 +105,27 @@ TEST(MapReduceSim, TinyAndMapOnlyJobsFinish)
   }
 }
 
+TEST(MapReduceSim, StartUpCommitAndTheApplicationMasterLengthenAJob)
+{
+  // 12 maps of 1.28 s on 6 one-container hosts: two waves. A job's start-up and commit add to its JCT; an AM that
+  // holds one of the 6 containers leaves 5, so the maps need a third wave.
+  auto layout = cs::ClusterLayout::of(cluster().topology);
+  std::mt19937_64 rng(5);
+  std::vector<cs::MapReduceJob> jobs{job(layout, 12, 0, 64e6, 0, 0, 0, rng)};
+  cs::MapReduceParams p;
+  p.containers_per_host = 1;
+  // (FIFO: no locality delay, so no wave depends on which hosts heartbeat first)
+  const double plain = simulate(jobs, p, "fifo")["mean_jct_s"].get<double>();
+  jobs[0].startup_s = 5;
+  jobs[0].commit_s = 3;
+  const double overheads = simulate(jobs, p, "fifo")["mean_jct_s"].get<double>();
+  EXPECT_NEAR(overheads - plain, 8, 0.5) << plain << " -> " << overheads;
+  jobs[0].startup_s = jobs[0].commit_s = 0;
+  p.am_container = true;
+  const double with_am = simulate(jobs, p, "fifo")["mean_jct_s"].get<double>();
+  EXPECT_GT(with_am - plain, 0.8 * 64e6 / 50e6);
+}
+
 TEST(MapReduceSim, SpeculationRescuesMapsOnSlowHosts)
 {
   auto layout = cs::ClusterLayout::of(cluster().topology);

@@ -209,6 +209,16 @@ TEST(SparkRun, StandaloneExecutorsNeedNoContainerOverhead)
 
 namespace {
 
+TEST(SparkTraceCommand, ListsTheCacheEvictionsBesideThePolicies)
+{
+  const auto list = cs::testing::run_clustersim("list policies");
+  EXPECT_EQ(list.code, 0) << list.err;
+  const auto at = list.out.find("spark_cache eviction");
+  ASSERT_NE(at, std::string::npos) << list.out;
+  for (const char* eviction : {"lru", "lrc", "mrd"})
+    EXPECT_NE(list.out.find(std::string("  ") + eviction + " ", at), std::string::npos) << eviction;
+}
+
 TEST(SparkTraceCommand, SummarisesPlainAndRollingLogsAndDetectsTheFormat)
 {
   const auto plain = cs::testing::run_clustersim("trace " + src("traces/samples/spark/local-1430917381534"));
