@@ -77,7 +77,9 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   env.trace = options.trace;
   env.replicas = options.replicas;
   env.execute = [&](const TaskGraph& graph) { return run_backend(s.backend, graph, platform); };
-  env.actors = [&] { return make_simgrid_actor_runtime(platform); };
+  env.actors = [&] {
+    return s.backend == "analytical" ? make_flow_level_actor_runtime(platform) : make_simgrid_actor_runtime(platform);
+  };
   WorkloadOutput out;
   try {
     out = s.workload->run(env);

@@ -1,4 +1,5 @@
-// MapReduce jobs run on SimGrid: conservation of bytes, completion of edge cases, speculation, determinism.
+// MapReduce jobs run on SimGrid, with SimGrid's network or the flow-level one (backend analytical): conservation
+// of bytes, completion of edge cases, speculation, determinism, and the two networks' agreement.
 #include "base/registry.hpp"
 #include "models/dataflow/hdfs_placement.hpp"
 #include "models/devices/device_catalog.hpp"
@@ -43,13 +44,13 @@ cs::MapReduceJob job(const cs::ClusterLayout& layout, int maps, int reduces, dou
 
 /** Runs in a child process (one SimGrid engine each) and returns metrics + breakdown as JSON. */
 nlohmann::json simulate(const std::vector<cs::MapReduceJob>& jobs, const cs::MapReduceParams& p,
-                        const std::string& policy = "capacity", std::uint64_t seed = 1)
+                        const std::string& policy = "capacity", std::uint64_t seed = 1, bool flow_level = false)
 {
   auto text = cs::run_isolated([&] {
     auto platform = cluster();
     cs::TopologyCost cost(platform.topology, p.level_costs, p.middleboxes);
     auto sched = cs::Registry<cs::MapReduceScheduler>::instance().create(policy);
-    auto runtime = cs::make_simgrid_actor_runtime(platform);
+    auto runtime = flow_level ? cs::make_flow_level_actor_runtime(platform) : cs::make_simgrid_actor_runtime(platform);
     auto outcome = cs::simulate_mapreduce(*runtime, jobs, platform, p, *sched, cost, seed);
     auto m = cs::mapreduce_metrics(outcome, cost);
     nlohmann::json j;
@@ -99,10 +100,11 @@ TEST(MapReduceSim, TinyAndMapOnlyJobsFinish)
   std::vector<cs::MapReduceJob> jobs{job(layout, 1, 1, 1, 0.99, 6.5, 0, rng), job(layout, 3, 0, 10e6, 0, 3e6, 1, rng),
                                      job(layout, 1, 1, 0.03, 1.3, 0, 1.5, rng)};
   cs::MapReduceParams p;
-  for (const char* policy : {"fifo", "capacity", "pna", "hit", "pat"}) {
-    auto m = simulate(jobs, p, policy);
-    EXPECT_EQ(m["finished"], 3) << policy;
-  }
+  for (bool flow_level : {false, true})
+    for (const char* policy : {"fifo", "capacity", "pna", "hit", "pat"}) {
+      auto m = simulate(jobs, p, policy, 1, flow_level);
+      EXPECT_EQ(m["finished"], 3) << policy << (flow_level ? " (analytical)" : "");
+    }
 }
 
 TEST(MapReduceSim, StartUpCommitAndTheApplicationMasterLengthenAJob)
@@ -151,6 +153,41 @@ TEST(MapReduceSim, SameSeedSameResult)
                                      job(layout, 6, 2, 64e6, 100e6, 10e6, 1, rng)};
   cs::MapReduceParams p;
   EXPECT_EQ(simulate(jobs, p, "pna", 9).dump(), simulate(jobs, p, "pna", 9).dump());
+  EXPECT_EQ(simulate(jobs, p, "pna", 9, true).dump(), simulate(jobs, p, "pna", 9, true).dump());
+}
+
+TEST(MapReduceSim, FlowLevelNetworkMovesEveryByteAndTracksSimgrid)
+{
+  auto layout = cs::ClusterLayout::of(cluster().topology);
+  std::mt19937_64 rng(3);
+  std::vector<cs::MapReduceJob> jobs{job(layout, 8, 3, 64e6, 300e6, 30e6, 0, rng),
+                                     job(layout, 4, 2, 64e6, 100e6, 10e6, 2, rng)};
+  cs::MapReduceParams p;
+  p.containers_per_host = 2;
+  auto sg = simulate(jobs, p);
+  auto fl = simulate(jobs, p, "capacity", 1, true);
+  EXPECT_EQ(fl["finished"], 2);
+  EXPECT_NEAR(fl["map_read_bytes"].get<double>(), 12 * 64e6, 12);
+  EXPECT_NEAR(fl["shuffle_bytes"].get<double>(), 400e6, 10);
+  // Few flows at a time, each limited by one host link or disk: the two networks should nearly agree.
+  for (const char* k : {"mean_jct_s", "makespan_s"})
+    EXPECT_NEAR(fl[k].get<double>() / sg[k].get<double>(), 1.0, 0.05) << k << ": " << sg[k] << " vs " << fl[k];
+}
+
+TEST(MapReduceSim, FlowLevelNetworkCancelsWhatAKilledAttemptWaitedOn)
+{
+  auto layout = cs::ClusterLayout::of(cluster().topology);
+  std::mt19937_64 rng(2);
+  std::vector<cs::MapReduceJob> jobs{job(layout, 24, 2, 128e6, 50e6, 5e6, 0, rng)};
+  cs::MapReduceParams p;
+  p.slow_host_fraction = 0.34;
+  p.slow_host_factor = 10;
+  auto plain = simulate(jobs, p, "fifo", 7, true);
+  p.speculative = true;
+  auto spec = simulate(jobs, p, "fifo", 7, true);
+  EXPECT_EQ(spec["finished"], 1);
+  EXPECT_GT(spec["killed_attempts"].get<double>(), 0);
+  EXPECT_LT(spec["mean_jct_s"].get<double>(), 0.8 * plain["mean_jct_s"].get<double>());
 }
 
 } // namespace

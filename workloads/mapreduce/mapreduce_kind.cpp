@@ -3,6 +3,7 @@
 #include "core/actor_runtime.hpp"
 #include "core/chrome_trace.hpp"
 #include "core/workload.hpp"
+#include "models/dataflow/actor_backend.hpp"
 #include "policies/mapreduce/task_scheduler.hpp"
 #include "workloads/mapreduce/mapreduce_metrics.hpp"
 #include "workloads/mapreduce/mapreduce_params.hpp"
@@ -88,8 +89,7 @@ public:
     const auto& m = params_;
     if (!c.is_cpu_cluster())
       throw env.error_at("workload.kind", "mapreduce runs on a CPU cluster: give cluster.racks and hosts_per_rack");
-    if (env.backend != "simgrid")
-      throw env.error_at("backend", "mapreduce runs as SimGrid actors; the analytical backend does not model it");
+    check_actor_backend(env, "mapreduce");
     PlatformSpec platform = build_platform_spec(c, *env.device);
     const int containers = m.containers_per_host > 0 ? m.containers_per_host : platform.host.cores;
     if (containers < 1)

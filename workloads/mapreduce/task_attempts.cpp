@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <utility>
+
 namespace cs {
 
 void MapReduceRun::take_container(int j, int host)
@@ -99,16 +101,14 @@ void MapReduceRun::map_attempt(int j, int m, int host, bool speculative)
   ++s.map_seconds_n;
   s.done_order.push_back(m);
   s.output_on_host[host] += s.spec->map_output_bytes(m);
-  if (p_.speculative) {
-    for (auto& other : s.attempts[m])
-      if (!other->is_self()) {
+  if (p_.speculative) // (a kill yields too: loop over a copy)
+    for (const auto& other : std::exchange(s.attempts[m], {}))
+      if (!other->is_self())
         kill_attempt(j, m, other);
-      }
-    s.attempts[m].clear();
-  }
-  for (auto& r : s.waiting_reducers)
+  // A resume yields to the engine, and a reducer that runs meanwhile may add itself to the list: wake a copy.
+  const auto waiting = std::exchange(s.waiting_reducers, {});
+  for (const auto& r : waiting)
     r->resume();
-  s.waiting_reducers.clear();
   if (s.maps_done == static_cast<int>(s.spec->maps.size()) && s.spec->reduces == 0)
     finish_job(j);
 }

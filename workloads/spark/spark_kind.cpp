@@ -2,6 +2,7 @@
 // under a cache layout (policies.spark_cache) and an executor-provisioning policy (policies.spark_provisioning).
 #include "base/units.hpp"
 #include "core/workload.hpp"
+#include "models/dataflow/actor_backend.hpp"
 #include "models/dataflow/cluster_layout.hpp"
 #include "workloads/spark/spark_apps.hpp"
 #include "workloads/spark/spark_metrics.hpp"
@@ -56,8 +57,7 @@ public:
     const ClusterParams& c = *env.cluster;
     if (!c.is_cpu_cluster())
       throw env.error_at("workload.kind", "spark runs on a CPU cluster: give cluster.racks and hosts_per_rack");
-    if (env.backend != "simgrid")
-      throw env.error_at("backend", "spark runs as SimGrid actors; the analytical backend does not model it");
+    check_actor_backend(env, "spark");
     const PlatformSpec platform = build_platform_spec(c, *env.device);
     if (platform.host.disk_bandwidth <= 0)
       throw env.error_at("cluster.host.disk_bandwidth", "spark needs hosts with disks (disk_bandwidth > 0)");

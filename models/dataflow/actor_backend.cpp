@@ -1,0 +1,19 @@
+#include "models/dataflow/actor_backend.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+void check_actor_backend(const WorkloadEnv& env, const std::string& kind)
+{
+  if (env.backend != "analytical")
+    return;
+  const NetworkParams& net = env.cluster->network;
+  if (net.model != "ideal")
+    throw env.error_at("cluster.network.model",
+                       fmt::format("{} on the analytical backend shares links by max-min without TCP corrections "
+                                   "(network.model ideal); run network.model {} on the simgrid backend",
+                                   kind, net.model));
+}
+
+} // namespace cs

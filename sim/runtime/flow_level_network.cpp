@@ -1,0 +1,207 @@
+#include "sim/runtime/flow_level_network.hpp"
+
+#include <algorithm>
+
+namespace cs {
+
+namespace {
+// A flow this close to its end (in seconds at its current rate) has ended: it keeps rounding from leaving an end a
+// hair after the clock the engine woke at.
+constexpr double kEndSlack = 1e-9;
+} // namespace
+
+int FlowLevelNetwork::add_resource(double capacity, const LinkAvailability* schedule)
+{
+  resources_.push_back({});
+  Resource& r = resources_.back();
+  r.base = capacity;
+  r.capacity = capacity;
+  r.schedule = schedule;
+  const int id = static_cast<int>(resources_.size()) - 1;
+  if (schedule) {
+    r.capacity = capacity * schedule->at(0);
+    if (const double next = schedule->next_change(0); next < kNever)
+      events_.push({next, Kind::CAPACITY, id, 0});
+  }
+  return id;
+}
+
+int FlowLevelNetwork::start(double now, const std::vector<int>& resources, double bytes, double latency,
+                            double weight)
+{
+  int id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+  } else {
+    id = static_cast<int>(flows_.size());
+    flows_.push_back({});
+  }
+  Flow& f = flows_[id];
+  f.route = resources;
+  f.bytes = bytes;
+  f.weight = weight;
+  f.charged_to = -1;
+  f.state = State::LATENT;
+  ++in_flight_;
+  events_.push({now + std::max(0.0, latency), Kind::JOIN, id, f.generation});
+  return id;
+}
+
+void FlowLevelNetwork::cancel(double now, int id)
+{
+  Flow& f = flows_.at(id);
+  if (f.state == State::ACTIVE) {
+    leave(id, now);
+    return;
+  }
+  if (f.state == State::LATENT) {
+    f.state = State::OFF;
+    ++f.generation;
+    free_.push_back(id);
+    --in_flight_;
+  }
+}
+
+bool FlowLevelNetwork::stale(const Event& e) const
+{
+  switch (e.kind) {
+  case Kind::END:
+    return e.version != resources_[e.index].version;
+  case Kind::JOIN:
+    return flows_[e.index].generation != e.version || flows_[e.index].state != State::LATENT;
+  case Kind::CAPACITY:
+    return false;
+  }
+  return false;
+}
+
+double FlowLevelNetwork::next_event()
+{
+  while (!events_.empty() && stale(events_.top()))
+    events_.pop();
+  return events_.empty() ? kNever : events_.top().time;
+}
+
+std::vector<int> FlowLevelNetwork::advance(double now)
+{
+  std::vector<int> ended;
+  while (!events_.empty()) {
+    const Event e = events_.top();
+    if (stale(e)) {
+      events_.pop();
+      continue;
+    }
+    if (e.time > now)
+      break;
+    events_.pop();
+    if (e.kind == Kind::END) {
+      end_due(e.index, e.time, ended);
+    } else if (e.kind == Kind::CAPACITY) {
+      change_capacity(e.index, e.time);
+    } else if (flows_[e.index].route.empty()) { // nothing to cross: it ends once its latency is paid
+      leave(e.index, e.time);
+      ended.push_back(e.index);
+    } else {
+      join(e.index, e.time);
+    }
+  }
+  return ended;
+}
+
+void FlowLevelNetwork::bring(Resource& r, double t)
+{
+  if (t <= r.updated)
+    return;
+  if (r.weights > 0)
+    r.virtual_time += (t - r.updated) * r.capacity / r.weights;
+  r.updated = t;
+}
+
+void FlowLevelNetwork::join(int id, double t)
+{
+  Flow& f = flows_[id];
+  f.state = State::ACTIVE;
+  int best = -1;
+  double best_share = 0;
+  for (int r : f.route) {
+    Resource& res = resources_[r];
+    bring(res, t);
+    res.weights += f.weight;
+    ++res.crossing;
+    const double share = res.capacity / res.weights;
+    if (best < 0 || share <= best_share) { // ties: the resource nearest the destination
+      best = r;
+      best_share = share;
+    }
+  }
+  f.charged_to = best;
+  Resource& b = resources_[best];
+  b.charged.push({b.virtual_time + f.bytes / f.weight, id, f.generation});
+  for (int r : f.route)
+    reschedule(r);
+}
+
+void FlowLevelNetwork::leave(int id, double t)
+{
+  Flow& f = flows_[id];
+  if (f.state == State::ACTIVE)
+    for (int r : f.route) {
+      Resource& res = resources_[r];
+      bring(res, t);
+      res.weights -= f.weight;
+      if (--res.crossing == 0)
+        res.weights = 0; // no drift left behind by sums of unequal weights
+      reschedule(r);
+    }
+  f.state = State::OFF;
+  ++f.generation;
+  free_.push_back(id);
+  --in_flight_;
+}
+
+void FlowLevelNetwork::reschedule(int r)
+{
+  Resource& res = resources_[r];
+  ++res.version;
+  while (!res.charged.empty()) {
+    const Charge& c = res.charged.top();
+    const Flow& f = flows_[c.flow];
+    if (f.generation == c.generation && f.state == State::ACTIVE)
+      break;
+    res.charged.pop();
+  }
+  if (res.charged.empty())
+    return;
+  const double wait = (res.charged.top().tag - res.virtual_time) * res.weights / res.capacity;
+  events_.push({res.updated + std::max(0.0, wait), Kind::END, r, res.version});
+}
+
+void FlowLevelNetwork::end_due(int r, double t, std::vector<int>& ended)
+{
+  Resource& res = resources_[r];
+  bring(res, t);
+  for (;;) {
+    reschedule(r); // drops the queue's dead entries
+    if (res.charged.empty())
+      return;
+    const Charge c = res.charged.top();
+    if ((c.tag - res.virtual_time) * res.weights / res.capacity > kEndSlack)
+      return;
+    res.charged.pop();
+    leave(c.flow, t);
+    ended.push_back(c.flow);
+  }
+}
+
+void FlowLevelNetwork::change_capacity(int r, double t)
+{
+  Resource& res = resources_[r];
+  bring(res, t);
+  res.capacity = res.base * res.schedule->at(t);
+  reschedule(r);
+  if (const double next = res.schedule->next_change(t); next < kNever)
+    events_.push({next, Kind::CAPACITY, r, 0});
+}
+
+} // namespace cs

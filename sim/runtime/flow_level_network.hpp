@@ -1,0 +1,99 @@
+// A flow-level network (and disk) model for actor workloads whose cost per flow event does not grow with the flows
+// in flight: each flow is served by one resource, its bottleneck when it starts, by weighted processor sharing.
+#pragma once
+
+#include "platform/link_availability.hpp"
+
+#include <cstddef>
+#include <queue>
+#include <vector>
+
+namespace cs {
+
+/** Resources (a link direction, a shared link, a disk) of fixed capacity, crossed by flows.
+ *
+ *  Sharing. A flow of weight w crossing resources R moves at cap_b · w / W_b, where b ∈ R is the resource it was
+ *  charged to when it started (the one that offered it the smallest share, cap_r / W_r with W_r the summed weights
+ *  of every flow crossing r; ties go to the resource nearest the destination) and W_b counts every flow crossing b,
+ *  charged there or not. Where one resource limits each flow (a reducer's downlink, a rack's oversubscribed uplink,
+ *  a disk) this is SimGrid's weighted max-min sharing. Where flows are limited elsewhere it is slower: the capacity
+ *  they leave is not handed on, and a flow keeps the resource it was charged to when the bottleneck moves.
+ *  Both are the price of O(route · log flows) per event (docs/mapreduce.md, "Network backends").
+ *
+ *  Each resource keeps a virtual clock V (bytes a unit-weight flow charged to it has been served); a flow ends when
+ *  V reaches its tag (V at its start plus bytes / w), so a start or end touches only the resources on its route. */
+class FlowLevelNetwork {
+public:
+  static constexpr double kNever = 1e300;
+
+  /** A resource of `capacity` bytes/s, scaled over time by `schedule` when given (kept by the caller). */
+  int add_resource(double capacity, const LinkAvailability* schedule = nullptr);
+  /** Starts a flow of `bytes` over `resources` (distinct ids, route order) at `now`: it joins them after `latency`
+   *  seconds and is then served with weight `weight` (> 0). Returns its id, valid until it ends or is cancelled. */
+  int start(double now, const std::vector<int>& resources, double bytes, double latency, double weight);
+  /** Removes a flow that has not ended; the others speed up from `now`. */
+  void cancel(double now, int id);
+  /** When the next flow joins or ends (kNever when none will). */
+  double next_event();
+  /** Handles every event due by `now`, in time order; returns the ids of the flows that ended. */
+  std::vector<int> advance(double now);
+  /** Flows started and not yet ended or cancelled. */
+  std::size_t in_flight() const { return in_flight_; }
+
+private:
+  struct Charge { // a flow's place in its resource's queue
+    double tag;
+    int flow;
+    long generation;
+    bool operator>(const Charge& o) const { return tag != o.tag ? tag > o.tag : flow > o.flow; }
+  };
+  struct Resource {
+    double base = 0;     // capacity without background load
+    double capacity = 0; // now
+    const LinkAvailability* schedule = nullptr;
+    double weights = 0; // of the flows crossing it
+    int crossing = 0;
+    double virtual_time = 0;
+    double updated = 0;
+    long version = 0; // of its pending end event
+    std::priority_queue<Charge, std::vector<Charge>, std::greater<>> charged;
+  };
+  enum class State { LATENT, ACTIVE, OFF };
+  struct Flow {
+    std::vector<int> route;
+    double bytes = 0;
+    double weight = 1;
+    int charged_to = -1;
+    long generation = 0;
+    State state = State::OFF;
+  };
+  enum class Kind { END, JOIN, CAPACITY };
+  struct Event { // a resource's next flow end, a flow joining after its latency, or a resource's capacity changing
+    double time;
+    Kind kind;
+    int index;    // resource (END, CAPACITY) or flow (JOIN)
+    long version; // resource version (END) or flow generation (JOIN)
+    bool operator>(const Event& o) const
+    {
+      if (time != o.time)
+        return time > o.time;
+      return kind != o.kind ? kind > o.kind : index > o.index;
+    }
+  };
+
+  bool stale(const Event& e) const;
+  void bring(Resource& r, double t);
+  void join(int id, double t);
+  void leave(int id, double t);
+  void reschedule(int r);
+  void end_due(int r, double t, std::vector<int>& ended);
+  void change_capacity(int r, double t);
+
+  std::vector<Resource> resources_;
+  std::vector<Flow> flows_;
+  std::vector<int> free_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::size_t in_flight_ = 0;
+};
+
+} // namespace cs

@@ -1,0 +1,56 @@
+#include "sim/runtime/simgrid_actors.hpp"
+
+#include "sim/runtime/simgrid_session.hpp"
+
+namespace cs {
+namespace s4u = simgrid::s4u;
+
+bool SgSignal::wait_until(double time)
+{
+  std::unique_lock<s4u::Mutex> lock(*mutex);
+  while (!raised) {
+    if (time < 0)
+      cv->wait(lock);
+    else if (cv->wait_until(lock, time) == std::cv_status::timeout && !raised)
+      return false;
+  }
+  raised = false;
+  return true;
+}
+
+void SgSignal::notify()
+{
+  std::unique_lock<s4u::Mutex> lock(*mutex);
+  raised = true;
+  cv->notify_all();
+}
+
+void SimgridActorsBase::run(int host, std::function<void()> main)
+{
+  auto engine = start_simgrid_session(platform_.network_model, SimgridPrecision{});
+  sg_ = instantiate_on_simgrid(platform_, simgrid_routes());
+  for (std::size_t h = 0; h < sg_.hosts.size(); ++h)
+    host_index_[sg_.hosts[h]] = static_cast<int>(h);
+  started();
+  s4u::Actor::create("main", sg_.hosts.at(host), std::move(main));
+  engine->run();
+}
+
+ActorPtr SimgridActorsBase::spawn(const std::string& name, int host, std::function<void()> body)
+{
+  return std::make_shared<SgActor>(s4u::Actor::create(name, sg_.hosts.at(host), std::move(body)), host,
+                                   &before_kill_);
+}
+
+ActorPtr SimgridActorsBase::self()
+{
+  s4u::Actor* me = s4u::Actor::self();
+  return std::make_shared<SgActor>(s4u::ActorPtr(me), host_index_.at(me->get_host()), &before_kill_);
+}
+
+void SimgridActorsBase::compute(double seconds)
+{
+  s4u::this_actor::execute(seconds * s4u::this_actor::get_host()->get_speed());
+}
+
+} // namespace cs
