@@ -3,6 +3,9 @@
 #include "sim/runtime/flow_level_network.hpp"
 #include "sim/runtime/simgrid_actors.hpp"
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace cs {
 namespace s4u = simgrid::s4u;
 
@@ -17,7 +20,7 @@ struct Transfer final : SimActivity {
   FlowLevelActorRuntime* runtime;
   int flow;
   bool done = false;
-  std::vector<SignalPtr> waiters;
+  std::vector<s4u::Actor*> waiters; // suspended until it ends
 };
 
 // SimGrid runs the actors, their computations and sleeps; disks and flows are a FlowLevelNetwork whose events a
@@ -47,15 +50,9 @@ public:
   }
   ActivityPtr flow_async(int src, int dst, double bytes) override
   {
-    const Topology& topo = platform_.topology;
-    std::vector<int> route;
-    double latency = 0;
-    for (const auto& use : topo.route(src, dst)) {
-      route.push_back(use.up ? up_[use.link] : down_[use.link]);
-      latency += topo.links()[use.link].latency;
-    }
+    const Path& p = path(src, dst);
     // As SimGrid's CM02 model weighs a flow: shares inversely proportional to the route's latency.
-    return start(route, bytes, latency, latency > 0 ? 1 / latency : 1);
+    return start(p.resources, bytes, p.latency, p.latency > 0 ? 1 / p.latency : 1);
   }
   void wait(const ActivityPtr& activity) override
   {
@@ -85,6 +82,24 @@ private:
     s4u::Actor::create("flow-network", sg_.hosts.at(0), [this] { serve(); });
   }
 
+  struct Path {
+    std::vector<int> resources;
+    double latency = 0;
+  };
+  const Path& path(int src, int dst)
+  {
+    const long long key = static_cast<long long>(src) * platform_.topology.host_count() + dst;
+    auto [it, fresh] = paths_.try_emplace(key);
+    if (fresh) {
+      const Topology& topo = platform_.topology;
+      for (const auto& use : topo.route(src, dst)) {
+        it->second.resources.push_back(use.up ? up_[use.link] : down_[use.link]);
+        it->second.latency += topo.links()[use.link].latency;
+      }
+    }
+    return it->second;
+  }
+
   ActivityPtr start(const std::vector<int>& route, double bytes, double latency, double weight)
   {
     const int id = net_.start(now(), route, bytes, latency, weight);
@@ -101,17 +116,21 @@ private:
     if (wake_ && net_.next_event() < deadline_)
       wake_->notify();
   }
+  /** Suspends the caller until one of `transfers` ends. A suspend and a resume cost far less than a mutex and a
+   *  condition variable per wait; the workloads resume only actors they suspended themselves, and a stray resume
+   *  finds the loop still waiting. */
   void block_on(const std::vector<Transfer*>& transfers)
   {
-    auto signal = std::make_shared<SgSignal>();
-    for (auto* t : transfers)
-      t->waiters.push_back(signal);
     s4u::Actor* me = s4u::Actor::self();
+    for (auto* t : transfers)
+      t->waiters.push_back(me);
     waiting_[me] = transfers;
-    signal->wait_until(-1);
+    auto ended = [&] { return std::any_of(transfers.begin(), transfers.end(), [](auto* t) { return t->done; }); };
+    while (!ended())
+      s4u::this_actor::suspend();
     waiting_.erase(me);
     for (auto* t : transfers)
-      std::erase(t->waiters, signal);
+      std::erase(t->waiters, me);
   }
   void cancel_waits(s4u::Actor* victim)
   {
@@ -139,7 +158,7 @@ private:
       // A nanosecond of slack: the clock it wakes at can round a hair below the event it slept for.
       // Every simcall yields, and the actors that run meanwhile may start, cancel or drop transfers: mark all ended
       // transfers first and notify from a copy.
-      std::vector<SignalPtr> wake;
+      std::vector<s4u::Actor*> wake;
       for (int id : net_.advance(now() + 1e-9)) {
         Transfer* t = by_flow_[id];
         by_flow_[id] = nullptr;
@@ -148,14 +167,15 @@ private:
         t->done = true;
         wake.insert(wake.end(), t->waiters.begin(), t->waiters.end());
       }
-      for (auto& s : wake)
-        s->notify();
+      for (auto* a : wake)
+        a->resume();
     }
   }
 
   FlowLevelNetwork net_;
   std::vector<int> up_, down_, disk_; // resources per link direction and per host disk (-1: none)
   std::vector<Transfer*> by_flow_;    // flow id -> its activity while someone holds it
+  std::unordered_map<long long, Path> paths_; // per host pair (looked up, never iterated)
   std::map<const s4u::Actor*, std::vector<Transfer*>> waiting_;
   SignalPtr wake_;
   double deadline_ = -1;

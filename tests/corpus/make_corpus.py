@@ -335,7 +335,7 @@ for i, setting in enumerate([
         "policies.spark_cache=arc", "policies.spark_cache={name: vanilla, eviction: fifo}",
         "policies.spark_provisioning=elastic", "policies.spark_provisioning={name: dynamic, min_executors: -1}",
         "policies.spark_provisioning={name: ispark, theta_low: 2}", "policies.spark_provisioning={name: ispark, patience: 0}",
-        "backend=analytical"]):
+        "backend=analytical' --set 'cluster.network.model=lv08"]):
     add(f"set-spark-hibench-{i:02d}", f"run scenarios/spark-hibench.yaml --set '{setting}' --out {{OUT}}")
 spark_log = read("traces/samples/spark/local-1430917381534")
 spark_start = '{"Event":"SparkListenerApplicationStart","App Name":"a","Timestamp":1000}\n'

@@ -91,6 +91,17 @@ TEST(SparkRun, SameSeedSameReportAndEveryTaskRuns)
   EXPECT_EQ(tasks, a.metrics["tasks"].get<double>());
 }
 
+TEST(SparkRun, FlowLevelNetworkTracksSimgrid)
+{
+  // HiBench's four applications on 4 hosts: few flows at a time, each held by one link or disk.
+  const auto sg = run(src("scenarios/spark-hibench.yaml"), "", "sg");
+  const auto fl = run(src("scenarios/spark-hibench.yaml"), "--backend analytical", "fl");
+  ASSERT_EQ(fl.code, 0) << fl.err;
+  EXPECT_EQ(fl.metrics["tasks"], sg.metrics["tasks"]);
+  for (const char* k : {"mean_jct_s", "makespan_s"})
+    EXPECT_NEAR(fl.metrics[k].get<double>() / sg.metrics[k].get<double>(), 1.0, 0.02) << k;
+}
+
 TEST(SparkRun, AmpleMemoryHitsEveryReadAndTightMemoryRecomputes)
 {
   const auto text = std::string("name: t\n") + kCluster + R"(workload:
@@ -167,7 +178,7 @@ TEST(SparkRun, BadInputIsRefusedWithAPosition)
   expect_refused(s, "--set policies.spark_cache=arc", "unknown spark_cache policy");
   expect_refused(s, "--set 'policies.spark_cache={name: imlayer, eviction: fifo}'", "fifo");
   expect_refused(s, "--set policies.spark_provisioning=elastic", "unknown spark_provisioning policy");
-  expect_refused(s, "--set backend=analytical", "SimGrid actors");
+  expect_refused(s, "--set backend=analytical --set cluster.network.model=lv08", "network.model ideal");
   const auto bad_app = std::string("name: t\n") + kCluster + R"(workload:
   kind: spark
   spark:
