@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Spark: the speed target (issue 16: 100 HiBench-like applications on 100 hosts in <= 30 s per policy) with wall
-# time and peak RSS, then the validation rows of docs/spark.md (iMlayer-style cache and iSpark-style provisioning,
+# Spark: the speed target (issue 16: 100 HiBench-like applications on 100 hosts in <= 30 s per policy) on both
+# backends with wall time and peak RSS, then the validation rows of docs/spark.md (iMlayer-style cache and iSpark-style provisioning,
 # seeds 1-3) and the event-log replays.
 # Usage: bench/spark.sh [BUILD_DIR] [--speed-only]
 set -euo pipefail
@@ -12,13 +12,14 @@ metric() { python3 -c "import json,sys; print(json.load(open('$1'))['metrics']['
 first_jct() { sed -n 2p "$1" | cut -d, -f5; }
 
 echo "== speed: bench/spark-100.yaml (100 applications, 100 hosts)"
-printf '%-9s %-8s %7s %9s %8s %12s %8s\n' cache provision wall_s peak_MiB tasks mean_jct_s util
-for combo in "vanilla static" "imlayer static" "vanilla ispark"; do
+printf '%-10s %-9s %-8s %7s %9s %8s %12s %8s\n' backend cache provision wall_s peak_MiB tasks mean_jct_s util
+for combo in "simgrid vanilla static" "analytical vanilla static" "simgrid imlayer static" \
+  "analytical imlayer static" "simgrid vanilla ispark" "analytical vanilla ispark"; do
   set -- $combo
-  /usr/bin/time -f '%e %M' -o "$out/time" "$build/clustersim" run bench/spark-100.yaml --quiet \
-    --set policies.spark_cache="$1" --set policies.spark_provisioning="$2" --out "$out/run"
+  /usr/bin/time -f '%e %M' -o "$out/time" "$build/clustersim" run bench/spark-100.yaml --quiet --backend "$1" \
+    --set policies.spark_cache="$2" --set policies.spark_provisioning="$3" --out "$out/run"
   read -r wall rss < "$out/time"
-  printf '%-9s %-8s %7.1f %9.0f %8.0f %12.1f %8.3f\n' "$1" "$2" "$wall" "$((rss / 1024))" \
+  printf '%-10s %-9s %-8s %7.1f %9.0f %8.0f %12.1f %8.3f\n' "$1" "$2" "$3" "$wall" "$((rss / 1024))" \
     "$(metric "$out/run/report.json" tasks)" "$(metric "$out/run/report.json" mean_jct_s)" \
     "$(metric "$out/run/report.json" cluster_utilization)"
 done
