@@ -173,8 +173,8 @@ private:
   }
 
   FlowLevelNetwork net_;
-  std::vector<int> up_, down_, disk_; // resources per link direction and per host disk (-1: none)
-  std::vector<Transfer*> by_flow_;    // flow id -> its activity while someone holds it
+  std::vector<int> up_, down_, disk_;         // resources per link direction and per host disk (-1: none)
+  std::vector<Transfer*> by_flow_;            // flow id -> its activity while someone holds it
   std::unordered_map<long long, Path> paths_; // per host pair (looked up, never iterated)
   std::map<const s4u::Actor*, std::vector<Transfer*>> waiting_;
   SignalPtr wake_;

@@ -26,8 +26,7 @@ int FlowLevelNetwork::add_resource(double capacity, const LinkAvailability* sche
   return id;
 }
 
-int FlowLevelNetwork::start(double now, const std::vector<int>& resources, double bytes, double latency,
-                            double weight)
+int FlowLevelNetwork::start(double now, const std::vector<int>& resources, double bytes, double latency, double weight)
 {
   int id;
   if (!free_.empty()) {
@@ -99,6 +98,7 @@ std::vector<int> FlowLevelNetwork::advance(double now)
       end_due(e.index, e.time, ended);
     } else if (e.kind == Kind::CAPACITY) {
       change_capacity(e.index, e.time);
+
     } else if (flows_[e.index].route.empty()) { // nothing to cross: it ends once its latency is paid
       leave(e.index, e.time);
       ended.push_back(e.index);
@@ -124,11 +124,15 @@ void FlowLevelNetwork::join(int id, double t)
   f.state = State::ACTIVE;
   int best = -1;
   double best_share = 0;
-  for (int r : f.route) {
+  f.position.resize(f.route.size());
+  for (std::size_t k = 0; k < f.route.size(); ++k) {
+    const int r = f.route[k];
     Resource& res = resources_[r];
     bring(res, t);
     res.weights += f.weight;
     ++res.crossing;
+    f.position[k] = static_cast<int>(res.crossing_flows.size());
+    res.crossing_flows.push_back(id);
     const double share = res.capacity / res.weights;
     if (best < 0 || share <= best_share) { // ties: the resource nearest the destination
       best = r;
@@ -137,7 +141,8 @@ void FlowLevelNetwork::join(int id, double t)
   }
   f.charged_to = best;
   Resource& b = resources_[best];
-  b.charged.push({b.virtual_time + f.bytes / f.weight, id, f.generation});
+  f.tag = b.virtual_time + f.bytes / f.weight;
+  b.charged.push({f.tag, id, f.generation});
   for (int r : f.route)
     reschedule(r);
 }
@@ -146,12 +151,21 @@ void FlowLevelNetwork::leave(int id, double t)
 {
   Flow& f = flows_[id];
   if (f.state == State::ACTIVE)
-    for (int r : f.route) {
+    for (std::size_t k = 0; k < f.route.size(); ++k) {
+      const int r = f.route[k];
       Resource& res = resources_[r];
       bring(res, t);
       res.weights -= f.weight;
       if (--res.crossing == 0)
         res.weights = 0; // no drift left behind by sums of unequal weights
+      // Out of the crossing list: the last entry takes its place.
+      const int moved = res.crossing_flows.back();
+      res.crossing_flows[f.position[k]] = moved;
+      Flow& m = flows_[moved];
+      for (std::size_t q = 0; q < m.route.size(); ++q)
+        if (m.route[q] == r)
+          m.position[q] = f.position[k];
+      res.crossing_flows.pop_back();
       reschedule(r);
     }
   f.state = State::OFF;
@@ -200,8 +214,37 @@ void FlowLevelNetwork::change_capacity(int r, double t)
   bring(res, t);
   res.capacity = res.base * res.schedule->at(t);
   reschedule(r);
+  for (std::size_t i = 0; i < res.crossing_flows.size(); ++i) // (a move keeps every crossing list as it is)
+    recharge(res.crossing_flows[i], t);
   if (const double next = res.schedule->next_change(t); next < kNever)
     events_.push({next, Kind::CAPACITY, r, 0});
+}
+
+void FlowLevelNetwork::recharge(int id, double t)
+{
+  Flow& f = flows_[id];
+  int best = f.charged_to;
+  double best_share = resources_[best].capacity / resources_[best].weights;
+  for (int r : f.route) {
+    const double share = resources_[r].capacity / resources_[r].weights;
+    if (share < best_share * (1 - 1e-9)) { // strictly smaller: no churn between equal resources
+      best = r;
+      best_share = share;
+    }
+  }
+  if (best == f.charged_to)
+    return;
+  Resource& from = resources_[f.charged_to];
+  Resource& to = resources_[best];
+  bring(from, t);
+  bring(to, t);
+  const int old = f.charged_to;
+  ++f.generation; // its entry in the old queue is stale now
+  f.tag = to.virtual_time + std::max(0.0, f.tag - from.virtual_time);
+  f.charged_to = best;
+  to.charged.push({f.tag, id, f.generation});
+  reschedule(old);
+  reschedule(best);
 }
 
 } // namespace cs

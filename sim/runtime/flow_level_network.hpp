@@ -17,8 +17,10 @@ namespace cs {
  *  of every flow crossing r; ties go to the resource nearest the destination) and W_b counts every flow crossing b,
  *  charged there or not. Where one resource limits each flow (a reducer's downlink, a rack's oversubscribed uplink,
  *  a disk) this is SimGrid's weighted max-min sharing. Where flows are limited elsewhere it is slower: the capacity
- *  they leave is not handed on, and a flow keeps the resource it was charged to when the bottleneck moves.
- *  Both are the price of O(route · log flows) per event (docs/mapreduce.md, "Network backends").
+ *  they leave is not handed on, and a flow keeps the resource it was charged to when other flows move the
+ *  bottleneck (a change of capacity, such as background load, moves every flow crossing the resource to the one
+ *  that now offers it the smallest share). Both are the price of O(route · log flows) per flow event
+ *  (docs/mapreduce.md, "Network backends"; re-charging every flow periodically was tried and made it worse).
  *
  *  Each resource keeps a virtual clock V (bytes a unit-weight flow charged to it has been served); a flow ends when
  *  V reaches its tag (V at its start plus bytes / w), so a start or end touches only the resources on its route. */
@@ -55,7 +57,8 @@ private:
     int crossing = 0;
     double virtual_time = 0;
     double updated = 0;
-    long version = 0; // of its pending end event
+    long version = 0;                // of its pending end event
+    std::vector<int> crossing_flows; // ids of the active flows crossing it, any order
     std::priority_queue<Charge, std::vector<Charge>, std::greater<>> charged;
   };
   enum class State { LATENT, ACTIVE, OFF };
@@ -63,8 +66,10 @@ private:
     std::vector<int> route;
     double bytes = 0;
     double weight = 1;
+    std::vector<int> position; // per route entry: its index in that resource's crossing_flows
     int charged_to = -1;
-    long generation = 0;
+    double tag = 0;      // in charged_to's virtual time
+    long generation = 0; // bumped when it ends or moves, which makes its queue entries stale
     State state = State::OFF;
   };
   enum class Kind { END, JOIN, CAPACITY };
@@ -88,6 +93,7 @@ private:
   void reschedule(int r);
   void end_due(int r, double t, std::vector<int>& ended);
   void change_capacity(int r, double t);
+  void recharge(int id, double t);
 
   std::vector<Resource> resources_;
   std::vector<Flow> flows_;

@@ -38,8 +38,7 @@ void SimgridActorsBase::run(int host, std::function<void()> main)
 
 ActorPtr SimgridActorsBase::spawn(const std::string& name, int host, std::function<void()> body)
 {
-  return std::make_shared<SgActor>(s4u::Actor::create(name, sg_.hosts.at(host), std::move(body)), host,
-                                   &before_kill_);
+  return std::make_shared<SgActor>(s4u::Actor::create(name, sg_.hosts.at(host), std::move(body)), host, &before_kill_);
 }
 
 ActorPtr SimgridActorsBase::self()

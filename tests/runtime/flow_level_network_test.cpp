@@ -132,6 +132,19 @@ TEST(FlowLevelNetwork, BackgroundLoadScalesCapacityOverTime)
   EXPECT_NEAR(run_all(net).at(f), 3.0, 1e-9);
 }
 
+TEST(FlowLevelNetwork, ACapacityDropMovesTheFlowsCrossingTheResource)
+{
+  // Charged to the 100 B/s resource at first; at 1 s background load leaves 50 B/s of the other, which becomes the
+  // bottleneck: 100 B in the first second, 100 B at 50 B/s after (3 s, not 2 s).
+  cs::LinkAvailability quarter_after_one;
+  quarter_after_one.points = {{0.0, 1.0}, {1.0, 0.25}};
+  FlowLevelNetwork net;
+  const int first = net.add_resource(100);
+  const int loaded = net.add_resource(200, &quarter_after_one);
+  const int f = net.start(0, {first, loaded}, 200, 0, 1);
+  EXPECT_NEAR(run_all(net).at(f), 3.0, 1e-9);
+}
+
 TEST(FlowLevelNetwork, ARouteWithNoResourceEndsAfterItsLatency)
 {
   FlowLevelNetwork net;
