@@ -122,26 +122,41 @@ void FlowLevelNetwork::join(int id, double t)
 {
   Flow& f = flows_[id];
   f.state = State::ACTIVE;
-  int best = -1;
-  double best_share = 0;
   f.position.resize(f.route.size());
   for (std::size_t k = 0; k < f.route.size(); ++k) {
-    const int r = f.route[k];
-    Resource& res = resources_[r];
-    bring(res, t);
-    res.weights += f.weight;
+    Resource& res = resources_[f.route[k]];
     ++res.crossing;
     f.position[k] = static_cast<int>(res.crossing_flows.size());
     res.crossing_flows.push_back(id);
-    const double share = res.capacity / res.weights;
-    if (best < 0 || share <= best_share) { // ties: the resource nearest the destination
-      best = r;
-      best_share = share;
+  }
+  attach(id, t, f.bytes / f.weight);
+}
+
+void FlowLevelNetwork::attach(int id, double t, double remaining)
+{
+  Flow& f = flows_[id];
+  std::size_t best = 0;
+  double best_share = 0;
+  shares_.resize(f.route.size());
+  for (std::size_t k = 0; k < f.route.size(); ++k) {
+    Resource& res = resources_[f.route[k]];
+    bring(res, t);
+    shares_[k] = res.capacity / (res.weights + f.weight);
+    if (k == 0 || shares_[k] <= best_share) { // ties: the resource nearest the destination
+      best = k;
+      best_share = shares_[k];
     }
   }
-  f.charged_to = best;
-  Resource& b = resources_[best];
-  f.tag = b.virtual_time + f.bytes / f.weight;
+  // Where it is not charged it moves best_share, not shares_[k]: it weighs there in that proportion, so the
+  // capacity it leaves goes to the flows charged there.
+  f.presence.resize(f.route.size());
+  for (std::size_t k = 0; k < f.route.size(); ++k) {
+    f.presence[k] = k == best ? f.weight : f.weight * best_share / shares_[k];
+    resources_[f.route[k]].weights += f.presence[k];
+  }
+  f.charged_to = f.route[best];
+  Resource& b = resources_[f.charged_to];
+  f.tag = b.virtual_time + remaining;
   b.charged.push({f.tag, id, f.generation});
   for (int r : f.route)
     reschedule(r);
@@ -155,7 +170,7 @@ void FlowLevelNetwork::leave(int id, double t)
       const int r = f.route[k];
       Resource& res = resources_[r];
       bring(res, t);
-      res.weights -= f.weight;
+      res.weights -= f.presence[k];
       if (--res.crossing == 0)
         res.weights = 0; // no drift left behind by sums of unequal weights
       // Out of the crossing list: the last entry takes its place.
@@ -223,28 +238,19 @@ void FlowLevelNetwork::change_capacity(int r, double t)
 void FlowLevelNetwork::recharge(int id, double t)
 {
   Flow& f = flows_[id];
-  int best = f.charged_to;
-  double best_share = resources_[best].capacity / resources_[best].weights;
-  for (int r : f.route) {
-    const double share = resources_[r].capacity / resources_[r].weights;
-    if (share < best_share * (1 - 1e-9)) { // strictly smaller: no churn between equal resources
-      best = r;
-      best_share = share;
-    }
-  }
-  if (best == f.charged_to)
-    return;
   Resource& from = resources_[f.charged_to];
-  Resource& to = resources_[best];
   bring(from, t);
-  bring(to, t);
-  const int old = f.charged_to;
+  const double remaining = std::max(0.0, f.tag - from.virtual_time);
+  for (std::size_t k = 0; k < f.route.size(); ++k) {
+    Resource& res = resources_[f.route[k]];
+    bring(res, t);
+    res.weights = std::max(0.0, res.weights - f.presence[k]);
+  }
   ++f.generation; // its entry in the old queue is stale now
-  f.tag = to.virtual_time + std::max(0.0, f.tag - from.virtual_time);
-  f.charged_to = best;
-  to.charged.push({f.tag, id, f.generation});
-  reschedule(old);
-  reschedule(best);
+  const int old = f.charged_to;
+  attach(id, t, remaining);
+  if (old != f.charged_to)
+    reschedule(old);
 }
 
 } // namespace cs

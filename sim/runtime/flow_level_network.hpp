@@ -12,15 +12,15 @@ namespace cs {
 
 /** Resources (a link direction, a shared link, a disk) of fixed capacity, crossed by flows.
  *
- *  Sharing. A flow of weight w crossing resources R moves at cap_b · w / W_b, where b ∈ R is the resource it was
- *  charged to when it started (the one that offered it the smallest share, cap_r / W_r with W_r the summed weights
- *  of every flow crossing r; ties go to the resource nearest the destination) and W_b counts every flow crossing b,
- *  charged there or not. Where one resource limits each flow (a reducer's downlink, a rack's oversubscribed uplink,
- *  a disk) this is SimGrid's weighted max-min sharing. Where flows are limited elsewhere it is slower: the capacity
- *  they leave is not handed on, and a flow keeps the resource it was charged to when other flows move the
- *  bottleneck (a change of capacity, such as background load, moves every flow crossing the resource to the one
- *  that now offers it the smallest share). Both are the price of O(route · log flows) per flow event
- *  (docs/mapreduce.md, "Network backends"; re-charging every flow periodically was tried and made it worse).
+ *  Sharing. A flow of weight w is charged, when it starts, to the resource on its route that offers it the smallest
+ *  share (cap_r / (W_r + w), W_r the weights present at r; ties go to the resource nearest the destination), and
+ *  moves at cap_b · w / W_b there. On each other resource of its route it weighs w · s_b / s_r, the share it gets
+ *  at its bottleneck over the share it would get there, so the capacity it leaves goes to the flows charged there.
+ *  Where one resource limits each flow (a reducer's downlink, a rack's oversubscribed uplink, a disk) this is
+ *  SimGrid's weighted max-min sharing exactly. Elsewhere it approximates it: a flow keeps its bottleneck and its
+ *  weights from when it joined while later flows move the bottleneck (a change of capacity, such as background
+ *  load, re-charges every flow crossing the resource). That is the price of O(route · log flows) per flow event
+ *  (docs/mapreduce.md, "Network backends").
  *
  *  Each resource keeps a virtual clock V (bytes a unit-weight flow charged to it has been served); a flow ends when
  *  V reaches its tag (V at its start plus bytes / w), so a start or end touches only the resources on its route. */
@@ -66,7 +66,8 @@ private:
     std::vector<int> route;
     double bytes = 0;
     double weight = 1;
-    std::vector<int> position; // per route entry: its index in that resource's crossing_flows
+    std::vector<int> position;    // per route entry: its index in that resource's crossing_flows
+    std::vector<double> presence; // per route entry: the weight it adds there (its own where charged)
     int charged_to = -1;
     double tag = 0;      // in charged_to's virtual time
     long generation = 0; // bumped when it ends or moves, which makes its queue entries stale
@@ -89,6 +90,7 @@ private:
   bool stale(const Event& e) const;
   void bring(Resource& r, double t);
   void join(int id, double t);
+  void attach(int id, double t, double remaining);
   void leave(int id, double t);
   void reschedule(int r);
   void end_due(int r, double t, std::vector<int>& ended);
@@ -100,6 +102,7 @@ private:
   std::vector<int> free_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::size_t in_flight_ = 0;
+  std::vector<double> shares_; // scratch for attach()
 };
 
 } // namespace cs

@@ -82,10 +82,10 @@ TEST(FlowLevelNetwork, LaterFlowsAreChargedWhereTheyShareMost)
     EXPECT_NEAR(t, 3.0, 1e-9) << "flow " << id;
 }
 
-TEST(FlowLevelNetwork, CapacityLeftByAFlowLimitedElsewhereIsNotHandedOn)
+TEST(FlowLevelNetwork, AFlowChargedElsewhereWeighsWhatItMovedWhenItJoined)
 {
-  // a crosses a 50 B/s resource and a shared 200 B/s one; b only the shared one. Max-min gives b 150 B/s; the
-  // model gives b its fair share of the shared resource, 100 B/s (the documented price of O(1) events).
+  // a crosses a 50 B/s resource and a shared 200 B/s one, and is charged to the first; on the shared one it weighs
+  // 50/200 of its weight. b then gets 200 / 1.25 = 160 B/s there (max-min: 150), a keeps 50 B/s.
   FlowLevelNetwork net;
   const int slow = net.add_resource(50);
   const int shared = net.add_resource(200);
@@ -93,8 +93,7 @@ TEST(FlowLevelNetwork, CapacityLeftByAFlowLimitedElsewhereIsNotHandedOn)
   const int b = net.start(0, {shared}, 300, 0, 1);
   const auto end = run_all(net);
   EXPECT_NEAR(end.at(a), 2.0, 1e-9);
-  // b: 100 B/s for 2 s, then alone at 200 B/s for the last 100 B.
-  EXPECT_NEAR(end.at(b), 2.5, 1e-9);
+  EXPECT_NEAR(end.at(b), 300.0 / 160, 1e-9);
 }
 
 TEST(FlowLevelNetwork, CancellingAFlowSpeedsUpTheOthers)
