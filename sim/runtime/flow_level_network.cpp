@@ -130,6 +130,24 @@ void FlowLevelNetwork::join(int id, double t)
     res.crossing_flows.push_back(id);
   }
   attach(id, t, f.bytes / f.weight);
+  refresh_around(id, t);
+}
+
+void FlowLevelNetwork::refresh_around(int id, double t)
+{
+  if (refresh_per_event_ <= 0)
+    return;
+  // Round robin over each resource's crossing flows: every flow is refreshed as often as flows come and go near it.
+  const std::vector<int> route = flows_[id].route; // (a copy: recharge may touch the flow table's entries)
+  for (int r : route) {
+    Resource& res = resources_[r];
+    for (int n = 0; n < refresh_per_event_ && !res.crossing_flows.empty(); ++n) {
+      res.refresh_cursor = (res.refresh_cursor + 1) % res.crossing_flows.size();
+      const int other = res.crossing_flows[res.refresh_cursor];
+      if (other != id && flows_[other].state == State::ACTIVE)
+        recharge(other, t);
+    }
+  }
 }
 
 void FlowLevelNetwork::attach(int id, double t, double remaining)
@@ -183,10 +201,13 @@ void FlowLevelNetwork::leave(int id, double t)
       res.crossing_flows.pop_back();
       reschedule(r);
     }
+  const bool was_active = f.state == State::ACTIVE;
   f.state = State::OFF;
   ++f.generation;
   free_.push_back(id);
   --in_flight_;
+  if (was_active)
+    refresh_around(id, t);
 }
 
 void FlowLevelNetwork::reschedule(int r)

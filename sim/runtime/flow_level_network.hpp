@@ -12,21 +12,24 @@ namespace cs {
 
 /** Resources (a link direction, a shared link, a disk) of fixed capacity, crossed by flows.
  *
- *  Sharing. A flow of weight w is charged, when it starts, to the resource on its route that offers it the smallest
- *  share (cap_r / (W_r + w), W_r the weights present at r; ties go to the resource nearest the destination), and
+ *  Sharing. A flow of weight w is charged to the resource on its route that offers it the smallest share
+ *  (s_r = cap_r / (W_r + w), W_r the weights present at r; ties go to the resource nearest the destination), and
  *  moves at cap_b · w / W_b there. On each other resource of its route it weighs w · s_b / s_r, the share it gets
  *  at its bottleneck over the share it would get there, so the capacity it leaves goes to the flows charged there.
  *  Where one resource limits each flow (a reducer's downlink, a rack's oversubscribed uplink, a disk) this is
- *  SimGrid's weighted max-min sharing exactly. Elsewhere it approximates it: a flow keeps its bottleneck and its
- *  weights from when it joined while later flows move the bottleneck (a change of capacity, such as background
- *  load, re-charges every flow crossing the resource). That is the price of O(route · log flows) per flow event
- *  (docs/mapreduce.md, "Network backends").
+ *  SimGrid's weighted max-min sharing exactly. Elsewhere it approximates it: charges and weights are set when a
+ *  flow joins and refreshed a few at a time (after each join or end, the next few flows crossing each resource of
+ *  the route; on a change of capacity, every flow crossing the resource). That keeps a flow event at
+ *  O(route² · log flows) whatever is in flight (docs/mapreduce.md, "Network backends").
  *
  *  Each resource keeps a virtual clock V (bytes a unit-weight flow charged to it has been served); a flow ends when
  *  V reaches its tag (V at its start plus bytes / w), so a start or end touches only the resources on its route. */
 class FlowLevelNetwork {
 public:
   static constexpr double kNever = 1e300;
+  /** After each flow joins or ends, `refresh_per_event` flows crossing each resource of its route (in turn, round
+   *  robin) are charged again from the present weights. */
+  explicit FlowLevelNetwork(int refresh_per_event = 4) : refresh_per_event_(refresh_per_event) {}
 
   /** A resource of `capacity` bytes/s, scaled over time by `schedule` when given (kept by the caller). */
   int add_resource(double capacity, const LinkAvailability* schedule = nullptr);
@@ -59,6 +62,7 @@ private:
     double updated = 0;
     long version = 0;                // of its pending end event
     std::vector<int> crossing_flows; // ids of the active flows crossing it, any order
+    std::size_t refresh_cursor = 0;
     std::priority_queue<Charge, std::vector<Charge>, std::greater<>> charged;
   };
   enum class State { LATENT, ACTIVE, OFF };
@@ -91,6 +95,7 @@ private:
   void bring(Resource& r, double t);
   void join(int id, double t);
   void attach(int id, double t, double remaining);
+  void refresh_around(int id, double t);
   void leave(int id, double t);
   void reschedule(int r);
   void end_due(int r, double t, std::vector<int>& ended);
@@ -103,6 +108,7 @@ private:
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::size_t in_flight_ = 0;
   std::vector<double> shares_; // scratch for attach()
+  int refresh_per_event_;
 };
 
 } // namespace cs

@@ -82,18 +82,22 @@ TEST(FlowLevelNetwork, LaterFlowsAreChargedWhereTheyShareMost)
     EXPECT_NEAR(t, 3.0, 1e-9) << "flow " << id;
 }
 
-TEST(FlowLevelNetwork, AFlowChargedElsewhereWeighsWhatItMovedWhenItJoined)
+TEST(FlowLevelNetwork, AFlowChargedElsewhereWeighsWhatItMovesThere)
 {
-  // a crosses a 50 B/s resource and a shared 200 B/s one, and is charged to the first; on the shared one it weighs
-  // 50/200 of its weight. b then gets 200 / 1.25 = 160 B/s there (max-min: 150), a keeps 50 B/s.
-  FlowLevelNetwork net;
-  const int slow = net.add_resource(50);
-  const int shared = net.add_resource(200);
-  const int a = net.start(0, {slow, shared}, 100, 0, 1);
-  const int b = net.start(0, {shared}, 300, 0, 1);
-  const auto end = run_all(net);
-  EXPECT_NEAR(end.at(a), 2.0, 1e-9);
-  EXPECT_NEAR(end.at(b), 300.0 / 160, 1e-9);
+  // a crosses a 50 B/s resource and a shared 200 B/s one and is charged to the first. Alone, it weighs 50/200 of
+  // its weight on the shared one; without refreshes b then gets 200 / 1.25 = 160 B/s there (max-min: 150).
+  // Refreshed once b is in, a weighs 50/100 (its share there would be 100), and b gets 200 / 1.5 = 133 B/s.
+  for (int refresh : {0, 4}) {
+    FlowLevelNetwork net(refresh);
+    const int slow = net.add_resource(50);
+    const int shared = net.add_resource(200);
+    const int a = net.start(0, {slow, shared}, 100, 0, 1);
+    const int b = net.start(0, {shared}, 300, 0, 1);
+    const auto end = run_all(net);
+    EXPECT_NEAR(end.at(a), 2.0, 1e-9);
+    const double b_end = refresh == 0 ? 300.0 / 160 : 2 + (300 - 2 * 200 / 1.5) / 200;
+    EXPECT_NEAR(end.at(b), b_end, 1e-9) << "refresh " << refresh;
+  }
 }
 
 TEST(FlowLevelNetwork, CancellingAFlowSpeedsUpTheOthers)
