@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cross-checks the analytical (flow-level) network backend of the actor workloads against simgrid (issue 16): mean
 # JCT per scheduler and seed on a 10-minute FB-2010 window (600 hosts) and on the Hit paper-like scenario, the gap
-# between backends, and whether both rank the schedulers alike. Prints one table per scenario and wall times.
+# between backends, the mean over seeds, and whether both rank the schedulers alike (per seed and by the mean).
+# Prints one table per scenario and wall times. About 6 minutes on one core.
 # Usage: bench/mapreduce_backends.sh [BUILD_DIR] [SEEDS...]
 set -euo pipefail
 build=${1:-build}
@@ -55,6 +56,14 @@ for tag, name in (("fb2010", "FB-2010 10 min, 600 hosts"), ("hit", "Hit paper-li
         ok = rank(sg) == rank(an)
         same += ok
         print(f"{seed:>4}  " + "  ".join(f"{c:>26}" for c in row) + f"   {'yes' if ok else 'no: ' + ' '.join(rank(sg)) + ' | ' + ' '.join(rank(an))}")
+    mean = {b: {s: sum(get(tag, b, s, seed)[0] for seed in seeds) / len(seeds) for s in scheds}
+            for b in ("simgrid", "analytical")}
+    print("mean over seeds: " + "  ".join(
+        f"{s} {mean['simgrid'][s]:.2f} / {mean['analytical'][s]:.2f} "
+        f"({100 * (mean['analytical'][s] - mean['simgrid'][s]) / mean['simgrid'][s]:+.1f}%)" for s in scheds))
+    order = {b: sorted(scheds, key=lambda s: mean[b][s]) for b in mean}
+    print(f"ranking by the mean: simgrid {' < '.join(order['simgrid'])}; analytical {' < '.join(order['analytical'])}"
+          f" ({'same' if order['simgrid'] == order['analytical'] else 'different'})")
     mean_abs = sum(abs(g) for g in gaps) / len(gaps)
     print(f"mean |gap| {100 * mean_abs:.1f}%, largest {100 * max(abs(g) for g in gaps):.1f}%; same ranking on {same}/{len(seeds)} seeds;"
           f" wall simgrid {walls['simgrid']:.1f} s, analytical {walls['analytical']:.1f} s")

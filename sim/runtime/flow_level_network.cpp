@@ -1,6 +1,7 @@
 #include "sim/runtime/flow_level_network.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cs {
 
@@ -18,6 +19,7 @@ int FlowLevelNetwork::add_resource(double capacity, const LinkAvailability* sche
   r.capacity = capacity;
   r.schedule = schedule;
   const int id = static_cast<int>(resources_.size()) - 1;
+  r.end = ends_.push({kNever, id});
   if (schedule) {
     r.capacity = capacity * schedule->at(0);
     if (const double next = schedule->next_change(0); next < kNever)
@@ -64,41 +66,37 @@ void FlowLevelNetwork::cancel(double now, int id)
 
 bool FlowLevelNetwork::stale(const Event& e) const
 {
-  switch (e.kind) {
-  case Kind::END:
-    return e.version != resources_[e.index].version;
-  case Kind::JOIN:
-    return flows_[e.index].generation != e.version || flows_[e.index].state != State::LATENT;
-  case Kind::CAPACITY:
+  if (e.kind == Kind::CAPACITY)
     return false;
-  }
-  return false;
+  return flows_[e.index].generation != e.version || flows_[e.index].state != State::LATENT;
 }
 
 double FlowLevelNetwork::next_event()
 {
   while (!events_.empty() && stale(events_.top()))
     events_.pop();
-  return events_.empty() ? kNever : events_.top().time;
+  const double end = ends_.empty() ? kNever : ends_.top().time;
+  return std::min(end, events_.empty() ? kNever : events_.top().time);
 }
 
 std::vector<int> FlowLevelNetwork::advance(double now)
 {
   std::vector<int> ended;
-  while (!events_.empty()) {
-    const Event e = events_.top();
-    if (stale(e)) {
+  for (;;) {
+    while (!events_.empty() && stale(events_.top()))
       events_.pop();
+    const double end = ends_.empty() ? kNever : ends_.top().time;
+    const double other = events_.empty() ? kNever : events_.top().time;
+    if (std::min(end, other) > now || std::min(end, other) >= kNever)
+      break;
+    if (end <= other) { // ends first at equal times, before a join or a capacity change at the same instant
+      end_due(ends_.top().resource, end, ended);
       continue;
     }
-    if (e.time > now)
-      break;
+    const Event e = events_.top();
     events_.pop();
-    if (e.kind == Kind::END) {
-      end_due(e.index, e.time, ended);
-    } else if (e.kind == Kind::CAPACITY) {
+    if (e.kind == Kind::CAPACITY) {
       change_capacity(e.index, e.time);
-
     } else if (flows_[e.index].route.empty()) { // nothing to cross: it ends once its latency is paid
       leave(e.index, e.time);
       ended.push_back(e.index);
@@ -213,7 +211,6 @@ void FlowLevelNetwork::leave(int id, double t)
 void FlowLevelNetwork::reschedule(int r)
 {
   Resource& res = resources_[r];
-  ++res.version;
   while (!res.charged.empty()) {
     const Charge& c = res.charged.top();
     const Flow& f = flows_[c.flow];
@@ -221,10 +218,11 @@ void FlowLevelNetwork::reschedule(int r)
       break;
     res.charged.pop();
   }
-  if (res.charged.empty())
-    return;
-  const double wait = (res.charged.top().tag - res.virtual_time) * res.weights / res.capacity;
-  events_.push({res.updated + std::max(0.0, wait), Kind::END, r, res.version});
+  double time = kNever;
+  if (!res.charged.empty())
+    time = res.updated + std::max(0.0, (res.charged.top().tag - res.virtual_time) * res.weights / res.capacity);
+  if ((*res.end).time != time)
+    ends_.update(res.end, {time, r});
 }
 
 void FlowLevelNetwork::end_due(int r, double t, std::vector<int>& ended)
@@ -259,19 +257,43 @@ void FlowLevelNetwork::change_capacity(int r, double t)
 void FlowLevelNetwork::recharge(int id, double t)
 {
   Flow& f = flows_[id];
+  std::size_t best = 0;
+  double best_share = 0;
+  shares_.resize(f.route.size());
+  for (std::size_t k = 0; k < f.route.size(); ++k) { // its shares as if it joined now
+    const Resource& res = resources_[f.route[k]];
+    shares_[k] = res.capacity / std::max(1e-300, res.weights - f.presence[k] + f.weight);
+    if (k == 0 || shares_[k] <= best_share) {
+      best = k;
+      best_share = shares_[k];
+    }
+  }
+  bool same = f.route[best] == f.charged_to;
+  for (std::size_t k = 0; same && k < f.route.size(); ++k) {
+    const double presence = k == best ? f.weight : f.weight * best_share / shares_[k];
+    same = std::abs(presence - f.presence[k]) <= 1e-6 * f.weight;
+  }
+  if (same) // most refreshes: nothing moves, no resource is touched
+    return;
   Resource& from = resources_[f.charged_to];
   bring(from, t);
   const double remaining = std::max(0.0, f.tag - from.virtual_time);
   for (std::size_t k = 0; k < f.route.size(); ++k) {
     Resource& res = resources_[f.route[k]];
     bring(res, t);
-    res.weights = std::max(0.0, res.weights - f.presence[k]);
+    const double presence = k == best ? f.weight : f.weight * best_share / shares_[k];
+    res.weights = std::max(0.0, res.weights + presence - f.presence[k]);
+    f.presence[k] = presence;
   }
-  ++f.generation; // its entry in the old queue is stale now
-  const int old = f.charged_to;
-  attach(id, t, remaining);
-  if (old != f.charged_to)
-    reschedule(old);
+  if (f.route[best] != f.charged_to) {
+    ++f.generation; // its entry in the old queue is stale now
+    f.charged_to = f.route[best];
+    Resource& to = resources_[f.charged_to];
+    f.tag = to.virtual_time + remaining;
+    to.charged.push({f.tag, id, f.generation});
+  }
+  for (int r : f.route)
+    reschedule(r);
 }
 
 } // namespace cs

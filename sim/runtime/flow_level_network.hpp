@@ -4,6 +4,7 @@
 
 #include "platform/link_availability.hpp"
 
+#include <boost/heap/d_ary_heap.hpp>
 #include <cstddef>
 #include <queue>
 #include <vector>
@@ -52,6 +53,19 @@ private:
     long generation;
     bool operator>(const Charge& o) const { return tag != o.tag ? tag > o.tag : flow > o.flow; }
   };
+  struct EndAt { // a resource's next flow end (kNever: none)
+    double time;
+    int resource;
+  };
+  struct LaterEnd {
+    bool operator()(const EndAt& a, const EndAt& b) const
+    {
+      return a.time != b.time ? a.time > b.time : a.resource > b.resource;
+    }
+  };
+  // One entry per resource, moved in place: no stale entries pile up however often a resource's end moves.
+  using EndQueue = boost::heap::d_ary_heap<EndAt, boost::heap::arity<4>, boost::heap::mutable_<true>,
+                                           boost::heap::compare<LaterEnd>>;
   struct Resource {
     double base = 0;     // capacity without background load
     double capacity = 0; // now
@@ -60,7 +74,7 @@ private:
     int crossing = 0;
     double virtual_time = 0;
     double updated = 0;
-    long version = 0;                // of its pending end event
+    EndQueue::handle_type end;
     std::vector<int> crossing_flows; // ids of the active flows crossing it, any order
     std::size_t refresh_cursor = 0;
     std::priority_queue<Charge, std::vector<Charge>, std::greater<>> charged;
@@ -77,12 +91,12 @@ private:
     long generation = 0; // bumped when it ends or moves, which makes its queue entries stale
     State state = State::OFF;
   };
-  enum class Kind { END, JOIN, CAPACITY };
-  struct Event { // a resource's next flow end, a flow joining after its latency, or a resource's capacity changing
+  enum class Kind { JOIN, CAPACITY };
+  struct Event { // a flow joining after its latency, or a resource's capacity changing
     double time;
     Kind kind;
-    int index;    // resource (END, CAPACITY) or flow (JOIN)
-    long version; // resource version (END) or flow generation (JOIN)
+    int index;    // flow (JOIN) or resource (CAPACITY)
+    long version; // flow generation (JOIN)
     bool operator>(const Event& o) const
     {
       if (time != o.time)
@@ -106,6 +120,7 @@ private:
   std::vector<Flow> flows_;
   std::vector<int> free_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  EndQueue ends_;
   std::size_t in_flight_ = 0;
   std::vector<double> shares_; // scratch for attach()
   int refresh_per_event_;
