@@ -136,10 +136,11 @@ void FlowLevelNetwork::refresh_around(int id, double t)
   if (refresh_per_event_ <= 0)
     return;
   // Round robin over each resource's crossing flows: every flow is refreshed as often as flows come and go near it.
-  const std::vector<int> route = flows_[id].route; // (a copy: recharge may touch the flow table's entries)
-  for (int r : route) {
-    Resource& res = resources_[r];
-    for (int n = 0; n < refresh_per_event_ && !res.crossing_flows.empty(); ++n) {
+  // (recharge never adds flows, so flows_[id] stays where it is)
+  for (std::size_t h = 0; h < flows_[id].route.size(); ++h) {
+    Resource& res = resources_[flows_[id].route[h]];
+    const std::size_t n = std::min<std::size_t>(refresh_per_event_, res.crossing_flows.size());
+    for (std::size_t i = 0; i < n; ++i) {
       res.refresh_cursor = (res.refresh_cursor + 1) % res.crossing_flows.size();
       const int other = res.crossing_flows[res.refresh_cursor];
       if (other != id && flows_[other].state == State::ACTIVE)

@@ -30,7 +30,7 @@ public:
   static constexpr double kNever = 1e300;
   /** After each flow joins or ends, `refresh_per_event` flows crossing each resource of its route (in turn, round
    *  robin) are charged again from the present weights. */
-  explicit FlowLevelNetwork(int refresh_per_event = 4) : refresh_per_event_(refresh_per_event) {}
+  explicit FlowLevelNetwork(int refresh_per_event = 3) : refresh_per_event_(refresh_per_event) {}
 
   /** A resource of `capacity` bytes/s, scaled over time by `schedule` when given (kept by the caller). */
   int add_resource(double capacity, const LinkAvailability* schedule = nullptr);
