@@ -46,7 +46,8 @@ void read_scenario(ObjectReader& r, Scenario& s)
       .field("description", s.description, "free text shown in the summary")
       .field("seed", s.seed, "seed of every random generator")
       .choice("backend", s.backend, {"simgrid", "analytical"},
-              "simgrid = full flow-level contention; analytical = serialised list scheduling, much faster");
+              "simgrid = full flow-level contention; analytical = serialised list scheduling (task graphs) or a "
+              "flow-level network (mapreduce, spark), much faster");
   r.require_non_negative("seed", static_cast<double>(s.seed));
   if (auto sweep = r.raw("sweep", "map",
                          "axes for clustersim sweep: {axes: {key: [values]}, mode: cross | zip, seeds: N}; run "
