@@ -149,32 +149,48 @@ void FlowLevelNetwork::refresh_around(int id, double t)
   }
 }
 
-void FlowLevelNetwork::attach(int id, double t, double remaining)
+std::size_t FlowLevelNetwork::bottleneck(const Flow& f, bool counted)
+{
+  std::size_t best = 0;
+  shares_.resize(f.route.size());
+  for (std::size_t k = 0; k < f.route.size(); ++k) { // its share at each resource, as if it joined now
+    const Resource& res = resources_[f.route[k]];
+    const double others = counted ? res.weights - f.presence[k] : res.weights;
+    shares_[k] = res.capacity / std::max(1e-300, others + f.weight);
+    if (shares_[k] <= shares_[best]) // ties: the resource nearest the destination
+      best = k;
+  }
+  return best;
+}
+
+double FlowLevelNetwork::presence_at(const Flow& f, std::size_t k, std::size_t best) const
+{
+  // Where it is not charged it moves its bottleneck share, not shares_[k]: it weighs there in that proportion, so
+  // the capacity it leaves goes to the flows charged there.
+  return k == best ? f.weight : f.weight * shares_[best] / shares_[k];
+}
+
+void FlowLevelNetwork::charge(int id, std::size_t best, double remaining)
 {
   Flow& f = flows_[id];
-  std::size_t best = 0;
-  double best_share = 0;
-  shares_.resize(f.route.size());
-  for (std::size_t k = 0; k < f.route.size(); ++k) {
-    Resource& res = resources_[f.route[k]];
-    bring(res, t);
-    shares_[k] = res.capacity / (res.weights + f.weight);
-    if (k == 0 || shares_[k] <= best_share) { // ties: the resource nearest the destination
-      best = k;
-      best_share = shares_[k];
-    }
-  }
-  // Where it is not charged it moves best_share, not shares_[k]: it weighs there in that proportion, so the
-  // capacity it leaves goes to the flows charged there.
-  f.presence.resize(f.route.size());
-  for (std::size_t k = 0; k < f.route.size(); ++k) {
-    f.presence[k] = k == best ? f.weight : f.weight * best_share / shares_[k];
-    resources_[f.route[k]].weights += f.presence[k];
-  }
   f.charged_to = f.route[best];
   Resource& b = resources_[f.charged_to];
   f.tag = b.virtual_time + remaining;
   b.charged.push({f.tag, id, f.generation});
+}
+
+void FlowLevelNetwork::attach(int id, double t, double remaining)
+{
+  Flow& f = flows_[id];
+  for (int r : f.route)
+    bring(resources_[r], t);
+  const std::size_t best = bottleneck(f, false);
+  f.presence.resize(f.route.size());
+  for (std::size_t k = 0; k < f.route.size(); ++k) {
+    f.presence[k] = presence_at(f, k, best);
+    resources_[f.route[k]].weights += f.presence[k];
+  }
+  charge(id, best, remaining);
   for (int r : f.route)
     reschedule(r);
 }
@@ -258,22 +274,10 @@ void FlowLevelNetwork::change_capacity(int r, double t)
 void FlowLevelNetwork::recharge(int id, double t)
 {
   Flow& f = flows_[id];
-  std::size_t best = 0;
-  double best_share = 0;
-  shares_.resize(f.route.size());
-  for (std::size_t k = 0; k < f.route.size(); ++k) { // its shares as if it joined now
-    const Resource& res = resources_[f.route[k]];
-    shares_[k] = res.capacity / std::max(1e-300, res.weights - f.presence[k] + f.weight);
-    if (k == 0 || shares_[k] <= best_share) {
-      best = k;
-      best_share = shares_[k];
-    }
-  }
+  const std::size_t best = bottleneck(f, true);
   bool same = f.route[best] == f.charged_to;
-  for (std::size_t k = 0; same && k < f.route.size(); ++k) {
-    const double presence = k == best ? f.weight : f.weight * best_share / shares_[k];
-    same = std::abs(presence - f.presence[k]) <= 1e-6 * f.weight;
-  }
+  for (std::size_t k = 0; same && k < f.route.size(); ++k)
+    same = std::abs(presence_at(f, k, best) - f.presence[k]) <= 1e-6 * f.weight;
   if (same) // most refreshes: nothing moves, no resource is touched
     return;
   Resource& from = resources_[f.charged_to];
@@ -282,16 +286,13 @@ void FlowLevelNetwork::recharge(int id, double t)
   for (std::size_t k = 0; k < f.route.size(); ++k) {
     Resource& res = resources_[f.route[k]];
     bring(res, t);
-    const double presence = k == best ? f.weight : f.weight * best_share / shares_[k];
+    const double presence = presence_at(f, k, best);
     res.weights = std::max(0.0, res.weights + presence - f.presence[k]);
     f.presence[k] = presence;
   }
   if (f.route[best] != f.charged_to) {
     ++f.generation; // its entry in the old queue is stale now
-    f.charged_to = f.route[best];
-    Resource& to = resources_[f.charged_to];
-    f.tag = to.virtual_time + remaining;
-    to.charged.push({f.tag, id, f.generation});
+    charge(id, best, remaining);
   }
   for (int r : f.route)
     reschedule(r);

@@ -108,6 +108,11 @@ private:
   bool stale(const Event& e) const;
   void bring(Resource& r, double t);
   void join(int id, double t);
+  /** The route index of the resource offering `f` the smallest share (shares_ holds them all); `counted`: its own
+   *  presence is already in the weights. */
+  std::size_t bottleneck(const Flow& f, bool counted);
+  double presence_at(const Flow& f, std::size_t k, std::size_t best) const;
+  void charge(int id, std::size_t best, double remaining);
   void attach(int id, double t, double remaining);
   void refresh_around(int id, double t);
   void leave(int id, double t);

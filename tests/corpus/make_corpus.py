@@ -105,7 +105,7 @@ overrides = {
         "workload.mapreduce.map_rate=0", "workload.mapreduce.trace.path=/nonexistent.tsv",
         "workload.mapreduce.trace.path=/dev/zero", "policies.mapreduce=random",
         "policies.mapreduce={name: capacity, bogus: 1}", "cluster.network.background[0].load=2",
-        "cluster.network.background[0].tier=moon",
+        "cluster.network.background[0].tier=moon", "cluster.network.model=lv08",
     ],
     "scenarios/stragglers.yaml": [
         "cluster.stragglers.random.probability=-0.1", "cluster.stragglers.random.probability=1.01",

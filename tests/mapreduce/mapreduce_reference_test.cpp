@@ -112,13 +112,13 @@ TEST(MapReduceCli, BadInputExitsTwoWithAPosition)
 {
   fs::path dir = fresh_dir("bad");
   const std::string base = "run " + src("scenarios/reference/mapreduce-hit-paper.yaml") + " --out " + dir.string();
-  for (const char* bad :
-       {" --set policies.mapreduce=delay", " --backend analytical", " --set workload.mapreduce.containers_per_host=-1",
-        " --set workload.mapreduce.middleboxes=[agg9]", " --set workload.mapreduce.synthetic.jobs=0",
-        " --set workload.mapreduce.slowstart=1.5", " --set workload.mapreduce.level_costs=[0,2,1,4]",
-        " --set cluster.host.disk_bandwidth=0 --set cluster.device=cpu-node",
-        " --set workload.mapreduce.synthetic.jobs=0 --set workload.mapreduce.trace.file=missing.tsv",
-        " --set workload.mapreduce.replication=100"}) {
+  for (const char* bad : {" --set policies.mapreduce=delay", " --backend analytical --set cluster.network.model=lv08",
+                          " --set workload.mapreduce.containers_per_host=-1",
+                          " --set workload.mapreduce.middleboxes=[agg9]", " --set workload.mapreduce.synthetic.jobs=0",
+                          " --set workload.mapreduce.slowstart=1.5", " --set workload.mapreduce.level_costs=[0,2,1,4]",
+                          " --set cluster.host.disk_bandwidth=0 --set cluster.device=cpu-node",
+                          " --set workload.mapreduce.synthetic.jobs=0 --set workload.mapreduce.trace.file=missing.tsv",
+                          " --set workload.mapreduce.replication=100"}) {
     auto e = cs::testing::run_clustersim(base + bad);
     EXPECT_EQ(e.code, 2) << bad << ": " << e.err;
     EXPECT_EQ(std::count(e.err.begin(), e.err.end(), '\n'), 1) << bad << ": " << e.err;
@@ -164,8 +164,8 @@ namespace {
 std::vector<double> replayed_jcts(const std::string& scenario)
 {
   fs::path dir = fresh_dir("replay_" + scenario);
-  auto r = cs::testing::run_clustersim("run " + src("scenarios/reference/" + scenario) + " --quiet --out " +
-                                       dir.string());
+  auto r =
+      cs::testing::run_clustersim("run " + src("scenarios/reference/" + scenario) + " --quiet --out " + dir.string());
   EXPECT_EQ(r.code, 0) << r.err;
   std::ifstream in(dir / "jobs.csv");
   std::string line;
