@@ -334,8 +334,8 @@ void check_yaml_node(const YAML::Node& n, const std::string& file, long& budget)
     const std::string key = kv.first.Scalar();
     auto [it, fresh] = seen.emplace(key, kv.first.Mark());
     if (!fresh)
-      fail(kv.first.Mark(), fmt::format("key '{}' appears twice in this map (first at line {})", key,
-                                        it->second.line + 1));
+      fail(kv.first.Mark(),
+           fmt::format("key '{}' appears twice in this map (first at line {})", key, it->second.line + 1));
     check_yaml_node(kv.second, file, budget);
   }
 }
@@ -412,6 +412,18 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
     }
   }
   return best;
+}
+
+void strip_override_tags(YAML::Node node)
+{
+  if (node.Tag().rfind(kOverrideTag, 0) == 0)
+    node.SetTag("");
+  if (node.IsMap())
+    for (auto it = node.begin(); it != node.end(); ++it)
+      strip_override_tags(it->second);
+  else if (node.IsSequence())
+    for (auto child : node)
+      strip_override_tags(child);
 }
 
 } // namespace cs

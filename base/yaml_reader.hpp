@@ -34,6 +34,8 @@ struct FieldDoc {
 
 /** The tag a `--set` override's value carries ("!cs-set-<index into SourceInfo::overrides>"). */
 inline constexpr const char* kOverrideTag = "!cs-set-";
+/** Removes the `--set` override tags from `node` and everything under it (for YAML written back out). */
+void strip_override_tags(YAML::Node node);
 
 /** Where a YAML document came from, and where `--set` overrides came from, for error positions. */
 struct SourceInfo {

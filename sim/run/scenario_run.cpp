@@ -16,18 +16,6 @@ const char* clustersim_version() { return CS_VERSION; }
 
 namespace {
 
-void strip_override_tags(YAML::Node node)
-{
-  if (node.Tag().rfind(kOverrideTag, 0) == 0)
-    node.SetTag("");
-  if (node.IsMap())
-    for (auto it = node.begin(); it != node.end(); ++it)
-      strip_override_tags(it->second);
-  else if (node.IsSequence())
-    for (auto child : node)
-      strip_override_tags(child);
-}
-
 void fill_report(RunResult& result, const Scenario& s, const RunMetrics& metrics, double wall)
 {
   auto& r = result.report;

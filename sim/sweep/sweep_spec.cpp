@@ -1,6 +1,7 @@
 #include "sim/sweep/sweep_spec.hpp"
 
 #include "base/input_error.hpp"
+#include "base/yaml_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -72,8 +73,10 @@ void read_sweep_block(SweepSpec& spec, const YAML::Node& block, const std::strin
           fail(axis.second, "sweep.axes." + axis.first.Scalar() + " must be a non-empty list of values");
         SweepAxis a{axis.first.Scalar(), {}};
         for (const auto& v : axis.second) {
+          YAML::Node value = YAML::Clone(v); // a value given by --set carries its override tag: not a label
+          strip_override_tags(value);
           YAML::Emitter e;
-          e << YAML::Flow << v;
+          e << YAML::Flow << value;
           a.values.push_back(e.c_str());
         }
         spec.axes.push_back(std::move(a));

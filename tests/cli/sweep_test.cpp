@@ -1,4 +1,5 @@
 // clustersim sweep: variants crossed and zipped, seeds, results files, resumption, failing variants.
+#include "base/yaml_reader.hpp"
 #include "sim/sweep/sweep_results.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "tests/cli/run_cli.hpp"
@@ -83,6 +84,19 @@ TEST(SweepSpec, SweepBlockIsReadWithPositions)
   EXPECT_THROW(cs::read_sweep_block(spec, YAML::Load("{mode: diagonal}"), "f"), cs::InputError);
   EXPECT_THROW(cs::read_sweep_block(spec, YAML::Load("{seeds: 0}"), "f"), cs::InputError);
   EXPECT_THROW(cs::read_sweep_block(spec, YAML::Load("{axis: {}}"), "f"), cs::InputError);
+}
+
+TEST(SweepSpec, ValuesGivenBySetAreLabelledWithoutTheirOverrideTag)
+{
+  // A sweep block from --set carries the override's tag on every value; results.csv once read "!<!cs-set-0> hit".
+  cs::SweepSpec spec;
+  YAML::Node block = YAML::Load("{axes: {policies.mapreduce: [capacity, {name: hit}]}}");
+  block["axes"]["policies.mapreduce"][0].SetTag(std::string(cs::kOverrideTag) + "0");
+  block["axes"]["policies.mapreduce"][1].SetTag(std::string(cs::kOverrideTag) + "0");
+  cs::read_sweep_block(spec, block, "f");
+  ASSERT_EQ(spec.axes.size(), 1u);
+  EXPECT_EQ(spec.axes[0].values[0], "capacity");
+  EXPECT_EQ(spec.axes[0].values[1], "{name: hit}");
 }
 
 TEST(SweepResults, SummaryHasTheMeanAndAStudentInterval)
