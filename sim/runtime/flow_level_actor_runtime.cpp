@@ -157,7 +157,7 @@ private:
       deadline_ = -1; // no pokes while it works
       // A nanosecond of slack: the clock it wakes at can round a hair below the event it slept for.
       // Every simcall yields, and the actors that run meanwhile may start, cancel or drop transfers: mark all ended
-      // transfers first and notify from a copy.
+      // transfers first, then resume their waiters from a copy.
       std::vector<s4u::Actor*> wake;
       for (int id : net_.advance(now() + 1e-9)) {
         Transfer* t = by_flow_[id];

@@ -87,7 +87,7 @@ std::vector<int> FlowLevelNetwork::advance(double now)
       events_.pop();
     const double end = ends_.empty() ? kNever : ends_.top().time;
     const double other = events_.empty() ? kNever : events_.top().time;
-    if (std::min(end, other) > now || std::min(end, other) >= kNever)
+    if (std::min(end, other) > now) // (kNever > any clock: nothing pending ends the loop too)
       break;
     if (end <= other) { // ends first at equal times, before a join or a capacity change at the same instant
       end_due(ends_.top().resource, end, ended);
@@ -123,7 +123,6 @@ void FlowLevelNetwork::join(int id, double t)
   f.position.resize(f.route.size());
   for (std::size_t k = 0; k < f.route.size(); ++k) {
     Resource& res = resources_[f.route[k]];
-    ++res.crossing;
     f.position[k] = static_cast<int>(res.crossing_flows.size());
     res.crossing_flows.push_back(id);
   }
@@ -204,8 +203,6 @@ void FlowLevelNetwork::leave(int id, double t)
       Resource& res = resources_[r];
       bring(res, t);
       res.weights -= f.presence[k];
-      if (--res.crossing == 0)
-        res.weights = 0; // no drift left behind by sums of unequal weights
       // Out of the crossing list: the last entry takes its place.
       const int moved = res.crossing_flows.back();
       res.crossing_flows[f.position[k]] = moved;
@@ -214,6 +211,8 @@ void FlowLevelNetwork::leave(int id, double t)
         if (m.route[q] == r)
           m.position[q] = f.position[k];
       res.crossing_flows.pop_back();
+      if (res.crossing_flows.empty())
+        res.weights = 0; // no drift left behind by sums of unequal weights
       reschedule(r);
     }
   const bool was_active = f.state == State::ACTIVE;

@@ -71,7 +71,6 @@ private:
     double capacity = 0; // now
     const LinkAvailability* schedule = nullptr;
     double weights = 0; // of the flows crossing it
-    int crossing = 0;
     double virtual_time = 0;
     double updated = 0;
     EndQueue::handle_type end;
