@@ -22,8 +22,6 @@ std::string read_text_file(const std::string& path, const std::string& what)
   return ss.str();
 }
 
-namespace {
-
 std::pair<int, int> line_and_column(const std::string& text, std::size_t byte)
 {
   int line = 1, column = 1;
@@ -37,6 +35,8 @@ std::pair<int, int> line_and_column(const std::string& text, std::size_t byte)
   }
   return {line, column};
 }
+
+namespace {
 
 // Where `path` ("/a/b/0/c") is written: each key searched for after the previous one (array indices skipped).
 std::size_t locate(const std::string& text, const std::string& path)

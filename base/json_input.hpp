@@ -5,12 +5,15 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 namespace cs {
 
 /** Parses `text`; a syntax error, a truncation, a number past double's range or a key given twice in one object
  *  becomes InputError at its line and column. */
 nlohmann::json parse_json_input(const std::string& text, const std::string& file);
+/** The 1-based line and column of byte `byte` of `text`. */
+std::pair<int, int> line_and_column(const std::string& text, std::size_t byte);
 /** Reads a whole regular file of at most kMaxDocumentBytes; anything else is InputError(file, 0, 0) naming `what`. */
 std::string read_text_file(const std::string& path, const std::string& what = "file");
 

@@ -1,9 +1,10 @@
-// libFuzzer target: the GPU-cluster job, Kineto, MoE routing, Spark event-log and step-time readers (the first byte
-// picks one: g = GPU job trace, k = Kineto, m = MoE routing, e = Spark event log, anything else = step times; the rest
-// is the file, written to /dev/shm since the readers take paths).
+// libFuzzer target: the GPU-cluster job, Kineto, Chakra, MoE routing, Spark event-log and step-time readers (the first
+// byte picks one: g = GPU job trace, k = Kineto, c = Chakra, m = MoE routing, e = Spark event log, anything else = step
+// times; the rest is the file, written to /dev/shm since the readers take paths).
 // Each either reads the file or throws InputError; whatever it reads is within its documented bounds.
 #include "base/input_error.hpp"
 #include "platform/stragglers.hpp"
+#include "traces/chakra_trace.hpp"
 #include "traces/gpu_job_trace.hpp"
 #include "traces/kineto_trace.hpp"
 #include "traces/moe_routing_trace.hpp"
@@ -43,6 +44,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       check(!t.ops.empty());
       for (const auto& op : t.ops)
         check(op.dur >= 0 && op.ts >= 0 && std::isfinite(op.dur));
+    } else if (data[0] == 'c') {
+      const cs::ChakraTrace t = cs::read_chakra(path);
+      check(!t.nodes.empty() && cs::chakra_order(t).size() == t.nodes.size());
+      for (const auto& n : t.nodes)
+        check(n.duration >= 0 && std::isfinite(n.duration) && n.comm_bytes >= 0 && std::isfinite(n.comm_bytes));
     } else if (data[0] == 'm') {
       const cs::RoutingTrace t = cs::read_routing_trace(path);
       check(!t.tokens.empty() && t.ranks >= 1 && t.max_expert >= 0);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units, trace-reader, profile, measurement and
-# job-trace (GPU jobs, Kineto, MoE routing, Spark event logs, step times) libFuzzer targets (fuzz/) with clang
+# job-trace (GPU jobs, Kineto, Chakra, MoE routing, Spark event logs, step times) libFuzzer targets (fuzz/) with clang
 # straight from their sources (no second CMake build), replays the kept regressions, then fuzzes each for SECONDS from seeds made of the bundled files. A
 # crash, hang or sanitizer report fails; no clang or libFuzzer on this host skips (exit 77). The scenario and --set
 # targets need the whole engine: `make fuzz`.
@@ -33,10 +33,13 @@ if [ $ok = 1 ]; then
   wait $p1 && wait $p2 || ok=0
 fi
 if [ $ok = 1 ]; then
+  protoc --cpp_out="$work" -I"$root/traces" "$root/traces/chakra_et.proto" >"$work/build_protoc.log" 2>&1 || ok=0
+fi
+if [ $ok = 1 ]; then
   build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" \
     "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
     "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" "$root/traces/spark_event_log.cpp" \
-    -lyaml-cpp -lz \
+    "$root/traces/chakra_trace.cpp" "$work/chakra_et.pb.cc" -I"$work" -lyaml-cpp -lz -lprotobuf \
     || ok=0
 fi
 if [ $ok = 0 ]; then
@@ -63,6 +66,9 @@ for u in 80GiB 400Gb/s 1.5us 25Gbps 0.5 12MB 3h 1e308GiB nan; do printf '%s' "$u
   "dur": 2, "args": {"correlation": 3}}, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "tid": 1,
   "ts": 1, "dur": 0.2, "args": {"correlation": 3}}], "distributedInfo": {"rank": 0, "world_size": 2}}'; } \
   >"$work/seeds/job_traces/kineto"
+{ printf c; cat "$root/traces/samples/chakra/small_chakra.0.json"; } >"$work/seeds/job_traces/chakra-json"
+{ printf c; cat "$root/traces/samples/chakra/astra-sim-all_reduce-4npus_1MB/all_reduce.0.et"; } >"$work/seeds/job_traces/chakra-et"
+{ printf c; gzip -dc "$root/traces/samples/chakra/chakra.0.et.gz" | head -c 6000; } >"$work/seeds/job_traces/chakra-et-head"
 printf 'sworker,step,seconds\n0,0,0.5\n0,1,0.25\n1,0,0.3\n' >"$work/seeds/job_traces/steps"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 status=0

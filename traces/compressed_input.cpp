@@ -46,4 +46,17 @@ std::string first_line_maybe_gzip(const std::string& path, const std::string& wh
   return line;
 }
 
+std::string head_maybe_gzip(const std::string& path, const std::string& what, std::size_t bytes)
+{
+  check_input_file(path, what);
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f)
+    throw InputError(path, 0, 0, "cannot open the " + what);
+  std::string head(std::min<std::size_t>(bytes, 1u << 20), '\0');
+  const int got = gzread(f, head.data(), static_cast<unsigned>(head.size()));
+  gzclose(f);
+  head.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  return head;
+}
+
 } // namespace cs

@@ -14,4 +14,8 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what, st
  *  without reading the file. */
 std::string first_line_maybe_gzip(const std::string& path, const std::string& what);
 
+/** The first `bytes` (at most 1 MiB) of `path`, inflated when gzip-compressed; fewer when the file is shorter or
+ *  corrupt past them. */
+std::string head_maybe_gzip(const std::string& path, const std::string& what, std::size_t bytes);
+
 } // namespace cs

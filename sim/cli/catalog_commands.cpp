@@ -7,6 +7,7 @@
 #include "models/devices/device_catalog.hpp"
 #include "models/spark/spark_cache.hpp"
 #include "sim/cli/command.hpp"
+#include "traces/chakra_trace.hpp"
 #include "traces/gpu_job_trace.hpp"
 #include "traces/kineto_trace.hpp"
 #include "traces/spark_event_log.hpp"
@@ -62,6 +63,7 @@ int list(const std::string& what)
            "openb   Alibaba OpenB GPU pods (CSV: name, cpu_milli, memory_mib, num_gpu, gpu_milli, ...)\n"
            "tiresias  Tiresias simulator jobs (CSV: job_id, num_gpu, submit_time, iterations, model_name, ...)\n"
            "kineto  PyTorch profiler trace (Chrome trace JSON, .json or .json.gz)\n"
+           "chakra  Chakra execution trace (.et protobuf or its JSON form, maybe .gz)\n"
            "spark   Spark event log (JSON lines; a file, .gz, or a rolling events_N_* directory)\n"
            "Check a file with: clustersim trace FILE [--format FORMAT]\n";
   } else {
@@ -80,6 +82,8 @@ std::string detect_any_format(const std::string& path)
       if (entry.path().filename().string().rfind("events_", 0) == 0)
         return "spark";
   }
+  if (looks_like_chakra(path))
+    return "chakra";
   try {
     return detect_gpu_trace_format(path);
   } catch (const InputError&) {
@@ -95,10 +99,11 @@ std::string detect_any_format(const std::string& path)
   try {
     return detect_trace_format(path);
   } catch (const InputError& e) {
-    throw InputError(e.file(), e.line(), e.column(),
-                     "cannot tell the trace format (not a Kineto or GPU-job trace, a rumen JSON stream, a jhist "
-                     "Avro-Json file or SWIM tab-separated rows); name it with --format "
-                     "swim|rumen|jhist|philly|openb|tiresias|kineto|spark");
+    throw InputError(
+        e.file(), e.line(), e.column(),
+        "cannot tell the trace format (not a Kineto, Chakra or GPU-job trace, a rumen JSON stream, a jhist "
+        "Avro-Json file or SWIM tab-separated rows); name it with --format "
+        "swim|rumen|jhist|philly|openb|tiresias|kineto|chakra|spark");
   }
 }
 
@@ -141,11 +146,36 @@ int kineto_trace(const std::string& path)
   return 0;
 }
 
+int chakra_trace(const std::string& path)
+{
+  const ChakraTrace t = read_chakra(path);
+  chakra_order(t); // a cycle is an error here too
+  int cpu = 0, kernels = 0, collectives = 0, timed = 0;
+  double cpu_s = 0, gpu_s = 0, comm_bytes = 0;
+  for (const auto& n : t.nodes) {
+    cpu += n.cpu;
+    kernels += !n.cpu && n.type == ChakraNode::COMPUTE;
+    collectives += !n.cpu && n.type == ChakraNode::COLLECTIVE;
+    timed += n.duration > 0;
+    (n.cpu ? cpu_s : gpu_s) += n.duration;
+    comm_bytes += n.cpu ? 0 : n.comm_bytes;
+  }
+  std::cout << fmt::format("{} (chakra {}{}): {} nodes: {} CPU ops ({} measured), {} kernels and {} GPU collectives "
+                           "({} measured, {} of collectives); {} nodes have a duration; {} dependencies on nodes "
+                           "not in the trace left out\n",
+                           path, t.form, t.schema.empty() ? "" : ", schema " + t.schema, t.nodes.size(), cpu,
+                           units::format_time(cpu_s), kernels, collectives, units::format_time(gpu_s),
+                           units::format_bytes(comm_bytes), timed, t.dropped_deps);
+  return 0;
+}
+
 int trace(const std::string& given, const std::string& path)
 {
   const std::string format = given.empty() ? detect_any_format(path) : given;
   if (format == "kineto")
     return kineto_trace(path);
+  if (format == "chakra")
+    return chakra_trace(path);
   if (format == "spark") {
     std::cout << describe(read_spark_event_log(path));
     return 0;
@@ -179,15 +209,15 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
       ->check(CLI::IsMember({"policies", "workloads", "devices", "traces"}));
   auto path = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
-  auto* tracer =
-      app.add_subcommand("trace", "read a trace (MapReduce, Spark, GPU-cluster jobs, PyTorch profiler) and report "
-                                  "what was read and skipped");
+  auto* tracer = app.add_subcommand(
+      "trace", "read a trace (MapReduce, Spark, GPU-cluster jobs, PyTorch profiler, Chakra) and report "
+               "what was read and skipped");
   tracer->add_option("file", *path, "trace file")->required();
   tracer
-      ->add_option(
-          "--format", *format,
-          "swim | rumen | jhist | philly | openb | tiresias | kineto | spark (default: detected from the file)")
-      ->check(CLI::IsMember({"swim", "rumen", "jhist", "philly", "openb", "tiresias", "kineto", "spark"}));
+      ->add_option("--format", *format,
+                   "swim | rumen | jhist | philly | openb | tiresias | kineto | chakra | spark (default: detected from "
+                   "the file)")
+      ->check(CLI::IsMember({"swim", "rumen", "jhist", "philly", "openb", "tiresias", "kineto", "chakra", "spark"}));
   return {{lister, [what] { return list(*what); }}, {tracer, [format, path] { return trace(*format, *path); }}};
 }
 

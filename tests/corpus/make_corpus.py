@@ -130,6 +130,11 @@ overrides = {
         "workload.from_device=tpu-v9",
         "workload.collectives=sometimes", "workload.ranks=-1", "workload.ranks=3", "workload.bogus=1",
     ],
+    "scenarios/chakra-replay.yaml": [
+        "workload.execution_trace=/dev/zero", "workload.execution_trace=/nonexistent.et",
+        "workload.from_device=tpu-v9", "workload.collectives=sometimes", "workload.ranks=-1", "workload.ranks=9",
+        "workload.bogus=1", "workload.ranks=2000000",
+    ],
     "scenarios/gpu-jobs-philly.yaml": [
         "workload.trace.arrival_scale=0", "workload.trace.arrival_scale=-1", "workload.trace.limit=-1",
         "workload.trace.start=-1s", "workload.trace.format=slurm", "workload.trace.file=/dev/zero",
@@ -316,6 +321,30 @@ scenario_reading("kineto", "json", [
     '{"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": 1e400}]}',
     '{"traceEvents": [], "traceEvents": []}', '',
 ], "scenarios/kineto-replay.yaml", "../traces/samples/kineto/nccl_data.json.gz", "{file}")
+
+# --- Chakra execution traces that cannot be replayed: the JSON form, then broken protobuf streams. ---
+scenario_reading("chakra", "json", [
+    '{"workload_graph": [', '{"nodes": []}', '{"workload_graph": []}', '{"workload_graph": [{"Name": "x"}]}',
+    '{"workload_graph": [{"Id": 1, "runtime": -3}]}', '{"workload_graph": [{"Id": 1, "runtime": "fast"}]}',
+    '{"workload_graph": [{"Id": 1, "runtime": 1e400}]}', '{"workload_graph": [{"Id": 1}, {"Id": 1}]}',
+    '{"workload_graph": [{"Id": 1, "data_deps": [2]}, {"Id": 2, "data_deps": [1]}]}',
+    '{"workload_graph": [{"Id": 1, "data_deps": "2"}]}', '{"workload_graph": [{"Id": 1, "is_cpu_op": 3}]}',
+    '{"workload_graph": [{"Id": 1}], "workload_graph": []}',
+], "scenarios/chakra-replay.yaml", "../traces/samples/chakra/chakra.0.et.gz", "{file}")
+et_sample = open(os.path.join(ROOT, "traces/samples/chakra/astra-sim-all_reduce-4npus_1MB/all_reduce.1.et"), "rb").read()
+for i, data in enumerate([
+        et_sample[:-4],                               # the node message cut short
+        et_sample[:8] + b"\xff" * 10 + et_sample[8:],  # a length prefix that is not a varint
+        b"\x7f" + et_sample[1:],                      # the metadata's length past the end
+        b"\x05\x0a\x03abc",                           # metadata only: no nodes
+        et_sample + et_sample[8:],                    # the same node id twice
+        bytes(range(256)),                            # not protobuf at all
+]):
+    name = f"chakra-et-{i:02d}"
+    write(f"{name}.et", data, binary=True)
+    path = write(f"{name}.yaml", read("scenarios/chakra-replay.yaml").replace(
+        "../traces/samples/chakra/chakra.0.et.gz", f"{name}.et"))
+    add(f"chakra-et-trace-{i:02d}", run(path))
 
 # --- Spark: overrides the workload checks, and event logs that cannot be replayed (simgrid: Spark's only backend). ---
 for i, setting in enumerate([

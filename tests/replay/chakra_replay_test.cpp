@@ -1,0 +1,152 @@
+// Chakra replay: the graph keeps each thread's and stream's order and the data dependencies, both forms of one
+// trace replay alike on both backends, a collective without a measured time is priced by the tuner, a faster GPU
+// shortens the step, and a scenario over a bad trace is exit 2.
+#include "models/collectives/collective_model.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/isolated_run.hpp"
+#include "tests/cli/run_cli.hpp"
+#include "workloads/replay/chakra_graph.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+nlohmann::json report(const std::string& scenario, const std::string& args)
+{
+  static int n = 0;
+  const fs::path dir = fs::temp_directory_path() / ("cs_cr_" + std::to_string(::getpid()) + "_" + std::to_string(++n));
+  auto r = cs::testing::run_clustersim("run " + scenario + " --quiet --out " + dir.string() + " " + args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  std::ifstream in(dir / "report.json");
+  auto out = nlohmann::json::parse(in, nullptr, false);
+  fs::remove_all(dir);
+  return out.is_discarded() ? nlohmann::json::object() : out;
+}
+
+double step(const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); }
+
+cs::PlatformSpec platform(int nodes, int gpus_per_node)
+{
+  cs::ClusterParams c;
+  c.device = "a100-sxm4-40gb";
+  c.nodes = nodes;
+  c.gpus_per_node = gpus_per_node;
+  c.network.nics_per_node = 1;
+  return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find(c.device));
+}
+
+cs::ChakraNode op(std::uint64_t id, double seconds, std::vector<std::uint64_t> deps, bool cpu, long long tid)
+{
+  cs::ChakraNode n;
+  n.id = id;
+  n.name = "op" + std::to_string(id);
+  n.duration = seconds;
+  n.deps = std::move(deps);
+  n.cpu = cpu;
+  n.tid = tid;
+  return n;
+}
+
+} // namespace
+
+TEST(ChakraReplay, ThreadsAndStreamsRunInOrderAndDependenciesHold)
+{
+  // CPU thread 1: a (1 ms), then b (1 ms); kernel k (5 ms, stream 7) after a, kernel m (2 ms, stream 7) after b.
+  // m needs b (done at 2 ms) but follows k on its stream: 1 + 5 + 2 = 8 ms.
+  cs::ChakraTrace t;
+  t.file = "synthetic";
+  t.nodes = {op(1, 1e-3, {}, true, 1), op(2, 1e-3, {1}, true, 1), op(3, 5e-3, {1}, false, 7),
+             op(4, 2e-3, {2}, false, 7)};
+  const cs::PlatformSpec p = platform(1, 2);
+  cs::ChakraReplayOptions o;
+  o.from = o.to = cs::DeviceCatalog::builtin().find("a100-sxm4-40gb");
+  o.platform = &p;
+  const cs::ChakraReplay r = cs::build_chakra_replay(t, o);
+  EXPECT_EQ(r.streams, 2);
+  EXPECT_EQ(r.cpu_ops, 2);
+  EXPECT_EQ(r.kernels, 2);
+  EXPECT_NEAR(cs::run_analytical(r.graph, p).makespan, 8e-3, 1e-9); // m waits for k on stream 7, not just for b
+  EXPECT_NEAR(r.recorded_gpu_s, 7e-3, 1e-12);
+  EXPECT_LT(r.recorded_span_s, 0); // no start times
+}
+
+TEST(ChakraReplay, ACollectiveWithoutAMeasuredTimeIsPricedByTheTuner)
+{
+  cs::ChakraTrace t;
+  t.file = "synthetic";
+  cs::ChakraNode c = op(1, 0, {}, false, -1);
+  c.type = cs::ChakraNode::COLLECTIVE;
+  c.comm_type = 0;
+  c.comm_bytes = 1 << 20;
+  t.nodes = {c};
+  const cs::PlatformSpec p = platform(1, 4);
+  cs::ChakraReplayOptions o;
+  o.from = o.to = cs::DeviceCatalog::builtin().find("a100-sxm4-40gb");
+  o.platform = &p;
+  o.ranks = 4;
+  const cs::ChakraReplay r = cs::build_chakra_replay(t, o);
+  EXPECT_EQ(r.modeled_collectives, 1);
+  const double expected =
+      cs::choose_collective("all-reduce", "auto", 1 << 20, cs::group_shape(p, {0, 1, 2, 3})).seconds;
+  EXPECT_GT(expected, 0);
+  EXPECT_NEAR(cs::run_analytical(r.graph, p).makespan, expected, 1e-12);
+  // The same through the CLI on ASTRA-sim's 4-rank trace.
+  const fs::path scenario = fs::temp_directory_path() / ("cs_cr_astra_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(scenario)
+      << "name: astra\ncluster: {device: a100-sxm4-40gb, nodes: 1, gpus_per_node: 4, network: {nics_per_node: 1}}\n"
+         "workload:\n  kind: chakra-replay\n  execution_trace: "
+      << src("traces/samples/chakra/astra-sim-all_reduce-4npus_1MB/all_reduce.0.et") << "\n";
+  const auto rep = report(scenario.string(), "");
+  fs::remove(scenario);
+  EXPECT_NEAR(step(rep), expected, 1e-9);
+  EXPECT_EQ(rep["breakdown"].value("modeled_collectives", -1.0), 1.0);
+}
+
+TEST(ChakraReplay, BothFormsAndBothBackendsAgreeAndAFasterGpuIsFaster)
+{
+  const std::string scenario = src("scenarios/chakra-replay.yaml");
+  const auto et = report(scenario, "");
+  const double recorded = step(et);
+  // The step is paced by the compute stream (292.8 ms of kernels) with the NCCL kernels beside it.
+  EXPECT_GT(recorded, 0.2928);
+  EXPECT_LT(recorded, et["breakdown"].value("recorded_gpu_s", 0.0) + et["breakdown"].value("recorded_cpu_s", 0.0));
+  EXPECT_EQ(et["breakdown"].value("kernels", 0.0), 1209.0);
+  EXPECT_EQ(et["breakdown"].value("collectives", 0.0), 7.0);
+  EXPECT_EQ(et["breakdown"].value("modeled_collectives", -1.0), 0.0); // the recorded cluster: as measured
+  EXPECT_NEAR(step(report(scenario, "--set workload.execution_trace=../traces/samples/chakra/chakra.0.json.gz")),
+              recorded, 1e-3 * recorded);
+  EXPECT_NEAR(step(report(scenario, "--backend simgrid")), recorded, 1e-3 * recorded);
+  const double h100 =
+      step(report(scenario, "--set cluster.device=h100-sxm5 --set workload.from_device=a100-sxm4-40gb"));
+  EXPECT_LT(h100, 0.6 * recorded);
+  EXPECT_GT(h100, 0.2 * recorded);
+}
+
+TEST(ChakraReplay, BadTracesAndSettingsAreExit2)
+{
+  const fs::path bad = fs::temp_directory_path() / ("cs_cr_bad_" + std::to_string(::getpid()) + ".et");
+  std::ofstream(bad, std::ios::binary) << std::string("\x40garbage", 8);
+  const fs::path scenario = fs::temp_directory_path() / ("cs_cr_bad_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(scenario) << "name: bad\ncluster: {device: a100-sxm4-40gb, nodes: 1, gpus_per_node: 8}\n"
+                             "workload:\n  kind: chakra-replay\n  execution_trace: "
+                          << bad.string() << "\n";
+  const fs::path out = fs::temp_directory_path() / ("cs_cr_out_" + std::to_string(::getpid()));
+  auto r = cs::testing::run_clustersim("run " + scenario.string() + " --quiet --out " + out.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(bad.string() + ":1:1: message 0 at byte 0"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "report.json"));
+  r = cs::testing::run_clustersim("run " + src("scenarios/chakra-replay.yaml") +
+                                  " --quiet --set workload.ranks=64 --out " + out.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("64 ranks need as many GPUs"), std::string::npos) << r.err;
+  fs::remove(bad);
+  fs::remove(scenario);
+  fs::remove_all(out);
+}

@@ -1,0 +1,101 @@
+#include "workloads/replay/chakra_graph.hpp"
+
+#include "models/collectives/collective_model.hpp"
+#include "workloads/replay/replay_graph.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace cs {
+namespace {
+
+// The CPU thread or GPU stream a node runs on. Without recorded tids, one CPU thread, one compute stream and one
+// stream for communication: ASTRA-sim's hardware resource runs one CPU op, one GPU kernel and one GPU
+// communication at a time, which is this with one stream each.
+std::string lane(const ChakraNode& n)
+{
+  if (n.cpu)
+    return n.tid >= 0 ? "cpu thread " + std::to_string(n.tid) : "cpu";
+  if (n.tid >= 0)
+    return "gpu stream " + std::to_string(n.tid);
+  return n.type == ChakraNode::COMPUTE ? "gpu compute" : "gpu comm";
+}
+
+std::string short_name(const std::string& name)
+{
+  std::string s = name.substr(0, name.find('('));
+  if (s.rfind("void ", 0) == 0)
+    s = s.substr(5);
+  return s.substr(0, 80);
+}
+
+} // namespace
+
+std::string chakra_collective_kind(int comm_type)
+{
+  switch (comm_type) {
+  case 0:
+    return "all-reduce";
+  case 2:
+    return "all-gather";
+  case 5:
+    return "broadcast";
+  case 6:
+    return "all-to-all";
+  case 7:
+    return "reduce-scatter";
+  default:
+    return "";
+  }
+}
+
+ChakraReplay build_chakra_replay(const ChakraTrace& t, const ChakraReplayOptions& o)
+{
+  ChakraReplay out;
+  std::map<std::string, int> lanes;
+  std::map<std::uint64_t, int> task_of;
+  double first = 1e300, last = -1e300;
+  for (const std::size_t i : chakra_order(t)) {
+    const ChakraNode& n = t.nodes[i];
+    auto [it, fresh] = lanes.try_emplace(lane(n), -1);
+    if (fresh)
+      it->second = out.graph.add_stream(0, it->first);
+    const std::string kind = n.type == ChakraNode::COLLECTIVE ? chakra_collective_kind(n.comm_type) : "";
+    const bool priced = !n.cpu && !kind.empty() && n.comm_bytes > 0 && (o.model_collectives || n.duration == 0);
+    double seconds = n.duration;
+    int task = -1;
+    if (priced) {
+      std::vector<int> hosts(static_cast<std::size_t>(std::max(1, o.ranks)));
+      std::iota(hosts.begin(), hosts.end(), 0);
+      seconds = hosts.size() < 2
+                    ? 0.0
+                    : choose_collective(kind, "auto", n.comm_bytes, group_shape(*o.platform, hosts)).seconds;
+      ++out.modeled_collectives;
+    }
+    if (!n.cpu && n.type == ChakraNode::COMPUTE) {
+      if (o.from != o.to)
+        seconds = rescale_kernel(n.name, seconds, *o.from, *o.to);
+      task = out.graph.add_compute(it->second, seconds, short_name(n.name), "", TaskLabels{}); // kernels share the GPU
+      ++out.kernels;
+    } else {
+      task = out.graph.add_delay(it->second, seconds, short_name(n.name), TaskLabels{});
+      (n.cpu ? out.cpu_ops : n.type == ChakraNode::COLLECTIVE ? out.collectives : out.other) += 1;
+    }
+    (n.cpu ? out.recorded_cpu_s : out.recorded_gpu_s) += n.duration;
+    for (const auto d : n.deps)
+      out.graph.add_dependency(task_of.at(d), task);
+    task_of.emplace(n.id, task);
+    if (n.start >= 0) {
+      first = std::min(first, n.start);
+      last = std::max(last, n.start + n.duration);
+    }
+  }
+  if (last >= first)
+    out.recorded_span_s = last - first;
+  out.streams = static_cast<int>(lanes.size());
+  out.graph.finalize();
+  return out;
+}
+
+} // namespace cs

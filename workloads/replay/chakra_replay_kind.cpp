@@ -1,0 +1,118 @@
+// Workload kind `chakra-replay`: one rank's Chakra execution trace (what ASTRA-sim consumes) replayed as a task graph,
+// on the recorded GPU and fabric or on another (kernels rescaled between GPUs, sized collectives priced by the tuner).
+#include "core/chrome_trace.hpp"
+#include "core/workload.hpp"
+#include "workloads/replay/chakra_graph.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace cs {
+namespace {
+
+struct ChakraParams {
+  std::string trace;
+  std::string from_device; // "" = the cluster's device: kernels as measured
+  std::string collectives = "auto";
+  int ranks = 0;
+};
+
+class ChakraReplayKind : public Workload {
+public:
+  void configure(ObjectReader& r) override
+  {
+    r.required("execution_trace", p_.trace,
+               "a Chakra execution trace: .et (protobuf) or its JSON form, maybe .gz, relative to the scenario")
+        .field("from_device", p_.from_device,
+               "catalog GPU the trace ran on (default: the cluster's, kernels as "
+               "measured)")
+        .choice("collectives", p_.collectives, {"auto", "recorded", "modeled"},
+                "GPU collectives with a size: their measured time, or the tuner's for this cluster (auto: modeled "
+                "unless the cluster is the recorded one); those without a measured time are always priced")
+        .field("ranks", p_.ranks, "priced collectives' group size (0 = the trace's ngpus, else the cluster's GPUs)");
+    r.require_non_negative("ranks", p_.ranks);
+    r.require_at_most("ranks", p_.ranks, 1 << 20);
+  }
+
+  void check(const WorkloadEnv& env) const override
+  {
+    if (env.cluster->is_cpu_cluster())
+      throw env.error_at("workload.kind", "chakra-replay needs a GPU cluster");
+    if (!std::filesystem::is_regular_file(env.source->resolve(p_.trace)))
+      throw env.error_at("workload.execution_trace", "trace file not found: " + env.source->resolve(p_.trace));
+    if (!p_.from_device.empty() && !DeviceCatalog::builtin().find(p_.from_device))
+      throw env.error_at("workload.from_device", "'" + p_.from_device + "' is not in the device catalog");
+    if (p_.ranks > env.cluster->gpus)
+      throw env.error_at("workload.ranks",
+                         fmt::format("{} ranks need as many GPUs (the cluster has {})", p_.ranks, env.cluster->gpus));
+  }
+
+  WorkloadOutput run(const RunEnv& env) const override
+  {
+    const ChakraTrace trace = read_chakra(env.source->resolve(p_.trace));
+    if (trace.world_size > env.cluster->gpus && p_.ranks == 0)
+      throw env.error_at("workload.execution_trace",
+                         fmt::format("the trace ran on {} GPUs and the cluster has {}: give ranks, or a larger "
+                                     "cluster",
+                                     trace.world_size, env.cluster->gpus));
+    ChakraReplayOptions o;
+    o.from = p_.from_device.empty() ? env.device : DeviceCatalog::builtin().find(p_.from_device);
+    o.to = env.device;
+    o.platform = env.platform;
+    o.ranks = p_.ranks > 0 ? p_.ranks : trace.world_size > 0 ? trace.world_size : env.cluster->gpus;
+    const bool recorded_cluster =
+        o.from == o.to && p_.ranks == 0 && (trace.world_size == 0 || trace.world_size == env.cluster->gpus);
+    o.model_collectives = p_.collectives == "modeled" || (p_.collectives == "auto" && !recorded_cluster);
+    const ChakraReplay replay = build_chakra_replay(trace, o);
+    const Timeline tl = env.execute(replay.graph);
+    WorkloadOutput out;
+    auto& M = out.metrics.metrics;
+    M["iteration_time_s"] = tl.makespan;
+    M["makespan_s"] = tl.makespan;
+    if (replay.recorded_span_s > 0) {
+      M["recorded_step_time_s"] = replay.recorded_span_s;
+      M["step_time_error"] = tl.makespan / replay.recorded_span_s - 1;
+    }
+    auto& B = out.metrics.breakdown;
+    B["nodes"] = static_cast<double>(trace.nodes.size());
+    B["cpu_ops"] = replay.cpu_ops;
+    B["kernels"] = replay.kernels;
+    B["collectives"] = replay.collectives;
+    B["modeled_collectives"] = replay.modeled_collectives;
+    B["other_nodes"] = replay.other;
+    B["lanes"] = replay.streams;
+    B["dropped_dependencies"] = trace.dropped_deps;
+    B["recorded_gpu_s"] = replay.recorded_gpu_s;
+    B["recorded_cpu_s"] = replay.recorded_cpu_s;
+    if (env.trace)
+      out.trace_json = chrome_trace_json(replay.graph, tl, *env.platform);
+    out.summary =
+        fmt::format("  trace     {} (Chakra {}{}): {} nodes: {} CPU ops, {} kernels, {} GPU collectives, "
+                    "{} other; {} threads and streams\n",
+                    trace.file, trace.form, trace.schema.empty() ? "" : " schema " + trace.schema, trace.nodes.size(),
+                    replay.cpu_ops, replay.kernels, replay.collectives, replay.other, replay.streams);
+    out.summary += fmt::format("  replay    on {}; kernels {}; {} collectives priced for {} ranks\n", env.device->name,
+                               o.from == o.to ? "as measured" : "rescaled from " + o.from->name,
+                               replay.modeled_collectives, o.ranks);
+    out.summary += fmt::format("  step      {:.2f} ms replayed; measured work {:.2f} ms GPU, {:.2f} ms CPU{}\n",
+                               1e3 * tl.makespan, 1e3 * replay.recorded_gpu_s, 1e3 * replay.recorded_cpu_s,
+                               replay.recorded_span_s > 0
+                                   ? fmt::format("; {:.2f} ms recorded ({:+.1f}%)", 1e3 * replay.recorded_span_s,
+                                                 100 * M.at("step_time_error"))
+                                   : "; the trace has no start times, so no recorded step");
+    out.wall_note = fmt::format(" ({} tasks)", replay.graph.size());
+    return out;
+  }
+
+  std::unique_ptr<Workload> clone() const override { return std::make_unique<ChakraReplayKind>(*this); }
+
+private:
+  ChakraParams p_;
+};
+
+} // namespace
+
+CS_REGISTER_WORKLOAD(ChakraReplayKind, "chakra-replay",
+                     "a Chakra execution trace replayed on the recorded or another GPU and fabric");
+
+} // namespace cs
