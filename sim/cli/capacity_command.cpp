@@ -6,8 +6,8 @@
 
 #include "base/input_error.hpp"
 #include "sim/plan/capacity.hpp"
-#include "sim/plan/job_capacity.hpp"
 #include "sim/plan/gpu_prices.hpp"
+#include "sim/plan/job_capacity.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -26,7 +26,7 @@ struct CapacityArgs {
   int min_gpus = 0, max_gpus = 1024;
   std::vector<int> nics;
   std::vector<double> oversubscription;
-  double nic_price = 0;
+  double nic_price = -1, port_price = -1; // -1: not given (the scenario's prices block, else 0)
 };
 
 std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
@@ -108,9 +108,9 @@ int job_capacity_command(const CapacityArgs& a, const Scenario& base, const Capa
 {
   const auto candidates = plan_job_capacity(base, o);
   std::cout << fmt::format("clustersim plan-capacity for {}: job trace, target {}\n", base.name, a.target);
-  std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>7} {:>9} {:>10} {:>11} {:>10} {:>6} {:>12}  {}\n", "device",
-                           "GPUs", "NICs", "oversub", "$/GPU-h", "JCT (h)", "p95 wait(h)", "span (d)", "busy",
-                           "cost (USD)", "");
+  std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>7} {:>9} {:>10} {:>11} {:>10} {:>6} {:>12}  {}\n", "device", "GPUs",
+                           "NICs", "oversub", "$/GPU-h", "JCT (h)", "p95 wait(h)", "span (d)", "busy", "cost (USD)",
+                           "");
   const JobCapacityCandidate* best = nullptr;
   for (const auto& c : candidates) {
     if (!c.ran) {
@@ -165,7 +165,10 @@ int plan_capacity_command(const CapacityArgs& a)
   o.max_gpus = a.max_gpus;
   o.nics_per_node = a.nics;
   o.oversubscription = a.oversubscription;
-  o.usd_per_nic_hour = a.nic_price;
+  o.usd_per_nic_hour = a.nic_price >= 0 ? a.nic_price : base.prices.nic_hour;
+  o.usd_per_port_hour = a.port_price >= 0 ? a.port_price : base.prices.switch_port_hour;
+  for (const auto& p : base.prices.gpu_hour) // the scenario's prices, then --price over them
+    o.prices[p.device] = p.usd;
   for (const auto& p : a.prices) {
     const auto eq = p.find('=');
     char* end = nullptr;
@@ -242,7 +245,11 @@ std::vector<Command> add_capacity_commands(CLI::App& app)
                   "leaf-level fabric oversubscription to try, e.g. 1,2,4 (default: the scenario's)")
       ->delimiter(',')
       ->check(CLI::Range(1.0, 1000.0));
-  cmd->add_option("--nic-price", a->nic_price, "USD per NIC-hour added to the cost (default 0: no sourced price)")
+  cmd->add_option("--nic-price", a->nic_price,
+                  "USD per NIC-hour added to the cost (default: the scenario's prices.nic_hour, else 0)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--port-price", a->port_price,
+                  "USD per switch-port-hour of the fabric (default: the scenario's prices.switch_port_hour, else 0)")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--set", a->sets, "override a key of the scenario (repeatable)");
   cmd->add_option("--out", a->out_dir, "also write frontier.csv and frontier.png/svg");

@@ -69,9 +69,7 @@ CapacityCandidate candidate(const Scenario& s, const std::string& device, int gp
       c.plan = search.best.front();
       c.tokens_per_s = tokens_per_iteration / c.plan.iteration_s;
       c.time_to_train_s = o.tokens / c.tokens_per_s;
-      const double nodes = std::max(1, gpus / s.cluster.gpus_per_node);
-      const double hourly = gpus * usd_per_gpu_hour + nodes * c.nics_per_node * o.usd_per_nic_hour;
-      c.cost_usd = hourly * c.time_to_train_s / 3600;
+      c.cost_usd = composition_usd_per_hour(s.cluster, gpus, usd_per_gpu_hour, o) * c.time_to_train_s / 3600;
     }
   } catch (const std::invalid_argument&) {
     // no plan for this composition (e.g. the batch does not divide): left unplanned
@@ -80,6 +78,30 @@ CapacityCandidate candidate(const Scenario& s, const std::string& device, int gp
 }
 
 } // namespace
+
+double fabric_switch_ports(const ClusterParams& cluster, int nodes)
+{
+  ClusterParams c = cluster;
+  c.nodes = nodes;
+  const PlatformSpec p = build_platform_spec(c, *DeviceCatalog::builtin().find(c.device));
+  const double port = c.network.nic_bandwidth.value * c.network.nic_efficiency;
+  double ports = 0;
+  for (const auto& link : p.topology.links())
+    if (link.tier == "nic")
+      ports += 1;
+    else if (link.tier.ends_with("-uplink"))
+      ports += 2 * std::ceil(link.bandwidth / port - 1e-9);
+  return ports;
+}
+
+double composition_usd_per_hour(const ClusterParams& cluster, int gpus, double usd_per_gpu_hour,
+                                const CapacityOptions& o)
+{
+  const int nodes = std::max(1, gpus / cluster.gpus_per_node);
+  const double ports = o.usd_per_port_hour > 0 ? fabric_switch_ports(cluster, nodes) : 0;
+  return gpus * usd_per_gpu_hour + static_cast<double>(nodes) * cluster.network.nics_per_node * o.usd_per_nic_hour +
+         ports * o.usd_per_port_hour;
+}
 
 std::map<std::string, double> capacity_prices(const CapacityOptions& o)
 {

@@ -28,6 +28,7 @@ struct CapacityOptions {
   std::vector<int> nics_per_node;       // composition axes (empty = the scenario's): NICs per node, and the leaf
   std::vector<double> oversubscription; // level's oversubscription (the top level stays 1)
   double usd_per_nic_hour = 0;          // added per NIC when given (no sourced price: 0 unless the user gives one)
+  double usd_per_port_hour = 0;         // added per switch port of the fabric (likewise)
   CapacityTarget target;
 };
 
@@ -43,6 +44,15 @@ struct CapacityCandidate {
   bool meets_target = false, on_frontier = false; // frontier: no other candidate is both cheaper and faster
   double metric(const std::string& name) const;
 };
+
+/** The switch ports of `cluster`'s fabric as the platform builder wires it with `nodes` nodes: one per NIC, and two
+ *  per NIC-rate port of each switch-to-switch uplink (its bandwidth ÷ the NIC's, rounded up), so that a higher
+ *  oversubscription buys fewer ports and a cluster under one leaf switch buys no uplinks. */
+double fabric_switch_ports(const ClusterParams& cluster, int nodes);
+
+/** A composition's price per hour: its GPUs, its NICs and its fabric's switch ports. */
+double composition_usd_per_hour(const ClusterParams& cluster, int gpus, double usd_per_gpu_hour,
+                                const CapacityOptions& options);
 
 /** The price per GPU-hour of every device: the documented table, with the options' overrides and additions. */
 std::map<std::string, double> capacity_prices(const CapacityOptions& options);

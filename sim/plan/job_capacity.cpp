@@ -48,8 +48,7 @@ JobCapacityCandidate replay(Scenario s, const CapacityOptions& o, JobCapacityCan
     c.p95_wait_s = m.value("p95_queueing_delay_s", 0.0);
     c.makespan_s = m.value("makespan_s", 0.0);
     c.utilization = m.value("gpu_utilization", 0.0);
-    const double hourly = c.gpus * c.usd_per_gpu_hour + s.cluster.nodes * c.nics_per_node * o.usd_per_nic_hour;
-    c.cost_usd = hourly * c.makespan_s / 3600;
+    c.cost_usd = composition_usd_per_hour(s.cluster, c.gpus, c.usd_per_gpu_hour, o) * c.makespan_s / 3600;
     c.ran = true;
   } catch (const InputError& e) { // this composition cannot run the scenario (e.g. a dtype the GPU lacks)
     c.why = e.what();

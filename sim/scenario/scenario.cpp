@@ -1,6 +1,7 @@
 #include "sim/scenario/scenario.hpp"
 
 #include "base/json_input.hpp"
+#include "models/devices/device_catalog.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -40,6 +41,26 @@ void read_workload(ObjectReader r, Scenario& s)
   s.workload = std::move(workload);
 }
 
+void read_prices(ObjectReader r, ScenarioPrices& p)
+{
+  r.list<ScenarioPrices::Gpu>(
+       "gpu_hour", p.gpu_hour, "USD per GPU-hour by device, overriding or adding to the documented table",
+       [](ObjectReader& g, ScenarioPrices::Gpu& gpu) {
+         g.required("device", gpu.device, "catalog GPU").required("usd", gpu.usd, "USD per GPU-hour");
+         const DeviceSpec* spec = DeviceCatalog::builtin().find(gpu.device);
+         g.require(spec && spec->kind == "gpu", "device", "'" + gpu.device + "' is not a GPU in the device catalog");
+         g.require_positive("usd", gpu.usd);
+         g.require_at_most("usd", gpu.usd, 1e6);
+       })
+      .field("nic_hour", p.nic_hour, "USD per NIC-hour (no sourced default)")
+      .field("switch_port_hour", p.switch_port_hour, "USD per switch-port-hour of the fabric (no sourced default)");
+  r.require_non_negative("nic_hour", p.nic_hour);
+  r.require_at_most("nic_hour", p.nic_hour, 1e6);
+  r.require_non_negative("switch_port_hour", p.switch_port_hour);
+  r.require_at_most("switch_port_hour", p.switch_port_hour, 1e6);
+  r.finish();
+}
+
 void read_scenario(ObjectReader& r, Scenario& s)
 {
   r.required("name", s.name, "scenario name; also the default output folder out/<name>/")
@@ -56,6 +77,7 @@ void read_scenario(ObjectReader& r, Scenario& s)
   read_cluster(r.child("cluster", "the machines and their network"), s.cluster);
   read_workload(r.child("workload", "what runs on the cluster"), s);
   s.policies.read(r.child("policies", "policy names per domain"));
+  read_prices(r.child("prices", "what plan-capacity charges (docs/capacity.md); run ignores it"), s.prices);
   r.finish();
   r.require(!s.name.empty(), "name", "name must not be empty");
   r.require(s.name.find_first_of("/\\") == std::string::npos, "name", "name must not contain path separators");

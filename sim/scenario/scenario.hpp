@@ -13,6 +13,18 @@
 
 namespace cs {
 
+/** What `plan-capacity` charges (docs/capacity.md): per-GPU-hour prices that override or add to the documented
+ *  table, and the network's NICs and switch ports per hour. `run` ignores it. */
+struct ScenarioPrices {
+  struct Gpu {
+    std::string device;
+    double usd = 0;
+  };
+  std::vector<Gpu> gpu_hour;
+  double nic_hour = 0;         // USD per NIC-hour
+  double switch_port_hour = 0; // USD per switch-port-hour (the fabric's ports, docs/capacity.md)
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -23,6 +35,7 @@ struct Scenario {
   std::string kind = "transformer-training"; // workload.kind: a registered workload kind
   std::shared_ptr<const Workload> workload;  // configured by its kind's reader; replace it to change it
   PolicySelection policies;
+  ScenarioPrices prices;
   ScenarioSource source; // the resolved document and where it came from (for error positions)
 
   const std::string& file() const { return source.file(); }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <regex>
 
 namespace fs = std::filesystem;
 
@@ -110,4 +111,45 @@ TEST(Capacity, NicsPerNodeAndOversubscriptionAreSearchedToo)
   // Across two nodes a quarter of the NICs slows the gradient all-reduce; NICs are priced only when asked.
   EXPECT_GT(find(16, 2).time_to_train_s, find(16, 8).time_to_train_s);
   EXPECT_NEAR(find(8, 8).cost_usd - find(8, 2).cost_usd, 6 * 0.5 * find(8, 8).time_to_train_s / 3600, 1e-6);
+}
+
+TEST(Capacity, TheFabricIsPricedByItsSwitchPorts)
+{
+  cs::Scenario base = cs::load_scenario(src("scenarios/quickstart.yaml"));
+  cs::ClusterParams c = base.cluster; // 8 NICs per node, 4 nodes per leaf switch by default
+  c.network.nics_per_node = 8;
+  c.network.levels.front().oversubscription = 1;
+  EXPECT_EQ(cs::fabric_switch_ports(c, 4), 32.0);          // one leaf: its 32 NIC ports and no uplinks
+  EXPECT_EQ(cs::fabric_switch_ports(c, 8), 64.0 + 2 * 64); // two leaves: 32 uplinks each, spine ports beside them
+  c.network.levels.front().oversubscription = 4;
+  EXPECT_EQ(cs::fabric_switch_ports(c, 8), 64.0 + 2 * 16); // 4:1 buys a quarter of the uplinks
+  cs::CapacityOptions o;
+  o.usd_per_port_hour = 0.5;
+  EXPECT_DOUBLE_EQ(cs::composition_usd_per_hour(c, 64, 2.0, o), 64 * 2.0 + 96 * 0.5);
+  o.usd_per_nic_hour = 0.25;
+  EXPECT_DOUBLE_EQ(cs::composition_usd_per_hour(c, 64, 2.0, o), 64 * 2.0 + 64 * 0.25 + 96 * 0.5);
+}
+
+TEST(Capacity, TheScenarioCarriesAPriceTableTheCommandLineOverrides)
+{
+  const std::string scenario = src("scenarios/quickstart.yaml");
+  const std::string common = " --tokens 1e9 --target 'cost_usd<=1e9' --devices h100-sxm5 --max-gpus 8 "
+                             "--set workload.model.layers=4";
+  auto price_of = [&](const std::string& args) {
+    const auto r = clustersim("plan-capacity " + scenario + common + " " + args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::smatch m; // the row's $/GPU-h: the first number with three decimals after the plan
+    static const std::regex row(R"(h100-sxm5 +8 +8 +1 +[0-9 ]+(?:zero[0-9] +)?([0-9]+\.[0-9]{3}) )");
+    return std::regex_search(r.out, m, row) ? std::stod(m[1]) : -1.0;
+  };
+  EXPECT_NEAR(price_of(""), 4.916, 1e-9); // the documented table
+  EXPECT_NEAR(price_of("--set 'prices.gpu_hour=[{device: h100-sxm5, usd: 2.5}]'"), 2.5, 1e-9);
+  EXPECT_NEAR(price_of("--set 'prices.gpu_hour=[{device: h100-sxm5, usd: 2.5}]' --price h100-sxm5=3"), 3.0, 1e-9);
+  auto r = clustersim("validate " + scenario + " --set 'prices.gpu_hour=[{device: tpu-v9, usd: 1}]'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not a GPU in the device catalog"), std::string::npos) << r.err;
+  r = clustersim("validate " + scenario + " --set prices.switch_port_hour=-1");
+  EXPECT_EQ(r.code, 2);
+  r = clustersim("validate " + scenario + " --set prices.fabric=1");
+  EXPECT_EQ(r.code, 2);
 }
