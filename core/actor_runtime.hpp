@@ -48,6 +48,9 @@ public:
   virtual ~ActorRuntime() = default;
   /** Starts `main` as an actor on `host` and returns when every actor has ended. */
   virtual void run(int host, std::function<void()> main) = 0;
+  /** Says, before run(), that most flows will share links with most others (thousands at once on one fabric), so
+   *  that a runtime may re-share every rate at each event rather than track the few that changed. */
+  virtual void expect_wide_sharing() {}
   /** Simulated time, in seconds. */
   virtual double now() const = 0;
   virtual ActorPtr spawn(const std::string& name, int host, std::function<void()> body) = 0;

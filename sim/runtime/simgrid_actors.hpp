@@ -47,6 +47,7 @@ public:
   explicit SimgridActorsBase(const PlatformSpec& platform) : platform_(platform) {}
 
   void run(int host, std::function<void()> main) override;
+  void expect_wide_sharing() override { wide_ = true; }
   double now() const override { return simgrid::s4u::Engine::get_clock(); }
   ActorPtr spawn(const std::string& name, int host, std::function<void()> body) override;
   ActorPtr self() override;
@@ -66,6 +67,7 @@ protected:
   SimgridPlatform sg_;
   std::map<const simgrid::s4u::Host*, int> host_index_;
   std::function<void(simgrid::s4u::Actor*)> before_kill_; // called by a kill, from the killer
+  bool wide_ = false;
 };
 
 } // namespace cs

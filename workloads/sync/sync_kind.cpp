@@ -111,6 +111,8 @@ public:
     SyncSetup s = setup(env, stragglers);
     auto scheme = env.policies->make<SyncScheme>("sync_scheme", *env.source);
     auto runtime = env.actors();
+    if (s.worker_host.size() >= 256) // every group's rings cross the same fabric
+      runtime->expect_wide_sharing();
     ActorSyncWorld world(*runtime, s);
     runtime->run(0, [&] { scheme->start(world); });
     WorkloadOutput out;

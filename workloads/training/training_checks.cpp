@@ -121,9 +121,6 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
                        fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
                                    "each pipeline stage, dp x tp = {})",
                                    p.ep, dp, static_cast<long long>(dp) * p.tp));
-  if (p.zero >= 3)
-    throw env.error_at("workload.parallel.zero", "ZeRO-3 with experts is not modelled (experts would be gathered over "
-                                                 "the expert-data-parallel group); use zero 1 or 2");
   if (p.etp != 0 && p.etp != p.tp)
     throw env.error_at("workload.parallel.etp", fmt::format("etp = {} differs from tp = {}: only expert tensor "
                                                             "parallelism equal to tp is modelled so far",

@@ -123,8 +123,9 @@ std::vector<std::vector<int>> CommEmitter::reduce_buckets(int it, const std::vec
   return done;
 }
 
-// MoE: each stage's routed-expert gradients are all-reduced over the expert-data-parallel group (the replicas with
-// the same expert-parallel rank: r, r + ep, ...), after the stage's last gradient-completing pass, in buckets.
+// MoE: each stage's routed-expert gradients are all-reduced (ZeRO-3: reduce-scattered) over the expert-data-parallel
+// group (the replicas with the same expert-parallel rank: r, r + ep, ...), after the stage's last gradient-completing
+// pass, in buckets.
 void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>& done,
                                           const std::vector<PipelineTasks>& replicas)
 {
@@ -152,7 +153,8 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
                           TaskLabels{it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"),
                                      CommKind::GRADIENT_SYNC, -1},
                           group);
-        const auto members = plan_.sync->reduce(out_.graph, req, false);
+        // ZeRO-3 keeps each expert-data-parallel rank's shard only: a reduce-scatter; otherwise an all-reduce.
+        const auto members = plan_.sync->reduce(out_.graph, req, zero3_);
         for (std::size_t i = 0; i < group.size(); ++i)
           if (group[i] < built_)
             done[group[i] * pp + d].push_back(members[i]);
@@ -234,14 +236,16 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
     const auto segments = segment_order(c, op.pass);
     const OpTasks& t = replica0.ops[d][i];
     for (std::size_t k = 0; k < t.pieces.size(); ++k) {
-      double bytes = 0;
+      double bytes = 0, expert_bytes = 0;
       for (int s = t.piece_segments[k].first; s < t.piece_segments[k].second; ++s) {
         const Segment& seg = c.segments[segments[s]];
-        if (op.forward() || !seg.keeps_gathered)
-          bytes += seg.params * element_bytes_;
+        if (op.forward() || !seg.keeps_gathered) {
+          bytes += (seg.params - seg.expert_params) * element_bytes_;
+          expert_bytes += seg.expert_params * element_bytes_;
+        }
       }
-      if (bytes > 0)
-        out.push_back({i, static_cast<int>(k), bytes});
+      if (bytes > 0 || expert_bytes > 0)
+        out.push_back({i, static_cast<int>(k), bytes, expert_bytes});
     }
   }
   return out;
@@ -249,7 +253,7 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
 
 void CommEmitter::gather_layers(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends)
 {
-  const int pp = plan_.pp;
+  const int pp = plan_.pp, ep = plan_.params->parallel.ep;
   for (int d = 0; d < pp; ++d) {
     const auto slots = plan_slots(d, replicas[0]);
     for (std::size_t s = 0; s < slots.size(); ++s) {
@@ -264,10 +268,25 @@ void CommEmitter::gather_layers(int it, const std::vector<PipelineTasks>& replic
                      first.labels.layer,
                      out_.graph.intern("parameter-gather"),
                      CommKind::PARAMETER_GATHER};
-      const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
-      for (int r = 0; r < built_; ++r) {
-        const OpTasks& t = replicas[r].ops[d][slots[s].op];
-        out_.graph.add_dependency(members[r], t.piece_first.at(slots[s].piece));
+      auto before_piece = [&](int r, int member) {
+        out_.graph.add_dependency(member, replicas[r].ops[d][slots[s].op].piece_first.at(slots[s].piece));
+      };
+      if (slots[s].bytes > 0) {
+        const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
+        for (int r = 0; r < built_; ++r)
+          before_piece(r, members[r]);
+      }
+      // Routed experts are sharded over their expert-data-parallel group (replicas k, k + ep, ...), not over dp.
+      for (int k = 0; slots[s].expert_bytes > 0 && k < ep; ++k) {
+        std::vector<int> group;
+        for (int r = k; r < plan_.dp; r += ep)
+          group.push_back(r);
+        if (group.size() < 2)
+          break;
+        const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].expert_bytes, ready, lab, group));
+        for (std::size_t i = 0; i < group.size(); ++i)
+          if (group[i] < built_)
+            before_piece(group[i], members[i]);
       }
     }
   }

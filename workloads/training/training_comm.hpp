@@ -32,7 +32,8 @@ private:
   struct Slot { // ZeRO-3: one piece that gathers its parameters first
     std::size_t op = 0;
     int piece = 0;
-    double bytes = 0;
+    double bytes = 0;        // dense parameters, gathered over the data-parallel group
+    double expert_bytes = 0; // routed experts', gathered over the expert-data-parallel group
   };
 
   std::vector<Bucket> plan_buckets(const PipelineTasks& replica0) const;
