@@ -3,8 +3,8 @@
 #include "core/chrome_trace.hpp"
 #include "core/workload.hpp"
 #include "workloads/replay/chakra_graph.hpp"
+#include "workloads/replay/replay_graph.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
 
 namespace cs {
@@ -36,15 +36,7 @@ public:
 
   void check(const WorkloadEnv& env) const override
   {
-    if (env.cluster->is_cpu_cluster())
-      throw env.error_at("workload.kind", "chakra-replay needs a GPU cluster");
-    if (!std::filesystem::is_regular_file(env.source->resolve(p_.trace)))
-      throw env.error_at("workload.execution_trace", "trace file not found: " + env.source->resolve(p_.trace));
-    if (!p_.from_device.empty() && !DeviceCatalog::builtin().find(p_.from_device))
-      throw env.error_at("workload.from_device", "'" + p_.from_device + "' is not in the device catalog");
-    if (p_.ranks > env.cluster->gpus)
-      throw env.error_at("workload.ranks",
-                         fmt::format("{} ranks need as many GPUs (the cluster has {})", p_.ranks, env.cluster->gpus));
+    check_replay_inputs(env, "chakra-replay", "execution_trace", p_.trace, p_.from_device, p_.ranks);
   }
 
   WorkloadOutput run(const RunEnv& env) const override

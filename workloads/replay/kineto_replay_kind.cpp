@@ -4,7 +4,6 @@
 #include "core/workload.hpp"
 #include "workloads/replay/replay_graph.hpp"
 
-#include <filesystem>
 #include <fmt/format.h>
 
 namespace cs {
@@ -51,15 +50,7 @@ public:
 
   void check(const WorkloadEnv& env) const override
   {
-    if (env.cluster->is_cpu_cluster())
-      throw env.error_at("workload.kind", "kineto-replay needs a GPU cluster");
-    if (!std::filesystem::is_regular_file(env.source->resolve(p_.trace)))
-      throw env.error_at("workload.profiler_trace", "trace file not found: " + env.source->resolve(p_.trace));
-    if (p_.from_device != "auto" && !DeviceCatalog::builtin().find(p_.from_device))
-      throw env.error_at("workload.from_device", "'" + p_.from_device + "' is not in the device catalog");
-    if (p_.ranks > env.cluster->gpus)
-      throw env.error_at("workload.ranks", fmt::format("{} ranks need as many GPUs (the cluster has {})", p_.ranks,
-                                                       env.cluster->gpus));
+    check_replay_inputs(env, "kineto-replay", "profiler_trace", p_.trace, p_.from_device, p_.ranks);
   }
 
   WorkloadOutput run(const RunEnv& env) const override
@@ -101,8 +92,8 @@ public:
     if (env.trace)
       out.trace_json = chrome_trace_json(replay.graph, tl, *env.platform);
     out.summary = fmt::format("  trace     {} (rank {} of {}, {}): {} kernels, {} NCCL, {} copies, {} runtime calls\n",
-                              trace.file, trace.rank, trace.world_size, from_name, replay.kernels,
-                              replay.collectives, replay.copies, replay.calls);
+                              trace.file, trace.rank, trace.world_size, from_name, replay.kernels, replay.collectives,
+                              replay.copies, replay.calls);
     out.summary += fmt::format("  replay    on {}; kernels {}; collectives {}\n", env.device->name,
                                o.from == o.to ? "as measured" : "rescaled from " + from_name,
                                o.model_collectives ? "priced for this cluster" : "as measured");

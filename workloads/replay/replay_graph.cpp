@@ -3,6 +3,8 @@
 #include "models/collectives/collective_model.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
 #include <map>
 #include <numeric>
 #include <regex>
@@ -27,22 +29,20 @@ std::string short_name(const std::string& name)
 // NCCL's collective names (as the profiler writes them) in clustersim's vocabulary; "" = not modeled.
 std::string collective_kind(const std::string& c)
 {
-  static const std::map<std::string, std::string> kinds{{"allreduce", "all-reduce"},
-                                                        {"broadcast", "broadcast"},
-                                                        {"allgather", "all-gather"},
-                                                        {"_allgather_base", "all-gather"},
-                                                        {"reduce_scatter", "reduce-scatter"},
-                                                        {"_reduce_scatter_base", "reduce-scatter"},
-                                                        {"all_to_all", "all-to-all"}};
+  static const std::map<std::string, std::string> kinds{
+      {"allreduce", "all-reduce"},          {"broadcast", "broadcast"},
+      {"allgather", "all-gather"},          {"_allgather_base", "all-gather"},
+      {"reduce_scatter", "reduce-scatter"}, {"_reduce_scatter_base", "reduce-scatter"},
+      {"all_to_all", "all-to-all"}};
   auto it = kinds.find(c);
   return it == kinds.end() ? "" : it->second;
 }
 
 double element_bytes(const std::string& dtype)
 {
-  static const std::map<std::string, double> bytes{{"Float", 4},  {"Half", 2},   {"BFloat16", 2}, {"Double", 8},
-                                                   {"Long", 8},   {"Int", 4},    {"Char", 1},     {"Byte", 1},
-                                                   {"Bool", 1},   {"Short", 2}};
+  static const std::map<std::string, double> bytes{{"Float", 4}, {"Half", 2}, {"BFloat16", 2}, {"Double", 8},
+                                                   {"Long", 8},  {"Int", 4},  {"Char", 1},     {"Byte", 1},
+                                                   {"Bool", 1},  {"Short", 2}};
   auto it = bytes.find(dtype);
   return it == bytes.end() ? 4 : it->second;
 }
@@ -149,6 +149,20 @@ double rescale_kernel(const std::string& name, double seconds, const DeviceSpec&
   }
   return from.memory_bandwidth > 0 && to.memory_bandwidth > 0 ? seconds * from.memory_bandwidth / to.memory_bandwidth
                                                               : seconds;
+}
+
+void check_replay_inputs(const WorkloadEnv& env, const char* kind, const char* trace_key, const std::string& trace,
+                         const std::string& from_device, int ranks)
+{
+  if (env.cluster->is_cpu_cluster())
+    throw env.error_at("workload.kind", std::string(kind) + " needs a GPU cluster");
+  if (!std::filesystem::is_regular_file(env.source->resolve(trace)))
+    throw env.error_at(std::string("workload.") + trace_key, "trace file not found: " + env.source->resolve(trace));
+  if (!from_device.empty() && from_device != "auto" && !DeviceCatalog::builtin().find(from_device))
+    throw env.error_at("workload.from_device", "'" + from_device + "' is not in the device catalog");
+  if (ranks > env.cluster->gpus)
+    throw env.error_at("workload.ranks",
+                       fmt::format("{} ranks need as many GPUs (the cluster has {})", ranks, env.cluster->gpus));
 }
 
 ReplayGraph build_replay(const KinetoTrace& t, const ReplayOptions& o)

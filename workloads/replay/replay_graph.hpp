@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/task_graph.hpp"
+#include "core/workload.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "platform/platform_spec.hpp"
 #include "traces/kineto_trace.hpp"
@@ -29,6 +30,11 @@ struct ReplayGraph {
   double recorded_step_s = 0; // the profiler steps' mean duration
   double recorded_gpu_s = 0;  // summed GPU operation time, as measured
 };
+
+/** The checks every replay kind makes before reading its trace: a GPU cluster, the trace file (`trace_key` names the
+ *  key), a catalog `from_device` when one is given, and no more priced ranks than GPUs. */
+void check_replay_inputs(const WorkloadEnv& env, const char* kind, const char* trace_key, const std::string& trace,
+                         const std::string& from_device, int ranks);
 
 /** Builds the replay of `trace`'s first device (the rank that recorded it) on host 0 of the platform. */
 ReplayGraph build_replay(const KinetoTrace& trace, const ReplayOptions& options);
