@@ -36,8 +36,9 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   const double params = (dense_layers * layer_parameters(m) + moe_layers * moe_dense + embedding_parameters(m) +
                          (l.pp == 1 ? head_parameters(m) : 0.0)) /
                         l.tp;
-  const double experts = moe_layers * routed / (double(l.ep) * l.tp);
-  const double edp = std::max(1.0, double(l.dp) / l.ep);
+  const double etp = l.etp > 0 ? l.etp : l.tp; // experts split over etp GPUs; ep x etp x edp = tp x dp
+  const double experts = moe_layers * routed / (double(l.ep) * etp);
+  const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep));
   MemoryFootprint f;
   f.parameters = params * e / (l.zero >= 3 ? l.dp : 1) + experts * e / (l.zero >= 3 ? edp : 1);
   f.gradients = params * e / (l.zero >= 2 ? l.dp : 1) + experts * e / (l.zero >= 2 ? edp : 1);

@@ -30,6 +30,7 @@ struct MemoryLayout {
   bool dropout = true;            // the framework applies dropout (its 1-byte masks are kept for backward)
   bool holds_head = false;        // the device runs the output layer (always when pp = 1)
   int ep = 1;                     // expert parallelism: each GPU holds experts / ep of every MoE layer
+  int etp = 0;                    // expert tensor parallelism: each expert split over etp GPUs (0 = tp)
   int moe_layers_on_device = -1;  // of layers_on_device, those with experts (-1: the model's share of them)
   double moe_buffer_scale = 1;    // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
 };

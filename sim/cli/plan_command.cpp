@@ -24,7 +24,7 @@ std::string describe(const Plan& p, bool moe)
 {
   std::string schedule = p.pp == 1 ? "-" : p.schedule + (p.vpp > 1 ? fmt::format(" v{}", p.vpp) : "");
   if (moe) // expert parallelism rides with the schedule column (MoE models only)
-    schedule = fmt::format("ep{} {}", p.ep, schedule);
+    schedule = fmt::format("ep{}{} {}", p.ep, p.etp > 0 && p.etp != p.tp ? fmt::format(" etp{}", p.etp) : "", schedule);
   std::string layers;
   for (int l : p.stage_layers)
     layers += (layers.empty() ? "" : "/") + std::to_string(l);
@@ -82,7 +82,7 @@ int command_plan(const PlanCommand& c)
                              units::format_bytes(p.memory_bytes));
   }
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
-                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep\n";
+                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -102,13 +102,14 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", i + 1, p.dp, p.tp, p.pp,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", i + 1, p.dp, p.tp, p.pp,
                        p.vpp, p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers,
                        p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
-                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.ep);
+                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.ep,
+                       p.etp > 0 ? p.etp : p.tp);
   }
   if (!c.out_dir.empty()) {
-    const std::string yaml = resolved_yaml(plan_scenario(base, c.gpus, search.best.front()));
+    const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());
     write_output_set(c.out_dir, {{"plans.csv", csv}, {"best.yaml", yaml}});
     std::cout << fmt::format("\n  outputs   {}/ (plans.csv, best.yaml: the best plan as a scenario)\n", c.out_dir);
   }

@@ -61,9 +61,10 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   t.layer_compute = t.layer - set.tp_seconds_per_layer;
   const ModelParams& m = w.model;
   if (m.moe.enabled()) { // the experts at an even load (skew only adds), averaged over the layers
-    const int ep = w.parallel.ep, local = m.moe.experts / ep;
-    const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local;
-    const PieceTimes& e = ExpertCost(m, cost, w.framework, w.parallel.tp).of(tokens);
+    // Under MoE parallel folding (etp 1) each TP rank routes its 1/tp of the sequence to whole experts.
+    const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = w.parallel.tp / expert_tp(w.parallel);
+    const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local / fold;
+    const PieceTimes& e = ExpertCost(m, cost, w.framework, expert_tp(w.parallel)).of(tokens);
     const double experts = local * (e.forward + e.backward);
     const double share = double(moe_layer_count(m.moe, m.layers)) / m.layers;
     t.layer += share * experts;
@@ -98,6 +99,7 @@ MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight, b
   l.dropout = tr(s).framework.dropout > 0;
   l.holds_head = holds_head;
   l.ep = p.ep;
+  l.etp = p.etp;
   return l;
 }
 
@@ -159,6 +161,7 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   p.vpp = plan.vpp;
   p.zero = plan.zero;
   p.ep = plan.ep;
+  p.etp = plan.etp;
   p.sequence_parallel = plan.sequence_parallel;
   p.stage_layers = plan.stage_layers;
   p.partition = plan.pp > 1 ? "balanced" : "even"; // uneven stages are fine; stage_layers, when set, decides
@@ -166,6 +169,42 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   w.model.recompute = plan.recompute;
   s.policies.set("pipeline", plan.schedule);
   return s;
+}
+
+std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
+{
+  const Scenario s = plan_scenario(base, gpus, plan);
+  YAML::Node doc = YAML::Clone(base.source.resolved());
+  strip_override_tags(doc);
+  doc["cluster"]["nodes"] = s.cluster.nodes;
+  doc["cluster"]["gpus_per_node"] = s.cluster.gpus_per_node;
+  if (s.cluster.network.nics_per_node != base.cluster.network.nics_per_node)
+    doc["cluster"]["network"]["nics_per_node"] = s.cluster.network.nics_per_node;
+  const auto& p = tr(s).parallel;
+  YAML::Node parallel = doc["workload"]["parallel"];
+  parallel.SetStyle(YAML::EmitterStyle::Block);
+  parallel["dp"] = p.dp;
+  parallel["tp"] = p.tp;
+  parallel["pp"] = p.pp;
+  parallel["vpp"] = p.vpp;
+  parallel["zero"] = p.zero;
+  parallel["sequence_parallel"] = p.sequence_parallel;
+  parallel["partition"] = p.partition;
+  if (tr(s).model.moe.enabled()) {
+    parallel["ep"] = p.ep;
+    parallel["etp"] = expert_tp(p);
+  }
+  if (!p.stage_layers.empty())
+    parallel["stage_layers"] = p.stage_layers;
+  else
+    parallel.remove("stage_layers");
+  doc["workload"]["batch"]["micro"] = plan.micro;
+  doc["workload"]["model"]["recompute"] = plan.recompute;
+  if (!plan.schedule.empty())
+    doc["policies"]["pipeline"] = plan.schedule;
+  YAML::Emitter e;
+  e << doc;
+  return std::string(e.c_str()) + "\n";
 }
 
 namespace {
@@ -210,14 +249,20 @@ std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microb
   return out;
 }
 
-// Expert-parallel degrees for an MoE model: powers of two dividing both the data-parallel degree and the experts
-// ({1} for a dense model).
-std::vector<int> expert_degrees(const ModelParams& m, int dp)
+// (ep, etp) for an MoE model ({1, tp} for a dense one): ep a power of two dividing the experts, with etp = tp when ep
+// replicas divide dp, and with etp = 1 (MoE parallel folding, tp > 1) when ep is a multiple of tp and ep / tp replicas
+// divide dp.
+std::vector<std::pair<int, int>> expert_degrees(const ModelParams& m, int dp, int tp)
 {
-  std::vector<int> out{1};
-  for (int ep = 2; m.moe.enabled() && ep <= dp && ep <= m.moe.experts; ep *= 2)
-    if (dp % ep == 0 && m.moe.experts % ep == 0)
-      out.push_back(ep);
+  std::vector<std::pair<int, int>> out{{1, tp}};
+  for (int ep = 2; m.moe.enabled() && ep <= dp * tp && ep <= m.moe.experts; ep *= 2) {
+    if (m.moe.experts % ep != 0)
+      continue;
+    if (ep <= dp && dp % ep == 0)
+      out.emplace_back(ep, tp);
+    if (tp > 1 && ep % tp == 0 && dp % (ep / tp) == 0)
+      out.emplace_back(ep, 1);
+  }
   return out;
 }
 
@@ -245,9 +290,10 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
         for (const auto& [schedule, vpp] : schedules)
           for (const char* recompute : {"none", "selective", "full"})
             for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3})
-              for (int ep : expert_degrees(m, dp)) {
+              for (const auto& [ep, etp] : expert_degrees(m, dp, tp)) {
                 Plan plan;
                 plan.ep = ep;
+                plan.etp = etp;
                 plan.dp = dp;
                 plan.tp = tp;
                 plan.pp = pp;
@@ -349,7 +395,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.memory_reserve = tr(base).memory_reserve;
   out.budget_bytes = (1 - out.memory_reserve) * limit;
 
-  std::map<std::tuple<int, int, std::string, int>, PassTimes> times; // per (tp, micro, recompute, ep)
+  std::map<std::tuple<int, int, std::string, int, int>, PassTimes> times; // per (tp, micro, recompute, ep, etp)
   std::vector<Candidate> candidates;
   for (Plan plan : enumerate_plans(base, gpus)) {
     ++out.enumerated;
@@ -362,7 +408,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       ++out.invalid;
       continue;
     }
-    auto key = std::make_tuple(plan.tp, plan.micro, plan.recompute, plan.ep);
+    auto key = std::make_tuple(plan.tp, plan.micro, plan.recompute, plan.ep, plan.etp);
     auto it = times.find(key);
     if (it == times.end())
       it = times.emplace(key, pass_times(s, *cost, build_platform_spec(s.cluster, device))).first;

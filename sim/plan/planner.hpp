@@ -19,7 +19,8 @@ struct PlanOptions {
 /** One parallel configuration and what the analytical backend predicts for it. */
 struct Plan {
   int dp = 1, tp = 1, pp = 1, vpp = 1, micro = 1, zero = 0;
-  int ep = 1; // MoE models: expert parallelism (expert tensor parallelism = tp)
+  int ep = 1;  // MoE models: expert parallelism
+  int etp = 0; // MoE models: expert tensor parallelism (0 = tp; 1 under tp > 1 folds each TP rank into the EP group)
   bool sequence_parallel = false;
   std::string schedule;          // "" without pipeline parallelism
   std::string recompute;         // none | selective | full
@@ -47,5 +48,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options);
 
 /** `base` reshaped to `gpus` GPUs and set to `plan`, ready for check_scenario and run_scenario. */
 Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan);
+/** The scenario document of `plan` (what `plan --out` writes as best.yaml): `base`'s, with the cluster size, the
+ *  parallel block, the micro-batch, recomputation and pipeline schedule of the plan. */
+std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan);
 
 } // namespace cs

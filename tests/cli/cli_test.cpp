@@ -492,10 +492,18 @@ TEST(Cli, PlanPrintsRankedPlansWritesTheBestAsAScenarioAndRefusesBadInput)
   std::getline(csv, first);
   EXPECT_EQ(header.rfind("rank,dp,tp,pp,vpp,schedule,micro,recompute,zero", 0), 0u);
   EXPECT_EQ(first.rfind("1,", 0), 0u);
-  // The best plan runs as it is.
+  // The best plan runs as it is, and is the plan ranked first: its iteration time comes back.
   auto run = clustersim("run " + (out / "best.yaml").string() + " --quiet --backend analytical --out " +
                         (out / "run").string());
   EXPECT_EQ(run.code, 0) << run.err;
+  std::vector<std::string> cells;
+  for (std::stringstream row(first); std::getline(row, cells.emplace_back(), ',');) {
+  }
+  std::ifstream report(out / "run" / "report.json");
+  const auto ran = nlohmann::json::parse(report, nullptr, false);
+  ASSERT_FALSE(ran.is_discarded());
+  ASSERT_GT(cells.size(), 12u);
+  EXPECT_NEAR(ran["metrics"].value("iteration_time_s", 0.0) / std::stod(cells[11]), 1.0, 1e-6) << first;
   fs::remove_all(out);
   auto bad_gpus = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 12");
   EXPECT_EQ(bad_gpus.code, 2);

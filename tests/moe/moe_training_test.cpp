@@ -165,6 +165,39 @@ TEST(MoeReference, MegatronCoreMixtral8x7bThroughputWithinFifteenPercent)
   EXPECT_NEAR(tflops / 468.0, 1.0, 0.15) << tflops;
 }
 
+TEST(MoeReference, MegatronCoreMixtral8x22bThroughputWithinFifteenPercent)
+{
+  // ~455 TFLOP/s per H100, dropless, expert TP 1 under TP 2 (scenarios/reference/mcore-mixtral-8x22b.yaml).
+  const double tflops = metric("scenarios/reference/mcore-mixtral-8x22b.yaml", "", "tflops_per_gpu");
+  EXPECT_NEAR(tflops / 455.0, 1.0, 0.15) << tflops;
+}
+
+TEST(MoeTraining, ExpertTensorParallelOneFoldsEachTpRankIntoTheExpertGroup)
+{
+  // moe-mixtral: tp 2, ep 8, dp 16. With etp = 2 an EP group is 8 replicas (16 GPUs, two nodes); with etp = 1 it is 4
+  // replicas x 2 TP ranks (8 GPUs, one node), so the all-to-all stays on NVLink. Each GPU then holds whole experts:
+  // per MoE layer A = routed / ep = 8 x 3 x 4096 x 14336 / 8 parameters against A / 2, with the optimizer state
+  // sharded over dp tp / (etp ep) = 4 ranks against 2 (ZeRO-1, bf16): A (2 + 2 + 12 / 4) - A / 2 (2 + 2 + 12 / 2) = 2A
+  // more bytes per layer.
+  const std::string small = "--set workload.model.layers=2 ";
+  const auto two = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2")["metrics"];
+  const auto one = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1")["metrics"];
+  EXPECT_LT(one.value("alltoall_time_s", 1e9), 0.9 * two.value("alltoall_time_s", 0.0));
+  const double a = 8.0 * 3 * 4096 * 14336 / 8;
+  EXPECT_NEAR(one.value("peak_memory_bytes", 0.0) - two.value("peak_memory_bytes", 0.0), 2 * 2 * a, 0.02 * 4 * a);
+  const double sg = metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1 --backend simgrid",
+                           "iteration_time_s");
+  EXPECT_NEAR(sg / one.value("iteration_time_s", 1.0), 1.0, 0.10);
+  // What folding cannot take: another etp, no sequence parallelism, ep not a multiple of tp.
+  for (const char* bad : {"--set workload.parallel.etp=3", "--set workload.parallel.sequence_parallel=false "
+                                                           "--set workload.parallel.etp=1",
+                          "--set workload.parallel.ep=1 --set workload.parallel.etp=1"}) {
+    const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") + " " + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_NE(r.err.find("etp"), std::string::npos) << r.err;
+  }
+}
+
 TEST(MoeTraining, StatefulPoliciesSeeEachStepOnceOnEitherBackend)
 {
   // FlexMoE keeps its placement from step to step: the analytical backend, which may price collectives by closed

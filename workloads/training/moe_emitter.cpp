@@ -24,24 +24,28 @@ std::vector<double> scaled(const std::vector<double>& m, double factor, bool tra
 
 MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
     : plan_(plan), graph_(graph), dispatch_streams_(graph, "a2a"), combine_streams_(graph, "a2a-combine"),
-      expert_(plan.params->model, *plan.cost, plan.params->framework, plan.tp)
+      expert_(plan.params->model, *plan.cost, plan.params->framework, expert_tp(plan.params->parallel))
 {
   ep_ = plan.params->parallel.ep;
-  groups_ = plan.dp / ep_;
+  replicas_ = ep_replicas(plan.params->parallel);
+  fold_ = ep_ / replicas_;
+  groups_ = plan.dp / replicas_;
 }
 
+// EP rank k of a group: replica group * replicas_ + k / fold_, TP rank k % fold_ (only TP rank 0 is simulated; under
+// MoE parallel folding the others are EP ranks too, with their own share of the sequence).
 std::vector<int> MoeEmitter::group_hosts(int group, int device) const
 {
   std::vector<int> hosts;
   for (int k = 0; k < ep_; ++k)
-    hosts.push_back(pipeline_host(plan_.params->parallel, plan_.dp, group * ep_ + k, device));
+    hosts.push_back(pipeline_host(plan_.params->parallel, plan_.dp, group * replicas_ + k / fold_, device) + k % fold_);
   return hosts;
 }
 
 MoeContext MoeEmitter::context(int group, int device) const
 {
   const ModelParams& m = plan_.params->model;
-  const double e = dtype_bytes(m.dtype), tp = plan_.tp;
+  const double e = dtype_bytes(m.dtype), tp = plan_.tp, etp = expert_tp(plan_.params->parallel);
   const auto hosts = group_hosts(group, device);
   const GroupShape shape = group_shape(*plan_.platform, hosts);
   const auto machines = machines_of(*plan_.platform, hosts);
@@ -50,13 +54,13 @@ MoeContext MoeEmitter::context(int group, int device) const
   c.experts = m.moe.experts;
   c.top_k = m.moe.top_k;
   c.samples_per_rank = plan_.params->batch.micro;
-  c.tokens_per_sample = m.seq;
+  c.tokens_per_sample = m.seq / double(fold_);
   c.capacity_factor = m.moe.capacity_factor;
   c.hidden = m.hidden;
   // Each TP rank dispatches its 1/tp slice of every token's hidden vector (the other ranks, not simulated, move the
-  // rest on their own links).
-  c.token_bytes = m.hidden * e / tp;
-  c.expert_parameters = expert_parameters(m) / tp;
+  // rest on their own links); under MoE parallel folding, whole hidden vectors of its 1/tp of the sequence.
+  c.token_bytes = m.hidden * e / (tp / fold_);
+  c.expert_parameters = expert_parameters(m) / etp;
   c.expert_weight_bytes = c.expert_parameters * e;
   c.expert_state_bytes = c.expert_parameters * (2 * e + 12.0); // weights, gradients, Adam's fp32 state
   c.machine = machines;
@@ -89,7 +93,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   q.group = group;
   q.ranks = ep_;
   q.samples_per_rank = plan_.params->batch.micro;
-  q.tokens_per_sample = m.seq;
+  q.tokens_per_sample = m.seq / double(fold_);
   q.experts = m.moe.experts;
   q.top_k = m.moe.top_k;
   q.seed = plan_.seed;
@@ -155,8 +159,9 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   labels.comm = CommKind::EXPERT_ALLTOALL;
   spec.labels = labels;
   std::vector<int> streams;
-  for (int h : spec.hosts)
-    streams.push_back((combine_side ? combine_streams_ : dispatch_streams_).get(h, 0));
+  for (std::size_t k = 0; k < spec.hosts.size(); ++k) // the TP ranks folded into the group are not simulated
+    streams.push_back(k % fold_ == 0 ? (combine_side ? combine_streams_ : dispatch_streams_).get(spec.hosts[k], 0)
+                                     : -1);
   return collectives_[key] = graph_.add_collective(spec, streams, {});
 }
 
@@ -207,7 +212,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
 std::pair<int, int> MoeEmitter::emit(int replica, int device, int stream, const PipelineOp& op, int stage,
                                      const Segment& s, TaskLabels lab, double& busy)
 {
-  const int group = replica / ep_, rank = replica % ep_;
+  const int group = replica / replicas_, rank = (replica % replicas_) * fold_;
   const Step& st = step(lab.iteration, s.layer, op.microbatch, group, device);
   const std::string model = st.chunks[rank][0].model.empty() ? "given" : st.chunks[rank][0].model;
   if (op.pass == Pass::BACKWARD_WEIGHT) { // no communication: the dense and expert weight gradients

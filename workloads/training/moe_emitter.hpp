@@ -46,6 +46,7 @@ private:
   StreamPool dispatch_streams_, combine_streams_;
   ExpertCost expert_;
   int ep_ = 1, groups_ = 1;
+  int replicas_ = 1, fold_ = 1; // replicas per EP group; EP ranks per replica (tp under MoE parallel folding, else 1)
   std::map<std::tuple<int, int, int, int>, Step> steps_; // (iteration, layer, microbatch, group)
   std::map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>> collectives_;
   MoeStats stats_;

@@ -163,7 +163,7 @@ PieceTimes moe_dense_part(const TrainingParams& w, const KernelCostModel& cost, 
 struct StageCut {
   PieceTimes layer, head, embedding;
   PieceTimes moe_layer; // an MoE layer's dense part (its experts and all-to-alls come per step)
-  int ep = 1;
+  int ep = 1, etp = 1;
   std::vector<int> layers_per_stage;
   double activation_bytes = 0; // sent per microbatch by each TP rank
   double gather_s = 0;         // the receiver's all-gather of a scattered activation (0: none)
@@ -195,7 +195,7 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
       continue;
     }
     const PieceTimes& moe = cut.moe_layer;
-    const double experts = routed_expert_parameters_at(m, l) / (double(cut.ep) * tp);
+    const double experts = routed_expert_parameters_at(m, l) / (double(cut.ep) * cut.etp);
     Segment s{"moe_layer",  l,          moe.forward,
               moe.backward, moe.weight, (layer_parameters_at(m, l) - routed_expert_parameters_at(m, l)) / tp + experts};
     s.moe = true;
@@ -231,8 +231,8 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
 std::function<MemoryFootprint(int, int, double)>
 stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape)
 {
-  const int pp = shape.pp, v = shape.chunks, dp = shape.dp, ep = shape.ep;
-  return [stage_layers, params, dp, ep, pp, v](int device, int in_flight, double moe_scale) {
+  const int pp = shape.pp, v = shape.chunks, dp = shape.dp, ep = shape.ep, shape_etp = shape.etp;
+  return [stage_layers, params, dp, ep, shape_etp, pp, v](int device, int in_flight, double moe_scale) {
     MemoryLayout layout;
     layout.dp = dp;
     layout.pp = pp;
@@ -242,6 +242,7 @@ stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers,
     layout.bucket_bytes = params.gradient_bucket.value;
     layout.layers_on_device = 0;
     layout.ep = ep;
+    layout.etp = shape_etp;
     layout.moe_buffer_scale = moe_scale;
     layout.moe_layers_on_device = 0;
     for (int c = 0; c < v; ++c) {
@@ -302,6 +303,7 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.head = head;
   cut.embedding = embedding;
   cut.ep = shape.ep;
+  cut.etp = shape.etp;
   cut.layers_per_stage = out.layers_per_stage;
   if (m.moe.enabled())
     cut.moe_layer = moe_dense_part(w, cost, piece_shape, tp_s);

@@ -100,8 +100,8 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
   }
 }
 
-// Expert parallelism: ep replicas share a layer's experts, so ep divides dp and the experts; expert tensor
-// parallelism is the attention's (etp other than tp is not modelled).
+// Expert parallelism: an EP group shares a layer's experts, so ep divides the experts and the group's replicas divide
+// dp; expert tensor parallelism is the attention's, or 1 (MoE parallel folding: ep / tp replicas per EP group).
 void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
 {
   const auto& p = w.parallel;
@@ -116,16 +116,26 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
   if (moe.experts % p.ep != 0)
     throw env.error_at(blamed_key(env, {"workload.model.moe.experts", "workload.parallel.ep"}),
                        fmt::format("{} experts do not divide over ep = {}", moe.experts, p.ep));
-  if (dp % p.ep != 0)
+  if (p.etp != 0 && p.etp != p.tp && p.etp != 1)
+    throw env.error_at("workload.parallel.etp", fmt::format("etp = {}: expert tensor parallelism is tp ({}) or 1 "
+                                                            "(each GPU its own expert-parallel rank)",
+                                                            p.etp, p.tp));
+  if (expert_tp(p) != p.tp) { // etp = 1 under tp > 1: an EP group is ep / tp whole replicas
+    if (!p.sequence_parallel)
+      throw env.error_at("workload.parallel.etp", "etp = 1 under tp > 1 needs sequence_parallel (each TP rank "
+                                                  "routes its own share of the sequence)");
+    if (p.ep % p.tp != 0)
+      throw env.error_at(blamed_key(env, {"workload.parallel.ep", "workload.parallel.etp"}),
+                         fmt::format("with etp = 1, ep = {} must be a multiple of tp = {} (an EP group takes whole "
+                                     "replicas)",
+                                     p.ep, p.tp));
+  }
+  if (dp % ep_replicas(p) != 0)
     throw env.error_at(blamed_key(env, {"workload.parallel.dp", "workload.parallel.ep"}),
                        fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
                                    "each pipeline stage, dp x tp = {})",
                                    p.ep, dp, static_cast<long long>(dp) * p.tp));
-  if (p.etp != 0 && p.etp != p.tp)
-    throw env.error_at("workload.parallel.etp", fmt::format("etp = {} differs from tp = {}: only expert tensor "
-                                                            "parallelism equal to tp is modelled so far",
-                                                            p.etp, p.tp));
-  if (expert_ffn_of(w.model) % p.tp != 0 || (moe.shared_experts > 0 && shared_ffn_of(w.model) % p.tp != 0))
+  if (expert_ffn_of(w.model) % expert_tp(p) != 0 || (moe.shared_experts > 0 && shared_ffn_of(w.model) % p.tp != 0))
     throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));
 }
 

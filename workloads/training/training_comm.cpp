@@ -129,7 +129,8 @@ std::vector<std::vector<int>> CommEmitter::reduce_buckets(int it, const std::vec
 void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>& done,
                                           const std::vector<PipelineTasks>& replicas)
 {
-  const int pp = plan_.pp, ep = plan_.params->parallel.ep, dp = plan_.dp;
+  // ep: the replicas of one EP group (ep / tp of them under MoE parallel folding, whose other TP ranks mirror them).
+  const int pp = plan_.pp, ep = ep_replicas(plan_.params->parallel), dp = plan_.dp;
   const auto& costs = plan_.stages->stages;
   if (dp / ep < 2)
     return;
@@ -175,7 +176,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   // 1/(dp/ep) shard over the expert-data-parallel group).
   std::vector<int> next(built_ * pp);
   out_.optimizer_tasks.emplace_back();
-  const double edp = std::max(1, plan_.dp / plan_.params->parallel.ep);
+  const double edp = std::max(1, plan_.dp / ep_replicas(plan_.params->parallel));
   for (int h = 0; h < built_ * pp; ++h) {
     double dense = 0, experts = 0;
     for (std::size_t vs = h % pp; vs < plan_.stages->stages.size(); vs += pp) {
@@ -253,7 +254,7 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
 
 void CommEmitter::gather_layers(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends)
 {
-  const int pp = plan_.pp, ep = plan_.params->parallel.ep;
+  const int pp = plan_.pp, ep = ep_replicas(plan_.params->parallel);
   for (int d = 0; d < pp; ++d) {
     const auto slots = plan_slots(d, replicas[0]);
     for (std::size_t s = 0; s < slots.size(); ++s) {

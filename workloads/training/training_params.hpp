@@ -28,6 +28,13 @@ struct ParallelParams {
   std::vector<int> stage_layers; // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
 };
 
+/** The expert tensor-parallel degree in effect: etp, or tp when not given. */
+inline int expert_tp(const ParallelParams& p) { return p.etp > 0 ? p.etp : p.tp; }
+/** Data-parallel replicas one expert-parallel group spans. With etp = tp the experts split over the TP ranks like the
+ *  dense MLP and the group is ep replicas; with etp = 1 under tp > 1 (Megatron-Core's MoE parallel folding) every
+ *  GPU of a replica is an EP rank of its own, so the group is ep / tp replicas, all their TP ranks. */
+inline int ep_replicas(const ParallelParams& p) { return expert_tp(p) == p.tp ? p.ep : p.ep / p.tp; }
+
 struct TrainingParams {
   ModelParams model;
   FrameworkProfile framework = builtin_frameworks().at(1); // megatron-core

@@ -198,7 +198,8 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   auto cost = make_cost_model(device, profile);
   const bool layer_graph = !w.model.graph.empty();
   const bool pipelined = pp > 1 || w.parallel.vpp > 1 || layer_graph;
-  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp, {}, w.parallel.ep};
+  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp, {}, w.parallel.ep,
+                   expert_tp(w.parallel)};
   for (int r = 0; r < dp; ++r)
     shape.dp_group.push_back(pipeline_host(w.parallel, dp, r, 0));
   const StageSet stages =
