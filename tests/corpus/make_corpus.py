@@ -147,7 +147,7 @@ overrides = {
     ],
     "scenarios/moe-mixtral.yaml": [
         "workload.model.moe.top_k=9", "workload.model.moe.top_k=0", "workload.model.moe.experts=-8",
-        "workload.parallel.ep=3", "workload.parallel.ep=32", "workload.parallel.ep=0", "workload.parallel.etp=1",
+        "workload.parallel.ep=3", "workload.parallel.ep=32", "workload.parallel.ep=0", "workload.parallel.etp=3",
         "workload.model.moe.capacity_factor=0", "workload.model.moe.capacity_factor=-1.5",
         "workload.model.moe.capacity_factor=nan", "workload.model.moe.every=0", "workload.model.moe.first_dense=99",
         "workload.model.moe.expert_ffn=3", "workload.model.moe.shared_experts=100", "workload.model.moe.experts=1e9",
