@@ -102,11 +102,10 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", i + 1, p.dp, p.tp, p.pp,
-                       p.vpp, p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", i + 1, p.dp, p.tp,
+                       p.pp, p.vpp, p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers,
                        p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
-                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.ep,
-                       p.etp > 0 ? p.etp : p.tp);
+                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.ep, p.etp > 0 ? p.etp : p.tp);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());

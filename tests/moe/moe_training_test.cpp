@@ -125,7 +125,7 @@ TEST(MoeTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
        "ep = 32 must divide the data-parallel degree 16"},
       {"workload.model.moe.capacity_factor=0", "capacity_factor must be greater than 0"},
       {"workload.model.moe.capacity_factor=-1", "capacity_factor must be greater than 0"},
-      {"workload.parallel.etp=1", "only expert tensor parallelism equal to tp"},
+      {"workload.parallel.etp=3", "etp = 3: expert tensor parallelism is tp (2) or 1"},
       {"'policies.moe_routing={name: trace, file: " + src("tests/data/moe/bad_routing.csv") + "}'",
        "bad_routing.csv:3:"},
   };
