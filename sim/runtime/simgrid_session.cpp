@@ -3,7 +3,9 @@
 #include "base/interrupt.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
+#include <cstdlib>
 #include <fmt/format.h>
+#include <string>
 #include <simgrid/s4u.hpp>
 
 namespace cs {
@@ -12,15 +14,18 @@ std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(const std::string& n
                                                             SimgridPrecision precision)
 {
   static char name[] = "clustersim";
+  int argc = 1;
+  char* argv[] = {name, nullptr, nullptr};
 #ifdef CS_SANITIZE_BUILD
   // AddressSanitizer cannot follow the stack switches of SimGrid's default (raw) contexts: an exception thrown inside
-  // an actor makes it unpoison what it takes for the main stack, a false stack-buffer-overflow. Threads it follows.
-  static char threads[] = "--cfg=contexts/factory:thread";
-  int argc = 2;
-  char* argv[] = {name, threads, nullptr};
-#else
-  int argc = 1;
-  char* argv[] = {name, nullptr};
+  // an actor (a kill) makes it unpoison what it takes for the main stack, a false stack-buffer-overflow. It follows
+  // threads, which are much slower, so scripts/sanitize.sh asks for them (CS_SIMGRID_CONTEXTS=thread) only for the
+  // tests that kill actors.
+  static std::string factory;
+  if (const char* contexts = std::getenv("CS_SIMGRID_CONTEXTS")) {
+    factory = std::string("--cfg=contexts/factory:") + contexts;
+    argv[argc++] = factory.data();
+  }
 #endif
   auto engine = std::make_unique<simgrid::s4u::Engine>(&argc, argv);
   install_interrupt_handlers(); // the engine installs its own SIGINT handler (a status dump); ours ends the run
