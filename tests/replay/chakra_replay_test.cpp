@@ -77,6 +77,25 @@ TEST(ChakraReplay, ThreadsAndStreamsRunInOrderAndDependenciesHold)
   EXPECT_LT(r.recorded_span_s, 0); // no start times
 }
 
+TEST(ChakraReplay, ATraceWithStartTimesGivesItsRecordedStep)
+{
+  // A CPU op launches two kernels on one stream; recorded 10-11 ms, 11-14 ms, 14-16 ms: a 6 ms step, which the
+  // replay gives back on the recorded GPU.
+  cs::ChakraTrace t;
+  t.file = "synthetic";
+  t.nodes = {op(1, 1e-3, {}, true, 1), op(2, 3e-3, {1}, false, 7), op(3, 2e-3, {1}, false, 7)};
+  t.nodes[0].start = 10e-3;
+  t.nodes[1].start = 11e-3;
+  t.nodes[2].start = 14e-3;
+  const cs::PlatformSpec p = platform(1, 2);
+  cs::ChakraReplayOptions o;
+  o.from = o.to = cs::DeviceCatalog::builtin().find("a100-sxm4-40gb");
+  o.platform = &p;
+  const cs::ChakraReplay r = cs::build_chakra_replay(t, o);
+  EXPECT_NEAR(r.recorded_span_s, 6e-3, 1e-12);
+  EXPECT_NEAR(cs::run_analytical(r.graph, p).makespan, r.recorded_span_s, 1e-9);
+}
+
 TEST(ChakraReplay, ACollectiveWithoutAMeasuredTimeIsPricedByTheTuner)
 {
   cs::ChakraTrace t;
