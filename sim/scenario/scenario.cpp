@@ -143,8 +143,10 @@ void apply_override(YAML::Node root, const std::string& text, std::size_t index)
   const std::vector<PathStep> steps = override_path(text.substr(0, eq), fail);
   const std::string value_text = text.substr(eq + 1);
   YAML::Node value;
-  try {
-    value = YAML::Load(value_text);
+  try { // the checks a scenario file gets: no map or list as a key, no duplicate key, no second document, ...
+    value = load_yaml_document(value_text, "--set");
+  } catch (const InputError& e) {
+    fail(e.what());
   } catch (const YAML::Exception& e) {
     fail(e.msg);
   }

@@ -69,7 +69,8 @@ overrides = {
     "scenarios/quickstart.yaml": [
         "prices.gpu_hour=[{device: tpu-v9, usd: 1}]", "prices.gpu_hour=[{device: h100-sxm5, usd: 0}]",
         "prices.gpu_hour=[{device: h100-sxm5}]", "prices.gpu_hour=h100-sxm5", "prices.nic_hour=-1",
-        "prices.switch_port_hour=nan", "prices.fabric=1",
+        "prices.switch_port_hour=nan", "prices.fabric=1", "workload.model={NULLrs: 4, hidden: 512}: 512}",
+        "workload.model={layers: 4, layers: 5}",
         "cluster.nodes=0", "cluster.nodes=-1", "cluster.nodes=abc", "cluster.nodes=1e9", "cluster.nodes=1000000",
         "cluster.gpus_per_node=65536", "cluster.gpus_per_node=3", "cluster.gpus=7", "workload.model.hidden=0",
         "workload.model.hidden=1073741824", "workload.model.layers=2000000000", "workload.model.layers=0",
