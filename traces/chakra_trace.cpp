@@ -18,8 +18,11 @@ namespace {
 constexpr std::size_t kMaxTraceBytes = 1ull << 30;
 constexpr std::size_t kMaxNodes = 20'000'000;
 constexpr std::uint32_t kMaxMessageBytes = 64u << 20;
-constexpr double kMaxMicros = 1e12;    // 11.6 days: past it a duration is corrupt, not slow
-constexpr double kMaxCommBytes = 1e15; // a petabyte per collective
+constexpr double kMaxMicros = 1e12;      // 11.6 days: past it a duration is corrupt, not slow
+constexpr double kMaxStartMicros = 1e18; // start times may count from the Unix epoch (1.7e15 us today)
+constexpr double kMaxCommBytes = 1e15;   // a petabyte per collective
+
+bool et_name(const std::string& path) { return path.ends_with(".et") || path.ends_with(".et.gz"); }
 
 [[noreturn]] void bad(const std::string& file, const std::string& message) { throw InputError(file, 1, 1, message); }
 
@@ -59,7 +62,7 @@ void check_node(const ChakraNode& n, const std::string& file, const std::string&
 {
   if (!(n.duration >= 0 && n.duration <= kMaxMicros * 1e-6))
     bad(file, where + ": duration out of range");
-  if (!(n.start <= kMaxMicros * 1e-6 * 1e3))
+  if (!(n.start <= kMaxStartMicros * 1e-6))
     bad(file, where + ": start time out of range");
   if (!(n.comm_bytes >= 0 && n.comm_bytes <= kMaxCommBytes))
     bad(file, where + ": comm_size out of range");
@@ -228,17 +231,18 @@ ChakraTrace parse_chakra_json(const std::string& text, const std::string& file)
 
 bool looks_like_chakra(const std::string& path)
 {
-  if (path.ends_with(".et") || path.ends_with(".et.gz"))
-    return true;
-  return head_maybe_gzip(path, "trace", 4096).find("\"workload_graph\"") != std::string::npos;
+  return et_name(path) || head_maybe_gzip(path, "trace", 4096).find("\"workload_graph\"") != std::string::npos;
 }
 
 ChakraTrace read_chakra(const std::string& path)
 {
   const std::string bytes = read_maybe_gzip(path, "Chakra trace", kMaxTraceBytes);
-  const bool json = !bytes.empty() && bytes.find_first_not_of(" \t\r\n") != std::string::npos &&
-                    bytes[bytes.find_first_not_of(" \t\r\n")] == '{';
-  return json ? parse_chakra_json(bytes, path) : parse_chakra_et(bytes, path);
+  // By extension first: an .et stream whose first length prefix is 123 bytes starts with '{'.
+  if (et_name(path))
+    return parse_chakra_et(bytes, path);
+  const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && bytes[first] == '{' ? parse_chakra_json(bytes, path)
+                                                           : parse_chakra_et(bytes, path);
 }
 
 std::vector<std::size_t> chakra_order(const ChakraTrace& t)

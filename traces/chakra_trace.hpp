@@ -36,7 +36,8 @@ struct ChakraTrace {
 };
 
 /** Reads a Chakra trace: `.et` (varint-length-delimited protobuf: GlobalMetadata, then Node messages) or the JSON
- *  form (`{"workload_graph": [...]}`), either optionally gzip-compressed, at most 1 GiB inflated. Truncated or
+ *  form (`{"workload_graph": [...]}`), either optionally gzip-compressed, at most 1 GiB inflated; a name ending in
+ *  `.et` or `.et.gz` is protobuf, otherwise a document starting with `{` is JSON. Truncated or
  *  corrupt messages are InputError naming the node's index and byte offset; JSON errors give the line and column or
  *  the JSON path; a node id given twice, a negative or absurd duration and an empty graph are errors. */
 ChakraTrace read_chakra(const std::string& path);

@@ -163,3 +163,24 @@ TEST(Planner, MemoryTightLlama70bPlanBeatsEveryPurePlan)
   EXPECT_EQ(best.tp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.tp);
   EXPECT_EQ(best.pp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.pp);
 }
+
+TEST(Planner, MoePlansSearchExpertTensorParallelismToo)
+{
+  // Mixtral cut to 2 layers on 4 GPUs: under tp 2 and 4 the search also tries etp 1 (MoE parallel folding, ep a
+  // multiple of tp), and each such plan is a valid scenario.
+  const cs::Scenario base = cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/moe-mixtral.yaml",
+                                              {"workload.model.layers=2", "workload.batch.global=16"});
+  cs::PlanOptions o;
+  o.gpus = 4;
+  o.top = 1000;
+  o.exhaustive = true;
+  const cs::PlanSearch search = cs::search_plans(base, o);
+  int folded = 0;
+  for (const auto& p : search.best)
+    if (p.tp > 1 && p.etp == 1) {
+      ++folded;
+      EXPECT_EQ(p.ep % p.tp, 0);
+      EXPECT_NO_THROW(cs::check_scenario(cs::plan_scenario(base, o.gpus, p)));
+    }
+  EXPECT_GT(folded, 0);
+}

@@ -165,7 +165,32 @@ TEST(ChakraReplay, BadTracesAndSettingsAreExit2)
                                   " --quiet --set workload.ranks=64 --out " + out.string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("64 ranks need as many GPUs"), std::string::npos) << r.err;
+  // The JSON form says it ran on 8 GPUs: a 4-GPU cluster is refused at the trace's key unless ranks is given.
+  std::ofstream(scenario) << "name: bad\ncluster: {device: a100-sxm4-40gb, nodes: 1, gpus_per_node: 4, network: "
+                             "{nics_per_node: 1}}\nworkload:\n  kind: chakra-replay\n  execution_trace: "
+                          << src("traces/samples/chakra/small_chakra.0.json") << "\n";
+  r = cs::testing::run_clustersim("run " + scenario.string() + " --quiet --out " + out.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find(scenario.string() + ":5:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the trace ran on 8 GPUs and the cluster has 4"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "report.json"));
   fs::remove(bad);
   fs::remove(scenario);
   fs::remove_all(out);
+}
+
+TEST(ChakraReplay, TheTraceCommandSummarisesBothFormsAndRefusesACycle)
+{
+  auto r = cs::testing::run_clustersim("trace " + src("traces/samples/chakra/chakra.0.et.gz"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(chakra protobuf, schema 1.0.1): 3664 nodes: 2448 CPU ops"), std::string::npos) << r.out;
+  r = cs::testing::run_clustersim("trace " + src("traces/samples/chakra/chakra.0.json.gz"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(chakra json): 3664 nodes"), std::string::npos) << r.out;
+  const fs::path cycle = fs::temp_directory_path() / ("cs_cr_cycle_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(cycle) << R"({"workload_graph": [{"Id": 1, "data_deps": [2]}, {"Id": 2, "data_deps": [1]}]})";
+  r = cs::testing::run_clustersim("trace " + cycle.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("form a cycle"), std::string::npos) << r.err;
+  fs::remove(cycle);
 }

@@ -156,6 +156,35 @@ TEST(ChakraTrace, MalformedTracesAreRefusedWithAPosition)
   EXPECT_NE(refusal("shape.json", "{\"nodes\": []}").find("workload_graph"), std::string::npos);
 }
 
+TEST(ChakraTrace, StartTimesFromTheUnixEpochAndAnEtStartingWithABraceRead)
+{
+  // PyTorch may stamp nodes in microseconds since the epoch (1.7e15 us in 2024).
+  auto a = node(1, 300, {});
+  a.set_start_time_micros(1'733'000'000'000'000ull);
+  const fs::path p = write("epoch.et", et_stream({a}));
+  const auto t = cs::read_chakra(p.string());
+  fs::remove(p);
+  ASSERT_EQ(t.nodes.size(), 1u);
+  EXPECT_NEAR(t.nodes[0].start, 1'733'000'000.0, 1e-3);
+  // A GlobalMetadata of 123 bytes makes the stream start with '{': the .et name says it is protobuf.
+  cs::chakra::GlobalMetadata meta;
+  meta.set_version(std::string(121, 'v')); // tag (1 byte) + length (1 byte) + 121 = 123
+  std::string brace;
+  {
+    google::protobuf::io::StringOutputStream raw(&brace);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.WriteVarint32(static_cast<std::uint32_t>(meta.ByteSizeLong()));
+    meta.SerializeToCodedStream(&coded);
+    coded.WriteVarint32(static_cast<std::uint32_t>(a.ByteSizeLong()));
+    a.SerializeToCodedStream(&coded);
+  }
+  ASSERT_EQ(brace[0], '{');
+  const fs::path q = write("brace.et", brace);
+  const auto u = cs::read_chakra(q.string());
+  fs::remove(q);
+  EXPECT_EQ(u.nodes.size(), 1u);
+}
+
 TEST(ChakraTrace, FormatsAreToldApart)
 {
   EXPECT_TRUE(cs::looks_like_chakra(sample("chakra.0.et.gz")));

@@ -56,6 +56,10 @@ ChakraReplay build_chakra_replay(const ChakraTrace& t, const ChakraReplayOptions
   std::map<std::string, int> lanes;
   std::map<std::uint64_t, int> task_of;
   double first = 1e300, last = -1e300;
+  // Every priced collective spans ranks 0..n-1: one group shape for all of them.
+  std::vector<int> hosts(static_cast<std::size_t>(std::max(1, o.ranks)));
+  std::iota(hosts.begin(), hosts.end(), 0);
+  const GroupShape shape = hosts.size() < 2 ? GroupShape{} : group_shape(*o.platform, hosts);
   for (const std::size_t i : chakra_order(t)) {
     const ChakraNode& n = t.nodes[i];
     auto [it, fresh] = lanes.try_emplace(lane(n), -1);
@@ -66,11 +70,7 @@ ChakraReplay build_chakra_replay(const ChakraTrace& t, const ChakraReplayOptions
     double seconds = n.duration;
     int task = -1;
     if (priced) {
-      std::vector<int> hosts(static_cast<std::size_t>(std::max(1, o.ranks)));
-      std::iota(hosts.begin(), hosts.end(), 0);
-      seconds = hosts.size() < 2
-                    ? 0.0
-                    : choose_collective(kind, "auto", n.comm_bytes, group_shape(*o.platform, hosts)).seconds;
+      seconds = hosts.size() < 2 ? 0.0 : choose_collective(kind, "auto", n.comm_bytes, shape).seconds;
       ++out.modeled_collectives;
     }
     if (!n.cpu && n.type == ChakraNode::COMPUTE) {

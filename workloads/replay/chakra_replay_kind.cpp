@@ -24,8 +24,7 @@ public:
     r.required("execution_trace", p_.trace,
                "a Chakra execution trace: .et (protobuf) or its JSON form, maybe .gz, relative to the scenario")
         .field("from_device", p_.from_device,
-               "catalog GPU the trace ran on (default: the cluster's, kernels as "
-               "measured)")
+               "catalog GPU the trace ran on (default: the cluster's, kernels as measured)")
         .choice("collectives", p_.collectives, {"auto", "recorded", "modeled"},
                 "GPU collectives with a size: their measured time, or the tuner's for this cluster (auto: modeled "
                 "unless the cluster is the recorded one); those without a measured time are always priced")

@@ -303,7 +303,7 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.head = head;
   cut.embedding = embedding;
   cut.ep = shape.ep;
-  cut.etp = shape.etp;
+  cut.etp = shape.etp > 0 ? shape.etp : tp;
   cut.layers_per_stage = out.layers_per_stage;
   if (m.moe.enabled())
     cut.moe_layer = moe_dense_part(w, cost, piece_shape, tp_s);

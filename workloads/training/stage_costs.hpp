@@ -75,7 +75,7 @@ struct StageShape {
   int dp = 1;                  // for memory (ZeRO shards)
   std::vector<int> dp_group;   // one data-parallel group's hosts (ZeRO-3 gathers priced beside the passes)
   int ep = 1;                  // expert parallelism (MoE): experts / ep per GPU
-  int etp = 1;                 // expert tensor parallelism: each expert split over etp GPUs
+  int etp = 0;                 // expert tensor parallelism: each expert split over etp GPUs (0 = tp, as in Megatron)
 };
 
 /** A transformer's stages: Megatron's split over tp ranks (the TP collectives priced by the tuner's closed form and
