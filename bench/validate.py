@@ -72,6 +72,10 @@ def section2(build, backend, tmp):
         with open(os.path.join(out, "collective.csv")) as f:
             t = float(next(csv.DictReader(f))["time_s"])
         rows.append((f"DGX-A100 ring all-reduce 8 B, {ranks} GPUs (us)", us, t * 1e6))
+    out = run(build, "nccl-h100-2node-nvlstree.yaml", backend, tmp)
+    with open(os.path.join(out, "collective.csv")) as f:
+        t = float(list(csv.DictReader(f))[-1]["time_s"])
+    rows.append(("2x8 H100 NVLS-tree all-reduce 1 KiB (us)", 47.05, t * 1e6))
     rows.append(("H200 bf16 GEMM 8192^3 (TFLOP/s)", 790,
                  predict(build, "h200-sxm", "gemm", m=8192, n=8192, k=8192, dtype="bf16")["tflops"]))
     return rows

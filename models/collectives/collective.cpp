@@ -70,13 +70,26 @@ GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hos
         g.inter_lat = t.route_latency(hosts[i], hosts[j]);
       }
     }
+  // A ring step waits for its slowest hop, and each step's critical path can stay on it: between nodes, the step
+  // latency is that of the slowest pair of neighbouring machines (the ring's wrap included), which crosses the
+  // spine once the group spans several leaves.
+  if (g.nodes > 2) {
+    std::vector<int> first_host; // one rank's host per machine, in machine order
+    std::map<int, int> seen;
+    for (int h : hosts)
+      seen.emplace(t.vertex(t.hosts().at(h)).machine, h);
+    for (const auto& [m, h] : seen)
+      first_host.push_back(h);
+    for (std::size_t i = 0; i < first_host.size(); ++i)
+      g.inter_lat = std::max(g.inter_lat, t.route_latency(first_host[i], first_host[(i + 1) % first_host.size()]));
+  }
   if (g.intra_bw == 0) { // one rank per machine: the NIC is every hop
     g.intra_bw = g.nic_bw;
     g.intra_lat = g.inter_lat;
   }
   g.nics = platform.cpu_cluster ? 1 : platform.nics_per_machine;
   g.channels = g.nodes > 1 ? std::max(1, std::min(g.nics, g.per_node)) : 1;
-  g.nvls = platform.nvls && g.nodes == 1;
+  g.nvls = platform.nvls;
   g.machine_gpus = std::max(1, platform.hosts_per_machine);
   return g;
 }

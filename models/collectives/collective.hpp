@@ -27,7 +27,7 @@ struct GroupShape {
   double nic_bw = 0;    // one NIC (bytes/s per direction)
   int nics = 0;         // NICs per machine
   double inter_lat = 0; // path latency between GPUs of different machines
-  bool nvls = false;    // the node's switch can reduce (NVLink SHARP)
+  bool nvls = false;    // the nodes' switches can reduce (NVLink SHARP), whether or not the group spans nodes
   int machine_gpus = 1; // GPUs per machine (all of them, not only the group's): they share its NICs
 };
 
@@ -46,9 +46,6 @@ struct ProtocolParams {
 
 /** The protocols the tuner chooses from: "ll" (low latency, one channel) and "simple" (full bandwidth). */
 const std::vector<ProtocolParams>& protocols();
-
-/** nvlsEfficiency for Hopper from NCCL's tuning.cc: the share of the port rate NVLS reductions reach. */
-constexpr double kNvlsEfficiency = 0.85;
 
 /** One collective to expand into a task graph. */
 struct CollectiveRequest {

@@ -10,10 +10,11 @@ int CollectiveEmitter::machine(int rank) const
   return t.vertex(t.hosts().at(req.hosts[rank])).machine;
 }
 
-int CollectiveEmitter::send(int from_rank, int to_rank, int channel, double payload, int step, double efficiency)
+int CollectiveEmitter::send(int from_rank, int to_rank, int channel, double payload, int step, double efficiency,
+                            double fixed_overhead)
 {
   const ProtocolParams& p = choice.protocol;
-  const double overhead = p.step_overhead + (step == 0 ? p.base_latency : 0.0);
+  const double overhead = fixed_overhead >= 0 ? fixed_overhead : p.step_overhead + (step == 0 ? p.base_latency : 0.0);
   const double eff = efficiency > 0 ? efficiency : p.efficiency;
   const int stream = pool.get(req.hosts[from_rank], channel);
   const int t = graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff, graph.names()[name],

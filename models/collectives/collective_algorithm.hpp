@@ -5,6 +5,7 @@
 
 #include "base/registry.hpp"
 #include "models/collectives/collective_model.hpp"
+#include "models/collectives/nvls_model.hpp"
 
 #include <cstdint>
 #include <set>
@@ -29,8 +30,10 @@ struct CollectiveEmitter {
   int ranks() const { return static_cast<int>(req.hosts.size()); }
   int machine(int rank) const;
   /** A transfer of `payload` bytes in algorithm step `step` on channel `channel`; every stream's first transfer
-   *  waits for its rank's input (a tree's leaf first sends at step 1). */
-  int send(int from_rank, int to_rank, int channel, double payload, int step, double efficiency = -1);
+   *  waits for its rank's input (a tree's leaf first sends at step 1). `efficiency` and `overhead` replace the
+   *  protocol's when given (>= 0 for overhead). */
+  int send(int from_rank, int to_rank, int channel, double payload, int step, double efficiency = -1,
+           double overhead = -1);
   /** A zero-length task on `rank` after `after`. */
   int barrier(int rank, const std::vector<int>& after);
 };

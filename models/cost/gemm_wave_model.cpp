@@ -1,3 +1,4 @@
+#include "models/cost/fused_kernel_models.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 
 #include <cmath>
@@ -17,6 +18,10 @@ WaveCount gemm_waves(double m, double n, double batch, const GemmTile& tile, int
 
 CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
 {
+  if (const auto* chain = std::get_if<GemmChainKernel>(&kernel))
+    return predict_gemm_chain(*chain, device_, profile_);
+  if (const auto* mx = std::get_if<MxGemmKernel>(&kernel))
+    return predict_mx_gemm(*mx, device_, profile_, *this);
   const auto* g = std::get_if<GemmKernel>(&kernel);
   if (!g || profile_.gemm_tiles.empty() || device_.sms <= 0)
     return roofline_.predict(kernel);

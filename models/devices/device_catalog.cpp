@@ -46,6 +46,7 @@ DeviceCatalog::DeviceCatalog(const std::vector<std::pair<std::string, std::strin
     d.memory_bytes = quantity(n, "memory", file, units::parse_bytes);
     d.sms = n["sms"] ? n["sms"].as<int>() : 0;
     d.l2_bytes = quantity(n, "l2", file, units::parse_bytes);
+    d.smem_per_sm = quantity(n, "smem_per_sm", file, units::parse_bytes);
     d.nvlink_bandwidth = quantity(n["nvlink"], "bandwidth", file, units::parse_rate);
     d.nvlink_latency = quantity(n["nvlink"], "latency", file, units::parse_time);
     d.nvlink_achievable = quantity(n["nvlink"], "achievable", file, units::parse_rate);

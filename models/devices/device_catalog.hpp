@@ -17,6 +17,7 @@ struct DeviceSpec {
   double memory_bytes = 0;
   int sms = 0;
   double l2_bytes = 0;
+  double smem_per_sm = 0; // shared memory one SM can give its blocks (fused kernels' tiling)
   double nvlink_bandwidth = 0; // per GPU per direction (0 = no NVLink)
   double nvlink_latency = 0;
   double nvlink_achievable = 0; // what NCCL moves per GPU per direction (its topology model's effective rate)

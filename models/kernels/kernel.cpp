@@ -21,6 +21,27 @@ double dtype_bytes(const std::string& dtype)
   throw std::invalid_argument("unknown dtype '" + dtype + "'");
 }
 
+double mx_element_bits(const std::string& element)
+{
+  if (element == "fp8" || element == "int8")
+    return 8;
+  if (element == "fp6")
+    return 6;
+  if (element == "fp4")
+    return 4;
+  throw std::invalid_argument("unknown MX element format '" + element + "' (expected fp8, fp6, fp4 or int8)");
+}
+
+namespace {
+
+// Bytes of an MX operand of `elements` values: the elements and one 8-bit scale per block.
+double mx_operand_bytes(const MxGemmKernel& g, double elements)
+{
+  return elements * mx_element_bits(g.element) / 8 + elements / g.block;
+}
+
+} // namespace
+
 namespace {
 
 template <class... Fs> struct Overload : Fs... {
@@ -32,8 +53,8 @@ template <class... Fs> Overload(Fs...) -> Overload<Fs...>;
 
 const std::vector<std::string>& kernel_families()
 {
-  static const std::vector<std::string> f = {"gemm",      "attention", "bandwidth", "softmax",
-                                             "layernorm", "rmsnorm",   "reduction", "memcpy"};
+  static const std::vector<std::string> f = {"gemm",    "attention", "bandwidth", "softmax",    "layernorm",
+                                             "rmsnorm", "reduction", "memcpy",    "gemm-chain", "mx-gemm"};
   return f;
 }
 
@@ -51,7 +72,9 @@ std::string kernel_family(const Kernel& k)
                              [](const SoftmaxKernel&) { return std::string("softmax"); },
                              [](const NormKernel& n) { return std::string(n.rms ? "rmsnorm" : "layernorm"); },
                              [](const ReductionKernel&) { return std::string("reduction"); },
-                             [](const MemcpyKernel&) { return std::string("memcpy"); }},
+                             [](const MemcpyKernel&) { return std::string("memcpy"); },
+                             [](const GemmChainKernel&) { return std::string("gemm-chain"); },
+                             [](const MxGemmKernel&) { return std::string("mx-gemm"); }},
                     k);
 }
 
@@ -73,7 +96,9 @@ double kernel_flops(const Kernel& k)
                              [](const SoftmaxKernel& s) { return 5.0 * s.rows * s.cols; },
                              [](const NormKernel& n) { return (n.rms ? 4.0 : 7.0) * n.rows * n.cols; },
                              [](const ReductionKernel& r) { return r.elements; },
-                             [](const MemcpyKernel&) { return 0.0; }},
+                             [](const MemcpyKernel&) { return 0.0; },
+                             [](const GemmChainKernel& c) { return 2.0 * c.m * c.n * (c.k + c.p) * c.batch; },
+                             [](const MxGemmKernel& g) { return 2.0 * g.m * g.n * g.k * g.batch; }},
                     k);
 }
 
@@ -90,7 +115,16 @@ double kernel_bytes(const Kernel& k)
                [](const NormKernel& n) { return 2.0 * n.rows * n.cols * dtype_bytes(n.dtype); },
                [](const ReductionKernel& r) { return r.elements * dtype_bytes(r.dtype); },
                // A device-to-device copy reads and writes every byte; other directions cross one link once.
-               [](const MemcpyKernel& m) { return m.direction == "d2d" ? 2.0 * m.bytes : m.bytes; }},
+               [](const MemcpyKernel& m) { return m.direction == "d2d" ? 2.0 * m.bytes : m.bytes; },
+               // A fused chain at best reads its three inputs once and writes its output; E never leaves the chip.
+               [](const GemmChainKernel& c) {
+                 return (c.m * c.k + c.k * c.n + c.n * c.p + c.m * c.p) * c.batch * dtype_bytes(c.dtype);
+               },
+               [](const MxGemmKernel& g) {
+                 return (mx_operand_bytes(g, g.m * g.k) + mx_operand_bytes(g, g.k * g.n) +
+                         g.m * g.n * dtype_bytes(g.source)) *
+                        g.batch;
+               }},
       k);
 }
 
@@ -110,7 +144,13 @@ std::vector<double> kernel_shape(const Kernel& k)
                                return std::vector<double>{n.rows, n.cols};
                              },
                              [](const ReductionKernel& r) { return std::vector<double>{r.elements}; },
-                             [](const MemcpyKernel& m) { return std::vector<double>{m.bytes}; }},
+                             [](const MemcpyKernel& m) { return std::vector<double>{m.bytes}; },
+                             [](const GemmChainKernel& c) {
+                               return std::vector<double>{c.m * c.batch, c.n, c.k, c.p};
+                             },
+                             [](const MxGemmKernel& g) {
+                               return std::vector<double>{g.m * g.batch, g.n, g.k};
+                             }},
                     k);
 }
 
@@ -145,8 +185,37 @@ std::string describe_kernel(const Kernel& k)
             return fmt::format("{} rows={} cols={} {}", n.rms ? "rmsnorm" : "layernorm", n.rows, n.cols, n.dtype);
           },
           [](const ReductionKernel& r) { return fmt::format("reduction elements={} {}", r.elements, r.dtype); },
-          [](const MemcpyKernel& m) { return fmt::format("memcpy {} bytes={}", m.direction, m.bytes); }},
+          [](const MemcpyKernel& m) { return fmt::format("memcpy {} bytes={}", m.direction, m.bytes); },
+          [](const GemmChainKernel& c) {
+            return fmt::format("gemm-chain m={} n={} k={} p={}{} {}", c.m, c.n, c.k, c.p,
+                               c.batch != 1 ? fmt::format(" batch={}", c.batch) : "", c.dtype);
+          },
+          [](const MxGemmKernel& g) {
+            return fmt::format("mx-gemm m={} n={} k={}{} mx{} block={} quantize_a={} quantize_b={} source={} "
+                               "promotion={}",
+                               g.m, g.n, g.k, g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.element, g.block,
+                               g.quantize_a, g.quantize_b, g.source, g.promotion);
+          }},
       k);
+}
+
+Kernel scale_kernel(const Kernel& k, double f)
+{
+  return std::visit(Overload{[f](GemmKernel g) -> Kernel { return g.batch *= f, g; },
+                             [f](AttentionKernel a) -> Kernel { return a.batch *= f, a; },
+                             [f](BandwidthKernel b) -> Kernel {
+                               b.bytes_in *= f;
+                               b.bytes_out *= f;
+                               b.flops *= f;
+                               return b;
+                             },
+                             [f](SoftmaxKernel s) -> Kernel { return s.rows *= f, s; },
+                             [f](NormKernel n) -> Kernel { return n.rows *= f, n; },
+                             [f](ReductionKernel r) -> Kernel { return r.elements *= f, r; },
+                             [f](MemcpyKernel m) -> Kernel { return m.bytes *= f, m; },
+                             [f](GemmChainKernel c) -> Kernel { return c.batch *= f, c; },
+                             [f](MxGemmKernel g) -> Kernel { return g.batch *= f, g; }},
+                    k);
 }
 
 std::vector<std::string> kernel_argument_names(const std::string& family)
@@ -163,6 +232,10 @@ std::vector<std::string> kernel_argument_names(const std::string& family)
     return {"elements", "dtype"};
   if (family == "memcpy")
     return {"bytes", "direction"};
+  if (family == "gemm-chain")
+    return {"m", "n", "k", "p", "batch", "dtype"};
+  if (family == "mx-gemm")
+    return {"m", "n", "k", "batch", "element", "block", "quantize_a", "quantize_b", "source", "promotion"};
   return {};
 }
 
@@ -203,9 +276,9 @@ public:
       throw std::invalid_argument(fmt::format("--{} must not be negative", key));
     return bounded(key, v);
   }
-  bool flag(const char* key) const
+  bool flag(const char* key, bool fallback = false) const
   {
-    const std::string v = text(key, "false");
+    const std::string v = text(key, fallback ? "true" : "false");
     if (v == "true" || v == "1" || v == "yes")
       return true;
     if (v == "false" || v == "0" || v == "no")
@@ -262,6 +335,23 @@ void check_argument_names(const std::string& family, const std::map<std::string,
     }
 }
 
+MxGemmKernel make_mx_gemm(const KernelArgs& a)
+{
+  MxGemmKernel g{a.number("m", 0, true), a.number("n", 0, true), a.number("k", 0, true), a.number("batch", 1, false)};
+  g.element = a.text("element", "fp8");
+  mx_element_bits(g.element); // throws for an unknown format
+  g.block = a.number("block", 32, false);
+  if (g.block < 1)
+    throw std::invalid_argument("--block must be at least 1 value per scale");
+  g.quantize_a = a.flag("quantize_a", true);
+  g.quantize_b = a.flag("quantize_b", false);
+  g.source = a.text("source", "bf16");
+  if (g.source != "bf16" && g.source != "fp16" && g.source != "fp32")
+    throw std::invalid_argument("--source must be bf16, fp16 or fp32, got '" + g.source + "'");
+  g.promotion = a.non_negative("promotion", 128);
+  return g;
+}
+
 } // namespace
 
 Kernel make_kernel(const std::string& family, const std::map<std::string, std::string>& args)
@@ -293,6 +383,11 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
     return NormKernel{a.number("rows", 0, true), a.number("cols", 0, true), family == "rmsnorm", a.dtype("fp32")};
   if (family == "reduction")
     return ReductionKernel{a.number("elements", 0, true), a.dtype("fp32")};
+  if (family == "gemm-chain")
+    return GemmChainKernel{a.number("m", 0, true), a.number("n", 0, true),      a.number("k", 0, true),
+                           a.number("p", 0, true), a.number("batch", 1, false), a.dtype("bf16")};
+  if (family == "mx-gemm")
+    return make_mx_gemm(a);
   const std::string dir = a.text("direction", "d2d");
   if (dir != "d2d" && dir != "h2d" && dir != "d2h" && dir != "p2p")
     throw std::invalid_argument("--direction must be d2d, h2d, d2h or p2p, got '" + dir + "'");

@@ -57,17 +57,42 @@ struct MemcpyKernel {
   std::string direction = "d2d";
 };
 
+/** Two GEMMs run as one kernel (MCFuser): E = A x B (A m x k, B k x n), then C = E x D (D n x p). The
+ *  intermediate E stays on chip; what the kernel reads depends on its tiling (models/cost/gemm_chain_model). */
+struct GemmChainKernel {
+  double m = 0, n = 0, k = 0, p = 0, batch = 1;
+  std::string dtype = "bf16";
+};
+
+/** A micro-scaled GEMM (OCP MX formats): elements of `element` (fp8, fp6, fp4 or int8) share one 8-bit
+ *  power-of-two scale per `block` values along K. Inputs held in `source` may need quantising first; on hardware
+ *  without native MX the fp32 partial sums are promoted and scaled every `promotion` K values (0 = native). */
+struct MxGemmKernel {
+  double m = 0, n = 0, k = 0, batch = 1;
+  std::string element = "fp8";
+  double block = 32;
+  bool quantize_a = true, quantize_b = false; // activations are quantised per GEMM; weights once per step
+  std::string source = "bf16";
+  double promotion = 128;
+  std::string dtype = "fp8"; // the tensor-core rate the main loop runs at
+};
+
 using Kernel = std::variant<GemmKernel, AttentionKernel, BandwidthKernel, SoftmaxKernel, NormKernel, ReductionKernel,
-                            MemcpyKernel>;
+                            MemcpyKernel, GemmChainKernel, MxGemmKernel>;
+
+/** Bits per element of an MX element format (fp8 and int8 8, fp6 6, fp4 4); std::invalid_argument otherwise. */
+double mx_element_bits(const std::string& element);
 
 /** Bytes per element of a dtype (fp64 8, fp32/tf32 4, fp16/bf16 2, fp8 1); std::invalid_argument otherwise. */
 double dtype_bytes(const std::string& dtype);
 
-/** The kernel family name: gemm, attention, bandwidth, softmax, layernorm, rmsnorm, reduction, memcpy. */
+/** The kernel family name: gemm, attention, bandwidth, softmax, layernorm, rmsnorm, reduction, memcpy, gemm-chain,
+ *  mx-gemm. */
 std::string kernel_family(const Kernel& k);
 /** Its dtype ("" for memcpy). */
 std::string kernel_dtype(const Kernel& k);
-/** Useful FLOPs (2mnk per GEMM; 4 b h sq skv d for attention, halved when causal, 2.5x in backward). */
+/** Useful FLOPs (2mnk per GEMM, 2mn(k + p) per chain; 4 b h sq skv d for attention, halved when causal, 2.5x in
+ *  backward). */
 double kernel_flops(const Kernel& k);
 /** Bytes read plus written to memory by an ideal implementation. */
 double kernel_bytes(const Kernel& k);
@@ -78,6 +103,10 @@ std::vector<double> kernel_shape(const Kernel& k);
 std::string memory_key(const Kernel& k);
 /** One-line description, e.g. "gemm m=8192 n=8192 k=8192 bf16". */
 std::string describe_kernel(const Kernel& k);
+
+/** The same kernel over `factor` times the work (batch, rows, elements or bytes scaled): a per-sample kernel run
+ *  over a micro-batch, or one tensor-parallel rank's share. */
+Kernel scale_kernel(const Kernel& k, double factor);
 
 /** Builds a kernel from a family and named arguments (`predict`'s command line, measurement files).
  *  Throws std::invalid_argument naming the bad argument: unknown family, dtype or key; non-positive sizes. */

@@ -29,7 +29,9 @@ std::vector<double> layer_forward_seconds(const std::vector<GraphLayerParams>& g
 {
   std::vector<double> out;
   for (const auto& l : graph)
-    out.push_back(cost.predict(BandwidthKernel{"layer", l.bytes.value * micro, 0, l.flops * micro, dtype}).total);
+    out.push_back(l.kernel
+                      ? cost.predict(scale_kernel(*l.kernel, micro)).total
+                      : cost.predict(BandwidthKernel{"layer", l.bytes.value * micro, 0, l.flops * micro, dtype}).total);
   return out;
 }
 

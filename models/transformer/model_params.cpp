@@ -160,37 +160,69 @@ void check_model_ranges(const ObjectReader& m, const ModelParams& model)
   m.require_at_most("vocab", model.vocab, 1 << 24);
 }
 
+// A graph layer's `kernel:` map: `family` and the arguments make_kernel() takes, errors at the map.
+Kernel read_layer_kernel(const ObjectReader& l, const YAML::Node& node)
+{
+  if (!node.IsMap())
+    l.fail_at("kernel", "'kernel' must be a map with a family and its arguments");
+  std::map<std::string, std::string> args;
+  std::string family;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    if (!it->second.IsScalar())
+      l.fail_at("kernel", "kernel argument '" + key + "' must be a scalar");
+    (key == "family" ? family : args[key]) = it->second.Scalar();
+  }
+  try {
+    return make_kernel(family, args);
+  } catch (const std::invalid_argument& e) {
+    l.fail_at("kernel", e.what());
+  }
+}
+
+// A layer of a generic graph; names are unique and inputs refer to layers above it (so file order is a topological
+// order).
+void read_graph_layer(ObjectReader& l, GraphLayerParams& layer, const std::vector<GraphLayerParams>& earlier)
+{
+  l.required("name", layer.name, "layer name (unique)")
+      .field("flops", layer.flops, "forward FLOPs per sample")
+      .field("bytes", layer.bytes, "forward memory traffic per sample")
+      .field("params", layer.params, "parameters")
+      .field("activations", layer.activations, "output per sample: sent to the layers it feeds, kept for backward")
+      .field("inputs", layer.inputs, "names of earlier layers it reads (none: the model's input)");
+  auto kernel = l.raw("kernel", "map",
+                      "one sample's forward as a kernel ({family: gemm-chain | mx-gemm | gemm | ..., its "
+                      "arguments as in clustersim predict}); replaces flops and bytes");
+  if (l.describing())
+    return;
+  if (kernel) {
+    l.require(!layer.flops && !layer.bytes.value, "kernel",
+              "layer '" + layer.name + "' gives flops or bytes and a kernel");
+    layer.kernel = read_layer_kernel(l, *kernel);
+    layer.flops = kernel_flops(*layer.kernel);
+    layer.bytes.value = kernel_bytes(*layer.kernel);
+  }
+  l.require_non_negative("flops", layer.flops);
+  l.require_non_negative("bytes", layer.bytes.value);
+  l.require_non_negative("params", layer.params);
+  l.require_non_negative("activations", layer.activations.value);
+  l.require_at_most("flops", layer.flops, 1e21);
+  l.require_at_most("params", layer.params, 1e13);
+  if (!(layer.flops > 0) && !(layer.bytes.value > 0))
+    l.fail_at("flops", "layer '" + layer.name + "' needs flops or bytes");
+  for (const auto& other : earlier)
+    if (other.name == layer.name)
+      l.fail_at("name", "layer name '" + layer.name + "' is used twice");
+  for (const auto& input : layer.inputs)
+    if (std::none_of(earlier.begin(), earlier.end(), [&](const auto& e) { return e.name == input; }))
+      l.fail_at("inputs", "input '" + input + "' of layer '" + layer.name + "' is not a layer defined above it");
+}
+
 } // namespace
 
 void read_model(ObjectReader m, ModelParams& model)
 {
-  // A layer of a generic graph; names are unique and inputs refer to layers above it (so file order is a
-  // topological order).
-  auto read_layer = [&model](ObjectReader& l, GraphLayerParams& layer) {
-    l.required("name", layer.name, "layer name (unique)")
-        .field("flops", layer.flops, "forward FLOPs per sample")
-        .field("bytes", layer.bytes, "forward memory traffic per sample")
-        .field("params", layer.params, "parameters")
-        .field("activations", layer.activations, "output per sample: sent to the layers it feeds, kept for backward")
-        .field("inputs", layer.inputs, "names of earlier layers it reads (none: the model's input)");
-    if (l.describing())
-      return;
-    l.require_non_negative("flops", layer.flops);
-    l.require_non_negative("bytes", layer.bytes.value);
-    l.require_non_negative("params", layer.params);
-    l.require_non_negative("activations", layer.activations.value);
-    l.require_at_most("flops", layer.flops, 1e21);
-    l.require_at_most("params", layer.params, 1e13);
-    if (!(layer.flops > 0) && !(layer.bytes.value > 0))
-      l.fail_at("flops", "layer '" + layer.name + "' needs flops or bytes");
-    const auto& earlier = model.graph;
-    for (const auto& other : earlier)
-      if (other.name == layer.name)
-        l.fail_at("name", "layer name '" + layer.name + "' is used twice");
-    for (const auto& input : layer.inputs)
-      if (std::none_of(earlier.begin(), earlier.end(), [&](const auto& e) { return e.name == input; }))
-        l.fail_at("inputs", "input '" + input + "' of layer '" + layer.name + "' is not a layer defined above it");
-  };
+  auto read_layer = [&model](ObjectReader& l, GraphLayerParams& layer) { read_graph_layer(l, layer, model.graph); };
   std::vector<std::string> preset_names{""};
   for (const auto& [name, preset] : model_presets())
     preset_names.push_back(name);

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "base/yaml_reader.hpp"
+#include "models/kernels/kernel.hpp"
 #include "models/transformer/moe_params.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@ struct GraphLayerParams {
   double params = 0;               // parameters
   Bytes activations;               // its output per sample: sent to the layers it feeds, kept for backward
   std::vector<std::string> inputs; // earlier layers it reads; none = the model's input
+  std::optional<Kernel> kernel;    // one sample's forward as a kernel descriptor (then flops and bytes are its own)
 };
 
 struct ModelParams {

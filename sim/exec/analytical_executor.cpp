@@ -111,25 +111,28 @@ private:
     for (const auto& use : route)
       if (!reserved_[direction(use)].empty())
         reserved_[direction(use)].prune(ready);
+    // A link is busy while the bytes go out, not while they propagate: the latency occupies no bandwidth (two
+    // small messages on one NIC travel together, as they do on SimGrid).
     double move = ready + task.seconds;
     double duration = duration_from(move);
     for (int round = 0; round < 1000; ++round) {
       double fit = move;
       for (const auto& use : route)
-        fit = std::max(fit, earliest_fit(direction(use), move, bandwidth / links[use.link].bandwidth, duration));
+        fit = std::max(fit,
+                       earliest_fit(direction(use), move, bandwidth / links[use.link].bandwidth, duration - latency));
       if (fit <= move)
         break;
       move = fit;
       duration = duration_from(move);
     }
-    const double end = move + duration;
+    const double end = move + duration, busy_until = end - latency;
     for (const auto& use : route) {
       auto& link = reserved_[direction(use)];
       const double share = bandwidth / links[use.link].bandwidth;
       if (share >= 1 - kSlack)
-        link.exclusive_until = std::max(link.exclusive_until, end);
+        link.exclusive_until = std::max(link.exclusive_until, busy_until);
       else
-        link.add(move, end, share);
+        link.add(move, busy_until, share);
     }
     return {std::max(ready, move - task.seconds), end}; // one queued behind others starts when they clear
   }

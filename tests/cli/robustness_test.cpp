@@ -161,8 +161,10 @@ TEST(Robustness, OneSymmetricReplicaGivesTheSameStepAndTraffic)
     EXPECT_GT(all.at("replicas_simulated").get<double>(), 1) << scenario;
     EXPECT_EQ(one.at("replicas_simulated").get<double>(), 1) << scenario;
     EXPECT_LT(one.at("task_count").get<double>() * 10, all.at("task_count").get<double>()) << scenario;
+    // Replicas left out see each collective's closed form; the trees' forms are estimates of their flows, and the
+    // 7.5B row's data-parallel buckets go to the tree (0.15% apart).
     EXPECT_NEAR(one.at("iteration_time_s").get<double>(), all.at("iteration_time_s").get<double>(),
-                1e-3 * all.at("iteration_time_s").get<double>())
+                3e-3 * all.at("iteration_time_s").get<double>())
         << scenario;
     for (const char* key : {"network_bytes", "network_bytes_inter_node"})
       EXPECT_NEAR(one.at(key).get<double>(), all.at(key).get<double>(), 1e-6 * all.at(key).get<double>())

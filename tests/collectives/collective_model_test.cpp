@@ -1,4 +1,5 @@
 #include "models/collectives/collective_model.hpp"
+#include "models/collectives/nvls_model.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
 
@@ -158,4 +159,82 @@ TEST(Collectives, AllToAllBackendsAgreeWithinTenPercent)
   std::printf("closed %g analytical %g simgrid %g\n", choice.seconds, analytical, simgrid);
   EXPECT_NEAR(analytical / simgrid, 1.0, 0.10);
   EXPECT_NEAR(simgrid / choice.seconds, 1.0, 0.10);
+}
+
+TEST(Collectives, NvlsRampFollowsItsPublicSweep)
+{
+  // The ramp is fitted to Azure's ND H100 v5 sweep (NCCL 2.18.5); its 1 MiB and 16 MiB points must come back.
+  double last = 0;
+  for (double s = 1024; s <= 16.0 * (1ull << 30); s *= 2) {
+    const double e = cs::nvls_size_efficiency(s);
+    EXPECT_GE(e, last);
+    EXPECT_GT(e, 0.0);
+    EXPECT_LE(e, 1.0);
+    last = e;
+  }
+  auto shape = cs::group_shape(platform("h100-sxm5", 1, 8, true), ranks(8));
+  for (auto [bytes, busbw] : {std::pair{1048576.0, 43.70}, std::pair{16777216.0, 234.45}}) {
+    const double t = cs::collective_time("all-reduce", "nvls", cs::protocols()[1], bytes, shape);
+    EXPECT_NEAR(cs::busbw_factor("all-reduce", 8) * bytes / t / 1e9 / busbw, 1.0, 0.01) << bytes;
+  }
+  // Below the ramp's first point an NVLS all-reduce costs NCCL's NVLS latency and little more.
+  EXPECT_NEAR(cs::collective_time("all-reduce", "nvls", cs::protocols()[1], 1024, shape), cs::kNvlsLatency, 1e-7);
+}
+
+TEST(Collectives, NvlsExpansionMatchesItsClosedForm)
+{
+  auto p = platform("h100-sxm5", 1, 8, true);
+  auto shape = cs::group_shape(p, ranks(8));
+  for (double bytes : {65536.0, 4194304.0, 268435456.0}) {
+    const double form = cs::choose_collective("all-reduce", "nvls", bytes, shape).seconds;
+    EXPECT_NEAR(expanded_time(p, "all-reduce", "nvls", bytes, 8) / form, 1.0, 1e-6) << bytes;
+  }
+}
+
+TEST(Collectives, NvlsTreeRunsAcrossNvlsNodes)
+{
+  auto nvls = platform("h100-sxm5", 2, 8, true);
+  auto shape = cs::group_shape(nvls, ranks(16));
+  EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 1 << 30, shape).algorithm, "nvls-tree");
+  // The switch reduces inside each node, so the NICs carry a 1/8 share: faster than the ring across nodes.
+  EXPECT_LT(expanded_time(nvls, "all-reduce", "nvls-tree", 1 << 30, 16),
+            0.8 * expanded_time(nvls, "all-reduce", "ring", 1 << 30, 16));
+  // One node, or nodes without NVLS, cannot run it.
+  EXPECT_THROW(cs::choose_collective("all-reduce", "nvls-tree", 1e6, cs::group_shape(nvls, ranks(8))),
+               std::invalid_argument);
+  EXPECT_THROW(
+      cs::choose_collective("all-reduce", "nvls-tree", 1e6, cs::group_shape(platform("h100-sxm5", 2, 8), ranks(16))),
+      std::invalid_argument);
+}
+
+TEST(Collectives, RingClosedFormEqualsItsFlowsAcrossLeaves)
+{
+  // Once a ring spans several leaves its slowest hop crosses the spine, and every step waits for that hop.
+  EXPECT_GT(cs::group_shape(platform("h100-sxm5", 64, 8), ranks(512)).inter_lat,
+            cs::group_shape(platform("h100-sxm5", 2, 8), ranks(16)).inter_lat);
+  for (int nodes : {2, 4, 8, 16, 32, 64}) {
+    auto p = platform("h100-sxm5", nodes, 8);
+    const int n = 8 * nodes;
+    const double form = cs::choose_collective("all-reduce", "ring", 1048576, cs::group_shape(p, ranks(n))).seconds;
+    EXPECT_NEAR(expanded_time(p, "all-reduce", "ring", 1048576, n) / form, 1.0, 1e-3) << nodes << " nodes";
+  }
+}
+
+TEST(Collectives, TreesAcrossNodesFollowNcclsShape)
+{
+  // Across nodes the trees are over nodes, each node a chain behind its head GPU: NCCL's latency
+  // 2 ((g - 1) intra + log2(nodes) inter) instead of a ring's 2 (n - 1) steps, so small all-reduces over many nodes
+  // go to the tree.
+  auto p = platform("h100-sxm5", 16, 8);
+  auto shape = cs::group_shape(p, ranks(128));
+  const auto& ll = cs::protocols()[0];
+  const double intra = ll.step_overhead + shape.intra_lat, inter = ll.step_overhead + shape.inter_lat;
+  EXPECT_NEAR(cs::collective_time("all-reduce", "tree", ll, 0, shape), ll.base_latency + 2 * (7 * intra + 4 * inter),
+              1e-12);
+  EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 1048576, shape).algorithm, "tree");
+  EXPECT_LT(expanded_time(p, "all-reduce", "tree", 1048576, 128),
+            expanded_time(p, "all-reduce", "ring", 1048576, 128) / 3);
+  // Large buffers stay on the ring: its bandwidth term is (n-1)/n of the tree's, and the tree's chunks (at most 16
+  // per channel) grow with the buffer, and with them the pipeline's fill.
+  EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 8.0 * (1 << 30), shape).algorithm, "ring");
 }

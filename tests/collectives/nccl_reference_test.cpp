@@ -74,3 +74,11 @@ TEST(NcclReference, MultiNodeA100OverHdr)
   EXPECT_NEAR(run("nccl-a100-2node-hdr.yaml")[4 * GiB].second / 86.0, 1.0, 0.20);
   EXPECT_NEAR(run("nccl-a100-3node-hdr.yaml")[4 * GiB].second / 84.8, 1.0, 0.20);
 }
+
+TEST(NcclReference, H100NvlsTreeSmallMessagesOverTwoNodes)
+{
+  // 46.3-47.8 us for 4 B - 1 KiB on 2 x 8 H20 (nccl#1244); both backends run the same flows.
+  for (const char* backend : {"simgrid", "analytical"})
+    for (const auto& [size, row] : run("nccl-h100-2node-nvlstree.yaml", std::string("--backend ") + backend))
+      EXPECT_NEAR(row.first * 1e6 / 47.05, 1.0, 0.25) << backend << ", " << size << " B";
+}

@@ -1,3 +1,4 @@
+#include "models/cost/kernel_cost_model.hpp"
 #include "models/transformer/layer_graph.hpp"
 
 #include <gtest/gtest.h>
@@ -68,4 +69,15 @@ TEST(LayerGraph, ChainStagesRelayOutputsAcrossStages)
   auto d = cs::graph_stages(g, {1, 1, 1, 1}, 4);
   EXPECT_EQ(d.successors[0], (std::vector<int>{1, 3}));
   EXPECT_EQ(d.edge_bytes[0], (std::vector<double>{10, 10}));
+}
+
+TEST(LayerGraph, AKernelLayerIsPricedOverTheMicroBatch)
+{
+  // A kernel layer describes one sample's forward: a micro-batch of 4 runs it with batch 4.
+  const auto& d = *cs::DeviceCatalog::builtin().find("h100-sxm5");
+  auto model = cs::make_cost_model(d, *cs::builtin_profile("h100-sxm5"));
+  auto l = layer("chain", {});
+  l.kernel = cs::GemmChainKernel{2048, 2048, 64, 64, 1, "bf16"};
+  const auto seconds = cs::layer_forward_seconds({l}, *model, 4, "bf16");
+  EXPECT_DOUBLE_EQ(seconds[0], model->predict(cs::GemmChainKernel{2048, 2048, 64, 64, 4, "bf16"}).total);
 }

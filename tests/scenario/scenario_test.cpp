@@ -382,6 +382,26 @@ TEST(Scenario, LayerGraphsAreReadAndCheckedWithPositions)
   EXPECT_EQ(error_of(with_graph({a, c, d}), {"workload.parallel.pp=2", "policies.pipeline=1f1b"}), "");
 }
 
+TEST(Scenario, LayerGraphKernelsAreReadAndChecked)
+{
+  // A layer may be a kernel descriptor (a fused chain here); its FLOPs and bytes are then the kernel's.
+  const std::string k = "{name: k, kernel: {family: gemm-chain, m: 2048, n: 2048, k: 64, p: 64, batch: 4}}";
+  cs::Scenario s = cs::load_scenario(write_temp(with_graph({k})), {});
+  const auto& layer = cs::workload_as<cs::TrainingWorkload>(s).params.model.graph[0];
+  ASSERT_TRUE(layer.kernel.has_value());
+  EXPECT_DOUBLE_EQ(layer.flops, 2.0 * 2048 * 2048 * (64 + 64) * 4);
+  EXPECT_EQ(error_of(with_graph({k})), "");
+  EXPECT_EQ(error_of(with_graph({"{name: k, kernel: {family: gemm-chain, m: 64, n: 64, k: 64}}"})),
+            "F:11:27: gemm-chain needs --p");
+  EXPECT_NE(error_of(with_graph({"{name: k, kernel: {family: mx-gemm, m: 1, n: 1, k: 1, element: fp5}}"}))
+                .find("unknown MX element format 'fp5'"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_graph({"{name: k, kernel: [gemm]}"})).find("must be a map"), std::string::npos);
+  EXPECT_NE(error_of(with_graph({"{name: k, flops: 1, kernel: {family: gemm, m: 1, n: 1, k: 1}}"}))
+                .find("gives flops or bytes and a kernel"),
+            std::string::npos);
+}
+
 TEST(Scenario, BlamingAKeyLeavesTheResolvedDocumentAlone)
 {
   // error_at once rebound its cursor with YAML::Node::operator=, which overwrote the document's root with the

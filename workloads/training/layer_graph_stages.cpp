@@ -16,6 +16,8 @@ std::vector<GraphLayerParams> split_over_tp(std::vector<GraphLayerParams> graph,
     l.flops /= tp;
     l.bytes.value /= tp;
     l.params /= tp;
+    if (l.kernel)
+      l.kernel = scale_kernel(*l.kernel, 1.0 / tp);
   }
   return graph;
 }

@@ -36,6 +36,8 @@ struct Totals {
   std::vector<double> compute_busy, comm_busy;
   std::map<std::string, double> phase_time;         // compute seconds by phase, all ranks
   std::map<std::pair<int, int>, Intervals> buckets; // per (iteration, bucket): its transfers
+  std::map<std::string, double> tier_bytes;         // per link tier, a byte counted on every link it crosses
+  std::map<int, Intervals> link_busy;               // per link: when some transfer crosses it
 };
 
 Totals totals(const TrainingGraph& tr, const Timeline& tl, const PlatformSpec& platform)
@@ -62,6 +64,11 @@ Totals totals(const TrainingGraph& tr, const Timeline& tl, const PlatformSpec& p
       continue;
     const bool same_machine = topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine;
     (same_machine ? out.intra : out.inter) += t.bytes;
+    for (const auto& use : topo.route(t.host, t.dst)) {
+      out.tier_bytes[topo.links()[use.link].tier] += t.bytes;
+      if (d > 0)
+        out.link_busy[use.link].emplace_back(tl.start[id], tl.end[id]);
+    }
     out.comm_busy[t.host] += d;
     if (t.labels.comm == CommKind::GRADIENT_SYNC)
       out.buckets[{t.labels.iteration, t.labels.bucket}].emplace_back(tl.start[id], tl.end[id]);
@@ -93,6 +100,25 @@ void communication_by_kind(RunMetrics& m, const TrainingGraph& tr, const Timelin
     m.breakdown["communication_" + kind + "_s"] = total / iterations;
     m.breakdown["hidden_" + kind + "_fraction"] = total > 0 ? hidden / total : 1.0;
   }
+}
+
+// Per link tier (nvlink, nic, leaf-uplink, ...): bytes per iteration over every link of the tier, and the busiest
+// link's busy time per iteration, so a what-if on a fabric says where its traffic went and which tier saturates.
+void traffic_by_tier(RunMetrics& m, const Totals& t, const PlatformSpec& platform, double scale, int iterations)
+{
+  auto key = [](std::string tier) {
+    std::replace(tier.begin(), tier.end(), '-', '_');
+    return tier;
+  };
+  for (const auto& [tier, bytes] : t.tier_bytes)
+    m.breakdown["bytes_" + key(tier)] = bytes * scale / iterations;
+  std::map<std::string, double> busiest;
+  for (const auto& [link, intervals] : t.link_busy) {
+    double& b = busiest[platform.topology.links()[link].tier];
+    b = std::max(b, length(union_of(intervals)) / iterations);
+  }
+  for (const auto& [tier, seconds] : busiest)
+    m.breakdown["busiest_" + key(tier) + "_link_busy_s"] = seconds;
 }
 
 } // namespace
@@ -152,6 +178,7 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   for (const auto& [phase, seconds] : t.phase_time)
     m.breakdown["compute_" + phase + "_s"] = seconds / tr.compute_streams.size() / iterations;
   communication_by_kind(m, tr, tl, busiest, iterations);
+  traffic_by_tier(m, t, platform, replicas * tr.tensor_parallel, iterations);
   return m;
 }
 

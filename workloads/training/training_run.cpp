@@ -75,6 +75,14 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
   out += fmt::format("  traffic   {} per iteration ({} inter-node), {} gradient buckets\n",
                      units::format_bytes(M.at("network_bytes")), units::format_bytes(M.at("network_bytes_inter_node")),
                      tr.buckets);
+  std::string tiers;
+  for (const auto& [key, bytes] : B)
+    if (key.rfind("bytes_", 0) == 0 && B.count("busiest_" + key.substr(6) + "_link_busy_s"))
+      tiers +=
+          fmt::format("{}{} {} (busiest link {})", tiers.empty() ? "" : ", ", key.substr(6), units::format_bytes(bytes),
+                      units::format_time(B.at("busiest_" + key.substr(6) + "_link_busy_s")));
+  if (!tiers.empty())
+    out += "  links     " + tiers + "\n";
   out += fmt::format("  memory    {} per GPU of {} ({}){}\n", units::format_bytes(M.at("peak_memory_bytes")),
                      units::format_bytes(M.at("memory_capacity_bytes")),
                      fmt::format("weights {}, grads {}, optimizer {}, activations {}",
@@ -198,7 +206,12 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   auto cost = make_cost_model(device, profile);
   const bool layer_graph = !w.model.graph.empty();
   const bool pipelined = pp > 1 || w.parallel.vpp > 1 || layer_graph;
-  StageShape shape{pp, schedule->chunks(w.parallel.vpp), schedule_name == "graph-pipeline", dp, {}, w.parallel.ep,
+  StageShape shape{pp,
+                   schedule->chunks(w.parallel.vpp),
+                   schedule_name == "graph-pipeline",
+                   dp,
+                   {},
+                   w.parallel.ep,
                    expert_tp(w.parallel)};
   for (int r = 0; r < dp; ++r)
     shape.dp_group.push_back(pipeline_host(w.parallel, dp, r, 0));
