@@ -322,6 +322,35 @@ TEST(Cli, BalancedPartitionHelpsAHeavyOutputLayer)
   fs::remove_all(out);
 }
 
+TEST(Cli, TrainingTrafficIsReportedPerLinkTier)
+{
+  // 2 x 8 H100 under one leaf: every inter-node byte crosses two NICs and no uplink. With one node per leaf (radix 1)
+  // every inter-node byte also climbs one leaf's uplink and comes down the other's.
+  double nic[2] = {0, 0}, uplink[2] = {0, 0}, inter[2] = {0, 0}, busy = 0, iteration = 0;
+  for (int split = 0; split < 2; ++split) {
+    fs::path out = fresh_dir(std::string("tier") + std::to_string(split));
+    auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend analytical" +
+                        " --set workload.iterations=1" +
+                        (split ? " --set 'cluster.network.levels=[{radix: 1},{oversubscription: 1}]'" : "") +
+                        " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto report = read_json(out / "report.json");
+    const auto& b = report["breakdown"];
+    nic[split] = b.value("bytes_nic", 0.0);
+    uplink[split] = b.value("bytes_leaf_uplink", 0.0);
+    inter[split] = report["metrics"]["network_bytes_inter_node"].get<double>();
+    if (!split) {
+      busy = b["busiest_nic_link_busy_s"].get<double>();
+      iteration = report["metrics"]["iteration_time_s"].get<double>();
+    }
+  }
+  EXPECT_NEAR(nic[0], 2 * inter[0], 1e-6 * nic[0]);
+  EXPECT_EQ(uplink[0], 0.0);
+  EXPECT_GT(busy, 0.0);
+  EXPECT_LE(busy, iteration);
+  EXPECT_NEAR(uplink[1], 2 * inter[1], 1e-6 * uplink[1]);
+}
+
 TEST(Cli, TheFrameworksReduceDtypeSizesGradientTraffic)
 {
   // Data-parallel traffic is all gradient all-reduce: reducing in fp32 instead of bf16 moves twice the bytes (to
