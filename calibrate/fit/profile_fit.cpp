@@ -45,7 +45,8 @@ double gemm_work(const GemmKernel& g, const GemmShape& shape, int sms)
   double best = std::numeric_limits<double>::infinity();
   for (const auto& t : shape.tiles) {
     WaveCount w = gemm_waves(g.m, g.n, g.batch, t, sms, shape.ctas);
-    best = std::min(best, w.waves * w.slots * 2.0 * t.m * t.n * (g.k + shape.k_overhead) / t.efficiency);
+    best = std::min(best,
+                    w.waves * w.slots * 2.0 * t.m * t.n * gemm_k_steps(g.k, shape.k_overhead, g.dtype) / t.efficiency);
   }
   return best;
 }
@@ -211,7 +212,7 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
   best.training_error = std::numeric_limits<double>::infinity();
   GemmShape best_shape;
   std::vector<GemmShape> grid{GemmShape{}};
-  // Tile prologue and epilogue in K-steps: none, up to four 64-deep stages of a multistage main loop.
+  // Tile prologue and epilogue in K-steps of a 16-bit main loop: none, up to four 64-deep stages of a multistage one.
   if (waves)
     for (const auto& tiles : tile_options())
       for (int ctas : {1, 2})

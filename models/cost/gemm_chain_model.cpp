@@ -29,7 +29,7 @@ ChainTiling tiling(const GemmChainKernel& c, double tm, double tn, double tp, do
   const double per_block = a + c.k * steps * tn + steps * tn * tp + tm * tp;
   t.read_bytes = t.blocks * per_block * e;
   // The main loop over N stays warm across steps: the tile's prologue and epilogue are paid once per block.
-  t.flops = t.blocks * 2 * tm * tn * (steps * (c.k + tp) + k_overhead);
+  t.flops = t.blocks * 2 * tm * tn * (steps * (c.k + tp) + gemm_k_steps(0, k_overhead, c.dtype));
   return t;
 }
 

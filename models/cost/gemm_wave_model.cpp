@@ -7,6 +7,11 @@
 
 namespace cs {
 
+double gemm_k_steps(double k, double k_overhead, const std::string& dtype)
+{
+  return k + k_overhead * 2 / dtype_bytes(dtype);
+}
+
 WaveCount gemm_waves(double m, double n, double batch, const GemmTile& tile, int sms, int ctas_per_sm)
 {
   WaveCount w;
@@ -40,7 +45,7 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
     WaveCount w = gemm_waves(g->m, g->n, g->batch, tile, device_.sms, profile_.ctas_per_sm);
     // Every slot of every wave computes a whole tile: 2 Tm Tn k FLOPs, its main loop lengthened by the tile's
     // prologue and epilogue.
-    double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * (g->k + profile_.gemm_k_overhead);
+    double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * gemm_k_steps(g->k, profile_.gemm_k_overhead, g->dtype);
     double compute = padded / (rate * tile.efficiency);
     double total =
         profile_.launch_overhead + std::max(compute, memory) + (1 - profile_.gemm_overlap) * std::min(compute, memory);

@@ -33,6 +33,11 @@ private:
   const DeviceProfile& profile_;
 };
 
+/** A GEMM tile's main-loop length in K-steps: k plus the prologue and epilogue. The profile gives those in K-steps of
+ *  a 16-bit main loop; they move a fixed number of bytes, so a dtype of b bytes per element takes 2/b times as many
+ *  of its own K-steps (fp8 twice as many, fp32 and tf32 half). */
+double gemm_k_steps(double k, double k_overhead, const std::string& dtype);
+
 /** Tiles, slots and waves of a GEMM's output for one tile shape: tiles = ceil(m/Tm) ceil(n/Tn) batch,
  *  waves = ceil(tiles / (SMs x CTAs per SM)). */
 struct WaveCount {
