@@ -30,9 +30,14 @@ const std::vector<ProtocolParams>& protocols()
   //   most 25 GB/s of payload (the 1 MiB point: 101.9 us, busbw 18.0).
   // - simple: all channels, 95.8% of the link rate (A100: 230 of 240 GB/s achievable NVLink, fit to the
   //   512 MiB - 16 GiB points), ~100 us of fixed cost at 8 GPUs (fit to the 8 MiB and 64 MiB points).
+  // - ll128: placed between them by NCCL's own tuning table (tuning.cc), which gives LL128 baseLat 14.0 us against
+  //   LL's 6.6 (so ours is 6.05 + 7.4), an NVLink ring step of 1.9 us between LL's 0.6 and Simple's 3.4 (mapped
+  //   linearly onto our fitted 0.775 and 5.51: 2.97 us), and 0.92 of Simple's bandwidth (120 of 128 bytes carry
+  //   payload). All channels, like Simple. NCCL runs it for rings and trees only.
   static const std::vector<ProtocolParams> p = {
       {"ll", 6.05e-6, 0.775e-6, 1.0, 25e9, true},
       {"simple", 6.05e-6, 5.51e-6, 0.958, 0.0, false},
+      {"ll128", 13.45e-6, 2.97e-6, 0.958 * 0.92, 0.0, false},
   };
   return p;
 }

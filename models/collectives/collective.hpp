@@ -44,7 +44,8 @@ struct ProtocolParams {
   bool single_channel = false;
 };
 
-/** The protocols the tuner chooses from: "ll" (low latency, one channel) and "simple" (full bandwidth). */
+/** The protocols the tuner chooses from: "ll" (low latency, one channel), "simple" (full bandwidth) and "ll128"
+ *  (between them; rings and trees only, as in NCCL). */
 const std::vector<ProtocolParams>& protocols();
 
 /** One collective to expand into a task graph. */

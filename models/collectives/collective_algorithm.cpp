@@ -52,7 +52,14 @@ std::vector<std::pair<std::string, const CollectiveAlgorithm*>> collective_algor
 
 double ring_bandwidth(const GroupShape& g)
 {
-  return g.nodes > 1 ? std::min(g.intra_bw, g.channels * g.nic_bw) : g.intra_bw;
+  if (g.nodes == 1)
+    return g.intra_bw;
+  // Per step every GPU sends one chunk per channel: over NVLink to a successor in its node, through its NIC (a
+  // separate path) where its channel leaves the node. With a channel per GPU each GPU is one channel's exit, so its
+  // NVLink port carries one chunk fewer.
+  const int c = g.channels;
+  const double nvlink_chunks = c == g.per_node ? c - 1 : c;
+  return c / std::max(nvlink_chunks / g.intra_bw, 1.0 / g.nic_bw);
 }
 
 double per_gpu_inter_bandwidth(const GroupShape& g) { return std::min(g.intra_bw, g.nics * g.nic_bw / g.per_node); }

@@ -8,7 +8,7 @@ class Nvls : public CollectiveAlgorithm {
 public:
   bool supports(const std::string& kind, const ProtocolParams& p, const GroupShape& g) const override
   {
-    return kind == "all-reduce" && g.nvls && g.nodes == 1 && g.ranks > 4 && !p.single_channel;
+    return kind == "all-reduce" && g.nvls && g.nodes == 1 && g.ranks > 4 && p.name == "simple";
   }
   // Each GPU pushes its buffer into the switch, which reduces and multicasts; a port carries S (n + 1) / n each way
   // at NCCL's NVLS efficiency and the size ramp, after NCCL's NVLS latency.

@@ -28,7 +28,7 @@ public:
   bool supports(const std::string& kind, const ProtocolParams& p, const GroupShape& g) const override
   {
     return kind == "all-reduce" && g.nvls && g.nodes > 1 && g.per_node > 4 && g.ranks == g.nodes * g.per_node &&
-           !p.single_channel;
+           p.name == "simple";
   }
   // NVLS latency plus a tree's 2 log2(nodes) network steps; then the slower of the switch stages (a port carries
   // S (g+1)/g each way) and the rail's tree (a double binary tree sends each node's 1/g share up to twice per

@@ -205,6 +205,9 @@ public:
     }
     return done;
   }
+  // NCCL's tree inside one node is a chain with a ring's latency and half its bandwidth, so its tuner runs rings
+  // there; our rank-level trees stay for forcing. Across nodes it builds them over nodes, as expand_over_nodes does.
+  bool tuner_eligible(const GroupShape& g) const override { return g.nodes > 1; }
   // The form is 0.43x to 3.2x the pipelined flows over 2-8 A100 (docs/collectives.md): keep its flows.
   bool closed_form_exact() const override { return false; }
   int preference() const override { return 1; }

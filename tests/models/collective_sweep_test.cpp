@@ -16,9 +16,9 @@ cs::PlatformSpec platform(const char* device, int nodes)
   return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find(device));
 }
 
-std::vector<double> size_times(const cs::CollectiveSweep& sweep)
+std::vector<double> size_times(const cs::CollectiveSweep& sweep, const cs::PlatformSpec& p)
 {
-  const cs::Timeline tl = cs::run_analytical(sweep.graph, platform("a100-sxm4-80gb", 1));
+  const cs::Timeline tl = cs::run_analytical(sweep.graph, p);
   std::vector<double> out;
   for (std::size_t i = 0; i < sweep.sizes.size(); ++i)
     out.push_back(tl.end[sweep.end_marker[i]] - (sweep.start_marker[i] < 0 ? 0.0 : tl.end[sweep.start_marker[i]]));
@@ -38,33 +38,39 @@ double transfer_bytes(const cs::CollectiveSweep& sweep)
 
 TEST(CollectiveSweep, ClosedFormPricesEverySizeButTheTreeByItsFormula)
 {
-  cs::CollectiveParams params; // all-reduce, auto: tree at small sizes inside a node, ring at large ones
+  // One node: the tuner runs rings (NCCL's tree there is a chain), whose form is their flows' time.
+  cs::CollectiveParams params;
   params.min_bytes.value = 32 * 1024;
   params.max_bytes.value = 1 << 30;
-  const auto p = platform("a100-sxm4-80gb", 1);
-  const auto flows = cs::build_collective_sweep(params, p, 8, cs::SweepPricing::FLOWS);
-  const auto exact = cs::build_collective_sweep(params, p, 8, cs::SweepPricing::CLOSED_FORM_WHERE_EXACT);
-  const auto forced = cs::build_collective_sweep(params, p, 8, cs::SweepPricing::CLOSED_FORM);
+  const auto one = platform("a100-sxm4-80gb", 1);
+  const auto flows = cs::build_collective_sweep(params, one, 8, cs::SweepPricing::FLOWS);
+  const auto exact = cs::build_collective_sweep(params, one, 8, cs::SweepPricing::CLOSED_FORM_WHERE_EXACT);
+  const auto forced = cs::build_collective_sweep(params, one, 8, cs::SweepPricing::CLOSED_FORM);
   EXPECT_EQ(flows.closed_form_sizes, 0);
   EXPECT_EQ(forced.closed_form_sizes, static_cast<int>(forced.sizes.size()));
-  const auto t_flows = size_times(flows), t_exact = size_times(exact), t_forced = size_times(forced);
-  int trees = 0;
+  EXPECT_EQ(exact.closed_form_sizes, static_cast<int>(exact.sizes.size()));
+  const auto t_flows = size_times(flows, one), t_exact = size_times(exact, one), t_forced = size_times(forced, one);
   for (std::size_t i = 0; i < exact.sizes.size(); ++i) {
-    const auto& choice = exact.choices[i];
-    EXPECT_DOUBLE_EQ(t_forced[i], choice.seconds) << exact.sizes[i];
-    if (choice.algorithm == "tree") {
-      ++trees;
-      EXPECT_DOUBLE_EQ(t_exact[i], t_flows[i]) << exact.sizes[i]; // the tree keeps its flows
-    } else {
-      EXPECT_DOUBLE_EQ(t_exact[i], choice.seconds) << exact.sizes[i];
-      EXPECT_NEAR(t_exact[i] / t_flows[i], 1.0, 1e-6) << exact.sizes[i]; // the ring's form is its flows' time
-    }
+    EXPECT_DOUBLE_EQ(t_forced[i], exact.choices[i].seconds) << exact.sizes[i];
+    EXPECT_DOUBLE_EQ(t_exact[i], exact.choices[i].seconds) << exact.sizes[i];
+    EXPECT_NEAR(t_exact[i] / t_flows[i], 1.0, 1e-6) << exact.sizes[i]; // the ring's form is its flows' time
   }
-  EXPECT_GT(trees, 0);
-  EXPECT_EQ(exact.closed_form_sizes, static_cast<int>(exact.sizes.size()) - trees);
   // Pricing moves no bytes: the counted transfers are the same under every pricing.
   EXPECT_NEAR(transfer_bytes(exact) / transfer_bytes(flows), 1.0, 1e-12);
   EXPECT_NEAR(transfer_bytes(forced) / transfer_bytes(flows), 1.0, 1e-12);
+  // Two nodes: NCCL's node-level tree takes the small and mid sizes and keeps its flows under `auto`.
+  const auto two = platform("a100-sxm4-80gb", 2);
+  const auto flows2 = cs::build_collective_sweep(params, two, 16, cs::SweepPricing::FLOWS);
+  const auto exact2 = cs::build_collective_sweep(params, two, 16, cs::SweepPricing::CLOSED_FORM_WHERE_EXACT);
+  const auto f2 = size_times(flows2, two), e2 = size_times(exact2, two);
+  int trees = 0;
+  for (std::size_t i = 0; i < exact2.sizes.size(); ++i)
+    if (exact2.choices[i].algorithm == "tree") {
+      ++trees;
+      EXPECT_DOUBLE_EQ(e2[i], f2[i]) << exact2.sizes[i];
+    }
+  EXPECT_GT(trees, 0);
+  EXPECT_EQ(exact2.closed_form_sizes, static_cast<int>(exact2.sizes.size()) - trees);
 }
 
 TEST(CollectiveSweep, ClosedFormsFitOnlyAnIdleNonBlockingFabric)
@@ -102,5 +108,5 @@ TEST(CollectiveSweep, EverySizeWaitsForThePreviousOne)
   // Alone or after smaller sizes, 64 KiB takes the same time.
   params.min_bytes.value = params.max_bytes.value = 64 * 1024;
   const auto alone = cs::build_collective_sweep(params, p, 8, cs::SweepPricing::FLOWS);
-  EXPECT_NEAR(size_times(alone)[0] / size_times(sweep)[1], 1.0, 1e-9);
+  EXPECT_NEAR(size_times(alone, p)[0] / size_times(sweep, p)[1], 1.0, 1e-9);
 }
