@@ -367,7 +367,9 @@ TEST(Cli, TheFrameworksReduceDtypeSizesGradientTraffic)
     bytes[i++] = read_json(out / "report.json")["metrics"]["network_bytes"].get<double>();
     fs::remove_all(out);
   }
-  EXPECT_NEAR(bytes[1] / (2 * bytes[0]), 1.0, 1e-5);
+  // Wire bytes include the protocol's own: the bf16 buckets (~105 MB over 16 ranks) go to LL128, whose 128-byte
+  // lines carry 8 bytes of flags, the fp32 ones to Simple (0.881 / 0.958 = 0.92).
+  EXPECT_NEAR(bytes[1] / (2 * bytes[0]), 0.881 / 0.958, 0.01);
 }
 
 TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
@@ -437,8 +439,9 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
   // Gradients are reduce-scattered (half an all-reduce's bytes); each of the 4 microbatches gathers every layer
   // twice (forward, backward) and the tied embedding once.
   const double gathered = 4 * (2 * 24 * layer + embedding) / (24 * layer + embedding);
+  // (Within 2%: the gathers and the all-reduce buckets need not pick the same protocol, whose flag bytes differ.)
   EXPECT_NEAR(z3["metrics"]["network_bytes"].get<double>() / z0["metrics"]["network_bytes"].get<double>(),
-              0.5 + 0.5 * gathered, 0.01);
+              0.5 + 0.5 * gathered, 0.02);
   // Prefetched one pass ahead, the gathers hide behind compute (they were 2% hidden when issued a pass late).
   for (const char* backend : {"analytical", "simgrid"}) {
     const auto& b = report[std::string("3") + backend]["breakdown"];

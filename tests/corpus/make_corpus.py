@@ -100,7 +100,16 @@ overrides = {
         "workload.collective.factor=1.0000001", "workload.collective.factor=1", "workload.collective.op=scan",
         "workload.collective.algorithm=butterfly", "workload.collective.min_bytes=16GiB",
         "workload.collective.max_bytes=0", "workload.collective.ranks=-1", "workload.collective.pricing=guess",
-        "cluster.intra_node.nvls=yes please",
+        "cluster.intra_node.nvls=yes please", "workload.collective.algorithm=nvls-tree",
+        "workload.collective.algorithm=nvls",
+    ],
+    "scenarios/fused-kernels-graph.yaml": [
+        "workload.model.graph[0].kernel={family: gemm-chain, m: 64}", "workload.model.graph[0].kernel.family=conv",
+        "workload.model.graph[1].kernel.element=fp5", "workload.model.graph[1].kernel.block=0.5",
+        "workload.model.graph[0].kernel.p=-1", "workload.model.graph[0].kernel=[1]",
+        "workload.model.graph[0].kernel.m=1e300", "workload.model.graph[1].kernel.source=fp8",
+        "workload.model.graph[0].flops=1e9",
+        "cluster.device=a100-sxm4-80gb", "workload.model.graph[0].kernel.batch={a: 1}",
     ],
     "scenarios/reference/mapreduce-hit-paper.yaml": [
         "cluster.racks=-1", "cluster.hosts_per_rack=0", "cluster.racks=100000000", "cluster.host.cores=-2",
