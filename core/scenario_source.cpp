@@ -1,5 +1,6 @@
 #include "core/scenario_source.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -26,11 +27,22 @@ YAML::Node ScenarioSource::find(const std::string& dotted_path, bool* exact) con
   *exact = true;
   std::stringstream ss(dotted_path);
   for (std::string key; std::getline(ss, key, '.');) {
-    if (!node.IsMap() || !node[key].IsDefined()) {
+    // "graph[2]": the key, then the list's item.
+    const std::size_t open = key.find('[');
+    const std::string name = key.substr(0, open);
+    if (!node.IsMap() || !node[name].IsDefined()) {
       *exact = false;
       break;
     }
-    node.reset(node[key]);
+    node.reset(node[name]);
+    if (open == std::string::npos)
+      continue;
+    const std::size_t index = std::strtoul(key.c_str() + open + 1, nullptr, 10);
+    if (!node.IsSequence() || index >= node.size()) {
+      *exact = false;
+      break;
+    }
+    node.reset(node[index]);
   }
   return node;
 }

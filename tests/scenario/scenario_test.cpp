@@ -397,6 +397,10 @@ TEST(Scenario, LayerGraphKernelsAreReadAndChecked)
                 .find("unknown MX element format 'fp5'"),
             std::string::npos);
   EXPECT_NE(error_of(with_graph({"{name: k, kernel: [gemm]}"})).find("must be a map"), std::string::npos);
+  // A kernel the device has no units for is refused at that layer's kernel, not mid-run.
+  const std::string fp8 = "{name: k, kernel: {family: gemm, m: 64, n: 64, k: 64, dtype: fp8}}";
+  EXPECT_EQ(error_of(with_graph({"{name: a, flops: 1e9}", fp8}), {"cluster.device=a100-sxm4-80gb"}),
+            "F:12:27: a100-sxm4-80gb has no fp8 compute units");
   EXPECT_NE(error_of(with_graph({"{name: k, flops: 1, kernel: {family: gemm, m: 1, n: 1, k: 1}}"}))
                 .find("gives flops or bytes and a kernel"),
             std::string::npos);
