@@ -1,6 +1,7 @@
 #include "models/collectives/collective_algorithm.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace cs {
 
@@ -8,6 +9,17 @@ int CollectiveEmitter::machine(int rank) const
 {
   const Topology& t = platform.topology;
   return t.vertex(t.hosts().at(req.hosts[rank])).machine;
+}
+
+std::vector<std::vector<int>> CollectiveEmitter::ranks_by_machine() const
+{
+  std::map<int, std::vector<int>> by_machine;
+  for (int r = 0; r < ranks(); ++r)
+    by_machine[machine(r)].push_back(r);
+  std::vector<std::vector<int>> out;
+  for (auto& [m, members] : by_machine)
+    out.push_back(std::move(members));
+  return out;
 }
 
 int CollectiveEmitter::send(int from_rank, int to_rank, int channel, double payload, int step, double efficiency,

@@ -29,6 +29,8 @@ struct CollectiveEmitter {
 
   int ranks() const { return static_cast<int>(req.hosts.size()); }
   int machine(int rank) const;
+  /** The group's ranks per machine, machines in id order, each machine's ranks in rank order (local index). */
+  std::vector<std::vector<int>> ranks_by_machine() const;
   /** A transfer of `payload` bytes in algorithm step `step` on channel `channel`; every stream's first transfer
    *  waits for its rank's input (a tree's leaf first sends at step 1). `efficiency` and `overhead` replace the
    *  protocol's when given (>= 0 for overhead). */

@@ -4,24 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace cs {
 namespace {
 
 constexpr int kChunks = 4; // pipelined like NCCL's chunks, so the switch and the network stages overlap
-
-/** Ranks per machine in machine order, each machine's ranks in rank order (local index = rail). */
-std::vector<std::vector<int>> ranks_by_node(CollectiveEmitter& e)
-{
-  std::map<int, std::vector<int>> by_machine;
-  for (int r = 0; r < e.ranks(); ++r)
-    by_machine[e.machine(r)].push_back(r);
-  std::vector<std::vector<int>> nodes;
-  for (auto& [m, ranks] : by_machine)
-    nodes.push_back(std::move(ranks));
-  return nodes;
-}
 
 class NvlsTree : public CollectiveAlgorithm {
 public:
@@ -49,7 +36,7 @@ public:
 
 CollectiveDone NvlsTree::expand(CollectiveEmitter& e) const
 {
-  const auto nodes = ranks_by_node(e);
+  const auto nodes = e.ranks_by_machine();
   const int N = static_cast<int>(nodes.size()), G = static_cast<int>(nodes[0].size());
   const double S = e.req.bytes, chunk = S / kChunks;
   const GroupShape g = group_shape(e.platform, e.req.hosts);

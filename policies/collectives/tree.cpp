@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 namespace cs {
 namespace {
@@ -28,18 +27,6 @@ int node_tree_chunks(double bytes, int depth)
 
 /** NCCL's tree depth across nodes: a node's chain, then the levels between nodes. */
 int node_tree_depth(int per_node, int nodes) { return per_node + static_cast<int>(std::ceil(std::log2(nodes))); }
-
-/** Ranks per machine in machine order, each machine's ranks in rank order. */
-std::vector<std::vector<int>> node_ranks(CollectiveEmitter& e)
-{
-  std::map<int, std::vector<int>> by_machine;
-  for (int r = 0; r < e.ranks(); ++r)
-    by_machine[e.machine(r)].push_back(r);
-  std::vector<std::vector<int>> nodes;
-  for (auto& [m, ranks] : by_machine)
-    nodes.push_back(std::move(ranks));
-  return nodes;
-}
 
 /** One tree (heap order over node positions, or its mirror) of one channel, for one chunk: up each node's chain to
  *  its head, up the node tree, down it, down each chain. Returns per rank the transfer that delivers the result. */
@@ -116,7 +103,7 @@ struct NodeTreeChunk {
 // own NIC, pipelined in chunks.
 CollectiveDone expand_over_nodes(CollectiveEmitter& e)
 {
-  const auto nodes = node_ranks(e);
+  const auto nodes = e.ranks_by_machine();
   const int G = static_cast<int>(nodes[0].size());
   const GroupShape shape = group_shape(e.platform, e.req.hosts);
   const int channels = e.choice.protocol.single_channel ? 1 : shape.channels;
