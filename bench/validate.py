@@ -81,6 +81,26 @@ def section2(build, backend, tmp):
     return rows
 
 
+def public_sweeps(build, backend, tmp):
+    """Other public nccl-tests sweeps in hardware.yaml, not validation rows: Azure's ND A100 v4 (NCCL 2.18.5; fits
+    nothing) and ND H100 v5 NVLS (the NVLS size ramp's source at 1 MiB-1 GiB, so those rows only show the fit)."""
+    rows = []
+    out = run(build, "nccl-a100-nvswitch.yaml", backend, tmp)
+    for label, size, ref in [("1 MiB", 1 << 20, 36.22), ("16 MiB", 16 << 20, 109.22), ("128 MiB", 128 << 20, 174.18),
+                             ("1 GiB", 1 << 30, 228.10), ("8 GiB", 8 << 30, 231.58)]:
+        rows.append((f"Azure 8xA100 all-reduce {label} (busbw GB/s)", ref, busbw(out, size)))
+    out = os.path.join(tmp, "nvls-sweep")
+    args = ["run", "scenarios/reference/nccl-h100-nvls.yaml", "--quiet", "--out", out,
+            "--set", "workload.collective.min_bytes=1MiB", "--set", "workload.collective.max_bytes=8GiB"]
+    if backend:
+        args += ["--backend", backend]
+    clustersim(build, *args)
+    for label, size, ref in [("1 MiB (fit)", 1 << 20, 43.70), ("16 MiB (fit)", 16 << 20, 234.45),
+                             ("128 MiB (fit)", 128 << 20, 400.61), ("1 GiB (fit)", 1 << 30, 466.35)]:
+        rows.append((f"Azure 8xH100 NVLS all-reduce {label} (busbw GB/s)", ref, busbw(out, size)))
+    return rows
+
+
 def section3(build, backend, tmp):
     rows = []
     for name, seconds in [("1.7b", 3.53), ("7.5b", 3.70), ("39.1b", 14.45), ("145.6b", 24.82), ("529.6b", 54.08)]:
@@ -128,6 +148,8 @@ def main():
     print(f"clustersim validation suite (backend: {a.backend or 'per scenario'})")
     with tempfile.TemporaryDirectory() as tmp:
         print_section("§2 hardware measurements", section2(a.build, a.backend, tmp))
+        print_section("Other public sweeps (not validation rows; 'fit' marks the NVLS ramp's own source)",
+                      public_sweeps(a.build, a.backend, tmp))
         print_section("§3 Megatron-LM Table 1, iteration time", section3(a.build, a.backend, tmp))
         print_section("§5 llm-foundry FSDP, tokens/s per GPU", section5(a.build, a.backend, tmp, a.fast))
     return 0
