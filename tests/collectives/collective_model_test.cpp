@@ -3,6 +3,7 @@
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <map>
@@ -237,4 +238,25 @@ TEST(Collectives, TreesAcrossNodesFollowNcclsShape)
   // Large buffers stay on the ring: its bandwidth term is (n-1)/n of the tree's, and the tree's chunks (at most 16
   // per channel) grow with the buffer, and with them the pipeline's fill.
   EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 8.0 * (1 << 30), shape).algorithm, "ring");
+}
+
+TEST(Collectives, Ll128SitsBetweenLlAndSimpleForRingsAndTreesOnly)
+{
+  // NCCL's tuning table: LL128 costs more per step than LL and less than Simple, and moves 0.92 of Simple's bytes.
+  const auto& list = cs::protocols();
+  const auto ll128 = std::find_if(list.begin(), list.end(), [](const auto& p) { return p.name == "ll128"; });
+  ASSERT_NE(ll128, list.end());
+  EXPECT_GT(ll128->step_overhead, list[0].step_overhead);
+  EXPECT_LT(ll128->step_overhead, list[1].step_overhead);
+  EXPECT_NEAR(ll128->efficiency / list[1].efficiency, 0.92, 1e-12);
+  auto a100 = cs::group_shape(platform("a100-sxm4-80gb", 1, 8), ranks(8));
+  const auto mid = cs::choose_collective("all-reduce", "auto", 8 << 20, a100);
+  EXPECT_EQ(mid.algorithm + "/" + mid.protocol.name, "ring/ll128");
+  EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 1 << 30, a100).protocol.name, "simple");
+  // NVLS and the all-to-alls are Simple only.
+  auto h100 = cs::group_shape(platform("h100-sxm5", 1, 8, true), ranks(8));
+  EXPECT_TRUE(std::isinf(cs::collective_time("all-reduce", "nvls", *ll128, 8 << 20, h100)));
+  EXPECT_TRUE(std::isinf(cs::collective_time("all-to-all", "direct", *ll128, 8 << 20, h100)));
+  // Inside one node the tuner runs rings, as NCCL does (its tree there is a chain).
+  EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 4 << 20, a100).algorithm, "ring");
 }
