@@ -64,7 +64,8 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
     // Under MoE parallel folding (etp 1) each TP rank routes its 1/tp of the sequence to whole experts.
     const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = w.parallel.tp / expert_tp(w.parallel);
     const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local / fold;
-    const PieceTimes& e = ExpertCost(m, cost, w.framework, expert_tp(w.parallel)).of(tokens);
+    // A copy: of() returns into the temporary cost's own cache, which dies with this statement.
+    const PieceTimes e = ExpertCost(m, cost, w.framework, expert_tp(w.parallel)).of(tokens);
     const double experts = local * (e.forward + e.backward);
     const double share = double(moe_layer_count(m.moe, m.layers)) / m.layers;
     t.layer += share * experts;
