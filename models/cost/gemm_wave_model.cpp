@@ -9,6 +9,9 @@ namespace cs {
 
 double gemm_k_steps(double k, double k_overhead, const std::string& dtype)
 {
+  // fp16 and bf16 first, without a lookup: this sits on the cost stack's hot path.
+  if (k_overhead == 0 || dtype == "bf16" || dtype == "fp16")
+    return k + k_overhead;
   return k + k_overhead * 2 / dtype_bytes(dtype);
 }
 
@@ -37,6 +40,7 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
   const double bytes = kernel_bytes(kernel);
   const double memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)) *
                                  profile_.memory_ramp(bytes));
+  const double k_steps = gemm_k_steps(g->k, profile_.gemm_k_overhead, g->dtype); // the same for every tile
   CostBreakdown best;
   best.total = INFINITY;
   for (const auto& tile : profile_.gemm_tiles) {
@@ -45,7 +49,7 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
     WaveCount w = gemm_waves(g->m, g->n, g->batch, tile, device_.sms, profile_.ctas_per_sm);
     // Every slot of every wave computes a whole tile: 2 Tm Tn k FLOPs, its main loop lengthened by the tile's
     // prologue and epilogue.
-    double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * gemm_k_steps(g->k, profile_.gemm_k_overhead, g->dtype);
+    double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * k_steps;
     double compute = padded / (rate * tile.efficiency);
     double total =
         profile_.launch_overhead + std::max(compute, memory) + (1 - profile_.gemm_overlap) * std::min(compute, memory);
