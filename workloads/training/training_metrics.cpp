@@ -36,8 +36,7 @@ struct Totals {
   std::vector<double> compute_busy, comm_busy;
   std::map<std::string, double> phase_time;         // compute seconds by phase, all ranks
   std::map<std::pair<int, int>, Intervals> buckets; // per (iteration, bucket): its transfers
-  std::map<std::string, double> tier_bytes;         // per link tier, a byte counted on every link it crosses
-  std::map<int, Intervals> link_busy;               // per link: when some transfer crosses it
+  std::vector<double> link_bytes;                   // per link, a byte counted on every link it crosses
 };
 
 Totals totals(const TrainingGraph& tr, const Timeline& tl, const PlatformSpec& platform)
@@ -45,6 +44,7 @@ Totals totals(const TrainingGraph& tr, const Timeline& tl, const PlatformSpec& p
   const TaskGraph& g = tr.graph;
   const auto& topo = platform.topology;
   Totals out;
+  out.link_bytes.assign(topo.links().size(), 0.0);
   out.compute_busy.assign(tr.ranks, 0.0);
   out.comm_busy.assign(tr.ranks, 0.0);
   for (std::size_t id = 0; id < g.size(); ++id) {
@@ -64,11 +64,8 @@ Totals totals(const TrainingGraph& tr, const Timeline& tl, const PlatformSpec& p
       continue;
     const bool same_machine = topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine;
     (same_machine ? out.intra : out.inter) += t.bytes;
-    for (const auto& use : topo.route(t.host, t.dst)) {
-      out.tier_bytes[topo.links()[use.link].tier] += t.bytes;
-      if (d > 0)
-        out.link_busy[use.link].emplace_back(tl.start[id], tl.end[id]);
-    }
+    for (const auto& use : topo.route(t.host, t.dst))
+      out.link_bytes[use.link] += t.bytes;
     out.comm_busy[t.host] += d;
     if (t.labels.comm == CommKind::GRADIENT_SYNC)
       out.buckets[{t.labels.iteration, t.labels.bucket}].emplace_back(tl.start[id], tl.end[id]);
@@ -102,23 +99,45 @@ void communication_by_kind(RunMetrics& m, const TrainingGraph& tr, const Timelin
   }
 }
 
-// Per link tier (nvlink, nic, leaf-uplink, ...): bytes per iteration over every link of the tier, and the busiest
-// link's busy time per iteration, so a what-if on a fabric says where its traffic went and which tier saturates.
-void traffic_by_tier(RunMetrics& m, const Totals& t, const PlatformSpec& platform, double scale, int iterations)
+// Per link tier (nvlink, nic, leaf-uplink, ...): bytes per iteration over every link of the tier, and the busy time
+// per iteration of the tier's link that carries the most bytes, so a what-if on a fabric says where its traffic went
+// and which tier saturates. Only those links' intervals are collected (a second pass): sorting every link's would
+// cost a fifth of a large run.
+void traffic_by_tier(RunMetrics& m, const Totals& t, const TrainingGraph& tr, const Timeline& tl,
+                     const PlatformSpec& platform, double scale, int iterations)
 {
+  const Topology& topo = platform.topology;
   auto key = [](std::string tier) {
     std::replace(tier.begin(), tier.end(), '-', '_');
     return tier;
   };
-  for (const auto& [tier, bytes] : t.tier_bytes)
-    m.breakdown["bytes_" + key(tier)] = bytes * scale / iterations;
-  std::map<std::string, double> busiest;
-  for (const auto& [link, intervals] : t.link_busy) {
-    double& b = busiest[platform.topology.links()[link].tier];
-    b = std::max(b, length(union_of(intervals)) / iterations);
+  std::map<std::string, double> tier_bytes;
+  std::map<std::string, int> heaviest; // tier -> its link with the most bytes
+  for (std::size_t l = 0; l < t.link_bytes.size(); ++l) {
+    if (t.link_bytes[l] <= 0)
+      continue;
+    const std::string& tier = topo.links()[l].tier;
+    tier_bytes[tier] += t.link_bytes[l];
+    auto [it, added] = heaviest.emplace(tier, static_cast<int>(l));
+    if (!added && t.link_bytes[l] > t.link_bytes[it->second])
+      it->second = static_cast<int>(l);
   }
-  for (const auto& [tier, seconds] : busiest)
-    m.breakdown["busiest_" + key(tier) + "_link_busy_s"] = seconds;
+  std::map<int, Intervals> busy;
+  for (const auto& [tier, link] : heaviest)
+    busy[link];
+  const TaskGraph& g = tr.graph;
+  for (std::size_t id = 0; id < g.size(); ++id) {
+    const Task& task = g.task(static_cast<int>(id));
+    if (task.kind != TaskKind::TRANSFER || task.host == task.dst || tl.end[id] <= tl.start[id])
+      continue;
+    for (const auto& use : topo.route(task.host, task.dst))
+      if (auto it = busy.find(use.link); it != busy.end())
+        it->second.emplace_back(tl.start[id], tl.end[id]);
+  }
+  for (const auto& [tier, bytes] : tier_bytes)
+    m.breakdown["bytes_" + key(tier)] = bytes * scale / iterations;
+  for (const auto& [tier, link] : heaviest)
+    m.breakdown["busiest_" + key(tier) + "_link_busy_s"] = length(union_of(busy[link])) / iterations;
 }
 
 } // namespace
@@ -178,7 +197,7 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   for (const auto& [phase, seconds] : t.phase_time)
     m.breakdown["compute_" + phase + "_s"] = seconds / tr.compute_streams.size() / iterations;
   communication_by_kind(m, tr, tl, busiest, iterations);
-  traffic_by_tier(m, t, platform, replicas * tr.tensor_parallel, iterations);
+  traffic_by_tier(m, t, tr, tl, platform, replicas * tr.tensor_parallel, iterations);
   return m;
 }
 
