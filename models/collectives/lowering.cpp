@@ -64,12 +64,13 @@ struct Lowering {
   ExistingStreams existing;
   double closed_form_intra = 0, closed_form_inter = 0, closed_form_tasks = 0;
   // Traffic of a closed-form collective: its expansion's transfers on a scratch graph, expanded once per distinct
-  // (kind, algorithm, root, group) at one size and scaled to the others (every step's payload is a fixed share of the
-  // size): groups repeat every bucket, microbatch and iteration, and a 1,024-rank ring is two million transfers.
+  // (kind, algorithm, protocol, root, group) at one size and scaled to the others (every step's payload is a fixed
+  // share of the size; the protocol sets the wire bytes per payload byte and the channels): groups repeat every
+  // bucket, microbatch and iteration, and a 1,024-rank ring is two million transfers.
   struct Traffic {
     double intra = 0, inter = 0, tasks = 0, bytes = 0;
   };
-  std::map<std::tuple<std::string, std::string, int, std::vector<int>>, Traffic> traffic;
+  std::map<std::tuple<std::string, std::string, std::string, int, std::vector<int>>, Traffic> traffic;
 
   Lowering(const TaskGraph& g, const PlatformSpec& p, CollectivePricing c)
       : in(g), platform(p), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
@@ -185,7 +186,7 @@ struct Lowering {
 
   Traffic closed_form_traffic(const CollectiveSpec& c, const CollectiveChoice& choice)
   {
-    auto key = std::make_tuple(c.kind, choice.algorithm, c.root, c.hosts);
+    auto key = std::make_tuple(c.kind, choice.algorithm, choice.protocol.name, c.root, c.hosts);
     auto it = traffic.find(key);
     if (it == traffic.end()) {
       TaskGraph scratch;

@@ -145,11 +145,12 @@ TEST(Robustness, AnInterruptedRunSaysSoAndWritesNothing)
 
 TEST(Robustness, OneSymmetricReplicaGivesTheSameStepAndTraffic)
 {
-  for (const char* scenario : {"megatron-7.5b.yaml", "megatron-145.6b.yaml"}) {
+  // The quickstart's buckets mix protocols (LL128 and Simple): closed-form traffic must be expanded per protocol.
+  for (const char* scenario : {"reference/megatron-7.5b.yaml", "reference/megatron-145.6b.yaml", "quickstart.yaml"}) {
     nlohmann::json reports[2];
     for (int one = 0; one < 2; ++one) {
       const fs::path out = fresh_dir(std::string("rep") + std::to_string(one));
-      auto r = clustersim("run " + src(std::string("scenarios/reference/") + scenario) +
+      auto r = clustersim("run " + src(std::string("scenarios/") + scenario) +
                           " --backend analytical --quiet --set workload.iterations=1 --replicas " +
                           (one ? "one" : "all") + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
