@@ -28,9 +28,6 @@ double collective_time(const std::string& kind, const std::string& name, const P
     throw std::invalid_argument("unknown collective algorithm '" + name + "'");
   if (g.ranks <= 1)
     return p.base_latency;
-  // NCCL implements LL128 for its ring and tree only.
-  if (p.name == "ll128" && name != "ring" && name != "tree")
-    return kInf;
   return a->supports(kind, p, g) ? a->closed_form(kind, p, S, g) : kInf;
 }
 

@@ -76,8 +76,8 @@ void parse_gemm(JsonReader& r, DeviceProfile& p)
     g.item(tiles, "tiles").fail("expected a list");
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     JsonReader t = g.item(tiles[i], "tiles/" + std::to_string(i));
-    p.gemm_tiles.push_back(GemmTile{t.integer("m", 1, 1024), t.integer("n", 1, 1024),
-                                    share(t, "efficiency"), t.has("dtype") ? t.string("dtype") : ""});
+    p.gemm_tiles.push_back(GemmTile{t.integer("m", 1, 1024), t.integer("n", 1, 1024), share(t, "efficiency"),
+                                    t.has("dtype") ? t.string("dtype") : ""});
   }
 }
 
@@ -99,9 +99,10 @@ void parse_tables(JsonReader& r, DeviceProfile& p)
       if (!shape.is_array() || shape.empty() || shape.size() > 4)
         pt.item(shape, "shape").fail("expected a list of 1 to 4 positive numbers");
       if (!table.shapes.empty() && shape.size() != table.shapes.front().size())
-        pt.item(shape, "shape").fail(fmt::format("every point of a table has the same dimensions ({} here, {} in the "
-                                                 "first point)",
-                                                 shape.size(), table.shapes.front().size()));
+        pt.item(shape, "shape")
+            .fail(fmt::format("every point of a table has the same dimensions ({} here, {} in the "
+                              "first point)",
+                              shape.size(), table.shapes.front().size()));
       std::vector<double> dims;
       for (const auto& d : shape) {
         if (!d.is_number() || !(d.get<double>() > 0) || d.get<double>() > 1e15)

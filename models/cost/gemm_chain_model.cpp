@@ -33,13 +33,17 @@ ChainTiling tiling(const GemmChainKernel& c, double tm, double tn, double tp, do
   return t;
 }
 
-double estimate(const ChainTiling& t, const DeviceSpec& d, const DeviceProfile& p, const std::string& dtype)
+// MCFuser's estimate, its parts each scaled by alpha.
+CostBreakdown estimate(const ChainTiling& t, const DeviceSpec& d, const DeviceProfile& p, const std::string& dtype)
 {
-  const double bw = d.memory_bandwidth * p.memory_efficiency_for("gemm") * p.memory_ramp(t.read_bytes);
-  const double t_mem = t.read_bytes / bw;
-  const double t_comp = t.flops / (d.peak(dtype) * p.efficiency(dtype));
   const double alpha = (t.blocks + d.sms) / t.blocks;
-  return p.launch_overhead + (t_mem + t_comp) * alpha;
+  CostBreakdown b;
+  b.launch = p.launch_overhead;
+  b.memory =
+      t.read_bytes / (d.memory_bandwidth * p.memory_efficiency_for("gemm") * p.memory_ramp(t.read_bytes)) * alpha;
+  b.compute = t.flops / (d.peak(dtype) * p.efficiency(dtype)) * alpha;
+  b.total = b.launch + b.memory + b.compute;
+  return b;
 }
 
 } // namespace
@@ -56,8 +60,11 @@ ChainTiling best_chain_tiling(const GemmChainKernel& c, const DeviceSpec& d, con
     for (double tn : {32.0, 64.0, 128.0})
       for (double tp : {64.0, 128.0, 256.0}) {
         const ChainTiling t = tiling(c, tm, tn, std::min(tp, c.p), d.smem_per_sm, p.gemm_k_overhead);
-        if (t.blocks > 0 && estimate(t, d, p, c.dtype) < best_time) {
-          best_time = estimate(t, d, p, c.dtype);
+        if (t.blocks <= 0)
+          continue;
+        const double time = estimate(t, d, p, c.dtype).total;
+        if (time < best_time) {
+          best_time = time;
           best = t;
         }
       }
@@ -70,14 +77,8 @@ ChainTiling best_chain_tiling(const GemmChainKernel& c, const DeviceSpec& d, con
 CostBreakdown predict_gemm_chain(const GemmChainKernel& c, const DeviceSpec& d, const DeviceProfile& p)
 {
   const ChainTiling t = best_chain_tiling(c, d, p);
-  CostBreakdown b;
+  CostBreakdown b = estimate(t, d, p, c.dtype);
   b.model = "mcfuser";
-  b.launch = p.launch_overhead;
-  b.total = estimate(t, d, p, c.dtype);
-  const double alpha = (t.blocks + d.sms) / t.blocks;
-  b.memory =
-      t.read_bytes / (d.memory_bandwidth * p.memory_efficiency_for("gemm") * p.memory_ramp(t.read_bytes)) * alpha;
-  b.compute = b.total - b.launch - b.memory;
   b.detail = fmt::format("tile {}x{}x{}, {} blocks, {:.1f} MB moved{}, E computed {}x", t.tm, t.tn, t.tp, t.blocks,
                          t.read_bytes / 1e6, t.a_resident ? " (A resident)" : "", std::ceil(c.p / t.tp));
   return b;

@@ -15,8 +15,8 @@ namespace cs {
 MxGemmParts mx_gemm_parts(const MxGemmKernel& g, const DeviceSpec& d, const DeviceProfile& p,
                           const KernelCostModel& stack)
 {
-  if (!(d.peak("fp8") > 0))
-    throw std::invalid_argument(d.name + " has no fp8 tensor units for an MX GEMM");
+  if (!(d.peak(g.dtype) > 0))
+    throw std::invalid_argument(d.name + " has no " + g.dtype + " tensor units for an MX GEMM");
   MxGemmParts out;
   const double bits = mx_element_bits(g.element), src = dtype_bytes(g.source);
   // Quantising reads each value, finds its block's absolute maximum, and writes the element and the block's scale.
@@ -28,7 +28,7 @@ MxGemmParts mx_gemm_parts(const MxGemmKernel& g, const DeviceSpec& d, const Devi
   if (quantized > 0)
     out.quantize = stack.predict(
         BandwidthKernel{"mx_quantize", quantized * src, quantized * (bits / 8 + 1 / g.block), 3 * quantized, "fp32"});
-  out.gemm = stack.predict(GemmKernel{g.m, g.n, g.k, g.batch, "fp8"});
+  out.gemm = stack.predict(GemmKernel{g.m, g.n, g.k, g.batch, g.dtype});
   // The scales travel with the tiles: only where memory already bounds the main loop do they lengthen it.
   const double scale_bytes = (g.m * g.k + g.k * g.n) * g.batch / g.block;
   const double memory = out.gemm.memory + scale_bytes / (d.memory_bandwidth * p.memory_efficiency_for("gemm"));

@@ -6,9 +6,9 @@ namespace {
 
 class HierarchicalAllToAll : public CollectiveAlgorithm {
 public:
-  bool supports(const std::string& kind, const ProtocolParams&, const GroupShape& g) const override
+  bool supports(const std::string& kind, const ProtocolParams& p, const GroupShape& g) const override
   {
-    return kind == "all-to-all" && g.nodes > 1;
+    return kind == "all-to-all" && g.nodes > 1 && p.name != "ll128"; // NCCL's LL128: rings and trees only
   }
   double closed_form(const std::string&, const ProtocolParams& p, double S, const GroupShape& g) const override
   {

@@ -6,9 +6,9 @@ namespace {
 
 class PointToPoint : public CollectiveAlgorithm {
 public:
-  bool supports(const std::string& kind, const ProtocolParams&, const GroupShape&) const override
+  bool supports(const std::string& kind, const ProtocolParams& p, const GroupShape&) const override
   {
-    return kind == "p2p";
+    return kind == "p2p" && p.name != "ll128"; // NCCL runs LL128 for rings and trees only
   }
   double closed_form(const std::string&, const ProtocolParams& p, double S, const GroupShape& g) const override
   {

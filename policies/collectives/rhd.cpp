@@ -8,9 +8,10 @@ namespace {
 
 class RecursiveHalvingDoubling : public CollectiveAlgorithm {
 public:
-  bool supports(const std::string& kind, const ProtocolParams&, const GroupShape& g) const override
+  // LL128 is NCCL's for its rings and trees only.
+  bool supports(const std::string& kind, const ProtocolParams& p, const GroupShape& g) const override
   {
-    return kind == "all-reduce" && g.ranks > 0 && (g.ranks & (g.ranks - 1)) == 0;
+    return kind == "all-reduce" && g.ranks > 0 && (g.ranks & (g.ranks - 1)) == 0 && p.name != "ll128";
   }
   // log2(n) pairwise exchanges per phase; the large exchanges pair ranks across nodes when the group spans several.
   double closed_form(const std::string&, const ProtocolParams& p, double S, const GroupShape& g) const override

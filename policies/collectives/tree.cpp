@@ -64,7 +64,9 @@ struct NodeTreeChunk {
     std::vector<int> up(N, -1);
     for (int pos = N - 1; pos >= 1; --pos) {
       const int from = node_at(pos), to = node_at((pos - 1) / 2);
-      up[pos] = send(chain(from, 0), chain(to, 0), 0, 1);
+      // With one GPU per node there is no chain, and the leaves' first sends start the collective (its base cost).
+      const bool leaf = 2 * pos + 1 >= N;
+      up[pos] = send(chain(from, 0), chain(to, 0), 0, first_chunk && G == 1 && leaf ? 0 : 1);
       for (int a : head_has[from])
         e.graph.add_dependency(a, up[pos]);
       for (int child : {2 * pos + 1, 2 * pos + 2})

@@ -260,3 +260,31 @@ TEST(Collectives, Ll128SitsBetweenLlAndSimpleForRingsAndTreesOnly)
   // Inside one node the tuner runs rings, as NCCL does (its tree there is a chain).
   EXPECT_EQ(cs::choose_collective("all-reduce", "auto", 4 << 20, a100).algorithm, "ring");
 }
+
+TEST(Collectives, TreeOverOneGpuPerNodePaysTheProtocolsBaseCost)
+{
+  // A data-parallel group of tp-8 training: GPU 0 of each of 8 nodes. Without chains the tree's leaves start the
+  // collective: at 8 B it costs the protocol's base plus three hops up and three down.
+  auto p = platform("a100-sxm4-80gb", 8, 8);
+  cs::TaskGraph g;
+  cs::StreamPool pool(g);
+  cs::CollectiveRequest req;
+  req.algorithm = "tree";
+  for (int n = 0; n < 8; ++n)
+    req.hosts.push_back(8 * n);
+  req.bytes = 8;
+  const auto choice = cs::choose_collective("all-reduce", "tree", req.bytes, cs::group_shape(p, req.hosts));
+  cs::expand_collective(g, pool, p, req, choice);
+  g.finalize();
+  // At least the base plus a deepest leaf's path up to the root and back (heap order 7-3-1-0, its mirror 0-4-6-7):
+  // six hops. (More where a node's second child waits for its first on the node's down stream.)
+  const auto& proto = choice.protocol;
+  double longest = 0;
+  for (const std::vector<int>& path : {std::vector<int>{7, 3, 1, 0, 1, 3, 7}, std::vector<int>{0, 4, 6, 7, 6, 4, 0}}) {
+    double t = proto.base_latency;
+    for (std::size_t i = 0; i + 1 < path.size(); ++i)
+      t += proto.step_overhead + p.topology.route_latency(8 * path[i], 8 * path[i + 1]);
+    longest = std::max(longest, t);
+  }
+  EXPECT_GE(cs::run_analytical(g, p).makespan, longest);
+}

@@ -1,5 +1,5 @@
 // What a training workload refuses before it runs: shapes the cluster cannot hold and splits the builders cannot make.
-#include "models/cost/fused_kernel_models.hpp"
+#include "models/cost/kernel_cost_model.hpp"
 #include "models/transformer/layer_graph.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -36,15 +36,14 @@ void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
   if (p.pp > static_cast<int>(graph.size()))
     throw env.error_at("workload.parallel.pp",
                        fmt::format("pp = {} is more stages than the graph's {} layers", p.pp, graph.size()));
-  for (std::size_t i = 0; i < graph.size(); ++i) // a kernel layer needs units for its dtype (and room for its tiles)
+  // A kernel layer must be one the cost stack can price on this device (units for its dtype, room for its tiles):
+  // ask the stack itself, with a neutral profile, before the run would.
+  const DeviceProfile neutral;
+  const auto stack = make_cost_model(*env.device, neutral);
+  for (std::size_t i = 0; i < graph.size(); ++i)
     if (graph[i].kernel)
       try {
-        const Kernel& k = *graph[i].kernel;
-        const std::string dtype = kernel_dtype(k);
-        if (kernel_flops(k) > 0 && !dtype.empty() && !(env.device->peak(dtype) > 0))
-          throw std::invalid_argument(fmt::format("{} has no {} compute units", env.device->name, dtype));
-        if (const auto* chain = std::get_if<GemmChainKernel>(&k))
-          best_chain_tiling(*chain, *env.device, DeviceProfile{});
+        stack->predict(*graph[i].kernel);
       } catch (const std::invalid_argument& e) {
         throw env.error_at(fmt::format("workload.model.graph[{}].kernel", i), e.what());
       }
