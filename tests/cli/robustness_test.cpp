@@ -176,7 +176,9 @@ TEST(Robustness, OneSymmetricReplicaGivesTheSameStepAndTraffic)
 TEST(Robustness, AutoSimulatesOneReplicaOfALargeSymmetricRunAndSaysSo)
 {
   const fs::path out = fresh_dir("auto");
-  auto r = clustersim("run " + src("scenarios/reference/llmfoundry-a100-80gb-mpt-70b.yaml") + " --out " + out.string());
+  // Four iterations: every replica would be ~2.2M tasks, past the automatic limit (two were 1.1M).
+  auto r = clustersim("run " + src("scenarios/reference/llmfoundry-a100-80gb-mpt-70b.yaml") +
+                      " --set workload.iterations=4 --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("1 of 64 data-parallel replicas simulated"), std::string::npos) << r.out;
   EXPECT_EQ(read_json(out / "report.json").at("metrics").at("replicas_simulated").get<double>(), 1);

@@ -213,12 +213,41 @@ TEST(Collectives, RingClosedFormEqualsItsFlowsAcrossLeaves)
   // Once a ring spans several leaves its slowest hop crosses the spine, and every step waits for that hop.
   EXPECT_GT(cs::group_shape(platform("h100-sxm5", 64, 8), ranks(512)).inter_lat,
             cs::group_shape(platform("h100-sxm5", 2, 8), ranks(16)).inter_lat);
-  for (int nodes : {2, 4, 8, 16, 32, 64}) {
+  for (int nodes : {2, 4, 8, 16, 32, 64, 128}) {
     auto p = platform("h100-sxm5", nodes, 8);
     const int n = 8 * nodes;
     const double form = cs::choose_collective("all-reduce", "ring", 1048576, cs::group_shape(p, ranks(n))).seconds;
     EXPECT_NEAR(expanded_time(p, "all-reduce", "ring", 1048576, n) / form, 1.0, 1e-3) << nodes << " nodes";
   }
+}
+
+TEST(Collectives, RingStepsTravelInAtMostEightSuperSteps)
+{
+  // Step by step, a 1 MiB all-reduce over 128 x 8 GPUs was 2(n-1) = 2,046 transfers per rank and channel.
+  auto p = platform("h100-sxm5", 128, 8);
+  cs::TaskGraph g;
+  cs::StreamPool pool(g);
+  cs::CollectiveRequest req;
+  req.kind = "all-reduce";
+  req.algorithm = "ring";
+  req.hosts = ranks(1024);
+  req.bytes = 1048576;
+  const auto choice = cs::choose_collective("all-reduce", "ring", req.bytes, cs::group_shape(p, req.hosts));
+  const auto done = cs::expand_collective(g, pool, p, req, choice);
+  const int channels = choice.protocol.single_channel ? 1 : cs::group_shape(p, req.hosts).channels;
+  EXPECT_LE(g.size(), static_cast<std::size_t>(8 * 1024 * channels + 1));
+  // One join ends it for every rank: none is done before the slowest.
+  for (const auto& d : done)
+    EXPECT_EQ(d, done.front());
+  // A ring shorter than eight steps keeps one transfer per step: a reduce-scatter over 4 ranks has 3.
+  cs::TaskGraph small;
+  cs::StreamPool small_pool(small);
+  req.kind = "reduce-scatter";
+  req.hosts = ranks(4);
+  const auto c4 = cs::choose_collective("reduce-scatter", "ring", req.bytes, cs::group_shape(p, req.hosts));
+  cs::expand_collective(small, small_pool, p, req, c4);
+  const int ch4 = c4.protocol.single_channel ? 1 : cs::group_shape(p, req.hosts).channels;
+  EXPECT_EQ(small.size(), static_cast<std::size_t>(3 * 4 * ch4 + 1));
 }
 
 TEST(Collectives, TreesAcrossNodesFollowNcclsShape)
