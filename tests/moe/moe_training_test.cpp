@@ -125,7 +125,7 @@ TEST(MoeTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
        "ep = 32 must divide the data-parallel degree 16"},
       {"workload.model.moe.capacity_factor=0", "capacity_factor must be greater than 0"},
       {"workload.model.moe.capacity_factor=-1", "capacity_factor must be greater than 0"},
-      {"workload.parallel.etp=3", "etp = 3: expert tensor parallelism is tp (2) or 1"},
+      {"workload.parallel.etp=3", "etp = 3 must divide tp = 2"},
       {"'policies.moe_routing={name: trace, file: " + src("tests/data/moe/bad_routing.csv") + "}'",
        "bad_routing.csv:3:"},
   };
@@ -189,13 +189,40 @@ TEST(MoeTraining, ExpertTensorParallelOneFoldsEachTpRankIntoTheExpertGroup)
                            "iteration_time_s");
   EXPECT_NEAR(sg / one.value("iteration_time_s", 1.0), 1.0, 0.10);
   // What folding cannot take: another etp, no sequence parallelism, ep not a multiple of tp.
-  for (const char* bad : {"--set workload.parallel.etp=3", "--set workload.parallel.sequence_parallel=false "
-                                                           "--set workload.parallel.etp=1",
+  for (const char* bad : {"--set workload.parallel.etp=3",
+                          "--set workload.parallel.sequence_parallel=false "
+                          "--set workload.parallel.etp=1",
                           "--set workload.parallel.ep=1 --set workload.parallel.etp=1"}) {
     const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") + " " + bad);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
     EXPECT_NE(r.err.find("etp"), std::string::npos) << r.err;
   }
+}
+
+TEST(MoeTraining, ExpertTensorParallelismBetweenOneAndTpFoldsGroupsOfTpRanks)
+{
+  // moe-mixtral under tp 4 (dp 8, ep 8). etp 4: an EP group is 8 replicas (4 nodes); etp 2: each replica holds two EP
+  // ranks of two TP ranks each, a group is 4 replicas (2 nodes); etp 1: 2 replicas (one node). Each GPU holds
+  // A / etp of a layer's routed experts (A = routed / ep), their optimizer state sharded over dp tp / (etp ep) = 4 /
+  // etp ranks (ZeRO-1, bf16): A / 2 (4 + 12 / 2) - A / 4 (4 + 12) = A more bytes per layer at etp 2 than at 4.
+  const std::string small = "--set workload.model.layers=2 --set workload.parallel.tp=4 ";
+  const auto four = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=4")["metrics"];
+  const auto two = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2")["metrics"];
+  const auto one = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1")["metrics"];
+  const double a = 8.0 * 3 * 4096 * 14336 / 8;
+  EXPECT_NEAR(two.value("peak_memory_bytes", 0.0) - four.value("peak_memory_bytes", 0.0), 2 * a, 0.05 * 2 * a);
+  // Fewer nodes per EP group: less of the all-to-all leaves a node.
+  EXPECT_LT(two.value("alltoall_time_s", 1e9), four.value("alltoall_time_s", 0.0));
+  EXPECT_LT(one.value("alltoall_time_s", 1e9), two.value("alltoall_time_s", 0.0));
+  const double sg = metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2 --backend simgrid",
+                           "iteration_time_s");
+  EXPECT_NEAR(sg / two.value("iteration_time_s", 1.0), 1.0, 0.10);
+  // ep must be a multiple of tp / etp: ep 2 under tp 4, etp 1 folds four EP ranks into each replica.
+  const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
+                                             " --set workload.parallel.tp=4 --set workload.parallel.ep=2 --set "
+                                             "workload.parallel.etp=1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("must be a multiple of tp / etp = 4"), std::string::npos) << r.err;
 }
 
 TEST(MoeTraining, StatefulPoliciesSeeEachStepOnceOnEitherBackend)

@@ -166,8 +166,8 @@ TEST(Planner, MemoryTightLlama70bPlanBeatsEveryPurePlan)
 
 TEST(Planner, MoePlansSearchExpertTensorParallelismToo)
 {
-  // Mixtral cut to 2 layers on 4 GPUs: under tp 2 and 4 the search also tries etp 1 (MoE parallel folding, ep a
-  // multiple of tp), and each such plan is a valid scenario.
+  // Mixtral cut to 2 layers on 4 GPUs: under tp 2 and 4 the search also tries every smaller power-of-two etp (MoE
+  // parallel folding, ep a multiple of tp / etp), and each such plan is a valid scenario.
   const cs::Scenario base = cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/moe-mixtral.yaml",
                                               {"workload.model.layers=2", "workload.batch.global=16"});
   cs::PlanOptions o;
@@ -175,12 +175,15 @@ TEST(Planner, MoePlansSearchExpertTensorParallelismToo)
   o.top = 1000;
   o.exhaustive = true;
   const cs::PlanSearch search = cs::search_plans(base, o);
-  int folded = 0;
+  int folded = 0, partly = 0;
   for (const auto& p : search.best)
-    if (p.tp > 1 && p.etp == 1) {
+    if (p.etp < p.tp) {
       ++folded;
-      EXPECT_EQ(p.ep % p.tp, 0);
+      partly += p.etp > 1 ? 1 : 0; // etp 2 under tp 4
+      EXPECT_EQ(p.tp % p.etp, 0);
+      EXPECT_EQ(p.ep % (p.tp / p.etp), 0);
       EXPECT_NO_THROW(cs::check_scenario(cs::plan_scenario(base, o.gpus, p)));
     }
   EXPECT_GT(folded, 0);
+  EXPECT_GT(partly, 0);
 }

@@ -32,13 +32,16 @@ MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
   groups_ = plan.dp / replicas_;
 }
 
-// EP rank k of a group: replica group * replicas_ + k / fold_, TP rank k % fold_ (only TP rank 0 is simulated; under
-// MoE parallel folding the others are EP ranks too, with their own share of the sequence).
+// EP rank k of a group: replica group * replicas_ + k / fold_, TP rank (k % fold_) * etp, the first of its etp TP
+// ranks (only TP rank 0 is simulated; under MoE parallel folding the others are EP ranks too, with their own share of
+// the sequence).
 std::vector<int> MoeEmitter::group_hosts(int group, int device) const
 {
+  const int etp = expert_tp(plan_.params->parallel);
   std::vector<int> hosts;
   for (int k = 0; k < ep_; ++k)
-    hosts.push_back(pipeline_host(plan_.params->parallel, plan_.dp, group * replicas_ + k / fold_, device) + k % fold_);
+    hosts.push_back(pipeline_host(plan_.params->parallel, plan_.dp, group * replicas_ + k / fold_, device) +
+                    k % fold_ * etp);
   return hosts;
 }
 
@@ -57,8 +60,9 @@ MoeContext MoeEmitter::context(int group, int device) const
   c.tokens_per_sample = m.seq / double(fold_);
   c.capacity_factor = m.moe.capacity_factor;
   c.hidden = m.hidden;
-  // Each TP rank dispatches its 1/tp slice of every token's hidden vector (the other ranks, not simulated, move the
-  // rest on their own links); under MoE parallel folding, whole hidden vectors of its 1/tp of the sequence.
+  // Each TP rank dispatches its 1/etp slice of the hidden vector of every token its EP rank routes (the other ranks,
+  // not simulated, move the rest on their own links): with etp = tp, 1/tp of every token; under MoE parallel folding
+  // (etp < tp) the EP rank's etp/tp of the sequence (etp = 1: whole hidden vectors of 1/tp of it).
   c.token_bytes = m.hidden * e / (tp / fold_);
   c.expert_parameters = expert_parameters(m) / etp;
   c.expert_weight_bytes = c.expert_parameters * e;

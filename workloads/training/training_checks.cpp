@@ -128,19 +128,21 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
   if (moe.experts % p.ep != 0)
     throw env.error_at(blamed_key(env, {"workload.model.moe.experts", "workload.parallel.ep"}),
                        fmt::format("{} experts do not divide over ep = {}", moe.experts, p.ep));
-  if (p.etp != 0 && p.etp != p.tp && p.etp != 1)
-    throw env.error_at("workload.parallel.etp", fmt::format("etp = {}: expert tensor parallelism is tp ({}) or 1 "
-                                                            "(each GPU its own expert-parallel rank)",
+  if (p.etp != 0 && (p.etp > p.tp || p.tp % p.etp != 0))
+    throw env.error_at("workload.parallel.etp", fmt::format("etp = {} must divide tp = {} (each group of etp TP ranks "
+                                                            "is one expert-parallel rank)",
                                                             p.etp, p.tp));
-  if (expert_tp(p) != p.tp) { // etp = 1 under tp > 1: an EP group is ep / tp whole replicas
+  if (expert_tp(p) != p.tp) { // etp < tp: a replica holds tp / etp EP ranks, an EP group whole replicas
     if (!p.sequence_parallel)
-      throw env.error_at("workload.parallel.etp", "etp = 1 under tp > 1 needs sequence_parallel (each TP rank "
-                                                  "routes its own share of the sequence)");
-    if (p.ep % p.tp != 0)
+      throw env.error_at("workload.parallel.etp", fmt::format("etp = {} under tp = {} needs sequence_parallel (each "
+                                                              "group of etp TP ranks routes its own share of the "
+                                                              "sequence)",
+                                                              p.etp, p.tp));
+    if (p.ep % ep_fold(p) != 0)
       throw env.error_at(blamed_key(env, {"workload.parallel.ep", "workload.parallel.etp"}),
-                         fmt::format("with etp = 1, ep = {} must be a multiple of tp = {} (an EP group takes whole "
-                                     "replicas)",
-                                     p.ep, p.tp));
+                         fmt::format("with etp = {}, ep = {} must be a multiple of tp / etp = {} (an EP group takes "
+                                     "whole replicas)",
+                                     p.etp, p.ep, ep_fold(p)));
   }
   if (dp % ep_replicas(p) != 0)
     throw env.error_at(blamed_key(env, {"workload.parallel.dp", "workload.parallel.ep"}),

@@ -30,10 +30,12 @@ struct ParallelParams {
 
 /** The expert tensor-parallel degree in effect: etp, or tp when not given. */
 inline int expert_tp(const ParallelParams& p) { return p.etp > 0 ? p.etp : p.tp; }
-/** Data-parallel replicas one expert-parallel group spans. With etp = tp the experts split over the TP ranks like the
- *  dense MLP and the group is ep replicas; with etp = 1 under tp > 1 (Megatron-Core's MoE parallel folding) every
- *  GPU of a replica is an EP rank of its own, so the group is ep / tp replicas, all their TP ranks. */
-inline int ep_replicas(const ParallelParams& p) { return expert_tp(p) == p.tp ? p.ep : p.ep / p.tp; }
+/** Expert-parallel ranks per replica and pipeline device: tp / etp (Megatron-Core's MoE parallel folding). With
+ *  etp = tp the experts split over the TP ranks like the dense MLP and each replica is one EP rank; with etp < tp each
+ *  group of etp TP ranks is an EP rank of its own (etp = 1: every GPU). */
+inline int ep_fold(const ParallelParams& p) { return p.tp / expert_tp(p); }
+/** Data-parallel replicas one expert-parallel group spans: ep / (tp / etp), all their TP ranks. */
+inline int ep_replicas(const ParallelParams& p) { return p.ep / ep_fold(p); }
 
 struct TrainingParams {
   ModelParams model;
