@@ -45,6 +45,29 @@ double expanded_time(const cs::PlatformSpec& p, const std::string& kind, const s
   return cs::run_analytical(g, p).makespan;
 }
 
+/** `kind` of `bytes` by `algo` over `hosts`, expanded into `g`: its choice, channels and per-rank done tasks. */
+struct Expansion {
+  cs::CollectiveChoice choice;
+  int channels = 1;
+  std::vector<std::vector<int>> done; // per rank
+};
+Expansion expand(cs::TaskGraph& g, const cs::PlatformSpec& p, const std::string& kind, const std::string& algo,
+                 std::vector<int> hosts, double bytes)
+{
+  cs::StreamPool pool(g);
+  cs::CollectiveRequest req;
+  req.kind = kind;
+  req.algorithm = algo;
+  req.hosts = std::move(hosts);
+  req.bytes = bytes;
+  const auto shape = cs::group_shape(p, req.hosts);
+  Expansion out;
+  out.choice = cs::choose_collective(kind, algo, bytes, shape);
+  out.channels = out.choice.protocol.single_channel ? 1 : shape.channels;
+  out.done = cs::expand_collective(g, pool, p, req, out.choice);
+  return out;
+}
+
 // An all-to-all of `bytes` over every GPU of `p`, expanded into `g` with the direct algorithm.
 cs::CollectiveChoice expand_all_to_all(cs::TaskGraph& g, const cs::PlatformSpec& p, int ranks_count, double bytes)
 {
@@ -226,28 +249,15 @@ TEST(Collectives, RingStepsTravelInAtMostEightSuperSteps)
   // Step by step, a 1 MiB all-reduce over 128 x 8 GPUs was 2(n-1) = 2,046 transfers per rank and channel.
   auto p = platform("h100-sxm5", 128, 8);
   cs::TaskGraph g;
-  cs::StreamPool pool(g);
-  cs::CollectiveRequest req;
-  req.kind = "all-reduce";
-  req.algorithm = "ring";
-  req.hosts = ranks(1024);
-  req.bytes = 1048576;
-  const auto choice = cs::choose_collective("all-reduce", "ring", req.bytes, cs::group_shape(p, req.hosts));
-  const auto done = cs::expand_collective(g, pool, p, req, choice);
-  const int channels = choice.protocol.single_channel ? 1 : cs::group_shape(p, req.hosts).channels;
-  EXPECT_LE(g.size(), static_cast<std::size_t>(8 * 1024 * channels + 1));
+  const auto big = expand(g, p, "all-reduce", "ring", ranks(1024), 1048576);
+  EXPECT_LE(g.size(), static_cast<std::size_t>(8 * 1024 * big.channels + 1));
   // One join ends it for every rank: none is done before the slowest.
-  for (const auto& d : done)
-    EXPECT_EQ(d, done.front());
+  for (const auto& d : big.done)
+    EXPECT_EQ(d, big.done.front());
   // A ring shorter than eight steps keeps one transfer per step: a reduce-scatter over 4 ranks has 3.
   cs::TaskGraph small;
-  cs::StreamPool small_pool(small);
-  req.kind = "reduce-scatter";
-  req.hosts = ranks(4);
-  const auto c4 = cs::choose_collective("reduce-scatter", "ring", req.bytes, cs::group_shape(p, req.hosts));
-  cs::expand_collective(small, small_pool, p, req, c4);
-  const int ch4 = c4.protocol.single_channel ? 1 : cs::group_shape(p, req.hosts).channels;
-  EXPECT_EQ(small.size(), static_cast<std::size_t>(3 * 4 * ch4 + 1));
+  const auto four = expand(small, p, "reduce-scatter", "ring", ranks(4), 1048576);
+  EXPECT_EQ(small.size(), static_cast<std::size_t>(3 * 4 * four.channels + 1));
 }
 
 TEST(Collectives, TreesAcrossNodesFollowNcclsShape)
