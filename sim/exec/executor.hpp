@@ -5,6 +5,7 @@
 #include "core/timeline.hpp"
 #include "platform/platform_spec.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,21 @@ Timeline run_analytical(const TaskGraph& graph, const PlatformSpec& platform,
  *  SimGrid's engine is a per-process singleton: call this at most once per process (see isolated_run.hpp). */
 Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
                      const std::vector<ExecutionObserver*>& observers = {});
+
+/** Thrown by run_simgrid, before the engine starts, for a graph with more streams than SimGrid can give actors: each
+ *  takes a memory mapping, and Linux allows a process 65,536 by default. */
+class ActorLimitError : public std::length_error {
+public:
+  ActorLimitError(long actors, long limit)
+      : std::length_error("the graph needs " + std::to_string(actors) + " SimGrid actors"), actors_(actors),
+        limit_(limit)
+  {}
+  long actors() const { return actors_; }
+  long limit() const { return limit_; }
+
+private:
+  long actors_, limit_;
+};
 
 /** Dispatches on "analytical" | "simgrid". */
 Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,

@@ -3,6 +3,7 @@
 #include "sim/runtime/simgrid_session.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -118,18 +119,75 @@ struct Run {
 
 } // namespace
 
+namespace {
+/** Memory mappings this process may still make, less a reserve for what the run maps besides actor stacks (Linux's
+ *  vm.max_map_count, 65,536 by default, less the mappings in use). */
+long mappings_left()
+{
+  long limit = 65536, used = 0;
+  if (std::ifstream f("/proc/sys/vm/max_map_count"); f)
+    f >> limit;
+  if (std::ifstream maps("/proc/self/maps"); maps)
+    for (std::string line; std::getline(maps, line);)
+      ++used;
+  return limit - used - 1000;
+}
+
+/** Thousands of streams sending to other hosts: thousands of flows in flight on one fabric. */
+bool wide_sharing(const TaskGraph& graph)
+{
+  std::vector<char> sends(graph.streams().size(), 0);
+  for (const auto& t : graph.tasks())
+    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+      sends[t.stream] = 1;
+  return std::count(sends.begin(), sends.end(), 1) >= Inbox::kWide;
+}
+
+/** Transfers each host receives from another. */
+std::vector<int> receives(const TaskGraph& graph, int hosts)
+{
+  std::vector<int> n(hosts, 0);
+  for (const auto& t : graph.tasks())
+    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+      ++n[t.dst];
+  return n;
+}
+
+/** A receiver actor posts a host's receives up front where flows are many and the host's receives few. */
+bool posts_up_front(bool wide, int expected) { return wide && expected > 0 && expected <= Inbox::kMaxUpFront; }
+
+/** The actors run_simgrid starts: one per stream with tasks, and the receivers. */
+long actors_needed(const TaskGraph& graph, bool wide, const std::vector<int>& expected)
+{
+  long n = 0;
+  for (std::size_t s = 0; s < graph.streams().size(); ++s)
+    n += graph.stream_tasks(static_cast<int>(s)).empty() ? 0 : 1;
+  for (int e : expected)
+    n += posts_up_front(wide, e) ? 1 : 0;
+  return n;
+}
+} // namespace
+
 Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
                      const std::vector<ExecutionObserver*>& observers)
 {
   if (!graph.finalized())
     throw std::logic_error("run_simgrid needs a finalized task graph");
+  // One actor per stream, and the receivers. SimGrid gives each an 8 MiB stack in a mapping of its own plus a guard
+  // page, a second mapping, so a graph of ~32,000 streams ran out of Linux's 65,536 mappings per process and SimGrid
+  // aborted (a 1 MiB tree all-reduce over 256 x 8 GPUs has 63,473). Where two each do not fit, the actors go without
+  // guard pages (a stream's loop is shallow); where one does not, the run is refused before it starts. (256 KiB
+  // stacks from the heap avoid mappings altogether, but that all-reduce then took 9 GB and 48 s instead of 1 GB
+  // and 14 s.)
+  const bool wide = wide_sharing(graph);
+  const std::vector<int> expected = receives(graph, platform.topology.host_count());
+  const long active = actors_needed(graph, wide, expected), left = mappings_left();
+  if (active > left)
+    throw ActorLimitError(active, left);
   // Tight timing precision: the backends must agree to 1e-9 relative on contention-free graphs.
   auto engine = start_simgrid_session(platform.network_model, SimgridPrecision{1e-13, 1e-12});
-  std::vector<char> sends(graph.streams().size(), 0);
-  for (const auto& t : graph.tasks())
-    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
-      sends[t.stream] = 1;
-  const bool wide = std::count(sends.begin(), sends.end(), 1) >= Inbox::kWide;
+  if (2 * active > left)
+    s4u::Engine::set_config("contexts/guard-size:0");
   // When thousands of flows share the fabric, every completion changes nearly every rate: recomputing them all
   // beats the lazy model's per-flow heap updates (1.3 s instead of 1.7 s on the 1,024-GPU all-to-all).
   if (wide)
@@ -157,12 +215,10 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
       run.route_latency[i] = platform.topology.route_latency(t.host, t.dst);
   }
   run.inbox.resize(platform.topology.host_count());
-  for (const auto& t : graph.tasks())
-    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
-      ++run.inbox[t.dst].expected;
   for (std::size_t h = 0; h < run.inbox.size(); ++h) {
     Inbox& in = run.inbox[h];
-    if (!wide || in.expected == 0 || in.expected > Inbox::kMaxUpFront)
+    in.expected = expected[h];
+    if (!posts_up_front(wide, in.expected))
       continue;
     in.box = s4u::Mailbox::by_name("inbox-" + std::to_string(h));
     s4u::Actor::create("receiver-" + std::to_string(h), sg.hosts.at(h), [&in] { in.receive_all(); });

@@ -71,6 +71,12 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   WorkloadOutput out;
   try {
     out = s.workload->run(env);
+  } catch (const ActorLimitError& e) {
+    throw s.source.error_at(
+        "backend", fmt::format("this run needs {} SimGrid actors (one per stream of its task graph), more than the {} "
+                               "a process can map; use the analytical backend, a smaller cluster, or fewer "
+                               "iterations",
+                               e.actors(), e.limit()));
   } catch (const TaskLimitError& e) {
     // Refused before memory runs out: at about 120 bytes a task, the limit is what the machine can hold.
     throw s.source.error_at(

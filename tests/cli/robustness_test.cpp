@@ -200,3 +200,27 @@ TEST(Robustness, IdleGpusAreAWarningInTheReportAndOnStderr)
                                   " --set workload.collective.factor=1.0000001"),
                        "at most 10000");
 }
+
+TEST(Robustness, SimgridTakesGraphsPastHalfTheProcessMappingsAndRefusesPastAll)
+{
+  // A 1 MiB tree all-reduce over 160 x 8 H100 is ~40,000 streams, each a SimGrid actor: with a guard page each, the
+  // stacks needed more mappings than Linux allows a process and SimGrid aborted. Without guard pages it runs; over
+  // 512 x 8 (127,000 actors) it is refused with exit 2 before anything runs, and nothing is written.
+  const fs::path dir = fresh_dir("actors");
+  fs::create_directories(dir);
+  const fs::path scenario = dir / "tree.yaml";
+  std::ofstream(scenario)
+      << "name: tree\nbackend: simgrid\n"
+         "cluster: {device: h100-sxm5, nodes: 160, gpus_per_node: 8, intra_node: {kind: nvswitch},\n"
+         "  network: {kind: fat-tree, nic_bandwidth: 400Gb/s, nics_per_node: 8}}\n"
+         "workload: {kind: collective, collective: {op: all-reduce, min_bytes: 1MiB, max_bytes: "
+         "1MiB, pricing: flows}}\n";
+  auto ok = clustersim("run " + scenario.string() + " --quiet --out " + (dir / "ok").string());
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_TRUE(fs::exists(dir / "ok" / "report.json"));
+  auto big = clustersim("run " + scenario.string() + " --set cluster.nodes=512 --out " + (dir / "big").string());
+  EXPECT_EQ(big.code, 2) << big.err;
+  EXPECT_NE(big.err.find("SimGrid actors"), std::string::npos) << big.err;
+  EXPECT_FALSE(fs::exists(dir / "big"));
+  fs::remove_all(dir);
+}
