@@ -3,7 +3,6 @@
 #include "sim/runtime/simgrid_session.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -120,19 +119,6 @@ struct Run {
 } // namespace
 
 namespace {
-/** Memory mappings this process may still make, less a reserve for what the run maps besides actor stacks (Linux's
- *  vm.max_map_count, 65,536 by default, less the mappings in use). */
-long mappings_left()
-{
-  long limit = 65536, used = 0;
-  if (std::ifstream f("/proc/sys/vm/max_map_count"); f)
-    f >> limit;
-  if (std::ifstream maps("/proc/self/maps"); maps)
-    for (std::string line; std::getline(maps, line);)
-      ++used;
-  return limit - used - 1000;
-}
-
 /** Thousands of streams sending to other hosts: thousands of flows in flight on one fabric. */
 bool wide_sharing(const TaskGraph& graph)
 {
@@ -173,21 +159,17 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
 {
   if (!graph.finalized())
     throw std::logic_error("run_simgrid needs a finalized task graph");
-  // One actor per stream, and the receivers. SimGrid gives each an 8 MiB stack in a mapping of its own plus a guard
-  // page, a second mapping, so a graph of ~32,000 streams ran out of Linux's 65,536 mappings per process and SimGrid
-  // aborted (a 1 MiB tree all-reduce over 256 x 8 GPUs has 63,473). Where two each do not fit, the actors go without
-  // guard pages (a stream's loop is shallow); where one does not, the run is refused before it starts. (256 KiB
-  // stacks from the heap avoid mappings altogether, but that all-reduce then took 9 GB and 48 s instead of 1 GB
-  // and 14 s.)
+  // One actor per stream, and the receivers, each stack a mapping (and a guard page a second): a graph of ~32,000
+  // streams ran out of Linux's 65,536 mappings per process and SimGrid aborted (a 1 MiB tree all-reduce over 256 x 8
+  // GPUs has 63,473). Where one mapping per actor does not fit, the run is refused before it starts.
   const bool wide = wide_sharing(graph);
   const std::vector<int> expected = receives(graph, platform.topology.host_count());
-  const long active = actors_needed(graph, wide, expected), left = mappings_left();
+  const long active = actors_needed(graph, wide, expected), left = simgrid_mappings_left();
   if (active > left)
     throw ActorLimitError(active, left);
   // Tight timing precision: the backends must agree to 1e-9 relative on contention-free graphs.
   auto engine = start_simgrid_session(platform.network_model, SimgridPrecision{1e-13, 1e-12});
-  if (2 * active > left)
-    s4u::Engine::set_config("contexts/guard-size:0");
+  fit_actor_stacks(active, left);
   // When thousands of flows share the fabric, every completion changes nearly every rate: recomputing them all
   // beats the lazy model's per-flow heap updates (1.3 s instead of 1.7 s on the 1,024-GPU all-to-all).
   if (wide)

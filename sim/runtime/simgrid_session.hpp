@@ -24,4 +24,12 @@ struct SimgridPrecision {
 std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(const std::string& network_model,
                                                             SimgridPrecision precision);
 
+/** Memory mappings this process may still make, less a reserve for what a run maps besides actor stacks (Linux's
+ *  vm.max_map_count, 65,536 by default, less the mappings in use). */
+long simgrid_mappings_left();
+
+/** Readies the engine for `actors` actors at once, each stack a mapping plus a guard page: drops the guard pages
+ *  where two mappings per actor do not fit in `left`. (Call after start_simgrid_session, before any actor.) */
+void fit_actor_stacks(long actors, long left);
+
 } // namespace cs
