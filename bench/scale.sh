@@ -27,5 +27,5 @@ run "tp8 pp4 dp64 ZeRO-1 1F1B, every replica" --replicas all
 run "tp8 pp1 dp256 ZeRO-3" --set workload.parallel.pp=1 --set workload.parallel.dp=256 --set workload.parallel.zero=3
 run "tp4 pp8 dp64 ZeRO-2 interleaved v2" --set workload.parallel.tp=4 --set workload.parallel.pp=8 \
   --set workload.parallel.vpp=2 --set workload.parallel.zero=2 --set policies.pipeline=interleaved-1f1b
-run "tp8 pp1 dp256 ZeRO-3, every replica (refused)" --set workload.parallel.pp=1 --set workload.parallel.dp=256 \
+run "tp8 pp1 dp256 ZeRO-3, every replica" --set workload.parallel.pp=1 --set workload.parallel.dp=256 \
   --set workload.parallel.zero=3 --replicas all
