@@ -116,9 +116,6 @@ struct Run {
   }
 };
 
-} // namespace
-
-namespace {
 /** Thousands of streams sending to other hosts: thousands of flows in flight on one fabric. */
 bool wide_sharing(const TaskGraph& graph)
 {

@@ -62,7 +62,7 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   const ModelParams& m = w.model;
   if (m.moe.enabled()) { // the experts at an even load (skew only adds), averaged over the layers
     // Under MoE parallel folding (etp < tp) each group of etp TP ranks routes its etp/tp of the sequence.
-    const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = w.parallel.tp / expert_tp(w.parallel);
+    const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = ep_fold(w.parallel);
     const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local / fold;
     // A copy: of() returns into the temporary cost's own cache, which dies with this statement.
     const PieceTimes e = ExpertCost(m, cost, w.framework, expert_tp(w.parallel)).of(tokens);
@@ -250,21 +250,19 @@ std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microb
   return out;
 }
 
-// (ep, etp) for an MoE model ({1, tp} for a dense one): ep a power of two dividing the experts, etp = tp and every
-// smaller power of two dividing tp (MoE parallel folding: tp / etp EP ranks per replica) where ep is a multiple of
-// tp / etp and the ep / (tp / etp) replicas of an EP group divide dp.
+// (ep, etp) for an MoE model ({1, tp} for a dense one): ep a power of two dividing the experts, etp every divisor of tp
+// (below tp, MoE parallel folding: tp / etp EP ranks per replica) where ep is a multiple of tp / etp and the
+// ep / (tp / etp) replicas of an EP group divide dp.
 std::vector<std::pair<int, int>> expert_degrees(const ModelParams& m, int dp, int tp)
 {
   std::vector<std::pair<int, int>> out{{1, tp}};
   for (int ep = 2; m.moe.enabled() && ep <= dp * tp && ep <= m.moe.experts; ep *= 2) {
     if (m.moe.experts % ep != 0)
       continue;
-    for (int etp = tp; etp >= 1; etp /= 2) {
+    for (int etp = tp; etp >= 1; --etp) {
       const int fold = tp / etp;
       if (tp % etp == 0 && ep % fold == 0 && ep / fold <= dp && dp % (ep / fold) == 0)
         out.emplace_back(ep, etp);
-      if (etp % 2 != 0)
-        break;
     }
   }
   return out;

@@ -32,7 +32,6 @@ void SimgridActorsBase::run(int host, std::function<void()> main)
   // event beats the lazy model's bookkeeping (the 1,024-worker sync bench, 1,000 steps: 62.0 s -> 47.4 s).
   if (wide_)
     s4u::Engine::set_config("network/optim:Full");
-  fit_actor_stacks(platform_.topology.host_count() + 16, simgrid_mappings_left()); // about one actor per host
   sg_ = instantiate_on_simgrid(platform_, simgrid_routes());
   for (std::size_t h = 0; h < sg_.hosts.size(); ++h)
     host_index_[sg_.hosts[h]] = static_cast<int>(h);

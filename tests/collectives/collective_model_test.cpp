@@ -29,22 +29,6 @@ std::vector<int> ranks(int n)
   return r;
 }
 
-// Expands one collective and runs it on the analytical backend.
-double expanded_time(const cs::PlatformSpec& p, const std::string& kind, const std::string& algo, double bytes, int n)
-{
-  cs::TaskGraph g;
-  cs::StreamPool pool(g);
-  cs::CollectiveRequest req;
-  req.kind = kind;
-  req.algorithm = algo;
-  req.hosts = ranks(n);
-  req.bytes = bytes;
-  auto choice = cs::choose_collective(kind, algo, bytes, cs::group_shape(p, req.hosts));
-  cs::expand_collective(g, pool, p, req, choice);
-  g.finalize();
-  return cs::run_analytical(g, p).makespan;
-}
-
 /** `kind` of `bytes` by `algo` over `hosts`, expanded into `g`: its choice, channels and per-rank done tasks. */
 struct Expansion {
   cs::CollectiveChoice choice;
@@ -66,6 +50,15 @@ Expansion expand(cs::TaskGraph& g, const cs::PlatformSpec& p, const std::string&
   out.channels = out.choice.protocol.single_channel ? 1 : shape.channels;
   out.done = cs::expand_collective(g, pool, p, req, out.choice);
   return out;
+}
+
+// Expands one collective and runs it on the analytical backend.
+double expanded_time(const cs::PlatformSpec& p, const std::string& kind, const std::string& algo, double bytes, int n)
+{
+  cs::TaskGraph g;
+  expand(g, p, kind, algo, ranks(n), bytes);
+  g.finalize();
+  return cs::run_analytical(g, p).makespan;
 }
 
 // An all-to-all of `bytes` over every GPU of `p`, expanded into `g` with the direct algorithm.

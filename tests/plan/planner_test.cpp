@@ -166,7 +166,7 @@ TEST(Planner, MemoryTightLlama70bPlanBeatsEveryPurePlan)
 
 TEST(Planner, MoePlansSearchExpertTensorParallelismToo)
 {
-  // Mixtral cut to 2 layers on 4 GPUs: under tp 2 and 4 the search also tries every smaller power-of-two etp (MoE
+  // Mixtral cut to 2 layers on 4 GPUs: under tp 2 and 4 the search also tries every smaller divisor of tp as etp (MoE
   // parallel folding, ep a multiple of tp / etp), and each such plan is a valid scenario.
   const cs::Scenario base = cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/moe-mixtral.yaml",
                                               {"workload.model.layers=2", "workload.batch.global=16"});

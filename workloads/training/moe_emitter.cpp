@@ -41,14 +41,14 @@ std::vector<int> MoeEmitter::group_hosts(int group, int device) const
   std::vector<int> hosts;
   for (int k = 0; k < ep_; ++k)
     hosts.push_back(pipeline_host(plan_.params->parallel, plan_.dp, group * replicas_ + k / fold_, device) +
-                    k % fold_ * etp);
+                    (k % fold_) * etp);
   return hosts;
 }
 
 MoeContext MoeEmitter::context(int group, int device) const
 {
   const ModelParams& m = plan_.params->model;
-  const double e = dtype_bytes(m.dtype), tp = plan_.tp, etp = expert_tp(plan_.params->parallel);
+  const double e = dtype_bytes(m.dtype), etp = expert_tp(plan_.params->parallel);
   const auto hosts = group_hosts(group, device);
   const GroupShape shape = group_shape(*plan_.platform, hosts);
   const auto machines = machines_of(*plan_.platform, hosts);
@@ -63,7 +63,7 @@ MoeContext MoeEmitter::context(int group, int device) const
   // Each TP rank dispatches its 1/etp slice of the hidden vector of every token its EP rank routes (the other ranks,
   // not simulated, move the rest on their own links): with etp = tp, 1/tp of every token; under MoE parallel folding
   // (etp < tp) the EP rank's etp/tp of the sequence (etp = 1: whole hidden vectors of 1/tp of it).
-  c.token_bytes = m.hidden * e / (tp / fold_);
+  c.token_bytes = m.hidden * e / etp;
   c.expert_parameters = expert_parameters(m) / etp;
   c.expert_weight_bytes = c.expert_parameters * e;
   c.expert_state_bytes = c.expert_parameters * (2 * e + 12.0); // weights, gradients, Adam's fp32 state

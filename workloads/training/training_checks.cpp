@@ -128,7 +128,7 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
   if (moe.experts % p.ep != 0)
     throw env.error_at(blamed_key(env, {"workload.model.moe.experts", "workload.parallel.ep"}),
                        fmt::format("{} experts do not divide over ep = {}", moe.experts, p.ep));
-  if (p.etp != 0 && (p.etp > p.tp || p.tp % p.etp != 0))
+  if (p.etp != 0 && p.tp % p.etp != 0)
     throw env.error_at("workload.parallel.etp", fmt::format("etp = {} must divide tp = {} (each group of etp TP ranks "
                                                             "is one expert-parallel rank)",
                                                             p.etp, p.tp));

@@ -28,7 +28,8 @@ void read_training(ObjectReader& r, TrainingParams& w)
       .field("ep", w.parallel.ep,
              "expert-parallel degree (MoE): each group of ep data-parallel replicas shares the experts, experts / ep "
              "per GPU (expert_model_parallel_size)")
-      .field("etp", w.parallel.etp, "expert tensor-parallel degree (0 = tp; expert_tensor_parallel_size)")
+      .field("etp", w.parallel.etp,
+             "expert tensor-parallel degree, a divisor of tp (0 = tp; expert_tensor_parallel_size)")
       .field("sequence_parallel", w.parallel.sequence_parallel, "Megatron sequence parallelism")
       .field("zero", w.parallel.zero, "ZeRO stage 0-3")
       .choice("partition", w.parallel.partition, {"even", "balanced"},
