@@ -61,7 +61,11 @@ void read_network(ObjectReader r, NetworkParams& n)
       .field("agg_uplink", n.agg_uplink, "CPU cluster: aggregation to core bandwidth (default from oversubscription)")
       .field("oversubscription", n.oversubscription, "CPU cluster: [ToR, aggregation] oversubscription ratios")
       .field("racks_per_agg", n.racks_per_agg, "CPU cluster: racks under one aggregation switch (0 = all)")
-      .list<BackgroundParams>("background", n.background, "time-varying background load on links", read_background);
+      .list<BackgroundParams>("background", n.background, "time-varying background load on links", read_background)
+      .choice("routing", n.routing, {"ideal", "ecmp"},
+              "GPU fat-tree: ideal = flows spread evenly over a switch's uplinks; ecmp = each uplink port is a link "
+              "and a flow hashes onto one (collisions share a port)")
+      .field("ecmp_seed", n.ecmp_seed, "routing: ecmp: salt of the per-flow hash (which flows collide)");
   r.finish();
   r.require_positive("nic_bandwidth", n.nic_bandwidth.value);
   r.require_positive("nics_per_node", n.nics_per_node);
@@ -72,6 +76,7 @@ void read_network(ObjectReader r, NetworkParams& n)
   r.require_non_negative("tor_uplink", n.tor_uplink.value);
   r.require_non_negative("agg_uplink", n.agg_uplink.value);
   r.require_non_negative("racks_per_agg", n.racks_per_agg);
+  r.require_non_negative("ecmp_seed", n.ecmp_seed);
   r.require_at_most("nics_per_node", n.nics_per_node, 1024);
   if (r.describing())
     return;
@@ -162,6 +167,9 @@ void read_cluster(ObjectReader r, ClusterParams& c)
       c.network.kind = "tree";
     else if (c.network.kind != "tree")
       r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
+    if (c.network.routing != "ideal")
+      r.child("network", "")
+          .fail_at("routing", "routing: ecmp is for GPU fat-trees; a CPU tree has one uplink per switch");
     check_straggler_indices(stragglers, c.stragglers, c.racks * c.hosts_per_rack, c.racks * c.hosts_per_rack);
     return;
   }

@@ -50,6 +50,11 @@ struct NetworkParams {
   std::vector<double> oversubscription{1.0, 1.0};
   int racks_per_agg = 0; // 0 = all racks under one aggregation switch
   std::vector<BackgroundParams> background;
+  // GPU fat-trees: how flows cross the switch levels above the leaves. ideal = every flow spreads over all uplinks
+  // (one aggregate link per switch); ecmp = each uplink port is its own link and a flow takes the port its
+  // (source, destination) hash picks, so two flows can collide on one port while another stays idle.
+  std::string routing = "ideal";
+  int ecmp_seed = 0; // salt of the ECMP hash (a switch setting, not the run's --seed)
 };
 
 struct HostParams {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
 
@@ -127,6 +128,15 @@ std::vector<int> wire_upper_levels(Topology& t, const NetworkParams& net, const 
   if (levels < 2 || net.kind == "star" || leaves.switches.size() <= 1)
     return pod_of_leaf;
   const int top = t.add_switch(levels == 3 && pods > 1 ? "core" : "spine");
+  // A switch's uplinks: one aggregate link (ideal spreading), or under ECMP one link per port of the NIC's speed
+  // (as many as carry that capacity), which flows hash onto.
+  const double port = net.nic_bandwidth.value * net.nic_efficiency;
+  auto uplink = [&](const std::string& name, double bw, double lat, const char* tier, int stage) {
+    if (net.routing != "ecmp")
+      return t.add_link(name, bw, lat, tier);
+    const int ports = std::max(1, static_cast<int>(std::lround(bw / port)));
+    return t.add_link_bundle(name, bw, ports, lat, tier, stage);
+  };
   std::vector<int> pod_switch;
   std::vector<double> pod_down(pods, 0.0);
   if (levels == 3 && pods > 1)
@@ -136,13 +146,13 @@ std::vector<int> wire_upper_levels(Topology& t, const NetworkParams& net, const 
     const int q = static_cast<int>(l) / leaves.rails / groups_per_pod;
     pod_of_leaf[l] = q;
     const double bw = leaves.down[l] / net.levels[0].oversubscription;
-    const int up = t.add_link(t.vertex(leaves.switches[l]).name + "/uplink", bw, level_latency(net, 1), "leaf-uplink");
+    const int up = uplink(t.vertex(leaves.switches[l]).name + "/uplink", bw, level_latency(net, 1), "leaf-uplink", 1);
     t.add_edge(leaves.switches[l], pod_switch.empty() ? top : pod_switch[q], up);
     pod_down[q] += bw;
   }
   for (int q = 0; q < static_cast<int>(pod_switch.size()); ++q) {
-    const int up = t.add_link(fmt::format("pod{}/uplink", q), pod_down[q] / net.levels[1].oversubscription,
-                              level_latency(net, 2), "pod-uplink");
+    const int up = uplink(fmt::format("pod{}/uplink", q), pod_down[q] / net.levels[1].oversubscription,
+                          level_latency(net, 2), "pod-uplink", 2);
     t.add_edge(pod_switch[q], top, up);
   }
   return pod_of_leaf;
@@ -168,6 +178,7 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
     wire_node(t, c, d, n, gpu[n]);
   if (nodes == 1 && c.network.kind != "star" && c.network.levels.empty())
     return p;
+  t.set_ecmp_seed(static_cast<std::uint64_t>(c.network.ecmp_seed));
   const Leaves leaves = wire_leaves(t, c, gpu);
   const auto pod_of_leaf = wire_upper_levels(t, c.network, leaves);
   for (int n = 0; n < nodes; ++n)

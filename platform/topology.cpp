@@ -60,6 +60,57 @@ int Topology::add_link(const std::string& name, double bandwidth, double latency
   return static_cast<int>(links_.size()) - 1;
 }
 
+int Topology::add_link_bundle(const std::string& name, double bandwidth, int ports, double latency,
+                              const std::string& tier, int stage)
+{
+  if (ports < 1)
+    throw std::invalid_argument("link bundle " + name + " needs at least one port");
+  const int first = static_cast<int>(links_.size());
+  for (int k = 0; k < ports; ++k)
+    add_link(name + std::to_string(k), bandwidth / ports, latency, tier);
+  bundle_of_link_.resize(links_.size(), -1);
+  for (int k = 0; k < ports; ++k)
+    bundle_of_link_[first + k] = static_cast<int>(bundles_.size());
+  bundles_.push_back(Bundle{first, ports, stage});
+  route_rows_.clear();
+  route_store_.clear();
+  return first;
+}
+
+void Topology::set_ecmp_seed(std::uint64_t seed)
+{
+  ecmp_seed_ = seed;
+  route_rows_.clear();
+  route_store_.clear();
+}
+
+namespace {
+
+// SplitMix64's finaliser: a cheap, well-mixed, platform-independent hash (std::hash is neither portable nor mixed).
+std::uint64_t mix(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+} // namespace
+
+// Edges join a bundle's first port; each crossing moves to the port this pair hashes to at that stage. Both leaves
+// of a path through the spine use the same stage hash, so the flow leaves and enters through the same spine plane.
+void Topology::pick_ports(std::vector<LinkUse>& path, int src_host, int dst_host) const
+{
+  for (auto& use : path) {
+    if (use.link >= static_cast<int>(bundle_of_link_.size()) || bundle_of_link_[use.link] < 0)
+      continue;
+    const Bundle& b = bundles_[bundle_of_link_[use.link]];
+    const std::uint64_t h =
+        mix(mix(mix(ecmp_seed_ ^ std::uint64_t(b.stage)) ^ std::uint64_t(src_host)) ^ std::uint64_t(dst_host));
+    use.link = b.first + static_cast<int>(h % std::uint64_t(b.ports));
+  }
+}
+
 void Topology::add_edge(int a, int b, std::vector<LinkUse> links)
 {
   edges_.push_back(Edge{a, b, std::move(links)});
@@ -146,6 +197,8 @@ const std::vector<LinkUse>& Topology::route(int src_host, int dst_host) const
     }
     for (std::size_t i = vertex_path.size() - 1; i > 0; --i)
       append_links(path, edges_[via_edge[vertex_path[i - 1]]], vertex_path[i]);
+    if (!bundles_.empty())
+      pick_ports(path, src_host, dst_host);
   }
   route_store_.push_back(std::move(path));
   row.insert(slot, {dst_host, static_cast<int>(route_store_.size()) - 1});

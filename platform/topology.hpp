@@ -54,6 +54,12 @@ public:
   void add_edge(int a, int b, std::vector<LinkUse> links);
   /** Joins a and b through one link whose up direction points from a to b. */
   void add_edge(int a, int b, int link) { add_edge(a, b, std::vector<LinkUse>{LinkUse{link, true}}); }
+  /** ECMP: `ports` parallel links named name0, name1, ... sharing `bandwidth`; join them with add_edge(a, b, first
+   *  returned). Routes cross the one a hash of (source host, destination host, stage, ecmp seed) picks, so flows
+   *  between different pairs may collide on a port. Bundles of one stage are the same switch level. */
+  int add_link_bundle(const std::string& name, double bandwidth, int ports, double latency, const std::string& tier,
+                      int stage);
+  void set_ecmp_seed(std::uint64_t seed);
 
   /** The links crossed from host `src` to host `dst`, in order; empty when src == dst.
    *  Throws std::logic_error when no path exists. Cached per pair. */
@@ -98,6 +104,13 @@ private:
   mutable std::vector<std::vector<std::pair<int, int>>> route_rows_;
   mutable std::deque<std::vector<LinkUse>> route_store_;
   mutable std::map<int, std::vector<int>> search_tree_; // per source vertex: the edge each vertex was reached by
+  struct Bundle {
+    int first = 0, ports = 1, stage = 0; // links first .. first + ports - 1
+  };
+  std::vector<Bundle> bundles_;
+  std::vector<int> bundle_of_link_; // -1 for a link outside every bundle (sized on the first bundle)
+  std::uint64_t ecmp_seed_ = 0;
+  void pick_ports(std::vector<LinkUse>& path, int src_host, int dst_host) const;
 };
 
 } // namespace cs

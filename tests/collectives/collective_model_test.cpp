@@ -237,6 +237,39 @@ TEST(Collectives, RingClosedFormEqualsItsFlowsAcrossLeaves)
   }
 }
 
+TEST(Collectives, EcmpCollisionsSeparateOversubscriptionsThatIdealSpreadingMakesEqual)
+{
+  // 16 x 8 H100, 4 nodes per leaf: a ring crosses each leaf boundary with 8 flows (one per channel and NIC), which
+  // 2:1 (16 uplink ports) and 4:1 (8 ports) both carry at full rate when spread ideally. Hashed onto ports, flows
+  // collide, and the fewer the ports the more they do.
+  auto ring_time = [](const std::string& routing, double oversubscription, int seed, bool simgrid) {
+    cs::ClusterParams c;
+    c.device = "h100-sxm5";
+    c.nodes = 16;
+    c.network.levels = {cs::FabricLevel{oversubscription, 0, cs::Seconds{-1}}, cs::FabricLevel{}};
+    c.network.routing = routing;
+    c.network.ecmp_seed = seed;
+    auto p = cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
+    cs::TaskGraph g;
+    expand(g, p, "all-reduce", "ring", ranks(128), 256.0 * (1 << 20));
+    g.finalize();
+    if (!simgrid)
+      return cs::run_analytical(g, p).makespan;
+    return std::stod(cs::run_isolated([&] { return std::to_string(cs::run_simgrid(g, p).makespan); }));
+  };
+  EXPECT_DOUBLE_EQ(ring_time("ideal", 2, 0, false), ring_time("ideal", 4, 0, false));
+  double two = 0, four = 0;
+  for (int seed = 0; seed < 4; ++seed) {
+    const double t2 = ring_time("ecmp", 2, seed, true), t4 = ring_time("ecmp", 4, seed, true);
+    EXPECT_GE(t4, t2 * (1 - 1e-9)) << seed; // a collision at 16 ports is one at 8 (h mod 16 fixes h mod 8)
+    two += t2;
+    four += t4;
+  }
+  const double ideal = ring_time("ideal", 2, 0, true);
+  EXPECT_GT(two, 4 * ideal * 1.02);
+  EXPECT_GT(four, two * 1.1);
+}
+
 TEST(Collectives, RingStepsTravelInAtMostEightSuperSteps)
 {
   // Step by step, a 1 MiB all-reduce over 128 x 8 GPUs was 2(n-1) = 2,046 transfers per rank and channel.

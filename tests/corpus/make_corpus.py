@@ -101,7 +101,7 @@ overrides = {
         "workload.collective.algorithm=butterfly", "workload.collective.min_bytes=16GiB",
         "workload.collective.max_bytes=0", "workload.collective.ranks=-1", "workload.collective.pricing=guess",
         "cluster.intra_node.nvls=yes please", "workload.collective.algorithm=nvls-tree",
-        "workload.collective.algorithm=nvls",
+        "workload.collective.algorithm=nvls", "cluster.network.routing=random", "cluster.network.ecmp_seed=-1",
     ],
     "scenarios/fused-kernels-graph.yaml": [
         "workload.model.graph[0].kernel={family: gemm-chain, m: 64}", "workload.model.graph[0].kernel.family=conv",
@@ -119,6 +119,7 @@ overrides = {
         "workload.mapreduce.trace.path=/dev/zero", "policies.mapreduce=random",
         "policies.mapreduce={name: capacity, bogus: 1}", "cluster.network.background[0].load=2",
         "cluster.network.background[0].tier=moon", "cluster.network.model=lv08",
+        "cluster.network.routing=ecmp",
     ],
     "scenarios/stragglers.yaml": [
         "cluster.stragglers.random.probability=-0.1", "cluster.stragglers.random.probability=1.01",

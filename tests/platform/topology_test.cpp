@@ -66,6 +66,45 @@ TEST(Topology, TwoLevelFatTreeWithOversubscription)
   EXPECT_EQ(t.hop_level(0, 8), 1);
 }
 
+TEST(Topology, EcmpSplitsUplinksIntoPortsAndHashesEachPairOntoOne)
+{
+  auto c = gpu_cluster(8, "fat-tree");
+  c.network.levels = {cs::FabricLevel{2.0, 4, cs::Seconds{-1}}, cs::FabricLevel{1.0, 0, cs::Seconds{-1}}};
+  c.network.routing = "ecmp";
+  auto p = cs::build_platform_spec(c, device("h100-sxm5"));
+  const auto& t = p.topology;
+  // 776 GB/s of leaf uplink at 2:1 is 16 ports of one NIC's 48.5 GB/s, each its own link.
+  int ports = 0;
+  for (const auto& l : t.links())
+    if (l.name.rfind("leaf0/uplink", 0) == 0) {
+      ++ports;
+      EXPECT_DOUBLE_EQ(l.bandwidth, 48.5e9);
+      EXPECT_EQ(l.tier, "leaf-uplink");
+    }
+  EXPECT_EQ(ports, 16);
+  // A pair crosses one port of each leaf, the same spine plane on both sides; pairs spread over the ports.
+  std::set<std::string> used;
+  for (int dst = 32; dst < 64; ++dst) {
+    const auto path = link_names(t, 0, dst);
+    ASSERT_EQ(path.size(), 4u);
+    const auto up = path[1].substr(std::string("leaf0/uplink").size());
+    const auto down = path[2].substr(std::string("leaf1/uplink").size());
+    EXPECT_EQ(up.substr(0, up.find(':')), down.substr(0, down.find(':'))) << dst;
+    used.insert(path[1]);
+    EXPECT_EQ(link_names(t, 0, dst), path); // the same pair always takes the same port
+  }
+  EXPECT_GT(used.size(), 8u);
+  EXPECT_LT(used.size(), 32u);
+  // Inside a leaf nothing changes; another seed moves some pairs to other ports.
+  EXPECT_EQ(link_names(t, 0, 9), (std::vector<std::string>{"node0/nic0:up", "node1/nic1:down"}));
+  c.network.ecmp_seed = 7;
+  auto q = cs::build_platform_spec(c, device("h100-sxm5"));
+  int moved = 0;
+  for (int dst = 32; dst < 64; ++dst)
+    moved += link_names(q.topology, 0, dst) != link_names(t, 0, dst);
+  EXPECT_GT(moved, 0);
+}
+
 TEST(Topology, ThreeLevelTreeHasPods)
 {
   auto c = gpu_cluster(16, "fat-tree");

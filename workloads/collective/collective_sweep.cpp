@@ -19,7 +19,7 @@ std::vector<double> sweep_sizes(const CollectiveParams& p)
 
 bool closed_forms_fit(const NetworkParams& network)
 {
-  if (!network.background.empty() || network.kind == "rail-optimized")
+  if (!network.background.empty() || network.kind == "rail-optimized" || network.routing == "ecmp")
     return false;
   for (const auto& level : network.levels)
     if (level.oversubscription > 1)
