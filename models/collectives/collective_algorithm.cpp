@@ -23,14 +23,15 @@ std::vector<std::vector<int>> CollectiveEmitter::ranks_by_machine() const
 }
 
 int CollectiveEmitter::send(int from_rank, int to_rank, int channel, double payload, int step, double efficiency,
-                            double fixed_overhead)
+                            double fixed_overhead, double rate)
 {
   const ProtocolParams& p = choice.protocol;
   const double overhead = fixed_overhead >= 0 ? fixed_overhead : p.step_overhead + (step == 0 ? p.base_latency : 0.0);
   const double eff = efficiency > 0 ? efficiency : p.efficiency;
   const int stream = pool.get(req.hosts[from_rank], channel);
-  const int t = graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff, graph.names()[name],
-                                   req.labels, overhead, p.rate_cap);
+  const int t =
+      graph.add_transfer(stream, req.hosts[from_rank], req.hosts[to_rank], payload / eff, graph.names()[name],
+                         req.labels, overhead, rate > 0 && (p.rate_cap <= 0 || rate < p.rate_cap) ? rate : p.rate_cap);
   if (!req.ready.empty() && req.ready[from_rank] >= 0 && gated.insert(stream).second)
     graph.add_dependency(req.ready[from_rank], t);
   return t;

@@ -33,9 +33,9 @@ struct CollectiveEmitter {
   std::vector<std::vector<int>> ranks_by_machine() const;
   /** A transfer of `payload` bytes in algorithm step `step` on channel `channel`; every stream's first transfer
    *  waits for its rank's input (a tree's leaf first sends at step 1). `efficiency` and `overhead` replace the
-   *  protocol's when given (>= 0 for overhead). */
+   *  protocol's when given (>= 0 for overhead); `rate` > 0 caps its bytes/s below the protocol's cap. */
   int send(int from_rank, int to_rank, int channel, double payload, int step, double efficiency = -1,
-           double overhead = -1);
+           double overhead = -1, double rate = 0);
   /** A zero-length task on `rank` after `after`. */
   int barrier(int rank, const std::vector<int>& after);
 };
