@@ -82,8 +82,9 @@ def section2(build, backend, tmp):
 
 
 def public_sweeps(build, backend, tmp):
-    """Other public nccl-tests sweeps in hardware.yaml, not validation rows: Azure's ND A100 v4 (NCCL 2.18.5; fits
-    nothing) and ND H100 v5 NVLS (the NVLS size ramp's source at 1 MiB-1 GiB, so those rows only show the fit)."""
+    """Other public nccl-tests sweeps, not validation rows: Azure's ND A100 v4 (NCCL 2.18.5; fits nothing), ND H100 v5
+    NVLS (the NVLS size ramp's source at 1 MiB-1 GiB, so those rows only show the fit), and two multi-node NVLS
+    user reports."""
     rows = []
     out = run(build, "nccl-a100-nvswitch.yaml", backend, tmp)
     for label, size, ref in [("1 MiB", 1 << 20, 36.22), ("16 MiB", 16 << 20, 109.22), ("128 MiB", 128 << 20, 174.18),
@@ -98,6 +99,19 @@ def public_sweeps(build, backend, tmp):
     for label, size, ref in [("1 MiB (fit)", 1 << 20, 43.70), ("16 MiB (fit)", 16 << 20, 234.45),
                              ("128 MiB (fit)", 128 << 20, 400.61), ("1 GiB (fit)", 1 << 30, 466.35)]:
         rows.append((f"Azure 8xH100 NVLS all-reduce {label} (busbw GB/s)", ref, busbw(out, size)))
+    # Multi-node NVLS (user reports, confidence C): 2 x 8 H100 over 8 x 400 Gb/s RoCE, NCCL 2.19.3, ~430 GB/s at
+    # 4-8 GiB with NVLS on (nccl#1221); 248 x 8 H200, default algorithm, 512 MiB "typically around 350" (nccl-tests#283).
+    for label, nodes, device, size, ref in [("2x8 H100 NVLS-tree all-reduce 4 GiB", 2, "h100-sxm5", 4 << 30, 430),
+                                            ("248x8 H200 NVLS-tree all-reduce 512 MiB", 248, "h200-sxm", 512 << 20, 350)]:
+        out = os.path.join(tmp, f"nvlstree{nodes}")
+        args = ["run", "scenarios/reference/nccl-h100-2node-nvlstree.yaml", "--quiet", "--out", out,
+                "--set", f"cluster.nodes={nodes}", "--set", f"cluster.device={device}",
+                "--set", "workload.collective.algorithm=auto",
+                "--set", f"workload.collective.min_bytes={size}B", "--set", f"workload.collective.max_bytes={size}B"]
+        if backend:
+            args += ["--backend", backend]
+        clustersim(build, *args)
+        rows.append((f"{label} (busbw GB/s)", ref, busbw(out, size)))
     return rows
 
 
