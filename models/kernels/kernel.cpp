@@ -172,9 +172,9 @@ std::string describe_kernel(const Kernel& k)
                                g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.dtype);
           },
           [](const AttentionKernel& a) {
-            return fmt::format("attention{} batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{} {}",
+            return fmt::format("attention{} batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{}{} {}",
                                a.backward ? " backward" : "", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
-                               a.head_dim, a.causal ? " causal" : "", a.dtype);
+                               a.head_dim, a.causal ? " causal" : "", a.triton ? " triton" : "", a.dtype);
           },
           [](const BandwidthKernel& b) {
             return fmt::format("bandwidth op={} bytes_in={} bytes_out={} flops={} {}", b.op, b.bytes_in, b.bytes_out,
@@ -223,7 +223,7 @@ std::vector<std::string> kernel_argument_names(const std::string& family)
   if (family == "gemm")
     return {"m", "n", "k", "batch", "dtype", "trans_a", "trans_b"};
   if (family == "attention")
-    return {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "dtype"};
+    return {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "triton", "dtype"};
   if (family == "bandwidth")
     return {"op", "bytes_in", "bytes_out", "flops", "dtype"};
   if (family == "softmax" || family == "layernorm" || family == "rmsnorm")
@@ -372,7 +372,8 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
                            a.number("head_dim", 0, true),
                            a.flag("causal"),
                            a.dtype("bf16"),
-                           a.flag("backward")};
+                           a.flag("backward"),
+                           a.flag("triton")};
   }
   if (family == "bandwidth")
     return BandwidthKernel{a.text("op", "elementwise"), a.number("bytes_in", 0, true), a.non_negative("bytes_out", 0),

@@ -23,6 +23,7 @@ struct AttentionKernel {
   bool causal = false;
   std::string dtype = "bf16";
   bool backward = false;
+  bool triton = false; // FlashAttention written in Triton (2023), not FlashAttention-2's CUDA kernels
 };
 
 /** A bandwidth-bound op given by its traffic and arithmetic (elementwise, triad, activation). */

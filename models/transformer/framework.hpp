@@ -13,29 +13,29 @@ namespace cs {
 struct FrameworkProfile {
   std::string name = "megatron-core";
   // Kernels.
-  bool fused_bias_gelu = true;        // bias + GeLU in one pass (Megatron); two passes in eager PyTorch
-  bool fused_bias_dropout_add = true; // bias + dropout + residual add in one pass (Megatron)
-  double dropout = 0.1;               // hidden and attention dropout probability; 0 = no dropout kernels
-  bool attention_layout_copies = false; // q, k, v and their gradients copied into the attention kernel's layout
+  bool fused_bias_gelu = true;              // bias + GeLU in one pass (Megatron); two passes in eager PyTorch
+  bool fused_bias_dropout_add = true;       // bias + dropout + residual add in one pass (Megatron)
+  double dropout = 0.1;                     // hidden and attention dropout probability; 0 = no dropout kernels
+  bool attention_layout_copies = false;     // q, k, v and their gradients copied into the attention kernel's layout
   double cross_entropy_forward_bytes = 30;  // per logit: upcast to fp32 and the unfused softmax passes
   double cross_entropy_backward_bytes = 22; // per logit: softmax minus one-hot, scale, cast back
   // Gradients.
-  std::string grad_accumulation = "fp32"; // "fp32": each microbatch's gradient is added to an fp32 main_grad
-                                          // (Megatron); "none": gradients accumulate in place
-  std::string reduce_dtype;     // dtype gradients are reduced in ("" = the model's)
-  bool grad_cast_predivide = false; // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
+  std::string grad_accumulation = "fp32";  // "fp32": each microbatch's gradient is added to an fp32 main_grad
+                                           // (Megatron); "none": gradients accumulate in place
+  std::string reduce_dtype;                // dtype gradients are reduced in ("" = the model's)
+  bool grad_cast_predivide = false;        // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
   std::string overlap = "during-backward"; // gradient reduction: during-backward (bucketed, as it completes) |
                                            // after-backward (once the backward pass is done)
   bool reduce_every_microbatch = false;    // FSDP without no_sync: every microbatch reduce-scatters its gradients
   double optimizer_bytes_per_parameter = 58; // mixed-precision Adam: unscale and inf check, norm, clip, Adam, copy
   double optimizer_flops_per_parameter = 15;
   // Pipeline parallelism.
-  bool p2p_blocking = true;            // the sender waits for its p2p send before its next op (Megatron synchronises)
+  bool p2p_blocking = true;             // the sender waits for its p2p send before its next op (Megatron synchronises)
   bool pipeline_scatter_gather = false; // without sequence parallelism each TP rank sends 1/tp of the activation and
                                         // the receivers all-gather it (Megatron-LM 2021); else each sends it whole
   // Host and SMs.
-  double kernel_gap_s = 0;      // host time to launch one kernel; a shorter kernel leaves the GPU waiting
-  double comm_sm_fraction = 0;  // share of a GPU's compute that communication kernels take while they run
+  double kernel_gap_s = 0;     // host time to launch one kernel; a shorter kernel leaves the GPU waiting
+  double comm_sm_fraction = 0; // share of a GPU's compute that communication kernels take while they run
 
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {

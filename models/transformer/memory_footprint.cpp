@@ -54,7 +54,7 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   const double replicated = l.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
   const double held = sp ? (replicated + split) / t : replicated + split / t;
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
-  const double scores = m.attention == "flash" ? 0.0 : (l.dropout ? 5.0 : 4.0) * a * s / (h * t);
+  const double scores = m.attention != "materialized" ? 0.0 : (l.dropout ? 5.0 : 4.0) * a * s / (h * t);
   double per_layer = 0;
   if (m.recompute == "full") // only each layer's input is kept
     per_layer = 2.0 * s * b * h / (sp ? t : 1);

@@ -243,10 +243,10 @@ void read_model(ObjectReader m, ModelParams& model)
       .field("vocab", model.vocab, "vocabulary size")
       .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
       .choice("recompute", model.recompute, {"none", "selective", "full"}, "activation recomputation")
-      .choice(
-          "attention", model.attention, {"flash", "materialized"},
-          "flash: fused attention, scores never reach memory; materialized: QK^T GEMM, softmax, dropout and PV GEMM "
-          "through memory (Megatron-LM before FlashAttention)")
+      .choice("attention", model.attention, {"flash", "triton", "materialized"},
+              "flash: fused attention (FlashAttention-2), scores never reach memory; triton: the same fused attention "
+              "written in Triton (llm-foundry's attn_impl: triton for ALiBi models, 2023), slower; materialized: QK^T "
+              "GEMM, softmax, dropout and PV GEMM through memory (Megatron-LM before FlashAttention)")
       .choice("mlp", model.mlp, {"gelu", "swiglu"},
               "feed-forward block: gelu (up GEMM, GeLU, down GEMM) or swiglu (fused gate and up GEMM, SiLU-gated "
               "product, down GEMM)")

@@ -32,7 +32,7 @@ struct ModelParams {
   int vocab = 51200;
   std::string dtype = "bf16";
   std::string recompute = "none";  // none | selective | full
-  std::string attention = "flash"; // flash (fused, scores stay on chip) | materialized (scores written to memory)
+  std::string attention = "flash"; // flash | triton (fused, scores stay on chip) | materialized (scores in memory)
   std::string preset;              // filled in first, then keys given next to it override (see model_presets())
   int kv_heads = 0;                // 0 = heads (multi-head attention); fewer = grouped-query attention
   std::string mlp = "gelu";        // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)

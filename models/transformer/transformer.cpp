@@ -86,8 +86,9 @@ struct Builder {
       fwd("qkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
       bwd("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
     }
-    fwd("attention", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, false});
-    bwd("attention_backward", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, true});
+    const bool triton = m.attention == "triton";
+    fwd("attention", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, false, triton});
+    bwd("attention_backward", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, true, triton});
   }
   void mlp(double tokens, double ffn)
   {

@@ -232,3 +232,22 @@ TEST(GemmWaves, KOverheadIsCountedIn16BitSteps)
   auto m = cs::make_cost_model(device("h100-sxm5"), profile("h100-sxm5"));
   EXPECT_LT(tflops(*m, 1024, "fp8"), 345);
 }
+
+TEST(Attention, TritonFlashAttentionRunsAtTritonsMeasuredShareOfFa2)
+{
+  // Triton's A100 regression point (causal, 4 x 48 heads, seq 4096, head dim 64, fp16): 0.37 forward and 0.25
+  // backward of the tensor-core peak at its CI's 1,350 MHz, i.e. 0.354 and 0.239 of the 1,410 MHz peak.
+  auto m = cs::make_cost_model(device("a100-sxm4-80gb"), profile("a100-sxm4-80gb"));
+  auto share = [&](bool triton, bool backward) {
+    cs::AttentionKernel a{4, 48, 48, 4096, 4096, 64, true, "fp16", backward, triton};
+    const auto cost = m->predict(a);
+    return cs::kernel_flops(a) / (cost.total - cost.launch) / device("a100-sxm4-80gb").peak("fp16");
+  };
+  EXPECT_NEAR(share(true, false), 0.37 * 1350 / 1410, 0.005);
+  EXPECT_NEAR(share(true, true), 0.25 * 1350 / 1410, 0.005);
+  EXPECT_GT(share(false, false), 1.5 * share(true, false)); // FlashAttention-2's CUDA kernels
+  // The flag parses, and the kernel says which implementation it is.
+  auto k = cs::make_kernel("attention", {{"heads", "8"}, {"seq_q", "1024"}, {"head_dim", "64"}, {"triton", "true"}});
+  EXPECT_TRUE(std::get<cs::AttentionKernel>(k).triton);
+  EXPECT_NE(cs::describe_kernel(k).find(" triton "), std::string::npos);
+}

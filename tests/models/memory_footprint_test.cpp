@@ -40,6 +40,10 @@ TEST(MemoryFootprint, Gpt13BDataParallelByHand)
   EXPECT_DOUBLE_EQ(cs::transformer_memory(flash, 4, l).activations, 24 * 2048.0 * 4 * 2048 * 34 + logits(kGpt13B, 4));
   l.dropout = false;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(flash, 4, l).activations, 24 * 2048.0 * 4 * 2048 * 32 + logits(kGpt13B, 4));
+  // FlashAttention in Triton is fused too: no scores either.
+  cs::ModelParams triton = flash;
+  triton.attention = "triton";
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(triton, 4, l).activations, cs::transformer_memory(flash, 4, l).activations);
 }
 
 TEST(MemoryFootprint, ZeroStagesShardOverDataParallelRanks)

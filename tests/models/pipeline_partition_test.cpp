@@ -10,9 +10,9 @@
 #include "platform/platform_spec.hpp"
 #include "policies/sync/gradient_sync.hpp"
 
-#include <gtest/gtest.h>
 #include <cmath>
 #include <functional>
+#include <gtest/gtest.h>
 #include <numeric>
 
 namespace {

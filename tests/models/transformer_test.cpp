@@ -232,5 +232,16 @@ TEST(Transformer, DropoutBackwardMovesFiveBytesPerElementAndGptIsCausal)
   for (const auto& x : cs::layer_kernels(m, shape).forward)
     if (x.name == "attention") {
       EXPECT_DOUBLE_EQ(cs::kernel_flops(x.kernel), 4.0 * 2 * m.heads * m.seq * m.seq * (m.hidden / m.heads) / 2);
+      EXPECT_FALSE(std::get<cs::AttentionKernel>(x.kernel).triton);
     }
+  // Triton's fused attention: the same kernels and FLOPs, marked for its own efficiency.
+  m.attention = "triton";
+  int marked = 0;
+  for (const auto& pass : {cs::layer_kernels(m, shape).forward, cs::layer_kernels(m, shape).backward})
+    for (const auto& x : pass)
+      if (const auto* a = std::get_if<cs::AttentionKernel>(&x.kernel)) {
+        EXPECT_TRUE(a->triton);
+        ++marked;
+      }
+  EXPECT_EQ(marked, 2);
 }
