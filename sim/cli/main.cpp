@@ -1,34 +1,15 @@
 // clustersim's command line. Exit 0 ok, 1 a run that failed, 2 bad input (one line file:line:col: message).
+#include "base/heap_policy.hpp"
 #include "base/input_error.hpp"
 #include "base/interrupt.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/run/scenario_run.hpp"
 
 #include <iostream>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
-namespace {
-
-// Building and lowering a task graph grows vectors to tens of MB and frees them between passes. By default glibc
-// maps such blocks fresh and unmaps them on free, so every pass pays a page fault per 4 KiB it touches: the 145.6B
-// reference run spent about a quarter of its wall time there. Keeping freed memory in the heap lets the next pass
-// reuse it (peak RSS +5% there; docs/performance.md).
-void keep_freed_memory()
-{
-#ifdef __GLIBC__
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 256 << 20);
-#endif
-}
-
-} // namespace
 
 int main(int argc, char** argv)
 {
-  keep_freed_memory();
+  cs::keep_freed_memory();
   CLI::App app{"clustersim: a discrete-event simulator of GPU training and data-analytics clusters"};
   app.set_version_flag("--version", std::string("clustersim ") + cs::clustersim_version());
   app.require_subcommand(1);

@@ -1,5 +1,6 @@
 #include "sim/runtime/simgrid_session.hpp"
 
+#include "base/heap_policy.hpp"
 #include "base/interrupt.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
@@ -54,8 +55,10 @@ void fit_actor_stacks(long actors, long left)
   // A stack is one mapping and its guard page a second: without guard pages (an actor's loop is shallow) twice as
   // many actors fit. (256 KiB stacks from the heap need no mapping, but a 256 x 8 GPU tree all-reduce then took 9 GB
   // and 48 s instead of 1 GB and 14 s.)
-  if (2 * actors > left)
+  if (2 * actors > left) {
     simgrid::s4u::Engine::set_config("contexts/guard-size:0");
+    map_large_blocks_lazily(); // the stacks now come from calloc
+  }
 }
 
 } // namespace cs
