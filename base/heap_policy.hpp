@@ -7,8 +7,9 @@ namespace cs {
  *  reuses pages rather than faulting in fresh ones (docs/performance.md). Called once at start by the CLI. */
 void keep_freed_memory();
 
-/** Maps blocks of 1 MiB and more on their own again, zero-filled lazily by the kernel. SimGrid allocates actor stacks
- *  with calloc when guard pages are off; from the heap, calloc would clear tens of thousands of 8 MiB stacks. */
+/** Back to glibc's ways for a run of tens of thousands of SimGrid actors: blocks of 1 MiB and more mapped on their
+ *  own, zero-filled lazily by the kernel, and freed memory handed back. With guard pages off SimGrid allocates the
+ *  stacks with calloc; from the heap, calloc would clear every 8 MiB stack. */
 void map_large_blocks_lazily();
 
 } // namespace cs
