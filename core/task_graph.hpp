@@ -100,6 +100,8 @@ public:
   static std::size_t task_limit();
 
   int add_stream(int host, const std::string& name);
+  /** Room for `tasks` tasks without regrowing (a lowering knows its input's size). */
+  void reserve(std::size_t tasks) { tasks_.reserve(tasks); }
   int add_compute(int stream, double seconds, const std::string& name, const std::string& model, TaskLabels labels);
   /** Changes a compute task's duration (stragglers: durations are not structure, so a finalized graph allows it). */
   void set_compute_seconds(int id, double seconds);

@@ -74,7 +74,9 @@ struct Lowering {
 
   Lowering(const TaskGraph& g, const PlatformSpec& p, CollectivePricing c)
       : in(g), platform(p), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
-  {}
+  {
+    out.reserve(g.size());
+  }
 
   int copy(const Task& t)
   {
