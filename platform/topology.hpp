@@ -38,7 +38,8 @@ struct TopologyVertex {
 
 /** Vertices (hosts and switches) joined by edges; each edge crosses an ordered list of physical links.
  *  Routes are minimal-hop paths in which hosts are never transit, found deterministically (lowest vertex
- *  index first), so the SimGrid platform and every policy see the same path. */
+ *  index first), so the SimGrid platform and every policy see the same path; where an edge is an ECMP bundle,
+ *  the pair's seeded hash picks its port. */
 class Topology {
 public:
   Topology();
