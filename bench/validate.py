@@ -83,8 +83,8 @@ def section2(build, backend, tmp):
 
 def public_sweeps(build, backend, tmp):
     """Other public nccl-tests sweeps, not validation rows: Azure's ND A100 v4 (NCCL 2.18.5; fits nothing), ND H100 v5
-    NVLS (the NVLS size ramp's source at 1 MiB-1 GiB, so those rows only show the fit), and two multi-node NVLS
-    user reports."""
+    NVLS (the NVLS size ramp's source at 1 MiB-1 GiB, so those rows only show the fit), two multi-node NVLS
+    user reports and an H100 GEMM of early 2023."""
     rows = []
     out = run(build, "nccl-a100-nvswitch.yaml", backend, tmp)
     for label, size, ref in [("1 MiB", 1 << 20, 36.22), ("16 MiB", 16 << 20, 109.22), ("128 MiB", 128 << 20, 174.18),
@@ -112,6 +112,10 @@ def public_sweeps(build, backend, tmp):
             args += ["--backend", backend]
         clustersim(build, *args)
         rows.append((f"{label} (busbw GB/s)", ref, busbw(out, size)))
+    # H100 bf16 GEMM in NVIDIA's May 2023 container (pytorch/pytorch#100850, torch.bmm at batch 1: seq 2048 x hidden
+    # 8192 by 8192 x 8192), the early-2023 stack the llm-foundry H100 rows ran on.
+    rows.append(("H100 bf16 GEMM 2048x8192x8192, 2023 stack (TFLOP/s)", 742.7,
+                 predict(build, "h100-sxm5", "gemm", m=2048, n=8192, k=8192, dtype="bf16")["tflops"]))
     return rows
 
 
