@@ -1,5 +1,6 @@
 #include "platform/cluster_params.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace cs {
@@ -126,6 +127,13 @@ void check_straggler_indices(const ObjectReader& r, const StragglerParams& s, in
 }
 
 } // namespace
+
+bool uniform_fabric(const NetworkParams& network)
+{
+  return network.background.empty() && network.routing == "ideal" &&
+         std::all_of(network.levels.begin(), network.levels.end(),
+                     [](const FabricLevel& level) { return level.oversubscription == 1.0; });
+}
 
 void read_cluster(ObjectReader r, ClusterParams& c)
 {

@@ -81,6 +81,10 @@ struct ClusterParams {
   bool is_cpu_cluster() const { return racks > 0; }
 };
 
+/** Whether every pair of GPUs sees an idle, non-blocking fabric: no background load, no oversubscribed level, flows
+ *  spread ideally over uplinks (not hashed by ECMP). Closed forms and symmetric-replica shortcuts assume it. */
+bool uniform_fabric(const NetworkParams& network);
+
 /** Reads `cluster:` (and documents it in describe mode): shapes that cannot be built are errors at their key. */
 void read_cluster(ObjectReader r, ClusterParams& cluster);
 

@@ -158,10 +158,12 @@ CollectiveDone NvlsTree::expand(CollectiveEmitter& e) const
   const double bulk = S - tail;
   std::map<std::pair<int, bool>, double> load; // wire bytes per link direction
   const auto& topo = e.platform.topology;
+  auto wire = [&](double payload, double efficiency) { // the bytes e.send puts on the links
+    return payload / (efficiency > 0 ? efficiency : e.choice.protocol.efficiency);
+  };
   const Sender plan = [&](int from, int to, int, double payload, double efficiency, double) {
-    const double wire = payload / (efficiency > 0 ? efficiency : e.choice.protocol.efficiency);
     for (const auto& use : topo.route(e.req.hosts[from], e.req.hosts[to]))
-      load[{use.link, use.up}] += wire;
+      load[{use.link, use.up}] += wire(payload, efficiency);
     return -1;
   };
   nvls_tree_chunk(e, nodes, bulk, false, eff, 0.0, plan);
@@ -169,8 +171,7 @@ CollectiveDone NvlsTree::expand(CollectiveEmitter& e) const
   for (const auto& [direction, bytes] : load)
     period = std::max(period, bytes / topo.links()[direction.first].bandwidth);
   const Sender paced = [&](int from, int to, int channel, double payload, double efficiency, double overhead) {
-    const double wire = payload / (efficiency > 0 ? efficiency : e.choice.protocol.efficiency);
-    return e.send(from, to, channel, payload, 1, efficiency, overhead, wire / period);
+    return e.send(from, to, channel, payload, 1, efficiency, overhead, wire(payload, efficiency) / period);
   };
   nvls_tree_chunk(e, nodes, bulk, false, eff, half_latency, paced);
   return finish(nvls_tree_chunk(e, nodes, tail, true, eff, 0.0, emit));

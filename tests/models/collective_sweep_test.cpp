@@ -85,6 +85,10 @@ TEST(CollectiveSweep, ClosedFormsFitOnlyAnIdleNonBlockingFabric)
   n = cs::NetworkParams{};
   n.kind = "rail-optimized";
   EXPECT_FALSE(cs::closed_forms_fit(n));
+  // ECMP collisions are not in the forms.
+  n = cs::NetworkParams{};
+  n.routing = "ecmp";
+  EXPECT_FALSE(cs::closed_forms_fit(n));
 }
 
 // A size must not start before the previous one ends on every rank. A tree's leaves send their first chunk at

@@ -19,12 +19,7 @@ std::vector<double> sweep_sizes(const CollectiveParams& p)
 
 bool closed_forms_fit(const NetworkParams& network)
 {
-  if (!network.background.empty() || network.kind == "rail-optimized" || network.routing == "ecmp")
-    return false;
-  for (const auto& level : network.levels)
-    if (level.oversubscription > 1)
-      return false;
-  return true;
+  return uniform_fabric(network) && network.kind != "rail-optimized";
 }
 
 CollectiveSweep build_collective_sweep(const CollectiveParams& params, const PlatformSpec& platform, int ranks,

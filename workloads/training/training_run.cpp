@@ -142,16 +142,11 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const Tra
   }
 }
 
-// Whether every data-parallel replica sees the same network: nothing on the links varies in time, no switch level
-// is oversubscribed and no ECMP hash sends one replica's flows onto a port another's use, so no replica's traffic
-// slows another's differently.
+// Whether every data-parallel replica sees the same network and devices: a uniform fabric (no replica's traffic
+// slows another's differently) and no stragglers.
 bool replicas_alike(const ClusterParams& c)
 {
-  if (!c.network.background.empty() || !c.stragglers.slow.empty() || c.stragglers.random.probability > 0 ||
-      c.network.routing == "ecmp")
-    return false;
-  return std::all_of(c.network.levels.begin(), c.network.levels.end(),
-                     [](const auto& level) { return level.oversubscription == 1.0; });
+  return uniform_fabric(c.network) && c.stragglers.slow.empty() && c.stragglers.random.probability == 0;
 }
 
 // The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
