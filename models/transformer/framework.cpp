@@ -16,12 +16,16 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     megatron.pipeline_scatter_gather = true;
     megatron.kernel_gap_s = 4e-6;
     megatron.comm_sm_fraction = 0.15;
+    // Its QKV projection keeps its bias (the others hand theirs to the fused bias-GeLU and bias-dropout-add), and
+    // PyTorch 1.8's F.linear on a 3-D input runs matmul, then add_ over the output.
+    megatron.linear_bias_in_gemm = false;
     // Megatron-Core: the same kernels, gradients reduced in buckets as backward produces them; pipeline sends carry
     // whole activations (sequence parallelism shards them instead).
     FrameworkProfile core = megatron;
     core.name = "megatron-core";
     core.overlap = "during-backward";
     core.pipeline_scatter_gather = false;
+    core.linear_bias_in_gemm = true; // Transformer Engine adds it in the GEMM epilogue
     // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
     // "MP Mode" column): bf16 compute, each unsharded gradient cast to fp32 and pre-divided, then reduce-scattered in
     // fp32, every microbatch; eager kernels (bias and dropout unfused; MPT has neither), q/k/v layout copies around
@@ -77,6 +81,8 @@ void read_framework(ObjectReader& parent, FrameworkProfile& f)
       .field("dropout", f.dropout, "dropout probability (0 = no dropout kernels)")
       .field("attention_layout_copies", f.attention_layout_copies,
              "q, k, v (and their gradients) copied into the attention kernel's layout")
+      .field("linear_bias_in_gemm", f.linear_bias_in_gemm,
+             "a linear layer's own bias is added in the GEMM epilogue (false: a separate pass over the output)")
       .field("cross_entropy_forward_bytes", f.cross_entropy_forward_bytes, "bytes moved per logit by the loss forward")
       .field("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes,
              "bytes moved per logit by the loss backward")

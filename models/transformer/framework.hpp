@@ -17,6 +17,8 @@ struct FrameworkProfile {
   bool fused_bias_dropout_add = true;       // bias + dropout + residual add in one pass (Megatron)
   double dropout = 0.1;                     // hidden and attention dropout probability; 0 = no dropout kernels
   bool attention_layout_copies = false;     // q, k, v and their gradients copied into the attention kernel's layout
+  bool linear_bias_in_gemm = true;          // a linear layer's own bias is added in the GEMM's epilogue; false: by a
+                                            // separate pass over the output (PyTorch <= 1.12 F.linear on 3-D input)
   double cross_entropy_forward_bytes = 30;  // per logit: upcast to fp32 and the unfused softmax passes
   double cross_entropy_backward_bytes = 22; // per logit: softmax minus one-hot, scale, cast back
   // Gradients.

@@ -64,10 +64,15 @@ struct Builder {
     if (m.attention == "materialized") {
       // Scores through memory (Megatron-LM before FlashAttention): batched QK^T, fused scale-mask-softmax,
       // dropout (1-byte mask), batched PV; the context is permuted back to [s, b, h] by one copy.
-      const double scores = micro * heads * s * s;
+      const double scores = micro * heads * s * s, q_bytes = tokens * heads * head_dim * e;
       fwd("attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, m.dtype});
       bwd("attn_scores_gemm_dgrad", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
       bwd("attn_scores_gemm_dgrad_k", GemmKernel{head_dim, s, s, micro * heads, m.dtype});
+      // baddbmm's 1/sqrt(d) scale is in the forward GEMM, but autograd applies it to each input gradient by a
+      // separate multiply (derivatives.yaml: grad.bmm(...) * alpha): one pass over dQ and one over dK.
+      bwd("attn_scores_grad_scale", traffic("scale", 2 * q_bytes, 2 * q_bytes, 2 * q_bytes / e));
+      // q, k and v are views split off the QKV output; the split's backward concatenates their gradients.
+      bwd("qkv_split_backward", MemcpyKernel{tokens * (heads + 2 * kv_heads) * head_dim * e, "d2d"});
       fwd("attn_softmax", SoftmaxKernel{micro * heads * s, s, m.dtype});
       bwd("attn_softmax_backward", SoftmaxKernel{1.5 * micro * heads * s, s, m.dtype});
       if (fw.dropout > 0) {
@@ -148,7 +153,12 @@ PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape)
   const double seq_tokens = shape.sequence_parallel ? tokens / t : tokens;
   const double heads = m.heads / t, kv_heads = m.kv() / t, head_dim = double(m.hidden) / m.heads;
   b.norm(seq_tokens, m.hidden);
-  b.linear("qkv_gemm", tokens, (heads + 2 * kv_heads) * head_dim, m.hidden, m.bias);
+  const double qkv_width = (heads + 2 * kv_heads) * head_dim;
+  b.linear("qkv_gemm", tokens, qkv_width, m.hidden, m.bias);
+  // The other linears hand their biases to the next fused (or unfused) kernel; QKV adds its own.
+  if (m.bias && !shape.framework.linear_bias_in_gemm)
+    b.fwd("qkv_gemm_bias_add", b.traffic("bias_add", tokens * qkv_width * b.e, tokens * qkv_width * b.e,
+                                         tokens * qkv_width));
   b.attention(tokens, heads, kv_heads, head_dim);
   b.linear("attn_out_gemm", tokens, m.hidden, m.hidden / t, m.bias);
   b.residual(seq_tokens * m.hidden);
