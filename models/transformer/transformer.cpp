@@ -157,8 +157,8 @@ PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape)
   b.linear("qkv_gemm", tokens, qkv_width, m.hidden, m.bias);
   // The other linears hand their biases to the next fused (or unfused) kernel; QKV adds its own.
   if (m.bias && !shape.framework.linear_bias_in_gemm)
-    b.fwd("qkv_gemm_bias_add", b.traffic("bias_add", tokens * qkv_width * b.e, tokens * qkv_width * b.e,
-                                         tokens * qkv_width));
+    b.fwd("qkv_gemm_bias_add",
+          b.traffic("bias_add", tokens * qkv_width * b.e, tokens * qkv_width * b.e, tokens * qkv_width));
   b.attention(tokens, heads, kv_heads, head_dim);
   b.linear("attn_out_gemm", tokens, m.hidden, m.hidden / t, m.bias);
   b.residual(seq_tokens * m.hidden);

@@ -125,6 +125,42 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
   EXPECT_DOUBLE_EQ(cs::kernel_bytes(cs::optimizer_kernel(1e9, profile("fsdp")).kernel), 52e9);
 }
 
+TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKernels)
+{
+  // Megatron-LM 2021 (PyTorch 1.8): the QKV linear keeps its bias, and F.linear on a 3-D input adds it in a pass of
+  // its own; q, k, v are views split off the QKV output, so backward concatenates their gradients; baddbmm's scale
+  // reaches dQ and dK through separate multiplies.
+  cs::ModelParams m = cs::model_presets().at("gpt-7.5b");
+  m.attention = "materialized";
+  auto profile = [](const std::string& name) {
+    for (const auto& p : cs::builtin_frameworks())
+      if (p.name == name)
+        return p;
+    throw std::runtime_error("no framework " + name);
+  };
+  auto bytes_of = [](const std::vector<cs::NamedKernel>& ks, const std::string& name) {
+    double b = 0;
+    for (const auto& k : ks)
+      if (k.name == name)
+        b += cs::kernel_bytes(k.kernel);
+    return b;
+  };
+  const double micro = 4, tp = 2, tokens = micro * m.seq, width = 3.0 * m.hidden / tp, e = 2;
+  cs::LayerShape megatron{static_cast<int>(micro), static_cast<int>(tp), false, profile("megatron")},
+      core{static_cast<int>(micro), static_cast<int>(tp), false, profile("megatron-core")};
+  const auto a = cs::layer_kernels(m, megatron), c = cs::layer_kernels(m, core);
+  EXPECT_DOUBLE_EQ(bytes_of(a.forward, "qkv_gemm_bias_add"), 2 * tokens * width * e);   // read and write the output
+  EXPECT_DOUBLE_EQ(bytes_of(c.forward, "qkv_gemm_bias_add"), 0);                        // in the GEMM epilogue
+  EXPECT_DOUBLE_EQ(bytes_of(a.backward, "qkv_split_backward"), 2 * tokens * width * e); // dQ, dK, dV in; dQKV out
+  EXPECT_DOUBLE_EQ(bytes_of(a.backward, "attn_scores_grad_scale"), 4 * tokens * width / 3 * e); // dQ, dK: in, out
+  // Flash attention takes q, k, v whole: neither the split nor the scale runs apart.
+  m.attention = "flash";
+  EXPECT_DOUBLE_EQ(bytes_of(cs::layer_kernels(m, megatron).backward, "qkv_split_backward"), 0);
+  // A model without biases adds none.
+  m.bias = false;
+  EXPECT_DOUBLE_EQ(bytes_of(cs::layer_kernels(m, megatron).forward, "qkv_gemm_bias_add"), 0);
+}
+
 TEST(Transformer, TheOutputLayerComputesTheLossInFp32AndAddsTiedGradients)
 {
   cs::ModelParams m = cs::model_presets().at("mpt-7b");
