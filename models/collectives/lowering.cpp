@@ -212,6 +212,30 @@ struct Lowering {
     return scaled;
   }
 
+  // What run() under CLOSED_FORM pricing would give as graph size plus closed_form_expansion_tasks, without
+  // building the graph (the zero-length joins before members with several predecessors left out).
+  double closed_form_size()
+  {
+    double size = 0, members = 0;
+    for (const Task& t : in.tasks())
+      (t.kind == TaskKind::COLLECTIVE ? members : size) += 1;
+    for (const CollectiveSpec& c : in.collectives()) {
+      const int n = static_cast<int>(c.hosts.size());
+      int present = 0;
+      for (int m : c.members)
+        present += m >= 0 ? 1 : 0;
+      size += present;
+      if (!c.matrix.empty()) {
+        size += present > 0 ? 1 : 0;
+        closed_form_tasks += double(n) * (n - 1) + n;
+      } else if (n >= 2 && c.kind != "p2p") {
+        const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, group_shape(platform, c.hosts));
+        closed_form_tasks += closed_form_traffic(c, choice).tasks;
+      }
+    }
+    return size + closed_form_tasks;
+  }
+
   LoweredGraph run()
   {
     for (const auto& s : in.streams())
@@ -260,6 +284,11 @@ LoweredGraph lower_collectives(const TaskGraph& in, const PlatformSpec& platform
   if (in.finalized())
     throw std::logic_error("lower_collectives needs a graph that is not finalized");
   return Lowering(in, platform, pricing).run();
+}
+
+double closed_form_lowering_size(const TaskGraph& in, const PlatformSpec& platform)
+{
+  return Lowering(in, platform, CollectivePricing::CLOSED_FORM).closed_form_size();
 }
 
 } // namespace cs

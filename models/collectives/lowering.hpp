@@ -33,4 +33,9 @@ struct LoweredGraph {
  *  run. */
 LoweredGraph lower_collectives(const TaskGraph& in, const PlatformSpec& platform, CollectivePricing pricing);
 
+/** About graph.size() + closed_form_expansion_tasks of lower_collectives(in, platform, CLOSED_FORM), counted without
+ *  lowering (the joins before members with several predecessors are left out): what simulating every member of every
+ *  collective would cost, to choose a pricing before paying for either lowering. */
+double closed_form_lowering_size(const TaskGraph& in, const PlatformSpec& platform);
+
 } // namespace cs

@@ -1,5 +1,7 @@
 #include "sim/platform/simgrid_platform.hpp"
 
+#include <map>
+#include <set>
 #include <simgrid/kernel/ProfileBuilder.hpp>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -22,7 +24,61 @@ void configure_simgrid_network_model(const std::string& model)
   }
 }
 
+namespace {
+
+int direction_key(const LinkUse& use) { return 2 * use.link + (use.up ? 1 : 0); }
+
+template <class F> void for_each_pair(const Topology& topo, const std::vector<std::pair<int, int>>& pairs, F f)
+{
+  if (pairs.empty()) {
+    for (int a = 0; a < topo.host_count(); ++a)
+      for (int b = 0; b < topo.host_count(); ++b)
+        if (a != b)
+          f(a, b);
+  } else {
+    for (const auto& [a, b] : pairs)
+      if (a != b)
+        f(a, b);
+  }
+}
+
+} // namespace
+
+std::vector<char> links_that_never_bind(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs)
+{
+  const Topology& topo = spec.topology;
+  const std::size_t n = 2 * topo.links().size();
+  std::vector<char> first(n, 0);
+  std::vector<std::set<int>> feeders(n); // first links of the routes through each direction
+  for_each_pair(topo, pairs, [&](int a, int b) {
+    const auto& route = topo.route(a, b);
+    if (route.empty())
+      return;
+    const int head = direction_key(route.front());
+    first[head] = 1;
+    for (std::size_t i = 1; i < route.size(); ++i)
+      feeders[direction_key(route[i])].insert(head);
+  });
+  std::vector<char> out(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& link = topo.links()[k / 2];
+    if (first[k] || feeders[k].empty() || !link.full_duplex || spec.background.count(static_cast<int>(k / 2)))
+      continue;
+    double fed = 0;
+    for (int f : feeders[k])
+      fed += topo.links()[f / 2].bandwidth;
+    out[k] = link.bandwidth >= fed ? 1 : 0;
+  }
+  return out;
+}
+
 SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs)
+{
+  return instantiate_on_simgrid(spec, pairs, links_that_never_bind(spec, pairs));
+}
+
+SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs,
+                                       const std::vector<char>& never_binds)
 {
   namespace s4u = simgrid::s4u;
   SimgridPlatform out;
@@ -62,26 +118,35 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
     link->seal();
     out.links.push_back(link);
   }
-  auto add = [&](int src, int dst) {
+  std::set<int> left_out;
+  std::map<std::pair<int, double>, s4u::Link*> latency_links; // (source host, latency moved off the route)
+  for_each_pair(topo, pairs, [&](int src, int dst) {
     std::vector<s4u::LinkInRoute> route;
-    for (const auto& use : topo.route(src, dst))
-      if (topo.links()[use.link].full_duplex)
+    double moved = 0;
+    for (const auto& use : topo.route(src, dst)) {
+      if (never_binds[direction_key(use)]) {
+        moved += topo.links()[use.link].latency;
+        left_out.insert(direction_key(use));
+      } else if (topo.links()[use.link].full_duplex) {
         route.emplace_back(out.links[use.link],
                            use.up ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
-      else
+      } else {
         route.emplace_back(out.links[use.link]);
+      }
+    }
+    if (moved > 0) {
+      s4u::Link*& lat = latency_links[{src, moved}];
+      if (lat == nullptr) {
+        // Only this source's routes cross it, and they already share its first link: no new sharing.
+        lat = zone->create_link("latency-" + std::to_string(src) + "-" + std::to_string(latency_links.size()), 1e18);
+        lat->set_latency(moved);
+        lat->seal();
+      }
+      route.emplace_back(lat);
+    }
     zone->add_route(out.hosts[src]->get_netpoint(), out.hosts[dst]->get_netpoint(), nullptr, nullptr, route, false);
-  };
-  if (pairs.empty()) {
-    for (int a = 0; a < topo.host_count(); ++a)
-      for (int b = 0; b < topo.host_count(); ++b)
-        if (a != b)
-          add(a, b);
-  } else {
-    for (const auto& [a, b] : pairs)
-      if (a != b)
-        add(a, b);
-  }
+  });
+  out.links_left_out = static_cast<int>(left_out.size());
   zone->seal();
   return out;
 }

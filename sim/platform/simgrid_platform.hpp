@@ -20,13 +20,27 @@ constexpr double kGpuHostSpeed = 1e9;
 struct SimgridPlatform {
   std::vector<simgrid::s4u::Host*> hosts; // by host index
   std::vector<simgrid::s4u::Link*> links; // by link index (split-duplex unless the link is half-duplex)
+  int links_left_out = 0;                 // link directions no route carries: they could never bind (below)
 };
 
 /** Sets the network model config (must come before any platform exists). */
 void configure_simgrid_network_model(const std::string& model);
 
+/** Per link direction (2 x link + up): 1 where no sharing of the routes among `pairs` (all ordered pairs when
+ *  empty) can make it a bottleneck. That holds for a full-duplex direction without background load that starts no
+ *  route and whose bandwidth covers the sum of the first links of all routes through it: every byte through it
+ *  crossed one of those first, so under max-min (with LV08's acknowledgements too, which load each link of a reverse
+ *  route as they load its first) it never holds a flow back. A non-blocking fabric's uplinks are such links. */
+std::vector<char> links_that_never_bind(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs);
+
 /** Creates one Full zone holding every host and link, with a route (our Topology::route, same links and
- *  directions) for each pair in `pairs`, or for every ordered pair when `pairs` is empty. */
+ *  directions) for each pair in `pairs`, or for every ordered pair when `pairs` is empty. Link directions that
+ *  never bind are left out of the routes and their latency moves to a link private to the source and that latency,
+ *  so the rates and times are the same while SimGrid's solver sees small sharing components (flows that share a
+ *  NIC) instead of one that spans the fabric. */
 SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs);
+/** The same, given links_that_never_bind(spec, pairs) already computed. */
+SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs,
+                                       const std::vector<char>& never_bind);
 
 } // namespace cs

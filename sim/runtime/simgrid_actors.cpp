@@ -2,6 +2,8 @@
 
 #include "sim/runtime/simgrid_session.hpp"
 
+#include <algorithm>
+
 namespace cs {
 namespace s4u = simgrid::s4u;
 
@@ -27,12 +29,16 @@ void SgSignal::notify()
 
 void SimgridActorsBase::run(int host, std::function<void()> main)
 {
+  const auto routes = simgrid_routes();
+  const std::vector<char> never_bind = links_that_never_bind(platform_, routes);
+  const bool fabric_left_out = std::any_of(never_bind.begin(), never_bind.end(), [](char c) { return c != 0; });
   auto engine = start_simgrid_session(platform_.network_model, SimgridPrecision{});
   // As in the task-graph executor: with thousands of flows in one sharing component, recomputing every rate at each
-  // event beats the lazy model's bookkeeping (the 1,024-worker sync bench, 1,000 steps: 62.0 s -> 47.4 s).
-  if (wide_)
+  // event beats the lazy model's bookkeeping (the 1,024-worker sync bench, 1,000 steps: 62.0 s -> 47.4 s). Unless
+  // the fabric's links never bind and are left out of the routes: then flows share only NICs, in small components.
+  if (wide_ && !fabric_left_out)
     s4u::Engine::set_config("network/optim:Full");
-  sg_ = instantiate_on_simgrid(platform_, simgrid_routes());
+  sg_ = instantiate_on_simgrid(platform_, routes, never_bind);
   for (std::size_t h = 0; h < sg_.hosts.size(); ++h)
     host_index_[sg_.hosts[h]] = static_cast<int>(h);
   started();

@@ -2,11 +2,14 @@
 #include "models/cost/kernel_cost_model.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
+#include "sim/platform/simgrid_platform.hpp"
 #include "tests/training_helpers.hpp"
 #include "workloads/training/stage_costs.hpp"
 
 #include "tests/test_models.hpp"
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <gtest/gtest.h>
 #include <sstream>
@@ -205,4 +208,43 @@ TEST(Backends, WideGraphsAgreeWhetherTransfersUseMailboxesOrSendto)
   ASSERT_EQ(simgrid.end.size(), analytical.end.size());
   for (std::size_t i = 0; i < analytical.end.size(); ++i)
     ASSERT_LT(relative(simgrid.end[i], analytical.end[i]), 1e-9) << i;
+}
+
+TEST(Backends, FabricLinksThatCannotBindAreLeftOutWithoutChangingAnyTime)
+{
+  // 8 nodes x 8 GPUs x 8 NICs on a 1:1 two-level fat-tree: 4 nodes (32 NICs) per leaf, so a leaf's uplink carries
+  // at most what its 32 NICs send and never holds a flow back. SimGrid's routes leave it out (its latency moved to a
+  // link of the source's own), and every GPU of leaf 0 sending across at once still takes latency + bytes / NIC.
+  auto p = platform(8, 8, 8);
+  const auto never = cs::links_that_never_bind(p, {});
+  std::map<std::string, int> tiers;
+  for (std::size_t k = 0; k < never.size(); ++k)
+    if (never[k])
+      ++tiers[p.topology.links()[k / 2].tier];
+  EXPECT_EQ(tiers, (std::map<std::string, int>{{"leaf-uplink", 4}})); // both directions: two leaves feed 32 NICs each
+  auto across = [](const cs::PlatformSpec& spec) {
+    cs::TaskGraph g;
+    for (int h = 0; h < 32; ++h)
+      g.add_transfer(g.add_stream(h, "comm"), h, 32 + h, 1e8, "x", {});
+    g.finalize();
+    return g;
+  };
+  const auto g = across(p);
+  const auto analytical = cs::run_analytical(g, p);
+  const auto simgrid = simgrid_timeline(g, p);
+  for (std::size_t i = 0; i < analytical.end.size(); ++i)
+    ASSERT_LT(relative(simgrid.end[i], analytical.end[i]), 1e-9) << i;
+  // 2:1 oversubscribed, the uplink binds: it stays on the routes and the 32 flows share it, twice as slow.
+  cs::ClusterParams c;
+  c.nodes = 8;
+  c.gpus_per_node = 8;
+  c.network.nics_per_node = 8;
+  c.network.latency = cs::Seconds{1e-6};
+  c.network.levels = {cs::FabricLevel{2.0, 0, cs::Seconds{-1}}, cs::FabricLevel{1.0, 0, cs::Seconds{-1}}};
+  const auto over = cs::build_platform_spec(c, h100());
+  const auto bind = cs::links_that_never_bind(over, {});
+  EXPECT_EQ(std::count(bind.begin(), bind.end(), 1), 0);
+  const double latency = over.topology.route_latency(0, 32);
+  const double slow = simgrid_timeline(across(over), over).makespan - latency;
+  EXPECT_NEAR(slow / (analytical.end[0] - p.topology.route_latency(0, 32)), 2.0, 1e-6);
 }

@@ -191,7 +191,10 @@ TEST(GpuJobsReplay, BetterQueuesWaitLessAndSpreadingSlowsGangs)
   EXPECT_LT(easy.value("mean_queueing_delay_s", 0.0), fifo.value("mean_queueing_delay_s", 0.0));
   EXPECT_GT(spread.value("mean_placement_slowdown", 0.0), fifo.value("mean_placement_slowdown", 0.0));
   EXPECT_GT(spread.value("fragmentation", 0.0), fifo.value("fragmentation", 0.0));
-  EXPECT_DOUBLE_EQ(spread.value("multi_node_share", 0.0), 1.0);
+  // Spreading puts a gang one GPU per node over every node with free GPUs; it stays on one node only when that node
+  // alone has room at the time (how often depends on the job times), where consolidating crosses nodes far less.
+  EXPECT_GT(spread.value("multi_node_share", 0.0), 0.95);
+  EXPECT_GT(spread.value("multi_node_share", 0.0), fifo.value("multi_node_share", 0.0) + 0.5);
   EXPECT_EQ(fifo.value("jobs", 0.0), 3000.0);
 }
 
