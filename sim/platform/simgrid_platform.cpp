@@ -1,5 +1,6 @@
 #include "sim/platform/simgrid_platform.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <simgrid/kernel/ProfileBuilder.hpp>
@@ -49,24 +50,30 @@ std::vector<char> links_that_never_bind(const PlatformSpec& spec, const std::vec
   const Topology& topo = spec.topology;
   const std::size_t n = 2 * topo.links().size();
   std::vector<char> first(n, 0);
-  std::vector<std::set<int>> feeders(n); // first links of the routes through each direction
+  std::vector<std::vector<int>> feeders(n); // first links of the routes through each direction
   for_each_pair(topo, pairs, [&](int a, int b) {
     const auto& route = topo.route(a, b);
     if (route.empty())
       return;
     const int head = direction_key(route.front());
     first[head] = 1;
-    for (std::size_t i = 1; i < route.size(); ++i)
-      feeders[direction_key(route[i])].insert(head);
+    for (std::size_t i = 1; i < route.size(); ++i) {
+      auto& f = feeders[direction_key(route[i])];
+      if (f.empty() || f.back() != head) // pairs come grouped by source: most repeats are the last one
+        f.push_back(head);
+    }
   });
   std::vector<char> out(n, 0);
   for (std::size_t k = 0; k < n; ++k) {
     const auto& link = topo.links()[k / 2];
     if (first[k] || feeders[k].empty() || !link.full_duplex || spec.background.count(static_cast<int>(k / 2)))
       continue;
+    auto& f = feeders[k];
+    std::sort(f.begin(), f.end());
+    f.erase(std::unique(f.begin(), f.end()), f.end());
     double fed = 0;
-    for (int f : feeders[k])
-      fed += topo.links()[f / 2].bandwidth;
+    for (int head : f)
+      fed += topo.links()[head / 2].bandwidth;
     out[k] = link.bandwidth >= fed ? 1 : 0;
   }
   return out;
