@@ -6,6 +6,18 @@
 
 #include <set>
 
+namespace {
+
+cs::FrameworkProfile profile(const std::string& name)
+{
+  for (const auto& p : cs::builtin_frameworks())
+    if (p.name == name)
+      return p;
+  throw std::runtime_error("no framework " + name);
+}
+
+} // namespace
+
 TEST(Transformer, LayerFlopsMatchTheMegatronCount)
 {
   // Forward FLOPs of one layer with ffn = 4h: 24 b s h^2 + 4 b s^2 h (Narayanan et al. eq. 3 over 3 passes).
@@ -72,12 +84,6 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
 {
   cs::ModelParams m = cs::model_presets().at("gpt-7.5b");
   m.attention = "flash";
-  auto profile = [](const std::string& name) {
-    for (const auto& p : cs::builtin_frameworks())
-      if (p.name == name)
-        return p;
-    throw std::runtime_error("no framework " + name);
-  };
   auto names = [](const std::vector<cs::NamedKernel>& ks) {
     std::set<std::string> out;
     for (const auto& k : ks)
@@ -132,12 +138,6 @@ TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKerne
   // reaches dQ and dK through separate multiplies.
   cs::ModelParams m = cs::model_presets().at("gpt-7.5b");
   m.attention = "materialized";
-  auto profile = [](const std::string& name) {
-    for (const auto& p : cs::builtin_frameworks())
-      if (p.name == name)
-        return p;
-    throw std::runtime_error("no framework " + name);
-  };
   auto bytes_of = [](const std::vector<cs::NamedKernel>& ks, const std::string& name) {
     double b = 0;
     for (const auto& k : ks)
