@@ -18,12 +18,17 @@ namespace {
 // transfers gets a mailbox whose receiver posts all its receives up front: each put then starts at once, as sendto
 // would. A host that receives many keeps sendto, since up-front receives would make its receiver's own list long.
 // Narrow graphs keep sendto everywhere: with few flows in flight its list stays short, and it needs no receiver
-// actor (a 1,024-device ring ran at 59K tasks/s with sendto, 33K with mailboxes).
+// actor (a 1,024-device ring ran at 59K tasks/s with sendto, 33K with mailboxes). So do graphs of small transfers:
+// they end soon after they start, so few are in flight at once, while each mailbox comm costs a put, a posted get and
+// the receiver's switches (a 1 MiB tree all-reduce over 128 x 8 GPUs, 65,473 transfers of 37 KB on average: 4.0 s
+// with sendto, 5.4-6.0 s with mailboxes; a 1 GiB all-to-all over the same GPUs, 24,449 transfers of about 1 MB:
+// 2.5-2.7 s with mailboxes, 6.3 s with sendto).
 struct Inbox {
   static constexpr int kMaxUpFront = 512; // receives per host posted up front
   static constexpr int kWide = 4096;      // streams that send: the graphs where flows in flight number thousands
-  s4u::Mailbox* box = nullptr;            // null: this host's transfers use sendto
-  int expected = 0;                       // transfers to this host in the whole graph
+  static constexpr double kWideMeanBytes = 262144; // and whose transfers are long enough to pile up
+  s4u::Mailbox* box = nullptr;                     // null: this host's transfers use sendto
+  int expected = 0;                                // transfers to this host in the whole graph
 
   void receive_all() const
   {
@@ -116,14 +121,18 @@ struct Run {
   }
 };
 
-/** Thousands of streams sending to other hosts: thousands of flows in flight on one fabric. */
+/** Thousands of streams sending sizeable transfers to other hosts: thousands of flows in flight on one fabric. */
 bool wide_sharing(const TaskGraph& graph)
 {
   std::vector<char> sends(graph.streams().size(), 0);
+  double bytes = 0, transfers = 0;
   for (const auto& t : graph.tasks())
-    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+    if (t.kind == TaskKind::TRANSFER && t.host != t.dst) {
       sends[t.stream] = 1;
-  return std::count(sends.begin(), sends.end(), 1) >= Inbox::kWide;
+      bytes += t.bytes;
+      transfers += 1;
+    }
+  return std::count(sends.begin(), sends.end(), 1) >= Inbox::kWide && bytes >= Inbox::kWideMeanBytes * transfers;
 }
 
 /** Transfers each host receives from another. */
