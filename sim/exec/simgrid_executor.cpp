@@ -43,17 +43,72 @@ struct Inbox {
 };
 
 // Shared state of one run. SimGrid actors are cooperative, so plain counters need no locking.
+//
+// Streams run on pooled actors: a stream gets an actor of its host when its next task is ready and hands it back
+// when its next task waits for another stream or it has none left. Actors then number the streams running at once,
+// not all streams: a 1 MiB tree all-reduce over 128 x 8 GPUs has about 16,000 streams of a few transfers each, and
+// creating and destroying an actor (an 8 MiB stack, a guard page) per stream was a quarter of its wall time.
 struct Run {
   const TaskGraph& graph;
   const SimgridPlatform& platform;
   const std::vector<ExecutionObserver*>& observers;
-  std::vector<int> pending;     // unfinished cross-stream predecessors per task
-  std::vector<int> waiting_for; // per stream: the task its actor is suspended on, or -1
-  std::vector<s4u::ActorPtr> actors;
-  std::vector<Inbox> inbox;          // per destination host
-  std::vector<double> route_latency; // per task, for rate-capped transfers
+  std::vector<int> pending;       // unfinished predecessors per task
+  std::vector<std::size_t> next;  // per stream: index of its next task in stream_tasks
+  std::vector<char> running;      // per stream: a worker is on it
+  std::vector<int> worker_stream; // per worker: the stream it runs, or -1 when idle
+  std::vector<s4u::ActorPtr> workers;
+  std::vector<std::vector<int>> idle; // per host: its idle workers
+  std::vector<Inbox> inbox;           // per destination host
+  std::vector<double> route_latency;  // per task, for rate-capped transfers
   double makespan = 0;
   std::size_t done = 0;
+
+  bool ready(int stream) const
+  {
+    const auto& tasks = graph.stream_tasks(stream);
+    return next[stream] < tasks.size() && pending[tasks[next[stream]]] == 0;
+  }
+
+  // Puts an idle worker of the stream's host on it, or a new one.
+  void dispatch(int stream)
+  {
+    running[stream] = 1;
+    const int host = graph.streams()[stream].host;
+    if (!idle[host].empty()) {
+      const int w = idle[host].back();
+      idle[host].pop_back();
+      worker_stream[w] = stream;
+      workers[w]->resume();
+      return;
+    }
+    // The worker's slot first: creating an actor from an actor is a simcall, and other actors (dispatching too) run
+    // before it returns.
+    const int w = static_cast<int>(workers.size());
+    worker_stream.push_back(stream);
+    workers.emplace_back();
+    s4u::ActorPtr actor =
+        s4u::Actor::create("worker-" + std::to_string(w), platform.hosts.at(host), [this, w, host] { work(w, host); });
+    workers[w] = std::move(actor);
+  }
+
+  void work(int w, int host)
+  {
+    while (true) {
+      const int stream = worker_stream[w];
+      while (ready(stream))
+        run_task(graph.stream_tasks(stream)[next[stream]++]);
+      running[stream] = 0;
+      worker_stream[w] = -1;
+      if (done == graph.size()) { // the last task: the idle workers would wait for ever
+        for (auto& queue : idle)
+          for (int other : queue)
+            workers[other]->kill();
+        return;
+      }
+      idle[host].push_back(w);
+      s4u::this_actor::suspend();
+    }
+  }
 
   void finish(int id, double start, double end)
   {
@@ -65,59 +120,51 @@ struct Run {
     for (const int* s = begin; s != last; ++s) {
       if (--pending[*s] > 0)
         continue;
-      int stream = graph.task(*s).stream;
-      if (waiting_for[stream] == *s) {
-        waiting_for[stream] = -1;
-        actors[stream]->resume();
-      }
+      const int stream = graph.task(*s).stream;
+      if (!running[stream] && ready(stream))
+        dispatch(stream);
     }
   }
 
-  void run_stream(int stream)
+  void run_task(int id)
   {
-    for (int id : graph.stream_tasks(stream)) {
-      if (pending[id] > 0) {
-        waiting_for[stream] = id;
-        s4u::this_actor::suspend();
-      }
-      const Task& t = graph.task(id);
-      double start = s4u::Engine::get_clock();
-      switch (t.kind) {
-      case TaskKind::COMPUTE:
-        if (t.seconds > 0)
-          s4u::this_actor::execute(t.seconds * s4u::this_actor::get_host()->get_speed());
+    const Task& t = graph.task(id);
+    double start = s4u::Engine::get_clock();
+    switch (t.kind) {
+    case TaskKind::COMPUTE:
+      if (t.seconds > 0)
+        s4u::this_actor::execute(t.seconds * s4u::this_actor::get_host()->get_speed());
+      break;
+    case TaskKind::TRANSFER:
+      if (t.seconds > 0)
+        s4u::this_actor::sleep_for(t.seconds);
+      if (t.host == t.dst)
         break;
-      case TaskKind::TRANSFER:
-        if (t.seconds > 0)
-          s4u::this_actor::sleep_for(t.seconds);
-        if (t.host == t.dst)
-          break;
-        {
-          // SimGrid 3.32 ignores Comm::set_rate on host-to-host comms, so a rate cap is applied as a floor on the
-          // duration: the data moves with its fair share, and the transfer cannot end before bytes / rate.
-          double begin = s4u::Engine::get_clock();
-          static int payload = 0;
-          if (inbox[t.dst].box != nullptr)
-            inbox[t.dst].box->put(&payload, static_cast<uint64_t>(t.bytes));
-          else
-            s4u::Comm::sendto(platform.hosts[t.host], platform.hosts[t.dst], static_cast<uint64_t>(t.bytes));
-          if (t.rate > 0) {
-            double floor = route_latency[id] + t.bytes / t.rate;
-            double elapsed = s4u::Engine::get_clock() - begin;
-            if (elapsed < floor)
-              s4u::this_actor::sleep_for(floor - elapsed);
-          }
+      {
+        // SimGrid 3.32 ignores Comm::set_rate on host-to-host comms, so a rate cap is applied as a floor on the
+        // duration: the data moves with its fair share, and the transfer cannot end before bytes / rate.
+        double begin = s4u::Engine::get_clock();
+        static int payload = 0;
+        if (inbox[t.dst].box != nullptr)
+          inbox[t.dst].box->put(&payload, static_cast<uint64_t>(t.bytes));
+        else
+          s4u::Comm::sendto(platform.hosts[t.host], platform.hosts[t.dst], static_cast<uint64_t>(t.bytes));
+        if (t.rate > 0) {
+          double floor = route_latency[id] + t.bytes / t.rate;
+          double elapsed = s4u::Engine::get_clock() - begin;
+          if (elapsed < floor)
+            s4u::this_actor::sleep_for(floor - elapsed);
         }
-        break;
-      case TaskKind::DELAY:
-        if (t.seconds > 0)
-          s4u::this_actor::sleep_for(t.seconds);
-        break;
-      case TaskKind::COLLECTIVE: // lowered before any backend runs (run_backend refuses them)
-        break;
       }
-      finish(id, start, s4u::Engine::get_clock());
+      break;
+    case TaskKind::DELAY:
+      if (t.seconds > 0)
+        s4u::this_actor::sleep_for(t.seconds);
+      break;
+    case TaskKind::COLLECTIVE: // lowered before any backend runs (run_backend refuses them)
+      break;
     }
+    finish(id, start, s4u::Engine::get_clock());
   }
 };
 
@@ -203,7 +250,7 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   TimelineRecorder recorder(graph.size());
   std::vector<ExecutionObserver*> all{&recorder};
   all.insert(all.end(), observers.begin(), observers.end());
-  Run run{graph, sg, all, {}, {}, {}, {}, {}};
+  Run run{graph, sg, all, {}, {}, {}, {}, {}, {}, {}, {}};
   run.route_latency.assign(graph.size(), 0.0);
   for (std::size_t i = 0; i < graph.size(); ++i) {
     const Task& t = graph.task(static_cast<int>(i));
@@ -223,15 +270,12 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   for (std::size_t t = 0; t < graph.size(); ++t)
     run.pending[t] = graph.predecessor_count(static_cast<int>(t));
   const auto& streams = graph.streams();
-  run.waiting_for.assign(streams.size(), -1);
-  run.actors.resize(streams.size());
-  for (std::size_t s = 0; s < streams.size(); ++s) {
-    if (graph.stream_tasks(static_cast<int>(s)).empty())
-      continue;
-    int stream = static_cast<int>(s);
-    run.actors[s] =
-        s4u::Actor::create(streams[s].name, sg.hosts.at(streams[s].host), [&run, stream] { run.run_stream(stream); });
-  }
+  run.next.assign(streams.size(), 0);
+  run.running.assign(streams.size(), 0);
+  run.idle.resize(sg.hosts.size());
+  for (std::size_t s = 0; s < streams.size(); ++s)
+    if (run.ready(static_cast<int>(s)))
+      run.dispatch(static_cast<int>(s));
   engine->run();
   if (run.done != graph.size())
     throw std::logic_error("simgrid executor stalled with " + std::to_string(graph.size() - run.done) +
