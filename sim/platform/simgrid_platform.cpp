@@ -49,32 +49,41 @@ std::vector<char> links_that_never_bind(const PlatformSpec& spec, const std::vec
 {
   const Topology& topo = spec.topology;
   const std::size_t n = 2 * topo.links().size();
-  std::vector<char> first(n, 0);
-  std::vector<std::vector<int>> feeders(n); // first links of the routes through each direction
+  std::vector<char> first(n, 0), last(n, 0);
+  std::vector<std::vector<int>> feeders(n), drains(n); // first and last links of the routes through each direction
+  auto note = [](std::vector<int>& list, int link) {
+    if (list.empty() || list.back() != link) // pairs come grouped by source: most repeats are the last one noted
+      list.push_back(link);
+  };
   for_each_pair(topo, pairs, [&](int a, int b) {
     const auto& route = topo.route(a, b);
     if (route.empty())
       return;
-    const int head = direction_key(route.front());
-    first[head] = 1;
-    for (std::size_t i = 1; i < route.size(); ++i) {
-      auto& f = feeders[direction_key(route[i])];
-      if (f.empty() || f.back() != head) // pairs come grouped by source: most repeats are the last one
-        f.push_back(head);
+    const int head = direction_key(route.front()), tail = direction_key(route.back());
+    first[head] = last[tail] = 1;
+    for (std::size_t i = 0; i < route.size(); ++i) {
+      if (i > 0)
+        note(feeders[direction_key(route[i])], head);
+      if (i + 1 < route.size())
+        note(drains[direction_key(route[i])], tail);
     }
   });
+  // Every byte through a direction crossed one of its feeders before and crosses one of its drains after.
+  auto covers = [&](double bandwidth, std::vector<int>& ends) {
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    double sum = 0;
+    for (int e : ends)
+      sum += topo.links()[e / 2].bandwidth;
+    return bandwidth >= sum;
+  };
   std::vector<char> out(n, 0);
   for (std::size_t k = 0; k < n; ++k) {
     const auto& link = topo.links()[k / 2];
-    if (first[k] || feeders[k].empty() || !link.full_duplex || spec.background.count(static_cast<int>(k / 2)))
+    if (first[k] || last[k] || feeders[k].empty() || !link.full_duplex ||
+        spec.background.count(static_cast<int>(k / 2)))
       continue;
-    auto& f = feeders[k];
-    std::sort(f.begin(), f.end());
-    f.erase(std::unique(f.begin(), f.end()), f.end());
-    double fed = 0;
-    for (int head : f)
-      fed += topo.links()[head / 2].bandwidth;
-    out[k] = link.bandwidth >= fed ? 1 : 0;
+    out[k] = covers(link.bandwidth, feeders[k]) || covers(link.bandwidth, drains[k]) ? 1 : 0;
   }
   return out;
 }

@@ -27,10 +27,11 @@ struct SimgridPlatform {
 void configure_simgrid_network_model(const std::string& model);
 
 /** Per link direction (2 x link + up): 1 where no sharing of the routes among `pairs` (all ordered pairs when
- *  empty) can make it a bottleneck. That holds for a full-duplex direction without background load that starts no
- *  route and whose bandwidth covers the sum of the first links of all routes through it: every byte through it
- *  crossed one of those first, so under max-min (with LV08's acknowledgements too, which load each link of a reverse
- *  route as they load its first) it never holds a flow back. A non-blocking fabric's uplinks are such links. */
+ *  empty) can make it a bottleneck. That holds for a full-duplex direction without background load that starts and
+ *  ends no route and whose bandwidth covers the sum of the first links of all routes through it, or of their last
+ *  links: every byte through it crossed one of those first (or crosses one after), so under max-min (with LV08's
+ *  acknowledgements too, which load each link of a reverse route as they load its ends) it never holds a flow back.
+ *  A non-blocking fabric's uplinks are such links, in both directions. */
 std::vector<char> links_that_never_bind(const PlatformSpec& spec, const std::vector<std::pair<int, int>>& pairs);
 
 /** Creates one Full zone holding every host and link, with a route (our Topology::route, same links and
