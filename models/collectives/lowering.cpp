@@ -216,9 +216,9 @@ struct Lowering {
   // building the graph (the zero-length joins before members with several predecessors left out).
   double closed_form_size()
   {
-    double size = 0, members = 0;
+    double size = 0; // the copied tasks, then each collective's delays
     for (const Task& t : in.tasks())
-      (t.kind == TaskKind::COLLECTIVE ? members : size) += 1;
+      size += t.kind == TaskKind::COLLECTIVE ? 0 : 1;
     for (const CollectiveSpec& c : in.collectives()) {
       const int n = static_cast<int>(c.hosts.size());
       int present = 0;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <simgrid/kernel/ProfileBuilder.hpp>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
@@ -134,7 +133,6 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
     link->seal();
     out.links.push_back(link);
   }
-  std::set<int> left_out;
   std::map<std::pair<int, double>, s4u::Link*> latency_links; // (source host, latency moved off the route)
   for_each_pair(topo, pairs, [&](int src, int dst) {
     std::vector<s4u::LinkInRoute> route;
@@ -142,7 +140,6 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
     for (const auto& use : topo.route(src, dst)) {
       if (never_binds[direction_key(use)]) {
         moved += topo.links()[use.link].latency;
-        left_out.insert(direction_key(use));
       } else if (topo.links()[use.link].full_duplex) {
         route.emplace_back(out.links[use.link],
                            use.up ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
@@ -162,7 +159,6 @@ SimgridPlatform instantiate_on_simgrid(const PlatformSpec& spec, const std::vect
     }
     zone->add_route(out.hosts[src]->get_netpoint(), out.hosts[dst]->get_netpoint(), nullptr, nullptr, route, false);
   });
-  out.links_left_out = static_cast<int>(left_out.size());
   zone->seal();
   return out;
 }

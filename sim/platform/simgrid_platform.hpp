@@ -20,7 +20,6 @@ constexpr double kGpuHostSpeed = 1e9;
 struct SimgridPlatform {
   std::vector<simgrid::s4u::Host*> hosts; // by host index
   std::vector<simgrid::s4u::Link*> links; // by link index (split-duplex unless the link is half-duplex)
-  int links_left_out = 0;                 // link directions no route carries: they could never bind (below)
 };
 
 /** Sets the network model config (must come before any platform exists). */

@@ -1,4 +1,5 @@
 #include "models/collectives/collective_model.hpp"
+#include "models/collectives/lowering.hpp"
 #include "models/collectives/nvls_model.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
@@ -382,4 +383,40 @@ TEST(Collectives, TreeOverOneGpuPerNodePaysTheProtocolsBaseCost)
     longest = std::max(longest, t);
   }
   EXPECT_GE(cs::run_analytical(g, p).makespan, longest);
+}
+
+TEST(Lowering, TheClosedFormSizeIsCountedWithoutLowering)
+{
+  // A 1,024-GPU MoE run chooses closed forms by this count before lowering anything: it must equal the closed-form
+  // lowering's tasks plus what the collectives' expansions would add, here where every member has one predecessor
+  // (no joins). An all-reduce over 16 GPUs, an uneven all-to-all-v over 8, and a broadcast with a rank not simulated.
+  const auto p = platform("h100-sxm5", 2, 8);
+  cs::TaskGraph g;
+  std::vector<int> streams, computed;
+  for (int h = 0; h < 16; ++h) {
+    streams.push_back(g.add_stream(h, "comm"));
+    computed.push_back(g.add_compute(g.add_stream(h, "compute"), 1e-3, "k", "", {}));
+  }
+  cs::CollectiveSpec all_reduce;
+  all_reduce.bytes = 64e6;
+  all_reduce.hosts = ranks(16);
+  g.add_collective(all_reduce, streams, computed);
+  cs::CollectiveSpec v;
+  v.kind = "all-to-all";
+  v.hosts = ranks(8);
+  for (int i = 0; i < 64; ++i)
+    v.matrix.push_back(1e5 * (1 + i % 7));
+  g.add_collective(v, std::vector<int>(streams.begin(), streams.begin() + 8),
+                   std::vector<int>(computed.begin(), computed.begin() + 8));
+  cs::CollectiveSpec bcast;
+  bcast.kind = "broadcast";
+  bcast.bytes = 1e6;
+  bcast.hosts = ranks(16);
+  std::vector<int> some = streams;
+  some[15] = -1;
+  g.add_collective(bcast, some, computed);
+  const auto lowered = cs::lower_collectives(g, p, cs::CollectivePricing::CLOSED_FORM);
+  EXPECT_DOUBLE_EQ(cs::closed_form_lowering_size(g, p),
+                   double(lowered.graph.size()) + lowered.closed_form_expansion_tasks);
+  EXPECT_GT(lowered.closed_form_expansion_tasks, 8.0 * 7); // the expansions are counted, not only the delays
 }
