@@ -53,6 +53,12 @@ int StreamPool::get(int host, int channel)
   return s;
 }
 
+int ring_channels(const PlatformSpec& platform, int nodes, int per_node)
+{
+  const int nics = platform.cpu_cluster ? 1 : platform.nics_per_machine;
+  return nodes > 1 ? std::max(1, std::min(nics, per_node)) : 1;
+}
+
 GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hosts)
 {
   const Topology& t = platform.topology;
@@ -93,7 +99,7 @@ GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hos
     g.intra_lat = g.inter_lat;
   }
   g.nics = platform.cpu_cluster ? 1 : platform.nics_per_machine;
-  g.channels = g.nodes > 1 ? std::max(1, std::min(g.nics, g.per_node)) : 1;
+  g.channels = ring_channels(platform, g.nodes, g.per_node);
   g.nvls = platform.nvls;
   g.machine_gpus = std::max(1, platform.hosts_per_machine);
   return g;

@@ -34,6 +34,9 @@ struct GroupShape {
 /** Reads the shape of `hosts` (rank order) off a platform. */
 GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hosts);
 
+/** Rings that cross between machines through distinct NICs, for a group of `nodes` machines x `per_node` ranks. */
+int ring_channels(const PlatformSpec& platform, int nodes, int per_node);
+
 /** An NCCL-like protocol: fixed costs and how fast payload moves. Reconstructed, see docs/collectives.md. */
 struct ProtocolParams {
   std::string name;

@@ -94,14 +94,13 @@ void ActorSyncWorld::allreduce(const std::vector<int>& members)
     hosts.push_back(host(m));
   std::sort(hosts.begin(), hosts.end());
   const double bytes = bytes_of(members.front());
-  const GroupShape shape = group_shape(platform, hosts);
   const double start = runtime_.now();
   auto spans = [&] {
     for (int m : members)
       span(m, "all-reduce", start, static_cast<int>(k));
   };
   if (!setup_.flows) {
-    runtime_.sleep_for(choose_collective("all-reduce", "auto", bytes, shape).seconds);
+    runtime_.sleep_for(choose_collective("all-reduce", "auto", bytes, group_shape(platform, hosts)).seconds);
     spans();
     return;
   }
@@ -109,7 +108,9 @@ void ActorSyncWorld::allreduce(const std::vector<int>& members)
   std::map<int, std::vector<int>> by_machine;
   for (int h : hosts)
     by_machine[t.vertex(t.hosts()[h]).machine].push_back(h);
-  const int channels = std::max(1, shape.channels);
+  // The rings need only the group's layout, not the bandwidths group_shape looks up for the closed forms.
+  const int nodes = static_cast<int>(by_machine.size());
+  const int channels = ring_channels(platform, nodes, static_cast<int>(k) / nodes);
   std::vector<int> src, dst;
   std::vector<double> size;
   for (int c = 0; c < channels; ++c) {
