@@ -12,33 +12,28 @@ namespace s4u = simgrid::s4u;
 
 namespace {
 
-// Where one host's incoming transfers land. SimGrid 3.32 files every live Comm::sendto comm in one shared list
-// that is searched linearly whenever a comm ends: quadratic in concurrent flows, it was 48% of a 1,024-GPU
-// all-to-all's wall time. A mailbox comm is listed only by its two ends, so in a wide graph a host that receives few
-// transfers gets a mailbox whose receiver posts all its receives up front: each put then starts at once, as sendto
-// would. A host that receives many keeps sendto, since up-front receives would make its receiver's own list long.
-// Narrow graphs keep sendto everywhere: with few flows in flight its list stays short, and it needs no receiver
-// actor (a 1,024-device ring ran at 59K tasks/s with sendto, 33K with mailboxes). So do graphs of small transfers:
-// they end soon after they start, so few are in flight at once, while each mailbox comm costs a put, a posted get and
-// the receiver's switches (a 1 MiB tree all-reduce over 128 x 8 GPUs, 65,473 transfers of 37 KB on average: 4.0 s
-// with sendto, 5.4-6.0 s with mailboxes; a 1 GiB all-to-all over the same GPUs, 24,449 transfers of about 1 MB:
-// 2.5-2.7 s with mailboxes, 6.3 s with sendto).
+// Where one host's incoming transfers land. SimGrid 3.32 files every live Comm::sendto comm (host to host, detached)
+// in one list of the maestro's, which std::list::remove scans whole whenever one ends: quadratic in the flows in
+// flight. It was 48% of a 1,024-GPU all-to-all's wall time and 36% of a 1 MiB tree all-reduce's over 128 x 8 GPUs.
+// A mailbox comm is listed only by the actors at its two ends, so graphs where thousands of streams send give each
+// receiving host a mailbox with a permanent receiver: a put to it starts at once, as sendto would (the transfer's
+// timing does not depend on the receiver), and the receiver drains the finished comms in the order they were put,
+// each match at the front of the mailbox's queue. The tree all-reduce: 1.43 s with sendto, 1.22-1.28 s so; the
+// 1 GiB all-to-all the same as with receives posted up front (1.23 against 1.25 s), which had listed up to 512 live
+// receives per receiver actor. Graphs with fewer senders keep sendto: its list stays short, and a receiver's gets and
+// switches would cost more than they save (the engine bench's rings: 72-78K tasks/s with sendto, 56-58K with
+// receivers, over 1,024 devices).
 struct Inbox {
-  static constexpr int kMaxUpFront = 512; // receives per host posted up front
-  static constexpr int kWide = 4096;      // streams that send: the graphs where flows in flight number thousands
-  static constexpr double kWideMeanBytes = 262144; // and whose transfers are long enough to pile up
+  static constexpr int kMany = 4096;               // streams that send: thousands of flows in flight
+  static constexpr double kWideMeanBytes = 262144; // and transfers long enough to overlap: full solver updates
   s4u::Mailbox* box = nullptr;                     // null: this host's transfers use sendto
   int expected = 0;                                // transfers to this host in the whole graph
 
   void receive_all() const
   {
-    std::vector<s4u::CommPtr> receives;
-    std::vector<int*> landed(expected); // SimGrid needs a destination to tell a receive from a send
-    receives.reserve(expected);
     for (int i = 0; i < expected; ++i)
-      receives.push_back(box->get_async(&landed[i]));
-    for (auto& r : receives)
-      r->wait();
+      box->get<int>();
+    box->set_receiver(nullptr); // a permanent receiver is kept alive by its mailbox otherwise
   }
 };
 
@@ -168,8 +163,13 @@ struct Run {
   }
 };
 
-/** Thousands of streams sending sizeable transfers to other hosts: thousands of flows in flight on one fabric. */
-bool wide_sharing(const TaskGraph& graph)
+/** How many streams send to other hosts, and whether their transfers are long. */
+struct Senders {
+  bool many = false; // thousands of streams send: thousands of flows in flight, inboxes instead of sendto
+  bool wide = false; // and their transfers average long enough that flows overlap on the fabric
+};
+
+Senders senders(const TaskGraph& graph)
 {
   std::vector<char> sends(graph.streams().size(), 0);
   double bytes = 0, transfers = 0;
@@ -179,7 +179,10 @@ bool wide_sharing(const TaskGraph& graph)
       bytes += t.bytes;
       transfers += 1;
     }
-  return std::count(sends.begin(), sends.end(), 1) >= Inbox::kWide && bytes >= Inbox::kWideMeanBytes * transfers;
+  Senders out;
+  out.many = std::count(sends.begin(), sends.end(), 1) >= Inbox::kMany;
+  out.wide = out.many && bytes >= Inbox::kWideMeanBytes * transfers;
+  return out;
 }
 
 /** Transfers each host receives from another. */
@@ -192,17 +195,17 @@ std::vector<int> receives(const TaskGraph& graph, int hosts)
   return n;
 }
 
-/** A receiver actor posts a host's receives up front where flows are many and the host's receives few. */
-bool posts_up_front(bool wide, int expected) { return wide && expected > 0 && expected <= Inbox::kMaxUpFront; }
+/** A host gets an inbox and its receiver where many streams send and some send to it. */
+bool has_inbox(const Senders& senders, int expected) { return senders.many && expected > 0; }
 
 /** The actors run_simgrid starts: one per stream with tasks, and the receivers. */
-long actors_needed(const TaskGraph& graph, bool wide, const std::vector<int>& expected)
+long actors_needed(const TaskGraph& graph, const Senders& senders, const std::vector<int>& expected)
 {
   long n = 0;
   for (std::size_t s = 0; s < graph.streams().size(); ++s)
     n += graph.stream_tasks(static_cast<int>(s)).empty() ? 0 : 1;
   for (int e : expected)
-    n += posts_up_front(wide, e) ? 1 : 0;
+    n += has_inbox(senders, e) ? 1 : 0;
   return n;
 }
 } // namespace
@@ -215,9 +218,10 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   // One actor per stream, and the receivers, each stack a mapping (and a guard page a second): a graph of ~32,000
   // streams ran out of Linux's 65,536 mappings per process and SimGrid aborted (a 1 MiB tree all-reduce over 256 x 8
   // GPUs has 63,473). Where one mapping per actor does not fit, the run is refused before it starts.
-  const bool wide = wide_sharing(graph);
+  const Senders sending = senders(graph);
+  const bool wide = sending.wide;
   const std::vector<int> expected = receives(graph, platform.topology.host_count());
-  const long active = actors_needed(graph, wide, expected), left = simgrid_mappings_left();
+  const long active = actors_needed(graph, sending, expected), left = simgrid_mappings_left();
   if (active > left)
     throw ActorLimitError(active, left);
   std::set<std::pair<int, int>> pair_set;
@@ -265,10 +269,11 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   for (std::size_t h = 0; h < run.inbox.size(); ++h) {
     Inbox& in = run.inbox[h];
     in.expected = expected[h];
-    if (!posts_up_front(wide, in.expected))
+    if (!has_inbox(sending, in.expected))
       continue;
     in.box = s4u::Mailbox::by_name("inbox-" + std::to_string(h));
-    s4u::Actor::create("receiver-" + std::to_string(h), sg.hosts.at(h), [&in] { in.receive_all(); });
+    in.box->set_receiver(
+        s4u::Actor::create("receiver-" + std::to_string(h), sg.hosts.at(h), [&in] { in.receive_all(); }));
   }
   run.pending.resize(graph.size());
   for (std::size_t t = 0; t < graph.size(); ++t)

@@ -180,10 +180,10 @@ TEST(TensorParallel, CollectivesArePricedAlikeUnderDataAndPipelineParallelism)
   EXPECT_EQ(built.training.tensor_parallel, 2);
 }
 
-TEST(Backends, WideGraphsAgreeWhetherTransfersUseMailboxesOrSendto)
+TEST(Backends, GraphsWithThousandsOfSendersAgreeThroughInboxes)
 {
-  // 4,600 sending streams make the simgrid backend take its wide-graph path: mailboxes with up-front receives for
-  // hosts that receive few transfers, sendto for host 0, which receives more than its receiver should post at once.
+  // 4,600 sending streams make the simgrid backend deliver through per-host inboxes (a mailbox with a permanent
+  // receiver) instead of sendto; host 0 receives more than 512 of them, so its receiver drains a long queue.
   // The transfers form one chain, so every link carries one flow at a time and both backends must agree exactly.
   auto p = platform(64, 8, 8);
   cs::TaskGraph g;
@@ -208,6 +208,30 @@ TEST(Backends, WideGraphsAgreeWhetherTransfersUseMailboxesOrSendto)
   ASSERT_EQ(simgrid.end.size(), analytical.end.size());
   for (std::size_t i = 0; i < analytical.end.size(); ++i)
     ASSERT_LT(relative(simgrid.end[i], analytical.end[i]), 1e-9) << i;
+}
+
+TEST(Backends, AnInboxDoesNotHoldAShortTransferBehindALongOnePutBeforeIt)
+{
+  // An inbox's receiver takes finished transfers in the order they were put. A transfer's end must not depend on
+  // that: host 1 sends 1 GB to host 9 at time 0, host 2 sends 1 MB to host 9 just after (on another node, through
+  // its own NIC), and the short one ends at latency + bytes / NIC long before the long one. 4,096 other streams
+  // (each one small transfer between two other hosts) make the graph take the inbox path.
+  auto p = platform(64, 8, 8);
+  cs::TaskGraph g;
+  const int long_one = g.add_transfer(g.add_stream(8, "long"), 8, 9, 1e9, "x", {});
+  const int wait = g.add_delay(g.add_stream(16, "short"), 1e-9, "x", {});
+  const int short_one = g.add_transfer(g.task(wait).stream, 16, 9, 1e6, "x", {});
+  g.add_dependency(wait, short_one);
+  for (int i = 0; i < 4096; ++i) {
+    const int src = 24 + i % 400, dst = 24 + (i * 13 + 7) % 400;
+    g.add_transfer(g.add_stream(src, "bulk" + std::to_string(i)), src, dst == src ? src + 1 : dst, 1e3, "x", {});
+  }
+  g.finalize();
+  const auto analytical = cs::run_analytical(g, p);
+  const auto simgrid = simgrid_timeline(g, p);
+  EXPECT_LT(simgrid.end[short_one], simgrid.end[long_one] / 100);
+  EXPECT_LT(relative(simgrid.end[short_one], analytical.end[short_one]), 1e-6);
+  EXPECT_LT(relative(simgrid.end[long_one], analytical.end[long_one]), 1e-6);
 }
 
 TEST(Backends, FabricLinksThatCannotBindAreLeftOutWithoutChangingAnyTime)
