@@ -65,6 +65,9 @@ public:
   /** Plans one step. Policies may keep state across steps (FlexMoE's placement); steps of a layer and group come in
    *  iteration order. */
   virtual MoeStep plan(const MoeContext& context, const Routing& routing) = 0;
+  /** Whether plan reads each sample's row (to place samples or gate them); if not, only each rank's totals count
+   *  and routing models may draw them per rank (RoutingRequest::rank_totals). */
+  virtual bool reads_samples() const { return false; }
 };
 
 /** Expert-parallel placement: which ranks hold a replica of each expert. */

@@ -42,6 +42,20 @@ void draw_multinomial(std::mt19937_64& rng, double n, const std::vector<double>&
   }
 }
 
+void draw_rows(std::mt19937_64& rng, const RoutingRequest& q, const std::vector<double>& p, Routing& out)
+{
+  const std::size_t per_rank = static_cast<std::size_t>(q.samples_per_rank);
+  out.tokens.assign(static_cast<std::size_t>(q.ranks) * per_rank, std::vector<double>(p.size(), 0.0));
+  const double per_sample = q.tokens_per_sample * q.top_k;
+  if (!q.rank_totals) {
+    for (auto& row : out.tokens)
+      draw_multinomial(rng, per_sample, p, row);
+    return;
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(q.ranks); ++r)
+    draw_multinomial(rng, per_sample * double(per_rank), p, out.tokens[r * per_rank]);
+}
+
 std::vector<double> zipf_shares(const std::vector<int>& rank_of, double s)
 {
   std::vector<double> p(rank_of.size());

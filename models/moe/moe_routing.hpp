@@ -18,6 +18,10 @@ struct RoutingRequest {
   double tokens_per_sample = 1; // sequence length
   int experts = 1, top_k = 1;
   std::uint64_t seed = 0; // the scenario's seed
+  /** The policy reads only each rank's totals: a model whose samples draw independently from one distribution may
+   *  put a rank's whole routing in its first sample's row (the sum of the samples' multinomials is the multinomial
+   *  of their sum, at a samples_per_rank-th of the draws) and leave the others zero. */
+  bool rank_totals = false;
 };
 
 /** Per sample (rank r's samples are r * samples_per_rank, ...), the token-expert assignments each expert gets: a
@@ -39,6 +43,9 @@ std::mt19937_64 routing_rng(const RoutingRequest& request, std::uint64_t stream 
 /** Draws `n` token-expert assignments over experts with probabilities `p` (summing to 1) into `out` (multinomial, by
  *  conditional binomials). */
 void draw_multinomial(std::mt19937_64& rng, double n, const std::vector<double>& p, std::vector<double>& out);
+
+/** Fills `out` with `q`'s rows, each sample drawing from the same `p`; one draw per rank when q.rank_totals. */
+void draw_rows(std::mt19937_64& rng, const RoutingRequest& q, const std::vector<double>& p, Routing& out);
 
 /** Expert e's share under a Zipf law of exponent s over popularity ranks (rank_of[e] = 0 for the hottest). */
 std::vector<double> zipf_shares(const std::vector<int>& rank_of, double s);

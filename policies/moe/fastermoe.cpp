@@ -27,6 +27,7 @@ public:
     r.require_positive("groups", groups_);
     r.require_at_most("groups", groups_, 64);
   }
+  bool reads_samples() const override { return gate_ < 1; } // the gate limits each sample's tokens
   MoeStep plan(const MoeContext& c, const Routing& given) override
   {
     ExpertPlacement placement = contiguous_placement(c.experts, c.ranks);

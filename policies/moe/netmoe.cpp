@@ -26,6 +26,7 @@ using FlowGraph = boost::adjacency_list<
 class NetMoe : public MoePolicy {
 public:
   void configure(ObjectReader& r) override { read_capacity_pad(r, pad_); }
+  bool reads_samples() const override { return true; } // it places samples
   MoeStep plan(const MoeContext& c, const Routing& routing) override
   {
     const ExpertPlacement placement = contiguous_placement(c.experts, c.ranks);

@@ -12,9 +12,7 @@ public:
     auto rng = routing_rng(q);
     const std::vector<double> p(q.experts, 1.0 / q.experts);
     Routing out;
-    out.tokens.resize(static_cast<std::size_t>(q.ranks) * q.samples_per_rank);
-    for (auto& row : out.tokens)
-      draw_multinomial(rng, q.tokens_per_sample * q.top_k, p, row);
+    draw_rows(rng, q, p, out);
     return out;
   }
 };

@@ -44,9 +44,7 @@ public:
     const std::vector<double> p = zipf_shares(rank_of, skew_);
     auto rng = routing_rng(q);
     Routing out;
-    out.tokens.resize(static_cast<std::size_t>(q.ranks) * q.samples_per_rank);
-    for (auto& row : out.tokens)
-      draw_multinomial(rng, q.tokens_per_sample * q.top_k, p, row);
+    draw_rows(rng, q, p, out);
     return out;
   }
 

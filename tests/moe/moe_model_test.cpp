@@ -6,6 +6,7 @@
 #include "models/transformer/model_params.hpp"
 #include "models/transformer/transformer.hpp"
 
+#include <cmath>
 #include <gtest/gtest.h>
 #include <numeric>
 
@@ -96,6 +97,47 @@ TEST(MoeRouting, EveryModelRoutesEachTokenTopKTimesAndRepeatsItself)
       EXPECT_EQ(a.tokens[s], b.tokens[s]) << name;
     }
   }
+}
+
+TEST(MoeRouting, RankTotalsPutEachRanksRoutingInItsFirstRowWithTheSameDistribution)
+{
+  // With rank_totals, uniform and zipf draw one multinomial per rank (the sum of its samples' multinomials) into the
+  // rank's first row. Over many steps each expert's mean share per rank is what per-sample draws give, and so is the
+  // spread (a multinomial's variance n p (1 - p) adds over independent samples).
+  for (const char* name : {"uniform", "zipf"}) {
+    auto model = cs::Registry<cs::RoutingModel>::instance().create(name);
+    auto q = request(16, 2);
+    q.rank_totals = true;
+    const cs::Routing once = model->route(q);
+    ASSERT_EQ(once.tokens.size(), 32u) << name;
+    for (std::size_t s = 0; s < once.tokens.size(); ++s)
+      EXPECT_NEAR(row_sum(once.tokens[s]), s % 4 == 0 ? 4 * 4096 : 0, 1e-9) << name;
+    // Expert 0 of rank 0 over 400 microbatches, per-rank draws against per-sample draws.
+    std::vector<double> totals, samples;
+    for (int mb = 0; mb < 400; ++mb) {
+      q.microbatch = mb;
+      q.rank_totals = true;
+      totals.push_back(model->route(q).tokens[0][0]);
+      q.rank_totals = false;
+      const cs::Routing r = model->route(q);
+      samples.push_back(r.tokens[0][0] + r.tokens[1][0] + r.tokens[2][0] + r.tokens[3][0]);
+    }
+    auto mean = [](const std::vector<double>& v) { return row_sum(v) / v.size(); };
+    auto sd = [&](const std::vector<double>& v) {
+      const double m = mean(v);
+      double ss = 0;
+      for (double x : v)
+        ss += (x - m) * (x - m);
+      return std::sqrt(ss / (v.size() - 1));
+    };
+    EXPECT_NEAR(mean(totals) / mean(samples), 1.0, 0.02) << name;
+    EXPECT_NEAR(sd(totals) / sd(samples), 1.0, 0.2) << name;
+  }
+  // The policies that read samples ask for them.
+  auto& policies = cs::Registry<cs::MoePolicy>::instance();
+  EXPECT_TRUE(policies.create("netmoe")->reads_samples());
+  EXPECT_FALSE(policies.create("static-ep")->reads_samples());
+  EXPECT_FALSE(policies.create("fastermoe")->reads_samples()); // its topology gate is off by default
 }
 
 TEST(MoeRouting, ZipfSkewsAndDriftsGradually)

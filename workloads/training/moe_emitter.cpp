@@ -101,6 +101,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   q.experts = m.moe.experts;
   q.top_k = m.moe.top_k;
   q.seed = plan_.seed;
+  q.rank_totals = !plan_.moe->reads_samples();
   MoeContext c = context(group, device);
   c.iteration = it;
   c.layer = layer;
