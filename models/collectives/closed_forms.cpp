@@ -49,6 +49,7 @@ CollectiveChoice choose_collective(const std::string& kind, const std::string& a
     throw std::invalid_argument("collective size must not be negative");
   CollectiveChoice best;
   best.seconds = kInf;
+  double best_seen = kInf;
   for (const auto& [name, a] : collective_algorithm_list()) {
     if (algorithm != "auto" && name != algorithm)
       continue;
@@ -57,8 +58,12 @@ CollectiveChoice choose_collective(const std::string& kind, const std::string& a
       continue;
     for (const auto& p : protocols()) {
       const double t = collective_time(kind, name, p, bytes, shape);
-      if (t < best.seconds)
+      // NCCL chooses by its own model, which leaves some costs out: the choice is by what it sees, the time is all.
+      const double seen = std::isfinite(t) && shape.ranks > 1 ? t - a->unseen_by_tuner(kind, p, bytes, shape) : t;
+      if (seen < best_seen) {
+        best_seen = seen;
         best = CollectiveChoice{name, p, t};
+      }
     }
   }
   if (!std::isfinite(best.seconds))

@@ -45,6 +45,7 @@ struct ProtocolParams {
   double efficiency = 1;    // payload share of the link rate (flags, headers)
   double rate_cap = 0;      // bytes/s one channel moves at most (0 = link rate)
   bool single_channel = false;
+  double ring_fill = 0; // per ring step, paid by the chunk pipeline but left out of NCCL's tuner model
 };
 
 /** The protocols the tuner chooses from: "ll" (low latency, one channel), "simple" (full bandwidth) and "ll128"

@@ -48,6 +48,12 @@ public:
   /** The alpha-beta time of one collective of `bytes` (nccl-tests' size); called only when supported. */
   virtual double closed_form(const std::string& kind, const ProtocolParams& protocol, double bytes,
                              const GroupShape& group) const = 0;
+  /** The part of closed_form that NCCL's tuner does not model, so does not choose by (the ring's chunk pipeline). */
+  virtual double unseen_by_tuner(const std::string& kind, const ProtocolParams& protocol, double bytes,
+                                 const GroupShape& group) const
+  {
+    return 0;
+  }
   /** Emits the step-wise transfers of e.req (n >= 2, not p2p). */
   virtual CollectiveDone expand(CollectiveEmitter& e) const = 0;
   /** Whether NCCL's tuner (algorithm "auto") may pick it for this group. */

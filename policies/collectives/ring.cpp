@@ -47,6 +47,10 @@ CollectiveDone broadcast(CollectiveEmitter& e, const std::vector<int>& order)
   return done;
 }
 
+// Steps of a ring collective other than the broadcast: 2(n-1) for the all-reduce, n-1 for the reduce-scatter and the
+// all-gather.
+int ring_steps(const std::string& kind, int n) { return kind == "all-reduce" ? 2 * (n - 1) : n - 1; }
+
 class Ring : public CollectiveAlgorithm {
 public:
   bool supports(const std::string& kind, const ProtocolParams&, const GroupShape&) const override
@@ -56,13 +60,15 @@ public:
   double closed_form(const std::string& kind, const ProtocolParams& p, double S, const GroupShape& g) const override
   {
     const int n = g.ranks;
-    const double step = step_latency(p, g);
+    const double step = step_latency(p, g) + p.ring_fill;
     const double bw = payload_rate(p, ring_bandwidth(g));
-    if (kind == "all-reduce")
-      return p.base_latency + 2 * (n - 1) * step + 2.0 * (n - 1) / n * S / bw;
     if (kind == "broadcast") // pipelined along the ring in 8 chunks: n + 6 chunk-steps end to end
-      return p.base_latency + (n + 6) * (step + S / 8 / bw);
-    return p.base_latency + (n - 1) * step + double(n - 1) / n * S / bw; // reduce-scatter, all-gather
+      return p.base_latency + (n + 6) * (step_latency(p, g) + S / 8 / bw);
+    return p.base_latency + ring_steps(kind, n) * step + ring_steps(kind, n) / double(n) * S / bw;
+  }
+  double unseen_by_tuner(const std::string& kind, const ProtocolParams& p, double, const GroupShape& g) const override
+  {
+    return kind == "broadcast" ? 0.0 : ring_steps(kind, g.ranks) * p.ring_fill;
   }
   CollectiveDone expand(CollectiveEmitter& e) const override
   {
@@ -95,7 +101,7 @@ private:
     const int n = e.ranks();
     const int channels = static_cast<int>(orders.size());
     const ProtocolParams& p = e.choice.protocol;
-    const int steps = e.req.kind == "all-reduce" ? 2 * (n - 1) : n - 1;
+    const int steps = ring_steps(e.req.kind, n);
     const int supers = std::min(steps, kSuperSteps);
     const double chunk = e.req.bytes / n / channels;
     const double hop = step_latency(p, shape) - p.step_overhead;
@@ -110,8 +116,8 @@ private:
         const int k = (g + 1) * steps / supers - g * steps / supers;
         std::vector<int> current(n);
         for (int i = 0; i < n; ++i) {
-          const double overhead =
-              (g == 0 ? p.base_latency : 0.0) + k * p.step_overhead + std::max(0.0, k * hop - own_hop[i]);
+          const double overhead = (g == 0 ? p.base_latency : 0.0) + k * (p.step_overhead + p.ring_fill) +
+                                  std::max(0.0, k * hop - own_hop[i]);
           current[i] = e.send(order[i], order[(i + 1) % n], c, chunk * k, g, -1, overhead);
           if (g > 0)
             e.graph.add_dependency(previous[(i + n - 1) % n], current[i]);
