@@ -20,15 +20,23 @@ const CollectiveAlgorithm* find_algorithm(const std::string& name)
 
 } // namespace
 
+namespace {
+double time_of(const CollectiveAlgorithm& a, const std::string& kind, const ProtocolParams& p, double S,
+               const GroupShape& g)
+{
+  if (g.ranks <= 1)
+    return p.base_latency;
+  return a.supports(kind, p, g) ? a.closed_form(kind, p, S, g) : kInf;
+}
+} // namespace
+
 double collective_time(const std::string& kind, const std::string& name, const ProtocolParams& p, double S,
                        const GroupShape& g)
 {
   const CollectiveAlgorithm* a = find_algorithm(name);
   if (!a)
     throw std::invalid_argument("unknown collective algorithm '" + name + "'");
-  if (g.ranks <= 1)
-    return p.base_latency;
-  return a->supports(kind, p, g) ? a->closed_form(kind, p, S, g) : kInf;
+  return time_of(*a, kind, p, S, g);
 }
 
 bool closed_form_exact(const std::string& algorithm)
@@ -57,7 +65,7 @@ CollectiveChoice choose_collective(const std::string& kind, const std::string& a
     if (algorithm == "auto" && !a->tuner_eligible(shape))
       continue;
     for (const auto& p : protocols()) {
-      const double t = collective_time(kind, name, p, bytes, shape);
+      const double t = time_of(*a, kind, p, bytes, shape);
       // NCCL chooses by its own model, which leaves some costs out: the choice is by what it sees, the time is all.
       const double seen = std::isfinite(t) && shape.ranks > 1 ? t - a->unseen_by_tuner(kind, p, bytes, shape) : t;
       if (seen < best_seen) {

@@ -45,7 +45,7 @@ int CollectiveEmitter::barrier(int rank, const std::vector<int>& after)
   return t;
 }
 
-std::vector<std::pair<std::string, const CollectiveAlgorithm*>> collective_algorithm_list()
+const std::vector<std::pair<std::string, const CollectiveAlgorithm*>>& collective_algorithm_list()
 {
   // One instance per algorithm, made once and kept for the process.
   static std::vector<std::unique_ptr<CollectiveAlgorithm>> owned;

@@ -66,7 +66,7 @@ public:
 };
 
 /** Registered algorithms in tuner order (preference, then name). */
-std::vector<std::pair<std::string, const CollectiveAlgorithm*>> collective_algorithm_list();
+const std::vector<std::pair<std::string, const CollectiveAlgorithm*>>& collective_algorithm_list();
 
 #define CS_REGISTER_COLLECTIVE_ALGORITHM(Type, name, description)                                                      \
   static const bool cs_registered_collective_##Type = ::cs::Registry<::cs::CollectiveAlgorithm>::instance().add(       \
