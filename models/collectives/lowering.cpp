@@ -71,6 +71,16 @@ struct Lowering {
     double intra = 0, inter = 0, tasks = 0, bytes = 0;
   };
   std::map<std::tuple<std::string, std::string, std::string, int, std::vector<int>>, Traffic> traffic;
+  // Group shapes by member hosts: the same groups recur every bucket, microbatch and layer.
+  std::map<std::vector<int>, GroupShape> shapes;
+
+  const GroupShape& shape_of(const std::vector<int>& hosts)
+  {
+    auto it = shapes.find(hosts);
+    if (it == shapes.end())
+      it = shapes.emplace(hosts, group_shape(platform, hosts)).first;
+    return it->second;
+  }
 
   Lowering(const TaskGraph& g, const PlatformSpec& p, CollectivePricing c)
       : in(g), platform(p), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
@@ -116,7 +126,7 @@ struct Lowering {
       else
         ready[r] = ready_of(c.members[r]);
     }
-    const GroupShape shape = group_shape(platform, c.hosts);
+    const GroupShape& shape = shape_of(c.hosts);
     if (!c.matrix.empty()) {
       lower_all_to_all_v(c, shape, ready, all);
       return;
@@ -229,7 +239,7 @@ struct Lowering {
         size += present > 0 ? 1 : 0;
         closed_form_tasks += double(n) * (n - 1) + n;
       } else if (n >= 2 && c.kind != "p2p") {
-        const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, group_shape(platform, c.hosts));
+        const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape_of(c.hosts));
         closed_form_tasks += closed_form_traffic(c, choice).tasks;
       }
     }

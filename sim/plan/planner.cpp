@@ -20,6 +20,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <tuple>
 
@@ -350,10 +351,15 @@ struct Candidate {
 // Best-first by the bound; stop simulating once the bound cannot beat the k-th best simulated plan.
 std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const PlanOptions& options, PlanSearch& out)
 {
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.plan.bound_s < b.plan.bound_s; });
+  // By index: a candidate holds a whole scenario, and sorting them moved thousands (5% of a 512-GPU search).
+  std::vector<std::size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return candidates[a].plan.bound_s < candidates[b].plan.bound_s;
+  });
   std::vector<Plan> done;
-  for (auto& c : candidates) {
+  for (std::size_t i : order) {
+    Candidate& c = candidates[i];
     if (!options.exhaustive && static_cast<int>(done.size()) >= options.top) {
       std::vector<double> t;
       for (const auto& d : done)
