@@ -18,9 +18,6 @@ const CollectiveAlgorithm* find_algorithm(const std::string& name)
   return nullptr;
 }
 
-} // namespace
-
-namespace {
 double time_of(const CollectiveAlgorithm& a, const std::string& kind, const ProtocolParams& p, double S,
                const GroupShape& g)
 {
@@ -28,6 +25,7 @@ double time_of(const CollectiveAlgorithm& a, const std::string& kind, const Prot
     return p.base_latency;
   return a.supports(kind, p, g) ? a.closed_form(kind, p, S, g) : kInf;
 }
+
 } // namespace
 
 double collective_time(const std::string& kind, const std::string& name, const ProtocolParams& p, double S,

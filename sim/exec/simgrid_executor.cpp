@@ -24,10 +24,8 @@ namespace {
 // switches would cost more than they save (the engine bench's rings: 72-78K tasks/s with sendto, 56-58K with
 // receivers, over 1,024 devices).
 struct Inbox {
-  static constexpr int kMany = 4096;               // streams that send: thousands of flows in flight
-  static constexpr double kWideMeanBytes = 262144; // and transfers long enough to overlap: full solver updates
-  s4u::Mailbox* box = nullptr;                     // null: this host's transfers use sendto
-  int expected = 0;                                // transfers to this host in the whole graph
+  s4u::Mailbox* box = nullptr; // null: this host's transfers use sendto
+  int expected = 0;            // transfers to this host in the whole graph
 
   void receive_all() const
   {
@@ -165,8 +163,10 @@ struct Run {
 
 /** How many streams send to other hosts, and whether their transfers are long. */
 struct Senders {
-  bool many = false; // thousands of streams send: thousands of flows in flight, inboxes instead of sendto
-  bool wide = false; // and their transfers average long enough that flows overlap on the fabric
+  static constexpr int kMany = 4096;               // streams that send: thousands of flows in flight
+  static constexpr double kWideMeanBytes = 262144; // transfers long enough on average to overlap on the fabric
+  bool many = false;                               // thousands of streams send: inboxes instead of sendto
+  bool wide = false; // and their transfers average long enough that flows overlap: full solver updates
 };
 
 Senders senders(const TaskGraph& graph)
@@ -180,8 +180,8 @@ Senders senders(const TaskGraph& graph)
       transfers += 1;
     }
   Senders out;
-  out.many = std::count(sends.begin(), sends.end(), 1) >= Inbox::kMany;
-  out.wide = out.many && bytes >= Inbox::kWideMeanBytes * transfers;
+  out.many = std::count(sends.begin(), sends.end(), 1) >= Senders::kMany;
+  out.wide = out.many && bytes >= Senders::kWideMeanBytes * transfers;
   return out;
 }
 
