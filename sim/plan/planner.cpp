@@ -1,5 +1,7 @@
 #include "sim/plan/planner.hpp"
 
+#include "sim/plan/pipeline_bound.hpp"
+
 #include "base/input_error.hpp"
 #include "base/registry.hpp"
 #include "models/cost/device_profile.hpp"
@@ -20,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
@@ -41,10 +44,10 @@ TrainingParams& own_training(Scenario& s)
 // Per microbatch on one TP rank: a layer's forward + backward with and without Megatron's blocking TP collectives
 // (priced by the tuner's closed form, as the pipeline builder folds them in), and the vocabulary-parallel head.
 struct PassTimes {
-  double layer = 0;         // with TP collectives: what stage balancing uses
-  double layer_compute = 0; // kernels only: what the lower bound uses
+  double layer = 0; // with TP collectives (MoE: and the experts at an even load): what stage balancing uses
   double head = 0;
   double embedding = 0;
+  PieceTimes experts; // what the bound takes for an MoE layer's routed experts (none under MoE parallel folding)
 };
 
 // The stage-cost source's own times (one stage, so its segments are the embedding, the layers and the head).
@@ -59,18 +62,21 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   const Segment& layer = segments.at(1);
   PassTimes t;
   t.layer = layer.forward_s + layer.backward_s;
-  t.layer_compute = t.layer - set.tp_seconds_per_layer;
   const ModelParams& m = w.model;
-  if (m.moe.enabled()) { // the experts at an even load (skew only adds), averaged over the layers
+  if (m.moe.enabled()) { // the experts at an even load, averaged over the layers
     // Under MoE parallel folding (etp < tp) each group of etp TP ranks routes its etp/tp of the sequence.
     const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = ep_fold(w.parallel);
     const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local / fold;
-    // A copy: of() returns into the temporary cost's own cache, which dies with this statement.
-    const PieceTimes e = ExpertCost(m, cost, w.framework, expert_tp(w.parallel)).of(tokens);
-    const double experts = local * (e.forward + e.backward);
+    const ExpertCost experts(m, cost, w.framework, expert_tp(w.parallel));
+    const PieceTimes e = experts.of(tokens); // a copy: of() returns into the cost's own cache
     const double share = double(moe_layer_count(m.moe, m.layers)) / m.layers;
-    t.layer += share * experts;
-    t.layer_compute += share * experts;
+    t.layer += share * local * (e.forward + e.backward);
+    // The bound: the rank's mean load as one expert's GEMMs. An expert's time is subadditive in its tokens (a launch
+    // and a wave tail each), so no skewed split over the rank's experts takes less. Skew can still leave the one
+    // simulated rank of an EP group below the mean (not strict for ep > 1; the searches in planner.md stay below
+    // their simulated times), and folded it is an EP rank of its own, left out.
+    if (fold == 1)
+      t.experts = experts.of(tokens * local);
   }
   t.head = segments.back().forward_s + segments.back().backward_s;
   t.embedding = segments.front().forward_s + segments.front().backward_s;
@@ -404,6 +410,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.budget_bytes = (1 - out.memory_reserve) * limit;
 
   std::map<std::tuple<int, int, std::string, int, int>, PassTimes> times; // per (tp, micro, recompute, ep, etp)
+  std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
+  std::map<std::tuple<int, int, std::string, int, int, int, int, std::string, std::vector<int>, int>, double> bounds;
   std::vector<Candidate> candidates;
   for (Plan plan : enumerate_plans(base, gpus)) {
     ++out.enumerated;
@@ -416,17 +424,27 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       ++out.invalid;
       continue;
     }
+    if (!platform)
+      platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
     auto key = std::make_tuple(plan.tp, plan.micro, plan.recompute, plan.ep, plan.etp);
     auto it = times.find(key);
     if (it == times.end())
-      it = times.emplace(key, pass_times(s, *cost, build_platform_spec(s.cluster, device))).first;
+      it = times.emplace(key, pass_times(s, *cost, *platform)).first;
     const PassTimes& t = it->second;
     if (!fit_in_memory(plan, s, t, out.budget_bytes)) {
       ++out.over_memory;
       continue;
     }
     const int microbatches = tr(base).batch.global / (plan.dp * plan.micro);
-    plan.bound_s = microbatches * (tr(base).model.layers * t.layer_compute + t.head + t.embedding) / plan.pp;
+    // The bound leaves the data-parallel group out but for the optimizer's shard: plans that differ in ZeRO-3's
+    // gathers alone, or in nothing it sees, share one.
+    const auto bound_key = std::make_tuple(plan.tp, plan.micro, plan.recompute, plan.ep, plan.etp, plan.pp, plan.vpp,
+                                           plan.schedule, plan.stage_layers, plan.zero);
+    auto bound = bounds.find(bound_key);
+    if (bound == bounds.end())
+      bound = bounds.emplace(bound_key, pipeline_compute_bound(tr(s), plan, t.experts, *cost, *platform, microbatches))
+                  .first;
+    plan.bound_s = bound->second;
     candidates.push_back({plan, s});
   }
   std::vector<Plan> done = simulate_best_first(candidates, options, out);

@@ -25,7 +25,7 @@ struct Plan {
   std::string schedule;          // "" without pipeline parallelism
   std::string recompute;         // none | selective | full
   std::vector<int> stage_layers; // chosen by the stage-partition dynamic program (pp > 1, vpp = 1)
-  double bound_s = 0;            // lower bound on the iteration time: the average device's compute
+  double bound_s = 0;            // lower bound on the iteration time: the pipeline's compute alone
   double memory_bytes = 0;       // the planner's estimate for the most loaded device
   double iteration_s = 0;        // analytical backend
   double samples_per_s = 0, tflops_per_gpu = 0;

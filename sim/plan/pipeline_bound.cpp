@@ -1,0 +1,92 @@
+#include "sim/plan/pipeline_bound.hpp"
+
+#include "base/registry.hpp"
+#include "models/transformer/pass_cost.hpp"
+#include "models/transformer/transformer.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+#include "workloads/training/stage_costs.hpp"
+
+#include <algorithm>
+
+namespace cs {
+
+double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const PieceTimes& experts,
+                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches)
+{
+  const int pp = plan.pp, v = plan.vpp, stages = pp * v;
+  // No data-parallel group (dp 1): the passes are priced without the reductions and gathers beside them, which only
+  // slow them; the stages' memory is not asked for.
+  const StageShape shape{pp, v, false, 1, {}, plan.ep, plan.etp > 0 ? plan.etp : plan.tp};
+  const StageSet set = transformer_stages(w, cost, platform, shape);
+  std::vector<PieceTimes> stage(stages);
+  for (int vs = 0; vs < stages; ++vs) {
+    const StageCost& c = set.stages.at(vs);
+    int moe_layers = 0; // `experts` is zero where the planner leaves them out of the bound
+    for (const Segment& seg : c.segments)
+      moe_layers += seg.moe ? 1 : 0;
+    stage[vs].forward = c.forward_s + moe_layers * experts.forward;
+    stage[vs].backward = c.backward_s + moe_layers * experts.backward;
+    stage[vs].weight = c.weight_s + moe_layers * experts.weight;
+  }
+  // One device: its passes in any order add up the same.
+  auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule.empty() ? "1f1b" : plan.schedule);
+  const auto order = schedule->order(pp, v, microbatches);
+  // Each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
+  const FrameworkProfile& fw = w.framework;
+  const bool sharded = plan.zero >= 1 && plan.dp > 1;
+  const double edp = std::max(1, plan.dp / ep_replicas(w.parallel));
+  std::vector<double> optimizer(pp);
+  for (int d = 0; d < pp; ++d) {
+    double dense = 0, experts = 0;
+    for (int vs = d; vs < stages; vs += pp) {
+      dense += set.stages[vs].params - set.stages[vs].expert_params;
+      experts += set.stages[vs].expert_params;
+    }
+    const double params = sharded ? dense / plan.dp + experts / edp : dense + experts;
+    optimizer[d] = pass_cost(cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s).seconds;
+  }
+  // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
+  // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.
+  std::vector<double> free_at(pp, 0), ends;
+  for (int it = 0; it < 2; ++it) {
+    // Ends of each microbatch's forward and input-gradient pass per virtual stage; -1 until run.
+    std::vector<double> forward_end(std::size_t(microbatches) * stages, -1), gradient_end = forward_end;
+    std::vector<std::size_t> next(pp, 0);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int d = 0; d < pp; ++d)
+        for (; next[d] < order[d].size(); ++next[d]) {
+          const PipelineOp& op = order[d][next[d]];
+          const int vs = op.chunk * pp + d;
+          const std::size_t at = std::size_t(op.microbatch) * stages + vs;
+          double ready = free_at[d];
+          if (op.forward() && vs > 0) {
+            if (forward_end[at - 1] < 0)
+              break;
+            ready = std::max(ready, forward_end[at - 1]);
+          } else if (op.sends_gradient() && vs + 1 < stages) {
+            if (gradient_end[at + 1] < 0)
+              break;
+            ready = std::max(ready, gradient_end[at + 1]);
+          }
+          const PieceTimes& c = stage[vs];
+          const double seconds = op.forward()                      ? c.forward
+                                 : op.pass == Pass::BACKWARD       ? c.backward
+                                 : op.pass == Pass::BACKWARD_INPUT ? c.backward - c.weight
+                                                                   : c.weight;
+          free_at[d] = ready + seconds;
+          if (op.forward())
+            forward_end[at] = free_at[d];
+          else if (op.sends_gradient())
+            gradient_end[at] = free_at[d];
+          progress = true;
+        }
+    }
+    for (int d = 0; d < pp; ++d)
+      free_at[d] += optimizer[d];
+    ends.push_back(*std::max_element(free_at.begin(), free_at.end()));
+  }
+  return ends[1] - ends[0];
+}
+
+} // namespace cs

@@ -1,0 +1,22 @@
+// The planner's branch-and-bound bound: a plan's pipeline compute alone, as a two-iteration timeline.
+#pragma once
+
+#include "models/cost/kernel_cost_model.hpp"
+#include "models/transformer/pass_cost.hpp"
+#include "platform/platform_spec.hpp"
+#include "sim/plan/planner.hpp"
+#include "workloads/training/training_params.hpp"
+
+namespace cs {
+
+/** The bound on a plan's iteration: its pipeline's compute alone. Each device runs the schedule's ops in order, each
+ *  op once the pass it needs from the neighbouring virtual stage has ended, every op lasting its stage's kernels and
+ *  blocking TP collectives (an MoE layer adds `experts`, the planner's price of its routed experts on one rank), then
+ *  its optimizer step; two iterations, the second measured, as the planner's runs are. The simulation adds to these
+ *  tasks and edges (pipeline sends, data-parallel reductions, ZeRO gathers, all-to-alls, skew); unlike the average
+ *  device's compute this sees the pipeline's fill and drain. Not strict: delays in the first iteration can shorten
+ *  the second, so the planner test holds it below the simulated time of every plan of a small model. */
+double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const PieceTimes& experts,
+                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches);
+
+} // namespace cs
