@@ -18,31 +18,25 @@ double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const P
   // slow them; the stages' memory is not asked for.
   const StageShape shape{pp, v, false, 1, {}, plan.ep, plan.etp > 0 ? plan.etp : plan.tp};
   const StageSet set = transformer_stages(w, cost, platform, shape);
-  std::vector<PieceTimes> stage(stages);
+  std::vector<StageCost> stage(stages); // the totals only, with the routed experts added
   for (int vs = 0; vs < stages; ++vs) {
     const StageCost& c = set.stages.at(vs);
     int moe_layers = 0; // `experts` is zero where the planner leaves them out of the bound
     for (const Segment& seg : c.segments)
       moe_layers += seg.moe ? 1 : 0;
-    stage[vs].forward = c.forward_s + moe_layers * experts.forward;
-    stage[vs].backward = c.backward_s + moe_layers * experts.backward;
-    stage[vs].weight = c.weight_s + moe_layers * experts.weight;
+    stage[vs].forward_s = c.forward_s + moe_layers * experts.forward;
+    stage[vs].backward_s = c.backward_s + moe_layers * experts.backward;
+    stage[vs].weight_s = c.weight_s + moe_layers * experts.weight;
   }
-  // One device: its passes in any order add up the same.
+  // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
   auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule.empty() ? "1f1b" : plan.schedule);
   const auto order = schedule->order(pp, v, microbatches);
   // Each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
   const FrameworkProfile& fw = w.framework;
-  const bool sharded = plan.zero >= 1 && plan.dp > 1;
-  const double edp = std::max(1, plan.dp / ep_replicas(w.parallel));
   std::vector<double> optimizer(pp);
   for (int d = 0; d < pp; ++d) {
-    double dense = 0, experts = 0;
-    for (int vs = d; vs < stages; vs += pp) {
-      dense += set.stages[vs].params - set.stages[vs].expert_params;
-      experts += set.stages[vs].expert_params;
-    }
-    const double params = sharded ? dense / plan.dp + experts / edp : dense + experts;
+    const double params =
+        optimizer_parameters(set, d, pp, plan.dp, ep_replicas(w.parallel), plan.zero >= 1 && plan.dp > 1);
     optimizer[d] = pass_cost(cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s).seconds;
   }
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
@@ -69,12 +63,7 @@ double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const P
               break;
             ready = std::max(ready, gradient_end[at + 1]);
           }
-          const PieceTimes& c = stage[vs];
-          const double seconds = op.forward()                      ? c.forward
-                                 : op.pass == Pass::BACKWARD       ? c.backward
-                                 : op.pass == Pass::BACKWARD_INPUT ? c.backward - c.weight
-                                                                   : c.weight;
-          free_at[d] = ready + seconds;
+          free_at[d] = ready + stage[vs].seconds(static_cast<int>(op.pass)); // the same numbering
           if (op.forward())
             forward_end[at] = free_at[d];
           else if (op.sends_gradient())

@@ -82,6 +82,17 @@ std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, dou
   return out;
 }
 
+double optimizer_parameters(const StageSet& set, int device, int pp, int dp, int ep_replicas, bool sharded)
+{
+  double dense = 0, experts = 0;
+  for (std::size_t vs = device; vs < set.stages.size(); vs += pp) {
+    dense += set.stages[vs].params - set.stages[vs].expert_params;
+    experts += set.stages[vs].expert_params;
+  }
+  const double edp = std::max(1, dp / ep_replicas);
+  return sharded ? dense / dp + experts / edp : dense + experts;
+}
+
 double tp_gather_seconds(const ModelParams& m, int micro, int tp, const PlatformSpec& platform)
 {
   std::vector<int> group(tp);

@@ -100,6 +100,11 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
 std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced,
                                   double embedding_s = 0);
 
+/** The parameters device `device` of `pp` updates in its optimizer step: those of its chunks (`set.stages` d, d + pp,
+ *  ...); `sharded` (ZeRO), its 1/dp shard of the dense ones and its 1/(dp / ep_replicas) shard of the routed experts'
+ *  over their expert-data-parallel group. */
+double optimizer_parameters(const StageSet& set, int device, int pp, int dp, int ep_replicas, bool sharded);
+
 /** The all-gather of one micro x seq x hidden activation over a TP group inside a node (closed form). */
 double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform);
 

@@ -176,14 +176,9 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   // 1/(dp/ep) shard over the expert-data-parallel group).
   std::vector<int> next(built_ * pp);
   out_.optimizer_tasks.emplace_back();
-  const double edp = std::max(1, plan_.dp / ep_replicas(plan_.params->parallel));
   for (int h = 0; h < built_ * pp; ++h) {
-    double dense = 0, experts = 0;
-    for (std::size_t vs = h % pp; vs < plan_.stages->stages.size(); vs += pp) {
-      dense += plan_.stages->stages[vs].params - plan_.stages->stages[vs].expert_params;
-      experts += plan_.stages->stages[vs].expert_params;
-    }
-    const double params = sharded_ ? dense / plan_.dp + experts / edp : dense + experts;
+    const double params =
+        optimizer_parameters(*plan_.stages, h % pp, pp, plan_.dp, ep_replicas(plan_.params->parallel), sharded_);
     const FrameworkProfile& fw = plan_.params->framework;
     const PassCost adam = pass_cost(*plan_.cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s);
     const int opt = out_.graph.add_compute(out_.compute_streams[h], adam.seconds, "adam", adam.model,
