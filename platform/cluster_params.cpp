@@ -149,8 +149,9 @@ void read_cluster(ObjectReader r, ClusterParams& c)
       .field("hosts_per_rack", c.hosts_per_rack, "CPU cluster: hosts in each rack");
   ObjectReader host = r.child("host", "CPU cluster: one host's resources (defaults from the catalog's cpu-node)");
   read_host(host, c.host);
-  ObjectReader stragglers = r.child("stragglers", "heterogeneity and stragglers: slow devices, random slowdowns, "
-                                                  "recorded step times (docs/stragglers.md)");
+  ObjectReader stragglers = r.child("stragglers", "heterogeneity and stragglers: slow devices, the spread of "
+                                                  "identical devices' speeds, random slowdowns, recorded step times "
+                                                  "(docs/stragglers.md)");
   read_stragglers(stragglers, c.stragglers);
   stragglers.finish();
   host.require_non_negative("cores", c.host.cores);

@@ -4,7 +4,9 @@
 #include "base/input_file.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
+#include <numeric>
 
 namespace cs {
 
@@ -50,6 +52,26 @@ double parse_number(const std::string& path, int row, int column, const std::str
   }
 }
 
+// Each device's speed under a relative spread: the n devices take the n expected order statistics of a normal of
+// mean 1 and standard deviation `spread` (Blom's approximation), placed by a seeded permutation. The slowest device of
+// n is then as slow as the expected slowest of n draws whatever the seed; only where it sits changes.
+std::vector<double> spread_speeds(int n, double spread, std::uint64_t seed)
+{
+  std::vector<double> out(static_cast<std::size_t>(n), 1.0);
+  if (spread <= 0 || n <= 1)
+    return out;
+  std::vector<std::pair<std::uint64_t, int>> keys;
+  for (int d = 0; d < n; ++d)
+    keys.emplace_back(mix(seed ^ mix(0x5eedull + static_cast<std::uint64_t>(d))), d);
+  std::sort(keys.begin(), keys.end());
+  const boost::math::normal_distribution<double> unit;
+  for (int rank = 0; rank < n; ++rank) {
+    const double z = boost::math::quantile(unit, (rank + 1 - 0.375) / (n + 0.25));
+    out[static_cast<std::size_t>(keys[static_cast<std::size_t>(rank)].second)] = 1 + spread * z;
+  }
+  return out;
+}
+
 } // namespace
 
 void read_stragglers(ObjectReader& r, StragglerParams& s)
@@ -62,6 +84,8 @@ void read_stragglers(ObjectReader& r, StragglerParams& s)
       .choice("distribution", s.random.distribution, {"fixed", "exponential", "uniform"},
               "how slowdown lengths are drawn");
   random.finish();
+  r.field("spread", s.spread,
+          "relative standard deviation of each device's sustained speed (0.015: identical GPUs, Sinha et al. SC'22)");
   r.field("step_times", s.step_times,
           "CSV of recorded step times 'worker,step,seconds' (relative to the scenario) replayed per worker");
   if (r.describing())
@@ -69,6 +93,9 @@ void read_stragglers(ObjectReader& r, StragglerParams& s)
   if (!(s.random.probability >= 0 && s.random.probability <= 1))
     random.fail_at("probability", "probability must be in [0, 1]");
   random.require_non_negative("duration", s.random.duration.value);
+  r.require_non_negative("spread", s.spread);
+  // At 0.1 the slowest of a million devices (4.9 standard deviations) still runs at half speed.
+  r.require_at_most("spread", s.spread, 0.1);
 }
 
 StepTimeTrace read_step_time_trace(const std::string& path)
@@ -116,7 +143,7 @@ StragglerModel::StragglerModel(const StragglerParams& params, int devices, int d
     : speed_(static_cast<std::size_t>(std::max(devices, 0)), 1.0), random_(params.random), seed_(seed),
       trace_(std::move(trace))
 {
-  for (const auto& s : params.slow) {
+  for (const auto& s : params.slow) { // a later entry overrides an earlier one
     for (int d : s.devices)
       if (d < devices)
         speed_[d] = s.factor;
@@ -124,6 +151,10 @@ StragglerModel::StragglerModel(const StragglerParams& params, int devices, int d
       for (int d = n * devices_per_node; d < (n + 1) * devices_per_node && d < devices; ++d)
         speed_[d] = s.factor;
   }
+  slow_devices_ = static_cast<int>(std::count_if(speed_.begin(), speed_.end(), [](double v) { return v < 1.0; }));
+  const std::vector<double> spread = spread_speeds(std::max(devices, 0), params.spread, seed);
+  for (std::size_t d = 0; d < speed_.size(); ++d)
+    speed_[d] *= spread[d];
 }
 
 double StragglerModel::speed(int device) const
@@ -162,9 +193,19 @@ bool StragglerModel::any() const
          std::any_of(speed_.begin(), speed_.end(), [](double s) { return s != 1.0; });
 }
 
-int StragglerModel::slow_devices() const
+StragglerModel StragglerModel::slowest_in_groups(int size) const
 {
-  return static_cast<int>(std::count_if(speed_.begin(), speed_.end(), [](double s) { return s < 1.0; }));
+  StragglerModel out = *this;
+  if (size <= 1)
+    return out;
+  for (std::size_t first = 0; first < speed_.size(); first += static_cast<std::size_t>(size)) {
+    const auto last = std::min(speed_.size(), first + static_cast<std::size_t>(size));
+    const double slowest = *std::min_element(speed_.begin() + first, speed_.begin() + last);
+    std::fill(out.speed_.begin() + first, out.speed_.begin() + last, slowest);
+  }
+  return out;
 }
+
+int StragglerModel::slow_devices() const { return slow_devices_; }
 
 } // namespace cs

@@ -22,12 +22,15 @@ struct SlowDevices {
 /** Before each step a device sleeps with `probability` (the partial-reduce artifacts' random_wait). */
 struct RandomSlowdown {
   double probability = 0;
-  Seconds duration{0};                 // fixed: this; exponential: its mean; uniform: on [0, 2 x duration]
+  Seconds duration{0};                // fixed: this; exponential: its mean; uniform: on [0, 2 x duration]
   std::string distribution = "fixed"; // fixed | exponential | uniform
 };
 
 struct StragglerParams {
   std::vector<SlowDevices> slow;
+  /** Relative standard deviation of each device's sustained speed: identical parts differ by manufacturing and power
+   *  management (Sinha et al., SC'22). 0 = every device at the catalog's speed. */
+  double spread = 0;
   RandomSlowdown random;
   std::string step_times; // CSV worker,step,seconds (path relative to the scenario); "" = none
 };
@@ -61,14 +64,19 @@ public:
   double step_seconds(int device, long long step, double base) const;
   /** Whether anything here differs from a uniform, undisturbed cluster. */
   bool any() const;
-  /** Devices slower than the rest (speed < 1), for summaries. */
+  /** Devices `slow` makes slower than the catalog (factor < 1), for summaries; the spread's are not counted. */
   int slow_devices() const;
+  /** The model a simulation sees when each aligned group of `size` devices is simulated as its first device (the
+   *  tensor-parallel ranks of a training graph): every device takes its group's slowest speed, since the group
+   *  synchronises at every layer. Delays and the trace stay per device. */
+  StragglerModel slowest_in_groups(int size) const;
 
 private:
   std::vector<double> speed_;
   RandomSlowdown random_;
   std::uint64_t seed_ = 1;
   StepTimeTrace trace_;
+  int slow_devices_ = 0;
 };
 
 } // namespace cs

@@ -151,7 +151,8 @@ TEST(Robustness, OneSymmetricReplicaGivesTheSameStepAndTraffic)
     for (int one = 0; one < 2; ++one) {
       const fs::path out = fresh_dir(std::string("rep") + std::to_string(one));
       auto r = clustersim("run " + src(std::string("scenarios/") + scenario) +
-                          " --backend analytical --quiet --set workload.iterations=1 --replicas " +
+                          " --backend analytical --quiet --set workload.iterations=1 --set cluster.stragglers.spread=0 "
+                          "--replicas " +
                           (one ? "one" : "all") + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
       reports[one] = read_json(out / "report.json").at("metrics");
@@ -178,7 +179,7 @@ TEST(Robustness, AutoSimulatesOneReplicaOfALargeSymmetricRunAndSaysSo)
   const fs::path out = fresh_dir("auto");
   // Four iterations: every replica would be ~2.2M tasks, past the automatic limit (two were 1.1M).
   auto r = clustersim("run " + src("scenarios/reference/llmfoundry-a100-80gb-mpt-70b.yaml") +
-                      " --set workload.iterations=4 --out " + out.string());
+                      " --set workload.iterations=4 --set cluster.stragglers.spread=0 --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("1 of 64 data-parallel replicas simulated"), std::string::npos) << r.out;
   EXPECT_EQ(read_json(out / "report.json").at("metrics").at("replicas_simulated").get<double>(), 1);

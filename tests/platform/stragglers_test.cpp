@@ -3,6 +3,7 @@
 #include "base/input_error.hpp"
 #include "platform/stragglers.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -90,6 +91,55 @@ TEST(Stragglers, SlowDevicesAndNodesScaleStepsAndRecordedTimesReplace)
   EXPECT_EQ(m.slow_devices(), 9);
   EXPECT_TRUE(m.any());
   EXPECT_FALSE(StragglerModel(StragglerParams{}, 8, 8, 1).any());
+}
+
+TEST(Stragglers, ASpreadGivesTheExpectedOrderStatisticsPlacedBySeed)
+{
+  StragglerParams s;
+  s.spread = 0.015;
+  const int n = 1024;
+  const StragglerModel a(s, n, 8, 1), b(s, n, 8, 1), c(s, n, 8, 2);
+  std::vector<double> speeds;
+  int moved = 0;
+  for (int d = 0; d < n; ++d) {
+    speeds.push_back(a.speed(d));
+    EXPECT_EQ(a.speed(d), b.speed(d));
+    moved += a.speed(d) != c.speed(d);
+  }
+  EXPECT_GT(moved, n / 2); // another seed places the devices elsewhere...
+  std::vector<double> other;
+  for (int d = 0; d < n; ++d)
+    other.push_back(c.speed(d));
+  std::sort(speeds.begin(), speeds.end());
+  std::sort(other.begin(), other.end());
+  EXPECT_EQ(speeds, other); // ...with the same speeds
+  double mean = 0;
+  for (double v : speeds)
+    mean += v / n;
+  EXPECT_NEAR(mean, 1.0, 1e-12);
+  // The slowest of 1,024 normal draws is about 3.2 standard deviations below the mean (Blom's
+  // approximation: z = -3.234).
+  EXPECT_NEAR(speeds.front(), 1 - 0.015 * 3.234, 0.015 * 0.002);
+  EXPECT_NEAR(speeds[n / 2], 1.0, 0.015 * 0.01);
+  EXPECT_TRUE(a.any());
+  EXPECT_EQ(a.slow_devices(), 0); // summaries count the `slow` entries, not the spread
+}
+
+TEST(Stragglers, ASpreadMultipliesSlowFactorsAndAGroupRunsAtItsSlowestDevice)
+{
+  StragglerParams s;
+  s.slow.push_back({{6}, {}, 0.5});
+  const StragglerModel alone(s, 16, 8, 1);
+  const StragglerModel tp4 = alone.slowest_in_groups(4);
+  for (int d = 0; d < 16; ++d)
+    EXPECT_DOUBLE_EQ(tp4.speed(d), d >= 4 && d < 8 ? 0.5 : 1.0) << d; // device 6 holds back its group of 4
+  s.spread = 0.02;
+  StragglerParams only_spread;
+  only_spread.spread = 0.02;
+  const StragglerModel both(s, 16, 8, 1), spread_only(only_spread, 16, 8, 1);
+  EXPECT_DOUBLE_EQ(both.speed(6), 0.5 * spread_only.speed(6));
+  EXPECT_DOUBLE_EQ(both.speed(2), spread_only.speed(2));
+  EXPECT_DOUBLE_EQ(both.slowest_in_groups(1).speed(3), both.speed(3));
 }
 
 TEST(Stragglers, StepTimeTracesAreReadAndMalformedRowsRefusedWhereTheyAre)

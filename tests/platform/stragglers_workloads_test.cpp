@@ -40,6 +40,31 @@ TEST(StragglersEverywhere, TrainingWaitsForItsSlowestGpu)
   EXPECT_NEAR(late - base, 0.05, 0.005);
 }
 
+TEST(StragglersEverywhere, ATensorParallelGroupRunsAtItsSlowestRank)
+{
+  // tp 4: the group is simulated as its first rank, but a slow third rank holds back every layer's all-reduce.
+  const std::string q = "scenarios/quickstart.yaml",
+                    a = "--backend analytical --set 'workload.parallel={dp: 4, tp: 4}' ";
+  const double base = metric(q, a, "iteration_time_s");
+  const double slow =
+      metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [6], factor: 0.5}]'", "iteration_time_s");
+  EXPECT_GT(slow / base, 1.5) << base << " " << slow;
+}
+
+TEST(StragglersEverywhere, ASpreadOfGpuSpeedsSlowsTheStepByTheSlowestGpu)
+{
+  // 16 GPUs: the slowest of 16 runs 1.77 standard deviations below the median, and every replica waits for its
+  // backward. Communication does not slow, so the step slows by a little less than the compute does.
+  const std::string q = "scenarios/quickstart.yaml", a = "--backend analytical ";
+  const double base = metric(q, a, "iteration_time_s");
+  const double spread = metric(q, a + "--set cluster.stragglers.spread=0.02", "iteration_time_s");
+  const double other_seed = metric(q, a + "--set cluster.stragglers.spread=0.02 --seed 7", "iteration_time_s");
+  const double slowest = 1 / (1 - 0.02 * 1.769);
+  EXPECT_GT(spread / base, 1 + 0.8 * (slowest - 1)) << base << " " << spread;
+  EXPECT_LT(spread / base, slowest + 1e-9) << base << " " << spread;
+  EXPECT_NEAR(other_seed / spread, 1.0, 0.005); // the seed moves the slowest GPU, not its speed
+}
+
 TEST(StragglersEverywhere, MapReduceJobsSlowOnSlowHosts)
 {
   const std::string f = "scenarios/reference/mapreduce-hit-paper.yaml";

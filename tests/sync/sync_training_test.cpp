@@ -5,8 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <gtest/gtest.h>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace fs = std::filesystem;
@@ -72,8 +72,8 @@ TEST_P(PartialReduceRows, FasterThanAllReduceWithStragglersAndEvenWithout)
   const auto ar = run(kStragglers, {"policies.sync_scheme=allreduce"}, seed(GetParam()));
   const auto pr = run(kStragglers, {}, seed(GetParam()));
   EXPECT_GE(metric(pr, "samples_per_s") / metric(ar, "samples_per_s"), 1.2);
-  const auto ar0 = run(kStragglers, {"policies.sync_scheme=allreduce", "cluster.stragglers.random.probability=0"},
-                       seed(GetParam()));
+  const auto ar0 =
+      run(kStragglers, {"policies.sync_scheme=allreduce", "cluster.stragglers.random.probability=0"}, seed(GetParam()));
   const auto pr0 = run(kStragglers, {"cluster.stragglers.random.probability=0"}, seed(GetParam()));
   EXPECT_NEAR(metric(pr0, "samples_per_s") / metric(ar0, "samples_per_s"), 1.0, 0.10);
 }
@@ -85,8 +85,8 @@ TEST_P(PartialReduceRows, SdpipeBeatsSynchronousPipelinesWithStragglers)
   const auto sync = run(sd, {"policies.sync_scheme=allreduce"}, seed(GetParam()));
   EXPECT_GE(metric(pipe, "samples_per_s") / metric(sync, "samples_per_s"), 1.2);
   const auto pipe0 = run(sd, {"cluster.stragglers.random.probability=0"}, seed(GetParam()));
-  const auto sync0 = run(sd, {"policies.sync_scheme=allreduce", "cluster.stragglers.random.probability=0"},
-                         seed(GetParam()));
+  const auto sync0 =
+      run(sd, {"policies.sync_scheme=allreduce", "cluster.stragglers.random.probability=0"}, seed(GetParam()));
   EXPECT_NEAR(metric(pipe0, "samples_per_s") / metric(sync0, "samples_per_s"), 1.0, 0.10);
 }
 
@@ -210,6 +210,8 @@ TEST(SyncTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
   refused("cluster.stragglers.slow=[{devices: [1], factor: 0}]", "factor (relative speed) must be greater than 0");
   refused("cluster.stragglers.slow=[{devices: [16], factor: 0.5}]", "device 16 does not exist");
   refused("cluster.stragglers.random.distribution=lognormal", "lognormal");
+  refused("cluster.stragglers.spread=-0.01", "spread' must not be negative");
+  refused("cluster.stragglers.spread=0.5", "spread");
   refused("policies.sync_scheme={name: partial-reduce, group_size: 17}", "larger than the 16 replicas");
   refused("policies.sync_scheme={name: ps-ssp, staleness: -1}", "staleness must be at least 1");
   refused("workload.parallel.pp=2", "pipelines (pp > 1) run under the sdpipe scheme");

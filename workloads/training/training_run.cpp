@@ -146,7 +146,8 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const Tra
 // slows another's differently) and no stragglers.
 bool replicas_alike(const ClusterParams& c)
 {
-  return uniform_fabric(c.network) && c.stragglers.slow.empty() && c.stragglers.random.probability == 0;
+  return uniform_fabric(c.network) && c.stragglers.slow.empty() && c.stragglers.random.probability == 0 &&
+         c.stragglers.spread == 0;
 }
 
 // The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
@@ -183,6 +184,14 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
   }
   lower_training(training, platform, CollectivePricing::FLOWS);
   return training;
+}
+
+// cluster.stragglers as the graph sees them: a tensor-parallel group is simulated as its first rank and runs at its
+// slowest rank's speed.
+StragglerModel training_stragglers(const RunEnv& env, int gpus, int tp)
+{
+  return StragglerModel(env.cluster->stragglers, gpus, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
+      .slowest_in_groups(tp);
 }
 
 } // namespace
@@ -230,8 +239,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.overlap =
       w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
   TrainingGraph training = build_replicas(plan, env, dp);
-  const StragglerModel stragglers(env.cluster->stragglers, gpus, env.cluster->gpus_per_node,
-                                  static_cast<std::uint64_t>(env.seed));
+  const StragglerModel stragglers = training_stragglers(env, gpus, tp);
   if (stragglers.any())
     apply_stragglers(training.graph, stragglers);
   Timeline timeline = env.execute(training.graph);
