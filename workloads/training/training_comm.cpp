@@ -3,7 +3,9 @@
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace cs {
 
@@ -101,23 +103,55 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
   return out;
 }
 
-std::vector<std::vector<int>> CommEmitter::reduce_buckets(int it, const std::vector<Bucket>& buckets,
-                                                          const std::vector<PipelineTasks>& replicas)
+void CommEmitter::reduce_bucket(int it, std::size_t b, const Bucket& k, const std::vector<PipelineTasks>& replicas,
+                                std::vector<std::vector<int>>& done)
+{
+  const int pp = plan_.pp, d = k.stage % pp;
+  std::vector<int> ready;
+  for (int r = 0; r < built_; ++r)
+    ready.push_back(task_of(replicas[r], d, k.op, k.piece));
+  const SyncRequest req = group_request(d, k.bytes, ready,
+                                        TaskLabels{it, k.stage, -1, -1, out_.graph.intern("gradient-sync"),
+                                                   CommKind::GRADIENT_SYNC, static_cast<int>(b)});
+  const auto members = plan_.sync->reduce(out_.graph, req, sharded_);
+  for (int r = 0; r < built_; ++r)
+    done[r * pp + d].push_back(members[r]);
+}
+
+// Without ZeRO-3 the buckets go out in the order they close. Under ZeRO-3 each device's gathers and reductions share
+// its one communication stream (one NCCL communicator per group) and go out in the order of what triggers them, as
+// FSDP issues them: a gather when the piece two before its own ends (prefetch), a reduction when its piece ends,
+// the reduction first where both wait on the same piece.
+std::vector<std::vector<int>> CommEmitter::communicate(int it, const std::vector<Bucket>& buckets,
+                                                       const std::vector<PipelineTasks>& replicas,
+                                                       const std::vector<int>& ends)
 {
   const int pp = plan_.pp;
   std::vector<std::vector<int>> done(built_ * pp);
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    const Bucket& k = buckets[b];
-    const int d = k.stage % pp;
-    std::vector<int> ready;
-    for (int r = 0; r < built_; ++r)
-      ready.push_back(task_of(replicas[r], d, k.op, k.piece));
-    const SyncRequest req = group_request(d, k.bytes, ready,
-                                          TaskLabels{it, k.stage, -1, -1, out_.graph.intern("gradient-sync"),
-                                                     CommKind::GRADIENT_SYNC, static_cast<int>(b)});
-    const auto members = plan_.sync->reduce(out_.graph, req, sharded_);
-    for (int r = 0; r < built_; ++r)
-      done[r * pp + d].push_back(members[r]);
+  if (!zero3_) {
+    for (std::size_t b = 0; b < buckets.size(); ++b)
+      reduce_bucket(it, b, buckets[b], replicas, done);
+    reduce_expert_gradients(it, done, replicas);
+    return done;
+  }
+  constexpr int kWholeOp = 1 << 30; // a bucket waiting for its op's last task: after every piece of the op
+  for (int d = 0; d < pp; ++d) {
+    const auto slots = plan_slots(d, replicas[0]);
+    // (trigger op, trigger piece, 0 = reduction / 1 = gather, index): sorted, the emission order.
+    std::vector<std::tuple<long long, int, int, std::size_t>> events;
+    for (std::size_t s = 0; s < slots.size(); ++s)
+      events.emplace_back(s < 2 ? -1 : static_cast<long long>(slots[s - 2].op), s < 2 ? -1 : slots[s - 2].piece, 1, s);
+    for (std::size_t b = 0; b < buckets.size(); ++b)
+      if (buckets[b].stage % pp == d)
+        events.emplace_back(static_cast<long long>(buckets[b].op), buckets[b].piece < 0 ? kWholeOp : buckets[b].piece,
+                            0, b);
+    std::sort(events.begin(), events.end());
+    for (const auto& [op, piece, gather, index] : events) {
+      if (gather)
+        gather_slot(it, d, slots, index, replicas, ends);
+      else
+        reduce_bucket(it, index, buckets[index], replicas, done);
+    }
   }
   reduce_expert_gradients(it, done, replicas);
   return done;
@@ -167,11 +201,9 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
                                         const std::vector<int>& ends)
 {
   const int pp = plan_.pp;
-  if (zero3_)
-    gather_layers(it, replicas, ends);
   const std::vector<Bucket> buckets = plan_.dp > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
   out_.buckets = static_cast<int>(buckets.size());
-  const auto reduced = reduce_buckets(it, buckets, replicas);
+  const auto reduced = communicate(it, buckets, replicas, ends);
   // The optimizer step of each device over its chunks' parameters (ZeRO: its 1/dp shard; of routed experts, its
   // 1/(dp/ep) shard over the expert-data-parallel group).
   std::vector<int> next(built_ * pp);
@@ -247,44 +279,40 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
   return out;
 }
 
-void CommEmitter::gather_layers(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends)
+void CommEmitter::gather_slot(int it, int d, const std::vector<Slot>& slots, std::size_t s,
+                              const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends)
 {
   const int pp = plan_.pp, ep = ep_replicas(plan_.params->parallel);
-  for (int d = 0; d < pp; ++d) {
-    const auto slots = plan_slots(d, replicas[0]);
-    for (std::size_t s = 0; s < slots.size(); ++s) {
-      std::vector<int> ready;
-      for (int r = 0; r < built_; ++r)
-        ready.push_back(s < 2 ? ends[r * pp + d] : task_of(replicas[r], d, slots[s - 2].op, slots[s - 2].piece));
-      const PipelineOp& op = order_[d][slots[s].op];
-      const Task& first = out_.graph.task(task_of(replicas[0], d, slots[s].op, slots[s].piece));
-      TaskLabels lab{it,
-                     op.chunk * pp + d,
-                     op.microbatch,
-                     first.labels.layer,
-                     out_.graph.intern("parameter-gather"),
-                     CommKind::PARAMETER_GATHER};
-      auto before_piece = [&](int r, int member) {
-        out_.graph.add_dependency(member, replicas[r].ops[d][slots[s].op].piece_first.at(slots[s].piece));
-      };
-      if (slots[s].bytes > 0) {
-        const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
-        for (int r = 0; r < built_; ++r)
-          before_piece(r, members[r]);
-      }
-      // Routed experts are sharded over their expert-data-parallel group (replicas k, k + ep, ...), not over dp.
-      for (int k = 0; slots[s].expert_bytes > 0 && k < ep; ++k) {
-        std::vector<int> group;
-        for (int r = k; r < plan_.dp; r += ep)
-          group.push_back(r);
-        if (group.size() < 2)
-          break;
-        const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].expert_bytes, ready, lab, group));
-        for (std::size_t i = 0; i < group.size(); ++i)
-          if (group[i] < built_)
-            before_piece(group[i], members[i]);
-      }
-    }
+  std::vector<int> ready;
+  for (int r = 0; r < built_; ++r)
+    ready.push_back(s < 2 ? ends[r * pp + d] : task_of(replicas[r], d, slots[s - 2].op, slots[s - 2].piece));
+  const PipelineOp& op = order_[d][slots[s].op];
+  const Task& first = out_.graph.task(task_of(replicas[0], d, slots[s].op, slots[s].piece));
+  TaskLabels lab{it,
+                 op.chunk * pp + d,
+                 op.microbatch,
+                 first.labels.layer,
+                 out_.graph.intern("parameter-gather"),
+                 CommKind::PARAMETER_GATHER};
+  auto before_piece = [&](int r, int member) {
+    out_.graph.add_dependency(member, replicas[r].ops[d][slots[s].op].piece_first.at(slots[s].piece));
+  };
+  if (slots[s].bytes > 0) {
+    const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
+    for (int r = 0; r < built_; ++r)
+      before_piece(r, members[r]);
+  }
+  // Routed experts are sharded over their expert-data-parallel group (replicas k, k + ep, ...), not over dp.
+  for (int k = 0; slots[s].expert_bytes > 0 && k < ep; ++k) {
+    std::vector<int> group;
+    for (int r = k; r < plan_.dp; r += ep)
+      group.push_back(r);
+    if (group.size() < 2)
+      break;
+    const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].expert_bytes, ready, lab, group));
+    for (std::size_t i = 0; i < group.size(); ++i)
+      if (group[i] < built_)
+        before_piece(group[i], members[i]);
   }
 }
 

@@ -41,9 +41,15 @@ private:
   SyncRequest group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
                             const std::vector<int>& replicas = {});
   void reduce_expert_gradients(int it, std::vector<std::vector<int>>& done, const std::vector<PipelineTasks>& replicas);
-  void gather_layers(int it, const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends);
-  std::vector<std::vector<int>> reduce_buckets(int it, const std::vector<Bucket>& buckets,
-                                               const std::vector<PipelineTasks>& replicas);
+  /** ZeRO-3: slot `s` of device `d` gathers its parameters (prefetched: after the piece two slots before). */
+  void gather_slot(int it, int d, const std::vector<Slot>& slots, std::size_t s,
+                   const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends);
+  void reduce_bucket(int it, std::size_t b, const Bucket& k, const std::vector<PipelineTasks>& replicas,
+                     std::vector<std::vector<int>>& done);
+  /** The step's gradient reductions (and ZeRO-3's gathers, in trigger order); per simulated device, what the
+   *  optimizer step waits for. */
+  std::vector<std::vector<int>> communicate(int it, const std::vector<Bucket>& buckets,
+                                            const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends);
   int task_of(const PipelineTasks& p, int device, std::size_t op, int piece) const;
 
   TrainingGraph& out_;
