@@ -1,6 +1,6 @@
 // validation.md §5: MosaicML llm-foundry's FSDP benchmarks (MPT models, ZeRO-3, FlashAttention in Triton) as tokens/s
 // per GPU. Every published configuration must fit in its GPU's memory, each row must be within +-15% and the mean
-// within 8% (the fidelity issue's band; today -4.8% to +13.7%, mean 4.7% with MPT-70B, docs/validation.md). The
+// within 8% (the fidelity issue's band; today -4.8% to +13.7%, mean 4.8% with MPT-70B, docs/validation.md). The
 // 64-GPU MPT-70B row takes a few seconds more and is left to bench/validate.sh.
 #include "tests/scenario/reference_run.hpp"
 
