@@ -206,6 +206,22 @@ StragglerModel StragglerModel::slowest_in_groups(int size) const
   return out;
 }
 
+StragglerModel StragglerModel::slowest_of(const std::vector<std::vector<int>>& groups) const
+{
+  StragglerModel out = *this;
+  const int n = static_cast<int>(speed_.size());
+  for (const auto& group : groups) {
+    double slowest = INFINITY;
+    for (int d : group)
+      if (d >= 0 && d < n)
+        slowest = std::min(slowest, speed_[static_cast<std::size_t>(d)]);
+    for (int d : group)
+      if (d >= 0 && d < n)
+        out.speed_[static_cast<std::size_t>(d)] = slowest;
+  }
+  return out;
+}
+
 int StragglerModel::slow_devices() const { return slow_devices_; }
 
 } // namespace cs

@@ -70,6 +70,8 @@ public:
    *  tensor-parallel ranks of a training graph): every device takes its group's slowest speed, since the group
    *  synchronises at every layer. Delays and the trace stay per device. */
   StragglerModel slowest_in_groups(int size) const;
+  /** The same for arbitrary groups of devices (indices past the model's devices are ignored). */
+  StragglerModel slowest_of(const std::vector<std::vector<int>>& groups) const;
 
 private:
   std::vector<double> speed_;

@@ -140,6 +140,11 @@ TEST(Stragglers, ASpreadMultipliesSlowFactorsAndAGroupRunsAtItsSlowestDevice)
   EXPECT_DOUBLE_EQ(both.speed(6), 0.5 * spread_only.speed(6));
   EXPECT_DOUBLE_EQ(both.speed(2), spread_only.speed(2));
   EXPECT_DOUBLE_EQ(both.slowest_in_groups(1).speed(3), both.speed(3));
+  // Arbitrary groups (a pipeline stage across replicas): every member takes the slowest; unknown devices are ignored.
+  const StragglerModel folded = both.slowest_of({{1, 6, 99}, {2}});
+  EXPECT_DOUBLE_EQ(folded.speed(1), std::min(both.speed(1), both.speed(6)));
+  EXPECT_DOUBLE_EQ(folded.speed(6), folded.speed(1));
+  EXPECT_DOUBLE_EQ(folded.speed(2), both.speed(2));
 }
 
 TEST(Stragglers, StepTimeTracesAreReadAndMalformedRowsRefusedWhereTheyAre)

@@ -187,11 +187,21 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
 }
 
 // cluster.stragglers as the graph sees them: a tensor-parallel group is simulated as its first rank and runs at its
-// slowest rank's speed.
-StragglerModel training_stragglers(const RunEnv& env, int gpus, int tp)
+// slowest rank's speed. When replica 0 stands for every replica, each of its stages runs at the slowest speed that
+// stage has in any replica: the stage's data-parallel gradient sync waits for it. (Random slowdowns are not folded.)
+StragglerModel training_stragglers(const RunEnv& env, const ParallelParams& parallel, int gpus, int dp,
+                                   bool one_replica)
 {
-  return StragglerModel(env.cluster->stragglers, gpus, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
-      .slowest_in_groups(tp);
+  StragglerModel model =
+      StragglerModel(env.cluster->stragglers, gpus, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
+          .slowest_in_groups(parallel.tp);
+  if (!one_replica || dp < 2)
+    return model;
+  std::vector<std::vector<int>> stages(static_cast<std::size_t>(parallel.pp));
+  for (int stage = 0; stage < parallel.pp; ++stage)
+    for (int r = 0; r < dp; ++r)
+      stages[static_cast<std::size_t>(stage)].push_back(pipeline_host(parallel, dp, r, stage));
+  return model.slowest_of(stages);
 }
 
 } // namespace
@@ -239,7 +249,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.overlap =
       w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
   TrainingGraph training = build_replicas(plan, env, dp);
-  const StragglerModel stragglers = training_stragglers(env, gpus, tp);
+  const StragglerModel stragglers = training_stragglers(env, w.parallel, gpus, dp, plan.one_replica);
   if (stragglers.any())
     apply_stragglers(training.graph, stragglers);
   Timeline timeline = env.execute(training.graph);
@@ -269,9 +279,10 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (w.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
     out.warnings.push_back("--replicas one is ignored for an MoE model: each replica routes its own tokens to the "
                            "others' experts, so every replica is simulated");
-  if (stragglers.any() && plan.one_replica && dp > 1)
-    out.warnings.push_back("--replicas one simulates replica 0 alone: cluster.stragglers on the other replicas' GPUs "
-                           "are not seen (use --replicas all)");
+  if (env.cluster->stragglers.random.probability > 0 && plan.one_replica && dp > 1)
+    out.warnings.push_back("--replicas one simulates replica 0 alone: random slowdowns on the other replicas' GPUs "
+                           "are not seen (their speeds are: each stage runs at its slowest replica's; use --replicas "
+                           "all)");
   if (const int used = dp * pp * tp; used < gpus)
     out.warnings.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x tp x pp = {} x {} x {} = {} "
                                        "(set workload.parallel.dp, or leave it 0 to use every GPU)",
