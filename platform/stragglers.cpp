@@ -222,6 +222,11 @@ StragglerModel StragglerModel::slowest_of(const std::vector<std::vector<int>>& g
   return out;
 }
 
+double StragglerModel::slowest() const
+{
+  return speed_.empty() ? 1.0 : *std::min_element(speed_.begin(), speed_.end());
+}
+
 int StragglerModel::slow_devices() const { return slow_devices_; }
 
 } // namespace cs

@@ -64,6 +64,8 @@ public:
   double step_seconds(int device, long long step, double base) const;
   /** Whether anything here differs from a uniform, undisturbed cluster. */
   bool any() const;
+  /** The slowest device's speed (1 when there are no devices). */
+  double slowest() const;
   /** Devices `slow` makes slower than the catalog (factor < 1), for summaries; the spread's are not counted. */
   int slow_devices() const;
   /** The model a simulation sees when each aligned group of `size` devices is simulated as its first device (the

@@ -59,6 +59,9 @@ TEST(StragglersEverywhere, ASpreadOfGpuSpeedsSlowsTheStepByTheSlowestGpu)
   const double base = metric(q, a, "iteration_time_s");
   const double spread = metric(q, a + "--set cluster.stragglers.spread=0.02", "iteration_time_s");
   const double other_seed = metric(q, a + "--set cluster.stragglers.spread=0.02 --seed 7", "iteration_time_s");
+  // The report names the speed every step waited for: the slowest of 16 at 1.77 standard deviations.
+  EXPECT_NEAR(metric(q, a + "--set cluster.stragglers.spread=0.02", "slowest_gpu_speed"), 1 - 0.02 * 1.7688, 1e-6);
+  EXPECT_EQ(metric(q, a, "slowest_gpu_speed"), -1); // absent without stragglers
   const double slowest = 1 / (1 - 0.02 * 1.769);
   EXPECT_GT(spread / base, 1 + 0.8 * (slowest - 1)) << base << " " << spread;
   EXPECT_LT(spread / base, slowest + 1e-9) << base << " " << spread;

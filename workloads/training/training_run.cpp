@@ -47,6 +47,9 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
                                                           "symmetric",
                                                           tr.replicas_built, dp)
                                             : "");
+  if (M.count("slowest_gpu_speed"))
+    out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
+                       M.at("slowest_gpu_speed"));
   out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
                      units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
                      M.at("tflops_per_gpu"));
@@ -204,6 +207,24 @@ StragglerModel training_stragglers(const RunEnv& env, const ParallelParams& para
   return model.slowest_of(stages);
 }
 
+// What a user should know about how the run was simulated.
+std::vector<std::string> run_warnings(const TrainingParams& w, const RunEnv& env, bool one_replica, int gpus, int dp)
+{
+  std::vector<std::string> out;
+  const int pp = w.parallel.pp, tp = w.parallel.tp;
+  if (w.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
+    out.push_back("--replicas one is ignored for an MoE model: each replica routes its own tokens to the others' "
+                  "experts, so every replica is simulated");
+  if (env.cluster->stragglers.random.probability > 0 && one_replica && dp > 1)
+    out.push_back("--replicas one simulates replica 0 alone: random slowdowns on the other replicas' GPUs are not "
+                  "seen (their speeds are: each stage runs at its slowest replica's; use --replicas all)");
+  if (const int used = dp * pp * tp; used < gpus)
+    out.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x tp x pp = {} x {} x {} = {} "
+                              "(set workload.parallel.dp, or leave it 0 to use every GPU)",
+                              gpus - used, gpus, dp, tp, pp, used));
+  return out;
+}
+
 } // namespace
 
 WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
@@ -256,6 +277,8 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   WorkloadOutput out;
   RunMetrics& metrics = out.metrics;
   metrics = training_metrics(training, timeline, platform);
+  if (stragglers.any()) // what every synchronous step waits for
+    metrics.metrics["slowest_gpu_speed"] = stragglers.slowest();
   if (pipelined)
     metrics.metrics["bubble_fraction"] = (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) /
                                          metrics.breakdown.at("compute_s");
@@ -276,17 +299,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (env.trace)
     out.trace_json = chrome_trace_json(training.graph, timeline, platform);
   out.summary = summary_text(w, env, training, metrics);
-  if (w.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
-    out.warnings.push_back("--replicas one is ignored for an MoE model: each replica routes its own tokens to the "
-                           "others' experts, so every replica is simulated");
-  if (env.cluster->stragglers.random.probability > 0 && plan.one_replica && dp > 1)
-    out.warnings.push_back("--replicas one simulates replica 0 alone: random slowdowns on the other replicas' GPUs "
-                           "are not seen (their speeds are: each stage runs at its slowest replica's; use --replicas "
-                           "all)");
-  if (const int used = dp * pp * tp; used < gpus)
-    out.warnings.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x tp x pp = {} x {} x {} = {} "
-                                       "(set workload.parallel.dp, or leave it 0 to use every GPU)",
-                                       gpus - used, gpus, dp, tp, pp, used));
+  out.warnings = run_warnings(w, env, plan.one_replica, gpus, dp);
   return out;
 }
 
