@@ -145,12 +145,12 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const Tra
   }
 }
 
-// Whether every data-parallel replica sees the same network and devices: a uniform fabric (no replica's traffic
-// slows another's differently) and no stragglers.
+// Whether replica 0 can stand for every data-parallel replica: a uniform fabric (no replica's traffic slows another's
+// differently) and no random slowdowns (drawn per device and step). Slow devices and the spread of speeds are folded
+// into replica 0's stages (training_stragglers).
 bool replicas_alike(const ClusterParams& c)
 {
-  return uniform_fabric(c.network) && c.stragglers.slow.empty() && c.stragglers.random.probability == 0 &&
-         c.stragglers.spread == 0;
+  return uniform_fabric(c.network) && c.stragglers.random.probability == 0;
 }
 
 // The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
