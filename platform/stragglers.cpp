@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
-#include <numeric>
 
 namespace cs {
 
@@ -195,15 +194,13 @@ bool StragglerModel::any() const
 
 StragglerModel StragglerModel::slowest_in_groups(int size) const
 {
-  StragglerModel out = *this;
-  if (size <= 1)
-    return out;
-  for (std::size_t first = 0; first < speed_.size(); first += static_cast<std::size_t>(size)) {
-    const auto last = std::min(speed_.size(), first + static_cast<std::size_t>(size));
-    const double slowest = *std::min_element(speed_.begin() + first, speed_.begin() + last);
-    std::fill(out.speed_.begin() + first, out.speed_.begin() + last, slowest);
+  std::vector<std::vector<int>> groups;
+  for (int d = 0; size > 1 && d < static_cast<int>(speed_.size()); ++d) {
+    if (d % size == 0)
+      groups.emplace_back();
+    groups.back().push_back(d);
   }
-  return out;
+  return slowest_of(groups);
 }
 
 StragglerModel StragglerModel::slowest_of(const std::vector<std::vector<int>>& groups) const

@@ -104,6 +104,14 @@ TEST(StragglersEverywhere, OneReplicaStandsForAllWithEachStageAtItsSlowestReplic
   const std::string row = "scenarios/reference/megatron-7.5b.yaml";
   const double all = metric(row, "--replicas all", "iteration_time_s");
   EXPECT_NEAR(metric(row, "--replicas one", "iteration_time_s") / all, 1.0, 0.005) << all;
+  // --replicas auto folds the same way past its task limit: the 2,520-GPU 529.6B row runs one of its nine replicas,
+  // whose slowest stage waits for the slowest of 2,520 GPUs (3.48 standard deviations below the median).
+  EXPECT_EQ(metric("scenarios/reference/megatron-529.6b.yaml", "", "replicas_simulated"), 1);
+  EXPECT_NEAR(metric("scenarios/reference/megatron-529.6b.yaml", "", "slowest_gpu_speed"), 1 - 0.015 * 3.483, 1e-4);
+  // Idle GPUs take no share of the spread: dp 8 on 16 GPUs waits for the slowest of 8 (1.43 standard deviations).
+  EXPECT_NEAR(metric(q, "--backend analytical --set workload.parallel.dp=8 --set cluster.stragglers.spread=0.02",
+                     "slowest_gpu_speed"),
+              1 - 0.02 * 1.4342, 1e-4);
   // Random slowdowns are drawn per device and step, and are not folded: a one-replica run says so.
   const fs::path out = fs::temp_directory_path() / ("cs_strag_one_" + std::to_string(::getpid()));
   auto r = cs::testing::run_clustersim("run " + src(q) + " --quiet " + one + "--out " + out.string() +

@@ -42,11 +42,13 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
   if (M.count("bubble_fraction"))
     out += fmt::format("  pipeline  bubble {:.1f}% of compute\n", 100 * M.at("bubble_fraction"));
   const int dp = tr.ranks / (tr.pipeline_stages * tr.tensor_parallel);
-  out += fmt::format("  backend   {} ({} tasks, {} iterations{})\n", env.backend, tr.graph.size(), w.iterations,
-                     tr.replicas_built < dp ? fmt::format("; {} of {} data-parallel replicas simulated, the others "
-                                                          "symmetric",
-                                                          tr.replicas_built, dp)
-                                            : "");
+  out +=
+      fmt::format("  backend   {} ({} tasks, {} iterations{})\n", env.backend, tr.graph.size(), w.iterations,
+                  tr.replicas_built < dp
+                      ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
+                                    M.count("slowest_gpu_speed") ? "folded in (each stage at its slowest GPU's speed)"
+                                                                 : "symmetric")
+                      : "");
   if (M.count("slowest_gpu_speed"))
     out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
                        M.at("slowest_gpu_speed"));
@@ -192,11 +194,12 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
 // cluster.stragglers as the graph sees them: a tensor-parallel group is simulated as its first rank and runs at its
 // slowest rank's speed. When replica 0 stands for every replica, each of its stages runs at the slowest speed that
 // stage has in any replica: the stage's data-parallel gradient sync waits for it. (Random slowdowns are not folded.)
-StragglerModel training_stragglers(const RunEnv& env, const ParallelParams& parallel, int gpus, int dp,
-                                   bool one_replica)
+StragglerModel training_stragglers(const RunEnv& env, const ParallelParams& parallel, int dp, bool one_replica)
 {
+  // The job's GPUs only: idle ones neither take a share of the spread nor hold a step back.
+  const int used = dp * parallel.pp * parallel.tp;
   StragglerModel model =
-      StragglerModel(env.cluster->stragglers, gpus, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
+      StragglerModel(env.cluster->stragglers, used, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
           .slowest_in_groups(parallel.tp);
   if (!one_replica || dp < 2)
     return model;
@@ -270,7 +273,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.overlap =
       w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
   TrainingGraph training = build_replicas(plan, env, dp);
-  const StragglerModel stragglers = training_stragglers(env, w.parallel, gpus, dp, plan.one_replica);
+  const StragglerModel stragglers = training_stragglers(env, w.parallel, dp, plan.one_replica);
   if (stragglers.any())
     apply_stragglers(training.graph, stragglers);
   Timeline timeline = env.execute(training.graph);
