@@ -28,6 +28,7 @@ struct PlatformSpec {
   int nics_per_machine = 1;
   bool nvls = false;                          // NVSwitch with in-switch reduction (NVLink SHARP)
   std::string network_model = "ideal";        // ideal | lv08
+  bool fabric_non_blocking = false;           // switch uplinks carry all below them, spread ideally (no ECMP)
   std::map<int, LinkAvailability> background; // link index -> share left by background traffic (both directions)
 };
 

@@ -16,10 +16,18 @@ namespace cs {
 double all_to_all_v_seconds(const std::vector<double>& matrix, const GroupShape& group, const ProtocolParams& protocol,
                             const std::vector<int>& machine_of_rank);
 
-/** Its flows: one transfer per pair with bytes, all at once (up to 8 concurrent per GPU); each rank holds its result
- *  once everything sent to it has arrived. */
+/** Its flows: one transfer per pair with bytes (up to 8 concurrent per GPU), each rank done once its sends and its
+ *  receives have arrived (NCCL runs both in one kernel). Where all_to_all_v_repairs holds, the off-machine bytes
+ *  are re-paired instead into at most about 2n flows that carry the same bytes out of every rank and into every
+ *  rank, all starting once the last rank is ready and every rank done with the last flow. */
 std::vector<std::vector<int>> expand_all_to_all_v(TaskGraph& graph, StreamPool& pool, const PlatformSpec& platform,
                                                   const CollectiveRequest& request);
+
+/** Whether expand_all_to_all_v re-pairs: on a fabric that binds only at the NICs (non-blocking, ideal routing, no
+ *  background load, the ideal network model), a group over 8 or more machines whose every off-machine pair sends
+ *  bytes. There, per NIC direction, the re-paired flows carry what the pairs would, with n^2 flows cut to ~2n. */
+bool all_to_all_v_repairs(const PlatformSpec& platform, const std::vector<int>& hosts,
+                          const std::vector<double>& matrix);
 
 /** The protocol all-to-all-v is priced with (NCCL's simple protocol). */
 const ProtocolParams& all_to_all_v_protocol();

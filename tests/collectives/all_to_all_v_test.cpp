@@ -1,0 +1,177 @@
+// All-to-all-v (MoE dispatch and combine) as flows: when the re-pairing applies, that it keeps what every NIC carries,
+// and that re-paired flows, per-pair flows and the closed form give one answer.
+#include "models/collectives/all_to_all_v.hpp"
+#include "models/collectives/collective_algorithm.hpp"
+#include "sim/exec/executor.hpp"
+#include "sim/exec/isolated_run.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <random>
+
+namespace {
+
+cs::PlatformSpec platform(int nodes, double oversubscription = 1, const std::string& routing = "ideal",
+                          const std::string& model = "ideal")
+{
+  cs::ClusterParams c;
+  c.device = "h100-sxm5";
+  c.nodes = nodes;
+  c.gpus_per_node = 8;
+  c.network.nics_per_node = 8;
+  c.network.levels = {cs::FabricLevel{oversubscription, 0, cs::Seconds{-1}}, cs::FabricLevel{}};
+  c.network.routing = routing;
+  c.network.model = model;
+  return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
+}
+
+// `per_machine` ranks on each of `machines` nodes (GPUs 0, 1, ... of each).
+std::vector<int> hosts(int machines, int per_machine)
+{
+  std::vector<int> h;
+  for (int m = 0; m < machines; ++m)
+    for (int g = 0; g < per_machine; ++g)
+      h.push_back(8 * m + g);
+  return h;
+}
+
+// MoE-like routing: every rank sends every other some bytes, the ranks holding hot experts receiving up to ~4x more.
+std::vector<double> skewed(int n, unsigned seed)
+{
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> noise(0.5, 1.5);
+  std::vector<double> m(std::size_t(n) * n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j)
+        m[std::size_t(i) * n + j] = 1e5 * noise(gen) / std::sqrt(1.0 + (j * 7 + seed) % n);
+  return m;
+}
+
+struct Expanded {
+  cs::TaskGraph graph;
+  std::vector<std::vector<int>> done;
+};
+
+Expanded expand(const cs::PlatformSpec& p, const std::vector<int>& h, const std::vector<double>& m)
+{
+  Expanded e;
+  cs::StreamPool pool(e.graph, "a2a");
+  cs::CollectiveRequest req;
+  req.kind = "all-to-all";
+  req.hosts = h;
+  req.matrix = m;
+  e.done = cs::expand_all_to_all_v(e.graph, pool, p, req);
+  e.graph.finalize();
+  return e;
+}
+
+double closed_form(const cs::PlatformSpec& p, const std::vector<int>& h, const std::vector<double>& m)
+{
+  return cs::all_to_all_v_seconds(m, cs::group_shape(p, h), cs::all_to_all_v_protocol(), cs::machines_of(p, h));
+}
+
+// On SimGrid: the analytical backend holds each flow's links for its whole transfer, so it serialises what shares
+// a NIC, and the training builder prices all-to-all-v by its closed form there.
+double makespan(const Expanded& e, const cs::PlatformSpec& p)
+{
+  return std::stod(cs::run_isolated([&] { return std::to_string(cs::run_simgrid(e.graph, p).makespan); }));
+}
+
+} // namespace
+
+TEST(AllToAllV, RepairsOnlyWhereTheFabricBindsAtTheNicsAlone)
+{
+  const auto m = skewed(16, 1);
+  EXPECT_TRUE(cs::all_to_all_v_repairs(platform(16), hosts(16, 1), m));
+  EXPECT_FALSE(cs::all_to_all_v_repairs(platform(16, 2), hosts(16, 1), m));                  // 2:1 uplinks bind
+  EXPECT_FALSE(cs::all_to_all_v_repairs(platform(16, 1, "ecmp"), hosts(16, 1), m));          // hash collisions
+  EXPECT_FALSE(cs::all_to_all_v_repairs(platform(16, 1, "ideal", "lv08"), hosts(16, 1), m)); // per-flow factors
+  EXPECT_FALSE(cs::all_to_all_v_repairs(platform(16), hosts(4, 4), m));                      // four machines
+  auto sparse = m;
+  sparse[3 * 16 + 9] = 0; // one pair exchanges nothing: ranks 3 and 9 do not wait for each other
+  EXPECT_FALSE(cs::all_to_all_v_repairs(platform(16), hosts(16, 1), sparse));
+  auto background = platform(16);
+  background.background[0] = cs::LinkAvailability{};
+  EXPECT_FALSE(cs::all_to_all_v_repairs(background, hosts(16, 1), m));
+}
+
+TEST(AllToAllV, RepairedFlowsCarryWhatEveryRankSendsAndReceivesAcrossMachines)
+{
+  const auto p = platform(32);
+  const double efficiency = cs::all_to_all_v_protocol().efficiency;
+  for (int per_machine : {1, 2, 4})
+    for (unsigned seed = 1; seed <= 20; ++seed) {
+      const int machines = 8 + static_cast<int>(seed) % 24, n = machines * per_machine;
+      const auto h = hosts(machines, per_machine);
+      const auto m = skewed(n, seed);
+      ASSERT_TRUE(cs::all_to_all_v_repairs(p, h, m)) << n << " ranks, seed " << seed;
+      const auto e = expand(p, h, m);
+      std::vector<double> out(n, 0.0), in(n, 0.0), want_out(n, 0.0), want_in(n, 0.0);
+      int across = 0;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+          if (i / per_machine != j / per_machine) {
+            want_out[i] += m[std::size_t(i) * n + j] / efficiency;
+            want_in[j] += m[std::size_t(i) * n + j] / efficiency;
+          }
+      for (const cs::Task& t : e.graph.tasks())
+        if (t.kind == cs::TaskKind::TRANSFER && t.host / 8 != t.dst / 8) {
+          ++across;
+          out[(t.host / 8) * per_machine + t.host % 8] += t.bytes;
+          in[(t.dst / 8) * per_machine + t.dst % 8] += t.bytes;
+        }
+      for (int r = 0; r < n; ++r) {
+        EXPECT_NEAR(out[r], want_out[r], n) << r; // transfers carry whole bytes
+        EXPECT_NEAR(in[r], want_in[r], n) << r;
+      }
+      EXPECT_LE(across, 3 * n) << "from n (n - 1) = " << n * (n - 1);
+    }
+}
+
+TEST(AllToAllV, RepairedAndPerPairFlowsOnSimgridGiveTheClosedForm)
+{
+  // 16 machines, one rank each (a TP-8 group's first GPU, as the MoE builder simulates). The same fabric with the
+  // re-pairing turned off runs the n (n - 1) flows of each pair.
+  const auto p = platform(16);
+  auto per_pair = platform(16);
+  per_pair.fabric_non_blocking = false;
+  const auto h = hosts(16, 1);
+  for (unsigned seed : {1u, 2u}) {
+    const auto m = skewed(16, seed);
+    const double form = closed_form(p, h, m);
+    const auto repaired = expand(p, h, m), pairs = expand(per_pair, h, m);
+    EXPECT_LT(repaired.graph.size(), pairs.graph.size() / 4);
+    EXPECT_NEAR(makespan(repaired, p) / form, 1.0, 0.01);
+    // Each of a rank's 15 flows pays the protocol's per-transfer overhead, eight at a time.
+    EXPECT_NEAR(makespan(pairs, per_pair) / form, 1.0, 0.06);
+  }
+}
+
+TEST(AllToAllV, ARanksPartEndsWithItsSendsAndWaitsForItsPeersBuffers)
+{
+  // Four machines (per-pair flows). Rank 3 becomes ready at 1 s: nothing is sent to it before, and rank 0, which
+  // sends to it but receives nothing from it, is not done before its send has arrived.
+  const auto p = platform(4);
+  cs::TaskGraph g;
+  cs::StreamPool pool(g, "a2a");
+  const int late = g.add_delay(g.add_stream(24, "compute"), 1.0, "late", {});
+  cs::CollectiveRequest req;
+  req.kind = "all-to-all";
+  req.hosts = hosts(4, 1);
+  req.matrix = skewed(4, 3);
+  req.matrix[3 * 4 + 0] = 0; // rank 0 hears nothing from rank 3, only sends to it
+  req.ready = {-1, -1, -1, late};
+  const auto done = cs::expand_all_to_all_v(g, pool, p, req);
+  g.finalize();
+  const auto t = cs::run_analytical(g, p);
+  for (int r = 0; r < 4; ++r)
+    EXPECT_GT(t.end[done[r][0]], 1.0) << r;
+  int into_late = 0;
+  for (std::size_t k = 0; k < g.size(); ++k)
+    if (g.task(static_cast<int>(k)).kind == cs::TaskKind::TRANSFER && g.task(static_cast<int>(k)).dst == 24) {
+      ++into_late;
+      EXPECT_GE(t.start[k], 1.0);
+    }
+  EXPECT_EQ(into_late, 3);
+}
