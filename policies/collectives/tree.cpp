@@ -29,7 +29,7 @@ int node_tree_chunks(double bytes, int depth)
 int node_tree_depth(int per_node, int nodes) { return per_node + static_cast<int>(std::ceil(std::log2(nodes))); }
 
 /** One tree (heap order over node positions, or its mirror) of one channel, for one chunk: up each node's chain to
- *  its head, up the node tree, down it, down each chain. Returns per rank the transfer that delivers the result. */
+ *  its head, up the node tree, down it, down each chain. */
 struct NodeTreeChunk {
   CollectiveEmitter& e;
   const std::vector<std::vector<int>>& nodes;
@@ -42,31 +42,42 @@ struct NodeTreeChunk {
   int chain(int node, int i) const { return nodes[node][(head + i) % nodes[node].size()]; }
   // Only the first chunk pays the protocol's step cost: later chunks' handshakes overlap the data in flight.
   bool first = true;
-  int send(int from, int to, int dir, int step)
+  int send(int from, int to, int dir, int step, double bytes)
   {
-    return first ? e.send(from, to, stream + dir, piece, step) : e.send(from, to, stream + dir, piece, step, -1, 0.0);
+    return first ? e.send(from, to, stream + dir, bytes, step) : e.send(from, to, stream + dir, bytes, step, -1, 0.0);
   }
 
-  std::vector<std::vector<int>> run(bool first_chunk)
+  /** Up each node's chain to its head, `bytes` a hop; per node, the task after which its head holds the chain's
+   *  sum. */
+  std::vector<std::vector<int>> chain_up(bool first_chunk, double bytes)
   {
     first = first_chunk;
     const int N = static_cast<int>(nodes.size()), G = static_cast<int>(nodes[0].size());
-    std::vector<std::vector<int>> head_has(N), result(e.ranks());
-    for (int n = 0; n < N; ++n) // up each chain, the tail first
+    std::vector<std::vector<int>> head_has(N);
+    for (int n = 0; n < N; ++n) // the tail first
       for (int i = G - 1, prev = -1; i >= 1; --i) {
-        const int t = send(chain(n, i), chain(n, i - 1), 0, first_chunk && i == G - 1 ? 0 : 1);
+        const int t = send(chain(n, i), chain(n, i - 1), 0, first_chunk && i == G - 1 ? 0 : 1, bytes);
         if (prev >= 0)
           e.graph.add_dependency(prev, t);
         prev = t;
         if (i == 1)
           head_has[n] = {t};
       }
+    return head_has;
+  }
+
+  /** The rest once the heads hold their chains' sums: returns per rank the transfer that delivers the result. */
+  std::vector<std::vector<int>> run(bool first_chunk, const std::vector<std::vector<int>>& head_has)
+  {
+    first = first_chunk;
+    const int N = static_cast<int>(nodes.size()), G = static_cast<int>(nodes[0].size());
+    std::vector<std::vector<int>> result(e.ranks());
     std::vector<int> up(N, -1);
     for (int pos = N - 1; pos >= 1; --pos) {
       const int from = node_at(pos), to = node_at((pos - 1) / 2);
       // With one GPU per node there is no chain, and the leaves' first sends start the collective (its base cost).
       const bool leaf = 2 * pos + 1 >= N;
-      up[pos] = send(chain(from, 0), chain(to, 0), 0, first_chunk && G == 1 && leaf ? 0 : 1);
+      up[pos] = send(chain(from, 0), chain(to, 0), 0, first_chunk && G == 1 && leaf ? 0 : 1, piece);
       for (int a : head_has[from])
         e.graph.add_dependency(a, up[pos]);
       for (int child : {2 * pos + 1, 2 * pos + 2})
@@ -82,7 +93,7 @@ struct NodeTreeChunk {
       const int n = node_at(pos);
       for (int child : {2 * pos + 1, 2 * pos + 2})
         if (child < N) {
-          const int t = send(chain(n, 0), chain(node_at(child), 0), 1, 1);
+          const int t = send(chain(n, 0), chain(node_at(child), 0), 1, 1, piece);
           for (int a : reduced[n])
             e.graph.add_dependency(a, t);
           reduced[node_at(child)] = {t};
@@ -90,7 +101,7 @@ struct NodeTreeChunk {
       result[chain(n, 0)] = reduced[n];
       std::vector<int> after = reduced[n];
       for (int i = 1; i < G; ++i) { // down the chain
-        const int t = send(chain(n, i - 1), chain(n, i), 1, 1);
+        const int t = send(chain(n, i - 1), chain(n, i), 1, 1, piece);
         for (int a : after)
           e.graph.add_dependency(a, t);
         after = {t};
@@ -102,7 +113,10 @@ struct NodeTreeChunk {
 };
 
 // NCCL's multi-node tree: two complementary trees over nodes (half the buffer each), one per channel through its
-// own NIC, pipelined in chunks.
+// own NIC, pipelined in chunks. A channel's two trees share each node's chain up to the head (same GPUs, same
+// chunks, same start), so that part goes as one transfer of both halves: the same bytes over the same links at
+// the same time, which max-min shares as it shared the two (a protocol with a per-channel rate cap keeps them
+// apart, since one transfer would get one cap).
 CollectiveDone expand_over_nodes(CollectiveEmitter& e)
 {
   const auto nodes = e.ranks_by_machine();
@@ -111,16 +125,24 @@ CollectiveDone expand_over_nodes(CollectiveEmitter& e)
   const int channels = e.choice.protocol.single_channel ? 1 : shape.channels;
   const double share = e.req.bytes / 2 / channels;
   const int chunks = node_tree_chunks(share, node_tree_depth(G, static_cast<int>(nodes.size())));
+  const bool shared_chain = G > 1 && e.choice.protocol.rate_cap <= 0;
   CollectiveDone done(e.ranks());
-  for (int tree = 0; tree < 2; ++tree)
-    for (int c = 0; c < channels; ++c) {
-      NodeTreeChunk chunk{e, nodes, tree == 1, c * G / channels, 10 + 2 * (2 * c + tree), share / chunks};
-      std::vector<std::vector<int>> last;
-      for (int k = 0; k < chunks; ++k)
-        last = chunk.run(k == 0);
-      for (int r = 0; r < e.ranks(); ++r)
-        done[r].insert(done[r].end(), last[r].begin(), last[r].end());
+  for (int c = 0; c < channels; ++c) {
+    std::vector<NodeTreeChunk> trees;
+    for (int tree = 0; tree < 2; ++tree)
+      trees.push_back({e, nodes, tree == 1, c * G / channels, 10 + 2 * (2 * c + tree), share / chunks});
+    std::vector<std::vector<int>> last[2];
+    for (int k = 0; k < chunks; ++k) {
+      std::vector<std::vector<int>> both;
+      if (shared_chain)
+        both = trees[0].chain_up(k == 0, 2 * share / chunks);
+      for (int tree = 0; tree < 2; ++tree)
+        last[tree] = trees[tree].run(k == 0, shared_chain ? both : trees[tree].chain_up(k == 0, share / chunks));
     }
+    for (int tree = 0; tree < 2; ++tree)
+      for (int r = 0; r < e.ranks(); ++r)
+        done[r].insert(done[r].end(), last[tree][r].begin(), last[tree][r].end());
+  }
   return done;
 }
 
