@@ -147,18 +147,18 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
 }
 
 std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
-                                        int device, const std::vector<double>& matrix, bool combine_side,
-                                        TaskLabels labels)
+                                        int device, const std::vector<double>& dispatch, double factor,
+                                        bool combine_side, TaskLabels labels)
 {
-  auto found = collectives_.find(key);
+  auto found = collectives_.find(key); // every rank of the group asks; the matrix is made once
   if (found != collectives_.end())
     return found->second;
   CollectiveSpec spec;
   spec.kind = "all-to-all";
   spec.algorithm = "direct";
   spec.hosts = group_hosts(group, device);
-  spec.matrix = matrix;
-  spec.bytes = std::accumulate(matrix.begin(), matrix.end(), 0.0) / ep_;
+  spec.matrix = scaled(dispatch, factor, combine_side, ep_);
+  spec.bytes = std::accumulate(spec.matrix.begin(), spec.matrix.end(), 0.0) / ep_;
   spec.streams = combine_side ? "a2a-combine" : "a2a";
   spec.closed_form = plan_.alltoall_v_closed_form;
   labels.comm = CommKind::EXPERT_ALLTOALL;
@@ -183,9 +183,8 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   if (!forward && st.plan.recommunicate_share > 0) { // the dispatch resent to rebuild the buffer not kept
     TaskLabels l = lab;
     l.phase = graph_.intern("dispatch_again");
-    const auto m =
-        collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
-                   scaled(st.plan.dispatch, st.plan.wire_scale * st.plan.recommunicate_share, false, ep_), false, l);
+    const auto m = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
+                              st.plan.dispatch, st.plan.wire_scale * st.plan.recommunicate_share, false, l);
     graph_.add_dependency(pre, m[rank]);
     recommunicated = m[rank];
   }
@@ -193,7 +192,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
     TaskLabels l = lab;
     l.phase = graph_.intern(forward ? "dispatch" : "combine_grad");
     const auto in = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 0, i, group}, group, device,
-                               scaled(st.plan.dispatch, share, false, ep_), false, l);
+                               st.plan.dispatch, share, false, l);
     graph_.add_dependency(pre, in[rank]);
     const PieceTimes& c = st.chunks[rank][i];
     const double seconds = forward ? c.forward : op.pass == Pass::BACKWARD ? c.backward : c.backward - c.weight;
@@ -204,7 +203,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
       graph_.add_dependency(recommunicated, work);
     l.phase = graph_.intern(forward ? "combine" : "dispatch_grad");
     const auto out = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 1, i, group}, group, device,
-                                scaled(st.plan.dispatch, share, true, ep_), true, l);
+                                st.plan.dispatch, share, true, l);
     graph_.add_dependency(work, out[rank]);
     ends.push_back(out[rank]);
   }

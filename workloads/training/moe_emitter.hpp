@@ -34,8 +34,9 @@ private:
     std::vector<double> shadow_s;                // per rank (all equal): closed-form shadow weight broadcast
   };
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
+  /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */
   std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,
-                              const std::vector<double>& matrix, bool combine_side, TaskLabels labels);
+                              const std::vector<double>& dispatch, double factor, bool combine_side, TaskLabels labels);
   std::vector<int> group_hosts(int group, int device) const;
   MoeContext context(int group, int device) const;
   int forward_chain(const Step& st, int rank, int group, int device, int stream, int pre, const PipelineOp& op,
