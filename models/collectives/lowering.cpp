@@ -69,7 +69,19 @@ struct Lowering {
   // bucket, microbatch and iteration, and a 1,024-rank ring is two million transfers.
   struct Traffic {
     double intra = 0, inter = 0, tasks = 0, bytes = 0;
+    std::vector<std::pair<int, double>> links; // link index, bytes over it (at `bytes`)
   };
+  std::vector<double> closed_form_links; // per link, what closed-form collectives would move over it
+  // All-to-all-v matrices priced by their closed form, summed per group: routed once at the end.
+  std::map<std::vector<int>, std::vector<double>> exchanged;
+
+  void add_links(const std::vector<std::pair<int, double>>& links, double factor)
+  {
+    if (closed_form_links.empty())
+      closed_form_links.assign(platform.topology.links().size(), 0.0);
+    for (const auto& [link, bytes] : links)
+      closed_form_links[link] += bytes * factor;
+  }
   std::map<std::tuple<std::string, std::string, std::string, int, std::vector<int>>, Traffic> traffic;
   // Group shapes by member hosts: the same groups recur every bucket, microbatch and layer.
   std::map<std::vector<int>, GroupShape> shapes;
@@ -135,10 +147,12 @@ struct Lowering {
     if (!all || pricing == CollectivePricing::CLOSED_FORM) {
       const double seconds = n < 2 ? 0.0 : choice.seconds;
       if (n >= 2 && c.kind != "p2p") {
-        const Traffic t = closed_form_traffic(c, choice);
-        closed_form_intra += t.intra;
-        closed_form_inter += t.inter;
+        const Traffic& t = closed_form_traffic(c, choice);
+        const double f = t.bytes > 0 ? c.bytes / t.bytes : 0.0; // the cached expansion's size to this one's
+        closed_form_intra += t.intra * f;
+        closed_form_inter += t.inter * f;
         closed_form_tasks += t.tasks;
+        add_links(t.links, f);
       }
       for (int r = 0; r < n; ++r)
         if (c.members[r] >= 0) {
@@ -179,6 +193,10 @@ struct Lowering {
         if (i != j)
           (machine[i] == machine[j] ? closed_form_intra : closed_form_inter) += c.matrix[std::size_t(i) * n + j];
     closed_form_tasks += double(n) * (n - 1) + n;
+    auto& sum = exchanged[c.hosts];
+    sum.resize(c.matrix.size(), 0.0);
+    for (std::size_t k = 0; k < c.matrix.size(); ++k)
+      sum[k] += c.matrix[k];
     // Nobody receives before everyone has sent: the members' transfers start once the last member is ready.
     int join = -1;
     for (int r = 0; r < n; ++r)
@@ -196,7 +214,7 @@ struct Lowering {
       }
   }
 
-  Traffic closed_form_traffic(const CollectiveSpec& c, const CollectiveChoice& choice)
+  const Traffic& closed_form_traffic(const CollectiveSpec& c, const CollectiveChoice& choice)
   {
     auto key = std::make_tuple(c.kind, choice.algorithm, choice.protocol.name, c.root, c.hosts);
     auto it = traffic.find(key);
@@ -208,18 +226,19 @@ struct Lowering {
       Traffic sum;
       sum.tasks = static_cast<double>(scratch.size());
       sum.bytes = c.bytes;
+      std::map<int, double> links;
       for (const Task& t : scratch.tasks())
-        if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+        if (t.kind == TaskKind::TRANSFER && t.host != t.dst) {
           (topo.vertex(topo.hosts()[t.host]).machine == topo.vertex(topo.hosts()[t.dst]).machine ? sum.intra
                                                                                                  : sum.inter) +=
               t.bytes;
+          for (const auto& use : topo.route(t.host, t.dst))
+            links[use.link] += t.bytes;
+        }
+      sum.links.assign(links.begin(), links.end());
       it = traffic.emplace(key, sum).first;
     }
-    Traffic scaled = it->second;
-    const double f = scaled.bytes > 0 ? c.bytes / scaled.bytes : 0.0;
-    scaled.intra *= f;
-    scaled.inter *= f;
-    return scaled;
+    return it->second;
   }
 
   // What run() under CLOSED_FORM pricing would give as graph size plus closed_form_expansion_tasks, without
@@ -273,7 +292,18 @@ struct Lowering {
       for (int from : done_of[a])
         out.add_dependency(from, to);
     }
+    for (const auto& [hosts, sum] : exchanged) {
+      const int n = static_cast<int>(hosts.size());
+      std::vector<std::pair<int, double>> links;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+          if (i != j && sum[std::size_t(i) * n + j] > 0)
+            for (const auto& use : platform.topology.route(hosts[i], hosts[j]))
+              links.emplace_back(use.link, sum[std::size_t(i) * n + j]);
+      add_links(links, 1.0);
+    }
     LoweredGraph result;
+    result.closed_form_link_bytes = std::move(closed_form_links);
     result.task_map.resize(in.size(), -1);
     for (std::size_t id = 0; id < in.size(); ++id)
       if (done_of[id].size() == 1)

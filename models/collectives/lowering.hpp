@@ -24,6 +24,8 @@ struct LoweredGraph {
   /** What the collectives priced by their closed forms would move over every rank of their groups (their
    *  expansions' transfers), inside machines and between them: traffic no transfer task in `graph` stands for. */
   double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0;
+  /** The same per link (by index; empty when no collective was priced by its closed form). */
+  std::vector<double> closed_form_link_bytes;
   /** Tasks those expansions would have added (what simulating every member would cost). */
   double closed_form_expansion_tasks = 0;
 };

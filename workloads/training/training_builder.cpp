@@ -137,6 +137,7 @@ void adopt_lowering(TrainingGraph& t, LoweredGraph lowered)
   t.graph = std::move(lowered.graph);
   t.closed_form_intra_bytes = lowered.closed_form_intra_bytes;
   t.closed_form_inter_bytes = lowered.closed_form_inter_bytes;
+  t.closed_form_link_bytes = std::move(lowered.closed_form_link_bytes);
   t.closed_form_expansion_tasks = lowered.closed_form_expansion_tasks;
 }
 

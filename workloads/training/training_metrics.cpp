@@ -127,15 +127,19 @@ void traffic_by_tier(RunMetrics& m, const Totals& t, const TrainingGraph& tr, co
     std::replace(tier.begin(), tier.end(), '-', '_');
     return tier;
   };
+  // Collectives priced by their closed forms move what their expansions would, over every replica's links (TP rank
+  // 0's; the other TP ranks' go on their own links, so tier totals count them tp times).
+  const auto& closed = tr.closed_form_link_bytes;
+  auto on_link = [&](std::size_t l) { return t.link_bytes[l] + (l < closed.size() ? closed[l] : 0.0); };
   std::map<std::string, double> tier_bytes;
   std::map<std::string, int> heaviest; // tier -> its link with the most bytes
   for (std::size_t l = 0; l < t.link_bytes.size(); ++l) {
-    if (t.link_bytes[l] <= 0)
+    if (on_link(l) <= 0)
       continue;
     const std::string& tier = topo.links()[l].tier;
-    tier_bytes[tier] += t.link_bytes[l];
+    tier_bytes[tier] += t.link_bytes[l] * scale + (l < closed.size() ? closed[l] * tr.tensor_parallel : 0.0);
     auto [it, added] = heaviest.emplace(tier, static_cast<int>(l));
-    if (!added && t.link_bytes[l] > t.link_bytes[it->second])
+    if (!added && on_link(l) > on_link(it->second))
       it->second = static_cast<int>(l);
   }
   std::map<int, Intervals> busy;
@@ -151,9 +155,15 @@ void traffic_by_tier(RunMetrics& m, const Totals& t, const TrainingGraph& tr, co
         it->second.emplace_back(tl.start[id], tl.end[id]);
   }
   for (const auto& [tier, bytes] : tier_bytes)
-    m.breakdown["bytes_" + key(tier)] = bytes * scale / iterations;
-  for (const auto& [tier, link] : heaviest)
-    m.breakdown["busiest_" + key(tier) + "_link_busy_s"] = length(union_of(busy[link])) / iterations;
+    m.breakdown["bytes_" + key(tier)] = bytes / iterations;
+  // A closed form leaves no intervals on the link: its bytes count as the least time they take at the link's rate
+  // (both directions of a full-duplex link at once).
+  for (const auto& [tier, link] : heaviest) {
+    const PhysicalLink& l = topo.links()[link];
+    const double closed_s =
+        std::size_t(link) < closed.size() ? closed[link] / (l.bandwidth * (l.full_duplex ? 2 : 1)) : 0.0;
+    m.breakdown["busiest_" + key(tier) + "_link_busy_s"] = (length(union_of(busy[link])) + closed_s) / iterations;
+  }
 }
 
 } // namespace
