@@ -100,6 +100,8 @@ std::vector<std::vector<int>> expand_repaired(TaskGraph& graph, StreamPool& pool
     if (r >= 0)
       ready.push_back(r);
   gated.ready.assign(n, e.barrier(0, ready));
+  // Pairs inside a machine on kSlots streams per GPU, as per-pair flows go; the few re-paired ones on streams of
+  // their own, so none waits behind an NVLink transfer.
   std::vector<int> slot(n, 0), flows;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
@@ -107,8 +109,9 @@ std::vector<std::vector<int>> expand_repaired(TaskGraph& graph, StreamPool& pool
       if (i != j && machine[i] == machine[j] && b > 0)
         flows.push_back(e.send(i, j, 1 + (slot[i]++ % kSlots), b, 0));
     }
+  std::fill(slot.begin(), slot.end(), 0);
   for (const Flow& f : across)
-    flows.push_back(e.send(f.from, f.to, 1 + (slot[f.from]++ % kSlots), f.bytes, 0));
+    flows.push_back(e.send(f.from, f.to, 1 + kSlots + (slot[f.from]++ % kSlots), f.bytes, 0));
   if (flows.empty())
     flows.push_back(gated.ready[0]);
   const int end = e.barrier(0, flows);
