@@ -179,9 +179,7 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
   if (nodes == 1 && c.network.kind != "star" && c.network.levels.empty())
     return p;
   t.set_ecmp_seed(static_cast<std::uint64_t>(c.network.ecmp_seed));
-  p.fabric_non_blocking = c.network.routing != "ecmp" &&
-                          std::all_of(c.network.levels.begin(), c.network.levels.end(),
-                                      [](const FabricLevel& l) { return l.oversubscription <= 1.0; });
+  p.fabric_non_blocking = uniform_fabric(c.network);
   const Leaves leaves = wire_leaves(t, c, gpu);
   const auto pod_of_leaf = wire_upper_levels(t, c.network, leaves);
   for (int n = 0; n < nodes; ++n)

@@ -351,6 +351,29 @@ TEST(Cli, TrainingTrafficIsReportedPerLinkTier)
   EXPECT_NEAR(uplink[1], 2 * inter[1], 1e-6 * uplink[1]);
 }
 
+TEST(Cli, OneReplicaRunsCountTheirClosedFormsTrafficPerLinkTier)
+{
+  // With --replicas one every gradient all-reduce has members left out, so it is priced by its closed form and no
+  // transfer stands for it: its expansion's bytes are routed over the links instead, for every replica, and its
+  // busy time on the busiest NIC is the least its bytes take there.
+  double nic[2] = {0, 0}, busy[2] = {0, 0};
+  for (int one = 0; one < 2; ++one) {
+    fs::path out = fresh_dir(std::string("tierone") + std::to_string(one));
+    auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend analytical" +
+                        " --set workload.iterations=1" + (one ? " --replicas one" : " --replicas all") + " --out " +
+                        out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto report = read_json(out / "report.json");
+    const auto& b = report["breakdown"];
+    nic[one] = b.value("bytes_nic", 0.0);
+    busy[one] = b.value("busiest_nic_link_busy_s", 0.0);
+    fs::remove_all(out);
+  }
+  EXPECT_NEAR(nic[1], nic[0], 1e-6 * nic[0]);
+  EXPECT_GT(busy[1], 0.0);
+  EXPECT_LE(busy[1], busy[0]);
+}
+
 TEST(Cli, TheFrameworksReduceDtypeSizesGradientTraffic)
 {
   // Data-parallel traffic is all gradient all-reduce: reducing in fp32 instead of bf16 moves twice the bytes (to

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -91,6 +93,18 @@ TEST(StragglersEverywhere, RecordedStepTimesAreRefusedWhereNoWorkerSteps)
                                        " --set cluster.stragglers.step_times=steps.csv");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("replayed by workload kinds with workers that step"), std::string::npos) << r.err;
+}
+
+TEST(StragglersEverywhere, ASpreadOutsideZeroToATenthIsRefusedWithItsPosition)
+{
+  for (const auto& [value, message] :
+       std::vector<std::pair<std::string, std::string>>{{"-0.1", "'cluster.stragglers.spread' must not be negative"},
+                                                        {"0.2", "'cluster.stragglers.spread' must be at most 0.1"}}) {
+    auto r = cs::testing::run_clustersim("validate " + src("scenarios/quickstart.yaml") +
+                                         " --set cluster.stragglers.spread=" + value);
+    EXPECT_EQ(r.code, 2) << value;
+    EXPECT_NE(r.err.find("--set:1:1: cluster.stragglers.spread=" + value + ": " + message), std::string::npos) << r.err;
+  }
 }
 
 TEST(StragglersEverywhere, OneReplicaStandsForAllWithEachStageAtItsSlowestReplicasSpeed)

@@ -8,32 +8,38 @@
 
 namespace cs {
 
+std::map<int, Intervals> alltoall_spans(const TaskGraph& g, const Timeline& tl, int host)
+{
+  using Key = std::tuple<int, int, int, int, int, int>; // host, iteration, stage, microbatch, layer, phase
+  std::map<Key, std::pair<double, double>> spans;
+  for (std::size_t id = 0; id < g.size(); ++id) {
+    const Task& t = g.task(static_cast<int>(id));
+    if (t.labels.comm != CommKind::EXPERT_ALLTOALL || t.kind == TaskKind::COMPUTE || (host >= 0 && t.host != host))
+      continue;
+    const auto& l = t.labels;
+    auto [it, fresh] =
+        spans.try_emplace(Key{t.host, l.iteration, l.stage, l.microbatch, l.layer, l.phase}, tl.start[id], tl.end[id]);
+    if (!fresh)
+      it->second = {std::min(it->second.first, tl.start[id]), std::max(it->second.second, tl.end[id])};
+  }
+  std::map<int, Intervals> out;
+  for (const auto& [key, span] : spans)
+    out[std::get<0>(key)].push_back(span);
+  return out;
+}
+
 void add_moe_metrics(RunMetrics& m, const TrainingGraph& tr, const Timeline& tl)
 {
   const TaskGraph& g = tr.graph;
   const MoeStats& s = tr.moe;
   const int iterations = std::max<int>(1, static_cast<int>(tr.optimizer_tasks.size()));
-  // Per host, per all-to-all (its labels): from its first task's start to its last task's end.
-  using Key = std::tuple<int, int, int, int, int, int>; // host, iteration, stage, microbatch, layer, phase
-  std::map<Key, std::pair<double, double>> spans;
   std::map<int, Intervals> compute;
   for (std::size_t id = 0; id < g.size(); ++id) {
     const Task& t = g.task(static_cast<int>(id));
     if (t.kind == TaskKind::COMPUTE && tl.end[id] > tl.start[id])
       compute[t.host].emplace_back(tl.start[id], tl.end[id]);
-    if (t.labels.comm != CommKind::EXPERT_ALLTOALL || t.kind == TaskKind::COMPUTE)
-      continue;
-    const auto& l = t.labels;
-    const Key key{t.host, l.iteration, l.stage, l.microbatch, l.layer, l.phase};
-    auto it = spans.find(key);
-    if (it == spans.end())
-      spans[key] = {tl.start[id], tl.end[id]};
-    else
-      it->second = {std::min(it->second.first, tl.start[id]), std::max(it->second.second, tl.end[id])};
   }
-  std::map<int, Intervals> a2a;
-  for (const auto& [key, span] : spans)
-    a2a[std::get<0>(key)].push_back(span);
+  auto a2a = alltoall_spans(g, tl);
   double longest = 0, exposed = 0;
   for (auto& [host, intervals] : a2a) {
     const Intervals merged = union_of(intervals);

@@ -62,7 +62,7 @@ struct TrainingGraph {
   int replicas_built = 1; // data-parallel replicas simulated (the others, symmetric, are not; their transfers are
                           // counted as replica 0's)
   double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0; // collectives priced by their closed forms
-  std::vector<double> closed_form_link_bytes;                       // the same per link (empty: none)
+  std::vector<double> closed_form_link_bytes;                      // the same per link (empty: none)
   double closed_form_expansion_tasks = 0;                          // tasks their expansions would have added
   MoeStats moe;                                                    // MoE models: what the expert layers did
 };

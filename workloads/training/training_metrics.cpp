@@ -1,10 +1,10 @@
 #include "workloads/training/training_metrics.hpp"
 
 #include "base/statistics.hpp"
+#include "workloads/training/moe_metrics.hpp"
 
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 namespace cs {
 namespace {
@@ -82,20 +82,12 @@ void communication_by_kind(RunMetrics& m, const TrainingGraph& tr, const Timelin
   const TaskGraph& g = tr.graph;
   Intervals compute;
   std::map<std::string, Intervals> sent;
-  // An all-to-all-v holds the rank from its first task to its last (flows it sends, what it waits for, the joins):
-  // NCCL runs it as one kernel, and re-paired flows leave a rank few sends of its own.
-  std::map<std::tuple<int, int, int, int, int>, std::pair<double, double>> exchanges;
   for (std::size_t id = 0; id < g.size(); ++id) {
     const Task& t = g.task(static_cast<int>(id));
-    if (t.host == rank && t.labels.comm == CommKind::EXPERT_ALLTOALL && t.kind != TaskKind::COMPUTE) {
-      const auto& l = t.labels;
-      auto [it, fresh] =
-          exchanges.try_emplace({l.iteration, l.stage, l.microbatch, l.layer, l.phase}, tl.start[id], tl.end[id]);
-      if (!fresh)
-        it->second = {std::min(it->second.first, tl.start[id]), std::max(it->second.second, tl.end[id])};
-      continue;
-    }
-    if (t.host != rank || tl.end[id] <= tl.start[id])
+    // An all-to-all holds the rank from its first task to its last, not only while its own sends move: NCCL runs it
+    // as one kernel, and re-paired flows leave a rank few sends of its own (alltoall_spans, below).
+    if (t.host != rank || tl.end[id] <= tl.start[id] ||
+        (t.labels.comm == CommKind::EXPERT_ALLTOALL && t.kind != TaskKind::COMPUTE))
       continue;
     if (t.kind == TaskKind::COMPUTE)
       compute.emplace_back(tl.start[id], tl.end[id]);
@@ -103,9 +95,11 @@ void communication_by_kind(RunMetrics& m, const TrainingGraph& tr, const Timelin
              is_closed_form(g, t))
       sent[comm_kind_name(t.labels.comm)].emplace_back(tl.start[id], tl.end[id]);
   }
-  for (const auto& [key, span] : exchanges)
-    if (span.second > span.first)
-      sent[comm_kind_name(CommKind::EXPERT_ALLTOALL)].emplace_back(span);
+  if (tr.moe.steps > 0) {
+    auto spans = alltoall_spans(g, tl, rank);
+    for (const auto& span : spans[rank])
+      sent[comm_kind_name(CommKind::EXPERT_ALLTOALL)].push_back(span);
+  }
   const auto busy = union_of(compute);
   for (const auto& [kind, intervals] : sent) {
     const Intervals merged = union_of(intervals);
