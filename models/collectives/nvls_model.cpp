@@ -1,5 +1,6 @@
 #include "models/collectives/nvls_model.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <utility>
@@ -27,6 +28,11 @@ double nvls_size_efficiency(double bytes)
       return y0 + f * (y1 - y0);
     }
   return kPoints.back().second;
+}
+
+double nvls_tree_busbw_cap(int nodes, int heads)
+{
+  return std::max(1, heads) * (nodes <= 2 ? kNvlsTreeHeadBusbwTwoNodes : kNvlsTreeHeadBusbw);
 }
 
 } // namespace cs

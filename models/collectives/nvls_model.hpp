@@ -16,4 +16,13 @@ constexpr double kNvlsLatency = 25e-6;
  *  Fitted from a public sweep (docs/collectives.md): log-linear between its points, held beyond them. */
 double nvls_size_efficiency(double bytes);
 
+/** NCCL's per-channel NVLSTree bandwidth caps for Hopper (tuning.cc, perChMaxNVLSTreeBws), in bus bandwidth: NCCL
+ *  gives NVLSTree one channel per NVLS head (a GPU with its own NIC), and NVIDIA's model caps each at 57.7 GB/s over
+ *  two nodes and 45.5 GB/s over more, below what the switch and the NIC allow. */
+constexpr double kNvlsTreeHeadBusbwTwoNodes = 57.7e9;
+constexpr double kNvlsTreeHeadBusbw = 45.5e9;
+
+/** The bus bandwidth an NVLS-tree all-reduce over `nodes` nodes with `heads` heads per node reaches at most. */
+double nvls_tree_busbw_cap(int nodes, int heads);
+
 } // namespace cs

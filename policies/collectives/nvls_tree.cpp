@@ -21,17 +21,20 @@ public:
     return kind == "all-reduce" && g.nvls && g.nodes > 1 && g.per_node > 4 && g.ranks == g.nodes * g.per_node &&
            p.name == "simple";
   }
-  // NVLS latency plus a tree's 2 log2(nodes) network steps; then the slower of the switch stages (a port carries
-  // S (g+1)/g each way) and the rail's tree (a double binary tree sends each node's 1/g share up to twice per
-  // direction, once when there are two nodes).
-  double closed_form(const std::string&, const ProtocolParams& p, double S, const GroupShape& g) const override
+  // NVLS latency plus a tree's 2 log2(nodes) network steps; then the slowest of the switch stages (a port carries
+  // S (g+1)/g each way), the rail's tree (a double binary tree sends each node's 1/g share up to twice per
+  // direction, once when there are two nodes) and NCCL's per-head bandwidth cap.
+  double closed_form(const std::string& kind, const ProtocolParams& p, double S, const GroupShape& g) const override
   {
     const int G = g.per_node;
     const double levels = std::ceil(std::log2(g.nodes));
     const double intra = S * (G + 1) / G / (g.intra_bw * kNvlsEfficiency * nvls_size_efficiency(S));
     const double inter = (g.nodes == 2 ? 1.0 : 2.0) * S / G / payload_rate(p, per_gpu_inter_bandwidth(g));
-    return kNvlsLatency + 2 * levels * step_latency(p, g) + std::max(intra, inter);
+    const double capped = busbw_factor(kind, g.ranks) * S / nvls_tree_busbw_cap(g.nodes, heads(g));
+    return kNvlsLatency + 2 * levels * step_latency(p, g) + std::max({intra, inter, capped});
   }
+  // NCCL's NVLS heads: GPUs with a NIC of their own, one channel each.
+  static int heads(const GroupShape& g) { return std::min(g.nics, g.per_node); }
   CollectiveDone expand(CollectiveEmitter& e) const override;
   // Pipelined stages and the trees' uneven loads make the form an estimate: the analytical backend keeps the flows.
   bool closed_form_exact() const override { return false; }
@@ -167,7 +170,8 @@ CollectiveDone NvlsTree::expand(CollectiveEmitter& e) const
     return -1;
   };
   nvls_tree_chunk(e, nodes, bulk, false, eff, 0.0, plan);
-  double period = 0;
+  // The bulk's period: its busiest link's, or NCCL's per-head cap if that is slower.
+  double period = busbw_factor("all-reduce", e.ranks()) * bulk / nvls_tree_busbw_cap(N, NvlsTree::heads(g));
   for (const auto& [direction, bytes] : load)
     period = std::max(period, bytes / topo.links()[direction.first].bandwidth);
   const Sender paced = [&](int from, int to, int channel, double payload, double efficiency, double overhead) {

@@ -255,6 +255,42 @@ TEST(Collectives, NvlsTreeKeepsItsBandwidthAsNodesAreAdded)
   EXPECT_LE(simgrid, sixteen * (1 + 1e-9));
 }
 
+TEST(Collectives, NvlsTreeStaysUnderNcclsPerHeadCap)
+{
+  // NCCL caps each NVLS head's channel at 57.7 GB/s of bus bandwidth over two Hopper nodes and 45.5 over more
+  // (tuning.cc): 461.6 and 364 GB/s for 8 heads, below what the switch (2 nodes) and the rails' trees (4 nodes) allow.
+  const double bytes = 2.0 * (1 << 30);
+  for (int nodes : {2, 4}) {
+    auto p = platform("h100-sxm5", nodes, 8, true);
+    const int n = 8 * nodes;
+    const double cap = nodes == 2 ? 461.6 : 364.0;
+    cs::TaskGraph g;
+    expand(g, p, "all-reduce", "nvls-tree", ranks(n), bytes);
+    g.finalize();
+    const double flows = cs::busbw_factor("all-reduce", n) * bytes / cs::run_analytical(g, p).makespan / 1e9;
+    EXPECT_LE(flows, cap) << nodes << " nodes";
+    EXPECT_GT(flows, 0.95 * cap) << nodes << " nodes";
+    const double form = cs::busbw_factor("all-reduce", n) * bytes /
+                        cs::choose_collective("all-reduce", "nvls-tree", bytes, cs::group_shape(p, ranks(n))).seconds /
+                        1e9;
+    EXPECT_LE(form, cap) << nodes << " nodes";
+    EXPECT_GT(form, 0.95 * cap) << nodes << " nodes";
+  }
+  // Four NICs for eight GPUs: four heads, half the cap.
+  auto half = platform("h100-sxm5", 2, 4, true);
+  EXPECT_LE(cs::busbw_factor("all-reduce", 16) * bytes /
+                cs::choose_collective("all-reduce", "nvls-tree", bytes, cs::group_shape(half, ranks(16))).seconds / 1e9,
+            230.8);
+  // The one public two-node measurement (nccl#1221, 2 x 8 H100, 8 x 400 Gb/s, 4 GiB: ~430 GB/s) within 15%.
+  auto two = platform("h100-sxm5", 2, 8, true);
+  const double four_gib = 4.0 * (1 << 30);
+  cs::TaskGraph g;
+  expand(g, two, "all-reduce", "nvls-tree", ranks(16), four_gib);
+  g.finalize();
+  EXPECT_NEAR(cs::busbw_factor("all-reduce", 16) * four_gib / cs::run_analytical(g, two).makespan / 1e9 / 430, 1.0,
+              0.15);
+}
+
 TEST(Collectives, RingClosedFormEqualsItsFlowsAcrossLeaves)
 {
   // Once a ring spans several leaves its slowest hop crosses the spine, and every step waits for that hop.
