@@ -22,10 +22,12 @@ namespace {
 // 1 GiB all-to-all the same as with receives posted up front (1.23 against 1.25 s), which had listed up to 512 live
 // receives per receiver actor. Graphs with fewer senders keep sendto: its list stays short, and a receiver's gets and
 // switches would cost more than they save (the engine bench's rings: 72-78K tasks/s with sendto, 56-58K with
-// receivers, over 1,024 devices).
+// receivers, over 1,024 devices). Rate-capped transfers always land in an inbox: SimGrid 3.32 keeps Comm::set_rate
+// on a mailbox comm and ignores it on sendto (measured: 1 GB capped at 100 MB/s over a 1 GB/s link took 10 s put to
+// a mailbox and 1.0 s sent host to host).
 struct Inbox {
   s4u::Mailbox* box = nullptr; // null: this host's transfers use sendto
-  int expected = 0;            // transfers to this host in the whole graph
+  int expected = 0;            // transfers that land in this inbox in the whole graph
 
   void receive_all() const
   {
@@ -52,7 +54,7 @@ struct Run {
   std::vector<s4u::ActorPtr> workers;
   std::vector<std::vector<int>> idle; // per host: its idle workers
   std::vector<Inbox> inbox;           // per destination host
-  std::vector<double> route_latency;  // per task, for rate-capped transfers
+  bool all_to_inboxes = false;        // every transfer lands in its inbox, not only the rate-capped ones
   double makespan = 0;
   std::size_t done = 0;
 
@@ -134,21 +136,14 @@ struct Run {
       if (t.host == t.dst)
         break;
       {
-        // SimGrid 3.32 ignores Comm::set_rate on host-to-host comms, and on a mailbox comm it keeps the cap only
-        // over a route without latency (measured: 64 KiB capped at 25 GB/s over a 240 GB/s link took 2.62 us with no
-        // latency and 1.47 us with 1.2 us of it). So a rate cap is applied as a floor on the duration: the data moves
-        // with its fair share, and the transfer cannot end before bytes / rate.
-        double begin = s4u::Engine::get_clock();
         static int payload = 0;
-        if (inbox[t.dst].box != nullptr)
-          inbox[t.dst].box->put(&payload, static_cast<uint64_t>(t.bytes));
-        else
+        if (all_to_inboxes || t.rate > 0) {
+          s4u::CommPtr comm = inbox[t.dst].box->put_init(&payload, static_cast<uint64_t>(t.bytes));
+          if (t.rate > 0)
+            comm->set_rate(t.rate); // a channel's throughput cap: the flow shares its links up to that rate
+          comm->wait();
+        } else {
           s4u::Comm::sendto(platform.hosts[t.host], platform.hosts[t.dst], static_cast<uint64_t>(t.bytes));
-        if (t.rate > 0) {
-          double floor = route_latency[id] + t.bytes / t.rate;
-          double elapsed = s4u::Engine::get_clock() - begin;
-          if (elapsed < floor)
-            s4u::this_actor::sleep_for(floor - elapsed);
         }
       }
       break;
@@ -187,27 +182,28 @@ Senders senders(const TaskGraph& graph)
   return out;
 }
 
-/** Transfers each host receives from another. */
-std::vector<int> receives(const TaskGraph& graph, int hosts)
+/** Transfers each host receives from another into its inbox: all of them where many streams send, else the
+ *  rate-capped ones. */
+std::vector<int> receives(const TaskGraph& graph, int hosts, const Senders& senders)
 {
   std::vector<int> n(hosts, 0);
   for (const auto& t : graph.tasks())
-    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
+    if (t.kind == TaskKind::TRANSFER && t.host != t.dst && (senders.many || t.rate > 0))
       ++n[t.dst];
   return n;
 }
 
-/** A host gets an inbox and its receiver where many streams send and some send to it. */
-bool has_inbox(const Senders& senders, int expected) { return senders.many && expected > 0; }
+/** A host gets an inbox and its receiver where some transfers land in it. */
+bool has_inbox(int expected) { return expected > 0; }
 
 /** The actors run_simgrid starts: one per stream with tasks, and the receivers. */
-long actors_needed(const TaskGraph& graph, const Senders& senders, const std::vector<int>& expected)
+long actors_needed(const TaskGraph& graph, const std::vector<int>& expected)
 {
   long n = 0;
   for (std::size_t s = 0; s < graph.streams().size(); ++s)
     n += graph.stream_tasks(static_cast<int>(s)).empty() ? 0 : 1;
   for (int e : expected)
-    n += has_inbox(senders, e) ? 1 : 0;
+    n += has_inbox(e) ? 1 : 0;
   return n;
 }
 } // namespace
@@ -222,8 +218,8 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   // GPUs has 63,473). Where one mapping per actor does not fit, the run is refused before it starts.
   const Senders sending = senders(graph);
   const bool wide = sending.wide;
-  const std::vector<int> expected = receives(graph, platform.topology.host_count());
-  const long active = actors_needed(graph, sending, expected), left = simgrid_mappings_left();
+  const std::vector<int> expected = receives(graph, platform.topology.host_count(), sending);
+  const long active = actors_needed(graph, expected), left = simgrid_mappings_left();
   if (active > left)
     throw ActorLimitError(active, left);
   std::set<std::pair<int, int>> pair_set;
@@ -261,17 +257,12 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   std::vector<ExecutionObserver*> all{&recorder};
   all.insert(all.end(), observers.begin(), observers.end());
   Run run{graph, sg, all, {}, {}, {}, {}, {}, {}, {}, {}};
-  run.route_latency.assign(graph.size(), 0.0);
-  for (std::size_t i = 0; i < graph.size(); ++i) {
-    const Task& t = graph.task(static_cast<int>(i));
-    if (t.kind == TaskKind::TRANSFER && t.rate > 0 && t.host != t.dst)
-      run.route_latency[i] = platform.topology.route_latency(t.host, t.dst);
-  }
+  run.all_to_inboxes = sending.many;
   run.inbox.resize(platform.topology.host_count());
   for (std::size_t h = 0; h < run.inbox.size(); ++h) {
     Inbox& in = run.inbox[h];
     in.expected = expected[h];
-    if (!has_inbox(sending, in.expected))
+    if (!has_inbox(in.expected))
       continue;
     in.box = s4u::Mailbox::by_name("inbox-" + std::to_string(h));
     in.box->set_receiver(

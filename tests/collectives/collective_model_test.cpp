@@ -249,10 +249,10 @@ TEST(Collectives, NvlsTreeKeepsItsBandwidthAsNodesAreAdded)
     EXPECT_LT(bw, 400); // the rails' trees: an inner node's NIC carries twice the node's 1/8 share each way
   }
   EXPECT_NEAR(thirty_two / sixteen, 1.0, 0.05);
-  // SimGrid shares the links max-min instead of pacing every stage at the pipeline's rate: a little slower.
+  // SimGrid holds each paced transfer to its rate cap too (a mailbox comm with Comm::set_rate): the same pipeline.
+  // While caps were only floors on durations there, flows shared beyond their pace and it came out 7% slower.
   const double simgrid = busbw(16, true);
-  EXPECT_GT(simgrid, 0.85 * sixteen);
-  EXPECT_LE(simgrid, sixteen * (1 + 1e-9));
+  EXPECT_NEAR(simgrid / sixteen, 1.0, 0.01);
 }
 
 TEST(Collectives, NvlsTreeStaysUnderNcclsPerHeadCap)

@@ -112,6 +112,32 @@ TEST(Backends, TwoFlowsOnOneBottleneckTakeTwiceAsLongUnderSimgrid)
   EXPECT_NEAR(a.makespan, t2, 1e-12);
 }
 
+TEST(Backends, ARateCappedFlowLeavesTheRestOfItsLinkToOthersUnderSimgrid)
+{
+  // Two flows share node0/nic0; one is capped at a quarter of the link, so the other takes the remaining three
+  // quarters and ends when 1 GB has moved at that rate. While a cap was only a floor on the duration, the two shared
+  // the link half and half and the uncapped flow took 1.5x as long.
+  auto p = platform(2, 2, 1);
+  const double bytes = 1e9, link = 50e9 * 0.97;
+  cs::TaskGraph g;
+  g.add_transfer(g.add_stream(0, "comm"), 0, 2, bytes, "free", {});
+  g.add_transfer(g.add_stream(1, "comm"), 1, 3, bytes, "capped", {}, 0.0, link / 4);
+  g.finalize();
+  const double latency = p.topology.route_latency(0, 2);
+  for (const char* model : {"ideal", "lv08"}) {
+    p.network_model = model;
+    const cs::Timeline tl = simgrid_timeline(g, p);
+    if (std::string(model) == "ideal") {
+      EXPECT_NEAR(tl.end[0], latency + bytes / (0.75 * link), 1e-9) << model;
+      EXPECT_NEAR(tl.end[1], latency + bytes / (link / 4), 1e-9) << model;
+    }
+    // LV08 scales rates by its own factors (28.7 ms here); the capped flow still keeps to its cap, and the other
+    // takes the rest instead of half (41 ms).
+    EXPECT_LT(tl.end[0], 1.1 * bytes / (0.75 * link)) << model;
+    EXPECT_GE(tl.end[1], bytes / (link / 4)) << model;
+  }
+}
+
 TEST(Backends, SimgridLv08WorkedExample)
 {
   // validation.md §1: 100 kB over one 10 ms, 1 Mb/s link under LV08 completes in 0.996079 s. LV08 was fit on
