@@ -26,7 +26,7 @@ namespace {
 // on a mailbox comm and ignores it on sendto (measured: 1 GB capped at 100 MB/s over a 1 GB/s link took 10 s put to
 // a mailbox and 1.0 s sent host to host).
 struct Inbox {
-  s4u::Mailbox* box = nullptr; // null: this host's transfers use sendto
+  s4u::Mailbox* box = nullptr; // null: no transfer lands here (those to this host use sendto)
   int expected = 0;            // transfers that land in this inbox in the whole graph
 
   void receive_all() const
