@@ -93,7 +93,11 @@ std::vector<std::vector<int>> expand_repaired(TaskGraph& graph, StreamPool& pool
 {
   const int n = static_cast<int>(req.hosts.size());
   CollectiveChoice choice{"direct", all_to_all_v_protocol(), 0.0};
-  CollectiveRequest gated = req;
+  // The emitter reads the hosts, labels and readiness only: the sizes (n x n) stay with `req`, not copied.
+  CollectiveRequest gated;
+  gated.kind = req.kind;
+  gated.hosts = req.hosts;
+  gated.labels = req.labels;
   CollectiveEmitter e{graph, pool, platform, gated, choice, graph.intern("all-to-all-v/repaired/simple")};
   std::vector<int> ready;
   for (int r : req.ready)
