@@ -66,6 +66,24 @@ public:
   }
   /** A string restricted to `choices`; an unknown value lists the valid ones. */
   ObjectReader& choice(const char* key, std::string& value, const std::vector<std::string>& choices, const char* help);
+  /** The same for an enum: each choice's spelling and value; the value is typed from here on. */
+  template <class E>
+  ObjectReader& choice(const char* key, E& value, const std::vector<std::pair<std::string, E>>& choices,
+                       const char* help)
+  {
+    std::vector<std::string> names;
+    std::string text;
+    for (const auto& [name, v] : choices) {
+      names.push_back(name);
+      if (v == value && text.empty())
+        text = name;
+    }
+    choice(key, text, names, help);
+    for (const auto& [name, v] : choices)
+      if (name == text)
+        value = v;
+    return *this;
+  }
   /** A key that must be present. */
   template <class T> ObjectReader& required(const char* key, T& value, const char* help)
   {

@@ -13,6 +13,21 @@ struct BuiltTraining {
   TrainingGraph training; // lowered: collectives are flows
 };
 
+/** The stage shape of a training run with these degrees: w.parallel's, dp replicas, pp devices of `chunks` chunks
+ *  placed as `schedule` places them (Megatron's interleaved placement without one); data-parallel communication is not
+ *  priced beside the passes. */
+inline StageShape stage_shape(const TrainingParams& w, int dp, int pp, int chunks = 1,
+                              const PipelineSchedule* schedule = nullptr)
+{
+  StageShape shape;
+  ParallelParams p = w.parallel;
+  p.dp = dp;
+  p.pp = pp;
+  shape.parallel = p.layout(0);
+  shape.map = schedule ? schedule->stage_map(pp, chunks) : StageMap::interleaved(pp, chunks);
+  return shape;
+}
+
 inline BuiltTraining build_transformer_training(const TrainingParams& w, const KernelCostModel& cost, int dp, int pp,
                                                 const std::string& schedule_name, const PlatformSpec& platform,
                                                 const std::string& sync_name = "ring-allreduce")
@@ -20,7 +35,8 @@ inline BuiltTraining build_transformer_training(const TrainingParams& w, const K
   auto schedule = Registry<PipelineSchedule>::instance().create(schedule_name);
   auto sync = Registry<GradientSync>::instance().create(sync_name);
   BuiltTraining out;
-  out.stages = transformer_stages(w, cost, platform, StageShape{pp, schedule->chunks(w.parallel.vpp), false, dp, {}});
+  out.stages =
+      transformer_stages(w, cost, platform, stage_shape(w, dp, pp, schedule->chunks(w.parallel.vpp), schedule.get()));
   TrainingPlan plan;
   plan.params = &w;
   plan.stages = &out.stages;
@@ -28,9 +44,7 @@ inline BuiltTraining build_transformer_training(const TrainingParams& w, const K
   plan.sync = sync.get();
   plan.platform = &platform;
   plan.cost = &cost;
-  plan.dp = dp;
-  plan.pp = pp;
-  plan.tp = w.parallel.tp;
+  plan.parallel = stage_shape(w, dp, pp).parallel;
   plan.overlap = pp > 1 || w.parallel.vpp > 1 ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
   out.training = build_training(plan);
   lower_training(out.training, platform, CollectivePricing::FLOWS);

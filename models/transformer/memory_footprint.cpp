@@ -17,16 +17,19 @@ std::map<std::string, double> MemoryFootprint::breakdown() const
           {"memory_buffers_bytes", buffers}};
 }
 
-MemoryFootprint transformer_memory(const ModelParams& m, int micro, const MemoryLayout& l)
+MemoryFootprint transformer_memory(const ModelParams& m, int micro, const MemoryLayout& layout)
 {
+  const ParallelLayout& l = layout.parallel;
   const double e = dtype_bytes(m.dtype);
-  const double layers_per_stage = l.layers_on_device > 0 ? l.layers_on_device : std::ceil(double(m.layers) / l.pp);
+  const double layers_per_stage =
+      layout.layers_on_device > 0 ? layout.layers_on_device : std::ceil(double(m.layers) / l.pp);
   // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
   // An untied output layer sits on the last stage, so it adds to the count only when one stage holds everything.
   // MoE layers: the most expert-heavy layer stands for each of them; experts are split over ep and the tp ranks.
   const int moe_total = moe_layer_count(m.moe, m.layers);
-  const double moe_layers =
-      l.moe_layers_on_device >= 0 ? l.moe_layers_on_device : std::ceil(layers_per_stage * moe_total / double(m.layers));
+  const double moe_layers = layout.moe_layers_on_device >= 0
+                                ? layout.moe_layers_on_device
+                                : std::ceil(layers_per_stage * moe_total / double(m.layers));
   int first_moe = 0;
   while (moe_total > 0 && !is_moe_layer(m.moe, first_moe))
     ++first_moe;
@@ -36,7 +39,7 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   const double params = (dense_layers * layer_parameters(m) + moe_layers * moe_dense + embedding_parameters(m) +
                          (l.pp == 1 ? head_parameters(m) : 0.0)) /
                         l.tp;
-  const double etp = l.etp > 0 ? l.etp : l.tp; // experts split over etp GPUs; ep x etp x edp = tp x dp
+  const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
   const double experts = moe_layers * routed / (double(l.ep) * etp);
   const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep));
   MemoryFootprint f;
@@ -44,17 +47,17 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   f.gradients = params * e / (l.zero >= 2 ? l.dp : 1) + experts * e / (l.zero >= 2 ? edp : 1);
   f.optimizer = params * 12.0 / (l.zero >= 1 ? l.dp : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
   const double s = m.seq, b = micro, h = m.hidden, a = m.heads, t = l.tp;
-  const bool sp = l.sequence_parallel;
+  const bool sp = l.sp();
   // Korthikanti et al.'s per-layer count in units of s b h bytes: 10 replicated under tensor parallelism (norm
   // inputs, the two block inputs, dropout masks) and 24 split (queries 2, keys 2, values 2, projection input 2,
   // GeLU input 8 and output 8), plus 5 a s / h for scores. Keys and values shrink with grouped-query attention;
   // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
   const double kv = double(m.kv()) / m.heads, ffn = double(m.ffn) / h;
   const double split = 4.0 + 4.0 * kv + (m.mlp == "swiglu" ? 6.0 : 4.0) * ffn;
-  const double replicated = l.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
+  const double replicated = layout.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
   const double held = sp ? (replicated + split) / t : replicated + split / t;
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
-  const double scores = m.attention != "materialized" ? 0.0 : (l.dropout ? 5.0 : 4.0) * a * s / (h * t);
+  const double scores = m.attention != "materialized" ? 0.0 : (layout.dropout ? 5.0 : 4.0) * a * s / (h * t);
   double per_layer = 0;
   if (m.recompute == "full") // only each layer's input is kept
     per_layer = 2.0 * s * b * h / (sp ? t : 1);
@@ -68,14 +71,14 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   if (moe_total > 0 && m.recompute != "full") { // the dense MLP's share replaced by the experts' and the permutes'
     const double mlp_units = m.mlp == "swiglu" ? 6.0 : 4.0;
     const double moe_ffn = (m.moe.top_k * double(expert_ffn_of(m)) + m.moe.shared_experts * shared_ffn_of(m)) / h;
-    const double k = l.moe_buffer_scale;
+    const double k = layout.moe_buffer_scale;
     per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * m.moe.top_k) * e / 2.0;
   }
-  f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * l.in_flight_microbatches;
+  f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
   // The loss keeps one microbatch's fp32 log-probabilities for its backward (vocabulary-parallel over the TP ranks).
-  if (l.holds_head || l.pp == 1)
+  if (layout.holds_head || l.pp == 1)
     f.activations += s * b * m.vocab / t * 4.0;
-  f.buffers = l.bucket_bytes;
+  f.buffers = layout.bucket_bytes;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
   if (l.zero >= 3 && l.dp > 1)
     f.buffers += 2.0 * layer_parameters(m) / l.tp * e;

@@ -1,6 +1,7 @@
 // Memory per GPU of transformer training: weights, gradients, optimizer state, activations, buffers.
 #pragma once
 
+#include "models/parallel/parallel_layout.hpp"
 #include "models/transformer/model_params.hpp"
 
 #include <map>
@@ -19,18 +20,14 @@ struct MemoryFootprint {
   std::map<std::string, double> breakdown() const;
 };
 
-/** Shape of the parallel layout that decides what a GPU holds. */
+/** What decides what a GPU holds: the parallel layout and, for the most loaded device, what it runs and keeps. */
 struct MemoryLayout {
-  int dp = 1, tp = 1, pp = 1;
-  int zero = 0; // ZeRO stage: 1 shards optimizer state, 2 also gradients, 3 also weights
-  bool sequence_parallel = false;
+  ParallelLayout parallel;        // degrees, ZeRO stage, sequence parallelism
   int in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m)
   double bucket_bytes = 0;        // communication buffer (gradient bucket)
   int layers_on_device = 0;       // layers on the most loaded device; 0 = ceil(layers / pp)
   bool dropout = true;            // the framework applies dropout (its 1-byte masks are kept for backward)
   bool holds_head = false;        // the device runs the output layer (always when pp = 1)
-  int ep = 1;                     // expert parallelism: each GPU holds experts / ep of every MoE layer
-  int etp = 0;                    // expert tensor parallelism: each expert split over etp GPUs (0 = tp)
   int moe_layers_on_device = -1;  // of layers_on_device, those with experts (-1: the model's share of them)
   double moe_buffer_scale = 1;    // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
 };

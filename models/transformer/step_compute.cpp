@@ -24,12 +24,12 @@ double StepCompute::iteration_s(const std::vector<double>& stage_scale) const
 StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const StepShape& p,
                          const KernelCostModel& cost)
 {
-  const int dp = p.dp;
-  if (m.layers % p.pp != 0)
+  const int dp = p.parallel.dp, pp = p.parallel.pp;
+  if (m.layers % pp != 0)
     throw std::invalid_argument("the model's layers do not divide into the pipeline stages");
   if (p.global_batch % (static_cast<long long>(dp) * p.micro_batch) != 0)
     throw std::invalid_argument("the global batch does not divide into replicas x microbatch");
-  const LayerShape shape{p.micro_batch, 1, false, fw};
+  const LayerShape shape{p.micro_batch, ParallelLayout{}, fw};
   const PieceTimes layer = piece_times(layer_kernels(m, shape), cost, fw, 0, m.recompute);
   const PieceTimes head = piece_times(head_kernels(m, shape), cost, fw, 0, "none");
   const PieceTimes embedding = piece_times(embedding_kernels(m, shape), cost, fw, 0, "none");
@@ -38,8 +38,8 @@ StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const
   out.microbatches = p.global_batch / (dp * p.micro_batch);
   out.samples = static_cast<double>(p.global_batch) / dp;
   out.parameters = total_parameters(m);
-  const int per_stage = m.layers / p.pp;
-  for (int s = 0; s < p.pp; ++s) {
+  const int per_stage = m.layers / pp;
+  for (int s = 0; s < pp; ++s) {
     StageStep st;
     st.micro_s = per_stage * (layer.forward + layer.backward);
     st.params = per_stage * layer_parameters(m);
@@ -47,7 +47,7 @@ StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const
       st.micro_s += embedding.forward + embedding.backward;
       st.params += embedding_parameters(m);
     }
-    if (s == p.pp - 1) {
+    if (s == pp - 1) {
       st.micro_s += head.forward + head.backward;
       st.params += head_parameters(m);
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "models/cost/kernel_cost_model.hpp"
+#include "models/parallel/parallel_layout.hpp"
 #include "models/transformer/framework.hpp"
 #include "models/transformer/model_params.hpp"
 
@@ -32,11 +33,10 @@ struct StepCompute {
 struct StepShape {
   int global_batch = 1; // samples per step over all replicas
   int micro_batch = 1;
-  int dp = 1;
-  int pp = 1;
+  ParallelLayout parallel; // its dp replicas and pp stages (tp = 1)
 };
 
-/** Layers split evenly over `shape.pp` stages (embedding on the first, head on the last); tp = 1. Throws
+/** Layers split evenly over `shape.parallel.pp` stages (embedding on the first, head on the last); tp = 1. Throws
  *  std::invalid_argument when the layers or the batch do not divide. */
 StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const StepShape& shape,
                          const KernelCostModel& cost);

@@ -148,9 +148,9 @@ double norm_parameters(const ModelParams& m) { return m.norm == "rmsnorm" || !m.
 PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape)
 {
   Builder b{m, shape, dtype_bytes(m.dtype), {}};
-  const double t = shape.tp, tokens = double(shape.micro) * m.seq;
+  const double t = shape.parallel.tp, tokens = double(shape.micro) * m.seq;
   // Sequence parallelism (Korthikanti et al.): layernorms and residual adds run on this rank's 1/tp of the tokens.
-  const double seq_tokens = shape.sequence_parallel ? tokens / t : tokens;
+  const double seq_tokens = shape.parallel.sp() ? tokens / t : tokens;
   const double heads = m.heads / t, kv_heads = m.kv() / t, head_dim = double(m.hidden) / m.heads;
   b.norm(seq_tokens, m.hidden);
   const double qkv_width = (heads + 2 * kv_heads) * head_dim;
@@ -185,7 +185,7 @@ PassKernels expert_mlp_kernels(const ModelParams& m, double tokens, double ffn, 
 PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
 {
   Builder b{m, shape, dtype_bytes(m.dtype), {}};
-  const double t = shape.tp, tokens = double(shape.micro) * m.seq, vocab = m.vocab / t;
+  const double t = shape.parallel.tp, tokens = double(shape.micro) * m.seq, vocab = m.vocab / t;
   b.norm(tokens, m.hidden);
   b.linear("logits_gemm", tokens, vocab, m.hidden, false);
   const auto& fw = shape.framework;
@@ -204,7 +204,7 @@ PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
 PassKernels embedding_kernels(const ModelParams& m, const LayerShape& shape)
 {
   Builder b{m, shape, dtype_bytes(m.dtype), {}};
-  const double t = shape.tp, tokens = double(shape.micro) * m.seq, rows = tokens * m.hidden;
+  const double t = shape.parallel.tp, tokens = double(shape.micro) * m.seq, rows = tokens * m.hidden;
   b.fwd("embedding_lookup", b.traffic("embedding_lookup", rows * b.e, rows * b.e));
   // The dense gradient of the (vocab-parallel) table is zeroed, then every token's gradient row is added into it.
   b.bwd("embedding_grad_zero", b.traffic("memset", 0, m.vocab / t * m.hidden * b.e), true);

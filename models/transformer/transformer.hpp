@@ -3,6 +3,7 @@
 #pragma once
 
 #include "models/kernels/kernel.hpp"
+#include "models/parallel/parallel_layout.hpp"
 #include "models/transformer/framework.hpp"
 #include "models/transformer/model_params.hpp"
 
@@ -24,12 +25,11 @@ struct PassKernels {
   std::vector<NamedKernel> forward, backward;
 };
 
-/** Where a layer runs: `micro` samples on one of `tp` tensor-parallel ranks (Megatron's column and row splits),
- *  with sequence parallelism or not, under `framework`. */
+/** Where a layer runs: `micro` samples on one rank of `parallel` (Megatron's column and row splits over its tp ranks,
+ *  with sequence parallelism or not), under `framework`. */
 struct LayerShape {
   int micro = 1;
-  int tp = 1;
-  bool sequence_parallel = false;
+  ParallelLayout parallel;
   FrameworkProfile framework;
   bool mlp = true; // false: an MoE layer, whose experts are priced apart (models/moe/moe_layer_cost.hpp)
 };

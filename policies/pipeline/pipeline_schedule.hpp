@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/registry.hpp"
+#include "policies/pipeline/stage_map.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -19,7 +20,7 @@ enum class Pass : std::uint8_t { FORWARD, BACKWARD, BACKWARD_INPUT, BACKWARD_WEI
 struct PipelineOp {
   Pass pass = Pass::FORWARD;
   int microbatch = 0;
-  int chunk = 0; // model chunk on this device (0 .. chunks-1); virtual stage = chunk * devices + device
+  int chunk = 0; // model chunk on this device (0 .. chunks-1); its virtual stage is the schedule's stage_map
 
   bool forward() const { return pass == Pass::FORWARD; }
   /** The pass the previous stage waits for (its gradient input). */
@@ -41,6 +42,9 @@ public:
   virtual bool splits_backward() const { return false; }
   /** Chunks per device this schedule expects given the scenario's vpp (1 for non-interleaved schedules). */
   virtual int chunks(int vpp) const { return 1; }
+  /** Which virtual stage each device's chunk holds: Megatron's interleaved placement unless the schedule places its
+   *  chunks otherwise (a V shape). Builders, bounds and planners ask this map, never a formula. */
+  virtual StageMap stage_map(int devices, int chunks) const { return StageMap::interleaved(devices, chunks); }
   /** The order for stages that form a DAG (`successors[s]`: the stages fed by stage s; one stage per device).
    *  Chain schedules accept only a chain (successors[s] = {s + 1}) and run their own order on it. */
   virtual std::vector<std::vector<PipelineOp>> order_dag(const std::vector<std::vector<int>>& successors,

@@ -35,9 +35,10 @@ std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
                     "usd_per_gpu_hour,tokens_per_s,time_to_train_days,cost_usd,on_frontier,meets_target\n";
   for (const auto& c : cs)
     out += fmt::format("{},{},{},{:g},{},{},{},{},{},{},{},{},{:.4f},{:.6g},{:.6g},{:.6g},{},{}\n", c.device, c.gpus,
-                       c.nics_per_node, c.oversubscription, c.planned ? 1 : 0, c.plan.dp, c.plan.tp, c.plan.pp,
-                       c.plan.micro, c.plan.schedule, c.plan.recompute, c.plan.zero, c.usd_per_gpu_hour, c.tokens_per_s,
-                       c.time_to_train_s / 86400, c.cost_usd, c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0);
+                       c.nics_per_node, c.oversubscription, c.planned ? 1 : 0, c.plan.parallel.dp, c.plan.parallel.tp,
+                       c.plan.parallel.pp, c.plan.micro, c.plan.schedule, c.plan.recompute, c.plan.parallel.zero,
+                       c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd, c.on_frontier ? 1 : 0,
+                       c.meets_target ? 1 : 0);
   return out;
 }
 
@@ -197,15 +198,16 @@ int plan_capacity_command(const CapacityArgs& a)
       best = &c;
     std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>6g}  {:<26} {:>9.3f} {:>12.4g} {:>10.3g} {:>14.4g}  {}{}\n",
                              c.device, c.gpus, c.nics_per_node, c.oversubscription,
-                             fmt::format("{} {} {} {}{}", c.plan.dp, c.plan.tp, c.plan.pp, c.plan.micro,
-                                         c.plan.zero ? fmt::format(" zero{}", c.plan.zero) : ""),
+                             fmt::format("{} {} {} {}{}", c.plan.parallel.dp, c.plan.parallel.tp, c.plan.parallel.pp,
+                                         c.plan.micro,
+                                         c.plan.parallel.zero ? fmt::format(" zero{}", c.plan.parallel.zero) : ""),
                              c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd,
                              c.on_frontier ? "frontier" : "", c.meets_target ? " meets target" : "");
   }
   if (best)
     std::cout << fmt::format("  cheapest meeting the target: {} x {} (dp {} tp {} pp {}), {:.3g} days, ${:.4g}\n",
-                             best->gpus, best->device, best->plan.dp, best->plan.tp, best->plan.pp,
-                             best->time_to_train_s / 86400, best->cost_usd);
+                             best->gpus, best->device, best->plan.parallel.dp, best->plan.parallel.tp,
+                             best->plan.parallel.pp, best->time_to_train_s / 86400, best->cost_usd);
   else
     std::cout << "  no configuration meets the target (raise --max-gpus or relax it)\n";
   if (!a.out_dir.empty()) {

@@ -36,8 +36,7 @@ int command_kernels(const KernelsCommand& c)
   const DeviceProfile profile =
       s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
   auto cost = make_cost_model(device, profile);
-  const LayerShape shape{w.batch.micro, w.parallel.tp, w.parallel.sequence_parallel && w.parallel.tp > 1,
-                         w.framework};
+  const LayerShape shape{w.batch.micro, w.parallel.layout(s.cluster.nodes * s.cluster.gpus_per_node), w.framework};
   const std::pair<const char*, PassKernels> pieces[] = {{"layer", layer_kernels(w.model, shape)},
                                                         {"head", head_kernels(w.model, shape)},
                                                         {"embedding", embedding_kernels(w.model, shape)}};
@@ -45,8 +44,8 @@ int command_kernels(const KernelsCommand& c)
   if (!c.json)
     std::cout << fmt::format("{} on {} ({} framework), micro-batch {}, tp {}: one microbatch on one rank\n", s.name,
                              device.name, w.framework.name, w.batch.micro, w.parallel.tp)
-              << fmt::format("{:<10} {:<9} {:<30} {:>10} {:>10} {:>10}  {}\n", "piece", "pass", "kernel", "GFLOP",
-                             "MB", "us", "model");
+              << fmt::format("{:<10} {:<9} {:<30} {:>10} {:>10} {:>10}  {}\n", "piece", "pass", "kernel", "GFLOP", "MB",
+                             "us", "model");
   for (const auto& [piece, kernels] : pieces)
     for (const auto* pass : {&kernels.forward, &kernels.backward}) {
       const char* pass_name = pass == &kernels.forward ? "forward" : "backward";
@@ -67,8 +66,8 @@ int command_kernels(const KernelsCommand& c)
                          {"model", b.model}});
         else
           std::cout << fmt::format("{:<10} {:<9} {:<30} {:>10.2f} {:>10.1f} {:>10.1f}  {}{}\n", piece, pass_name,
-                                   k.name + (k.weight ? " (w)" : ""), flops / 1e9, bytes / 1e6, b.total * 1e6,
-                                   b.model, b.detail.empty() ? "" : " (" + b.detail + ")");
+                                   k.name + (k.weight ? " (w)" : ""), flops / 1e9, bytes / 1e6, b.total * 1e6, b.model,
+                                   b.detail.empty() ? "" : " (" + b.detail + ")");
       }
       if (!c.json)
         std::cout << fmt::format("{:<10} {:<9} {:<30} {:>43.1f}\n", piece, pass_name, "total", total * 1e6);

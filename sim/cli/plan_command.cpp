@@ -22,14 +22,18 @@ namespace {
 
 std::string describe(const Plan& p, bool moe)
 {
-  std::string schedule = p.pp == 1 ? "-" : p.schedule + (p.vpp > 1 ? fmt::format(" v{}", p.vpp) : "");
+  std::string schedule =
+      p.parallel.pp == 1 ? "-" : p.schedule + (p.parallel.vpp > 1 ? fmt::format(" v{}", p.parallel.vpp) : "");
   if (moe) // expert parallelism rides with the schedule column (MoE models only)
-    schedule = fmt::format("ep{}{} {}", p.ep, p.etp > 0 && p.etp != p.tp ? fmt::format(" etp{}", p.etp) : "", schedule);
+    schedule = fmt::format(
+        "ep{}{} {}", p.parallel.ep,
+        p.parallel.etp > 0 && p.parallel.etp != p.parallel.tp ? fmt::format(" etp{}", p.parallel.etp) : "", schedule);
   std::string layers;
   for (int l : p.stage_layers)
     layers += (layers.empty() ? "" : "/") + std::to_string(l);
-  return fmt::format("{:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15}", p.dp, p.tp, p.pp, schedule, p.micro,
-                     p.recompute, p.zero, p.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
+  return fmt::format("{:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15}", p.parallel.dp, p.parallel.tp,
+                     p.parallel.pp, schedule, p.micro, p.recompute, p.parallel.zero,
+                     p.parallel.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
 }
 
 } // namespace
@@ -102,10 +106,11 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", i + 1, p.dp, p.tp,
-                       p.pp, p.vpp, p.schedule, p.micro, p.recompute, p.zero, p.sequence_parallel ? 1 : 0, layers,
-                       p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
-                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.ep, p.etp > 0 ? p.etp : p.tp);
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", i + 1, p.parallel.dp,
+                       p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, p.recompute, p.parallel.zero,
+                       p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s, p.tflops_per_gpu,
+                       p.memory_bytes, simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
+                       p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());

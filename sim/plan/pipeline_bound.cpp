@@ -13,10 +13,14 @@ namespace cs {
 double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const PieceTimes& experts,
                               const KernelCostModel& cost, const PlatformSpec& platform, int microbatches)
 {
-  const int pp = plan.pp, v = plan.vpp, stages = pp * v;
-  // No data-parallel group (dp 1): the passes are priced without the reductions and gathers beside them, which only
-  // slow them; the stages' memory is not asked for.
-  const StageShape shape{pp, v, false, 1, {}, plan.ep, plan.etp > 0 ? plan.etp : plan.tp};
+  // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
+  auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule.empty() ? "1f1b" : plan.schedule);
+  const int pp = plan.parallel.pp, v = plan.parallel.vpp, stages = pp * v;
+  // The passes are priced without the data-parallel reductions and gathers beside them, which only slow them; the
+  // stages' memory is not asked for.
+  StageShape shape;
+  shape.parallel = plan.parallel;
+  shape.map = schedule->stage_map(pp, v);
   const StageSet set = transformer_stages(w, cost, platform, shape);
   std::vector<StageCost> stage(stages); // the totals only, with the routed experts added
   for (int vs = 0; vs < stages; ++vs) {
@@ -28,15 +32,12 @@ double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const P
     stage[vs].backward_s = c.backward_s + moe_layers * experts.backward;
     stage[vs].weight_s = c.weight_s + moe_layers * experts.weight;
   }
-  // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
-  auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule.empty() ? "1f1b" : plan.schedule);
   const auto order = schedule->order(pp, v, microbatches);
   // Each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
   const FrameworkProfile& fw = w.framework;
   std::vector<double> optimizer(pp);
   for (int d = 0; d < pp; ++d) {
-    const double params =
-        optimizer_parameters(set, d, pp, plan.dp, ep_replicas(w.parallel), plan.zero >= 1 && plan.dp > 1);
+    const double params = optimizer_parameters(set, d, plan.parallel, plan.parallel.zero >= 1 && plan.parallel.dp > 1);
     optimizer[d] = pass_cost(cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s).seconds;
   }
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
@@ -51,7 +52,7 @@ double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const P
       for (int d = 0; d < pp; ++d)
         for (; next[d] < order[d].size(); ++next[d]) {
           const PipelineOp& op = order[d][next[d]];
-          const int vs = op.chunk * pp + d;
+          const int vs = set.map.stage(d, op.chunk);
           const std::size_t at = std::size_t(op.microbatch) * stages + vs;
           double ready = free_at[d];
           if (op.forward() && vs > 0) {

@@ -57,7 +57,10 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   w.parallel.pp = 1;
   w.parallel.vpp = 1;
   w.parallel.stage_layers.clear();
-  const StageSet set = transformer_stages(w, cost, platform, StageShape{1, 1, false, 1, {}});
+  w.parallel.dp = 1;
+  StageShape shape;
+  shape.parallel = w.parallel.layout(w.parallel.tp);
+  const StageSet set = transformer_stages(w, cost, platform, shape);
   const auto& segments = set.stages.front().segments;
   const Segment& layer = segments.at(1);
   PassTimes t;
@@ -65,9 +68,9 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   const ModelParams& m = w.model;
   if (m.moe.enabled()) { // the experts at an even load, averaged over the layers
     // Under MoE parallel folding (etp < tp) each group of etp TP ranks routes its etp/tp of the sequence.
-    const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = ep_fold(w.parallel);
+    const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = shape.parallel.ep_fold();
     const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local / fold;
-    const ExpertCost experts(m, cost, w.framework, expert_tp(w.parallel));
+    const ExpertCost experts(m, cost, w.framework, shape.parallel.expert_tp());
     const PieceTimes e = experts.of(tokens); // a copy: of() returns into the cost's own cache
     const double share = double(moe_layer_count(m.moe, m.layers)) / m.layers;
     t.layer += share * local * (e.forward + e.backward);
@@ -92,32 +95,26 @@ std::vector<int> held_per_device(const PipelineSchedule& schedule, int pp, int v
   return out;
 }
 
-MemoryLayout layout_of(const Scenario& s, int layers_on_device, int in_flight, bool holds_head = false)
+MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int layers_on_device, int in_flight,
+                       bool holds_head = false)
 {
-  const auto& p = tr(s).parallel;
   MemoryLayout l;
-  l.dp = p.dp;
-  l.pp = p.pp;
-  l.tp = p.tp;
-  l.zero = p.zero;
-  l.sequence_parallel = p.sequence_parallel && p.tp > 1;
+  l.parallel = parallel;
   l.bucket_bytes = tr(s).gradient_bucket.value;
   l.layers_on_device = layers_on_device;
   l.in_flight_microbatches = in_flight;
   l.dropout = tr(s).framework.dropout > 0;
   l.holds_head = holds_head;
-  l.ep = p.ep;
-  l.etp = p.etp;
   return l;
 }
 
 // The stage partition (pp stages, one per device) that minimises the slowest stage's time while every stage's
 // memory fits the budget: a dynamic program over (stages, layers), as Galvatron's DP over layers and memory with
 // this model's uniform layers. Empty when no partition fits.
-std::vector<int> partition_stages(const Scenario& s, const PassTimes& t, const std::vector<int>& held, double budget,
-                                  double* peak_memory)
+std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& parallel, const PassTimes& t,
+                                  const std::vector<int>& held, double budget, double* peak_memory)
 {
-  const int pp = tr(s).parallel.pp, layers = tr(s).model.layers, micro = tr(s).batch.micro;
+  const int pp = parallel.pp, layers = tr(s).model.layers, micro = tr(s).batch.micro;
   const double inf = std::numeric_limits<double>::infinity();
   // best[k][n]: the slowest of stages 0..k-1 holding the first n layers; choice[k][n]: layers of stage k-1.
   std::vector<std::vector<double>> best(pp + 1, std::vector<double>(layers + 1, inf));
@@ -125,7 +122,7 @@ std::vector<int> partition_stages(const Scenario& s, const PassTimes& t, const s
   std::vector<std::vector<double>> memory(pp, std::vector<double>(layers + 1, inf));
   for (int st = 0; st < pp; ++st)
     for (int l = 1; l <= layers; ++l)
-      memory[st][l] = transformer_memory(tr(s).model, micro, layout_of(s, l, held[st], st == pp - 1)).total();
+      memory[st][l] = transformer_memory(tr(s).model, micro, layout_of(s, parallel, l, held[st], st == pp - 1)).total();
   best[0][0] = 0;
   for (int k = 1; k <= pp; ++k)
     for (int n = k; n <= layers - (pp - k); ++n)
@@ -163,16 +160,9 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
     s.cluster.network.nics_per_node = s.cluster.gpus_per_node;
   TrainingParams& w = own_training(s);
   auto& p = w.parallel;
-  p.dp = plan.dp;
-  p.tp = plan.tp;
-  p.pp = plan.pp;
-  p.vpp = plan.vpp;
-  p.zero = plan.zero;
-  p.ep = plan.ep;
-  p.etp = plan.etp;
-  p.sequence_parallel = plan.sequence_parallel;
+  p.assign(plan.parallel);
   p.stage_layers = plan.stage_layers;
-  p.partition = plan.pp > 1 ? "balanced" : "even"; // uneven stages are fine; stage_layers, when set, decides
+  p.partition = plan.parallel.pp > 1 ? "balanced" : "even"; // uneven stages are fine; stage_layers, when set, decides
   w.batch.micro = plan.micro;
   w.model.recompute = plan.recompute;
   s.policies.set("pipeline", plan.schedule);
@@ -200,7 +190,7 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
   parallel["partition"] = p.partition;
   if (tr(s).model.moe.enabled()) {
     parallel["ep"] = p.ep;
-    parallel["etp"] = expert_tp(p);
+    parallel["etp"] = plan.parallel.expert_tp();
   }
   if (!p.stage_layers.empty())
     parallel["stage_layers"] = p.stage_layers;
@@ -301,15 +291,15 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
             for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3})
               for (const auto& [ep, etp] : expert_degrees(m, dp, tp)) {
                 Plan plan;
-                plan.ep = ep;
-                plan.etp = etp;
-                plan.dp = dp;
-                plan.tp = tp;
-                plan.pp = pp;
-                plan.vpp = vpp;
+                plan.parallel.ep = ep;
+                plan.parallel.etp = etp;
+                plan.parallel.dp = dp;
+                plan.parallel.tp = tp;
+                plan.parallel.pp = pp;
+                plan.parallel.vpp = vpp;
                 plan.micro = micro;
-                plan.zero = zero;
-                plan.sequence_parallel = tp > 1;
+                plan.parallel.zero = zero;
+                plan.parallel.sequence_parallel = tp > 1;
                 plan.schedule = schedule;
                 plan.recompute = recompute;
                 out.push_back(plan);
@@ -325,26 +315,28 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
 bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
 {
   const ModelParams& m = tr(s).model;
-  if (plan.pp == 1) {
-    plan.memory_bytes = transformer_memory(m, plan.micro, layout_of(s, m.layers, 1)).total();
+  if (plan.parallel.pp == 1) {
+    plan.memory_bytes = transformer_memory(m, plan.micro, layout_of(s, plan.parallel, m.layers, 1)).total();
     return plan.memory_bytes <= budget;
   }
-  const int microbatches = tr(s).batch.global / (plan.dp * plan.micro);
+  const int microbatches = tr(s).batch.global / (plan.parallel.dp * plan.micro);
   auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule);
-  const auto held = held_per_device(*schedule, plan.pp, plan.vpp, microbatches);
-  if (plan.vpp == 1) {
-    plan.stage_layers = partition_stages(s, t, held, budget, &plan.memory_bytes);
+  const auto held = held_per_device(*schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  if (plan.parallel.vpp == 1) {
+    plan.stage_layers = partition_stages(s, plan.parallel, t, held, budget, &plan.memory_bytes);
     own_training(s).parallel.stage_layers = plan.stage_layers;
     return !plan.stage_layers.empty();
   }
-  const auto stages = partition_layers(m.layers, plan.pp, plan.vpp, t.layer, t.head, true, t.embedding);
-  for (int d = 0; d < plan.pp; ++d) {
+  const StageMap map = schedule->stage_map(plan.parallel.pp, plan.parallel.vpp);
+  const auto stages = partition_layers(m.layers, map, t.layer, t.head, true, t.embedding);
+  for (int d = 0; d < plan.parallel.pp; ++d) {
     int layers_here = 0;
-    for (int c = 0; c < plan.vpp; ++c)
-      layers_here += stages[c * plan.pp + d];
+    for (int c = 0; c < map.chunks(); ++c)
+      layers_here += stages[map.stage(d, c)];
+    const bool head = d == map.device_of(map.stages() - 1);
     plan.memory_bytes =
         std::max(plan.memory_bytes,
-                 transformer_memory(m, plan.micro, layout_of(s, layers_here, held[d], d == plan.pp - 1)).total());
+                 transformer_memory(m, plan.micro, layout_of(s, plan.parallel, layers_here, held[d], head)).total());
   }
   return plan.memory_bytes <= budget;
 }
@@ -426,7 +418,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     }
     if (!platform)
       platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
-    auto key = std::make_tuple(plan.tp, plan.micro, plan.recompute, plan.ep, plan.etp);
+    auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep, plan.parallel.etp);
     auto it = times.find(key);
     if (it == times.end())
       it = times.emplace(key, pass_times(s, *cost, *platform)).first;
@@ -435,11 +427,12 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       ++out.over_memory;
       continue;
     }
-    const int microbatches = tr(base).batch.global / (plan.dp * plan.micro);
+    const int microbatches = tr(base).batch.global / (plan.parallel.dp * plan.micro);
     // The bound leaves the data-parallel group out but for the optimizer's shard: plans that differ in ZeRO-3's
     // gathers alone, or in nothing it sees, share one.
-    const auto bound_key = std::make_tuple(plan.tp, plan.micro, plan.recompute, plan.ep, plan.etp, plan.pp, plan.vpp,
-                                           plan.schedule, plan.stage_layers, plan.zero);
+    const auto bound_key =
+        std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep, plan.parallel.etp,
+                        plan.parallel.pp, plan.parallel.vpp, plan.schedule, plan.stage_layers, plan.parallel.zero);
     auto bound = bounds.find(bound_key);
     if (bound == bounds.end())
       bound = bounds.emplace(bound_key, pipeline_compute_bound(tr(s), plan, t.experts, *cost, *platform, microbatches))

@@ -2,6 +2,7 @@
 // (and ZeRO) for a transformer on N GPUs, Galvatron-style, and ranks the plans by simulated throughput.
 #pragma once
 
+#include "models/parallel/parallel_layout.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <string>
@@ -18,10 +19,8 @@ struct PlanOptions {
 
 /** One parallel configuration and what the analytical backend predicts for it. */
 struct Plan {
-  int dp = 1, tp = 1, pp = 1, vpp = 1, micro = 1, zero = 0;
-  int ep = 1;  // MoE models: expert parallelism
-  int etp = 0; // MoE models: expert tensor parallelism (0 = tp; 1 under tp > 1 folds each TP rank into the EP group)
-  bool sequence_parallel = false;
+  ParallelLayout parallel;       // degrees (MoE models: ep, and etp below tp folds TP ranks into the EP group), ZeRO
+  int micro = 1;                 // samples per microbatch
   std::string schedule;          // "" without pipeline parallelism
   std::string recompute;         // none | selective | full
   std::vector<int> stage_layers; // chosen by the stage-partition dynamic program (pp > 1, vpp = 1)

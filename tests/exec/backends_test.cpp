@@ -183,11 +183,11 @@ TEST(TensorParallel, CollectivesArePricedAlikeUnderDataAndPipelineParallelism)
   auto p = platform(1, 8, 8);
   const double tp = cs::tp_block_collective_seconds(w.model, 2, 2, false, p);
   ASSERT_GT(tp, 0);
-  const auto data = cs::transformer_stages(w, *cost, p, cs::StageShape{1, 1, false, 4, {}});
-  const auto pipe = cs::transformer_stages(w, *cost, p, cs::StageShape{2, 1, false, 2, {}});
+  const auto data = cs::transformer_stages(w, *cost, p, cs::testing::stage_shape(w, 4, 1));
+  const auto pipe = cs::transformer_stages(w, *cost, p, cs::testing::stage_shape(w, 2, 2));
   cs::TrainingParams alone = w;
   alone.parallel.tp = 1;
-  const auto one = cs::transformer_stages(alone, *cost, p, cs::StageShape{1, 1, false, 4, {}});
+  const auto one = cs::transformer_stages(alone, *cost, p, cs::testing::stage_shape(alone, 4, 1));
   for (const auto* set : {&data, &pipe}) {
     const cs::Segment& layer = set->stages[0].segments[1]; // after the embedding
     EXPECT_EQ(layer.name, "layer");

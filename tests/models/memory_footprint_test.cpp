@@ -23,7 +23,7 @@ TEST(MemoryFootprint, Gpt13BDataParallelByHand)
   // P parameters: 16 bytes each without ZeRO (2 weights + 2 gradients + 12 Adam state).
   const double P = cs::total_parameters(kGpt13B);
   cs::MemoryLayout l;
-  l.dp = 16;
+  l.parallel.dp = 16;
   l.bucket_bytes = 25.0 * 1048576;
   auto f = cs::transformer_memory(kGpt13B, 4, l);
   EXPECT_DOUBLE_EQ(f.parameters, 2 * P);
@@ -50,14 +50,14 @@ TEST(MemoryFootprint, ZeroStagesShardOverDataParallelRanks)
 {
   const double P = cs::total_parameters(kGpt13B);
   cs::MemoryLayout l;
-  l.dp = 8;
-  l.zero = 1;
+  l.parallel.dp = 8;
+  l.parallel.zero = 1;
   auto z1 = cs::transformer_memory(kGpt13B, 1, l);
   EXPECT_DOUBLE_EQ(z1.optimizer, 12 * P / 8);
   EXPECT_DOUBLE_EQ(z1.gradients, 2 * P);
-  l.zero = 2;
+  l.parallel.zero = 2;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(kGpt13B, 1, l).gradients, 2 * P / 8);
-  l.zero = 3;
+  l.parallel.zero = 3;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(kGpt13B, 1, l).parameters, 2 * P / 8);
 }
 
@@ -71,7 +71,7 @@ TEST(MemoryFootprint, RecomputationAndInFlightMicrobatches)
   m.recompute = "full";
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 2 + logits(m, 1));
   // 1F1B's first stage of a 4-stage pipeline holds 4 microbatches of its 6 layers (and not the output layer).
-  l.pp = 4;
+  l.parallel.pp = 4;
   l.in_flight_microbatches = 4;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 6 * sbh * 2 * 4);
 }
@@ -86,16 +86,16 @@ TEST(MemoryFootprint, SwigluAndGroupedQueryAttentionActivationsByHand)
   m.recompute = "none";
   m.attention = "materialized";
   cs::MemoryLayout l;
-  l.tp = 8;
+  l.parallel.tp = 8;
   const double s = 4096, h = 8192, sbh = s * h;
   const double split = 2 + 0.25 + 0.25 + 2 + 6 * 28672.0 / 8192;
   EXPECT_NEAR((cs::transformer_memory(m, 1, l).activations - logits(m, 1) / 8) /
                   (sbh * (10 + split / 8 + 5 * 64 * s / (h * 8))),
               1.0, 1e-12);
   // The untied output layer counts when one stage holds the whole model.
-  l.tp = 1;
+  l.parallel.tp = 1;
   const double with_head = cs::transformer_memory(m, 1, l).parameters;
-  l.pp = 2;
+  l.parallel.pp = 2;
   l.layers_on_device = 1;
   EXPECT_DOUBLE_EQ(with_head - cs::transformer_memory(m, 1, l).parameters, 32000.0 * 8192 * 2);
 }

@@ -21,27 +21,28 @@ int sum(const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 
 
 TEST(PipelinePartition, EvenSplitsGiveTheRemainderToTheFirstStages)
 {
-  EXPECT_EQ(cs::partition_layers(24, 4, 1, 1.0, 5.0, false), (std::vector<int>{6, 6, 6, 6}));
-  EXPECT_EQ(cs::partition_layers(23, 4, 1, 1.0, 5.0, false), (std::vector<int>{6, 6, 6, 5}));
+  EXPECT_EQ(cs::partition_layers(24, cs::StageMap::interleaved(4, 1), 1.0, 5.0, false), (std::vector<int>{6, 6, 6, 6}));
+  EXPECT_EQ(cs::partition_layers(23, cs::StageMap::interleaved(4, 1), 1.0, 5.0, false), (std::vector<int>{6, 6, 6, 5}));
 }
 
 TEST(PipelinePartition, BalancedLightensTheOutputStage)
 {
   // 24 layers of 1 s over 4 stages, output layer 3 s: the last stage keeps 4 layers (4 + 3 = 7 s), the others
   // share 20 (7, 7, 6): the slowest stage takes 7 s instead of the even split's 6 + 3 = 9 s.
-  auto p = cs::partition_layers(24, 4, 1, 1.0, 3.0, true);
+  auto p = cs::partition_layers(24, cs::StageMap::interleaved(4, 1), 1.0, 3.0, true);
   EXPECT_EQ(p, (std::vector<int>{7, 7, 6, 4}));
   EXPECT_EQ(sum(p), 24);
   // No output cost: balanced is even.
-  EXPECT_EQ(cs::partition_layers(24, 4, 1, 1.0, 0.0, true), (std::vector<int>{6, 6, 6, 6}));
+  EXPECT_EQ(cs::partition_layers(24, cs::StageMap::interleaved(4, 1), 1.0, 0.0, true), (std::vector<int>{6, 6, 6, 6}));
   // A huge output layer still leaves every stage at least one layer.
-  p = cs::partition_layers(8, 4, 1, 1.0, 100.0, true);
+  p = cs::partition_layers(8, cs::StageMap::interleaved(4, 1), 1.0, 100.0, true);
   EXPECT_EQ(p.back(), 1);
   EXPECT_EQ(sum(p), 8);
   for (int n : p)
     EXPECT_GE(n, 1);
   // Interleaved (v = 2): the last device (stages 3 and 7) keeps 4 layers, 2 per chunk; the others 7, 7, 6.
-  EXPECT_EQ(cs::partition_layers(24, 4, 2, 1.0, 3.0, true), (std::vector<int>{4, 4, 3, 2, 3, 3, 3, 2}));
+  EXPECT_EQ(cs::partition_layers(24, cs::StageMap::interleaved(4, 2), 1.0, 3.0, true),
+            (std::vector<int>{4, 4, 3, 2, 3, 3, 3, 2}));
 }
 
 TEST(PipelinePartition, BalancedAlsoLightensTheEmbeddingStage)
@@ -74,15 +75,16 @@ TEST(PipelinePartition, BalancedAlsoLightensTheEmbeddingStage)
   for (int pp : {2, 3, 4, 6})
     for (double embedding : {0.0, 1.0, 2.5, 7.0})
       for (double head : {0.0, 3.0, 9.0}) {
-        const auto p = cs::partition_layers(24, pp, 1, 1.0, head, true, embedding);
+        const auto p = cs::partition_layers(24, cs::StageMap::interleaved(pp, 1), 1.0, head, true, embedding);
         EXPECT_EQ(sum(p), 24);
         EXPECT_DOUBLE_EQ(slowest(p, head, embedding), best(24, pp, head, embedding))
             << "pp " << pp << " embedding " << embedding << " head " << head;
       }
   // Two devices split the layers between the two ends alone: 6 + 1 against 4 + 3.
-  EXPECT_EQ(cs::partition_layers(10, 2, 1, 1.0, 3.0, true, 1.0), (std::vector<int>{6, 4}));
+  EXPECT_EQ(cs::partition_layers(10, cs::StageMap::interleaved(2, 1), 1.0, 3.0, true, 1.0), (std::vector<int>{6, 4}));
   // Without an embedding cost the split is the one above.
-  EXPECT_EQ(cs::partition_layers(24, 4, 1, 1.0, 3.0, true, 0.0), (std::vector<int>{7, 7, 6, 4}));
+  EXPECT_EQ(cs::partition_layers(24, cs::StageMap::interleaved(4, 1), 1.0, 3.0, true, 0.0),
+            (std::vector<int>{7, 7, 6, 4}));
 }
 
 } // namespace
@@ -111,7 +113,7 @@ TEST(PipelinePlacement, TpPpDpKeepsPipelinesInANodeAndTpDpPpKeepsReplicasInANode
       EXPECT_GT(p2p_across, 0);
       EXPECT_EQ(sync_across, 0);
     }
-    EXPECT_EQ(cs::pipeline_host(cs::workload_as<cs::TrainingWorkload>(s).params.parallel, 4, 1, 2),
+    EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.parallel.layout(16).host(1, 2),
               std::string(placement) == "tp-pp-dp" ? 6 : 9);
   }
 }

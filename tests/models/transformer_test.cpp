@@ -90,7 +90,7 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
       out.insert(k.name);
     return out;
   };
-  cs::LayerShape megatron{1, 1, false, profile("megatron")}, fsdp{1, 1, false, profile("fsdp")};
+  cs::LayerShape megatron{1, {}, profile("megatron")}, fsdp{1, {}, profile("fsdp")};
   const auto a = cs::layer_kernels(m, megatron), b = cs::layer_kernels(m, fsdp);
   // Megatron fuses bias, dropout and the residual add; eager FSDP runs them apart (and without dropout).
   EXPECT_TRUE(names(a.forward).count("bias_dropout_add"));
@@ -146,8 +146,10 @@ TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKerne
     return b;
   };
   const double micro = 4, tp = 2, tokens = micro * m.seq, width = 3.0 * m.hidden / tp, e = 2;
-  cs::LayerShape megatron{static_cast<int>(micro), static_cast<int>(tp), false, profile("megatron")},
-      core{static_cast<int>(micro), static_cast<int>(tp), false, profile("megatron-core")};
+  cs::ParallelLayout two;
+  two.tp = static_cast<int>(tp);
+  cs::LayerShape megatron{static_cast<int>(micro), two, profile("megatron")},
+      core{static_cast<int>(micro), two, profile("megatron-core")};
   const auto a = cs::layer_kernels(m, megatron), c = cs::layer_kernels(m, core);
   EXPECT_DOUBLE_EQ(bytes_of(a.forward, "qkv_gemm_bias_add"), 2 * tokens * width * e);   // read and write the output
   EXPECT_DOUBLE_EQ(bytes_of(c.forward, "qkv_gemm_bias_add"), 0);                        // in the GEMM epilogue
@@ -166,7 +168,7 @@ TEST(Transformer, TheOutputLayerComputesTheLossInFp32AndAddsTiedGradients)
   cs::ModelParams m = cs::model_presets().at("mpt-7b");
   ASSERT_TRUE(m.tie_embeddings);
   cs::LayerShape shape;
-  shape.tp = 2;
+  shape.parallel.tp = 2;
   const auto head = cs::head_kernels(m, shape);
   bool tied = false;
   for (const auto& k : head.backward)
@@ -202,7 +204,7 @@ TEST(Transformer, GroupedQueryAttentionAndSwigluShapeTheKernels)
 {
   const auto& m = cs::model_presets().at("llama2-70b");
   cs::LayerShape shape;
-  shape.tp = 8;
+  shape.parallel.tp = 8;
   const auto layer = cs::layer_kernels(m, shape).forward;
   const auto& attn = layer;
   const auto& mlp = layer;

@@ -3,6 +3,7 @@
 #include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "tests/test_models.hpp"
+#include "tests/training_helpers.hpp"
 #include "workloads/training/stage_costs.hpp"
 
 #include <algorithm>
@@ -33,8 +34,8 @@ struct Fixture {
   cs::Plan plan(const std::string& schedule) const
   {
     cs::Plan p;
-    p.dp = 2;
-    p.pp = 4;
+    p.parallel.dp = 2;
+    p.parallel.pp = 4;
     p.micro = 2;
     p.schedule = schedule;
     return p;
@@ -51,7 +52,7 @@ TEST(PipelineBound, SeesThePipelinesFillAndDrainThatTheAverageDeviceDoesNot)
 {
   const Fixture f;
   const int m = 4, pp = 4;
-  const auto set = cs::transformer_stages(f.w, *f.cost, f.platform, cs::StageShape{pp, 1, false, 1, {}});
+  const auto set = cs::transformer_stages(f.w, *f.cost, f.platform, cs::testing::stage_shape(f.w, 1, pp));
   double slowest = 0, shortest = 1e300, total = 0;
   for (const auto& s : set.stages) {
     slowest = std::max(slowest, s.forward_s + s.backward_s);
@@ -75,7 +76,7 @@ TEST(PipelineBound, AddsTheOptimizerStepAndTheRoutedExperts)
   const double dense = f.bound("1f1b", 4);
   // ZeRO shards the optimizer step over dp = 2: a shorter step.
   cs::Plan sharded = f.plan("1f1b");
-  sharded.zero = 1;
+  sharded.parallel.zero = 1;
   EXPECT_LT(cs::pipeline_compute_bound(f.w, sharded, {}, *f.cost, f.platform, 4), dense);
   // An MoE layer adds the experts the planner prices for it to each of its passes.
   f.w.model.moe.experts = 8;

@@ -48,8 +48,9 @@ TEST(Planner, TheBoundNeverExceedsTheSimulatedTimeAndPruningKeepsTheBest)
   ASSERT_GT(every.simulated, 50);
   EXPECT_EQ(every.enumerated, every.invalid + every.over_memory + every.simulated);
   for (const auto& p : every.best) {
-    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.dp << " " << p.tp << " " << p.pp << " " << p.schedule;
-    EXPECT_EQ(p.dp * p.tp * p.pp, 8);
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9))
+        << p.parallel.dp << " " << p.parallel.tp << " " << p.parallel.pp << " " << p.schedule;
+    EXPECT_EQ(p.parallel.dp * p.parallel.tp * p.parallel.pp, 8);
   }
   for (std::size_t i = 1; i < every.best.size(); ++i)
     EXPECT_LE(every.best[i - 1].iteration_s, every.best[i].iteration_s * (1 + 1e-9));
@@ -85,13 +86,13 @@ TEST(Planner, AMemoryBudgetRulesPlansOutAndShapesStages)
   bool pipelines = false;
   for (const auto& p : fit.best) {
     EXPECT_LE(p.memory_bytes, fit.budget_bytes);
-    if (p.pp > 1 && p.vpp == 1) {
+    if (p.parallel.pp > 1 && p.parallel.vpp == 1) {
       pipelines = true;
       int sum = 0;
       for (int l : p.stage_layers)
         sum += l;
       EXPECT_EQ(sum, 8);
-      EXPECT_EQ(static_cast<int>(p.stage_layers.size()), p.pp);
+      EXPECT_EQ(static_cast<int>(p.stage_layers.size()), p.parallel.pp);
     }
   }
   EXPECT_TRUE(pipelines);
@@ -104,13 +105,13 @@ TEST(Planner, OneReplicaEstimatesAreCloseToTheFullGraph)
   for (auto [tp, pp, schedule] :
        {std::tuple{1, 1, ""}, std::tuple{2, 1, ""}, std::tuple{1, 2, "1f1b"}, std::tuple{2, 2, "gpipe"}}) {
     cs::Plan plan;
-    plan.tp = tp;
-    plan.pp = pp;
-    plan.dp = 8 / (tp * pp);
+    plan.parallel.tp = tp;
+    plan.parallel.pp = pp;
+    plan.parallel.dp = 8 / (tp * pp);
     plan.micro = 2;
     plan.recompute = "none";
     plan.schedule = schedule;
-    plan.sequence_parallel = tp > 1;
+    plan.parallel.sequence_parallel = tp > 1;
     cs::Scenario s = cs::plan_scenario(base, 8, plan);
     cs::check_scenario(s);
     cs::RunOptions fast;
@@ -148,20 +149,20 @@ TEST(Planner, MemoryTightLlama70bPlanBeatsEveryPurePlan)
   const cs::Plan& best = plans.best.front();
   double pure = 1e300, pure_unsharded = 1e300;
   for (const auto& p : plans.best)
-    if ((p.dp > 1) + (p.tp > 1) + (p.pp > 1) <= 1) {
+    if ((p.parallel.dp > 1) + (p.parallel.tp > 1) + (p.parallel.pp > 1) <= 1) {
       pure = std::min(pure, p.iteration_s);
-      if (p.zero < 3)
+      if (p.parallel.zero < 3)
         pure_unsharded = std::min(pure_unsharded, p.iteration_s);
     }
   ASSERT_LT(pure_unsharded, 1e300) << "some pure plan must fit";
   EXPECT_GE(pure / best.iteration_s, 1.0);
   EXPECT_GT(pure_unsharded / best.iteration_s, 1.2);
-  std::printf("best %d x %d x %d: %.3f s; best pure %.3f s (x%.2f); best pure without ZeRO-3 %.3f s (x%.2f)\n", best.dp,
-              best.tp, best.pp, best.iteration_s, pure, pure / best.iteration_s, pure_unsharded,
-              pure_unsharded / best.iteration_s);
+  std::printf("best %d x %d x %d: %.3f s; best pure %.3f s (x%.2f); best pure without ZeRO-3 %.3f s (x%.2f)\n",
+              best.parallel.dp, best.parallel.tp, best.parallel.pp, best.iteration_s, pure, pure / best.iteration_s,
+              pure_unsharded, pure_unsharded / best.iteration_s);
   // The reference scenario holds that plan.
-  EXPECT_EQ(best.tp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.tp);
-  EXPECT_EQ(best.pp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.pp);
+  EXPECT_EQ(best.parallel.tp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.tp);
+  EXPECT_EQ(best.parallel.pp, cs::workload_as<cs::TrainingWorkload>(base).params.parallel.pp);
 }
 
 TEST(Planner, MoePlansSearchExpertTensorParallelismToo)
@@ -177,11 +178,11 @@ TEST(Planner, MoePlansSearchExpertTensorParallelismToo)
   const cs::PlanSearch search = cs::search_plans(base, o);
   int folded = 0, partly = 0;
   for (const auto& p : search.best)
-    if (p.etp < p.tp) {
+    if (p.parallel.etp < p.parallel.tp) {
       ++folded;
-      partly += p.etp > 1 ? 1 : 0; // etp 2 under tp 4
-      EXPECT_EQ(p.tp % p.etp, 0);
-      EXPECT_EQ(p.ep % (p.tp / p.etp), 0);
+      partly += p.parallel.etp > 1 ? 1 : 0; // etp 2 under tp 4
+      EXPECT_EQ(p.parallel.tp % p.parallel.etp, 0);
+      EXPECT_EQ(p.parallel.ep % (p.parallel.tp / p.parallel.etp), 0);
       EXPECT_NO_THROW(cs::check_scenario(cs::plan_scenario(base, o.gpus, p)));
     }
   EXPECT_GT(folded, 0);

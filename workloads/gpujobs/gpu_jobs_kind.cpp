@@ -59,7 +59,7 @@ public:
   StepCompute step_of(const DeviceSpec& device, const DeviceProfile& profile) const
   {
     auto cost = make_cost_model(device, profile);
-    return step_compute(p_.model, p_.framework, StepShape{p_.micro_batch, p_.micro_batch, 1, 1}, *cost);
+    return step_compute(p_.model, p_.framework, StepShape{p_.micro_batch, p_.micro_batch, ParallelLayout{}}, *cost);
   }
 
   /** A step on `gpus` with `compute` seconds of compute per step. */
@@ -168,9 +168,9 @@ public:
     if (!params_.recorded_device.empty()) {
       const DeviceSpec* d = DeviceCatalog::builtin().find(params_.recorded_device);
       if (!d || d->kind != "gpu" || !builtin_profile(d->name) || d->peak(params_.model.dtype) <= 0)
-        throw env.error_at("workload.recorded_device",
-                           "'" + params_.recorded_device + "' is not a catalog GPU with a profile and " +
-                               params_.model.dtype + " units");
+        throw env.error_at("workload.recorded_device", "'" + params_.recorded_device +
+                                                           "' is not a catalog GPU with a profile and " +
+                                                           params_.model.dtype + " units");
     }
     if (!std::filesystem::is_regular_file(env.source->resolve(params_.trace)))
       throw env.error_at("workload.trace.file", "trace file not found: " + env.source->resolve(params_.trace));

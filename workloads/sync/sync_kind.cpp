@@ -85,8 +85,11 @@ public:
     s.platform = env.platform;
     s.stragglers = &stragglers;
     s.replicas = replicas(c);
+    ParallelLayout parallel;
+    parallel.dp = s.replicas;
+    parallel.pp = params_.pp;
     s.compute = step_compute(params_.model, params_.framework,
-                             StepShape{params_.global_batch, params_.micro_batch, s.replicas, params_.pp}, *cost);
+                             StepShape{params_.global_batch, params_.micro_batch, parallel}, *cost);
     for (int w = 0; w < s.replicas * params_.pp; ++w)
       s.worker_host.push_back(w); // replica r's stage k on GPU r x pp + k: a replica's stages are neighbours
     const int servers = params_.servers > 0 ? params_.servers : c.nodes;
@@ -127,8 +130,8 @@ public:
     }
     out.wall_note = fmt::format(" ({} steps, {} flows)", world.result().steps, world.result().flows);
     if (const int used = s.replicas * params_.pp; used < c.gpus)
-      out.warnings.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x pp = {}", c.gpus - used,
-                                         c.gpus, used));
+      out.warnings.push_back(
+          fmt::format("{} of the cluster's {} GPUs are left idle: dp x pp = {}", c.gpus - used, c.gpus, used));
     return out;
   }
 

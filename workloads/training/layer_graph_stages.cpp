@@ -30,9 +30,10 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
   const auto& whole = w.model.graph;
   if (whole.empty())
     throw std::invalid_argument("the layer graph is empty");
-  const int pp = shape.pp, tp = w.parallel.tp, micro = w.batch.micro;
+  const int pp = shape.map.devices(), tp = shape.parallel.tp, micro = w.batch.micro;
   const auto graph = tp > 1 ? split_over_tp(whole, tp) : whole;
   StageSet out;
+  out.map = shape.map;
   double flops = 0;
   for (const auto& l : whole) {
     out.parameters += l.params;
@@ -89,7 +90,7 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
   // precision, sharded by ZeRO as for transformers), its layers' outputs per sample x micro x microbatches held,
   // and the gradient bucket.
   const double e = dtype_bytes(w.model.dtype), bucket = w.gradient_bucket.value;
-  const int zero = w.parallel.zero, dp = shape.dp;
+  const int zero = shape.parallel.zero, dp = shape.parallel.dp;
   std::vector<double> stage_params;
   for (const auto& c : out.stages)
     stage_params.push_back(c.params);

@@ -24,31 +24,23 @@ std::vector<double> scaled(const std::vector<double>& m, double factor, bool tra
 
 MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
     : plan_(plan), graph_(graph), dispatch_streams_(graph, "a2a"), combine_streams_(graph, "a2a-combine"),
-      expert_(plan.params->model, *plan.cost, plan.params->framework, expert_tp(plan.params->parallel))
+      expert_(plan.params->model, *plan.cost, plan.params->framework, plan.parallel.expert_tp())
 {
-  ep_ = plan.params->parallel.ep;
-  replicas_ = ep_replicas(plan.params->parallel);
+  ep_ = plan.parallel.ep;
+  replicas_ = plan.parallel.ep_replicas();
   fold_ = ep_ / replicas_;
-  groups_ = plan.dp / replicas_;
+  groups_ = plan.parallel.dp / replicas_;
 }
 
 // EP rank k of a group: replica group * replicas_ + k / fold_, TP rank (k % fold_) * etp, the first of its etp TP
 // ranks (only TP rank 0 is simulated; under MoE parallel folding the others are EP ranks too, with their own share of
 // the sequence).
-std::vector<int> MoeEmitter::group_hosts(int group, int device) const
-{
-  const int etp = expert_tp(plan_.params->parallel);
-  std::vector<int> hosts;
-  for (int k = 0; k < ep_; ++k)
-    hosts.push_back(pipeline_host(plan_.params->parallel, plan_.dp, group * replicas_ + k / fold_, device) +
-                    (k % fold_) * etp);
-  return hosts;
-}
+std::vector<int> MoeEmitter::group_hosts(int group, int device) const { return plan_.parallel.ep_group(group, device); }
 
 MoeContext MoeEmitter::context(int group, int device) const
 {
   const ModelParams& m = plan_.params->model;
-  const double e = dtype_bytes(m.dtype), etp = expert_tp(plan_.params->parallel);
+  const double e = dtype_bytes(m.dtype), etp = plan_.parallel.expert_tp();
   const auto hosts = group_hosts(group, device);
   const GroupShape shape = group_shape(*plan_.platform, hosts);
   const auto machines = machines_of(*plan_.platform, hosts);

@@ -60,7 +60,7 @@ const char* op_name(Pass pass, bool whole)
 // Emits op `op` of device d as one task or in pieces; returns its tasks and adds its time to `busy`.
 OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& op, bool pieces, double& busy)
 {
-  const int vs = op.chunk * in.devices + d;
+  const int vs = in.map.stage(d, op.chunk);
   const StageCost& c = (*in.costs)[vs];
   TaskLabels lab = in.labels;
   lab.stage = vs;
@@ -143,10 +143,12 @@ Edges stage_edges(const std::vector<StageCost>& costs, bool chain)
 
 PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInput& in)
 {
-  const int p = in.devices, m = in.microbatches, v = in.schedule->chunks(in.vpp);
+  const StageMap& map = in.map;
+  const int p = map.devices(), m = in.microbatches, v = map.chunks();
   const auto& costs = *in.costs;
-  if (static_cast<int>(costs.size()) != p * v || static_cast<int>(in.hosts.size()) != p)
-    throw std::invalid_argument("append_pipeline: costs must have devices x chunks entries and hosts one per device");
+  if (static_cast<int>(costs.size()) != map.stages() || static_cast<int>(in.hosts.size()) != p)
+    throw std::invalid_argument(
+        "append_pipeline: costs must have one entry per virtual stage and hosts one per device");
   PipelineTasks out;
   const auto dag = stage_dag(costs);
   if (!dag.empty() && v != 1)
@@ -162,7 +164,7 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
       OpTasks t = emit_op(g, in, d, op, in.in_pieces && in.in_pieces(d, i), out.busy_s[d]);
       if (i == 0 && d < static_cast<int>(in.ready.size()) && in.ready[d] >= 0)
         g.add_dependency(in.ready[d], t.first);
-      task_of[{key_kind(op), op.microbatch, op.chunk * p + d}] = t;
+      task_of[{key_kind(op), op.microbatch, map.stage(d, op.chunk)}] = t;
       out.ops[d].push_back(std::move(t));
     }
   }
@@ -172,7 +174,7 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
   // no stream ever has to run a send before one the schedule needs earlier.
   // `then`: the sender's next op's first task (-1: none), which waits for the send when sends block.
   auto link = [&](int before, int from_vs, int after, int to_vs, double bytes, int mb, int channel, int then) {
-    const int from_dev = from_vs % p, to_dev = to_vs % p;
+    const int from_dev = map.device_of(from_vs), to_dev = map.device_of(to_vs);
     if (from_dev == to_dev || bytes <= 0) {
       g.add_dependency(before, after);
       return;
@@ -195,7 +197,7 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
   for (int d = 0; d < p; ++d)
     for (std::size_t i = 0; i < out.order[d].size(); ++i) {
       const PipelineOp& op = out.order[d][i];
-      const int vs = op.chunk * p + d, mb = op.microbatch;
+      const int vs = map.stage(d, op.chunk), mb = op.microbatch;
       const int then = i + 1 < out.ops[d].size() ? out.ops[d][i + 1].first : -1;
       if (op.forward()) {
         if (next[vs].empty())
@@ -224,8 +226,7 @@ PipelineGraph build_pipeline(const PipelineSchedule& schedule, int p, int vpp, i
     out.compute_streams.push_back(out.graph.add_stream(hosts[d], "compute"));
   PipelineInput in;
   in.schedule = &schedule;
-  in.devices = p;
-  in.vpp = vpp;
+  in.map = schedule.stage_map(p, schedule.chunks(vpp));
   in.microbatches = m;
   in.costs = &costs;
   in.hosts = hosts;

@@ -33,8 +33,9 @@ struct PipelineTasks {
 /** What append_pipeline needs: the schedule's shape and costs, where devices run, and which ops run in pieces. */
 struct PipelineInput {
   const PipelineSchedule* schedule = nullptr;
-  int devices = 0, vpp = 1, microbatches = 0;
-  const std::vector<StageCost>* costs = nullptr;             // devices x chunks virtual stages
+  StageMap map; // the schedule's placement of the virtual stages on the devices
+  int microbatches = 0;
+  const std::vector<StageCost>* costs = nullptr;             // one per virtual stage of `map`
   std::vector<int> hosts;                                    // per device
   std::vector<int> compute_streams;                          // per device
   std::vector<int> ready;                                    // per device: its first op waits for this task (-1 = none)

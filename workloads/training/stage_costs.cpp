@@ -25,20 +25,15 @@ double StageCost::seconds(int pass) const
   }
 }
 
-std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced,
-                                  double embedding_s)
+namespace {
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// Layers per device when the embedding's device and the output layer's are two: in `role` order (the embedding's
+// device, the devices between, the output layer's). Choose how many layers the end devices keep so that the slowest
+// device is fastest (ties: the more even split); the devices between share the rest evenly.
+std::vector<int> balance_two_ends(int layers, int pp, int v, double layer_s, double head_s, double embedding_s)
 {
-  const int stages = pp * v;
-  std::vector<int> out(stages, layers / stages);
-  if (!balanced || pp == 1) {
-    for (int s = 0; s < layers % stages; ++s)
-      ++out[s];
-    return out;
-  }
-  // Uniform layers; the last device also runs the output layer and the first the embedding. Choose how many layers
-  // the end devices keep so that the slowest device is fastest (ties: the more even split); the devices between
-  // share the rest evenly.
-  auto ceil_div = [](int a, int b) { return (a + b - 1) / b; };
   // Layers on the first device when `rest` layers go to the first pp - 1 devices, and the slowest of those.
   auto first_of = [&](int rest, double* slowest) {
     if (pp == 2 || embedding_s <= 0) { // the first device is one of pp - 1 even shares
@@ -69,27 +64,76 @@ std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, dou
       best_first = first;
     }
   }
-  std::vector<int> device(pp);
-  device[0] = best_first;
-  device[pp - 1] = best_last;
+  std::vector<int> role(pp);
+  role[0] = best_first;
+  role[pp - 1] = best_last;
   const int middle = layers - best_first - best_last;
   for (int d = 1; d < pp - 1; ++d)
-    device[d] = middle / (pp - 2) + (d - 1 < middle % (pp - 2) ? 1 : 0);
-  // Device d's chunks are virtual stages d, d + pp, ...; earlier chunks take any remainder.
+    role[d] = middle / (pp - 2) + (d - 1 < middle % (pp - 2) ? 1 : 0);
+  return role;
+}
+
+// Layers per device when one device runs both the embedding and the output layer (a V-shaped map): in `role` order
+// (that device, then the others). It keeps the number of layers that makes the slowest device fastest (ties: more).
+std::vector<int> balance_one_end(int layers, int pp, int v, double layer_s, double ends_s)
+{
+  int pick = v;
+  double best = INFINITY;
+  for (int own = v; own <= layers - (pp - 1) * v; ++own) {
+    const double slowest = std::max(own * layer_s + ends_s, ceil_div(layers - own, pp - 1) * layer_s);
+    if (slowest <= best + 1e-15) {
+      best = std::min(best, slowest);
+      pick = own;
+    }
+  }
+  std::vector<int> role(pp);
+  role[0] = pick;
+  const int rest = layers - pick;
+  for (int d = 1; d < pp; ++d)
+    role[d] = rest / (pp - 1) + (d - 1 < rest % (pp - 1) ? 1 : 0);
+  return role;
+}
+
+} // namespace
+
+std::vector<int> partition_layers(int layers, const StageMap& map, double layer_s, double head_s, bool balanced,
+                                  double embedding_s)
+{
+  const int pp = map.devices(), v = map.chunks(), stages = map.stages();
+  std::vector<int> out(stages, layers / stages);
+  if (!balanced || pp == 1) {
+    for (int s = 0; s < layers % stages; ++s)
+      ++out[s];
+    return out;
+  }
+  // Devices by role: the embedding's first, the output layer's last (or first, when it runs both), the rest between
+  // in device order.
+  const int first = map.device_of(0), last = map.device_of(stages - 1);
+  std::vector<int> devices{first};
   for (int d = 0; d < pp; ++d)
+    if (d != first && d != last)
+      devices.push_back(d);
+  if (last != first)
+    devices.push_back(last);
+  const std::vector<int> role = first != last ? balance_two_ends(layers, pp, v, layer_s, head_s, embedding_s)
+                                              : balance_one_end(layers, pp, v, layer_s, head_s + embedding_s);
+  // Each device spreads its layers over its chunks; earlier chunks take any remainder.
+  for (int k = 0; k < pp; ++k)
     for (int c = 0; c < v; ++c)
-      out[c * pp + d] = device[d] / v + (c < device[d] % v ? 1 : 0);
+      out[map.stage(devices[k], c)] = role[k] / v + (c < role[k] % v ? 1 : 0);
   return out;
 }
 
-double optimizer_parameters(const StageSet& set, int device, int pp, int dp, int ep_replicas, bool sharded)
+double optimizer_parameters(const StageSet& set, int device, const ParallelLayout& parallel, bool sharded)
 {
   double dense = 0, experts = 0;
-  for (std::size_t vs = device; vs < set.stages.size(); vs += pp) {
-    dense += set.stages[vs].params - set.stages[vs].expert_params;
-    experts += set.stages[vs].expert_params;
+  for (int c = 0; c < set.map.chunks(); ++c) {
+    const StageCost& stage = set.stages[set.map.stage(device, c)];
+    dense += stage.params - stage.expert_params;
+    experts += stage.expert_params;
   }
-  const double edp = std::max(1, dp / ep_replicas);
+  const int dp = parallel.dp;
+  const double edp = std::max(1, dp / parallel.ep_replicas());
   return sharded ? dense / dp + experts / edp : dense + experts;
 }
 
@@ -140,11 +184,11 @@ void slow_beside_zero3(PieceTimes& layer, const ModelParams& m, int tp, const Fr
 // Data parallelism without ZeRO-3, reducing buckets during backward: the reduction of a segment's gradients (an
 // all-reduce, or ZeRO-1/2's reduce-scatter) runs beside the backward of the segment that runs next (the one before
 // it in forward order) and slows it (ZeRO-3's gathers are priced into the layers by slow_beside_zero3).
-void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams& w, const GroupShape& g)
+void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams& w, int zero, const GroupShape& g)
 {
   const FrameworkProfile& fw = w.framework;
   const double r = dtype_bytes(fw.reduce_dtype_for(w.model.dtype));
-  const char* kind = w.parallel.zero >= 1 ? "reduce-scatter" : "all-reduce";
+  const char* kind = zero >= 1 ? "reduce-scatter" : "all-reduce";
   for (auto& stage : stages)
     for (std::size_t i = 1; i < stage.segments.size(); ++i) {
       Segment& next = stage.segments[i - 1];
@@ -163,7 +207,7 @@ PieceTimes moe_dense_part(const TrainingParams& w, const KernelCostModel& cost, 
   PassKernels k = layer_kernels(m, dense_part);
   const double tokens = double(w.batch.micro) * m.seq;
   for (const PassKernels& extra :
-       {moe_routing_kernels(m, tokens), shared_expert_kernels(m, tokens, shape.tp, shape.framework)}) {
+       {moe_routing_kernels(m, tokens), shared_expert_kernels(m, tokens, shape.parallel.tp, shape.framework)}) {
     k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
     k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
   }
@@ -242,22 +286,18 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
 std::function<MemoryFootprint(int, int, double)>
 stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape)
 {
-  const int pp = shape.pp, v = shape.chunks, dp = shape.dp, ep = shape.ep, shape_etp = shape.etp;
-  return [stage_layers, params, dp, ep, shape_etp, pp, v](int device, int in_flight, double moe_scale) {
+  const ParallelLayout parallel = shape.parallel;
+  const StageMap map = shape.map;
+  return [stage_layers, params, parallel, map](int device, int in_flight, double moe_scale) {
     MemoryLayout layout;
-    layout.dp = dp;
-    layout.pp = pp;
-    layout.tp = params.parallel.tp;
-    layout.zero = params.parallel.zero;
-    layout.sequence_parallel = params.parallel.sequence_parallel && params.parallel.tp > 1;
+    layout.parallel = parallel;
     layout.bucket_bytes = params.gradient_bucket.value;
     layout.layers_on_device = 0;
-    layout.ep = ep;
-    layout.etp = shape_etp;
     layout.moe_buffer_scale = moe_scale;
     layout.moe_layers_on_device = 0;
+    const int v = map.chunks();
     for (int c = 0; c < v; ++c) {
-      const int vs = c * pp + device;
+      const int vs = map.stage(device, c);
       int first = 0;
       for (int k = 0; k < vs; ++k)
         first += stage_layers[k];
@@ -267,7 +307,7 @@ stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers,
     }
     layout.in_flight_microbatches = (in_flight + v - 1) / v;
     layout.dropout = params.framework.dropout > 0;
-    layout.holds_head = device == pp - 1;
+    layout.holds_head = device == map.device_of(map.stages() - 1);
     return transformer_memory(params.model, params.batch.micro, layout);
   };
 }
@@ -278,20 +318,22 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
                             const StageShape& shape)
 {
   const ModelParams& m = w.model;
-  const int pp = shape.pp, v = shape.chunks, stages = pp * v, tp = w.parallel.tp;
+  const ParallelLayout& parallel = shape.parallel;
+  const int stages = shape.map.stages(), tp = parallel.tp;
   if (w.parallel.stage_layers.empty() && w.parallel.partition == "even" && m.layers % stages != 0)
     throw std::invalid_argument("layers do not divide into pp x vpp stages");
   if (m.layers < stages)
     throw std::invalid_argument("fewer layers than pp x vpp stages");
   const FrameworkProfile& fw = w.framework;
-  const bool sp = w.parallel.sequence_parallel && tp > 1;
-  const LayerShape piece_shape{w.batch.micro, tp, sp, fw};
+  const bool sp = parallel.sp();
+  const LayerShape piece_shape{w.batch.micro, parallel, fw};
   const double tp_s = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform);
   PieceTimes layer = piece_times(layer_kernels(m, piece_shape), cost, fw, tp_s, m.recompute);
   PieceTimes head = piece_times(head_kernels(m, piece_shape), cost, fw, 0, "none");
   PieceTimes embedding = piece_times(embedding_kernels(m, piece_shape), cost, fw, 0, "none");
-  if (w.parallel.zero >= 3 && shape.dp > 1 && fw.comm_sm_fraction > 0)
-    slow_beside_zero3(layer, m, tp, fw, group_shape(platform, shape.dp_group));
+  const bool dp_beside = shape.price_dp_beside && parallel.dp > 1;
+  if (parallel.zero >= 3 && dp_beside && fw.comm_sm_fraction > 0)
+    slow_beside_zero3(layer, m, tp, fw, group_shape(platform, parallel.dp_group(0)));
   StageSet out;
   out.parameters = total_parameters(m);
   out.model_flops_per_iteration = megatron_model_flops(m, w.batch.global);
@@ -302,8 +344,10 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
   out.tp_bytes_per_layer =
       tp > 1 ? collectives * 2.0 * (tp - 1) * double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype) : 0.0;
-  out.layers_per_stage = partition_layers(m.layers, pp, v, layer.forward + layer.backward, head.forward + head.backward,
-                                          w.parallel.partition == "balanced", embedding.forward + embedding.backward);
+  out.map = shape.map;
+  out.layers_per_stage =
+      partition_layers(m.layers, shape.map, layer.forward + layer.backward, head.forward + head.backward,
+                       w.parallel.partition == "balanced", embedding.forward + embedding.backward);
   if (!w.parallel.stage_layers.empty()) {
     if (static_cast<int>(w.parallel.stage_layers.size()) != stages)
       throw std::invalid_argument("stage_layers needs one entry per virtual stage");
@@ -313,8 +357,8 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.layer = layer;
   cut.head = head;
   cut.embedding = embedding;
-  cut.ep = shape.ep;
-  cut.etp = shape.etp > 0 ? shape.etp : tp;
+  cut.ep = parallel.ep;
+  cut.etp = parallel.expert_tp();
   cut.layers_per_stage = out.layers_per_stage;
   if (m.moe.enabled())
     cut.moe_layer = moe_dense_part(w, cost, piece_shape, tp_s);
@@ -326,8 +370,8 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.gather_s = scatter_gather ? tp_gather_seconds(m, w.batch.micro, tp, platform) : 0.0;
   for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs)
     out.stages.push_back(cut_stage(m, tp, cut, vs, first_layer));
-  if (shape.dp_group.size() > 1 && w.parallel.zero < 3 && fw.overlap != "after-backward" && fw.comm_sm_fraction > 0)
-    slow_beside_reduction(out.stages, w, group_shape(platform, shape.dp_group));
+  if (dp_beside && parallel.zero < 3 && fw.overlap != "after-backward" && fw.comm_sm_fraction > 0)
+    slow_beside_reduction(out.stages, w, parallel.zero, group_shape(platform, parallel.dp_group(0)));
   out.memory = stage_memory(w, out.layers_per_stage, shape);
   return out;
 }

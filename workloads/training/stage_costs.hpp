@@ -6,6 +6,7 @@
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/transformer/memory_footprint.hpp"
 #include "platform/platform_spec.hpp"
+#include "policies/pipeline/stage_map.hpp"
 #include "workloads/training/training_params.hpp"
 
 #include <functional>
@@ -55,7 +56,8 @@ struct StageCost {
 
 /** A model cut into pipeline stages, with what the rest of training needs to know about it. */
 struct StageSet {
-  std::vector<StageCost> stages; // pp x v: stage c * pp + d is chunk c of device d
+  std::vector<StageCost> stages; // in model order; the map says which device's chunk holds each
+  StageMap map;
   std::vector<int> layers_per_stage;
   double parameters = 0;                   // the whole model
   double model_flops_per_iteration = 0;    // the Megatron count (three passes)
@@ -69,13 +71,10 @@ struct StageSet {
 
 /** How the stages are cut. */
 struct StageShape {
-  int pp = 1;
-  int chunks = 1;              // virtual stages per device
-  bool graph_pipeline = false; // layer graphs: cut by branch into a stage DAG
-  int dp = 1;                  // for memory (ZeRO shards)
-  std::vector<int> dp_group;   // one data-parallel group's hosts (ZeRO-3 gathers priced beside the passes)
-  int ep = 1;                  // expert parallelism (MoE): experts / ep per GPU
-  int etp = 0;                 // expert tensor parallelism: each expert split over etp GPUs (0 = tp, as in Megatron)
+  ParallelLayout parallel;      // tp splits the layers; pp devices; dp (ZeRO shards), ep and etp for memory
+  StageMap map;                 // the schedule's placement of virtual stages on the pp devices
+  bool graph_pipeline = false;  // layer graphs: cut by branch into a stage DAG
+  bool price_dp_beside = false; // price the data-parallel group's communication beside the passes it slows
 };
 
 /** A transformer's stages: Megatron's split over tp ranks (the TP collectives priced by the tuner's closed form and
@@ -92,18 +91,17 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
 StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape);
 
-/** Layers per virtual stage (pp devices x v chunks; stage c * pp + d is chunk c of device d). Even: layers / stages
- *  each, any remainder to the first stages. Balanced: the last device, which also runs the output layer (head_s per
- *  microbatch), and the first, which runs the embedding (embedding_s), keep the numbers of layers that make the
- *  slowest device fastest; the devices between share the rest; each device spreads its layers over its chunks.
- *  Times are forward + backward seconds. */
-std::vector<int> partition_layers(int layers, int pp, int v, double layer_s, double head_s, bool balanced,
+/** Layers per virtual stage of `map`. Even: layers / stages each, any remainder to the first stages. Balanced: the
+ *  device that runs the output layer (head_s per microbatch) and the one that runs the embedding (embedding_s) keep
+ *  the numbers of layers that make the slowest device fastest; the devices between share the rest; each device
+ *  spreads its layers over its chunks. Times are forward + backward seconds. */
+std::vector<int> partition_layers(int layers, const StageMap& map, double layer_s, double head_s, bool balanced,
                                   double embedding_s = 0);
 
-/** The parameters device `device` of `pp` updates in its optimizer step: those of its chunks (`set.stages` d, d + pp,
- *  ...); `sharded` (ZeRO), its 1/dp shard of the dense ones and its 1/(dp / ep_replicas) shard of the routed experts'
- *  over their expert-data-parallel group. */
-double optimizer_parameters(const StageSet& set, int device, int pp, int dp, int ep_replicas, bool sharded);
+/** The parameters device `device` updates in its optimizer step: those of its chunks; `sharded` (ZeRO), its 1/dp
+ *  shard of the dense ones and its 1/(dp / ep_replicas) shard of the routed experts' over their expert-data-parallel
+ *  group. */
+double optimizer_parameters(const StageSet& set, int device, const ParallelLayout& parallel, bool sharded);
 
 /** The all-gather of one micro x seq x hidden activation over a TP group inside a node (closed form). */
 double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform);

@@ -10,12 +10,6 @@
 
 namespace cs {
 
-int pipeline_host(const ParallelParams& p, int dp, int replica, int stage)
-{
-  const int group = p.placement == "tp-dp-pp" ? stage * dp + replica : replica * p.pp + stage;
-  return group * p.tp;
-}
-
 namespace {
 
 // The schedule's order for this plan's stages (a chain, or the stage DAG of a graph pipeline).
@@ -23,8 +17,9 @@ std::vector<std::vector<PipelineOp>> schedule_order(const TrainingPlan& plan, in
 {
   const auto& costs = plan.stages->stages;
   const auto dag = stage_dag(costs);
-  const int v = static_cast<int>(costs.size()) / plan.pp;
-  return dag.empty() ? plan.schedule->order(plan.pp, v, microbatches) : plan.schedule->order_dag(dag, microbatches);
+  const StageMap& map = plan.stages->map;
+  return dag.empty() ? plan.schedule->order(map.devices(), map.chunks(), microbatches)
+                     : plan.schedule->order_dag(dag, microbatches);
 }
 
 class Builder {
@@ -33,16 +28,18 @@ public:
 
   TrainingGraph build()
   {
-    const int pp = plan_.pp, dp = plan_.dp;
+    const ParallelLayout& parallel = plan_.parallel;
+    const int pp = parallel.pp, dp = parallel.dp;
     if (w_.batch.global % (dp * w_.batch.micro) != 0)
       throw std::invalid_argument("global batch does not divide into data-parallel ranks x micro batch");
     const auto& costs = plan_.stages->stages;
-    if (costs.empty() || costs.size() % pp != 0)
+    const StageMap& map = plan_.stages->map;
+    if (costs.empty() || static_cast<int>(costs.size()) != map.stages() || map.devices() != pp)
       throw std::invalid_argument("the stages do not divide into the pipeline's devices");
-    out_.ranks = dp * pp * plan_.tp;
+    out_.ranks = static_cast<int>(parallel.ranks());
     out_.pipeline_stages = pp;
-    out_.tensor_parallel = plan_.tp;
-    out_.chunks = static_cast<int>(costs.size()) / pp;
+    out_.tensor_parallel = parallel.tp;
+    out_.chunks = map.chunks();
     out_.microbatches = w_.batch.global / (dp * w_.batch.micro);
     out_.parameters = plan_.stages->parameters;
     out_.model_flops_per_iteration = plan_.stages->model_flops_per_iteration;
@@ -53,7 +50,7 @@ public:
     out_.in_flight_per_device = peak_in_flight(order_);
     out_.layers_per_device.assign(pp, 0);
     for (std::size_t vs = 0; vs < costs.size(); ++vs)
-      out_.layers_per_device[vs % pp] += plan_.stages->layers_per_stage.at(vs);
+      out_.layers_per_device[map.device_of(static_cast<int>(vs))] += plan_.stages->layers_per_stage.at(vs);
     out_.tp_seconds_per_iteration = double(out_.microbatches) *
                                     *std::max_element(out_.layers_per_device.begin(), out_.layers_per_device.end()) *
                                     plan_.stages->tp_seconds_per_layer;
@@ -84,15 +81,14 @@ public:
   }
 
 private:
-  int host(int replica, int device) const { return pipeline_host(w_.parallel, plan_.dp, replica, device); }
+  int host(int replica, int device) const { return plan_.parallel.host(replica, device); }
 
   PipelineTasks replica(int it, int r, const std::vector<int>& ends, const CommEmitter& comm)
   {
-    const int pp = plan_.pp;
+    const int pp = plan_.parallel.pp;
     PipelineInput in;
     in.schedule = plan_.schedule;
-    in.devices = pp;
-    in.vpp = w_.parallel.vpp;
+    in.map = plan_.stages->map;
     in.microbatches = out_.microbatches;
     in.costs = &plan_.stages->stages;
     for (int d = 0; d < pp; ++d) {

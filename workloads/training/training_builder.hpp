@@ -29,7 +29,7 @@ struct TrainingPlan {
   const GradientSync* sync = nullptr;
   const PlatformSpec* platform = nullptr;
   const KernelCostModel* cost = nullptr; // the optimizer step
-  int dp = 1, pp = 1, tp = 1;
+  ParallelLayout parallel;               // the resolved degrees and where ranks run
   GradientOverlap overlap = GradientOverlap::DURING_BACKWARD;
   // Data-parallel replicas see the same network on an idle non-blocking fabric: simulate replica 0 alone; the
   // collectives whose other members are left out are then priced by their closed forms (the planner's estimate).
@@ -68,18 +68,13 @@ struct TrainingGraph {
 };
 
 /** Builds `plan.params->iterations` iterations. Replica r's pipeline device d is TP rank 0 of its group, on host
- *  pipeline_host(r, d); the other TP ranks do the same work and are not simulated. Throws std::invalid_argument when
- *  the batch does not divide or the schedule cannot run. */
+ *  plan.parallel.host(r, d); the other TP ranks do the same work and are not simulated. Throws std::invalid_argument
+ *  when the batch does not divide or the schedule cannot run. */
 TrainingGraph build_training(const TrainingPlan& plan);
 
 /** Lowers the graph's collectives (models/collectives/lowering.hpp) and remaps the task ids it holds. */
 void lower_training(TrainingGraph& training, const PlatformSpec& platform, CollectivePricing pricing);
 /** Replaces the graph by `lowered`, made from it by lower_collectives, and remaps the task ids it holds. */
 void adopt_lowering(TrainingGraph& training, LoweredGraph lowered);
-
-/** The first GPU (TP rank 0) of pipeline stage `stage` of data-parallel replica `replica`. TP groups are always
- *  consecutive GPUs inside a node; placement tp-pp-dp (the default) puts a replica's stages next, so pipelines
- *  share a node and data parallelism spans nodes; tp-dp-pp puts the replicas of a stage next instead. */
-int pipeline_host(const ParallelParams& parallel, int dp, int replica, int stage);
 
 } // namespace cs

@@ -114,9 +114,10 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
 
 // Expert parallelism: an EP group shares a layer's experts, so ep divides the experts and the group's replicas divide
 // dp; expert tensor parallelism is the attention's, or 1 (MoE parallel folding: ep / tp replicas per EP group).
-void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
+void check_experts(const WorkloadEnv& env, const TrainingParams& w, const ParallelLayout& layout)
 {
   const auto& p = w.parallel;
+  const int dp = layout.dp;
   const MoeParams& moe = w.model.moe;
   if (!moe.enabled()) {
     if (p.ep != 1)
@@ -132,24 +133,25 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& w, int dp)
     throw env.error_at("workload.parallel.etp", fmt::format("etp = {} must divide tp = {} (each group of etp TP ranks "
                                                             "is one expert-parallel rank)",
                                                             p.etp, p.tp));
-  if (expert_tp(p) != p.tp) { // etp < tp: a replica holds tp / etp EP ranks, an EP group whole replicas
+  if (layout.expert_tp() != p.tp) { // etp < tp: a replica holds tp / etp EP ranks, an EP group whole replicas
     if (!p.sequence_parallel)
       throw env.error_at("workload.parallel.etp", fmt::format("etp = {} under tp = {} needs sequence_parallel (each "
                                                               "group of etp TP ranks routes its own share of the "
                                                               "sequence)",
                                                               p.etp, p.tp));
-    if (p.ep % ep_fold(p) != 0)
+    if (p.ep % layout.ep_fold() != 0)
       throw env.error_at(blamed_key(env, {"workload.parallel.ep", "workload.parallel.etp"}),
                          fmt::format("with etp = {}, ep = {} must be a multiple of tp / etp = {} (an EP group takes "
                                      "whole replicas)",
-                                     p.etp, p.ep, ep_fold(p)));
+                                     p.etp, p.ep, layout.ep_fold()));
   }
-  if (dp % ep_replicas(p) != 0)
+  if (dp % layout.ep_replicas() != 0)
     throw env.error_at(blamed_key(env, {"workload.parallel.dp", "workload.parallel.ep"}),
                        fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
                                    "each pipeline stage, dp x tp = {})",
                                    p.ep, dp, static_cast<long long>(dp) * p.tp));
-  if (expert_ffn_of(w.model) % expert_tp(p) != 0 || (moe.shared_experts > 0 && shared_ffn_of(w.model) % p.tp != 0))
+  if (expert_ffn_of(w.model) % layout.expert_tp() != 0 ||
+      (moe.shared_experts > 0 && shared_ffn_of(w.model) % p.tp != 0))
     throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));
 }
 
@@ -170,7 +172,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   if (model_ranks > gpus || gpus % model_ranks != 0)
     throw env.error_at("workload.parallel.pp",
                        fmt::format("tp x pp = {} x {} does not divide the cluster's {} GPUs", p.tp, p.pp, gpus));
-  const int dp = p.dp > 0 ? p.dp : static_cast<int>(gpus / model_ranks);
+  const int dp = p.dp_on(gpus);
   if (dp * model_ranks > gpus)
     throw env.error_at(
         p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
@@ -180,7 +182,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
                        fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
                                    "= {} per step",
                                    w.batch.global, dp, w.batch.micro, static_cast<long long>(dp) * w.batch.micro));
-  check_experts(env, w, dp);
+  check_experts(env, w, p.layout(gpus));
   if (p.vpp > 1 && p.pp == 1)
     throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
                                                 "pp > 1");

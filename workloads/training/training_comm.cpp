@@ -13,7 +13,8 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
                          const std::vector<std::vector<PipelineOp>>& order)
     : out_(out), plan_(plan), streams_(streams), order_(order)
 {
-  const int pp = plan.pp, dp = plan.dp;
+  const int pp = plan.parallel.pp, dp = plan.parallel.dp;
+  const StageMap& map = plan.stages->map;
   built_ = plan.one_replica ? 1 : dp;
   sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
@@ -28,7 +29,7 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
     pieces_[d].assign(order[d].size(), zero3_ ? 1 : 0);
     for (std::size_t i = 0; i < order[d].size(); ++i)
       if (order[d][i].completes()) {
-        auto& ops = reduce_ops_[order[d][i].chunk * pp + d];
+        auto& ops = reduce_ops_[map.stage(d, order[d][i].chunk)];
         if (!fw.reduce_every_microbatch)
           ops.clear();
         ops.push_back(i);
@@ -37,7 +38,7 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
   if (plan.overlap == GradientOverlap::DURING_BACKWARD && dp > 1)
     for (std::size_t vs = 0; vs < reduce_ops_.size(); ++vs)
       for (std::size_t op : reduce_ops_[vs])
-        pieces_[vs % pp][op] = 1;
+        pieces_[map.device_of(static_cast<int>(vs))][op] = 1;
 }
 
 bool CommEmitter::in_pieces(int device, std::size_t op) const { return pieces_[device][op] != 0; }
@@ -54,10 +55,10 @@ SyncRequest CommEmitter::group_request(int device, double bytes, const std::vect
   SyncRequest req;
   std::vector<int> group = replicas;
   if (group.empty())
-    for (int r = 0; r < plan_.dp; ++r)
+    for (int r = 0; r < plan_.parallel.dp; ++r)
       group.push_back(r);
   for (int r : group) {
-    const int host = pipeline_host(plan_.params->parallel, plan_.dp, r, device);
+    const int host = plan_.parallel.host(r, device);
     req.hosts.push_back(host);
     req.streams.push_back(r < built_ ? streams_.get(host, 0) : -1);
     req.ready.push_back(r < built_ ? ready[r] : -1);
@@ -75,7 +76,7 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
   const double limit = plan_.params->gradient_bucket.value;
   std::vector<Bucket> out;
   for (std::size_t vs = 0; vs < costs.size(); ++vs) {
-    const int d = static_cast<int>(vs) % plan_.pp;
+    const int d = plan_.stages->map.device_of(static_cast<int>(vs));
     for (std::size_t op : reduce_ops_[vs]) {
       if (!pieces_[d][op] || costs[vs].segments.empty()) {
         const double bytes = (costs[vs].params - costs[vs].expert_params) * reduce_bytes_;
@@ -106,7 +107,7 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
 void CommEmitter::reduce_bucket(int it, std::size_t b, const Bucket& k, const std::vector<PipelineTasks>& replicas,
                                 std::vector<std::vector<int>>& done)
 {
-  const int pp = plan_.pp, d = k.stage % pp;
+  const int pp = plan_.parallel.pp, d = plan_.stages->map.device_of(k.stage);
   std::vector<int> ready;
   for (int r = 0; r < built_; ++r)
     ready.push_back(task_of(replicas[r], d, k.op, k.piece));
@@ -126,7 +127,7 @@ std::vector<std::vector<int>> CommEmitter::communicate(int it, const std::vector
                                                        const std::vector<PipelineTasks>& replicas,
                                                        const std::vector<int>& ends)
 {
-  const int pp = plan_.pp;
+  const int pp = plan_.parallel.pp;
   std::vector<std::vector<int>> done(built_ * pp);
   if (!zero3_) {
     for (std::size_t b = 0; b < buckets.size(); ++b)
@@ -142,7 +143,7 @@ std::vector<std::vector<int>> CommEmitter::communicate(int it, const std::vector
     for (std::size_t s = 0; s < slots.size(); ++s)
       events.emplace_back(s < 2 ? -1 : static_cast<long long>(slots[s - 2].op), s < 2 ? -1 : slots[s - 2].piece, 1, s);
     for (std::size_t b = 0; b < buckets.size(); ++b)
-      if (buckets[b].stage % pp == d)
+      if (plan_.stages->map.device_of(buckets[b].stage) == d)
         events.emplace_back(static_cast<long long>(buckets[b].op), buckets[b].piece < 0 ? kWholeOp : buckets[b].piece,
                             0, b);
     std::sort(events.begin(), events.end());
@@ -164,7 +165,7 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
                                           const std::vector<PipelineTasks>& replicas)
 {
   // ep: the replicas of one EP group (ep / tp of them under MoE parallel folding, whose other TP ranks mirror them).
-  const int pp = plan_.pp, ep = ep_replicas(plan_.params->parallel), dp = plan_.dp;
+  const int pp = plan_.parallel.pp, ep = plan_.parallel.ep_replicas(), dp = plan_.parallel.dp;
   const auto& costs = plan_.stages->stages;
   if (dp / ep < 2)
     return;
@@ -172,14 +173,13 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
     const double bytes = costs[vs].expert_params * reduce_bytes_;
     if (bytes <= 0 || reduce_ops_[vs].empty())
       continue;
-    const int d = static_cast<int>(vs) % pp;
+    const int d = plan_.stages->map.device_of(static_cast<int>(vs));
     const std::size_t op = reduce_ops_[vs].back();
     const int count = std::max(1, static_cast<int>(std::ceil(bytes / plan_.params->gradient_bucket.value)));
     for (int b = 0; b < count; ++b)
       for (int k = 0; k < ep; ++k) {
-        std::vector<int> group, ready(built_, -1);
-        for (int r = k; r < dp; r += ep)
-          group.push_back(r);
+        const std::vector<int> group = plan_.parallel.expert_dp_replicas(k);
+        std::vector<int> ready(built_, -1);
         for (int r : group)
           if (r < built_)
             ready[r] = task_of(replicas[r], d, op, -1);
@@ -200,8 +200,8 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
 std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>& replicas,
                                         const std::vector<int>& ends)
 {
-  const int pp = plan_.pp;
-  const std::vector<Bucket> buckets = plan_.dp > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
+  const int pp = plan_.parallel.pp;
+  const std::vector<Bucket> buckets = plan_.parallel.dp > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
   out_.buckets = static_cast<int>(buckets.size());
   const auto reduced = communicate(it, buckets, replicas, ends);
   // The optimizer step of each device over its chunks' parameters (ZeRO: its 1/dp shard; of routed experts, its
@@ -209,8 +209,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   std::vector<int> next(built_ * pp);
   out_.optimizer_tasks.emplace_back();
   for (int h = 0; h < built_ * pp; ++h) {
-    const double params =
-        optimizer_parameters(*plan_.stages, h % pp, pp, plan_.dp, ep_replicas(plan_.params->parallel), sharded_);
+    const double params = optimizer_parameters(*plan_.stages, h % pp, plan_.parallel, sharded_);
     const FrameworkProfile& fw = plan_.params->framework;
     const PassCost adam = pass_cost(*plan_.cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s);
     const int opt = out_.graph.add_compute(out_.compute_streams[h], adam.seconds, "adam", adam.model,
@@ -228,7 +227,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     if (buckets[b].op != reduce_ops_[buckets[b].stage].back())
       continue; // an earlier microbatch's reduction: the step gathers each shard once
-    const int d = buckets[b].stage % pp;
+    const int d = plan_.stages->map.device_of(buckets[b].stage);
     std::vector<int> ready;
     for (int r = 0; r < built_; ++r)
       ready.push_back(next[r * pp + d]);
@@ -260,7 +259,7 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
     const PipelineOp& op = order_[d][i];
     if (op.pass == Pass::BACKWARD_WEIGHT)
       continue;
-    const StageCost& c = costs[op.chunk * plan_.pp + d];
+    const StageCost& c = costs[plan_.stages->map.stage(d, op.chunk)];
     const auto segments = segment_order(c, op.pass);
     const OpTasks& t = replica0.ops[d][i];
     for (std::size_t k = 0; k < t.pieces.size(); ++k) {
@@ -282,14 +281,14 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
 void CommEmitter::gather_slot(int it, int d, const std::vector<Slot>& slots, std::size_t s,
                               const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends)
 {
-  const int pp = plan_.pp, ep = ep_replicas(plan_.params->parallel);
+  const int pp = plan_.parallel.pp, ep = plan_.parallel.ep_replicas();
   std::vector<int> ready;
   for (int r = 0; r < built_; ++r)
     ready.push_back(s < 2 ? ends[r * pp + d] : task_of(replicas[r], d, slots[s - 2].op, slots[s - 2].piece));
   const PipelineOp& op = order_[d][slots[s].op];
   const Task& first = out_.graph.task(task_of(replicas[0], d, slots[s].op, slots[s].piece));
   TaskLabels lab{it,
-                 op.chunk * pp + d,
+                 plan_.stages->map.stage(d, op.chunk),
                  op.microbatch,
                  first.labels.layer,
                  out_.graph.intern("parameter-gather"),
@@ -304,9 +303,7 @@ void CommEmitter::gather_slot(int it, int d, const std::vector<Slot>& slots, std
   }
   // Routed experts are sharded over their expert-data-parallel group (replicas k, k + ep, ...), not over dp.
   for (int k = 0; slots[s].expert_bytes > 0 && k < ep; ++k) {
-    std::vector<int> group;
-    for (int r = k; r < plan_.dp; r += ep)
-      group.push_back(r);
+    const std::vector<int> group = plan_.parallel.expert_dp_replicas(k);
     if (group.size() < 2)
       break;
     const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].expert_bytes, ready, lab, group));

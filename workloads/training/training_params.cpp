@@ -9,6 +9,42 @@ constexpr double kMaxGpus = 1 << 20;
 constexpr double kMaxIterations = 10000;
 } // namespace
 
+int ParallelParams::dp_on(long long gpus) const
+{
+  const long long model_ranks = static_cast<long long>(tp) * cp * pp;
+  return dp > 0 ? dp : static_cast<int>(gpus / model_ranks);
+}
+
+ParallelLayout ParallelParams::layout(long long gpus) const
+{
+  ParallelLayout out;
+  out.tp = tp;
+  out.cp = cp;
+  out.pp = pp;
+  out.vpp = vpp;
+  out.ep = ep;
+  out.etp = etp;
+  out.dp = dp_on(gpus);
+  out.zero = zero;
+  out.sequence_parallel = sequence_parallel;
+  out.placement = placement;
+  return out;
+}
+
+void ParallelParams::assign(const ParallelLayout& l)
+{
+  tp = l.tp;
+  cp = l.cp;
+  pp = l.pp;
+  vpp = l.vpp;
+  ep = l.ep;
+  etp = l.etp;
+  dp = l.dp;
+  zero = l.zero;
+  sequence_parallel = l.sequence_parallel;
+  placement = l.placement;
+}
+
 void read_training(ObjectReader& r, TrainingParams& w)
 {
   read_model(r.child("model", "the dense transformer"), w.model);
@@ -35,7 +71,7 @@ void read_training(ObjectReader& r, TrainingParams& w)
       .choice("partition", w.parallel.partition, {"even", "balanced"},
               "pipeline stages: even (layers divide equally) or balanced (the output layer's stage takes fewer "
               "layers so the slowest stage is as fast as it can be)")
-      .choice("placement", w.parallel.placement, {"tp-pp-dp", "tp-dp-pp"},
+      .choice("placement", w.parallel.placement, {{"tp-pp-dp", Placement::TP_PP_DP}, {"tp-dp-pp", Placement::TP_DP_PP}},
               "how ranks map to GPUs, innermost first: tp-pp-dp keeps a replica's pipeline stages together (data "
               "parallelism across nodes); tp-dp-pp keeps a stage's replicas together (pipeline across nodes)")
       .field("stage_layers", w.parallel.stage_layers,

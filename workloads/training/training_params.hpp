@@ -1,6 +1,7 @@
 // What a training workload reads from `workload:`: the model, batch sizes, how it is split over GPUs, iterations.
 #pragma once
 
+#include "models/parallel/parallel_layout.hpp"
 #include "models/transformer/framework.hpp"
 #include "models/transformer/model_params.hpp"
 
@@ -14,28 +15,29 @@ struct BatchParams {
   int micro = 4;
 };
 
+/** `workload.parallel:` as the scenario gives it. The data-parallel degree may be left 0 (every GPU the other degrees
+ *  leave); layout() resolves it, and everything past the checks reads the resolved ParallelLayout. */
 struct ParallelParams {
-  int dp = 0; // 0 = all GPUs / (tp * pp)
+  int dp = 0; // 0 = all GPUs / (tp * cp * pp)
   int tp = 1;
+  int cp = 1;
   int pp = 1;
   int vpp = 1;
   int ep = 1;  // expert parallelism: experts split over ep data-parallel replicas (MoE models)
   int etp = 0; // expert tensor parallelism (0 = tp); experts' MLPs split over etp ranks
   bool sequence_parallel = false;
   int zero = 0;
-  std::string partition = "even";     // pipeline stages: even (same layers each) | balanced (by cost)
-  std::string placement = "tp-pp-dp"; // rank order on GPUs, innermost first: tp-pp-dp | tp-dp-pp
+  std::string partition = "even"; // pipeline stages: even (same layers each) | balanced (by cost)
+  Placement placement = Placement::TP_PP_DP;
   std::vector<int> stage_layers; // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
-};
 
-/** The expert tensor-parallel degree in effect: etp, or tp when not given. */
-inline int expert_tp(const ParallelParams& p) { return p.etp > 0 ? p.etp : p.tp; }
-/** Expert-parallel ranks per replica and pipeline device: tp / etp (Megatron-Core's MoE parallel folding). With
- *  etp = tp the experts split over the TP ranks like the dense MLP and each replica is one EP rank; with etp < tp each
- *  group of etp TP ranks is an EP rank of its own (etp = 1: every GPU). */
-inline int ep_fold(const ParallelParams& p) { return p.tp / expert_tp(p); }
-/** Data-parallel replicas one expert-parallel group spans: ep / (tp / etp), all their TP ranks. */
-inline int ep_replicas(const ParallelParams& p) { return p.ep / ep_fold(p); }
+  /** The data-parallel degree on `gpus` GPUs: dp, or every GPU the other degrees leave. */
+  int dp_on(long long gpus) const;
+  /** The resolved layout on `gpus` GPUs. */
+  ParallelLayout layout(long long gpus) const;
+  /** Sets every degree, the ZeRO stage, sequence parallelism and the placement from `layout` (a plan's). */
+  void assign(const ParallelLayout& layout);
+};
 
 struct TrainingParams {
   ModelParams model;

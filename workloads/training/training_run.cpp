@@ -134,14 +134,15 @@ MoePolicies moe_policies(const TrainingParams& w, const RunEnv& env, TrainingPla
 }
 
 // Per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration.
-void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const TrainingGraph& training, int dp)
+void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const TrainingGraph& training,
+                         const ParallelLayout& parallel)
 {
   std::map<int, double> busy_on_host;
   for (const auto& t : training.graph.tasks())
     if (t.kind == TaskKind::COMPUTE)
       busy_on_host[t.host] += t.seconds;
-  for (int stage = 0; stage < w.parallel.pp; ++stage) {
-    const double busy = busy_on_host[pipeline_host(w.parallel, dp, 0, stage)] / w.iterations;
+  for (int stage = 0; stage < parallel.pp; ++stage) {
+    const double busy = busy_on_host[parallel.host(0, stage)] / w.iterations;
     metrics.breakdown["stage" + std::to_string(stage) + "_busy_s"] = busy;
     metrics.breakdown["stage" + std::to_string(stage) + "_idle_s"] = metrics.metrics.at("iteration_time_s") - busy;
   }
@@ -194,10 +195,10 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
 // cluster.stragglers as the graph sees them: a tensor-parallel group is simulated as its first rank and runs at its
 // slowest rank's speed. When replica 0 stands for every replica, each of its stages runs at the slowest speed that
 // stage has in any replica: the stage's data-parallel gradient sync waits for it. (Random slowdowns are not folded.)
-StragglerModel training_stragglers(const RunEnv& env, const ParallelParams& parallel, int dp, bool one_replica)
+StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& parallel, bool one_replica)
 {
   // The job's GPUs only: idle ones neither take a share of the spread nor hold a step back.
-  const int used = dp * parallel.pp * parallel.tp;
+  const int dp = parallel.dp, used = static_cast<int>(parallel.ranks());
   StragglerModel model =
       StragglerModel(env.cluster->stragglers, used, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
           .slowest_in_groups(parallel.tp);
@@ -206,15 +207,16 @@ StragglerModel training_stragglers(const RunEnv& env, const ParallelParams& para
   std::vector<std::vector<int>> stages(static_cast<std::size_t>(parallel.pp));
   for (int stage = 0; stage < parallel.pp; ++stage)
     for (int r = 0; r < dp; ++r)
-      stages[static_cast<std::size_t>(stage)].push_back(pipeline_host(parallel, dp, r, stage));
+      stages[static_cast<std::size_t>(stage)].push_back(parallel.host(r, stage));
   return model.slowest_of(stages);
 }
 
 // What a user should know about how the run was simulated.
-std::vector<std::string> run_warnings(const TrainingParams& w, const RunEnv& env, bool one_replica, int gpus, int dp)
+std::vector<std::string> run_warnings(const TrainingParams& w, const RunEnv& env, bool one_replica, int gpus,
+                                      const ParallelLayout& parallel)
 {
   std::vector<std::string> out;
-  const int pp = w.parallel.pp, tp = w.parallel.tp;
+  const int pp = parallel.pp, tp = parallel.tp, dp = parallel.dp;
   if (w.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
     out.push_back("--replicas one is ignored for an MoE model: each replica routes its own tokens to the others' "
                   "experts, so every replica is simulated");
@@ -236,8 +238,8 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   const PlatformSpec& platform = *env.platform;
   const DeviceSpec& device = *env.device;
   const int gpus = env.cluster->nodes * env.cluster->gpus_per_node;
-  const int pp = w.parallel.pp, tp = w.parallel.tp;
-  const int dp = w.parallel.dp > 0 ? w.parallel.dp : gpus / (pp * tp);
+  const ParallelLayout parallel = w.parallel.layout(gpus);
+  const int dp = parallel.dp;
   auto sync = env.policies->make<GradientSync>("sync", *env.source);
   const std::string schedule_name = pipeline_schedule_name(w, *env.policies);
   auto schedule = env.policies->make<PipelineSchedule>("pipeline", *env.source, schedule_name);
@@ -245,16 +247,12 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
       env.cluster->profile.empty() ? *builtin_profile(device.name) : load_profile(env.cluster->profile);
   auto cost = make_cost_model(device, profile);
   const bool layer_graph = !w.model.graph.empty();
-  const bool pipelined = pp > 1 || w.parallel.vpp > 1 || layer_graph;
-  StageShape shape{pp,
-                   schedule->chunks(w.parallel.vpp),
-                   schedule_name == "graph-pipeline",
-                   dp,
-                   {},
-                   w.parallel.ep,
-                   expert_tp(w.parallel)};
-  for (int r = 0; r < dp; ++r)
-    shape.dp_group.push_back(pipeline_host(w.parallel, dp, r, 0));
+  const bool pipelined = parallel.pp > 1 || parallel.vpp > 1 || layer_graph;
+  StageShape shape;
+  shape.parallel = parallel;
+  shape.map = schedule->stage_map(parallel.pp, schedule->chunks(parallel.vpp));
+  shape.graph_pipeline = schedule_name == "graph-pipeline";
+  shape.price_dp_beside = true;
   const StageSet stages =
       layer_graph ? layer_graph_stages(w, *cost, platform, shape) : transformer_stages(w, *cost, platform, shape);
   TrainingPlan plan;
@@ -264,16 +262,14 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.sync = sync.get();
   plan.platform = &platform;
   plan.cost = cost.get();
-  plan.dp = dp;
-  plan.pp = pp;
-  plan.tp = tp;
+  plan.parallel = parallel;
   const MoePolicies moe = moe_policies(w, env, plan);
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
   plan.overlap =
       w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
   TrainingGraph training = build_replicas(plan, env, dp);
-  const StragglerModel stragglers = training_stragglers(env, w.parallel, dp, plan.one_replica);
+  const StragglerModel stragglers = training_stragglers(env, parallel, plan.one_replica);
   if (stragglers.any())
     apply_stragglers(training.graph, stragglers);
   Timeline timeline = env.execute(training.graph);
@@ -291,7 +287,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
   metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(w.model.dtype);
   if (pipelined)
-    add_stage_breakdown(metrics, w, training, dp);
+    add_stage_breakdown(metrics, w, training, parallel);
   if (w.tokens > 0) // the budget at this step's rate
     metrics.metrics["time_to_train_s"] = w.tokens / metrics.metrics.at("tokens_per_s");
   metrics.metrics["peak_memory_bytes"] = memory.total();
@@ -302,7 +298,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (env.trace)
     out.trace_json = chrome_trace_json(training.graph, timeline, platform);
   out.summary = summary_text(w, env, training, metrics);
-  out.warnings = run_warnings(w, env, plan.one_replica, gpus, dp);
+  out.warnings = run_warnings(w, env, plan.one_replica, gpus, parallel);
   return out;
 }
 
