@@ -47,7 +47,8 @@ fi
 # fuzzer's coverage and the sanitizers, linked against the engine's libraries from BUILD_DIR (gcc-built, so the
 # workload kinds' own readers run uninstrumented: their crashes are caught, their coverage does not steer).
 engine=(sim/libcs_engine.a sim/libcs_simgrid.a calibrate/libcs_calibrate.a -Wl,--push-state,--whole-archive
-        workloads/libcs_workloads.a policies/libcs_policies.a -Wl,--pop-state models/libcs_models.a core/libcs_core.a
+        workloads/libcs_workloads.a policies/libcs_policies.a models/libcs_model_kinds.a -Wl,--pop-state
+        models/libcs_models.a core/libcs_core.a
         platform/libcs_platform.a models/devices/libcs_devices.a traces/libcs_traces.a base/libcs_base.a)
 scenario_targets=()
 if [ $ok = 1 ] && [ -f "$build/sim/libcs_engine.a" ] && [ -f "$build/workloads/libcs_workloads.a" ]; then

@@ -1,6 +1,8 @@
 #include "models/transformer/memory_footprint.hpp"
 
 #include "models/kernels/kernel.hpp"
+#include "models/transformer/attention_kind.hpp"
+#include "models/transformer/mlp_kind.hpp"
 #include "models/transformer/transformer.hpp"
 
 #include <algorithm>
@@ -46,18 +48,19 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   f.parameters = params * e / (l.zero >= 3 ? l.dp : 1) + experts * e / (l.zero >= 3 ? edp : 1);
   f.gradients = params * e / (l.zero >= 2 ? l.dp : 1) + experts * e / (l.zero >= 2 ? edp : 1);
   f.optimizer = params * 12.0 / (l.zero >= 1 ? l.dp : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
-  const double s = m.seq, b = micro, h = m.hidden, a = m.heads, t = l.tp;
+  const double s = m.seq, b = micro, h = m.hidden, t = l.tp;
   const bool sp = l.sp();
   // Korthikanti et al.'s per-layer count in units of s b h bytes: 10 replicated under tensor parallelism (norm
   // inputs, the two block inputs, dropout masks) and 24 split (queries 2, keys 2, values 2, projection input 2,
   // GeLU input 8 and output 8), plus 5 a s / h for scores. Keys and values shrink with grouped-query attention;
   // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
-  const double kv = double(m.kv()) / m.heads, ffn = double(m.ffn) / h;
-  const double split = 4.0 + 4.0 * kv + (m.mlp == "swiglu" ? 6.0 : 4.0) * ffn;
+  const AttentionKind& attention = attention_kind_of(m);
+  const double mlp_units = mlp_kind_of(m).activation_units(), ffn = double(m.ffn) / h;
+  const double split = attention.activation_units(m) + mlp_units * ffn;
   const double replicated = layout.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
   const double held = sp ? (replicated + split) / t : replicated + split / t;
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
-  const double scores = m.attention != "materialized" ? 0.0 : (layout.dropout ? 5.0 : 4.0) * a * s / (h * t);
+  const double scores = attention.score_units(m, layout.dropout, t);
   double per_layer = 0;
   if (m.recompute == "full") // only each layer's input is kept
     per_layer = 2.0 * s * b * h / (sp ? t : 1);
@@ -69,7 +72,6 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   per_layer *= e / 2.0;
   double per_moe_layer = per_layer;
   if (moe_total > 0 && m.recompute != "full") { // the dense MLP's share replaced by the experts' and the permutes'
-    const double mlp_units = m.mlp == "swiglu" ? 6.0 : 4.0;
     const double moe_ffn = (m.moe.top_k * double(expert_ffn_of(m)) + m.moe.shared_experts * shared_ffn_of(m)) / h;
     const double k = layout.moe_buffer_scale;
     per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * m.moe.top_k) * e / 2.0;

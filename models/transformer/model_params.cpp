@@ -1,5 +1,8 @@
 #include "models/transformer/model_params.hpp"
 
+#include "models/transformer/attention_kind.hpp"
+#include "models/transformer/mlp_kind.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -10,7 +13,8 @@ namespace {
 // A dense transformer's shape and training precision; each family sets what differs from the GPT defaults.
 struct Shape {
   int layers, hidden, ffn, heads, seq, vocab;
-  const char *dtype, *recompute, *attention;
+  const char *dtype, *recompute;
+  AttentionCore attention;
 };
 
 ModelParams dense(const Shape& s)
@@ -33,14 +37,14 @@ ModelParams dense(const Shape& s)
 void add_gpt_and_bert(std::map<std::string, ModelParams>& p)
 {
   auto gpt = [](int layers, int hidden, int heads) {
-    return dense({layers, hidden, 4 * hidden, heads, 2048, 51200, "fp16", "full", "materialized"});
+    return dense({layers, hidden, 4 * hidden, heads, 2048, 51200, "fp16", "full", AttentionCore::MATERIALIZED});
   };
   p["gpt-1.7b"] = gpt(24, 2304, 24);
   p["gpt-7.5b"] = gpt(36, 4096, 32);
   p["gpt-39.1b"] = gpt(48, 8192, 64);
   p["gpt-145.6b"] = gpt(80, 12288, 96);
   p["gpt-529.6b"] = gpt(105, 20480, 128);
-  ModelParams bert = dense({24, 1024, 4096, 16, 512, 30522, "fp16", "none", "materialized"});
+  ModelParams bert = dense({24, 1024, 4096, 16, 512, 30522, "fp16", "none", AttentionCore::MATERIALIZED});
   bert.causal = false; // an encoder attends to the whole sequence
   p["bert-large"] = bert;
 }
@@ -50,10 +54,10 @@ void add_llama(std::map<std::string, ModelParams>& p)
   // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
   // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
   auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
-    ModelParams m = dense({layers, hidden, ffn, heads, 4096, 32000, "bf16", "selective", "flash"});
+    ModelParams m = dense({layers, hidden, ffn, heads, 4096, 32000, "bf16", "selective", AttentionCore::FLASH});
     m.kv_heads = kv_heads;
     m.mlp = "swiglu";
-    m.norm = "rmsnorm";
+    m.norm = Norm::RMSNORM;
     m.tie_embeddings = false;
     m.bias = false;
     return m;
@@ -68,7 +72,7 @@ void add_mpt(std::map<std::string, ModelParams>& p)
   // ratio 4 (GeLU), vocabulary 50,368, no biases (layernorm weight only), ALiBi instead of position embeddings,
   // tied embeddings, bf16, sequence 2048.
   auto mpt = [](int layers, int hidden, int heads) {
-    ModelParams m = dense({layers, hidden, 4 * hidden, heads, 2048, 50368, "bf16", "none", "flash"});
+    ModelParams m = dense({layers, hidden, 4 * hidden, heads, 2048, 50368, "bf16", "none", AttentionCore::FLASH});
     m.bias = false;
     return m;
   };
@@ -86,10 +90,10 @@ void add_mpt(std::map<std::string, ModelParams>& p)
 void add_moe(std::map<std::string, ModelParams>& p)
 {
   auto moe = [](int layers, int hidden, int ffn, int heads, int kv_heads, int seq, int vocab) {
-    ModelParams m = dense({layers, hidden, ffn, heads, seq, vocab, "bf16", "selective", "flash"});
+    ModelParams m = dense({layers, hidden, ffn, heads, seq, vocab, "bf16", "selective", AttentionCore::FLASH});
     m.kv_heads = kv_heads;
     m.mlp = "swiglu";
-    m.norm = "rmsnorm";
+    m.norm = Norm::RMSNORM;
     m.tie_embeddings = false;
     m.bias = false;
     return m;
@@ -116,9 +120,9 @@ void add_moe(std::map<std::string, ModelParams>& p)
   // Switch-Base-128 (Fedus et al., JMLR 2022, Table 9: 7.4B): d_model 768, d_ff 3072, 12 heads, 128 experts every
   // other FFN layer, top-1, capacity factor 1.25, ReLU MLP without biases. Here as a decoder-only stack of its 24
   // (12 + 12) layers, without the decoder's cross-attention (0.4% of the weights).
-  ModelParams sw = dense({24, 768, 3072, 12, 512, 32128, "bf16", "none", "flash"});
+  ModelParams sw = dense({24, 768, 3072, 12, 512, 32128, "bf16", "none", AttentionCore::FLASH});
   sw.bias = false;
-  sw.norm = "rmsnorm";
+  sw.norm = Norm::RMSNORM;
   sw.moe = {128, 1, 3072, 0, 0, 2, 0, 1.25};
   p["switch-base-128"] = sw;
 }
@@ -243,14 +247,17 @@ void read_model(ObjectReader m, ModelParams& model)
       .field("vocab", model.vocab, "vocabulary size")
       .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
       .choice("recompute", model.recompute, {"none", "selective", "full"}, "activation recomputation")
-      .choice("attention", model.attention, {"flash", "triton", "materialized"},
+      .choice("attention", model.attention,
+              {{"flash", AttentionCore::FLASH},
+               {"triton", AttentionCore::TRITON},
+               {"materialized", AttentionCore::MATERIALIZED}},
               "flash: fused attention (FlashAttention-2), scores never reach memory; triton: the same fused attention "
               "written in Triton (llm-foundry's attn_impl: triton for ALiBi models, 2023), slower; materialized: QK^T "
               "GEMM, softmax, dropout and PV GEMM through memory (Megatron-LM before FlashAttention)")
-      .choice("mlp", model.mlp, {"gelu", "swiglu"},
+      .choice("mlp", model.mlp, Registry<MlpKind>::instance().names(),
               "feed-forward block: gelu (up GEMM, GeLU, down GEMM) or swiglu (fused gate and up GEMM, SiLU-gated "
               "product, down GEMM)")
-      .choice("norm", model.norm, {"layernorm", "rmsnorm"}, "normalisation layers")
+      .choice("norm", model.norm, {{"layernorm", Norm::LAYERNORM}, {"rmsnorm", Norm::RMSNORM}}, "normalisation layers")
       .field("tie_embeddings", model.tie_embeddings, "the output layer shares the input embedding's weights")
       .field("bias", model.bias, "linear layers and layernorms have biases (GPT, Megatron) or not (MPT, Llama)")
       .field("causal", model.causal, "causal (decoder) attention: half the score matrix is computed")
@@ -258,6 +265,7 @@ void read_model(ObjectReader m, ModelParams& model)
                               "a generic layer graph (layers with costs and inputs) that replaces the transformer; "
                               "branches run concurrently under policies.pipeline: graph-pipeline",
                               read_layer);
+  read_attention_kind(m, model);
   ObjectReader moe = m.child("moe", "mixture of experts: routed (and shared) experts replace the MLP in MoE layers");
   read_moe(moe, model.moe);
   m.finish();

@@ -6,6 +6,7 @@
 #include "models/transformer/moe_params.hpp"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,17 @@ struct GraphLayerParams {
   std::optional<Kernel> kernel;    // one sample's forward as a kernel descriptor (then flops and bytes are its own)
 };
 
+class AttentionKind;
+
+/** How the attention core runs: fused (scores stay on chip) or through memory. */
+enum class AttentionCore {
+  FLASH,        // FlashAttention-2
+  TRITON,       // the same fused attention in Triton (llm-foundry's attn_impl: triton, 2023), slower
+  MATERIALIZED, // QK^T GEMM, softmax, dropout and PV GEMM through memory (Megatron-LM before FlashAttention)
+};
+
+enum class Norm { LAYERNORM, RMSNORM };
+
 struct ModelParams {
   int layers = 24;
   int hidden = 2048;
@@ -31,13 +43,15 @@ struct ModelParams {
   int seq = 2048;
   int vocab = 51200;
   std::string dtype = "bf16";
-  std::string recompute = "none";  // none | selective | full
-  std::string attention = "flash"; // flash | triton (fused, scores stay on chip) | materialized (scores in memory)
-  std::string preset;              // filled in first, then keys given next to it override (see model_presets())
-  int kv_heads = 0;                // 0 = heads (multi-head attention); fewer = grouped-query attention
-  std::string mlp = "gelu";        // gelu (up, GeLU, down) | swiglu (gate and up, SiLU-gated product, down)
-  std::string norm = "layernorm";  // layernorm | rmsnorm (weight only)
-  bool tie_embeddings = true;      // the output layer reuses the input embedding
+  std::string recompute = "none"; // none | selective | full
+  AttentionCore attention = AttentionCore::FLASH;
+  std::string preset;       // filled in first, then keys given next to it override (see model_presets())
+  int kv_heads = 0;         // 0 = heads (multi-head attention); fewer = grouped-query attention
+  int head_dim = 0;         // query, key and value width per head (0 = hidden / heads)
+  std::string mlp = "gelu"; // a registered MLP kind: gelu (up, GeLU, down) | swiglu (gate and up, SiLU product, down)
+  Norm norm = Norm::LAYERNORM;                         // rmsnorm: weight only
+  std::shared_ptr<const AttentionKind> attention_kind; // a kind configured by its block (model.<kind>); null = gqa
+  bool tie_embeddings = true;                          // the output layer reuses the input embedding
   bool bias = true;   // linear layers and layernorms have biases (GPT-2, Megatron); MPT and Llama have none
   bool causal = true; // decoder self-attention: each token attends to the ones before it
   std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer

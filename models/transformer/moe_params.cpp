@@ -1,5 +1,6 @@
 #include "models/transformer/moe_params.hpp"
 
+#include "models/transformer/mlp_kind.hpp"
 #include "models/transformer/model_params.hpp"
 
 #include <fmt/format.h>
@@ -61,11 +62,11 @@ int moe_layer_count(const MoeParams& moe, int layers)
 int expert_ffn_of(const ModelParams& m) { return m.moe.expert_ffn > 0 ? m.moe.expert_ffn : m.ffn; }
 int shared_ffn_of(const ModelParams& m) { return m.moe.shared_ffn > 0 ? m.moe.shared_ffn : expert_ffn_of(m); }
 
-double expert_parameters(const ModelParams& m) { return (m.mlp == "swiglu" ? 3.0 : 2.0) * m.hidden * expert_ffn_of(m); }
+double expert_parameters(const ModelParams& m) { return mlp_kind_of(m).weights(m.hidden, expert_ffn_of(m)); }
 
 double shared_expert_parameters(const ModelParams& m)
 {
-  return m.moe.shared_experts * (m.mlp == "swiglu" ? 3.0 : 2.0) * m.hidden * shared_ffn_of(m);
+  return m.moe.shared_experts * mlp_kind_of(m).weights(m.hidden, shared_ffn_of(m));
 }
 
 double router_parameters(const ModelParams& m) { return double(m.hidden) * m.moe.experts; }

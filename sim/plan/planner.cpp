@@ -8,6 +8,7 @@
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "models/moe/moe_layer_cost.hpp"
+#include "models/transformer/attention_kind.hpp"
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "platform/platform_spec.hpp"
@@ -273,7 +274,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
-    if (node_gpus % tp != 0 || m.heads % tp != 0 || m.ffn % tp != 0 || m.kv() % tp != 0)
+    if (node_gpus % tp != 0 || !attention_kind_of(m).tp_problem(m, tp).empty() || m.ffn % tp != 0)
       continue;
     for (int pp = 1; pp <= gpus / tp && pp <= m.layers; ++pp) {
       if ((gpus / tp) % pp != 0)

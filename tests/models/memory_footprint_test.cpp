@@ -10,7 +10,7 @@ namespace {
 cs::ModelParams gpt13b()
 {
   cs::ModelParams m = cs::testing::model(24, 2048, 8192, 16, 2048, 51200, "bf16", "none");
-  m.attention = "materialized";
+  m.attention = cs::AttentionCore::MATERIALIZED;
   return m;
 }
 const cs::ModelParams kGpt13B = gpt13b();
@@ -36,13 +36,13 @@ TEST(MemoryFootprint, Gpt13BDataParallelByHand)
   EXPECT_NEAR(f.total() / 1e9, 16 * P / 1e9 + 45.9 + 1.678 + 0.026, 0.05); // ~69 GB: fits an 80 GB H100
   // Flash attention keeps no scores: 34 s b h per layer. Without dropout its two 1-byte masks go too: 32.
   cs::ModelParams flash = kGpt13B;
-  flash.attention = "flash";
+  flash.attention = cs::AttentionCore::FLASH;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(flash, 4, l).activations, 24 * 2048.0 * 4 * 2048 * 34 + logits(kGpt13B, 4));
   l.dropout = false;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(flash, 4, l).activations, 24 * 2048.0 * 4 * 2048 * 32 + logits(kGpt13B, 4));
   // FlashAttention in Triton is fused too: no scores either.
   cs::ModelParams triton = flash;
-  triton.attention = "triton";
+  triton.attention = cs::AttentionCore::TRITON;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(triton, 4, l).activations, cs::transformer_memory(flash, 4, l).activations);
 }
 
@@ -84,7 +84,7 @@ TEST(MemoryFootprint, SwigluAndGroupedQueryAttentionActivationsByHand)
   cs::ModelParams m = cs::model_presets().at("llama2-70b");
   m.layers = 1;
   m.recompute = "none";
-  m.attention = "materialized";
+  m.attention = cs::AttentionCore::MATERIALIZED;
   cs::MemoryLayout l;
   l.parallel.tp = 8;
   const double s = 4096, h = 8192, sbh = s * h;

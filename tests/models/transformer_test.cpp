@@ -72,7 +72,7 @@ TEST(Transformer, BackwardDoesTwiceTheForwardGemmWorkAndFlashRecomputesTheScores
   EXPECT_DOUBLE_EQ(weight, sum(pass.forward, gemm));
   // Materialised attention: the same GEMM work, through batched score GEMMs (non-causal, so nothing is skipped).
   cs::ModelParams mat = m, flash = m;
-  mat.attention = "materialized";
+  mat.attention = cs::AttentionCore::MATERIALIZED;
   mat.causal = flash.causal = false;
   auto matmul = [](const cs::Kernel& k) {
     return std::holds_alternative<cs::GemmKernel>(k) || std::holds_alternative<cs::AttentionKernel>(k);
@@ -83,7 +83,7 @@ TEST(Transformer, BackwardDoesTwiceTheForwardGemmWorkAndFlashRecomputesTheScores
 TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
 {
   cs::ModelParams m = cs::model_presets().at("gpt-7.5b");
-  m.attention = "flash";
+  m.attention = cs::AttentionCore::FLASH;
   auto names = [](const std::vector<cs::NamedKernel>& ks) {
     std::set<std::string> out;
     for (const auto& k : ks)
@@ -137,7 +137,7 @@ TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKerne
   // its own; q, k, v are views split off the QKV output, so backward concatenates their gradients; baddbmm's scale
   // reaches dQ and dK through separate multiplies.
   cs::ModelParams m = cs::model_presets().at("gpt-7.5b");
-  m.attention = "materialized";
+  m.attention = cs::AttentionCore::MATERIALIZED;
   auto bytes_of = [](const std::vector<cs::NamedKernel>& ks, const std::string& name) {
     double b = 0;
     for (const auto& k : ks)
@@ -156,7 +156,7 @@ TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKerne
   EXPECT_DOUBLE_EQ(bytes_of(a.backward, "qkv_split_backward"), 2 * tokens * width * e); // dQ, dK, dV in; dQKV out
   EXPECT_DOUBLE_EQ(bytes_of(a.backward, "attn_scores_grad_scale"), 4 * tokens * width / 3 * e); // dQ, dK: in, out
   // Flash attention takes q, k, v whole: neither the split nor the scale runs apart.
-  m.attention = "flash";
+  m.attention = cs::AttentionCore::FLASH;
   EXPECT_DOUBLE_EQ(bytes_of(cs::layer_kernels(m, megatron).backward, "qkv_split_backward"), 0);
   // A model without biases adds none.
   m.bias = false;
@@ -266,14 +266,14 @@ TEST(Transformer, DropoutBackwardMovesFiveBytesPerElementAndGptIsCausal)
   // GPT presets are causal: flash attention does half the score work (a key decides; BERT is not causal).
   EXPECT_TRUE(m.causal);
   EXPECT_FALSE(cs::model_presets().at("bert-large").causal);
-  m.attention = "flash";
+  m.attention = cs::AttentionCore::FLASH;
   for (const auto& x : cs::layer_kernels(m, shape).forward)
     if (x.name == "attention") {
       EXPECT_DOUBLE_EQ(cs::kernel_flops(x.kernel), 4.0 * 2 * m.heads * m.seq * m.seq * (m.hidden / m.heads) / 2);
       EXPECT_FALSE(std::get<cs::AttentionKernel>(x.kernel).triton);
     }
   // Triton's fused attention: the same kernels and FLOPs, marked for its own efficiency.
-  m.attention = "triton";
+  m.attention = cs::AttentionCore::TRITON;
   int marked = 0;
   for (const auto& pass : {cs::layer_kernels(m, shape).forward, cs::layer_kernels(m, shape).backward})
     for (const auto& x : pass)

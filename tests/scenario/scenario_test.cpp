@@ -200,7 +200,7 @@ TEST(Scenario, TensorParallelismStaysInsideANode)
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=16"}), "--set:1:1: workload.parallel.tp=16: tp = 16 must divide a "
                                                            "node's 8 GPUs (tensor parallelism stays inside a node)");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=8"}),
-            "--set:1:1: workload.parallel.tp=8: tp = 8 must divide the heads (4) and the ffn size (1024)");
+            "--set:1:1: workload.parallel.tp=8: tp = 8 must divide the heads (4)");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2"}), "");
   EXPECT_EQ(error_of(kValid, {"workload.parallel.tp=2", "workload.model.kv_heads=1"}),
             "--set:1:1: workload.parallel.tp=2: tp = 2 must divide the key/value heads (1)");
@@ -316,7 +316,7 @@ TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.kv_heads, 8);
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.ffn, 28672);
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.mlp, "swiglu");
-  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.norm, "rmsnorm");
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.norm, cs::Norm::RMSNORM);
   EXPECT_FALSE(cs::workload_as<cs::TrainingWorkload>(s).params.model.tie_embeddings);
   EXPECT_EQ(cs::model_presets().size(), 20u); // GPT, BERT, Llama 2, MPT and five MoE models
   EXPECT_NE(error_of(kValid, {"workload.model.preset=llama"}).find("'llama' is not a valid workload.model.preset"),

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 namespace cs {
 
@@ -205,9 +206,10 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   return join;
 }
 
-std::pair<int, int> MoeEmitter::emit(int replica, int device, int stream, const PipelineOp& op, int stage,
-                                     const Segment& s, TaskLabels lab, double& busy)
+std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, TaskLabels lab, double& busy)
 {
+  const int replica = site.replica, device = site.device, stream = site.stream, stage = site.stage;
+  const PipelineOp& op = *site.op;
   const int group = replica / replicas_, rank = (replica % replicas_) * fold_;
   const Step& st = step(lab.iteration, s.layer, op.microbatch, group, device);
   const std::string model = st.chunks[rank][0].model.empty() ? "given" : st.chunks[rank][0].model;
@@ -260,5 +262,27 @@ std::pair<int, int> MoeEmitter::emit(int replica, int device, int stream, const 
   }
   return {in, last};
 }
+
+} // namespace cs
+
+namespace cs {
+
+void MoeEmitter::finish(TrainingGraph& out) const { out.moe = stats_; }
+
+/** The MoE layers of an MoE model's plan. */
+class MoeExtension : public TrainingExtensionKind {
+public:
+  std::unique_ptr<TrainingExtension> make(const TrainingPlan& plan, TaskGraph& graph) const override
+  {
+    if (!plan.params->model.moe.enabled())
+      return nullptr;
+    if (!plan.routing || !plan.moe)
+      throw std::invalid_argument("an MoE model needs a routing model and an MoE policy");
+    return std::make_unique<MoeEmitter>(plan, graph);
+  }
+};
+
+CS_REGISTER_TRAINING_EXTENSION(
+    MoeExtension, "moe", "MoE layers: dispatch and combine all-to-alls and the experts, as the policy plans them");
 
 } // namespace cs

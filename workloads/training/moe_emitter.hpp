@@ -9,6 +9,7 @@
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "workloads/training/stage_costs.hpp"
 #include "workloads/training/training_builder.hpp"
+#include "workloads/training/training_extension.hpp"
 
 #include <map>
 #include <tuple>
@@ -16,14 +17,16 @@
 
 namespace cs {
 
-class MoeEmitter {
+class MoeEmitter : public TrainingExtension {
 public:
   MoeEmitter(const TrainingPlan& plan, TaskGraph& graph);
 
-  /** Emits segment `s` (an MoE layer) of op `op` on replica `replica`'s device `device`: returns its first and last
-   *  tasks and adds its compute time to `busy`. */
-  std::pair<int, int> emit(int replica, int device, int compute_stream, const PipelineOp& op, int stage,
-                           const Segment& s, TaskLabels labels, double& busy);
+  /** The MoE layers' segments (Segment::moe). */
+  bool claims(const Segment& segment) const override { return segment.moe; }
+  /** Emits an MoE layer's segment: returns its first and last tasks and adds its compute time to `busy`. */
+  std::pair<int, int> emit(const SegmentSite& site, const Segment& s, TaskLabels labels, double& busy) override;
+  /** The MoE statistics of every step built. */
+  void finish(TrainingGraph& out) const override;
 
   const MoeStats& stats() const { return stats_; }
 

@@ -68,9 +68,16 @@ OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& 
   lab.phase = g.intern(op.forward() ? "forward" : "backward");
   const std::string model = c.model.empty() ? "given" : c.model;
   OpTasks out;
-  const bool moe =
-      in.moe_segment && std::any_of(c.segments.begin(), c.segments.end(), [](const Segment& s) { return s.moe; });
-  if ((!pieces && !moe) || c.segments.empty()) {
+  // The extension that claims a segment, or null.
+  auto claimant = [&in](const Segment& s) -> TrainingExtension* {
+    for (TrainingExtension* e : in.extensions)
+      if (e->claims(s))
+        return e;
+    return nullptr;
+  };
+  const bool claimed =
+      std::any_of(c.segments.begin(), c.segments.end(), [&](const Segment& s) { return claimant(s) != nullptr; });
+  if ((!pieces && !claimed) || c.segments.empty()) {
     const double t = c.seconds(pass_index(op.pass));
     out.first = out.last = g.add_compute(in.compute_streams[d], t, op_name(op.pass, true), model, lab);
     busy += t;
@@ -86,8 +93,9 @@ OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& 
     if (t <= 0 && (i + 1 < n || !out.pieces.empty()))
       continue;
     lab.layer = s.layer;
-    if (s.moe && in.moe_segment) {
-      const auto [first, last] = in.moe_segment(d, op, vs, s, lab, busy);
+    if (TrainingExtension* extension = claimant(s)) {
+      const SegmentSite site{in.replica, d, in.compute_streams[d], &op, vs};
+      const auto [first, last] = extension->emit(site, s, lab, busy);
       out.pieces.push_back(last);
       out.piece_first.push_back(first);
       out.piece_segments.emplace_back(begin, i + 1);

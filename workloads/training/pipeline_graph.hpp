@@ -5,6 +5,7 @@
 #include "models/collectives/collective.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "workloads/training/stage_costs.hpp"
+#include "workloads/training/training_extension.hpp"
 
 #include <functional>
 #include <vector>
@@ -42,11 +43,10 @@ struct PipelineInput {
   TaskLabels labels;                                         // iteration and (for traces) the rest
   std::function<bool(int device, std::size_t op)> in_pieces; // empty = every op is one task
   bool blocking_sends = false; // a device's next op waits for its sends (Megatron synchronises after each p2p)
-  /** Emits an MoE segment (Segment::moe) of op `op` on `device` and returns its first and last tasks, adding its
-   *  compute to `busy`; ops with MoE segments always run piece by piece. */
-  std::function<std::pair<int, int>(int device, const PipelineOp& op, int stage, const Segment& segment,
-                                    TaskLabels labels, double& busy)>
-      moe_segment;
+  /** The extensions that emit the segments they claim (training_extension.hpp); ops with claimed segments always run
+   *  piece by piece. `replica`: the replica these devices belong to. */
+  std::vector<TrainingExtension*> extensions;
+  int replica = 0;
 };
 
 /** Segment indices of virtual stage `costs` in the order `pass` runs them (forward order, or reversed). */

@@ -1,8 +1,8 @@
 #include "workloads/training/training_builder.hpp"
 
-#include "workloads/training/moe_emitter.hpp"
 #include "workloads/training/pipeline_graph.hpp"
 #include "workloads/training/training_comm.hpp"
+#include "workloads/training/training_extension.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -62,11 +62,7 @@ public:
     out_.replicas_built = built;
     for (int h = 0; h < built * pp; ++h)
       out_.compute_streams.push_back(out_.graph.add_stream(host(h / pp, h % pp), "compute"));
-    if (w_.model.moe.enabled()) {
-      if (!plan_.routing || !plan_.moe)
-        throw std::invalid_argument("an MoE model needs a routing model and an MoE policy");
-      moe_ = std::make_unique<MoeEmitter>(plan_, out_.graph);
-    }
+    extensions_ = make_training_extensions(plan_, out_.graph);
     CommEmitter comm(out_, plan_, comm_, order_);
     std::vector<int> ends(built * pp, -1); // per simulated device: what its next iteration waits for
     for (int it = 0; it < w_.iterations; ++it) {
@@ -75,8 +71,8 @@ public:
         replicas.push_back(replica(it, r, ends, comm));
       ends = comm.iteration(it, replicas, ends);
     }
-    if (moe_)
-      out_.moe = moe_->stats();
+    for (const auto& extension : extensions_)
+      extension->finish(out_);
     return std::move(out_);
   }
 
@@ -99,12 +95,9 @@ private:
     in.labels = TaskLabels{it, -1, -1, -1, 0};
     in.in_pieces = [&comm](int d, std::size_t i) { return comm.in_pieces(d, i); };
     in.blocking_sends = w_.framework.p2p_blocking;
-    if (moe_) {
-      MoeEmitter* moe = moe_.get();
-      const std::vector<int> streams = in.compute_streams;
-      in.moe_segment = [moe, r, streams](int d, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab,
-                                         double& busy) { return moe->emit(r, d, streams[d], op, stage, s, lab, busy); };
-    }
+    for (const auto& extension : extensions_)
+      in.extensions.push_back(extension.get());
+    in.replica = r;
     return append_pipeline(out_.graph, comm_, in);
   }
 
@@ -113,7 +106,7 @@ private:
   TrainingGraph out_;
   StreamPool comm_; // data-parallel communication streams ("comm", "comm1", ...) and p2p channels
   std::vector<std::vector<PipelineOp>> order_;
-  std::unique_ptr<MoeEmitter> moe_; // MoE models only
+  std::vector<std::unique_ptr<TrainingExtension>> extensions_; // what the plan's layers add besides their passes
 };
 
 } // namespace

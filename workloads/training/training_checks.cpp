@@ -1,5 +1,6 @@
 // What a training workload refuses before it runs: shapes the cluster cannot hold and splits the builders cannot make.
 #include "models/cost/kernel_cost_model.hpp"
+#include "models/transformer/attention_kind.hpp"
 #include "models/transformer/layer_graph.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -69,12 +70,12 @@ void check_tensor_parallel(const WorkloadEnv& env, const TrainingParams& w)
     throw env.error_at("workload.parallel.tp",
                        fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)",
                                    p.tp, c.gpus_per_node));
-  if (!graph && (w.model.heads % p.tp != 0 || w.model.ffn % p.tp != 0))
-    throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the heads ({}) and the ffn size ({})",
-                                                           p.tp, w.model.heads, w.model.ffn));
-  if (!graph && w.model.kv() % p.tp != 0) // Megatron splits key/value heads over the ranks too
-    throw env.error_at("workload.parallel.tp",
-                       fmt::format("tp = {} must divide the key/value heads ({})", p.tp, w.model.kv()));
+  if (graph)
+    return;
+  if (const std::string problem = attention_kind_of(w.model).tp_problem(w.model, p.tp); !problem.empty())
+    throw env.error_at("workload.parallel.tp", problem);
+  if (w.model.ffn % p.tp != 0)
+    throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the ffn size ({})", p.tp, w.model.ffn));
 }
 
 void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)

@@ -1,0 +1,119 @@
+// Multi-head and grouped-query attention (Vaswani et al., 2017; Ainslie et al., 2023): heads query heads and kv_heads
+// key/value heads of head_dim each, one fused QKV projection, the attention core (fused flash-style, or the score
+// GEMM, softmax, dropout and value GEMM of materialised attention with their layout copies) and the output projection.
+#include "models/transformer/attention_kind.hpp"
+#include "models/transformer/layer_kernels.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+namespace {
+
+double head_size(const ModelParams& m) { return m.head_dim > 0 ? double(m.head_dim) : double(m.hidden) / m.heads; }
+
+// Scores through memory (Megatron-LM before FlashAttention): batched QK^T, fused scale-mask-softmax, dropout (1-byte
+// mask), batched PV; the context is permuted back to [s, b, h] by one copy.
+void materialized_core(LayerKernels& b, double tokens, double heads, double kv_heads, double head_dim)
+{
+  const ModelParams& m = b.model();
+  const auto& fw = b.shape().framework;
+  const double e = b.element_bytes(), micro = b.shape().micro, s = m.seq;
+  const double scores = micro * heads * s * s, q_bytes = tokens * heads * head_dim * e;
+  b.forward("attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, m.dtype});
+  b.backward("attn_scores_gemm_dgrad", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
+  b.backward("attn_scores_gemm_dgrad_k", GemmKernel{head_dim, s, s, micro * heads, m.dtype});
+  // baddbmm's 1/sqrt(d) scale is in the forward GEMM, but autograd applies it to each input gradient by a separate
+  // multiply (derivatives.yaml: grad.bmm(...) * alpha): one pass over dQ and one over dK.
+  b.backward("attn_scores_grad_scale", b.traffic("scale", 2 * q_bytes, 2 * q_bytes, 2 * q_bytes / e));
+  // q, k and v are views split off the QKV output; the split's backward concatenates their gradients.
+  b.backward("qkv_split_backward", MemcpyKernel{tokens * (heads + 2 * kv_heads) * head_dim * e, "d2d"});
+  b.forward("attn_softmax", SoftmaxKernel{micro * heads * s, s, m.dtype});
+  b.backward("attn_softmax_backward", SoftmaxKernel{1.5 * micro * heads * s, s, m.dtype});
+  if (fw.dropout > 0) {
+    b.forward("attn_dropout", b.traffic("dropout", scores * e, scores * (e + 1), scores));
+    b.backward("attn_dropout_backward", b.traffic("dropout_backward", scores * (e + 1), scores * e, scores));
+  }
+  b.forward("attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
+  b.backward("attn_values_gemm_dgrad", GemmKernel{s, s, head_dim, micro * heads, m.dtype});
+  b.backward("attn_values_gemm_dgrad_v", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
+  b.forward("context_permute", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
+  b.backward("context_permute_backward", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
+}
+
+// A fused kernel (FlashAttention-2, or Triton's): the scores stay on chip.
+void fused_core(LayerKernels& b, double tokens, double heads, double kv_heads, double head_dim)
+{
+  const ModelParams& m = b.model();
+  const double micro = b.shape().micro, s = m.seq;
+  const double qkv_bytes = tokens * (heads + 2 * kv_heads) * head_dim * b.element_bytes();
+  if (b.shape().framework.attention_layout_copies) {
+    b.forward("qkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
+    b.backward("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
+  }
+  const bool triton = m.attention == AttentionCore::TRITON;
+  b.forward("attention", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, false, triton});
+  b.backward("attention_backward",
+             AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, true, triton});
+}
+
+} // namespace
+
+/** Grouped-query attention: multi-head attention when kv_heads = heads. */
+class GroupedQueryAttention : public AttentionKind {
+public:
+  std::string name() const override { return "gqa"; }
+
+  AttentionWidths widths(const ModelParams& m) const override
+  {
+    const double d = head_size(m), q = m.heads * d, kv = m.kv() * d;
+    return {q, kv, kv, q};
+  }
+  double weights(const ModelParams& m) const override
+  {
+    const AttentionWidths w = widths(m);
+    const double h = m.hidden;
+    return h * (w.query + 2 * w.key) + w.output * h;
+  }
+  double biases(const ModelParams& m) const override
+  {
+    const AttentionWidths w = widths(m);
+    return (w.query + 2 * w.key) + m.hidden;
+  }
+  void emit(LayerKernels& b) const override
+  {
+    const ModelParams& m = b.model();
+    const double t = b.shape().parallel.tp, tokens = double(b.shape().micro) * m.seq;
+    const double heads = m.heads / t, kv_heads = m.kv() / t, head_dim = head_size(m);
+    const double qkv_width = (heads + 2 * kv_heads) * head_dim;
+    b.linear("qkv_gemm", tokens, qkv_width, m.hidden, m.bias);
+    // The other linears hand their biases to the next fused (or unfused) kernel; QKV adds its own.
+    if (m.bias && !b.shape().framework.linear_bias_in_gemm)
+      b.forward("qkv_gemm_bias_add", b.traffic("bias_add", tokens * qkv_width * b.element_bytes(),
+                                               tokens * qkv_width * b.element_bytes(), tokens * qkv_width));
+    if (m.attention == AttentionCore::MATERIALIZED)
+      materialized_core(b, tokens, heads, kv_heads, head_dim);
+    else
+      fused_core(b, tokens, heads, kv_heads, head_dim);
+    b.linear("attn_out_gemm", tokens, m.hidden, widths(m).output / t, m.bias);
+  }
+  double score_units(const ModelParams& m, bool dropout, double tp) const override
+  {
+    // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); fused attention none.
+    const double s = m.seq, h = m.hidden, a = m.heads;
+    return m.attention != AttentionCore::MATERIALIZED ? 0.0 : (dropout ? 5.0 : 4.0) * a * s / (h * tp);
+  }
+  std::string tp_problem(const ModelParams& m, int tp) const override
+  {
+    if (m.heads % tp != 0)
+      return fmt::format("tp = {} must divide the heads ({})", tp, m.heads);
+    if (m.kv() % tp != 0) // Megatron splits key/value heads over the ranks too
+      return fmt::format("tp = {} must divide the key/value heads ({})", tp, m.kv());
+    return "";
+  }
+};
+
+CS_REGISTER_ATTENTION_KIND(GroupedQueryAttention, "gqa",
+                           "multi-head or grouped-query attention (heads, kv_heads, head_dim): the default");
+
+} // namespace cs

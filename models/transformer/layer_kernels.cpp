@@ -1,0 +1,75 @@
+#include "models/transformer/layer_kernels.hpp"
+
+namespace cs {
+
+LayerKernels::LayerKernels(const ModelParams& model, const LayerShape& shape)
+    : model_(model), shape_(shape), element_bytes_(dtype_bytes(model.dtype))
+{}
+
+void LayerKernels::forward(const std::string& name, Kernel kernel)
+{
+  out_.forward.push_back({name, std::move(kernel), false});
+}
+
+void LayerKernels::backward(const std::string& name, Kernel kernel, bool weight)
+{
+  out_.backward.push_back({name, std::move(kernel), weight});
+}
+
+Kernel LayerKernels::traffic(const char* op, double in, double out, double flops) const
+{
+  return BandwidthKernel{op, in, out, flops, model_.dtype};
+}
+
+void LayerKernels::linear(const std::string& name, double tokens, double n, double k, bool bias)
+{
+  forward(name, GemmKernel{tokens, n, k, 1, model_.dtype});
+  backward(name + "_dgrad", GemmKernel{tokens, k, n, 1, model_.dtype});
+  backward(name + "_wgrad", GemmKernel{k, n, tokens, 1, model_.dtype}, true);
+  if (bias)
+    backward(name + "_bias_grad", ReductionKernel{tokens * n, model_.dtype}, true);
+}
+
+void LayerKernels::norm(double rows, double cols)
+{
+  const bool rms = model_.norm == Norm::RMSNORM;
+  forward("layernorm", NormKernel{rows, cols, rms, model_.dtype});
+  backward("layernorm_backward", NormKernel{1.5 * rows, cols, rms, model_.dtype});
+}
+
+void LayerKernels::residual(double elements)
+{
+  const auto& fw = shape_.framework;
+  const double e = element_bytes_, mask = fw.dropout > 0 ? 1.0 : 0.0;
+  if (fw.fused_bias_dropout_add) {
+    forward("bias_dropout_add", traffic("bias_dropout_add", 2 * elements * e, elements * (e + mask), 3 * elements));
+  } else {
+    if (model_.bias)
+      forward("bias_add", traffic("bias_add", elements * e, elements * e, elements));
+    if (fw.dropout > 0)
+      forward("dropout", traffic("dropout", elements * e, elements * (e + 1), elements));
+    forward("residual_add", traffic("residual_add", 2 * elements * e, elements * e, elements));
+  }
+  if (fw.dropout > 0)
+    backward("dropout_backward", traffic("dropout_backward", elements * (e + 1), elements * e, elements));
+  backward("residual_grad_add", traffic("residual_grad_add", 2 * elements * e, elements * e, elements));
+}
+
+void LayerKernels::gradient_handling(double params)
+{
+  const auto& fw = shape_.framework;
+  const double e = element_bytes_;
+  if (fw.grad_accumulation == "fp32") // main_grad += grad: read both, write fp32
+    backward("main_grad_accumulate", BandwidthKernel{"grad_accumulate", params * (e + 4), params * 4, params, "fp32"},
+             true);
+  if (fw.grad_cast_predivide) { // FSDP: cast the unsharded gradient to the reduce dtype (if it differs), then
+                                // divide it in place before reducing
+    const std::string rd = fw.reduce_dtype_for(model_.dtype);
+    const double r = dtype_bytes(rd), cast = rd != model_.dtype ? params * (e + r) : 0.0;
+    backward("grad_cast_predivide",
+             BandwidthKernel{"grad_cast", cast * e / (e + r) + params * r, cast * r / (e + r) + params * r, params, rd},
+             true);
+  }
+}
+
+} // namespace cs
