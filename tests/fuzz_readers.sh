@@ -15,13 +15,13 @@ command -v clang++ >/dev/null || { echo "no clang++: skipped"; exit 77; }
 mkdir -p "$work"
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$root")
 base=("$root/base/units.cpp" "$root/base/input_file.cpp")
-traces=("$root/traces/trace_job.cpp" "$root/traces/swim_reader.cpp" "$root/traces/rumen_reader.cpp"
-        "$root/traces/jhist_reader.cpp")
+traces=("$root/traces/trace_format.cpp" "$root/traces/compressed_input.cpp" "$root/traces/trace_job.cpp"
+        "$root/traces/swim_reader.cpp" "$root/traces/rumen_reader.cpp" "$root/traces/jhist_reader.cpp")
 json=("$root/base/json_input.cpp" "$root/base/input_file.cpp")
 build_target() { # NAME SOURCES...: in the background, its log in $work/build_NAME.log
   local name=$1
   shift
-  clang++ "${flags[@]}" "$root/fuzz/fuzz_$name.cpp" "$@" -lfmt -o "$work/fuzz_$name" >"$work/build_$name.log" 2>&1
+  clang++ "${flags[@]}" "$root/fuzz/fuzz_$name.cpp" "$@" -lfmt -lz -o "$work/fuzz_$name" >"$work/build_$name.log" 2>&1
 }
 build_target units "${base[@]}" & p1=$!
 build_target trace "${base[@]}" "${traces[@]}" & p2=$!
@@ -40,16 +40,17 @@ if [ $ok = 1 ]; then
   build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" \
     "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
     "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" "$root/traces/spark_event_log.cpp" \
-    "$root/traces/chakra_trace.cpp" "$work/chakra_et.pb.cc" -I"$work" -lyaml-cpp -lz -lprotobuf \
+    "$root/traces/chakra_trace.cpp" "$root/traces/trace_format.cpp" \
+    "$work/chakra_et.pb.cc" -I"$work" -lyaml-cpp -lz -lprotobuf \
     || ok=0
 fi
 # The scenario and --set targets: the scenario-level readers (YAML, units, cluster, checks) compiled here with the
 # fuzzer's coverage and the sanitizers, linked against the engine's libraries from BUILD_DIR (gcc-built, so the
 # workload kinds' own readers run uninstrumented: their crashes are caught, their coverage does not steer).
 engine=(sim/libcs_engine.a sim/libcs_simgrid.a calibrate/libcs_calibrate.a -Wl,--push-state,--whole-archive
-        workloads/libcs_workloads.a policies/libcs_policies.a models/libcs_model_kinds.a -Wl,--pop-state
-        models/libcs_models.a core/libcs_core.a
-        platform/libcs_platform.a models/devices/libcs_devices.a traces/libcs_traces.a base/libcs_base.a)
+        workloads/libcs_workloads.a policies/libcs_policies.a models/libcs_model_kinds.a traces/libcs_traces.a
+        -Wl,--pop-state models/libcs_models.a core/libcs_core.a platform/libcs_platform.a
+        models/devices/libcs_devices.a base/libcs_base.a)
 scenario_targets=()
 if [ $ok = 1 ] && [ -f "$build/sim/libcs_engine.a" ] && [ -f "$build/workloads/libcs_workloads.a" ]; then
   libs=()

@@ -1,4 +1,6 @@
 #include "traces/chakra_trace.hpp"
+#include "base/units.hpp"
+#include "traces/trace_format.hpp"
 
 #include "base/input_error.hpp"
 #include "base/json_input.hpp"
@@ -279,4 +281,41 @@ std::vector<std::size_t> chakra_order(const ChakraTrace& t)
   return order;
 }
 
+} // namespace cs
+
+namespace cs {
+namespace {
+
+std::string chakra_summary(const std::string& path)
+{
+  const ChakraTrace t = read_chakra(path);
+  chakra_order(t); // a cycle is an error here too
+  int cpu = 0, kernels = 0, collectives = 0, timed = 0;
+  double cpu_s = 0, gpu_s = 0, comm_bytes = 0;
+  for (const auto& n : t.nodes) {
+    cpu += n.cpu;
+    kernels += !n.cpu && n.type == ChakraNode::COMPUTE;
+    collectives += !n.cpu && n.type == ChakraNode::COLLECTIVE;
+    timed += n.duration > 0;
+    (n.cpu ? cpu_s : gpu_s) += n.duration;
+    comm_bytes += n.cpu ? 0 : n.comm_bytes;
+  }
+  return fmt::format("{} (chakra {}{}): {} nodes: {} CPU ops ({} measured), {} kernels and {} GPU collectives ({} "
+                     "measured, {} of collectives); {} nodes have a duration; {} dependencies on nodes not in the "
+                     "trace left out\n",
+                     path, t.form, t.schema.empty() ? "" : ", schema " + t.schema, t.nodes.size(), cpu,
+                     units::format_time(cpu_s), kernels, collectives, units::format_time(gpu_s),
+                     units::format_bytes(comm_bytes), timed, t.dropped_deps);
+}
+
+} // namespace
+
+CS_REGISTER_TRACE_FORMAT(chakra,
+                         TraceFormat{"chakra",
+                                     "Chakra execution trace (.et protobuf or its JSON form, maybe .gz)",
+                                     "chakra-replay",
+                                     10,
+                                     [](const TraceSample& s) { return !s.directory && looks_like_chakra(s.path); },
+                                     chakra_summary,
+                                     {}});
 } // namespace cs

@@ -1,4 +1,6 @@
 #include "traces/gpu_job_trace.hpp"
+#include "base/units.hpp"
+#include "traces/trace_format.hpp"
 
 #include "base/input_error.hpp"
 #include "traces/compressed_input.hpp"
@@ -164,12 +166,6 @@ const std::vector<Format>& formats()
 
 } // namespace
 
-const std::vector<std::string>& gpu_trace_formats()
-{
-  static const std::vector<std::string> names{"philly", "openb", "tiresias"};
-  return names;
-}
-
 namespace {
 std::string format_of_header(const std::string& path, const std::string& header)
 {
@@ -182,11 +178,6 @@ std::string format_of_header(const std::string& path, const std::string& header)
                    "submit_time,...) header");
 }
 } // namespace
-
-std::string detect_gpu_trace_format(const std::string& path)
-{
-  return format_of_header(path, first_line_maybe_gzip(path, "GPU job trace"));
-}
 
 std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::string& path, GpuTraceSummary& summary)
 {
@@ -237,4 +228,62 @@ std::string describe(const GpuTraceSummary& s)
   return reasons.empty() ? out : out + " (" + reasons + ")";
 }
 
+} // namespace cs
+
+namespace cs {
+namespace {
+
+std::string gpu_trace_summary(const std::string& format, const std::string& path)
+{
+  GpuTraceSummary summary;
+  const auto jobs = read_gpu_trace(format, path, summary);
+  double gpu_seconds = 0, first = 1e300, last = -1e300;
+  int widest = 0;
+  for (const auto& j : jobs) {
+    gpu_seconds += j.duration_s * j.gpus * j.gpu_milli / 1000.0;
+    first = std::min(first, j.submit_s);
+    last = std::max(last, j.submit_s);
+    widest = std::max(widest, j.gpus);
+  }
+  std::string out = describe(summary) + "\n";
+  if (!jobs.empty())
+    out += fmt::format("  submissions over {}, {:.0f} GPU-hours, up to {} GPUs per job\n",
+                       units::format_time(last - first), gpu_seconds / 3600, widest);
+  return out;
+}
+
+// A GPU job trace is a CSV whose header starts with its format's columns.
+TraceFormat gpu_format(const char* name, const char* description, int order)
+{
+  const std::string format = name;
+  return TraceFormat{format,
+                     description,
+                     "gpu-jobs",
+                     order,
+                     [format](const TraceSample& s) {
+                       if (s.directory)
+                         return false;
+                       for (const auto& f : formats())
+                         if (f.name == format)
+                           return s.head.rfind(f.header, 0) == 0;
+                       return false;
+                     },
+                     [format](const std::string& p) { return gpu_trace_summary(format, p); },
+                     {}};
+}
+
+} // namespace
+
+CS_REGISTER_TRACE_FORMAT(philly, gpu_format("philly",
+                                            "Microsoft Philly GPU-cluster jobs (CSV: timestamp, duration, num_gpus, "
+                                            "gpu_time, cluster)",
+                                            20));
+CS_REGISTER_TRACE_FORMAT(openb, gpu_format("openb",
+                                           "Alibaba OpenB GPU pods (CSV: name, cpu_milli, memory_mib, num_gpu, "
+                                           "gpu_milli, ...)",
+                                           21));
+CS_REGISTER_TRACE_FORMAT(tiresias, gpu_format("tiresias",
+                                              "Tiresias simulator jobs (CSV: job_id, num_gpu, submit_time, "
+                                              "iterations, model_name, ...)",
+                                              22));
 } // namespace cs

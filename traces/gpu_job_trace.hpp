@@ -27,13 +27,6 @@ struct GpuTraceSummary {
   std::map<std::string, long> skip_reasons; // sorted: deterministic output
 };
 
-/** Formats this build reads: philly | openb | tiresias. */
-const std::vector<std::string>& gpu_trace_formats();
-
-/** The format of `path` from its header line (read alone, inflated if need be); InputError (line 1) when it is none
- *  of them. */
-std::string detect_gpu_trace_format(const std::string& path);
-
 /** Reads `path` (plain or gzip-compressed CSV) in `format` ("auto" detects it). A malformed value throws InputError
  *  at its row and column; rows that are well formed but hold no runnable job (a pod that never ran, one using no
  *  GPU) are skipped and counted. */

@@ -1,5 +1,6 @@
 // MRv2 job history (.jhist): "Avro-Json", the Avro schema, then one JSON event per line. One file is one job.
 #include "base/input_file.hpp"
+#include "traces/trace_format.hpp"
 #include "traces/trace_job.hpp"
 
 #include "base/input_error.hpp"
@@ -180,4 +181,12 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
   return summary;
 }
 
+} // namespace cs
+
+namespace cs {
+CS_REGISTER_TRACE_FORMAT(jhist,
+                         TraceFormat{"jhist", "MRv2 job history file (Avro-JSON events), one job per file", "mapreduce",
+                                     60, [](const TraceSample& s) { return s.head.compare(0, 9, "Avro-Json") == 0; },
+                                     [](const std::string& p) { return mapreduce_trace_summary(p, read_jhist); },
+                                     read_jhist});
 } // namespace cs

@@ -1,4 +1,6 @@
 #include "traces/kineto_trace.hpp"
+#include "base/units.hpp"
+#include "traces/trace_format.hpp"
 
 #include "base/input_error.hpp"
 #include "base/json_input.hpp"
@@ -110,4 +112,40 @@ KinetoTrace read_kineto(const std::string& path)
   return t;
 }
 
+} // namespace cs
+
+namespace cs {
+namespace {
+
+std::string kineto_summary(const std::string& path)
+{
+  const KinetoTrace t = read_kineto(path);
+  int nccl = 0;
+  double busy = 0;
+  for (const auto& op : t.ops) {
+    nccl += !op.collective.empty() || op.name.rfind("nccl", 0) == 0;
+    busy += op.dur;
+  }
+  double step = 0;
+  for (const auto& s : t.steps)
+    step += s.dur / double(t.steps.size());
+  return fmt::format("{} (kineto): rank {} of {}, {}; {} GPU operations ({} NCCL, {} busy), {} runtime calls, {} "
+                     "profiler steps{}\n",
+                     path, t.rank, t.world_size, t.device_name.empty() ? "no device name" : t.device_name, t.ops.size(),
+                     nccl, units::format_time(busy), t.calls.size(), t.steps.size(),
+                     t.steps.empty() ? "" : " of " + units::format_time(step) + " on average");
+}
+
+} // namespace
+
+CS_REGISTER_TRACE_FORMAT(kineto, TraceFormat{"kineto",
+                                             "PyTorch profiler trace (Chrome trace JSON, .json or .json.gz)",
+                                             "kineto-replay",
+                                             30,
+                                             [](const TraceSample& s) {
+                                               return !s.directory &&
+                                                      s.head.find("\"traceEvents\"") != std::string::npos;
+                                             },
+                                             kineto_summary,
+                                             {}});
 } // namespace cs

@@ -2,6 +2,7 @@
 // The stream is cut into top-level objects by brace depth (strings and escapes respected) so that each job is
 // parsed on its own with nlohmann::json and an error points at the job's line.
 #include "base/input_file.hpp"
+#include "traces/trace_format.hpp"
 #include "traces/trace_job.hpp"
 
 #include "base/input_error.hpp"
@@ -209,4 +210,23 @@ TraceSummary read_rumen(const std::string& path, const TraceJobSink& sink)
   return summary;
 }
 
+} // namespace cs
+
+namespace cs {
+namespace {
+// A rumen trace is a stream of JSON objects, each a job with its "jobID".
+bool looks_like_rumen(const TraceSample& s)
+{
+  const auto first = s.head.find_first_not_of(" \t\r\n");
+  return !s.directory && first != std::string::npos && s.head[first] == '{' &&
+         s.head.find("\"jobID\"") != std::string::npos;
+}
+} // namespace
+
+CS_REGISTER_TRACE_FORMAT(rumen, TraceFormat{"rumen",
+                                            "Hadoop rumen job trace (JSON objects; SLS and gridmix samples), with "
+                                            "preferredLocations",
+                                            "mapreduce", 50, looks_like_rumen,
+                                            [](const std::string& p) { return mapreduce_trace_summary(p, read_rumen); },
+                                            read_rumen});
 } // namespace cs

@@ -1,4 +1,5 @@
 #include "traces/spark_event_log.hpp"
+#include "traces/trace_format.hpp"
 
 #include "base/input_error.hpp"
 #include "traces/compressed_input.hpp"
@@ -345,4 +346,32 @@ std::string describe(const SparkEventLog& log)
   return out + "\n";
 }
 
+} // namespace cs
+
+namespace cs {
+namespace {
+
+// A Spark event log is JSON lines of SparkListener events; a rolling log is a folder of events_<N>_* files.
+bool looks_like_spark(const TraceSample& s)
+{
+  if (s.directory) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(s.path, ec))
+      if (entry.path().filename().string().rfind("events_", 0) == 0)
+        return true;
+    return false;
+  }
+  return s.head.find("\"Event\":\"SparkListener") != std::string::npos;
+}
+
+} // namespace
+
+CS_REGISTER_TRACE_FORMAT(spark, TraceFormat{"spark",
+                                            "Spark event log (JSON lines; a file, .gz, or a rolling events_N_* "
+                                            "directory)",
+                                            "spark",
+                                            5,
+                                            looks_like_spark,
+                                            [](const std::string& p) { return describe(read_spark_event_log(p)); },
+                                            {}});
 } // namespace cs

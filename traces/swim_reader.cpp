@@ -1,10 +1,12 @@
 // SWIM workload TSV (SWIMProjectUCB/SWIM workloadSuite): job_id, submit_s, gap_s, map_input, shuffle, reduce_output
 // [, input_path, output_path]. Read line by line; a row that does not parse is skipped and counted.
 #include "base/input_file.hpp"
+#include "traces/trace_format.hpp"
 #include "traces/trace_job.hpp"
 
 #include "base/input_error.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -93,4 +95,22 @@ TraceSummary read_swim(const std::string& path, const TraceJobSink& sink)
   return summary;
 }
 
+} // namespace cs
+
+namespace cs {
+namespace {
+// SWIM rows are tab-separated: job, submit time, gap, input, shuffle and output bytes (six fields or more).
+bool looks_like_swim(const TraceSample& s)
+{
+  const std::string line = s.head.substr(0, s.head.find('\n'));
+  return !s.directory && std::count(line.begin(), line.end(), '\t') >= 5;
+}
+} // namespace
+
+CS_REGISTER_TRACE_FORMAT(swim, TraceFormat{"swim",
+                                           "SWIM workload TSV (Facebook 2009/2010 samples): job, submit, gap, input, "
+                                           "shuffle, output bytes",
+                                           "mapreduce", 70, looks_like_swim,
+                                           [](const std::string& p) { return mapreduce_trace_summary(p, read_swim); },
+                                           read_swim});
 } // namespace cs

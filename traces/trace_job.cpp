@@ -3,6 +3,8 @@
 #include "base/input_error.hpp"
 
 #include "base/input_file.hpp"
+#include "base/units.hpp"
+#include "traces/trace_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,21 +20,33 @@ void TraceSummary::skip(int line, const std::string& reason, const std::string& 
     problems.push_back(fmt::format("{}:{}: {}{}", file, line, reason, detail.empty() ? "" : " (" + detail + ")"));
 }
 
-const std::vector<std::string>& trace_formats()
-{
-  static const std::vector<std::string> formats{"swim", "rumen", "jhist"};
-  return formats;
-}
-
 TraceSummary read_trace(const std::string& format, const std::string& path, const TraceJobSink& sink)
 {
-  if (format == "swim")
-    return read_swim(path, sink);
-  if (format == "rumen")
-    return read_rumen(path, sink);
-  if (format == "jhist")
-    return read_jhist(path, sink);
-  throw InputError(path, 0, 0, "unknown trace format '" + format + "' (expected swim, rumen or jhist)");
+  const TraceFormat* f = find_trace_format(format);
+  if (!f || !f->read_jobs) {
+    std::string names;
+    for (const auto& n : trace_format_names("mapreduce"))
+      names += (names.empty() ? "" : ", ") + n;
+    throw InputError(path, 0, 0, "unknown trace format '" + format + "' (expected one of " + names + ")");
+  }
+  return f->read_jobs(path, sink);
+}
+
+std::string mapreduce_trace_summary(const std::string& path,
+                                    const std::function<TraceSummary(const std::string&, const TraceJobSink&)>& read)
+{
+  long maps = 0;
+  double input = 0, shuffle = 0;
+  const auto summary = read(path, [&](TraceJob&& j) {
+    maps += j.maps > 0 ? j.maps : static_cast<long>(j.map_input_bytes.size());
+    input += j.input_bytes;
+    shuffle += j.shuffle_bytes;
+  });
+  std::string out = describe(summary) + "\n";
+  out += fmt::format("  input {}  shuffle {}\n", units::format_bytes(input), units::format_bytes(shuffle));
+  for (const auto& p : summary.problems)
+    out += "  " + p + "\n";
+  return out;
 }
 
 std::string trace_job_out_of_bounds(const TraceJob& job)
@@ -63,25 +77,6 @@ bool bounded_task_count(double value, int& out)
     return false;
   out = static_cast<int>(value);
   return true;
-}
-
-std::string detect_trace_format(const std::string& path)
-{
-  std::ifstream in = open_input_file(path, "trace");
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  const auto first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && head[first] == '{')
-    return "rumen";
-  if (head.compare(0, 9, "Avro-Json") == 0)
-    return "jhist";
-  const std::string line = head.substr(0, head.find('\n'));
-  if (std::count(line.begin(), line.end(), '\t') >= 5)
-    return "swim";
-  throw InputError(path, 1, 1,
-                   "cannot tell the trace format (not a rumen JSON stream, a jhist Avro-Json file or SWIM "
-                   "tab-separated rows); name it with --format swim|rumen|jhist");
 }
 
 std::string describe(const TraceSummary& s)

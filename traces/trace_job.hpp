@@ -26,7 +26,7 @@ struct TraceJob {
   std::vector<double> reduce_seconds;              // recorded run time per reduce, when known
   double startup_s = -1; // recorded: submission to the first task attempt's start (AM start-up, setup), -1 unknown
   double commit_s = -1;  // recorded: the last task's end to the job's end (output commit, AM shut-down), -1 unknown
-  int line = 0;                                    // where the job starts in its file
+  int line = 0;          // where the job starts in its file
 };
 
 /** What a reader read and what it skipped, with the first problems as "file:line: message". */
@@ -55,17 +55,15 @@ std::string trace_job_out_of_bounds(const TraceJob& job);
 /** A task count read as a double: true and `out` set when it is finite and within [0, kMaxTraceTasks]. */
 bool bounded_task_count(double value, int& out);
 
-/** Trace formats this build reads, for `clustersim list traces` and scenario checks. */
-const std::vector<std::string>& trace_formats();
-
-/** Streams the jobs of `path` in `format` (swim | rumen | jhist) into `sink`, in file order.
- *  Rows or records that cannot be used are skipped and counted. A file that cannot be opened, or whose framing is
- *  broken (not a rumen object stream, no Avro-Json header), throws InputError with file:line:col. */
+/** Streams the jobs of `path` in MapReduce trace format `format` (a registered format that feeds mapreduce: swim,
+ *  rumen, jhist) into `sink`, in file order. Rows or records that cannot be used are skipped and counted. A file that
+ *  cannot be opened, or whose framing is broken (not a rumen object stream, no Avro-Json header), throws InputError
+ *  with file:line:col. */
 TraceSummary read_trace(const std::string& format, const std::string& path, const TraceJobSink& sink);
 
-/** The format of `path` from its first bytes: rumen (a JSON object stream), jhist (an "Avro-Json" header) or swim
- *  (tab-separated rows of at least six fields); InputError when it is none of them. */
-std::string detect_trace_format(const std::string& path);
+/** What `clustersim trace` says of a MapReduce trace read with `read`: jobs read and skipped, bytes, problems. */
+std::string mapreduce_trace_summary(const std::string& path,
+                                    const std::function<TraceSummary(const std::string&, const TraceJobSink&)>& read);
 
 TraceSummary read_swim(const std::string& path, const TraceJobSink& sink);
 TraceSummary read_rumen(const std::string& path, const TraceJobSink& sink);

@@ -1,10 +1,11 @@
 // The trace readers on the real traces in traces/samples and on malformed input.
 #include "base/input_error.hpp"
+#include "traces/trace_format.hpp"
 #include "traces/trace_job.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace {
@@ -213,8 +214,8 @@ TEST(TraceReaders, NonFiniteAndOutOfBoundsRecordsAreSkippedAndCounted)
 
 TEST(TraceReaders, FormatIsDetectedFromTheFirstBytes)
 {
-  EXPECT_EQ(cs::detect_trace_format(shared("hadoop/2jobs2min-rumen-jh.json")), "rumen");
-  EXPECT_EQ(cs::detect_trace_format(shared("hadoop/job_1329348432655_0001-sleep-10m-1r.jhist")), "jhist");
-  EXPECT_EQ(cs::detect_trace_format(shared("swim/FB-2010_samples_24_times_1hr_0.tsv")), "swim");
-  EXPECT_THROW(cs::detect_trace_format(write_temp("x.txt", "hello\n")), cs::InputError);
+  EXPECT_EQ(cs::detect_any_trace_format(shared("hadoop/2jobs2min-rumen-jh.json")), "rumen");
+  EXPECT_EQ(cs::detect_any_trace_format(shared("hadoop/job_1329348432655_0001-sleep-10m-1r.jhist")), "jhist");
+  EXPECT_EQ(cs::detect_any_trace_format(shared("swim/FB-2010_samples_24_times_1hr_0.tsv")), "swim");
+  EXPECT_THROW(cs::detect_any_trace_format(write_temp("x.txt", "hello\n")), cs::InputError);
 }

@@ -1,12 +1,24 @@
 #include "workloads/gpujobs/gpu_jobs_params.hpp"
 
+#include "traces/trace_format.hpp"
+
 namespace cs {
+
+namespace {
+std::vector<std::string> gpu_trace_choices()
+{
+  std::vector<std::string> out{"auto"};
+  for (const auto& name : trace_format_names("gpu-jobs"))
+    out.push_back(name);
+  return out;
+}
+} // namespace
 
 void read_gpu_jobs(ObjectReader& r, GpuJobsParams& p)
 {
   ObjectReader t = r.child("trace", "the job trace");
   t.required("file", p.trace, "CSV of jobs (Philly, Alibaba OpenB or Tiresias format), relative to the scenario")
-      .choice("format", p.format, {"auto", "philly", "openb", "tiresias"}, "the trace's format (auto: from its header)")
+      .choice("format", p.format, gpu_trace_choices(), "the trace's format (auto: from its header)")
       .field("start", p.start, "replay from this long after the first submission")
       .field("duration", p.duration, "replay this window (0 = to the end)")
       .field("limit", p.limit, "at most this many jobs (0 = all)")

@@ -1,5 +1,7 @@
 #include "workloads/mapreduce/mapreduce_params.hpp"
 
+#include "traces/trace_format.hpp"
+
 namespace cs {
 namespace {
 
@@ -12,7 +14,7 @@ void read_queue(ObjectReader& r, QueueParams& q)
 
 void read_trace(ObjectReader t, MapReduceTraceParams& trace)
 {
-  t.choice("format", trace.format, {"swim", "rumen", "jhist"}, "trace format")
+  t.choice("format", trace.format, trace_format_names("mapreduce"), "trace format")
       .field("file", trace.file, "trace file, relative to the scenario")
       .field("start", trace.start, "replay jobs submitted from this time on")
       .field("duration", trace.duration, "replay this long a window (0 = to the end)")

@@ -1,0 +1,76 @@
+// The trace-format registry: every shipped sample is detected as its own format by content, every format can
+// summarise a file, and a format registered elsewhere (here, in the test binary) joins the list, the detection and
+// the `format:` choices without another file changing.
+#include "traces/trace_format.hpp"
+
+#include "base/input_error.hpp"
+
+#include <fstream>
+#include <gtest/gtest.h>
+
+namespace cs {
+
+// A test-only format: files whose first line is "#test-trace".
+CS_REGISTER_TRACE_FORMAT(test_only,
+                         TraceFormat{"test-trace",
+                                     "test only: a first line of #test-trace",
+                                     "test-kind",
+                                     1,
+                                     [](const TraceSample& s) { return s.head.rfind("#test-trace", 0) == 0; },
+                                     [](const std::string& p) { return p + ": a test trace\n"; },
+                                     {}});
+
+} // namespace cs
+
+namespace {
+
+std::string sample(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/traces/samples/" + rel; }
+
+} // namespace
+
+TEST(TraceFormats, EveryShippedSampleIsDetectedAsItsFormat)
+{
+  const std::pair<const char*, const char*> cases[] = {
+      {"swim/FB-2009_samples_24_times_1hr_0.tsv", "swim"},
+      {"hadoop/gridmix-wordcount-rumen.json", "rumen"},
+      {"hadoop/job_1329348432655_0001-sleep-10m-1r.jhist", "jhist"},
+      {"gpu-jobs/philly-first-3000.csv", "philly"},
+      {"gpu-jobs/philly.csv.gz", "philly"},
+      {"gpu-jobs/openb-pods-first-1500.csv", "openb"},
+      {"gpu-jobs/60_job.csv", "tiresias"},
+      {"kineto/nccl_data.json.gz", "kineto"},
+      {"chakra/small_chakra.0.json", "chakra"},
+      {"chakra/chakra.0.et.gz", "chakra"},
+      {"spark/local-1422981780767", "spark"},
+  };
+  for (const auto& [file, format] : cases) {
+    EXPECT_EQ(cs::detect_any_trace_format(sample(file)), format) << file;
+    const cs::TraceFormat* f = cs::find_trace_format(format);
+    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f->summarise(sample(file)).find(format), std::string::npos) << file;
+  }
+}
+
+TEST(TraceFormats, AFormatRegisteredElsewhereJoinsEveryList)
+{
+  EXPECT_NE(cs::find_trace_format("test-trace"), nullptr);
+  EXPECT_EQ(cs::trace_format_names("test-kind"), std::vector<std::string>{"test-trace"});
+  const auto mapreduce = cs::trace_format_names("mapreduce");
+  EXPECT_EQ(mapreduce, (std::vector<std::string>{"jhist", "rumen", "swim"}));
+  const std::string path = ::testing::TempDir() + "/cs_test_trace.txt";
+  std::ofstream(path) << "#test-trace\n1 2 3\n";
+  EXPECT_EQ(cs::detect_any_trace_format(path), "test-trace");
+}
+
+TEST(TraceFormats, ContentNoFormatClaimsIsRefusedNamingEveryFormat)
+{
+  const std::string path = ::testing::TempDir() + "/cs_not_a_trace.json";
+  std::ofstream(path) << "{\"schema\": \"1.0.2\", \"nodes\": []}\n"; // a JSON object that is no rumen job
+  try {
+    cs::detect_any_trace_format(path);
+    FAIL() << "detected";
+  } catch (const cs::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rumen"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("--format"), std::string::npos);
+  }
+}
