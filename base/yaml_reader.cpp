@@ -312,8 +312,13 @@ std::string ObjectReader::to_text(const std::vector<std::string>& v)
 
 namespace {
 
-// Walks a loaded document (see load_yaml_document); `budget` bounds the nodes visited.
-void check_yaml_node(const YAML::Node& n, const std::string& file, long& budget)
+// Documents nest at most this deep: far more than any scenario needs, and little enough that walking one cannot
+// exhaust the stack.
+constexpr std::size_t kMaxYamlDepth = 200;
+
+// Walks a loaded document (see load_yaml_document); `budget` bounds the nodes visited, `path` holds the nodes from
+// the root to this one (an alias that names one of them makes the document cyclic).
+void check_yaml_node(const YAML::Node& n, const std::string& file, long& budget, std::vector<YAML::Node>& path)
 {
   auto fail = [&](const YAML::Mark& m, const std::string& message) {
     throw InputError(file, m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1, message);
@@ -322,22 +327,31 @@ void check_yaml_node(const YAML::Node& n, const std::string& file, long& budget)
     fail(n.Mark(), "the document holds more than a million nodes (aliases expanded); clustersim refuses it");
   if (n.Tag().rfind(kOverrideTag, 0) == 0)
     fail(n.Mark(), "tag '" + n.Tag() + "' is reserved for --set overrides");
+  if (!n.IsSequence() && !n.IsMap())
+    return;
+  for (const auto& above : path)
+    if (above.is(n))
+      fail(n.Mark(), "an alias refers to a list or map that contains it (a recursive anchor); clustersim refuses it");
+  if (path.size() >= kMaxYamlDepth)
+    fail(n.Mark(), fmt::format("lists and maps nest more than {} deep; clustersim refuses it", kMaxYamlDepth));
+  path.push_back(n);
   if (n.IsSequence())
     for (const auto& item : n)
-      check_yaml_node(item, file, budget);
-  if (!n.IsMap())
-    return;
-  std::map<std::string, YAML::Mark> seen;
-  for (const auto& kv : n) {
-    if (!kv.first.IsScalar())
-      fail(kv.first.Mark(), "a map key must be a plain name, not a list or a map");
-    const std::string key = kv.first.Scalar();
-    auto [it, fresh] = seen.emplace(key, kv.first.Mark());
-    if (!fresh)
-      fail(kv.first.Mark(),
-           fmt::format("key '{}' appears twice in this map (first at line {})", key, it->second.line + 1));
-    check_yaml_node(kv.second, file, budget);
+      check_yaml_node(item, file, budget, path);
+  if (n.IsMap()) {
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar())
+        fail(kv.first.Mark(), "a map key must be a plain name, not a list or a map");
+      const std::string key = kv.first.Scalar();
+      auto [it, fresh] = seen.emplace(key, kv.first.Mark());
+      if (!fresh)
+        fail(kv.first.Mark(),
+             fmt::format("key '{}' appears twice in this map (first at line {})", key, it->second.line + 1));
+      check_yaml_node(kv.second, file, budget, path);
+    }
   }
+  path.pop_back();
 }
 
 // Records where documents start, and nothing else (to count them without building nodes).
@@ -381,7 +395,8 @@ YAML::Node load_yaml_document(const std::string& text, const std::string& file)
                      "a second YAML document: a scenario is one document (remove the '---' and what follows, or "
                      "split it into two files)");
   long budget = 1000000;
-  check_yaml_node(root, file, budget);
+  std::vector<YAML::Node> path;
+  check_yaml_node(root, file, budget, path);
   return root;
 }
 

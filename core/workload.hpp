@@ -3,6 +3,7 @@
 #pragma once
 
 #include "base/registry.hpp"
+#include "core/backend.hpp"
 #include "core/policy_selection.hpp"
 #include "core/run_metrics.hpp"
 #include "core/scenario_source.hpp"
@@ -25,7 +26,7 @@ class ActorRuntime;
 struct WorkloadEnv {
   std::string scenario; // the scenario's name
   long long seed = 1;
-  std::string backend; // simgrid | analytical
+  Backend backend = Backend::SIMGRID;
   const ClusterParams* cluster = nullptr;
   const DeviceSpec* device = nullptr;
   const PolicySelection* policies = nullptr;

@@ -6,7 +6,7 @@ namespace cs {
 
 void check_actor_backend(const WorkloadEnv& env, const std::string& kind)
 {
-  if (env.backend != "analytical")
+  if (env.backend != Backend::ANALYTICAL)
     return;
   const NetworkParams& net = env.cluster->network;
   if (net.model != "ideal")

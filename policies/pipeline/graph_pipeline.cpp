@@ -30,6 +30,7 @@ std::vector<int> depth_to_sink(const std::vector<std::vector<int>>& successors)
  *  (stages on parallel branches overlap), and stage s holds depth(s) + 1 microbatches of activations. */
 class GraphPipeline : public PipelineSchedule {
 public:
+  bool runs_stage_dags() const override { return true; }
   std::vector<std::vector<PipelineOp>> order(int p, int chunks, int m) const override
   {
     std::vector<std::vector<int>> chain(p);

@@ -45,6 +45,9 @@ public:
   /** Which virtual stage each device's chunk holds: Megatron's interleaved placement unless the schedule places its
    *  chunks otherwise (a V shape). Builders, bounds and planners ask this map, never a formula. */
   virtual StageMap stage_map(int devices, int chunks) const { return StageMap::interleaved(devices, chunks); }
+  /** Whether it runs a layer graph's stages as a DAG, cut by branch (the graph pipeline); chain schedules cut layers
+   *  into a chain. */
+  virtual bool runs_stage_dags() const { return false; }
   /** The order for stages that form a DAG (`successors[s]`: the stages fed by stage s; one stage per device).
    *  Chain schedules accept only a chain (successors[s] = {s + 1}) and run their own order on it. */
   virtual std::vector<std::vector<PipelineOp>> order_dag(const std::vector<std::vector<int>>& successors,

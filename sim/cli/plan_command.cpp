@@ -95,7 +95,7 @@ int command_plan(const PlanCommand& c)
     double simgrid = -1;
     if (static_cast<int>(i) < confirm) {
       Scenario s = plan_scenario(base, c.gpus, p);
-      s.backend = "simgrid";
+      s.backend = Backend::SIMGRID;
       simgrid = std::stod(run_isolated([&] {
         return fmt::format("{:.17g}",
                            run_scenario(s, RunOptions{}).report.at("metrics").at("iteration_time_s").get<double>());

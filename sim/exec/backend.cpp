@@ -6,7 +6,7 @@
 
 namespace cs {
 
-Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,
+Timeline run_backend(Backend backend, const TaskGraph& graph, const PlatformSpec& platform,
                      const std::vector<ExecutionObserver*>& observers)
 {
   if (!graph.collectives().empty())
@@ -14,11 +14,7 @@ Timeline run_backend(const std::string& backend, const TaskGraph& graph, const P
   ProgressObserver progress(graph.size());
   std::vector<ExecutionObserver*> all(observers);
   all.push_back(&progress);
-  if (backend == "analytical")
-    return run_analytical(graph, platform, all);
-  if (backend == "simgrid")
-    return run_simgrid(graph, platform, all);
-  throw std::invalid_argument("unknown backend '" + backend + "' (expected simgrid or analytical)");
+  return backend == Backend::ANALYTICAL ? run_analytical(graph, platform, all) : run_simgrid(graph, platform, all);
 }
 
 } // namespace cs

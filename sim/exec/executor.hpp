@@ -1,6 +1,7 @@
 // The two backends that run a task graph on a platform: `analytical` (list scheduling) and `simgrid` (flow-level).
 #pragma once
 
+#include "core/backend.hpp"
 #include "core/task_graph.hpp"
 #include "core/timeline.hpp"
 #include "platform/platform_spec.hpp"
@@ -36,8 +37,8 @@ private:
   long actors_, limit_;
 };
 
-/** Dispatches on "analytical" | "simgrid". */
-Timeline run_backend(const std::string& backend, const TaskGraph& graph, const PlatformSpec& platform,
+/** Runs `graph` on `backend`. */
+Timeline run_backend(Backend backend, const TaskGraph& graph, const PlatformSpec& platform,
                      const std::vector<ExecutionObserver*>& observers = {});
 
 } // namespace cs

@@ -409,7 +409,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   for (Plan plan : enumerate_plans(base, gpus)) {
     ++out.enumerated;
     Scenario s = plan_scenario(base, gpus, plan);
-    s.backend = "analytical";
+    s.backend = Backend::ANALYTICAL;
     own_training(s).iterations = 2; // the steady state: the second iteration pays the first one's post-step gathers
     try {
       check_scenario(s);

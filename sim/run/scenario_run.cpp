@@ -23,7 +23,7 @@ void fill_report(RunResult& result, const Scenario& s, const RunMetrics& metrics
   r["version"] = clustersim_version();
   r["scenario"] = s.name;
   r["seed"] = s.seed;
-  r["backend"] = s.backend;
+  r["backend"] = backend_name(s.backend);
   r["metrics"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : metrics.metrics)
     r["metrics"][k] = v;
@@ -66,7 +66,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   env.replicas = options.replicas;
   env.execute = [&](const TaskGraph& graph) { return run_backend(s.backend, graph, platform); };
   env.actors = [&] {
-    return s.backend == "analytical" ? make_flow_level_actor_runtime(platform) : make_simgrid_actor_runtime(platform);
+    return s.backend == Backend::ANALYTICAL ? make_flow_level_actor_runtime(platform)
+                                            : make_simgrid_actor_runtime(platform);
   };
   WorkloadOutput out;
   try {

@@ -66,7 +66,7 @@ void read_scenario(ObjectReader& r, Scenario& s)
   r.required("name", s.name, "scenario name; also the default output folder out/<name>/")
       .field("description", s.description, "free text shown in the summary")
       .field("seed", s.seed, "seed of every random generator")
-      .choice("backend", s.backend, {"simgrid", "analytical"},
+      .choice("backend", s.backend, {{"simgrid", Backend::SIMGRID}, {"analytical", Backend::ANALYTICAL}},
               "simgrid = full flow-level contention; analytical = serialised list scheduling (task graphs) or a "
               "flow-level network (mapreduce, spark), much faster");
   r.require_non_negative("seed", static_cast<double>(s.seed));

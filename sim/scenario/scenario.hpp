@@ -30,7 +30,7 @@ struct Scenario {
   std::string description;
   YAML::Node sweep; // the `sweep:` block (clustersim sweep reads it; run ignores it)
   long long seed = 1;
-  std::string backend = "simgrid"; // simgrid | analytical
+  Backend backend = Backend::SIMGRID;
   ClusterParams cluster;
   std::string kind = "transformer-training"; // workload.kind: a registered workload kind
   std::shared_ptr<const Workload> workload;  // configured by its kind's reader; replace it to change it

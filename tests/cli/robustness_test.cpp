@@ -225,3 +225,21 @@ TEST(Robustness, SimgridTakesGraphsPastHalfTheProcessMappingsAndRefusesPastAll)
   EXPECT_FALSE(fs::exists(dir / "big"));
   fs::remove_all(dir);
 }
+
+TEST(Robustness, RecursiveAnchorsAndDeepNestingAreRefusedWithAPosition)
+{
+  // Once a SIGSEGV: an alias to the list that holds it made the document cyclic, and walking it overflowed the stack.
+  const fs::path dir = fresh_dir("anchors");
+  fs::create_directories(dir);
+  std::ofstream(dir / "recursive.yaml") << "name: x\nfoo: &a [*a]\n";
+  expect_clean_refusal(clustersim("validate " + (dir / "recursive.yaml").string()), "recursive.yaml:2:6: an alias");
+  expect_clean_refusal(clustersim("validate " + src("scenarios/quickstart.yaml") + " --set 'cluster.nodes=&a [*a]'"),
+                       "--set:1:1: 'cluster.nodes=&a [*a]': an alias refers to");
+  std::ofstream(dir / "deep.yaml") << "name: x\nfoo: " << std::string(300, '[') << std::string(300, ']') << "\n";
+  expect_clean_refusal(clustersim("validate " + (dir / "deep.yaml").string()), "nest more than 200 deep");
+  // Up to the bound is fine for the reader (the scenario then fails on its unknown key, not on its depth).
+  std::ofstream(dir / "ok.yaml") << "name: x\nfoo: " << std::string(150, '[') << std::string(150, ']') << "\n";
+  const auto ok = clustersim("validate " + (dir / "ok.yaml").string());
+  EXPECT_EQ(ok.err.find("deep"), std::string::npos) << ok.err;
+  fs::remove_all(dir);
+}

@@ -54,7 +54,7 @@ TEST(Scenario, ValidScenarioLoadsWithDefaults)
   cs::Scenario s = cs::load_scenario(write_temp(kValid));
   cs::check_scenario(s);
   EXPECT_EQ(s.name, "t");
-  EXPECT_EQ(s.backend, "simgrid");
+  EXPECT_EQ(s.backend, cs::Backend::SIMGRID);
   EXPECT_EQ(s.cluster.gpus, 16);
   EXPECT_DOUBLE_EQ(s.cluster.network.nic_bandwidth.value, 50e9);
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.ffn, 1024); // 4 x hidden by default
@@ -68,7 +68,7 @@ TEST(Scenario, SetOverridesAnyKeyAndCreatesMaps)
   EXPECT_EQ(s.cluster.nodes, 4);
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.dtype, "fp16");
   EXPECT_DOUBLE_EQ(s.cluster.intra_node.latency.value, 2e-6);
-  EXPECT_EQ(s.backend, "analytical");
+  EXPECT_EQ(s.backend, cs::Backend::ANALYTICAL);
 }
 
 TEST(Scenario, MissingFile)

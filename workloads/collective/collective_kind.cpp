@@ -53,12 +53,12 @@ public:
     const int ranks = c.ranks > 0 ? c.ranks : platform.topology.host_count();
     // The analytical backend prices by the closed forms where they hold (DESIGN.md §3); simgrid always runs flows.
     SweepPricing pricing = SweepPricing::FLOWS;
-    if (env.backend == "analytical" && c.pricing == "closed-form")
+    if (env.backend == Backend::ANALYTICAL && c.pricing == "closed-form")
       pricing = SweepPricing::CLOSED_FORM;
-    else if (env.backend == "analytical" && c.pricing == "auto" && closed_forms_fit(env.cluster->network))
+    else if (env.backend == Backend::ANALYTICAL && c.pricing == "auto" && closed_forms_fit(env.cluster->network))
       pricing = SweepPricing::CLOSED_FORM_WHERE_EXACT;
-    const StragglerModel stragglers(env.cluster->stragglers, platform.topology.host_count(),
-                                    env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed));
+    const StragglerModel stragglers(env.cluster->stragglers, platform.topology.host_count(), env.cluster->gpus_per_node,
+                                    static_cast<std::uint64_t>(env.seed));
     CollectiveSweep sweep =
         build_collective_sweep(c, platform, ranks, pricing, stragglers.any() ? &stragglers : nullptr);
     Timeline timeline = env.execute(sweep.graph);
@@ -71,8 +71,8 @@ public:
     const ClusterParams& cl = *env.cluster;
     out.summary = fmt::format("  cluster   {} x {} {} ({}{}, {} network), backend {}\n", cl.nodes, cl.gpus_per_node,
                               platform.device->display_name, cl.intra_node.kind, platform.nvls ? " + NVLS" : "",
-                              cl.network.kind, env.backend);
-    if (env.backend == "analytical")
+                              cl.network.kind, backend_name(env.backend));
+    if (env.backend == Backend::ANALYTICAL)
       out.summary += fmt::format("  pricing   {} of {} sizes by closed form, the rest as list-scheduled flows\n",
                                  sweep.closed_form_sizes, sweep.sizes.size());
     out.summary += nccl_tests_table(rows, c.op, ranks);

@@ -97,7 +97,7 @@ public:
       s.servers.push_back(i * c.gpus_per_node);
     s.budget = static_cast<long long>(s.replicas) * params_.steps;
     s.target = params_.target_updates;
-    s.flows = env.backend == "simgrid";
+    s.flows = env.backend == Backend::SIMGRID;
     s.seed = static_cast<std::uint64_t>(env.seed);
     s.trace = env.trace;
     return s;

@@ -48,7 +48,7 @@ void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
       } catch (const std::invalid_argument& e) {
         throw env.error_at(fmt::format("workload.model.graph[{}].kernel", i), e.what());
       }
-  if (pipeline_schedule_name(w, *env.policies) == "graph-pipeline") {
+  if (Registry<PipelineSchedule>::instance().create(pipeline_schedule_name(w, *env.policies))->runs_stage_dags()) {
     const auto branch = layer_branches(graph);
     const int branches = branch.empty() ? 0 : *std::max_element(branch.begin(), branch.end()) + 1;
     if (p.pp < branches)

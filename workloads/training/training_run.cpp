@@ -42,13 +42,13 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
   if (M.count("bubble_fraction"))
     out += fmt::format("  pipeline  bubble {:.1f}% of compute\n", 100 * M.at("bubble_fraction"));
   const int dp = tr.ranks / (tr.pipeline_stages * tr.tensor_parallel);
-  out +=
-      fmt::format("  backend   {} ({} tasks, {} iterations{})\n", env.backend, tr.graph.size(), w.iterations,
-                  tr.replicas_built < dp
-                      ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
-                                    M.count("slowest_gpu_speed") ? "folded in (each stage at its slowest GPU's speed)"
-                                                                 : "symmetric")
-                      : "");
+  out += fmt::format(
+      "  backend   {} ({} tasks, {} iterations{})\n", backend_name(env.backend), tr.graph.size(), w.iterations,
+      tr.replicas_built < dp
+          ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
+                        M.count("slowest_gpu_speed") ? "folded in (each stage at its slowest GPU's speed)"
+                                                     : "symmetric")
+          : "");
   if (M.count("slowest_gpu_speed"))
     out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
                        M.at("slowest_gpu_speed"));
@@ -129,7 +129,7 @@ MoePolicies moe_policies(const TrainingParams& w, const RunEnv& env, TrainingPla
   plan.routing = out.routing.get();
   plan.moe = out.policy.get();
   plan.seed = static_cast<std::uint64_t>(env.seed);
-  plan.alltoall_v_closed_form = env.backend == "analytical";
+  plan.alltoall_v_closed_form = env.backend == Backend::ANALYTICAL;
   return out;
 }
 
@@ -168,8 +168,8 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
   // MoE replicas differ (each routes its own tokens to the others' experts): every replica is simulated.
   const bool moe = plan.params->model.moe.enabled();
   plan.one_replica = env.replicas == ReplicaMode::ONE && !moe;
-  if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == "analytical" && replicas_alike(*env.cluster) &&
-      !moe) {
+  if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == Backend::ANALYTICAL &&
+      replicas_alike(*env.cluster) && !moe) {
     plan.one_replica = true;
     TrainingGraph one = build_training(plan);
     lower_training(one, platform, CollectivePricing::FLOWS);
@@ -178,7 +178,7 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
     plan.one_replica = false;
   }
   TrainingGraph training = build_training(plan);
-  if (moe && env.replicas == ReplicaMode::AUTO && env.backend == "analytical") {
+  if (moe && env.replicas == ReplicaMode::AUTO && env.backend == Backend::ANALYTICAL) {
     // MoE at scale: every replica is simulated, so the collectives' flows (a 1,024-rank ring per bucket) would dwarf
     // the rest; past the same task count, every collective is priced by its closed form instead. The graph is built
     // once: MoE policies keep state from step to step (FlexMoE's placement).
@@ -251,7 +251,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   StageShape shape;
   shape.parallel = parallel;
   shape.map = schedule->stage_map(parallel.pp, schedule->chunks(parallel.vpp));
-  shape.graph_pipeline = schedule_name == "graph-pipeline";
+  shape.graph_pipeline = schedule->runs_stage_dags();
   shape.price_dp_beside = true;
   const StageSet stages =
       layer_graph ? layer_graph_stages(w, *cost, platform, shape) : transformer_stages(w, *cost, platform, shape);
