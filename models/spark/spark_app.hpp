@@ -59,6 +59,7 @@ struct SparkApplication {
   std::vector<Rdd> rdds;
   std::vector<Stage> stages;
   std::vector<SparkJob> jobs;
+  std::vector<std::string> left_out; // what its source (an event log) held that the replay leaves out, one line each
 
   /** Stages `s` depends on through shuffles (the stages read by its RDDs' shuffle dependencies). */
   std::vector<int> parent_stages(int s) const;

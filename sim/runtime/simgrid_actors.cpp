@@ -3,6 +3,7 @@
 #include "sim/runtime/simgrid_session.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace cs {
 namespace s4u = simgrid::s4u;
@@ -42,13 +43,30 @@ void SimgridActorsBase::run(int host, std::function<void()> main)
   for (std::size_t h = 0; h < sg_.hosts.size(); ++h)
     host_index_[sg_.hosts[h]] = static_cast<int>(h);
   started();
-  s4u::Actor::create("main", sg_.hosts.at(host), std::move(main));
+  s4u::Actor::create("main", sg_.hosts.at(host), guarded(std::move(main)));
   engine->run();
+  if (failure_)
+    std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+std::function<void()> SimgridActorsBase::guarded(std::function<void()> body)
+{
+  // Only std::exception: SimGrid's ForcefulKillException (a kill) must go on unwinding the killed actor.
+  return [this, body = std::move(body)] {
+    try {
+      body();
+    } catch (const std::exception&) {
+      if (!failure_)
+        failure_ = std::current_exception();
+      s4u::Actor::kill_all(); // every actor but this one: the run cannot go on
+    }
+  };
 }
 
 ActorPtr SimgridActorsBase::spawn(const std::string& name, int host, std::function<void()> body)
 {
-  return std::make_shared<SgActor>(s4u::Actor::create(name, sg_.hosts.at(host), std::move(body)), host, &before_kill_);
+  return std::make_shared<SgActor>(s4u::Actor::create(name, sg_.hosts.at(host), guarded(std::move(body))), host,
+                                   &before_kill_);
 }
 
 ActorPtr SimgridActorsBase::self()

@@ -6,6 +6,7 @@
 #include "platform/platform_spec.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <simgrid/s4u.hpp>
@@ -63,8 +64,13 @@ protected:
   /** Runs once the platform exists, before `main` starts (from maestro). */
   virtual void started() {}
 
+  /** `body`, made to end the whole run when it throws: the first exception is kept, every other actor is killed,
+   *  and run() rethrows it once the engine stops (an exception escaping an actor would abort the process). */
+  std::function<void()> guarded(std::function<void()> body);
+
   const PlatformSpec& platform_;
   SimgridPlatform sg_;
+  std::exception_ptr failure_;
   std::map<const simgrid::s4u::Host*, int> host_index_;
   std::function<void(simgrid::s4u::Actor*)> before_kill_; // called by a kill, from the killer
   bool wide_ = false;

@@ -83,3 +83,29 @@ TEST(FlowLevelRuntime, AgreesWithSimgridWhereEachFlowHasOneBottleneck)
 }
 
 } // namespace
+
+TEST(ActorRuntimes, AnExceptionInAnActorEndsTheRunAndComesBackFromRun)
+{
+  // Once an abort (exit 134): an exception escaping an actor's body took the whole process down. Now every other
+  // actor is killed and run() rethrows it, on both runtimes.
+  for (bool flow_level : {false, true}) {
+    const std::string text = cs::run_isolated([&] {
+      auto platform = cluster();
+      auto rt = flow_level ? cs::make_flow_level_actor_runtime(platform) : cs::make_simgrid_actor_runtime(platform);
+      try {
+        rt->run(0, [&] {
+          rt->spawn("waiter", 1, [&] { rt->wait(rt->flow_async(1, 0, 1e12)); }); // would run for hours
+          rt->spawn("thrower", 2, [&] {
+            rt->sleep_for(1.0);
+            throw std::out_of_range("map::at");
+          });
+          rt->sleep_for(1e6);
+        });
+      } catch (const std::out_of_range& e) {
+        return std::string("caught ") + e.what() + " at " + std::to_string(rt->now());
+      }
+      return std::string("not caught");
+    });
+    EXPECT_EQ(text.rfind("caught map::at at 1.0", 0), 0u) << text;
+  }
+}

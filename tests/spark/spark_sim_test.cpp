@@ -249,3 +249,36 @@ TEST(SparkTraceCommand, SummarisesPlainAndRollingLogsAndDetectsTheFormat)
 }
 
 } // namespace
+
+namespace {
+
+TEST(SparkRun, AnApplicationStillRunningWhenItsLogWasCopiedReplaysWhatCompleted)
+{
+  // Once exit 134 (std::out_of_range from map::at in use_execution_memory) on two hosts or more: the log's last job
+  // never ends, its stages never complete, and tasks still ran when the application was taken to be over.
+  const fs::path dir = fresh_dir("inprogress");
+  fs::create_directories(dir);
+  std::ofstream(dir / "s.yaml") << "name: t\ncluster:\n  device: cpu-node\n  racks: 1\n  hosts_per_rack: 2\n"
+                                   "  host: {cores: 8, memory: 16GiB, disk_bandwidth: 500MB/s}\n"
+                                   "  network: {kind: tree, host_link: 10Gb/s, latency: 50us}\n"
+                                   "workload: {kind: spark, spark: {executor_cores: 8, executor_memory: 4GiB, "
+                                   "replication: 1, applications: [{event_log: "
+                                << src("traces/samples/spark/eventlog_2nodes_8cores") << "}]}}\n";
+  for (const char* backend : {"simgrid", "analytical"}) {
+    const fs::path out = fresh_dir(std::string("inprogress_out_") + backend);
+    auto r = cs::testing::run_clustersim("run " + (dir / "s.yaml").string() + " --quiet --backend " + backend +
+                                         " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("1 job(s) never ended; 9 task(s) of 2 stage(s) that never completed are left out"),
+              std::string::npos)
+        << r.err;
+    std::ifstream in(out / "report.json");
+    const auto report = nlohmann::json::parse(in);
+    EXPECT_EQ(report["metrics"]["applications"].get<double>(), 1);
+    EXPECT_EQ(report["warnings"].size(), 1u);
+    fs::remove_all(out);
+  }
+  fs::remove_all(dir);
+}
+
+} // namespace

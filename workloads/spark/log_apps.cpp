@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace cs {
@@ -68,8 +70,21 @@ SparkApplication application_from_log(const SparkEventLog& log, int executors)
   app.name = log.app_name.empty() ? log.app_id : log.app_name;
   app.max_executors = executors > 0 ? executors : peak_executors(log);
   const auto tasks = successful_tasks(log);
+  // A log copied while the application ran (or one that died) holds stages that never completed: their tasks are
+  // left out, with the jobs that never ended, and the run says so.
+  std::set<int> completed;
+  for (const auto& s : log.stages)
+    if (!s.failed)
+      completed.insert(s.id);
+  long unfinished_tasks = 0;
+  std::set<int> unfinished_stages;
   std::map<int, int> index_of; // log stage id -> our stage
   for (const auto& [id, by_index] : tasks) {
+    if (!completed.count(id)) {
+      unfinished_tasks += static_cast<long>(by_index.size());
+      unfinished_stages.insert(id);
+      continue;
+    }
     const int n = by_index.rbegin()->first + 1;
     Rdd rdd;
     rdd.name = "stage-" + std::to_string(id);
@@ -108,6 +123,11 @@ SparkApplication application_from_log(const SparkEventLog& log, int executors)
     previous_end = j.end_s >= 0 ? j.end_s : j.submit_s;
     app.jobs.push_back(std::move(job));
   }
+  const long open_jobs = std::count_if(log.jobs.begin(), log.jobs.end(), [](const auto& j) { return j.end_s < 0; });
+  if (unfinished_tasks > 0 || open_jobs > 0)
+    app.left_out.push_back(fmt::format("{}: the log ends before its application did: {} job(s) never ended; {} "
+                                       "task(s) of {} stage(s) that never completed are left out of the replay",
+                                       app.name, open_jobs, unfinished_tasks, unfinished_stages.size()));
   app.validate();
   return app;
 }

@@ -119,6 +119,8 @@ public:
         summary_lines(env, params_, env.policies->name("spark_cache", "vanilla"), cache->eviction_name(),
                       env.policies->name("spark_provisioning", "static"), out.metrics, static_cast<int>(apps.size()));
     out.wall_note = fmt::format(" ({} activities, {} tasks)", outcome.activities, outcome.tasks.size());
+    for (const auto& app : apps)
+      out.warnings.insert(out.warnings.end(), app.left_out.begin(), app.left_out.end());
     return out;
   }
 

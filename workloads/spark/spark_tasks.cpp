@@ -65,6 +65,8 @@ void SparkRun::use_execution_memory(int id, double delta)
     return;
   auto& e = execs_[id];
   e.execution = std::max(0.0, e.execution + delta);
+  if (!e.alive || e.released) // its application ended (or it was removed) while the task ran: no cache to resize
+    return;
   const double unified = executor_storage_bytes(p_);
   std::vector<CachedBlock> evicted;
   setup_.cache->resize_executor(id, std::max(unified * p_.storage_fraction, unified - e.execution), evicted);
