@@ -38,6 +38,34 @@ std::pair<int, int> line_and_column(const std::string& text, std::size_t byte)
 
 namespace {
 
+// Arrays and objects nest at most this deep: far more than any input needs, and little enough that nothing walking
+// a document (our readers, nlohmann's dump and comparisons) can exhaust the stack.
+constexpr int kMaxJsonDepth = 200;
+
+// The byte where nesting first goes past kMaxJsonDepth (strings skipped).
+std::size_t too_deep_at(const std::string& text)
+{
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return 0;
+}
+
 // Where `path` ("/a/b/0/c") is written: each key searched for after the previous one (array indices skipped).
 std::size_t locate(const std::string& text, const std::string& path)
 {
@@ -64,18 +92,23 @@ public:
   bool operator()(int depth, nlohmann::json::parse_event_t event, const nlohmann::json& parsed)
   {
     using E = nlohmann::json::parse_event_t;
+    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth) {
+      too_deep_ = true;
+      return false; // not kept: the document is refused once parsed, and nothing deeper is built meanwhile
+    }
     if (event == E::object_start)
       keys_.emplace_back();
     else if (event == E::object_end && !keys_.empty())
       keys_.pop_back();
     else if (event == E::key && !keys_.empty() && !keys_.back().insert(parsed.get<std::string>()).second)
       duplicate_ = parsed.get<std::string>();
-    (void)depth;
     return true;
   }
   const std::string& duplicate() const { return duplicate_; }
+  bool too_deep() const { return too_deep_; }
 
 private:
+  bool too_deep_ = false;
   std::vector<std::set<std::string>> keys_;
   std::string duplicate_;
 };
@@ -87,6 +120,11 @@ nlohmann::json parse_json_input(const std::string& text, const std::string& file
   try {
     DuplicateKeys keys;
     nlohmann::json j = nlohmann::json::parse(text, std::ref(keys));
+    if (keys.too_deep()) {
+      const auto [line, column] = line_and_column(text, too_deep_at(text));
+      throw InputError(file, line, column,
+                       fmt::format("arrays and objects nest more than {} deep; clustersim refuses it", kMaxJsonDepth));
+    }
     if (!keys.duplicate().empty()) {
       const std::string quoted = "\"" + keys.duplicate() + "\"";
       const std::size_t first = text.find(quoted);

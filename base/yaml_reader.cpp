@@ -1,6 +1,7 @@
 #include "base/yaml_reader.hpp"
 
 #include "base/units.hpp"
+#include "base/utf8.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -159,6 +160,9 @@ std::string ObjectReader::scalar(const YAML::Node& n, const char* what) const
 {
   if (!n.IsScalar())
     fail(n, fmt::format("expected {} but found a {}", what, n.IsMap() ? "map" : n.IsSequence() ? "list" : "null"));
+  // Text goes into report.json and the summary: refuse what is not UTF-8 here, at its position, not after the run.
+  if (const std::size_t bad = invalid_utf8_at(n.Scalar()); bad != std::string::npos)
+    fail(n, fmt::format("the text is not valid UTF-8 (byte {} of the value)", bad + 1));
   return n.Scalar();
 }
 

@@ -37,7 +37,7 @@ if [ $ok = 1 ]; then
   protoc --cpp_out="$work" -I"$root/traces" "$root/traces/chakra_et.proto" >"$work/build_protoc.log" 2>&1 || ok=0
 fi
 if [ $ok = 1 ]; then
-  build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" \
+  build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" "$root/base/utf8.cpp" \
     "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
     "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" "$root/traces/spark_event_log.cpp" \
     "$root/traces/chakra_trace.cpp" "$root/traces/trace_format.cpp" \
@@ -55,7 +55,7 @@ scenario_targets=()
 if [ $ok = 1 ] && [ -f "$build/sim/libcs_engine.a" ] && [ -f "$build/workloads/libcs_workloads.a" ]; then
   libs=()
   for l in "${engine[@]}"; do case $l in -*) libs+=("$l") ;; *) libs+=("$build/$l") ;; esac; done
-  shared=(sim/scenario/scenario.cpp base/yaml_reader.cpp base/units.cpp platform/cluster_params.cpp
+  shared=(sim/scenario/scenario.cpp base/yaml_reader.cpp base/utf8.cpp base/units.cpp platform/cluster_params.cpp
           sim/run/scenario_checks.cpp)
   mkdir -p "$work/obj"
   for f in "${shared[@]}"; do

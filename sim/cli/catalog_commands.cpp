@@ -20,11 +20,15 @@ namespace {
 void list_devices()
 {
   for (const auto& [name, d] : DeviceCatalog::builtin().all()) {
-    if (d.kind == "gpu")
-      std::cout << fmt::format("{:<16} {:<34} bf16 {:>7.1f} TFLOP/s  {:>6.0f} GB/s  {}  {} SMs\n", name, d.display_name,
-                               d.peak("bf16") / 1e12, d.memory_bandwidth / 1e9, units::format_bytes(d.memory_bytes),
-                               d.sms);
-    else
+    if (d.kind == "gpu") {
+      // The dtypes it has units for, widest first, with their dense peaks (a V100 has no bf16 or fp8).
+      std::string peaks;
+      for (const char* dtype : {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"})
+        if (d.peak(dtype) > 0)
+          peaks += fmt::format("{}{} {:.1f}", peaks.empty() ? "" : ", ", dtype, d.peak(dtype) / 1e12);
+      std::cout << fmt::format("{:<16} {:<34} {:>6.0f} GB/s  {}  {} SMs  TFLOP/s: {}\n", name, d.display_name,
+                               d.memory_bandwidth / 1e9, units::format_bytes(d.memory_bytes), d.sms, peaks);
+    } else
       std::cout << fmt::format("{:<16} {:<34} {} cores x {:.1f} GFLOP/s  {:>6.1f} GB/s  {}\n", name, d.display_name,
                                d.cores, d.core_speed / 1e9, d.memory_bandwidth / 1e9,
                                units::format_bytes(d.memory_bytes));

@@ -334,17 +334,28 @@ int plot(const PlotArgs& a)
 {
   std::vector<std::string> axes;
   const std::vector<SweepRow> rows = read_results_csv(a.results, axes);
-  const fs::path prefix =
+  fs::path prefix =
       a.out.empty() ? fs::path(a.results).parent_path() / (a.request.y + "-by-" + a.request.x) : fs::path(a.out);
+  // `--out p.png` (or .svg) is the file the user named, in that format alone; any other name is a prefix for both.
+  std::string only = prefix.extension().string();
+  if (only == ".png" || only == ".svg")
+    prefix.replace_extension();
+  else
+    only.clear();
   check_output_dir(prefix.has_parent_path() ? prefix.parent_path().string() : ".");
   // Not write_output_set: the pictures go beside a sweep's results, whose output set they must not replace.
+  std::vector<std::string> written;
   for (auto& [name, bytes] : render_gnuplot(gnuplot_script(rows, a.request, "{DIR}/plot"), {"plot.png", "plot.svg"})) {
-    const fs::path target = prefix.string() + name.substr(name.find('.'));
+    const std::string extension = name.substr(name.find('.'));
+    if (!only.empty() && extension != only)
+      continue;
+    const fs::path target = prefix.string() + extension;
     const fs::path tmp = target.string() + ".tmp";
     std::ofstream(tmp, std::ios::binary) << bytes;
     fs::rename(tmp, target);
+    written.push_back(target.string());
   }
-  std::cout << fmt::format("plot: {}.png and {}.svg\n", prefix.string(), prefix.string());
+  std::cout << "plot: " << written.front() << (written.size() > 1 ? " and " + written.back() : std::string()) << "\n";
   return 0;
 }
 
@@ -383,7 +394,9 @@ std::vector<Command> add_sweep_commands(CLI::App& app)
   plotter->add_option("--y", p->request.y, "metric on the y axis")->required();
   plotter->add_option("--by", p->request.by, "one series per value of this axis");
   plotter->add_option("--title", p->request.title, "title (default: METRIC by AXIS)");
-  plotter->add_option("--out", p->out, "file prefix (default: next to the results, METRIC-by-AXIS)");
+  plotter->add_option("--out", p->out,
+                      "a file NAME.png or NAME.svg (that format alone), or a prefix for both (default: next to the "
+                      "results, METRIC-by-AXIS)");
   return {{cmd, [a] { return sweep(*a); }},
           {merger, [inputs, merged] { return merge(*inputs, *merged); }},
           {plotter, [p] { return plot(*p); }}};

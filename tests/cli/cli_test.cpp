@@ -52,6 +52,11 @@ TEST(Cli, HelpVersionAndLists)
   EXPECT_EQ(devices.code, 0);
   for (const char* d : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "cpu-node"})
     EXPECT_NE(devices.out.find(d), std::string::npos) << d;
+  // Each GPU lists the dtypes it has units for (a V100 once showed "bf16 0.0 TFLOP/s").
+  const std::string v100 = devices.out.substr(devices.out.find("v100-sxm2"));
+  const std::string line = v100.substr(0, v100.find('\n'));
+  EXPECT_NE(line.find("fp16 125.0"), std::string::npos) << line;
+  EXPECT_EQ(line.find("bf16"), std::string::npos) << line;
 }
 
 TEST(Cli, BadFlagsExitTwo)
@@ -329,10 +334,9 @@ TEST(Cli, TrainingTrafficIsReportedPerLinkTier)
   double nic[2] = {0, 0}, uplink[2] = {0, 0}, inter[2] = {0, 0}, busy = 0, iteration = 0;
   for (int split = 0; split < 2; ++split) {
     fs::path out = fresh_dir(std::string("tier") + std::to_string(split));
-    auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend analytical" +
-                        " --set workload.iterations=1" +
-                        (split ? " --set 'cluster.network.levels=[{radix: 1},{oversubscription: 1}]'" : "") +
-                        " --out " + out.string());
+    auto r = clustersim(
+        "run " + src("scenarios/quickstart.yaml") + " --quiet --backend analytical" + " --set workload.iterations=1" +
+        (split ? " --set 'cluster.network.levels=[{radix: 1},{oversubscription: 1}]'" : "") + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
     const auto report = read_json(out / "report.json");
     const auto& b = report["breakdown"];

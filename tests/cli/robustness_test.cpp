@@ -243,3 +243,28 @@ TEST(Robustness, RecursiveAnchorsAndDeepNestingAreRefusedWithAPosition)
   EXPECT_EQ(ok.err.find("deep"), std::string::npos) << ok.err;
   fs::remove_all(dir);
 }
+
+TEST(Robustness, TextThatIsNotUtf8AndJsonNestedPastTheBoundAreRefusedWhereTheyAreRead)
+{
+  // Once an uncaught json type_error 316 after the whole simulation: a name of invalid UTF-8 reached report.json.
+  const fs::path dir = fresh_dir("utf8");
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.yaml") << "name: \"x\xff\xfe\"\n";
+  expect_clean_refusal(clustersim("validate " + (dir / "bad.yaml").string()),
+                       "bad.yaml:1:7: the text is not valid UTF-8");
+  std::ofstream(dir / "overlong.yaml") << "name: \"\xc0\xaf\"\n"; // an overlong '/'
+  expect_clean_refusal(clustersim("validate " + (dir / "overlong.yaml").string()), "not valid UTF-8");
+  const fs::path out = dir / "out";
+  EXPECT_EQ(clustersim("run " + src("scenarios/quickstart.yaml") +
+                       " --backend analytical --quiet --set name=h\xc3\xa9llo "
+                       "--out " +
+                       out.string())
+                .code,
+            0); // é is fine
+  // Once a stack overflow: 100,000-deep arrays in a measurement file.
+  std::ofstream(dir / "deep.json") << "{\"host\": " << std::string(100000, '[') << std::string(100000, ']') << "}\n";
+  expect_clean_refusal(clustersim("fit " + (dir / "deep.json").string() + " --out " + (dir / "p.json").string()),
+                       "deep.json:1:209: arrays and objects nest more than 200 deep");
+  EXPECT_FALSE(fs::exists(dir / "p.json"));
+  fs::remove_all(dir);
+}

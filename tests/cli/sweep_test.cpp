@@ -215,6 +215,18 @@ TEST(Plot, BarsAndLinesRenderAsPngAndSvg)
     EXPECT_NE(text.find("width=\"900\" height=\"540\""), std::string::npos);
     EXPECT_NE(text.find("iteration_time_s"), std::string::npos);
   }
+  // A name with an extension is the file the user asked for, in that format alone (it once wrote p.png.png and
+  // p.png.svg).
+  for (const char* name : {"named.png", "named.svg"}) {
+    auto r = clustersim("plot " + (out / "results.csv").string() +
+                        " --x workload.batch.micro --y iteration_time_s --out " + (out / name).string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(out / name)) << name;
+    EXPECT_FALSE(fs::exists(out / (std::string(name) + ".png")));
+    EXPECT_FALSE(fs::exists(out / (std::string(name) + ".svg")));
+  }
+  EXPECT_EQ(png_size((out / "named.png").string()), (std::pair<unsigned, unsigned>{900, 540}));
+  EXPECT_FALSE(fs::exists(out / "named.svg.png"));
   auto bad = clustersim("plot " + (out / "results.csv").string() + " --x nodes --y iteration_time_s");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--x nodes: not an axis"), std::string::npos) << bad.err;
