@@ -75,6 +75,14 @@ public:
     const double h = m.hidden;
     return h * (w.query + 2 * w.key) + w.output * h;
   }
+  double norm_parameters(const ModelParams& m) const override { return m.qk_norm ? 2.0 * head_size(m) : 0.0; }
+  double activation_units(const ModelParams& m) const override
+  {
+    // QK-norm keeps the queries and keys before their norms too.
+    const AttentionWidths w = widths(m);
+    const double units = AttentionKind::activation_units(m);
+    return m.qk_norm ? units + 2.0 * (w.query + w.key) / m.hidden : units;
+  }
   double biases(const ModelParams& m) const override
   {
     const AttentionWidths w = widths(m);
@@ -91,6 +99,10 @@ public:
     if (m.bias && !b.shape().framework.linear_bias_in_gemm)
       b.forward("qkv_gemm_bias_add", b.traffic("bias_add", tokens * qkv_width * b.element_bytes(),
                                                tokens * qkv_width * b.element_bytes(), tokens * qkv_width));
+    if (m.qk_norm) { // one RMSNorm per query and key head (its rows are the tokens times the heads)
+      b.forward("qk_norm", NormKernel{tokens * (heads + kv_heads), head_dim, true, m.dtype});
+      b.backward("qk_norm_backward", NormKernel{1.5 * tokens * (heads + kv_heads), head_dim, true, m.dtype});
+    }
     if (m.attention == AttentionCore::MATERIALIZED)
       materialized_core(b, tokens, heads, kv_heads, head_dim);
     else

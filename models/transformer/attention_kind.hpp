@@ -33,6 +33,8 @@ public:
   virtual double weights(const ModelParams& model) const = 0;
   /** Biases of its projections when the model has biases. */
   virtual double biases(const ModelParams& model) const = 0;
+  /** Weights of the norms inside the block (QK-norm's per-head scales), not GEMM weights. */
+  virtual double norm_parameters(const ModelParams& model) const { return 0.0; }
   /** Appends the block's kernels on one TP rank of out.shape(): projections, the attention core, the output
    *  projection (the norm before and the residual after are the layer's). */
   virtual void emit(LayerKernels& out) const = 0;

@@ -66,6 +66,46 @@ void add_llama(std::map<std::string, ModelParams>& p)
   p["llama2-70b"] = llama(80, 8192, 28672, 64, 8);
 }
 
+// Llama 3 and 3.1 ("The Llama 3 Herd of Models", Table 3, and the Hugging Face configs): grouped-query attention with
+// 8 key/value heads, SwiGLU, RMSNorm, untied embeddings over a 128,256-token vocabulary, no biases, 8,192-token
+// sequences in pre-training. 8.03B, 70.6B and 405.9B parameters.
+void add_llama3(std::map<std::string, ModelParams>& p)
+{
+  auto llama3 = [](int layers, int hidden, int ffn, int heads) {
+    ModelParams m = dense({layers, hidden, ffn, heads, 8192, 128256, "bf16", "selective", AttentionCore::FLASH});
+    m.kv_heads = 8;
+    m.mlp = "swiglu";
+    m.norm = Norm::RMSNORM;
+    m.tie_embeddings = false;
+    m.bias = false;
+    return m;
+  };
+  p["llama3-8b"] = llama3(32, 4096, 14336, 32);
+  p["llama3-70b"] = llama3(80, 8192, 28672, 64);
+  p["llama3.1-405b"] = llama3(126, 16384, 53248, 128);
+}
+
+// Qwen3 dense models (Qwen3 technical report, Table 1, and the Hugging Face configs): heads of 128 whatever the hidden
+// size (64 x 128 = 8,192 queries over a 5,120 hidden in the 32B), QK-norm, 8 key/value heads, SwiGLU, RMSNorm, a
+// 151,936-token vocabulary, untied embeddings in the 8B and 32B, no biases; 4,096-token sequences as Megatron-Bridge's
+// recipes train them. 8.19B and 32.8B parameters.
+void add_qwen3(std::map<std::string, ModelParams>& p)
+{
+  auto qwen3 = [](int layers, int hidden, int ffn, int heads) {
+    ModelParams m = dense({layers, hidden, ffn, heads, 4096, 151936, "bf16", "selective", AttentionCore::FLASH});
+    m.kv_heads = 8;
+    m.head_dim = 128;
+    m.qk_norm = true;
+    m.mlp = "swiglu";
+    m.norm = Norm::RMSNORM;
+    m.tie_embeddings = false;
+    m.bias = false;
+    return m;
+  };
+  p["qwen3-8b"] = qwen3(36, 4096, 12288, 32);
+  p["qwen3-32b"] = qwen3(64, 5120, 25600, 64);
+}
+
 void add_mpt(std::map<std::string, ModelParams>& p)
 {
   // MosaicML MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): d_model x n_layers, n_heads, expansion
@@ -135,6 +175,8 @@ const std::map<std::string, ModelParams>& model_presets()
     std::map<std::string, ModelParams> p;
     add_gpt_and_bert(p);
     add_llama(p);
+    add_llama3(p);
+    add_qwen3(p);
     add_mpt(p);
     add_moe(p);
     return p;
@@ -155,6 +197,8 @@ void check_model_ranges(const ObjectReader& m, const ModelParams& model)
   m.require_positive("vocab", model.vocab);
   m.require_non_negative("ffn", model.ffn);
   m.require_non_negative("kv_heads", model.kv_heads);
+  m.require_non_negative("head_dim", model.head_dim);
+  m.require_at_most("head_dim", model.head_dim, 1 << 16);
   m.require_at_most("layers", model.layers, 100000);
   m.require_at_most("hidden", model.hidden, 1 << 20);
   m.require_at_most("ffn", model.ffn, 1 << 22);
@@ -231,8 +275,9 @@ void read_model(ObjectReader m, ModelParams& model)
   for (const auto& [name, preset] : model_presets())
     preset_names.push_back(name);
   m.choice("preset", model.preset, preset_names,
-           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B, MosaicML "
-           "MPT, Mixtral 8x7B and 8x22B, DeepSeek-MoE-16B, Qwen2-57B-A14B, Switch-Base-128); keys given override it");
+           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B, Llama 3 8B "
+           "and 70B, Llama 3.1 405B, Qwen3 8B and 32B, MosaicML MPT, Mixtral 8x7B and 8x22B, DeepSeek-MoE-16B, "
+           "Qwen2-57B-A14B, Switch-Base-128); keys given override it");
   if (!m.describing() && !model.preset.empty()) {
     const std::string name = model.preset;
     model = model_presets().at(name);
@@ -243,6 +288,10 @@ void read_model(ObjectReader m, ModelParams& model)
       .field("ffn", model.ffn, "feed-forward inner size (0 = 4 x hidden)")
       .field("heads", model.heads, "attention (query) heads")
       .field("kv_heads", model.kv_heads, "key/value heads (0 = heads; fewer = grouped-query attention)")
+      .field("head_dim", model.head_dim,
+             "query, key and value width per head (0 = hidden / heads; Megatron's kv_channels): heads x head_dim "
+             "need not be the hidden size (Qwen3-32B: 64 x 128 over 5,120)")
+      .field("qk_norm", model.qk_norm, "an RMSNorm over each query and key head before attention (Qwen3, OLMo 2)")
       .field("seq", model.seq, "sequence length in tokens")
       .field("vocab", model.vocab, "vocabulary size")
       .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
@@ -272,7 +321,7 @@ void read_model(ObjectReader m, ModelParams& model)
   check_model_ranges(m, model);
   if (!m.describing() && model.heads % model.kv() != 0)
     m.fail_at("kv_heads", fmt::format("kv_heads ({}) must divide heads ({})", model.kv(), model.heads));
-  if (!m.describing() && model.hidden % model.heads != 0)
+  if (!m.describing() && model.head_dim == 0 && model.hidden % model.heads != 0)
     m.fail_at("heads", fmt::format("hidden ({}) must be divisible by heads ({})", model.hidden, model.heads));
   if (!m.describing() && model.ffn == 0)
     model.ffn = 4 * model.hidden;

@@ -47,7 +47,8 @@ struct ModelParams {
   AttentionCore attention = AttentionCore::FLASH;
   std::string preset;       // filled in first, then keys given next to it override (see model_presets())
   int kv_heads = 0;         // 0 = heads (multi-head attention); fewer = grouped-query attention
-  int head_dim = 0;         // query, key and value width per head (0 = hidden / heads)
+  int head_dim = 0;         // query, key and value width per head (0 = hidden / heads; Megatron's kv_channels)
+  bool qk_norm = false;     // an RMSNorm over each query and key head before attention (Qwen3, OLMo 2)
   std::string mlp = "gelu"; // a registered MLP kind: gelu (up, GeLU, down) | swiglu (gate and up, SiLU product, down)
   Norm norm = Norm::LAYERNORM;                         // rmsnorm: weight only
   std::shared_ptr<const AttentionKind> attention_kind; // a kind configured by its block (model.<kind>); null = gqa

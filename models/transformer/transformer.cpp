@@ -104,7 +104,7 @@ double layer_parameters(const ModelParams& m)
 {
   const double h = m.hidden, f = m.ffn;
   const double biases = m.bias ? attention_kind_of(m).biases(m) + mlp_kind_of(m).inner_biases(f) + h : 0.0;
-  return layer_gemm_weights(m) + biases + 2 * norm_parameters(m);
+  return layer_gemm_weights(m) + biases + 2 * norm_parameters(m) + attention_kind_of(m).norm_parameters(m);
 }
 
 double layer_parameters_at(const ModelParams& m, int l)

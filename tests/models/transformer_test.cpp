@@ -200,6 +200,49 @@ TEST(Transformer, Llama2PresetsHaveThePublishedParameterCounts)
   EXPECT_DOUBLE_EQ(cs::layer_gemm_weights(cs::model_presets().at("llama2-70b")), 2 * h * h + 2 * h * 1024 + 3 * h * f);
 }
 
+TEST(Transformer, Llama3AndQwen3PresetsHaveThePublishedParameterCounts)
+{
+  // The Hugging Face checkpoints' parameter counts (Llama 3: "The Llama 3 Herd of Models" rounds them to 8B, 70B and
+  // 405B; Qwen3 technical report, Table 1: 8.2B and 32.8B), within 0.5%.
+  const std::pair<const char*, double> published[] = {{"llama3-8b", 8.030e9},
+                                                      {"llama3-70b", 70.554e9},
+                                                      {"llama3.1-405b", 405.853e9},
+                                                      {"qwen3-8b", 8.191e9},
+                                                      {"qwen3-32b", 32.762e9}};
+  for (const auto& [name, count] : published)
+    EXPECT_NEAR(cs::total_parameters(cs::model_presets().at(name)) / count, 1.0, 0.005) << name;
+  // Qwen3-32B: 64 query heads of 128 (8,192 wide) over a 5,120 hidden; QK-norm adds two 128-wide scales per layer.
+  const auto& q = cs::model_presets().at("qwen3-32b");
+  const double h = 5120, f = 25600;
+  EXPECT_DOUBLE_EQ(cs::layer_gemm_weights(q), h * 8192 + 2 * h * 1024 + 8192 * h + 3 * h * f);
+  cs::ModelParams no_norm = q;
+  no_norm.qk_norm = false;
+  EXPECT_DOUBLE_EQ(cs::layer_parameters(q) - cs::layer_parameters(no_norm), 2 * 128);
+  cs::LayerShape shape;
+  shape.parallel.tp = 8;
+  const auto k = cs::layer_kernels(q, shape);
+  bool saw_norm = false;
+  for (const auto& n : k.forward) {
+    if (n.name == "qkv_gemm") {
+      const auto& g = std::get<cs::GemmKernel>(n.kernel);
+      EXPECT_DOUBLE_EQ(g.n, (64 + 2 * 8) * 128 / 8.0); // this rank's queries, keys and values
+      EXPECT_DOUBLE_EQ(g.k, h);
+    }
+    if (n.name == "attn_out_gemm") {
+      EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(n.kernel).k, 8192 / 8.0);
+    }
+    saw_norm = saw_norm || n.name == "qk_norm";
+  }
+  EXPECT_TRUE(saw_norm);
+  // Megatron's FLOP count with kv_channels: the core's score and value products over 8,192-wide queries.
+  cs::ModelParams one = q;
+  one.layers = 1;
+  one.vocab = 1;
+  const double s = q.seq;
+  EXPECT_NEAR(cs::megatron_model_flops(one, 1), s * (6 * cs::layer_gemm_weights(q) + 6 * s * 2 * 8192 + 4.5 * h),
+              1e-6 * cs::megatron_model_flops(one, 1));
+}
+
 TEST(Transformer, GroupedQueryAttentionAndSwigluShapeTheKernels)
 {
   const auto& m = cs::model_presets().at("llama2-70b");
