@@ -30,6 +30,8 @@ Measurements parse_measurements(const std::string& text, const std::string& file
     for (const auto& [k, v] : args.items())
       x.args[k] = v.is_string() ? v.get<std::string>() : v.dump();
     x.seconds = it.positive("seconds");
+    if (x.seconds > 3600) // a kernel that takes an hour is a unit mistake, and would swamp the fit
+      it.item(it.at("seconds"), "seconds").fail("a kernel of more than an hour: give its time in seconds");
     const double repeats = it.has("repeats") ? it.number("repeats") : 1;
     if (!(repeats >= 1 && repeats <= 1e9 && repeats == std::floor(repeats))) // the cast below must be defined
       it.item(it.at("repeats"), "repeats").fail("expected a whole number of repeats from 1 to 1e9");

@@ -117,12 +117,20 @@ LinearFit solve(const std::vector<Sample>& train, const DeviceSpec& d, const Gem
   f.launch = x(0);
   for (std::size_t i = 0; i < dtypes.size(); ++i) {
     double a = x(1 + static_cast<Eigen::Index>(i));
+    if (!std::isfinite(a) || a == 0)
+      throw std::invalid_argument(fmt::format("the measurements do not determine the {} efficiency (too few distinct "
+                                              "shapes, or every time the same)",
+                                              dtypes[i]));
     if (!(a >= 1)) // faster than the datasheet peak (or negative): the measurements contradict the catalog
       throw std::invalid_argument(fmt::format("fit gave an efficiency of {:.3g} for {}", 1.0 / a, dtypes[i]));
     f.efficiency[dtypes[i]] = 1.0 / a;
   }
   for (std::size_t i = 0; i < memory_keys.size(); ++i) {
     double a = x(first_memory + static_cast<Eigen::Index>(i));
+    if (!std::isfinite(a) || a == 0)
+      throw std::invalid_argument(fmt::format("the measurements do not determine the memory efficiency of {} (too "
+                                              "few distinct sizes, or every time the same)",
+                                              memory_keys[i]));
     if (!(a >= 1))
       throw std::invalid_argument(
           fmt::format("fit gave a memory efficiency of {:.3g} for {}", 1.0 / a, memory_keys[i]));

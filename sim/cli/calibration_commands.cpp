@@ -105,7 +105,12 @@ int command_fit(const std::string& measurements_path, const std::string& out, in
   FitOptions o;
   o.holdout_every = holdout_every;
   o.with_tables = with_tables;
-  FitResult r = fit_profile(m, d, o);
+  FitResult r;
+  try {
+    r = fit_profile(m, d, o);
+  } catch (const std::invalid_argument& e) { // the measurements cannot determine a profile: bad input
+    throw InputError(measurements_path, 1, 1, std::string("cannot fit a profile to these measurements: ") + e.what());
+  }
   r.profile.sources["measurements"] = std::filesystem::path(measurements_path).filename().string();
   const DeviceProfile& p = r.profile;
   std::cout << fmt::format("fit: {} ({} measurements from {})\n", d.display_name, m.items.size(), measurements_path);

@@ -82,6 +82,9 @@ void read_scenario(ObjectReader& r, Scenario& s)
   r.require(!s.name.empty(), "name", "name must not be empty");
   r.require(s.name.find_first_of("/\\") == std::string::npos, "name", "name must not contain path separators");
   r.require(s.name != "." && s.name != "..", "name", "name must not be '.' or '..' (it names the folder out/<name>/)");
+  // The default output folder is out/<name>[-sweep]/: a name past a file system's 255-byte names cannot be one.
+  r.require(s.name.size() <= 200, "name",
+            fmt::format("name is {} bytes long; at most 200 (it names the folder out/<name>/)", s.name.size()));
 }
 
 // One step of an override's path: a map key, or an index into the list the previous step named.

@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -65,8 +66,8 @@ TEST(CalibrationCli, RegressCatchesAUniformSlowdown)
     x.seconds *= 1.1;
   fs::path slow = temp("slow.json");
   std::ofstream(slow) << cs::measurements_to_json(m);
-  auto r = clustersim("regress --profile " + src("calibrate/profiles/cpu-node.json") + " --measurements " +
-                      slow.string());
+  auto r =
+      clustersim("regress --profile " + src("calibrate/profiles/cpu-node.json") + " --measurements " + slow.string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("bias tolerance"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("BEYOND"), std::string::npos) << r.out;
@@ -104,4 +105,35 @@ TEST(CalibrationCli, CudaCalibrationNeedsItsBinary)
   auto r = clustersim("calibrate --device cuda --quick --out " + temp("cuda.json").string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_FALSE(r.err.empty());
+}
+
+TEST(CalibrationCli, DegenerateMeasurementsAreBadInputNotAFailedFit)
+{
+  // Once exit 1 with "efficiency of -nan": one point, every time the same, or a time of 1e300 s.
+  std::ifstream in(src("calibrate/measurements/a100-sxm4-80gb-public.json"));
+  const auto full = nlohmann::json::parse(in);
+  auto variant = [&](const std::string& name, const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json j = full;
+    change(j["measurements"]);
+    const fs::path path = temp(name + ".json");
+    std::ofstream(path) << j.dump(1);
+    return path;
+  };
+  const fs::path one = variant("one", [](nlohmann::json& m) { m.erase(m.begin() + 1, m.end()); });
+  const fs::path same = variant("same", [](nlohmann::json& m) {
+    for (auto& x : m)
+      x["seconds"] = 1e-3;
+  });
+  const fs::path huge = variant("huge", [](nlohmann::json& m) { m[2]["seconds"] = 1e300; });
+  for (const auto& [path, words] : {std::pair<fs::path, std::string>{one, "too few training measurements"},
+                                    {same, "do not determine the fp16 efficiency"},
+                                    {huge, "a kernel of more than an hour"}}) {
+    auto r = clustersim("fit " + path.string() + " --out " + temp("never.json").string());
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind(path.string() + ":", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("nan"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(temp("never.json")));
+    fs::remove(path);
+  }
 }

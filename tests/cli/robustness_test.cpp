@@ -268,3 +268,11 @@ TEST(Robustness, TextThatIsNotUtf8AndJsonNestedPastTheBoundAreRefusedWhereTheyAr
   EXPECT_FALSE(fs::exists(dir / "p.json"));
   fs::remove_all(dir);
 }
+
+TEST(Robustness, ANameTooLongForAFolderIsRefusedBeforeTheRun)
+{
+  // Once an uncaught filesystem_error after the run: the default output folder out/<name>/ past NAME_MAX.
+  expect_clean_refusal(clustersim("run " + src("scenarios/quickstart.yaml") +
+                                  " --backend analytical --set name=" + std::string(300, 'a')),
+                       "name is 300 bytes long; at most 200");
+}
