@@ -21,8 +21,8 @@ nlohmann::json report(const std::string& args)
 {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() / ("cs_kr_" + std::to_string(::getpid()) + "_" + std::to_string(++n));
-  auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") + " --quiet --out " +
-                                       dir.string() + " " + args);
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") + " --quiet --out " + dir.string() +
+                                       " " + args);
   EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
   std::ifstream in(dir / "report.json");
   auto out = nlohmann::json::parse(in, nullptr, false);
@@ -108,4 +108,45 @@ TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("give from_device"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists("/tmp/cs_kr_never"));
+}
+
+TEST(KinetoReplay, ACollectiveGroupLargerThanTheClusterIsBadInputNotACrash)
+{
+  // Once an uncaught vector::_M_range_check (exit 1): an NCCL kernel recording a group of 10^12 ranks.
+  nlohmann::json nccl = {{"ph", "X"},
+                         {"cat", "kernel"},
+                         {"name", "ncclKernel_AllReduce_RING_LL_Sum_float"},
+                         {"pid", 0},
+                         {"tid", 7},
+                         {"ts", 10},
+                         {"dur", 50},
+                         {"args",
+                          {{"correlation", 3},
+                           {"stream", 7},
+                           {"Collective name", "allreduce"},
+                           {"In msg nelems", 1048576},
+                           {"dtype", "Float"},
+                           {"Group size", 1000000000000LL}}}};
+  nlohmann::json launch = {
+      {"ph", "X"}, {"cat", "cuda_runtime"},       {"name", "cudaLaunchKernel"}, {"pid", 0}, {"tid", 1}, {"ts", 5},
+      {"dur", 2},  {"args", {{"correlation", 3}}}};
+  nlohmann::json trace = {{"traceEvents", {nccl, launch}},
+                          {"distributedInfo", {{"rank", 0}, {"world_size", 2}}},
+                          {"deviceProperties", {{{"name", "NVIDIA A100-SXM4-40GB"}}}}};
+  const fs::path t = write("huge_group.json", trace.dump());
+  const fs::path out = fs::temp_directory_path() / ("cs_kr_huge_" + std::to_string(::getpid()));
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") + " --quiet --set " +
+                                       "workload.profiler_trace=" + t.string() +
+                                       " --set workload.collectives=modeled --out " + out.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("has a group of 1048576 ranks and the cluster 2 GPUs"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  // With ranks given, the same trace replays.
+  EXPECT_EQ(cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") + " --quiet --set " +
+                                        "workload.profiler_trace=" + t.string() + " --set workload.ranks=2 --out " +
+                                        out.string())
+                .code,
+            0);
+  fs::remove_all(out);
+  fs::remove(t);
 }

@@ -67,7 +67,12 @@ public:
     o.ranks = p_.ranks;
     const bool recorded_cluster = o.from == o.to && env.cluster->gpus == trace.world_size && p_.ranks == 0;
     o.model_collectives = p_.collectives == "modeled" || (p_.collectives == "auto" && !recorded_cluster);
-    const ReplayGraph replay = build_replay(trace, o);
+    ReplayGraph replay;
+    try {
+      replay = build_replay(trace, o);
+    } catch (const std::invalid_argument& e) { // the trace asks for what this cluster cannot hold
+      throw env.error_at("workload.profiler_trace", e.what());
+    }
     const Timeline tl = env.execute(replay.graph);
     WorkloadOutput out;
     auto& M = out.metrics.metrics;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
+#include <stdexcept>
 #include <map>
 #include <numeric>
 #include <regex>
@@ -98,6 +99,10 @@ struct Builder {
       if (!o.model_collectives || kind.empty() || op.elements <= 0)
         return op.dur;
       const int ranks = o.ranks > 0 ? o.ranks : std::max(1, op.group_size);
+      if (ranks > o.platform->topology.host_count())
+        throw std::invalid_argument(fmt::format("the trace's {} has a group of {} ranks and the cluster {} GPUs: give "
+                                                "workload.ranks, or a cluster as large as the group",
+                                                short_name(op.name), ranks, o.platform->topology.host_count()));
       std::vector<int> hosts(static_cast<std::size_t>(ranks));
       std::iota(hosts.begin(), hosts.end(), 0);
       ++out.modeled_collectives;
