@@ -32,6 +32,19 @@ ModelParams dense(const Shape& s)
   return m;
 }
 
+// The Llama family's choices, which later open models kept: grouped-query attention with `kv_heads` key/value heads,
+// SwiGLU, RMSNorm, untied embeddings, no biases.
+ModelParams llama_style(const Shape& s, int kv_heads)
+{
+  ModelParams m = dense(s);
+  m.kv_heads = kv_heads;
+  m.mlp = "swiglu";
+  m.norm = Norm::RMSNORM;
+  m.tie_embeddings = false;
+  m.bias = false;
+  return m;
+}
+
 // Megatron-LM (Narayanan et al., SC'21) Table 1: seq 2048, vocab 51,200, fp16, full recomputation, attention through
 // memory (2021). BERT-large (Devlin et al., 2019): 24 layers, 1024 hidden, 16 heads, seq 512, vocab 30,522.
 void add_gpt_and_bert(std::map<std::string, ModelParams>& p)
@@ -54,13 +67,7 @@ void add_llama(std::map<std::string, ModelParams>& p)
   // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
   // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
   auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
-    ModelParams m = dense({layers, hidden, ffn, heads, 4096, 32000, "bf16", "selective", AttentionCore::FLASH});
-    m.kv_heads = kv_heads;
-    m.mlp = "swiglu";
-    m.norm = Norm::RMSNORM;
-    m.tie_embeddings = false;
-    m.bias = false;
-    return m;
+    return llama_style({layers, hidden, ffn, heads, 4096, 32000, "bf16", "selective", AttentionCore::FLASH}, kv_heads);
   };
   p["llama2-7b"] = llama(32, 4096, 11008, 32, 32);
   p["llama2-70b"] = llama(80, 8192, 28672, 64, 8);
@@ -72,13 +79,7 @@ void add_llama(std::map<std::string, ModelParams>& p)
 void add_llama3(std::map<std::string, ModelParams>& p)
 {
   auto llama3 = [](int layers, int hidden, int ffn, int heads) {
-    ModelParams m = dense({layers, hidden, ffn, heads, 8192, 128256, "bf16", "selective", AttentionCore::FLASH});
-    m.kv_heads = 8;
-    m.mlp = "swiglu";
-    m.norm = Norm::RMSNORM;
-    m.tie_embeddings = false;
-    m.bias = false;
-    return m;
+    return llama_style({layers, hidden, ffn, heads, 8192, 128256, "bf16", "selective", AttentionCore::FLASH}, 8);
   };
   p["llama3-8b"] = llama3(32, 4096, 14336, 32);
   p["llama3-70b"] = llama3(80, 8192, 28672, 64);
@@ -92,14 +93,10 @@ void add_llama3(std::map<std::string, ModelParams>& p)
 void add_qwen3(std::map<std::string, ModelParams>& p)
 {
   auto qwen3 = [](int layers, int hidden, int ffn, int heads) {
-    ModelParams m = dense({layers, hidden, ffn, heads, 4096, 151936, "bf16", "selective", AttentionCore::FLASH});
-    m.kv_heads = 8;
+    ModelParams m =
+        llama_style({layers, hidden, ffn, heads, 4096, 151936, "bf16", "selective", AttentionCore::FLASH}, 8);
     m.head_dim = 128;
     m.qk_norm = true;
-    m.mlp = "swiglu";
-    m.norm = Norm::RMSNORM;
-    m.tie_embeddings = false;
-    m.bias = false;
     return m;
   };
   p["qwen3-8b"] = qwen3(36, 4096, 12288, 32);
@@ -130,13 +127,7 @@ void add_mpt(std::map<std::string, ModelParams>& p)
 void add_moe(std::map<std::string, ModelParams>& p)
 {
   auto moe = [](int layers, int hidden, int ffn, int heads, int kv_heads, int seq, int vocab) {
-    ModelParams m = dense({layers, hidden, ffn, heads, seq, vocab, "bf16", "selective", AttentionCore::FLASH});
-    m.kv_heads = kv_heads;
-    m.mlp = "swiglu";
-    m.norm = Norm::RMSNORM;
-    m.tie_embeddings = false;
-    m.bias = false;
-    return m;
+    return llama_style({layers, hidden, ffn, heads, seq, vocab, "bf16", "selective", AttentionCore::FLASH}, kv_heads);
   };
   // Mixtral of Experts (Jiang et al., 2024, Table 1): 8 experts, top-2, every layer; 46.7B and 141B in all.
   ModelParams mixtral = moe(32, 4096, 14336, 32, 8, 4096, 32000);
