@@ -13,6 +13,16 @@ struct BuiltTraining {
   TrainingGraph training; // lowered: collectives are flows
 };
 
+/** One node of `gpus` H100s on NVSwitch, a NIC each (for pipeline and schedule tests). */
+inline PlatformSpec one_h100_node(int gpus)
+{
+  ClusterParams c;
+  c.nodes = 1;
+  c.gpus_per_node = gpus;
+  c.network.nics_per_node = gpus;
+  return build_platform_spec(c, *DeviceCatalog::builtin().find("h100-sxm5"));
+}
+
 /** The stage shape of a training run with these degrees: w.parallel's, dp replicas, pp devices of `chunks` chunks
  *  placed as `schedule` places them (Megatron's interleaved placement without one); data-parallel communication is not
  *  priced beside the passes. */

@@ -2,6 +2,7 @@
 #include "base/registry.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
+#include "tests/training_helpers.hpp"
 #include "workloads/training/pipeline_graph.hpp"
 
 #include <gtest/gtest.h>
@@ -19,14 +20,7 @@ cs::StageCost stage_cost(double forward_s, double backward_s, double activation_
 
 namespace {
 
-cs::PlatformSpec devices(int n)
-{
-  cs::ClusterParams c;
-  c.nodes = 1;
-  c.gpus_per_node = n;
-  c.network.nics_per_node = n;
-  return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
-}
+cs::PlatformSpec devices(int n) { return cs::testing::one_h100_node(n); }
 
 // Uniform stages, no communication: every device does forward 1 s and backward 2 s per microbatch in total.
 cs::PipelineGraph uniform(const std::string& name, int p, int v, int m)

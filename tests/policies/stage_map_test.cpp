@@ -53,15 +53,6 @@ CS_REGISTER_POLICY(PipelineSchedule, VShapeTestSchedule, "pipeline", "v-shape-te
 
 namespace {
 
-cs::PlatformSpec one_node(int gpus)
-{
-  cs::ClusterParams c;
-  c.nodes = 1;
-  c.gpus_per_node = gpus;
-  c.network.nics_per_node = gpus;
-  return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
-}
-
 std::unique_ptr<cs::PipelineSchedule> schedule(const std::string& name)
 {
   return cs::Registry<cs::PipelineSchedule>::instance().create(name);
@@ -107,7 +98,7 @@ TEST(StageMap, AVShapedPipelineTurnsAroundOnItsLastDeviceWithoutASend)
   // 2p - 1 edges between stages each way, one of them (stage p - 1 to p) inside the last device.
   EXPECT_EQ(sends, m * 2 * (2 * p - 2));
   // Every device computes 2m (1 + 2) s; GPipe's order over 2p stages idles (2p - 1) stage passes of 3 s in all.
-  const double t = cs::run_analytical(pipe.graph, one_node(p)).makespan;
+  const double t = cs::run_analytical(pipe.graph, cs::testing::one_h100_node(p)).makespan;
   EXPECT_GE(t, 2.0 * m * 3.0);
   EXPECT_LE(t, 2.0 * m * 3.0 + (2 * p - 1) * 3.0 + 8 * 1e9 / 300e9 * (2 * p));
 }
@@ -134,7 +125,7 @@ TEST(StageMap, EveryRegisteredScheduleRunsThroughTheBuilderAndTheBound)
   const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
   ASSERT_TRUE(registry.has("v-shape-test"));
   auto cost = cs::make_cost_model(*cs::DeviceCatalog::builtin().find("h100-sxm5"), *cs::builtin_profile("h100-sxm5"));
-  const auto platform = one_node(8);
+  const auto platform = cs::testing::one_h100_node(8);
   for (const auto& name : registry.names()) {
     cs::TrainingParams w;
     w.model = cs::testing::model(8, 512, 2048, 8, 256, 1000);
