@@ -21,7 +21,7 @@ json=("$root/base/json_input.cpp" "$root/base/input_file.cpp")
 build_target() { # NAME SOURCES...: in the background, its log in $work/build_NAME.log
   local name=$1
   shift
-  clang++ "${flags[@]}" "$root/fuzz/fuzz_$name.cpp" "$@" -lfmt -lz -o "$work/fuzz_$name" >"$work/build_$name.log" 2>&1
+  clang++ "${flags[@]}" "$root/fuzz/fuzz_$name.cpp" "$@" -lfmt -lz -lzstd -o "$work/fuzz_$name" >"$work/build_$name.log" 2>&1
 }
 build_target units "${base[@]}" & p1=$!
 build_target trace "${base[@]}" "${traces[@]}" & p2=$!
@@ -41,7 +41,7 @@ if [ $ok = 1 ]; then
     "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
     "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" "$root/traces/spark_event_log.cpp" \
     "$root/traces/chakra_trace.cpp" "$root/traces/trace_format.cpp" \
-    "$work/chakra_et.pb.cc" -I"$work" -lyaml-cpp -lz -lprotobuf \
+    "$work/chakra_et.pb.cc" -I"$work" -lyaml-cpp -lz -lzstd -lprotobuf \
     || ok=0
 fi
 # The scenario and --set targets: the scenario-level readers (YAML, units, cluster, checks) compiled here with the
@@ -65,7 +65,7 @@ if [ $ok = 1 ] && [ -f "$build/sim/libcs_engine.a" ] && [ -f "$build/workloads/l
   done
   wait
   for t in scenario set; do
-    clang++ "${flags[@]}" "$root/fuzz/fuzz_$t.cpp" "$work"/obj/*.o "${libs[@]}" -lsimgrid -lyaml-cpp -lfmt -lz \
+    clang++ "${flags[@]}" "$root/fuzz/fuzz_$t.cpp" "$work"/obj/*.o "${libs[@]}" -lsimgrid -lyaml-cpp -lfmt -lz -lzstd \
       -lprotobuf -o "$work/fuzz_$t" >>"$work/build_scenario.log" 2>&1 && scenario_targets+=("$t") || ok=0
   done
 fi

@@ -3,13 +3,67 @@
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
 
+#include <fstream>
+#include <memory>
+#include <vector>
 #include <zlib.h>
+#include <zstd.h>
 
 namespace cs {
+
+namespace {
+
+// Zstandard frames start with these four bytes (RFC 8878); Spark 3 writes its event logs with zstd by default.
+bool is_zstd(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in.gcount() == 4 && static_cast<unsigned char>(magic[0]) == 0x28 &&
+         static_cast<unsigned char>(magic[1]) == 0xB5 && static_cast<unsigned char>(magic[2]) == 0x2F &&
+         static_cast<unsigned char>(magic[3]) == 0xFD;
+}
+
+// Up to `limit` bytes of the zstd-compressed `path`, decompressed by libzstd's streaming API. `whole`: the stream must
+// end inside the file (a truncated or corrupt one is an InputError) and must not inflate past `limit`.
+std::string read_zstd(const std::string& path, const std::string& what, std::size_t limit, bool whole)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(), ZSTD_freeDStream);
+  if (!stream || ZSTD_isError(ZSTD_initDStream(stream.get())))
+    throw InputError(path, 0, 0, "cannot start zstd decompression of the " + what);
+  std::vector<char> input(ZSTD_DStreamInSize()), output(ZSTD_DStreamOutSize());
+  std::string text;
+  std::size_t pending = 0; // what the last call said it still expects (0: a frame just ended)
+  while (in) {
+    in.read(input.data(), static_cast<std::streamsize>(input.size()));
+    ZSTD_inBuffer chunk{input.data(), static_cast<std::size_t>(in.gcount()), 0};
+    while (chunk.pos < chunk.size) {
+      ZSTD_outBuffer out{output.data(), output.size(), 0};
+      pending = ZSTD_decompressStream(stream.get(), &out, &chunk);
+      if (ZSTD_isError(pending))
+        throw InputError(path, 0, 0, "the zstd stream is corrupt: " + std::string(ZSTD_getErrorName(pending)));
+      text.append(output.data(), out.pos);
+      if (text.size() > limit) {
+        if (!whole)
+          return text.substr(0, limit);
+        throw InputError(path, 0, 0,
+                         "the " + what + " is larger than " + std::to_string(limit >> 20) + " MiB uncompressed");
+      }
+    }
+  }
+  if (whole && pending != 0)
+    throw InputError(path, 0, 0, "the zstd stream is truncated");
+  return text;
+}
+
+} // namespace
 
 std::string read_maybe_gzip(const std::string& path, const std::string& what, std::size_t max_bytes)
 {
   check_input_file(path, what);
+  if (is_zstd(path))
+    return read_zstd(path, what, max_bytes, true);
   gzFile f = gzopen(path.c_str(), "rb"); // zlib reads plain files through the same calls
   if (!f)
     throw InputError(path, 0, 0, "cannot open the " + what);
@@ -34,6 +88,13 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what, st
 std::string first_line_maybe_gzip(const std::string& path, const std::string& what)
 {
   check_input_file(path, what);
+  if (is_zstd(path)) {
+    std::string head = read_zstd(path, what, 64 * 1024, false);
+    head = head.substr(0, head.find('\n'));
+    while (!head.empty() && head.back() == '\r')
+      head.pop_back();
+    return head;
+  }
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f)
     throw InputError(path, 0, 0, "cannot open the " + what);
@@ -49,6 +110,8 @@ std::string first_line_maybe_gzip(const std::string& path, const std::string& wh
 std::string head_maybe_gzip(const std::string& path, const std::string& what, std::size_t bytes)
 {
   check_input_file(path, what);
+  if (is_zstd(path))
+    return read_zstd(path, what, std::min<std::size_t>(bytes, 1u << 20), false);
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f)
     throw InputError(path, 0, 0, "cannot open the " + what);

@@ -1,4 +1,5 @@
-// Reading a trace file that may be gzip-compressed (profiler traces, vendored job traces): the whole text, inflated.
+// Reading a trace file that may be gzip- or zstd-compressed (profiler traces, job traces, Spark 3 event logs): the
+// whole text, decompressed.
 #pragma once
 
 #include <cstddef>

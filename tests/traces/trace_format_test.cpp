@@ -42,6 +42,7 @@ TEST(TraceFormats, EveryShippedSampleIsDetectedAsItsFormat)
       {"chakra/small_chakra.0.json", "chakra"},
       {"chakra/chakra.0.et.gz", "chakra"},
       {"spark/local-1422981780767", "spark"},
+      {"spark/spark2-eventlog.zstd", "spark"}, // zstd, Spark 3's default event-log codec (once "truncated or corrupt")
   };
   for (const auto& [file, format] : cases) {
     EXPECT_EQ(cs::detect_any_trace_format(sample(file)), format) << file;
@@ -72,5 +73,23 @@ TEST(TraceFormats, ContentNoFormatClaimsIsRefusedNamingEveryFormat)
   } catch (const cs::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("rumen"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("--format"), std::string::npos);
+  }
+}
+
+TEST(TraceFormats, ZstdLogsAreReadWholeAndATruncatedOneIsRefused)
+{
+  const auto* spark = cs::find_trace_format("spark");
+  ASSERT_NE(spark, nullptr);
+  EXPECT_NE(spark->summarise(sample("spark/spark2-eventlog.zstd")).find("6 jobs, 6 stage attempts, 6 tasks"),
+            std::string::npos);
+  std::ifstream in(sample("spark/spark2-eventlog.zstd"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string path = ::testing::TempDir() + "/cs_truncated.zstd";
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  try {
+    spark->summarise(path);
+    FAIL() << "a truncated zstd log was read";
+  } catch (const cs::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("zstd stream is truncated"), std::string::npos) << e.what();
   }
 }
