@@ -224,10 +224,6 @@ void SparkRun::on_task_end(int a, int st, int p, int id, double start, int level
   s.map_host[st][p] = e.host;
   s.stage_partition_done[st][p] = 1;
   auto it = std::find_if(s.running.begin(), s.running.end(), [&](const auto& r) { return r.stage == st; });
-  if (it == s.running.end()) { // its application ended while it ran (a log that stops mid-job): nothing to close
-    wake_->notify();
-    return;
-  }
   --it->running;
   if (++it->done == it->total) {
     out_.stages.push_back({a, st, it->total, it->start, now});
