@@ -23,10 +23,12 @@ demo: configure
 	cmake --build $(BUILD) -j $(JOBS) --target clustersim
 	./$(BUILD)/clustersim run scenarios/quickstart.yaml --out $(BUILD)/out/quickstart
 
+# Ends with the ten slowest tests, so that a test that grows slow is seen.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS); rc=$$?; cd $(CURDIR) && scripts/slowest-tests.sh $(BUILD); \
+	  exit $$rc
 
-# ASan and UBSan over the fast tests (not in CI: it doubles the build, past the 20-minute budget).
+# ASan and UBSan over the fast tests (not in CI: it doubles the build, past the 12-minute budget).
 sanitize: deps
 	./scripts/sanitize.sh
 

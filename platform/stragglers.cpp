@@ -1,4 +1,5 @@
 #include "platform/stragglers.hpp"
+#include "base/splitmix.hpp"
 
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
@@ -29,15 +30,6 @@ void read_slow(ObjectReader& r, SlowDevices& s)
     r.require(n >= 0, "nodes", "node indices start at 0");
 }
 
-// A seeded 64-bit mix of (seed, device, step): each step's draw is its own, whatever order actors ask in.
-std::uint64_t mix(std::uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 double parse_number(const std::string& path, int row, int column, const std::string& text, const char* what)
 {
   try {
@@ -61,7 +53,7 @@ std::vector<double> spread_speeds(int n, double spread, std::uint64_t seed)
     return out;
   std::vector<std::pair<std::uint64_t, int>> keys;
   for (int d = 0; d < n; ++d)
-    keys.emplace_back(mix(seed ^ mix(0x5eedull + static_cast<std::uint64_t>(d))), d);
+    keys.emplace_back(splitmix64(seed ^ splitmix64(0x5eedull + static_cast<std::uint64_t>(d))), d);
   std::sort(keys.begin(), keys.end());
   const boost::math::normal_distribution<double> unit;
   for (int rank = 0; rank < n; ++rank) {
@@ -166,12 +158,12 @@ double StragglerModel::delay(int device, long long step) const
   if (random_.probability <= 0 || random_.duration.value <= 0)
     return 0;
   // Counter-based draws (two mixes of seed, device and step): cheap, and independent of the order actors ask in.
-  const std::uint64_t key =
-      mix(seed_ ^ mix(static_cast<std::uint64_t>(device) * 0x100000001b3ull ^ mix(static_cast<std::uint64_t>(step))));
+  const std::uint64_t key = splitmix64(seed_ ^ splitmix64(static_cast<std::uint64_t>(device) * 0x100000001b3ull ^
+                                                          splitmix64(static_cast<std::uint64_t>(step))));
   auto unit = [](std::uint64_t x) { return double(x >> 11) * 0x1.0p-53; }; // in [0, 1)
   if (unit(key) >= random_.probability)
     return 0;
-  const double d = random_.duration.value, u = unit(mix(key));
+  const double d = random_.duration.value, u = unit(splitmix64(key));
   if (random_.distribution == "exponential")
     return -d * std::log1p(-u);
   if (random_.distribution == "uniform")

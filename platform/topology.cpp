@@ -1,4 +1,5 @@
 #include "platform/topology.hpp"
+#include "base/splitmix.hpp"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -84,18 +85,7 @@ void Topology::set_ecmp_seed(std::uint64_t seed)
   route_store_.clear();
 }
 
-namespace {
-
-// SplitMix64's finaliser: a cheap, well-mixed, platform-independent hash (std::hash is neither portable nor mixed).
-std::uint64_t mix(std::uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-} // namespace
+namespace {} // namespace
 
 // Edges join a bundle's first port; each crossing moves to the port this pair hashes to at that stage. Both leaves
 // of a path through the spine use the same stage hash, so the flow leaves and enters through the same spine plane.
@@ -106,7 +96,8 @@ void Topology::pick_ports(std::vector<LinkUse>& path, int src_host, int dst_host
       continue;
     const Bundle& b = bundles_[bundle_of_link_[use.link]];
     const std::uint64_t h =
-        mix(mix(mix(ecmp_seed_ ^ std::uint64_t(b.stage)) ^ std::uint64_t(src_host)) ^ std::uint64_t(dst_host));
+        splitmix64(splitmix64(splitmix64(ecmp_seed_ ^ std::uint64_t(b.stage)) ^ std::uint64_t(src_host)) ^
+                   std::uint64_t(dst_host));
     use.link = b.first + static_cast<int>(h % std::uint64_t(b.ports));
   }
 }

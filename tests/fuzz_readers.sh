@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI fuzzing (ctest Fuzz.InputReadersBoundedTime): builds the units, trace-reader, profile, measurement and
+# CI fuzz smoke (ctest Fuzz.InputReadersSmoke): builds the units, trace-reader, profile, measurement and
 # job-trace (GPU jobs, Kineto, Chakra, MoE routing, Spark event logs, step times) libFuzzer targets (fuzz/) with clang
 # straight from their sources (no second CMake build), and the scenario and --set targets from the scenario-level
 # readers' sources linked against BUILD_DIR's engine libraries; replays the kept regressions, then fuzzes each for
@@ -64,8 +64,10 @@ if [ $ok = 1 ] && [ -f "$build/sim/libcs_engine.a" ] && [ -f "$build/workloads/l
       >>"$work/build_scenario.log" 2>&1 &
   done
   wait
+  # The engine's libraries are unity builds: an archive member holds several sources, so one pulled in for another
+  # symbol also defines the readers compiled here; the instrumented copies come first and win.
   for t in scenario set; do
-    clang++ "${flags[@]}" "$root/fuzz/fuzz_$t.cpp" "$work"/obj/*.o "${libs[@]}" -lsimgrid -lyaml-cpp -lfmt -lz -lzstd \
+    clang++ "${flags[@]}" "$root/fuzz/fuzz_$t.cpp" "$work"/obj/*.o -Wl,--allow-multiple-definition "${libs[@]}" -lsimgrid -lyaml-cpp -lfmt -lz -lzstd \
       -lprotobuf -o "$work/fuzz_$t" >>"$work/build_scenario.log" 2>&1 && scenario_targets+=("$t") || ok=0
   done
 fi

@@ -17,7 +17,6 @@
 namespace cs {
 namespace {
 
-constexpr std::size_t kMaxTraceBytes = 1ull << 30;
 constexpr std::size_t kMaxNodes = 20'000'000;
 constexpr std::uint32_t kMaxMessageBytes = 64u << 20;
 constexpr double kMaxMicros = 1e12;      // 11.6 days: past it a duration is corrupt, not slow

@@ -7,6 +7,9 @@
 
 namespace cs {
 
+/** The most a trace file may inflate to (1 GiB): a bound on what a reader holds in memory at once. */
+inline constexpr std::size_t kMaxTraceBytes = 1ull << 30;
+
 /** The text of `path` (a regular file), inflated when it is gzip-compressed; InputError naming `what` when it
  *  cannot be opened, is corrupt or truncated, or inflates past `max_bytes`. */
 std::string read_maybe_gzip(const std::string& path, const std::string& what, std::size_t max_bytes);

@@ -13,8 +13,6 @@
 namespace cs {
 namespace {
 
-constexpr std::size_t kMaxTraceBytes = 1ull << 30; // uncompressed
-
 // One CSV row split at commas (these traces quote nothing), with each field's 1-based column.
 struct Row {
   std::vector<std::string> fields;
@@ -156,7 +154,7 @@ struct Format {
   RowReader read;
 };
 
-const std::vector<Format>& formats()
+const std::vector<Format>& job_formats()
 {
   static const std::vector<Format> f{{"philly", "timestamp,duration,num_gpus", philly_row},
                                      {"openb", "name,cpu_milli,memory_mib,num_gpu,gpu_milli", openb_row},
@@ -169,7 +167,7 @@ const std::vector<Format>& formats()
 namespace {
 std::string format_of_header(const std::string& path, const std::string& header)
 {
-  for (const auto& f : formats())
+  for (const auto& f : job_formats())
     if (header.rfind(f.header, 0) == 0)
       return f.name;
   throw InputError(path, 1, 1,
@@ -187,7 +185,7 @@ std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::st
   in.seekg(0);
   const std::string name = format == "auto" ? format_of_header(path, first) : format;
   const Format* f = nullptr;
-  for (const auto& candidate : formats())
+  for (const auto& candidate : job_formats())
     if (name == candidate.name)
       f = &candidate;
   if (!f)
@@ -263,7 +261,7 @@ TraceFormat gpu_format(const char* name, const char* description, int order)
                      [format](const TraceSample& s) {
                        if (s.directory)
                          return false;
-                       for (const auto& f : formats())
+                       for (const auto& f : job_formats())
                          if (f.name == format)
                            return s.head.rfind(f.header, 0) == 0;
                        return false;

@@ -12,8 +12,6 @@
 namespace cs {
 namespace {
 
-constexpr std::size_t kMaxTraceBytes = 1ull << 30;
-
 [[noreturn]] void bad(const std::string& file, const std::string& where, const std::string& message)
 {
   throw InputError(file, 1, 1, where + ": " + message);
@@ -31,7 +29,7 @@ double number(const nlohmann::json& e, const char* key, const std::string& file,
 }
 
 // A string field, or "" when it is absent or not a string (fuzzing found names given as numbers).
-std::string text(const nlohmann::json& e, const char* key)
+std::string string_field(const nlohmann::json& e, const char* key)
 {
   auto it = e.find(key);
   return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -45,10 +43,10 @@ long long integer(const nlohmann::json& e, const char* key)
 
 void read_collective(const nlohmann::json& args, KinetoOp& op)
 {
-  op.collective = text(args, "Collective name");
+  op.collective = string_field(args, "Collective name");
   if (auto it = args.find("In msg nelems"); it != args.end() && it->is_number())
     op.elements = std::max(0.0, it->get<double>());
-  op.dtype = text(args, "dtype");
+  op.dtype = string_field(args, "dtype");
   if (auto it = args.find("Group size"); it != args.end() && it->is_number_integer())
     op.group_size = static_cast<int>(std::clamp<long long>(it->get<long long>(), 0, 1 << 20));
 }
@@ -62,7 +60,7 @@ void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& 
   if (cat == e.end() || !cat->is_string() || ph == e.end() || *ph != "X")
     return; // instants, flows, metadata: not needed for a replay
   const std::string c = cat->get<std::string>();
-  const std::string name = text(e, "name");
+  const std::string name = string_field(e, "name");
   const auto args = e.contains("args") && e["args"].is_object() ? e["args"] : nlohmann::json::object();
   if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
     KinetoOp op;
@@ -94,7 +92,7 @@ KinetoTrace read_kineto(const std::string& path)
     bad(path, "traceEvents", "not a Kineto trace: expected an object with a traceEvents list");
   if (doc.contains("deviceProperties") && doc["deviceProperties"].is_array() && !doc["deviceProperties"].empty() &&
       doc["deviceProperties"][0].is_object())
-    t.device_name = text(doc["deviceProperties"][0], "name");
+    t.device_name = string_field(doc["deviceProperties"][0], "name");
   if (doc.contains("distributedInfo") && doc["distributedInfo"].is_object()) {
     const auto& d = doc["distributedInfo"];
     t.rank = static_cast<int>(std::clamp<long long>(integer(d, "rank"), 0, 1 << 20));

@@ -4,7 +4,7 @@
 namespace cs {
 namespace {
 
-class FifoScheduler : public JobScheduler {
+class FifoJobScheduler : public JobScheduler {
 public:
   void configure(ObjectReader&) override {}
   std::vector<std::size_t> schedule(const std::vector<QueuedJob>& queue, ClusterQueueView& view) override
@@ -21,7 +21,7 @@ public:
 
 } // namespace
 
-CS_REGISTER_POLICY(JobScheduler, FifoScheduler, "cluster", "fifo",
+CS_REGISTER_POLICY(JobScheduler, FifoJobScheduler, "cluster", "fifo",
                    "first come, first served: the head of the queue waits until it fits and blocks the rest");
 
 } // namespace cs

@@ -10,7 +10,7 @@
 namespace cs {
 namespace {
 
-constexpr int kChunks = 4; // pipelined like NCCL's chunks, so the switch and the network stages overlap
+constexpr int kNvlsChunks = 4; // pipelined like NCCL's chunks, so the switch and the network stages overlap
 // NCCL's chunk on a network channel (its logs print "P2P Chunksize set to 131072" on H100 nodes, nccl#1357).
 constexpr double kNcclChunk = 131072;
 
@@ -148,10 +148,10 @@ CollectiveDone NvlsTree::expand(CollectiveEmitter& e) const
   // it costs a few chunks. Four chunks with true dependencies charged a quarter of the data per tree level instead
   // (a 2 GiB all-reduce over 16 nodes: 219 GB/s busbw, against the ~380 GB/s NVIDIA quotes at scale).
   const double tail = kNcclChunk * 2 * G; // two trees x G rails
-  if (S / kChunks <= tail) {
+  if (S / kNvlsChunks <= tail) {
     std::vector<std::vector<int>> cast;
-    for (int c = 0; c < kChunks; ++c)
-      cast = nvls_tree_chunk(e, nodes, S / kChunks, true, eff, c == 0 ? half_latency : 0.0, emit);
+    for (int c = 0; c < kNvlsChunks; ++c)
+      cast = nvls_tree_chunk(e, nodes, S / kNvlsChunks, true, eff, c == 0 ? half_latency : 0.0, emit);
     return finish(cast);
   }
   // Larger: the bulk as one fluid chunk whose transfers all start together, each capped at the pipeline's rate so

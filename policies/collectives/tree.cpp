@@ -9,7 +9,7 @@
 namespace cs {
 namespace {
 
-constexpr int kChunks = 4; // one node's rank-level trees
+constexpr int kTreeChunks = 4; // one node's rank-level trees
 // Across nodes the pipeline is deep (chain, tree levels, and back). NCCL (enqueue.cc) starts tree chunks at 512 KiB
 // and halves them until each channel has at least 8 x depth chunks (down to 128 KiB), 4 x depth (64 KiB) or depth
 // (32 KiB); we cap the count to bound the graph and the chunks' path latencies, which a stream pays in turn.
@@ -176,7 +176,7 @@ public:
     if (group_shape(e.platform, e.req.hosts).nodes > 1)
       return expand_over_nodes(e);
     const int n = e.ranks();
-    const int chunks = kChunks;
+    const int chunks = kTreeChunks;
     const double piece = e.req.bytes / 2 / chunks;
     CollectiveDone done(n);
     for (int tr = 0; tr < 2; ++tr) {

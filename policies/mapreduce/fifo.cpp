@@ -6,7 +6,7 @@ namespace cs {
 
 /** Each free container goes to the oldest job with pending work: a node-local map, else one of its reducers, else a
  *  rack-local map, else any map. No waiting for locality. */
-class FifoScheduler : public MapReduceScheduler {
+class FifoMapReduceScheduler : public MapReduceScheduler {
 public:
   std::vector<TaskPlacement> schedule(const SchedulingRound& round, const SchedulerContext& ctx) override
   {
@@ -43,7 +43,7 @@ public:
   }
 };
 
-CS_REGISTER_POLICY(MapReduceScheduler, FifoScheduler, "mapreduce", "fifo",
+CS_REGISTER_POLICY(MapReduceScheduler, FifoMapReduceScheduler, "mapreduce", "fifo",
                    "FIFO: the oldest job takes each free container, node-local map > reducer > rack-local > any");
 
 } // namespace cs

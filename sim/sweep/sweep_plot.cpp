@@ -34,14 +34,6 @@ std::vector<std::string> csv_record(const std::string& line)
   return out;
 }
 
-std::string value_of(const SweepRow& row, const std::string& axis)
-{
-  for (const auto& [k, v] : row.variant.settings)
-    if (k == axis)
-      return v;
-  return "";
-}
-
 bool numeric(const std::string& text)
 {
   char* end = nullptr;
@@ -100,7 +92,7 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows, const PlotRequest&
     auto it = r.metrics.find(req.y);
     if (!r.ok || it == r.metrics.end())
       continue;
-    const std::string s = req.by.empty() ? req.y : value_of(r, req.by), x = value_of(r, req.x);
+    const std::string s = req.by.empty() ? req.y : setting_of(r, req.by), x = setting_of(r, req.x);
     if (std::find(series.begin(), series.end(), s) == series.end())
       series.push_back(s);
     if (std::find(xs.begin(), xs.end(), x) == xs.end())

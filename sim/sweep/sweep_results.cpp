@@ -26,15 +26,15 @@ std::string csv_field(const std::string& text)
   return out + "\"";
 }
 
-std::string value_of(const SweepRow& row, const std::string& axis)
+} // namespace
+
+std::string setting_of(const SweepRow& row, const std::string& axis)
 {
   for (const auto& [k, v] : row.variant.settings)
     if (k == axis)
       return v;
   return "";
 }
-
-} // namespace
 
 double mean_interval95(const std::vector<double>& v, double mean)
 {
@@ -118,7 +118,7 @@ std::string results_csv(const std::vector<SweepRow>& rows, const std::vector<std
   out += ",wall_time_s,error\n";
   for (const auto& r : rows) {
     for (const auto& a : axes)
-      out += csv_field(value_of(r, a)) + ",";
+      out += csv_field(setting_of(r, a)) + ",";
     out += fmt::format("{},{}", r.variant.seed, r.ok ? "ok" : "failed");
     for (const auto& m : metrics) {
       auto it = r.metrics.find(m);
@@ -136,7 +136,7 @@ std::string summary_table(const std::vector<SweepRow>& rows, const std::string& 
   std::map<std::string, std::vector<double>> values;
   std::map<std::string, int> failed;
   for (const auto& r : rows) {
-    const std::string g = by.empty() ? "(all)" : value_of(r, by);
+    const std::string g = by.empty() ? "(all)" : setting_of(r, by);
     if (!values.count(g) && !failed.count(g))
       order.push_back(g);
     auto it = r.metrics.find(metric);

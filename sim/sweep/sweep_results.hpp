@@ -19,6 +19,9 @@ struct SweepRow {
   double wall_time_s = 0;
 };
 
+/** The row's value of sweep axis `axis` ("" when the variant does not set it). */
+std::string setting_of(const SweepRow& row, const std::string& axis);
+
 nlohmann::ordered_json row_to_json(const SweepRow& row);
 /** Reads one results.jsonl line; nullopt-like: returns false for a line that is not a row (a truncated last line). */
 bool row_from_json(const std::string& line, SweepRow& row);

@@ -1,11 +1,12 @@
 #include "base/input_error.hpp"
 #include "calibrate/fit/profile_fit.hpp"
+#include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
 
 namespace {
 
-const cs::DeviceSpec& device(const char* name) { return *cs::DeviceCatalog::builtin().find(name); }
+using cs::testing::device;
 
 std::vector<cs::Residual> held_out(const cs::FitResult& r, const std::string& family)
 {

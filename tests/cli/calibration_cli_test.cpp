@@ -1,5 +1,6 @@
 #include "calibrate/fit/measurements.hpp"
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 
 #include <array>
 #include <filesystem>
@@ -13,11 +14,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using cs::testing::clustersim;
+using cs::testing::src;
+
 using Result = cs::testing::CliResult;
-Result clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
-
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-
 fs::path temp(const std::string& name)
 {
   return fs::temp_directory_path() / ("cs_cal_" + std::to_string(::getpid()) + "_" + name);

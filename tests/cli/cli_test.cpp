@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/test_models.hpp"
+#include "tests/test_support.hpp"
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -15,19 +16,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using cs::testing::clustersim;
+using cs::testing::fresh_dir;
+using cs::testing::src;
+
 using Result = cs::testing::CliResult;
-Result clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
-
-fs::path fresh_dir(const std::string& name)
-{
-  fs::path d = fs::temp_directory_path() / ("cs_cli_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
-
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-
-nlohmann::ordered_json read_json(const fs::path& p)
+nlohmann::ordered_json read_ordered_json(const fs::path& p)
 {
   std::ifstream in(p);
   return nlohmann::ordered_json::parse(in);
@@ -75,7 +69,7 @@ TEST(Cli, RunWritesReportResolvedScenarioAndTrace)
       clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --trace --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("iteration"), std::string::npos);
-  auto report = read_json(out / "report.json");
+  auto report = read_ordered_json(out / "report.json");
   std::vector<std::string> keys;
   for (auto it = report.begin(); it != report.end(); ++it)
     keys.push_back(it.key());
@@ -94,7 +88,7 @@ TEST(Cli, RunWritesReportResolvedScenarioAndTrace)
   EXPECT_NE(text.find("backend: analytical"), std::string::npos);
   EXPECT_EQ(text.find("!cs-set"), std::string::npos);
 
-  auto trace = read_json(out / "trace.json");
+  auto trace = read_ordered_json(out / "trace.json");
   ASSERT_TRUE(trace.contains("traceEvents"));
   std::set<int> pids;
   int complete = 0;
@@ -158,7 +152,7 @@ TEST(Cli, ReportsAreByteIdenticalAcrossRunsOnBothBackends)
       auto r = clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
                           " --set workload.iterations=1 --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
-      auto j = read_json(out / "report.json");
+      auto j = read_ordered_json(out / "report.json");
       j.erase("wall_time_s");
       texts[i] = j.dump(2);
       fs::remove_all(out);
@@ -202,7 +196,7 @@ TEST(Cli, CollectiveSweepWritesCsvAndRejectsBadInput)
   std::getline(csv, zero);
   EXPECT_EQ(header, "size_bytes,time_s,algbw_gbps,busbw_gbps,algorithm,protocol");
   EXPECT_EQ(zero.rfind("0,", 0), 0u); // a zero-byte row is valid and costs latency only
-  auto report = read_json(out / "report.json");
+  auto report = read_ordered_json(out / "report.json");
   EXPECT_GT(report["metrics"]["busbw_gbps"].get<double>(), 0);
   EXPECT_GT(report["breakdown"]["bytes_nvlink"].get<double>(), 0);
   // An idle NVSwitch node: the analytical backend prices the ring sizes by their closed forms (the 0-byte row and
@@ -214,7 +208,7 @@ TEST(Cli, CollectiveSweepWritesCsvAndRejectsBadInput)
       clustersim("run " + src("scenarios/reference/nccl-h100-ring.yaml") +
                  " --backend analytical --quiet --set workload.collective.pricing=flows --out " + out.string());
   ASSERT_EQ(flows.code, 0) << flows.err;
-  EXPECT_EQ(read_json(out / "report.json")["breakdown"]["closed_form_sizes"].get<double>(), 0);
+  EXPECT_EQ(read_ordered_json(out / "report.json")["breakdown"]["closed_form_sizes"].get<double>(), 0);
   fs::remove_all(out);
   const std::string base = "run " + src("scenarios/reference/nccl-h100-ring.yaml") + " --out " + out.string();
   for (const char* bad :
@@ -237,7 +231,7 @@ TEST(Cli, AModelThatDoesNotFitIsReportedNotACrash)
                       out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
-  auto report = read_json(out / "report.json");
+  auto report = read_ordered_json(out / "report.json");
   EXPECT_FALSE(report["metrics"]["fits_in_memory"].get<bool>());
   EXPECT_GT(report["metrics"]["peak_memory_bytes"].get<double>(),
             report["metrics"]["memory_capacity_bytes"].get<double>());
@@ -254,7 +248,7 @@ TEST(Cli, PipelineTrainingReportsItsBubbleOnBothBackends)
     auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --backend " + backend +
                         " --set workload.iterations=1 --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    auto report = read_json(out / "report.json");
+    auto report = read_ordered_json(out / "report.json");
     EXPECT_GT(report["metrics"]["bubble_fraction"].get<double>(), 0.0);
     EXPECT_GT(report["metrics"]["mfu"].get<double>(), 0.0);
     EXPECT_LT(report["metrics"]["mfu"].get<double>(), 1.0);
@@ -278,7 +272,7 @@ TEST(Cli, TensorAndPipelineParallelismTogether)
         "run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --backend " + backend +
         " --set workload.iterations=1 --set workload.parallel.tp=2 --set workload.parallel.dp=2 --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    auto report = read_json(out / "report.json");
+    auto report = read_ordered_json(out / "report.json");
     EXPECT_GT(report["breakdown"]["tp_communication_s"].get<double>(), 0.0);
     EXPECT_GT(report["breakdown"]["stage3_busy_s"].get<double>(), 0.0);
     iteration[i++] = report["metrics"]["iteration_time_s"].get<double>();
@@ -291,7 +285,7 @@ TEST(Cli, TensorAndPipelineParallelismTogether)
   auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") +
                       " --quiet --backend analytical --set workload.iterations=1 --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  const double tp1 = read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
+  const double tp1 = read_ordered_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
   EXPECT_GT(iteration[0], 0.5 * tp1);
   EXPECT_LT(iteration[0], 1.2 * tp1);
   fs::remove_all(out);
@@ -308,7 +302,7 @@ TEST(Cli, BalancedPartitionHelpsAHeavyOutputLayer)
                         " --set workload.parallel.partition=" +
                         partition + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    iteration[i++] = read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
+    iteration[i++] = read_ordered_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
     fs::remove_all(out);
   }
   // The last device's per-microbatch time falls from 6 layers + head to 2 layers + head (about 0.8x); the
@@ -338,7 +332,7 @@ TEST(Cli, TrainingTrafficIsReportedPerLinkTier)
         "run " + src("scenarios/quickstart.yaml") + " --quiet --backend analytical" + " --set workload.iterations=1" +
         (split ? " --set 'cluster.network.levels=[{radix: 1},{oversubscription: 1}]'" : "") + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    const auto report = read_json(out / "report.json");
+    const auto report = read_ordered_json(out / "report.json");
     const auto& b = report["breakdown"];
     nic[split] = b.value("bytes_nic", 0.0);
     uplink[split] = b.value("bytes_leaf_uplink", 0.0);
@@ -367,7 +361,7 @@ TEST(Cli, OneReplicaRunsCountTheirClosedFormsTrafficPerLinkTier)
                         " --set workload.iterations=1" + (one ? " --replicas one" : " --replicas all") + " --out " +
                         out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    const auto report = read_json(out / "report.json");
+    const auto report = read_ordered_json(out / "report.json");
     const auto& b = report["breakdown"];
     nic[one] = b.value("bytes_nic", 0.0);
     busy[one] = b.value("busiest_nic_link_busy_s", 0.0);
@@ -391,7 +385,7 @@ TEST(Cli, TheFrameworksReduceDtypeSizesGradientTraffic)
         " --quiet --backend analytical --set workload.iterations=1 --set workload.framework.reduce_dtype=" + dtype +
         " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    bytes[i++] = read_json(out / "report.json")["metrics"]["network_bytes"].get<double>();
+    bytes[i++] = read_ordered_json(out / "report.json")["metrics"]["network_bytes"].get<double>();
     fs::remove_all(out);
   }
   // Wire bytes include the protocol's own: the bf16 buckets (~105 MB over 16 ranks) go to LL128, whose 128-byte
@@ -410,7 +404,7 @@ TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
                           " --set workload.model.recompute=full --set workload.parallel.sequence_parallel=" +
                           sp + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
-      report[std::string(sp) + backend] = read_json(out / "report.json");
+      report[std::string(sp) + backend] = read_ordered_json(out / "report.json");
       fs::remove_all(out);
     }
   // Full recomputation keeps each layer's input: 2 s b h, divided by tp under sequence parallelism. The loss's
@@ -442,7 +436,7 @@ TEST(Cli, ZeroShardsStateAndSwapsTheAllReduceForReduceScatterAndAllGather)
           clustersim("run " + src("scenarios/quickstart.yaml") + " --quiet --backend " + backend +
                      " --set workload.iterations=2 --set workload.parallel.zero=" + zero + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
-      report[std::string(zero) + backend] = read_json(out / "report.json");
+      report[std::string(zero) + backend] = read_ordered_json(out / "report.json");
       fs::remove_all(out);
     }
   const auto& z0 = report["0analytical"];
@@ -496,7 +490,7 @@ TEST(Cli, ZeroThreeRunsWithPipelines)
                         "--set workload.parallel.dp=8 --set workload.parallel.zero=" +
                         zero + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    report[zero] = read_json(out / "report.json");
+    report[zero] = read_ordered_json(out / "report.json");
     fs::remove_all(out);
   }
   const auto& z0 = report["0"]["breakdown"];
@@ -517,7 +511,7 @@ TEST(Cli, TwoTowerGraphPipelineBeatsTheChainOnBothBackends)
       auto r = clustersim("run " + src("scenarios/two-tower-graph.yaml") + " --quiet --backend " + backend +
                           " --set policies.pipeline=" + schedule + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
-      report[std::string(schedule) + backend] = read_json(out / "report.json");
+      report[std::string(schedule) + backend] = read_ordered_json(out / "report.json");
       fs::remove_all(out);
     }
   auto metric = [&](const std::string& key, const char* name) { return report[key]["metrics"][name].get<double>(); };
@@ -588,7 +582,7 @@ TEST(Cli, GraphPipeReferenceBeatsTheSequentialPipelineByMoreThanTenPercent)
                           backend + " --set policies.pipeline=" + schedule + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
       time[std::string(schedule) + backend] =
-          read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
+          read_ordered_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>();
       fs::remove_all(out);
     }
   for (const char* backend : {"analytical", "simgrid"}) {
@@ -609,7 +603,7 @@ TEST(Cli, ZeroWithPipelinesShardsTheOptimizerAndMovesTheSameBytes)
       auto r = clustersim("run " + src("scenarios/gpt-pipeline.yaml") + " --quiet --backend " + backend +
                           " --set workload.parallel.zero=" + zero + " --out " + out.string());
       ASSERT_EQ(r.code, 0) << r.err;
-      report[std::string(zero) + backend] = read_json(out / "report.json");
+      report[std::string(zero) + backend] = read_ordered_json(out / "report.json");
       fs::remove_all(out);
     }
   const auto& z0 = report["0analytical"];
@@ -638,7 +632,7 @@ TEST(Cli, StageLayersSetThePartitionAndMemoryFollowsTheLoadedDevice)
                         "--set workload.parallel.stage_layers=" +
                         layers + " --out " + out.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    peak[layers] = read_json(out / "report.json")["metrics"]["peak_memory_bytes"].get<double>();
+    peak[layers] = read_ordered_json(out / "report.json")["metrics"]["peak_memory_bytes"].get<double>();
     fs::remove_all(out);
   }
   EXPECT_GT(peak["[8,6,5,5]"], peak["[5,5,6,8]"] * 1.2);
@@ -664,7 +658,7 @@ TEST(Cli, BucketReductionBesideBackwardSlowsItByTheFrameworksShare)
                         "'workload.framework=" +
                         framework + "' --out " + out.string());
     EXPECT_EQ(r.code, 0) << r.err;
-    auto b = read_json(out / "report.json").at("breakdown");
+    auto b = read_ordered_json(out / "report.json").at("breakdown");
     fs::remove_all(out);
     return std::make_pair(b.at("compute_s").get<double>(), b.at("communication_s").get<double>());
   };

@@ -1,6 +1,7 @@
 // Hostile input through the CLI: overflowing counts, devices and folders as files, bad output folders, oversized
 // graphs and interrupts all end in one clean line and exit 2 (or 130/143), with nothing written.
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -11,24 +12,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using cs::testing::clustersim;
+using cs::testing::fresh_dir;
+using cs::testing::read_json;
+using cs::testing::src;
+
 using Result = cs::testing::CliResult;
-Result clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
-
-fs::path fresh_dir(const std::string& name)
-{
-  fs::path d = fs::temp_directory_path() / ("cs_robust_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
-
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-
-nlohmann::json read_json(const fs::path& p)
-{
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
 // Exit 2 with one positioned line.
 void expect_clean_refusal(const Result& r, const std::string& words)
 {

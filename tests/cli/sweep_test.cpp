@@ -5,6 +5,7 @@
 #include "tests/cli/run_cli.hpp"
 
 #include "base/input_error.hpp"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -15,14 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-cs::testing::CliResult clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
-
-fs::path fresh_dir(const std::string& name)
-{
-  fs::path d = fs::temp_directory_path() / ("cs_sweep_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
+using cs::testing::clustersim;
+using cs::testing::fresh_dir;
+using cs::testing::src;
 
 std::vector<std::string> lines_of(const fs::path& p)
 {
@@ -44,8 +40,6 @@ std::vector<std::string> without_wall(const fs::path& p)
   }
   return out;
 }
-
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
 
 } // namespace
 

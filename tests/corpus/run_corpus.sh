@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Runs every case of tests/corpus/cases.tsv and checks clustersim refused it cleanly: exit 2, exactly one line on
 # stderr of the form file:line:col: message, and nothing written to the case's output folder. Prints a tally by
-# outcome (clean, accepted, failed run, crash, hang) and every case that was not clean; exits 1 if any.
-# Usage: tests/corpus/run_corpus.sh BUILD_DIR [NAME_FILTER]
+# outcome (clean, accepted, failed run, crash, hang) and every case that was not clean; exits 1 if any. SHARD K/N
+# runs every N-th case from the K-th (ctest runs the corpus as N shards, so the cases spread over the cores).
+# Usage: tests/corpus/run_corpus.sh BUILD_DIR [NAME_FILTER] [SHARD]
 set -uo pipefail
 build=$(cd "${1:?usage: run_corpus.sh BUILD_DIR}" && pwd)
 filter=${2:-}
+shard=${3:-0/1}
+shard_index=${shard%/*}
+shard_count=${shard#*/}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 work=$(mktemp -d)
@@ -13,9 +17,12 @@ trap 'rm -rf "$work"' EXIT
 declare -A tally=()
 bad=()
 total=0
+seen=0
 while IFS=$'\t' read -r name args; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   [[ -n "$filter" && "$name" != *"$filter"* ]] && continue
+  seen=$((seen + 1))
+  (( (seen - 1) % shard_count == shard_index )) || continue
   total=$((total + 1))
   out="$work/out-$total"
   command="${args//\{OUT\}/$out}"
@@ -38,7 +45,7 @@ while IFS=$'\t' read -r name args; do
   tally[$outcome]=$(( ${tally[$outcome]:-0} + 1 ))
   [[ $outcome == clean ]] || bad+=("$name: $outcome: $(head -c 300 "$work/stderr" | tr '\n' ' ')")
 done <tests/corpus/cases.tsv
-echo "malformed-input corpus: $total cases"
+echo "malformed-input corpus: $total cases (shard $shard)"
 for outcome in "${!tally[@]}"; do
   printf '  %-60s %d\n' "$outcome" "${tally[$outcome]}"
 done | sort

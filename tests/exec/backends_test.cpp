@@ -7,6 +7,7 @@
 #include "workloads/training/stage_costs.hpp"
 
 #include "tests/test_models.hpp"
+#include "tests/test_support.hpp"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -16,7 +17,7 @@
 
 namespace {
 
-const cs::DeviceSpec& h100() { return *cs::DeviceCatalog::builtin().find("h100-sxm5"); }
+using cs::testing::h100;
 
 std::string encode(const cs::Timeline& tl)
 {

@@ -4,6 +4,7 @@
 #include "base/registry.hpp"
 #include "policies/cluster/cluster_scheduling.hpp"
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 #include "traces/gpu_job_trace.hpp"
 
 #include <filesystem>
@@ -17,18 +18,12 @@ using namespace cs;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-
-fs::path write(const std::string& name, const std::string& text)
-{
-  fs::path p = fs::temp_directory_path() / ("cs_gpujobs_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p) << text;
-  return p;
-}
+using cs::testing::src;
+using cs::testing::write_temp;
 
 void expect_refused(const std::string& text, int line, int column, const std::string& words)
 {
-  const fs::path p = write("bad.csv", text);
+  const fs::path p = write_temp("bad.csv", text);
   GpuTraceSummary s;
   try {
     read_gpu_trace("auto", p.string(), s);
@@ -232,7 +227,7 @@ TEST(GpuJobsReplay, BadInputIsRefusedWithAPosition)
   r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") +
                                   " --quiet --out /tmp/cs_gj_never --set policies.placement=random");
   EXPECT_EQ(r.code, 2);
-  const fs::path bad = write("bad-trace.csv", "timestamp,duration,num_gpus,gpu_time,cluster\nx,1,1,1,a\n");
+  const fs::path bad = write_temp("bad-trace.csv", "timestamp,duration,num_gpus,gpu_time,cluster\nx,1,1,1,a\n");
   r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") +
                                   " --quiet --out /tmp/cs_gj_never --set workload.trace.file=" + bad.string());
   EXPECT_EQ(r.code, 2);
@@ -312,7 +307,7 @@ TEST(GpuJobTraces, GzipCompressedTracesReadAsThePlainFile)
     EXPECT_EQ(all[i].duration_s, head[i].duration_s) << i;
     EXPECT_EQ(all[i].gpus, head[i].gpus) << i;
   }
-  const fs::path bad = write("cut.csv.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03garbage", 17));
+  const fs::path bad = write_temp("cut.csv.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03garbage", 17));
   GpuTraceSummary s;
   EXPECT_THROW(read_gpu_trace("philly", bad.string(), s), InputError);
   fs::remove(bad);

@@ -1,5 +1,6 @@
 // The MapReduce reference scenarios against validation.md §4, and the mapreduce command line on bad input.
 #include "../cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -11,14 +12,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-
-fs::path fresh_dir(const std::string& tag)
-{
-  auto dir = fs::temp_directory_path() / ("cs_mr_" + std::to_string(::getpid()) + "_" + tag);
-  fs::remove_all(dir);
-  return dir;
-}
+using cs::testing::fresh_dir;
+using cs::testing::src;
 
 using Metrics = std::map<std::string, nlohmann::json>;
 

@@ -13,13 +13,13 @@ using cs::CandidateTask;
 using cs::SchedulingRound;
 
 /** 2 pods x 2 racks x 2 hosts: hosts 0-1 rack0, 2-3 rack1, 4-5 rack2, 6-7 rack3. */
-struct Fixture {
+struct SchedulerFixture {
   cs::PlatformSpec platform;
   cs::TopologyCost cost;
   std::mt19937_64 rng{1};
   cs::SchedulerContext ctx;
 
-  explicit Fixture(std::vector<std::string> middleboxes = {})
+  explicit SchedulerFixture(std::vector<std::string> middleboxes = {})
       : platform(make()), cost(platform.topology, {0, 1, 2, 4}, middleboxes)
   {
     ctx.cost = &cost;
@@ -75,7 +75,7 @@ TEST(MapReduceSchedulers, AllFiveAreRegistered)
 
 TEST(CapacityScheduler, DelaySchedulingWaitsForLocalityThenTakesRackLocal)
 {
-  Fixture f;
+  SchedulerFixture f;
   // The scheduler reads its own parameters, as `policies.mapreduce: {name: capacity, ...}` gives them.
   auto configured = [] {
     auto s = make("capacity");
@@ -107,7 +107,7 @@ TEST(CapacityScheduler, DelaySchedulingWaitsForLocalityThenTakesRackLocal)
 
 TEST(CapacityScheduler, ReducersTakeOneOffSwitchContainerPerHeartbeat)
 {
-  Fixture f;
+  SchedulerFixture f;
   auto sched = make("capacity");
   SchedulingRound r;
   for (int i = 0; i < 4; ++i)
@@ -121,7 +121,7 @@ TEST(CapacityScheduler, ReducersTakeOneOffSwitchContainerPerHeartbeat)
 
 TEST(CapacityScheduler, TheQueueFurthestBelowItsShareGoesFirst)
 {
-  Fixture f;
+  SchedulerFixture f;
   auto sched = make("capacity");
   SchedulingRound r;
   auto a = map_task(0, 0, {3});
@@ -138,7 +138,7 @@ TEST(CapacityScheduler, TheQueueFurthestBelowItsShareGoesFirst)
 
 TEST(FifoScheduler, TheOldestJobGetsTheContainerAndItsBestTask)
 {
-  Fixture f;
+  SchedulerFixture f;
   auto sched = make("fifo");
   SchedulingRound r;
   r.tasks = {map_task(0, 0, {6}), map_task(0, 1, {2}), map_task(1, 0, {2})};
@@ -150,7 +150,7 @@ TEST(FifoScheduler, TheOldestJobGetsTheContainerAndItsBestTask)
 
 TEST(PnaScheduler, LaunchProbabilityFallsWithCost)
 {
-  Fixture f;
+  SchedulerFixture f;
   SchedulingRound r;
   r.tasks = {map_task(0, 0, {0})};
   r.offers = {{0, 1}};
@@ -165,7 +165,7 @@ TEST(PnaScheduler, LaunchProbabilityFallsWithCost)
 
 TEST(HitScheduler, StableMatchingPrefersDataHolders)
 {
-  Fixture f;
+  SchedulerFixture f;
   auto sched = make("hit");
   SchedulingRound r;
   // Both reducers want host 0; host 0 has one container and prefers the one with more data there.
@@ -186,7 +186,7 @@ TEST(HitScheduler, StableMatchingPrefersDataHolders)
 
 TEST(HitScheduler, SpreadsOneJobsReducersOverHosts)
 {
-  Fixture f;
+  SchedulerFixture f;
   auto sched = make("hit");
   SchedulingRound r;
   r.tasks = {reduce_task(0, 0, {0}, {100}), reduce_task(0, 1, {0}, {100})};
@@ -199,7 +199,7 @@ TEST(HitScheduler, SpreadsOneJobsReducersOverHosts)
 TEST(HitScheduler, ResultIsStable)
 {
   // No task and host would both rather be matched to each other than to what they got (costs all distinct).
-  Fixture f;
+  SchedulerFixture f;
   auto sched = make("hit");
   SchedulingRound r;
   std::mt19937_64 gen(5);
@@ -234,7 +234,7 @@ TEST(HitScheduler, ResultIsStable)
 
 TEST(PatScheduler, LocalSwapsLowerThePolicyCost)
 {
-  Fixture f({"agg0"});
+  SchedulerFixture f({"agg0"});
   auto sched = make("pat");
   SchedulingRound r;
   // Greedy in FIFO order gives task 0 host 0 (its cheapest) and leaves task 1, with 10x the data there, host 6.

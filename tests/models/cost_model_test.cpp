@@ -1,12 +1,14 @@
 #include "base/input_error.hpp"
 #include "models/cost/kernel_cost_model.hpp"
+#include "tests/test_support.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
 
 namespace {
-const cs::DeviceSpec& device(const char* name) { return *cs::DeviceCatalog::builtin().find(name); }
-const cs::DeviceProfile& profile(const char* name) { return *cs::builtin_profile(name); }
+
+using cs::testing::device;
+using cs::testing::profile;
 double tflops(const cs::KernelCostModel& m, double n, const char* dtype)
 {
   cs::GemmKernel g{n, n, n, 1, dtype};

@@ -1,11 +1,13 @@
 // MCFuser's fused GEMM chain and micro-scaled (MX) GEMMs: traffic by tiling, when fusion pays, and each MX cost part.
 #include "models/cost/fused_kernel_models.hpp"
+#include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
 
 namespace {
-const cs::DeviceSpec& device(const char* name) { return *cs::DeviceCatalog::builtin().find(name); }
-const cs::DeviceProfile& profile(const char* name) { return *cs::builtin_profile(name); }
+
+using cs::testing::device;
+using cs::testing::profile;
 double unfused_seconds(const cs::KernelCostModel& m, const cs::GemmChainKernel& c)
 {
   const auto pair = cs::unfused_chain(c);

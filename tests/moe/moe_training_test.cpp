@@ -2,6 +2,7 @@
 // over three seeds, the two backends agreeing, balanced routing balancing, determinism, and bad input refused with
 // a position and nothing written.
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -12,9 +13,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+using cs::testing::src;
 
-nlohmann::json report(const std::string& scenario, const std::string& args)
+nlohmann::json moe_report(const std::string& scenario, const std::string& args)
 {
   static int count = 0;
   const fs::path dir =
@@ -28,15 +29,15 @@ nlohmann::json report(const std::string& scenario, const std::string& args)
   return json.is_discarded() ? nlohmann::json::object() : json;
 }
 
-double metric(const std::string& scenario, const std::string& args, const char* key)
+double moe_metric(const std::string& scenario, const std::string& args, const char* key)
 {
-  return report(scenario, args)["metrics"].value(key, -1.0);
+  return moe_report(scenario, args)["metrics"].value(key, -1.0);
 }
 
 double iteration(const std::string& scenario, int seed, const std::string& policy)
 {
-  return metric(scenario, "--seed " + std::to_string(seed) + " --set 'policies.moe=" + policy + "'",
-                "iteration_time_s");
+  return moe_metric(scenario, "--seed " + std::to_string(seed) + " --set 'policies.moe=" + policy + "'",
+                    "iteration_time_s");
 }
 
 } // namespace
@@ -67,7 +68,7 @@ TEST(MoeReference, LshMoeCompressionPaysWhereAllToAllIsAboutHalfTheIteration)
 {
   const std::string s = "scenarios/reference/moe-lsh-gpt.yaml";
   for (int seed = 1; seed <= 3; ++seed) {
-    const auto base = report(s, "--seed " + std::to_string(seed) + " --set policies.moe=static-ep")["metrics"];
+    const auto base = moe_report(s, "--seed " + std::to_string(seed) + " --set policies.moe=static-ep")["metrics"];
     const double share = base.value("alltoall_time_s", 0.0) / base.value("iteration_time_s", 1.0);
     EXPECT_GT(share, 0.35) << "seed " << seed; // the paper's motivation: ~45%
     EXPECT_LT(share, 0.6) << "seed " << seed;
@@ -82,7 +83,8 @@ TEST(MoeReference, MPipeMoePipeliningIsFasterAndSmaller)
   const std::string s = "scenarios/reference/moe-mpipemoe-gpt.yaml";
   for (int seed = 1; seed <= 3; ++seed) {
     const std::string base = "--seed " + std::to_string(seed) + " --set policies.moe=";
-    const auto plain = report(s, base + "static-ep")["metrics"], piped = report(s, base + "mpipemoe")["metrics"];
+    const auto plain = moe_report(s, base + "static-ep")["metrics"],
+               piped = moe_report(s, base + "mpipemoe")["metrics"];
     EXPECT_GT(plain.value("iteration_time_s", 0.0) / piped.value("iteration_time_s", 1.0), 1.2) << "seed " << seed;
     EXPECT_LT(piped.value("peak_memory_bytes", 1e30), plain.value("peak_memory_bytes", 0.0)) << "seed " << seed;
     EXPECT_GT(piped.value("moe_partitions", 0.0), 1.0);
@@ -92,16 +94,16 @@ TEST(MoeReference, MPipeMoePipeliningIsFasterAndSmaller)
 TEST(MoeTraining, BackendsAgreeAndBalancedRoutingIsBalanced)
 {
   const std::string s = "scenarios/moe-mixtral.yaml", small = "--set workload.model.layers=2 ";
-  const double analytical = metric(s, small, "iteration_time_s");
-  const double simgrid = metric(s, small + "--backend simgrid", "iteration_time_s");
+  const double analytical = moe_metric(s, small, "iteration_time_s");
+  const double simgrid = moe_metric(s, small + "--backend simgrid", "iteration_time_s");
   EXPECT_NEAR(simgrid / analytical, 1.0, 0.01); // 229.96 against 229.98 ms
-  const auto balanced = report(s, small + "--set policies.moe_routing=balanced")["metrics"];
+  const auto balanced = moe_report(s, small + "--set policies.moe_routing=balanced")["metrics"];
   EXPECT_DOUBLE_EQ(balanced.value("expert_load_imbalance", 0.0), 1.0);
   EXPECT_DOUBLE_EQ(balanced.value("tokens_dropped", -1.0), 0.0);
   EXPECT_LT(balanced.value("iteration_time_s", 1e9), analytical); // skew costs time
-  EXPECT_GT(metric(s, small, "expert_load_imbalance"), 2.0);
+  EXPECT_GT(moe_metric(s, small, "expert_load_imbalance"), 2.0);
   // A capacity factor drops the hot experts' excess and bounds their compute.
-  const auto capped = report(s, small + "--set workload.model.moe.capacity_factor=1.25")["metrics"];
+  const auto capped = moe_report(s, small + "--set workload.model.moe.capacity_factor=1.25")["metrics"];
   EXPECT_GT(capped.value("tokens_dropped_fraction", 0.0), 0.1);
   EXPECT_LT(capped.value("iteration_time_s", 1e9), analytical);
 }
@@ -113,7 +115,7 @@ TEST(MoeTraining, AllToAllVOverSixteenMachinesIsRepairedAndAgreesWithItsClosedFo
   const std::string s = "bench/moe-1024.yaml",
                     small = "--set cluster.nodes=16 --set workload.parallel.ep=16 --set workload.model.layers=2 "
                             "--set workload.batch.global=128 ";
-  const auto a = report(s, small), g = report(s, small + "--backend simgrid");
+  const auto a = moe_report(s, small), g = moe_report(s, small + "--backend simgrid");
   const auto &analytical = a["metrics"], simgrid = g["metrics"];
   EXPECT_NEAR(simgrid.value("iteration_time_s", 0.0) / analytical.value("iteration_time_s", 1.0), 1.0, 0.01);
   EXPECT_LT(simgrid.value("task_count", 1e9), 3000); // 5,057 with a flow per pair
@@ -130,8 +132,9 @@ TEST(MoeTraining, AllToAllVOverSixteenMachinesIsRepairedAndAgreesWithItsClosedFo
 TEST(MoeTraining, SameSeedSameReportOtherSeedOtherRouting)
 {
   const std::string s = "scenarios/moe-mixtral.yaml", small = "--set workload.model.layers=2 ";
-  EXPECT_EQ(report(s, small + "--seed 4")["metrics"], report(s, small + "--seed 4")["metrics"]);
-  EXPECT_NE(metric(s, small + "--seed 4", "iteration_time_s"), metric(s, small + "--seed 5", "iteration_time_s"));
+  EXPECT_EQ(moe_report(s, small + "--seed 4")["metrics"], moe_report(s, small + "--seed 4")["metrics"]);
+  EXPECT_NE(moe_metric(s, small + "--seed 4", "iteration_time_s"),
+            moe_metric(s, small + "--seed 5", "iteration_time_s"));
 }
 
 TEST(MoeTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
@@ -162,8 +165,8 @@ TEST(MoeTraining, BadInputIsRefusedWithAPositionAndNothingWritten)
 TEST(MoeTraining, RoutingTraceReplays)
 {
   const std::string s = "scenarios/moe-mixtral.yaml";
-  const auto r = report(s, "--set workload.model.layers=2 --set 'policies.moe_routing={name: trace, file: " +
-                               src("traces/samples/moe/mixtral-routing.csv") + "}'")["metrics"];
+  const auto r = moe_report(s, "--set workload.model.layers=2 --set 'policies.moe_routing={name: trace, file: " +
+                                   src("traces/samples/moe/mixtral-routing.csv") + "}'")["metrics"];
   EXPECT_GT(r.value("expert_load_imbalance", 0.0), 1.5); // the sample's hot experts
 }
 
@@ -182,14 +185,14 @@ TEST(MoeTraining, OneReplicaIsIgnoredWithAWarning)
 TEST(MoeReference, MegatronCoreMixtral8x7bThroughputWithinFifteenPercent)
 {
   // 468 TFLOP/s per H100, bf16, Megatron-Core v0.9 (scenarios/reference/mcore-mixtral-8x7b.yaml has the sources).
-  const double tflops = metric("scenarios/reference/mcore-mixtral-8x7b.yaml", "", "tflops_per_gpu");
+  const double tflops = moe_metric("scenarios/reference/mcore-mixtral-8x7b.yaml", "", "tflops_per_gpu");
   EXPECT_NEAR(tflops / 468.0, 1.0, 0.15) << tflops;
 }
 
 TEST(MoeReference, MegatronCoreMixtral8x22bThroughputWithinFifteenPercent)
 {
   // ~455 TFLOP/s per H100, dropless, expert TP 1 under TP 2 (scenarios/reference/mcore-mixtral-8x22b.yaml).
-  const double tflops = metric("scenarios/reference/mcore-mixtral-8x22b.yaml", "", "tflops_per_gpu");
+  const double tflops = moe_metric("scenarios/reference/mcore-mixtral-8x22b.yaml", "", "tflops_per_gpu");
   EXPECT_NEAR(tflops / 455.0, 1.0, 0.15) << tflops;
 }
 
@@ -201,13 +204,13 @@ TEST(MoeTraining, ExpertTensorParallelOneFoldsEachTpRankIntoTheExpertGroup)
   // sharded over dp tp / (etp ep) = 4 ranks against 2 (ZeRO-1, bf16): A (2 + 2 + 12 / 4) - A / 2 (2 + 2 + 12 / 2) = 2A
   // more bytes per layer.
   const std::string small = "--set workload.model.layers=2 ";
-  const auto two = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2")["metrics"];
-  const auto one = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1")["metrics"];
+  const auto two = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2")["metrics"];
+  const auto one = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1")["metrics"];
   EXPECT_LT(one.value("alltoall_time_s", 1e9), 0.9 * two.value("alltoall_time_s", 0.0));
   const double a = 8.0 * 3 * 4096 * 14336 / 8;
   EXPECT_NEAR(one.value("peak_memory_bytes", 0.0) - two.value("peak_memory_bytes", 0.0), 2 * 2 * a, 0.02 * 4 * a);
-  const double sg = metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1 --backend simgrid",
-                           "iteration_time_s");
+  const double sg = moe_metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1 --backend simgrid",
+                               "iteration_time_s");
   EXPECT_NEAR(sg / one.value("iteration_time_s", 1.0), 1.0, 0.10);
   // What folding cannot take: another etp, no sequence parallelism, ep not a multiple of tp.
   for (const char* bad : {"--set workload.parallel.etp=3",
@@ -227,16 +230,16 @@ TEST(MoeTraining, ExpertTensorParallelismBetweenOneAndTpFoldsGroupsOfTpRanks)
   // A / etp of a layer's routed experts (A = routed / ep), their optimizer state sharded over dp tp / (etp ep) = 4 /
   // etp ranks (ZeRO-1, bf16): A / 2 (4 + 12 / 2) - A / 4 (4 + 12) = A more bytes per layer at etp 2 than at 4.
   const std::string small = "--set workload.model.layers=2 --set workload.parallel.tp=4 ";
-  const auto four = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=4")["metrics"];
-  const auto two = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2")["metrics"];
-  const auto one = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1")["metrics"];
+  const auto four = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=4")["metrics"];
+  const auto two = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2")["metrics"];
+  const auto one = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=1")["metrics"];
   const double a = 8.0 * 3 * 4096 * 14336 / 8;
   EXPECT_NEAR(two.value("peak_memory_bytes", 0.0) - four.value("peak_memory_bytes", 0.0), 2 * a, 0.05 * 2 * a);
   // Fewer nodes per EP group: less of the all-to-all leaves a node.
   EXPECT_LT(two.value("alltoall_time_s", 1e9), four.value("alltoall_time_s", 0.0));
   EXPECT_LT(one.value("alltoall_time_s", 1e9), two.value("alltoall_time_s", 0.0));
-  const double sg = metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2 --backend simgrid",
-                           "iteration_time_s");
+  const double sg = moe_metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.etp=2 --backend simgrid",
+                               "iteration_time_s");
   EXPECT_NEAR(sg / two.value("iteration_time_s", 1.0), 1.0, 0.10);
   // ep must be a multiple of tp / etp: ep 2 under tp 4, etp 1 folds four EP ranks into each replica.
   const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
@@ -252,9 +255,9 @@ TEST(MoeTraining, StatefulPoliciesSeeEachStepOnceOnEitherBackend)
   // forms, must still build the graph once, so both backends see the same placement changes.
   const std::string s = "scenarios/moe-mixtral.yaml",
                     args = "--set workload.model.layers=2 --set policies.moe=flexmoe ";
-  const double analytical = metric(s, args, "expert_placement_changes");
+  const double analytical = moe_metric(s, args, "expert_placement_changes");
   EXPECT_GT(analytical, 0);
-  EXPECT_EQ(analytical, metric(s, args + "--backend simgrid", "expert_placement_changes"));
+  EXPECT_EQ(analytical, moe_metric(s, args + "--backend simgrid", "expert_placement_changes"));
 }
 
 TEST(MoeTraining, ZeroShardsExpertStateOverTheExpertDataParallelGroup)
@@ -264,8 +267,8 @@ TEST(MoeTraining, ZeroShardsExpertStateOverTheExpertDataParallelGroup)
   // (1/16 + 1/2) / 2 ~ 0.28 of its unsharded time, not 1/16.
   const std::string s = "scenarios/moe-mixtral.yaml", small = "--set workload.model.layers=2 ";
   const double zero0 =
-      report(s, small + "--set workload.parallel.zero=0")["breakdown"].value("compute_optimizer_s", 0.0);
-  const double zero1 = report(s, small)["breakdown"].value("compute_optimizer_s", 0.0);
+      moe_report(s, small + "--set workload.parallel.zero=0")["breakdown"].value("compute_optimizer_s", 0.0);
+  const double zero1 = moe_report(s, small)["breakdown"].value("compute_optimizer_s", 0.0);
   EXPECT_GT(zero1 / zero0, 0.2);
   EXPECT_LT(zero1 / zero0, 0.4);
 }
@@ -303,12 +306,12 @@ TEST(MoeTraining, ZeroThreeGathersExpertsOverTheExpertDataParallelGroup)
   EXPECT_NEAR((g2 - g4) / (g4 - g8), 2.0, 0.01);
   // Sharding experts' weights over their group leaves less on each GPU than ZeRO-1, and both backends agree.
   const std::string small = "--set workload.model.layers=2 --set workload.iterations=1 ";
-  const auto r3 = report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.zero=3");
-  const auto r1 = report("scenarios/moe-mixtral.yaml", small);
+  const auto r3 = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.zero=3");
+  const auto r1 = moe_report("scenarios/moe-mixtral.yaml", small);
   EXPECT_LT(r3["metrics"].value("peak_memory_bytes", 0.0), r1["metrics"].value("peak_memory_bytes", 0.0));
   EXPECT_GT(r3["breakdown"].value("communication_parameter_gather_s", 0.0),
             r1["breakdown"].value("communication_parameter_gather_s", 0.0));
-  const double sg = metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.zero=3 --backend simgrid",
-                           "iteration_time_s");
+  const double sg = moe_metric("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.zero=3 --backend simgrid",
+                               "iteration_time_s");
   EXPECT_NEAR(sg / r3["metrics"].value("iteration_time_s", 1.0), 1.0, 0.10);
 }

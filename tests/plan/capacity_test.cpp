@@ -4,6 +4,7 @@
 
 #include "base/input_error.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/test_support.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,8 +15,9 @@
 namespace fs = std::filesystem;
 
 namespace {
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-cs::testing::CliResult clustersim(const std::string& args) { return cs::testing::run_clustersim(args); }
+
+using cs::testing::clustersim;
+using cs::testing::src;
 } // namespace
 
 TEST(Capacity, TargetsParseAndRefuseNonsense)

@@ -3,6 +3,7 @@
 #include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "tests/test_models.hpp"
+#include "tests/test_support.hpp"
 #include "tests/training_helpers.hpp"
 #include "workloads/training/stage_costs.hpp"
 
@@ -12,14 +13,14 @@
 
 namespace {
 
-const cs::DeviceSpec& h100() { return *cs::DeviceCatalog::builtin().find("h100-sxm5"); }
+using cs::testing::h100;
 
-struct Fixture {
+struct BoundFixture {
   cs::TrainingParams w;
   std::unique_ptr<cs::KernelCostModel> cost = cs::make_cost_model(h100(), *cs::builtin_profile("h100-sxm5"));
   cs::PlatformSpec platform;
 
-  Fixture()
+  BoundFixture()
   {
     w.model = cs::testing::model(8, 1024, 4096, 8, 512, 32000, "bf16", "none");
     w.batch = cs::BatchParams{8, 2};
@@ -50,7 +51,7 @@ struct Fixture {
 
 TEST(PipelineBound, SeesThePipelinesFillAndDrainThatTheAverageDeviceDoesNot)
 {
-  const Fixture f;
+  const BoundFixture f;
   const int m = 4, pp = 4;
   const auto set = cs::transformer_stages(f.w, *f.cost, f.platform, cs::testing::stage_shape(f.w, 1, pp));
   double slowest = 0, shortest = 1e300, total = 0;
@@ -72,7 +73,7 @@ TEST(PipelineBound, SeesThePipelinesFillAndDrainThatTheAverageDeviceDoesNot)
 
 TEST(PipelineBound, AddsTheOptimizerStepAndTheRoutedExperts)
 {
-  Fixture f;
+  BoundFixture f;
   const double dense = f.bound("1f1b", 4);
   // ZeRO shards the optimizer step over dp = 2: a shorter step.
   cs::Plan sharded = f.plan("1f1b");

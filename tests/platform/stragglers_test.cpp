@@ -2,6 +2,7 @@
 // times replayed, and step-time traces refused at the malformed value's row and column.
 #include "base/input_error.hpp"
 #include "platform/stragglers.hpp"
+#include "tests/test_support.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -13,6 +14,8 @@ using cs::StragglerModel;
 using cs::StragglerParams;
 
 namespace {
+
+using cs::testing::write_temp;
 StragglerParams random_params(double p, double seconds, const std::string& distribution)
 {
   StragglerParams s;
@@ -22,16 +25,9 @@ StragglerParams random_params(double p, double seconds, const std::string& distr
   return s;
 }
 
-fs::path write(const std::string& name, const std::string& text)
-{
-  fs::path p = fs::temp_directory_path() / ("cs_steps_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p) << text;
-  return p;
-}
-
 void expect_error_at(const std::string& text, int line, int column, const std::string& words)
 {
-  const fs::path p = write("bad.csv", text);
+  const fs::path p = write_temp("bad.csv", text);
   try {
     cs::read_step_time_trace(p.string());
     ADD_FAILURE() << "accepted: " << text;
@@ -149,7 +145,7 @@ TEST(Stragglers, ASpreadMultipliesSlowFactorsAndAGroupRunsAtItsSlowestDevice)
 
 TEST(Stragglers, StepTimeTracesAreReadAndMalformedRowsRefusedWhereTheyAre)
 {
-  const fs::path ok = write("ok.csv", "worker,step,seconds\n0,0,0.5\n1,0,0.25\n0,1,0.75\n");
+  const fs::path ok = write_temp("ok.csv", "worker,step,seconds\n0,0,0.5\n1,0,0.25\n0,1,0.75\n");
   const auto trace = cs::read_step_time_trace(ok.string());
   EXPECT_EQ(trace.steps.at(0), (std::vector<double>{0.5, 0.75}));
   EXPECT_EQ(trace.steps.at(1), (std::vector<double>{0.25}));

@@ -1,6 +1,7 @@
 // cluster.stragglers seen by every workload kind: training (slow GPUs and slowdowns per iteration), MapReduce (slow
 // hosts), collective benchmarks (late ranks); recorded step times refused where no worker steps.
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -13,9 +14,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+using cs::testing::src;
 
-double metric(const std::string& scenario, const std::string& sets, const char* key)
+double straggler_metric(const std::string& scenario, const std::string& sets, const char* key)
 {
   static int count = 0;
   const fs::path dir =
@@ -33,12 +34,12 @@ double metric(const std::string& scenario, const std::string& sets, const char* 
 TEST(StragglersEverywhere, TrainingWaitsForItsSlowestGpu)
 {
   const std::string q = "scenarios/quickstart.yaml", a = "--backend analytical ";
-  const double base = metric(q, a, "iteration_time_s");
+  const double base = straggler_metric(q, a, "iteration_time_s");
   const double slow =
-      metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [5], factor: 0.5}]'", "iteration_time_s");
+      straggler_metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [5], factor: 0.5}]'", "iteration_time_s");
   EXPECT_GT(slow / base, 1.8); // data parallelism: every replica waits for the half-speed GPU's backward
   const double late =
-      metric(q, a + "--set 'cluster.stragglers.random={probability: 1, duration: 50ms}'", "iteration_time_s");
+      straggler_metric(q, a + "--set 'cluster.stragglers.random={probability: 1, duration: 50ms}'", "iteration_time_s");
   EXPECT_NEAR(late - base, 0.05, 0.005);
 }
 
@@ -47,9 +48,9 @@ TEST(StragglersEverywhere, ATensorParallelGroupRunsAtItsSlowestRank)
   // tp 4: the group is simulated as its first rank, but a slow third rank holds back every layer's all-reduce.
   const std::string q = "scenarios/quickstart.yaml",
                     a = "--backend analytical --set 'workload.parallel={dp: 4, tp: 4}' ";
-  const double base = metric(q, a, "iteration_time_s");
+  const double base = straggler_metric(q, a, "iteration_time_s");
   const double slow =
-      metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [6], factor: 0.5}]'", "iteration_time_s");
+      straggler_metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [6], factor: 0.5}]'", "iteration_time_s");
   EXPECT_GT(slow / base, 1.5) << base << " " << slow;
 }
 
@@ -58,12 +59,14 @@ TEST(StragglersEverywhere, ASpreadOfGpuSpeedsSlowsTheStepByTheSlowestGpu)
   // 16 GPUs: the slowest of 16 runs 1.77 standard deviations below the median, and every replica waits for its
   // backward. Communication does not slow, so the step slows by a little less than the compute does.
   const std::string q = "scenarios/quickstart.yaml", a = "--backend analytical ";
-  const double base = metric(q, a, "iteration_time_s");
-  const double spread = metric(q, a + "--set cluster.stragglers.spread=0.02", "iteration_time_s");
-  const double other_seed = metric(q, a + "--set cluster.stragglers.spread=0.02 --seed 7", "iteration_time_s");
+  const double base = straggler_metric(q, a, "iteration_time_s");
+  const double spread = straggler_metric(q, a + "--set cluster.stragglers.spread=0.02", "iteration_time_s");
+  const double other_seed =
+      straggler_metric(q, a + "--set cluster.stragglers.spread=0.02 --seed 7", "iteration_time_s");
   // The report names the speed every step waited for: the slowest of 16 at 1.77 standard deviations.
-  EXPECT_NEAR(metric(q, a + "--set cluster.stragglers.spread=0.02", "slowest_gpu_speed"), 1 - 0.02 * 1.7688, 1e-6);
-  EXPECT_EQ(metric(q, a, "slowest_gpu_speed"), -1); // absent without stragglers
+  EXPECT_NEAR(straggler_metric(q, a + "--set cluster.stragglers.spread=0.02", "slowest_gpu_speed"), 1 - 0.02 * 1.7688,
+              1e-6);
+  EXPECT_EQ(straggler_metric(q, a, "slowest_gpu_speed"), -1); // absent without stragglers
   const double slowest = 1 / (1 - 0.02 * 1.769);
   EXPECT_GT(spread / base, 1 + 0.8 * (slowest - 1)) << base << " " << spread;
   EXPECT_LT(spread / base, slowest + 1e-9) << base << " " << spread;
@@ -73,17 +76,18 @@ TEST(StragglersEverywhere, ASpreadOfGpuSpeedsSlowsTheStepByTheSlowestGpu)
 TEST(StragglersEverywhere, MapReduceJobsSlowOnSlowHosts)
 {
   const std::string f = "scenarios/reference/mapreduce-hit-paper.yaml";
-  const double base = metric(f, "", "mean_jct_s");
+  const double base = straggler_metric(f, "", "mean_jct_s");
   const double slow =
-      metric(f, "--set 'cluster.stragglers.slow=[{nodes: [0,1,2,3,4,5,6,7], factor: 0.25}]'", "mean_jct_s");
+      straggler_metric(f, "--set 'cluster.stragglers.slow=[{nodes: [0,1,2,3,4,5,6,7], factor: 0.25}]'", "mean_jct_s");
   EXPECT_GT(slow, 1.1 * base);
 }
 
 TEST(StragglersEverywhere, CollectivesWaitForLateRanks)
 {
   const std::string f = "scenarios/reference/nccl-a100-2node-hdr.yaml";
-  const double base = metric(f, "", "busbw_gbps");
-  const double late = metric(f, "--set 'cluster.stragglers.random={probability: 1, duration: 10ms}'", "busbw_gbps");
+  const double base = straggler_metric(f, "", "busbw_gbps");
+  const double late =
+      straggler_metric(f, "--set 'cluster.stragglers.random={probability: 1, duration: 10ms}'", "busbw_gbps");
   EXPECT_LT(late, 0.9 * base);
 }
 
@@ -112,19 +116,23 @@ TEST(StragglersEverywhere, OneReplicaStandsForAllWithEachStageAtItsSlowestReplic
   // Replica 0 alone takes, per stage, the slowest speed any replica has there: a half-speed GPU on replica 9 is seen,
   // and a spread gives nearly what simulating every replica gives (the 7.5B row: dp 32 x tp 4).
   const std::string q = "scenarios/quickstart.yaml", one = "--backend analytical --replicas one ";
-  const double base = metric(q, one, "iteration_time_s");
-  EXPECT_GT(metric(q, one + "--set 'cluster.stragglers.slow=[{devices: [9], factor: 0.5}]'", "iteration_time_s") / base,
-            1.8);
+  const double base = straggler_metric(q, one, "iteration_time_s");
+  EXPECT_GT(
+      straggler_metric(q, one + "--set 'cluster.stragglers.slow=[{devices: [9], factor: 0.5}]'", "iteration_time_s") /
+          base,
+      1.8);
   const std::string row = "scenarios/reference/megatron-7.5b.yaml";
-  const double all = metric(row, "--replicas all", "iteration_time_s");
-  EXPECT_NEAR(metric(row, "--replicas one", "iteration_time_s") / all, 1.0, 0.005) << all;
+  const double all = straggler_metric(row, "--replicas all", "iteration_time_s");
+  EXPECT_NEAR(straggler_metric(row, "--replicas one", "iteration_time_s") / all, 1.0, 0.005) << all;
   // --replicas auto folds the same way past its task limit: the 2,520-GPU 529.6B row runs one of its nine replicas,
   // whose slowest stage waits for the slowest of 2,520 GPUs (3.48 standard deviations below the median).
-  EXPECT_EQ(metric("scenarios/reference/megatron-529.6b.yaml", "", "replicas_simulated"), 1);
-  EXPECT_NEAR(metric("scenarios/reference/megatron-529.6b.yaml", "", "slowest_gpu_speed"), 1 - 0.015 * 3.483, 1e-4);
+  EXPECT_EQ(straggler_metric("scenarios/reference/megatron-529.6b.yaml", "", "replicas_simulated"), 1);
+  EXPECT_NEAR(straggler_metric("scenarios/reference/megatron-529.6b.yaml", "", "slowest_gpu_speed"), 1 - 0.015 * 3.483,
+              1e-4);
   // Idle GPUs take no share of the spread: dp 8 on 16 GPUs waits for the slowest of 8 (1.43 standard deviations).
-  EXPECT_NEAR(metric(q, "--backend analytical --set workload.parallel.dp=8 --set cluster.stragglers.spread=0.02",
-                     "slowest_gpu_speed"),
+  EXPECT_NEAR(straggler_metric(q,
+                               "--backend analytical --set workload.parallel.dp=8 --set cluster.stragglers.spread=0.02",
+                               "slowest_gpu_speed"),
               1 - 0.02 * 1.4342, 1e-4);
   // Random slowdowns are drawn per device and step, and are not folded: a one-replica run says so.
   const fs::path out = fs::temp_directory_path() / ("cs_strag_one_" + std::to_string(::getpid()));

@@ -1,11 +1,12 @@
 #include "platform/platform_spec.hpp"
+#include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <set>
 
 namespace {
 
-const cs::DeviceSpec& device(const char* name) { return *cs::DeviceCatalog::builtin().find(name); }
+using cs::testing::device;
 
 cs::ClusterParams gpu_cluster(int nodes, const std::string& kind, int nics = 8)
 {

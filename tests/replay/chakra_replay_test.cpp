@@ -5,6 +5,7 @@
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 #include "workloads/replay/chakra_graph.hpp"
 
 #include <filesystem>
@@ -16,9 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+using cs::testing::src;
 
-nlohmann::json report(const std::string& scenario, const std::string& args)
+nlohmann::json chakra_report(const std::string& scenario, const std::string& args)
 {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() / ("cs_cr_" + std::to_string(::getpid()) + "_" + std::to_string(++n));
@@ -30,7 +31,7 @@ nlohmann::json report(const std::string& scenario, const std::string& args)
   return out.is_discarded() ? nlohmann::json::object() : out;
 }
 
-double step(const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); }
+double chakra_step(const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); }
 
 cs::PlatformSpec platform(int nodes, int gpus_per_node)
 {
@@ -122,28 +123,29 @@ TEST(ChakraReplay, ACollectiveWithoutAMeasuredTimeIsPricedByTheTuner)
       << "name: astra\ncluster: {device: a100-sxm4-40gb, nodes: 1, gpus_per_node: 4, network: {nics_per_node: 1}}\n"
          "workload:\n  kind: chakra-replay\n  execution_trace: "
       << src("traces/samples/chakra/astra-sim-all_reduce-4npus_1MB/all_reduce.0.et") << "\n";
-  const auto rep = report(scenario.string(), "");
+  const auto rep = chakra_report(scenario.string(), "");
   fs::remove(scenario);
-  EXPECT_NEAR(step(rep), expected, 1e-9);
+  EXPECT_NEAR(chakra_step(rep), expected, 1e-9);
   EXPECT_EQ(rep["breakdown"].value("modeled_collectives", -1.0), 1.0);
 }
 
 TEST(ChakraReplay, BothFormsAndBothBackendsAgreeAndAFasterGpuIsFaster)
 {
   const std::string scenario = src("scenarios/chakra-replay.yaml");
-  const auto et = report(scenario, "");
-  const double recorded = step(et);
+  const auto et = chakra_report(scenario, "");
+  const double recorded = chakra_step(et);
   // The step is paced by the compute stream (292.8 ms of kernels) with the NCCL kernels beside it.
   EXPECT_GT(recorded, 0.2928);
   EXPECT_LT(recorded, et["breakdown"].value("recorded_gpu_s", 0.0) + et["breakdown"].value("recorded_cpu_s", 0.0));
   EXPECT_EQ(et["breakdown"].value("kernels", 0.0), 1209.0);
   EXPECT_EQ(et["breakdown"].value("collectives", 0.0), 7.0);
   EXPECT_EQ(et["breakdown"].value("modeled_collectives", -1.0), 0.0); // the recorded cluster: as measured
-  EXPECT_NEAR(step(report(scenario, "--set workload.execution_trace=../traces/samples/chakra/chakra.0.json.gz")),
-              recorded, 1e-3 * recorded);
-  EXPECT_NEAR(step(report(scenario, "--backend simgrid")), recorded, 1e-3 * recorded);
+  EXPECT_NEAR(
+      chakra_step(chakra_report(scenario, "--set workload.execution_trace=../traces/samples/chakra/chakra.0.json.gz")),
+      recorded, 1e-3 * recorded);
+  EXPECT_NEAR(chakra_step(chakra_report(scenario, "--backend simgrid")), recorded, 1e-3 * recorded);
   const double h100 =
-      step(report(scenario, "--set cluster.device=h100-sxm5 --set workload.from_device=a100-sxm4-40gb"));
+      chakra_step(chakra_report(scenario, "--set cluster.device=h100-sxm5 --set workload.from_device=a100-sxm4-40gb"));
   EXPECT_LT(h100, 0.6 * recorded);
   EXPECT_GT(h100, 0.2 * recorded);
 }

@@ -3,6 +3,7 @@
 #include "base/input_error.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 #include "traces/kineto_trace.hpp"
 #include "workloads/replay/replay_graph.hpp"
 
@@ -15,9 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+using cs::testing::src;
+using cs::testing::write_temp;
 
-nlohmann::json report(const std::string& args)
+nlohmann::json kineto_report(const std::string& args)
 {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() / ("cs_kr_" + std::to_string(::getpid()) + "_" + std::to_string(++n));
@@ -30,21 +32,14 @@ nlohmann::json report(const std::string& args)
   return out.is_discarded() ? nlohmann::json::object() : out;
 }
 
-double step(const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); }
-
-fs::path write(const std::string& name, const std::string& text)
-{
-  fs::path p = fs::temp_directory_path() / ("cs_kineto_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p) << text;
-  return p;
-}
+double kineto_step(const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); }
 
 } // namespace
 
 TEST(KinetoReplay, TheRecordedClusterGivesBackTheRecordedStepOnBothBackends)
 {
   for (const char* backend : {"analytical", "simgrid"}) {
-    const auto r = report(std::string("--backend ") + backend);
+    const auto r = kineto_report(std::string("--backend ") + backend);
     EXPECT_NEAR(r["metrics"].value("step_time_error", 1.0), 0.0, 0.10) << backend;
     EXPECT_EQ(r["breakdown"].value("steps", 0.0), 3.0);
     EXPECT_EQ(r["breakdown"].value("kernels", 0.0), 2679.0);
@@ -55,12 +50,13 @@ TEST(KinetoReplay, TheRecordedClusterGivesBackTheRecordedStepOnBothBackends)
 
 TEST(KinetoReplay, AnotherGpuOrFabricChangesTheStepTheWayItShould)
 {
-  const double recorded = step(report(""));
+  const double recorded = kineto_step(kineto_report(""));
   // A faster GPU cannot lengthen a step; this one is paced by its CPU, so it barely shortens.
-  EXPECT_LE(step(report("--set cluster.device=h100-sxm5")), recorded * 1.0001);
+  EXPECT_LE(kineto_step(kineto_report("--set cluster.device=h100-sxm5")), recorded * 1.0001);
   // 64 ranks over 10 Gb/s: the all-reduces the CPU waits for take longer.
-  const double slow = step(report("--set workload.ranks=64 --set cluster.nodes=8 --set cluster.gpus_per_node=8 "
-                                  "--set cluster.network.nic_bandwidth=10Gb/s"));
+  const double slow =
+      kineto_step(kineto_report("--set workload.ranks=64 --set cluster.nodes=8 --set cluster.gpus_per_node=8 "
+                                "--set cluster.network.nic_bandwidth=10Gb/s"));
   EXPECT_GT(slow, 1.2 * recorded);
 }
 
@@ -77,7 +73,7 @@ TEST(KinetoReplay, KernelsRescaleByPeakOrBandwidth)
 TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
 {
   auto refused = [](const std::string& text, const std::string& words) {
-    const fs::path p = write("bad.json", text);
+    const fs::path p = write_temp("bad.json", text);
     try {
       cs::read_kineto(p.string());
       ADD_FAILURE() << "accepted: " << text;
@@ -93,8 +89,8 @@ TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
   refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 5}]}", "nothing to replay");
   refused(std::string("\x1f\x8b\x08\x00garbage", 12), "");
   // Fields of the wrong JSON type are read as absent, not thrown past the reader (fuzzing found a numeric name).
-  const fs::path odd = write("odd.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": 5, "
-                                         "\"ts\": 1, \"dur\": 2}], \"distributedInfo\": {\"rank\": \"0\"}}");
+  const fs::path odd = write_temp("odd.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": 5, "
+                                              "\"ts\": 1, \"dur\": 2}], \"distributedInfo\": {\"rank\": \"0\"}}");
   EXPECT_EQ(cs::read_kineto(odd.string()).ops.size(), 1u);
   fs::remove(odd);
   // A trace without deviceProperties needs from_device.
@@ -133,7 +129,7 @@ TEST(KinetoReplay, ACollectiveGroupLargerThanTheClusterIsBadInputNotACrash)
   nlohmann::json trace = {{"traceEvents", {nccl, launch}},
                           {"distributedInfo", {{"rank", 0}, {"world_size", 2}}},
                           {"deviceProperties", {{{"name", "NVIDIA A100-SXM4-40GB"}}}}};
-  const fs::path t = write("huge_group.json", trace.dump());
+  const fs::path t = write_temp("huge_group.json", trace.dump());
   const fs::path out = fs::temp_directory_path() / ("cs_kr_huge_" + std::to_string(::getpid()));
   auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") + " --quiet --set " +
                                        "workload.profiler_trace=" + t.string() +

@@ -10,7 +10,7 @@
 
 namespace {
 
-cs::PlatformSpec cluster()
+cs::PlatformSpec two_racks_of_two()
 {
   cs::ClusterParams c;
   c.device = "cpu-node";
@@ -30,7 +30,7 @@ cs::PlatformSpec cluster()
 std::vector<double> scenario(bool flow_level)
 {
   const std::string text = cs::run_isolated([&] {
-    auto platform = cluster();
+    auto platform = two_racks_of_two();
     auto rt = flow_level ? cs::make_flow_level_actor_runtime(platform) : cs::make_simgrid_actor_runtime(platform);
     std::vector<double> ends;
     rt->run(0, [&] {
@@ -90,7 +90,7 @@ TEST(ActorRuntimes, AnExceptionInAnActorEndsTheRunAndComesBackFromRun)
   // actor is killed and run() rethrows it, on both runtimes.
   for (bool flow_level : {false, true}) {
     const std::string text = cs::run_isolated([&] {
-      auto platform = cluster();
+      auto platform = two_racks_of_two();
       auto rt = flow_level ? cs::make_flow_level_actor_runtime(platform) : cs::make_simgrid_actor_runtime(platform);
       try {
         rt->run(0, [&] {

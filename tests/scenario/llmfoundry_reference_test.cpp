@@ -12,14 +12,14 @@
 
 namespace {
 
-struct Row {
+struct FoundryRow {
   const char* name;
   int gpus;
   double tokens_per_s_per_gpu; // published
 };
 
 // Relative error of the simulated tokens/s per GPU, after checking the configuration fits.
-double error_of(const Row& row)
+double error_of(const FoundryRow& row)
 {
   const auto m = cs::testing::reference_metrics(std::string("llmfoundry-") + row.name + ".yaml");
   EXPECT_TRUE(m["fits_in_memory"].get<bool>()) << row.name;
@@ -30,11 +30,12 @@ double error_of(const Row& row)
 
 TEST(LlmFoundryReference, EveryRowFitsAndStaysInItsBand)
 {
-  const Row rows[] = {{"a100-80gb-mpt-760m", 8, 32434}, {"a100-80gb-mpt-1b", 8, 20513}, {"a100-80gb-mpt-3b", 8, 10811},
-                      {"a100-80gb-mpt-7b", 8, 4641},    {"a100-80gb-mpt-13b", 8, 2262}, {"a100-80gb-mpt-30b", 8, 916},
-                      {"h100-mpt-1b", 16, 46037},       {"h100-mpt-7b", 8, 10643}};
+  const FoundryRow rows[] = {{"a100-80gb-mpt-760m", 8, 32434}, {"a100-80gb-mpt-1b", 8, 20513},
+                             {"a100-80gb-mpt-3b", 8, 10811},   {"a100-80gb-mpt-7b", 8, 4641},
+                             {"a100-80gb-mpt-13b", 8, 2262},   {"a100-80gb-mpt-30b", 8, 916},
+                             {"h100-mpt-1b", 16, 46037},       {"h100-mpt-7b", 8, 10643}};
   double sum = 0;
-  for (const Row& row : rows) {
+  for (const FoundryRow& row : rows) {
     const double e = error_of(row);
     EXPECT_LT(std::abs(e), 0.15) << row.name << ": " << e * 100 << "%";
     sum += std::abs(e);

@@ -13,7 +13,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string sample(const std::string& name) { return std::string(CS_SOURCE_DIR) + "/traces/samples/spark/" + name; }
+std::string spark_sample(const std::string& name)
+{
+  return std::string(CS_SOURCE_DIR) + "/traces/samples/spark/" + name;
+}
 
 fs::path scratch(const std::string& tag)
 {
@@ -33,7 +36,7 @@ std::string read(const std::string& path)
 
 TEST(SparkEventLog, ReadsDynamicAllocationOnYarn)
 {
-  const auto log = cs::read_spark_event_log(sample("application_1628109047826_1317105"));
+  const auto log = cs::read_spark_event_log(spark_sample("application_1628109047826_1317105"));
   EXPECT_EQ(log.spark_version, "3.1.1.119");
   EXPECT_EQ(log.executors.size(), 10u);
   int removed = 0;
@@ -54,7 +57,7 @@ TEST(SparkEventLog, ReadsDynamicAllocationOnYarn)
 
 TEST(SparkEventLog, ReadsCacheReadsAndLocalModeSlots)
 {
-  const auto cached = cs::read_spark_event_log(sample("local-1422981780767"));
+  const auto cached = cs::read_spark_event_log(spark_sample("local-1422981780767"));
   int memory_reads = 0, stored = 0;
   for (const auto& t : cached.tasks) {
     memory_reads += t.read_method == "Memory";
@@ -67,10 +70,10 @@ TEST(SparkEventLog, ReadsCacheReadsAndLocalModeSlots)
     for (const auto& r : s.rdds)
       persisted = persisted || r.use_memory;
   EXPECT_TRUE(persisted);
-  const auto local = cs::read_spark_event_log(sample("local-1430917381534"));
+  const auto local = cs::read_spark_event_log(spark_sample("local-1430917381534"));
   ASSERT_EQ(local.executors.size(), 1u); // the driver's block manager, 8 slots (its largest first wave)
   EXPECT_EQ(local.executors[0].cores, 8);
-  const auto newest = cs::read_spark_event_log(sample("local-1642039451826"));
+  const auto newest = cs::read_spark_event_log(spark_sample("local-1642039451826"));
   EXPECT_EQ(newest.jobs.size(), 6u);
   EXPECT_GT(newest.unknown_events, 0);
 }
@@ -78,7 +81,7 @@ TEST(SparkEventLog, ReadsCacheReadsAndLocalModeSlots)
 TEST(SparkEventLog, ReadsRollingAndCompressedLogs)
 {
   const auto dir = scratch("rolling");
-  const std::string text = read(sample("local-1430917381534"));
+  const std::string text = read(spark_sample("local-1430917381534"));
   const auto cut = text.find('\n', text.size() / 2) + 1;
   const auto roll = dir / "eventlog_v2_local-1430917381534";
   fs::create_directories(roll);
@@ -96,7 +99,7 @@ TEST(SparkEventLog, ReadsRollingAndCompressedLogs)
 }
 
 /** The InputError a log with `text` raises. */
-cs::InputError error_of(const std::string& text)
+cs::InputError spark_error_of(const std::string& text)
 {
   const auto dir = scratch("bad");
   write(dir / "log", text);
@@ -114,29 +117,29 @@ cs::InputError error_of(const std::string& text)
 TEST(SparkEventLog, MalformedLinesAreErrorsAtTheirLine)
 {
   const std::string start = R"({"Event":"SparkListenerApplicationStart","App Name":"a","Timestamp":1000})";
-  const std::string text = read(sample("local-1430917381534"));
-  auto e = error_of(text.substr(0, text.size() - 40)); // truncated last line
+  const std::string text = read(spark_sample("local-1430917381534"));
+  auto e = spark_error_of(text.substr(0, text.size() - 40)); // truncated last line
   EXPECT_EQ(e.line(), static_cast<int>(std::count(text.begin(), text.end(), '\n')));
   EXPECT_NE(std::string(e.what()).find("not a JSON event"), std::string::npos);
-  e = error_of(start + "\n{\"NoEvent\":1}\n");
+  e = spark_error_of(start + "\n{\"NoEvent\":1}\n");
   EXPECT_EQ(e.line(), 2);
-  e = error_of(start + "\n" + R"({"Event":"SparkListenerTaskEnd","Stage ID":"zero","Task Info":{}})" + "\n");
+  e = spark_error_of(start + "\n" + R"({"Event":"SparkListenerTaskEnd","Stage ID":"zero","Task Info":{}})" + "\n");
   EXPECT_EQ(e.line(), 2);
   EXPECT_NE(std::string(e.what()).find("Stage ID"), std::string::npos);
-  e = error_of(start + "\n" + R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Task Info":{"Launch Time":-5}})");
+  e = spark_error_of(start + "\n" + R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Task Info":{"Launch Time":-5}})");
   EXPECT_NE(std::string(e.what()).find("Launch Time"), std::string::npos);
-  e = error_of(R"({"Event":"SparkListenerLogStart","Spark Version":"3.3"})"
-               "\n");
+  e = spark_error_of(R"({"Event":"SparkListenerLogStart","Spark Version":"3.3"})"
+                     "\n");
   EXPECT_NE(std::string(e.what()).find("SparkListenerApplicationStart"), std::string::npos);
-  e = error_of(start + "\n");
+  e = spark_error_of(start + "\n");
   EXPECT_NE(std::string(e.what()).find("no task"), std::string::npos);
-  e = error_of("");
+  e = spark_error_of("");
   EXPECT_EQ(e.line(), 1);
 }
 
 TEST(SparkLogReplay, RebuildsStagesTheirDependenciesAndRecordedTimes)
 {
-  const auto app = cs::application_from_log(cs::read_spark_event_log(sample("local-1430917381534")), 0);
+  const auto app = cs::application_from_log(cs::read_spark_event_log(spark_sample("local-1430917381534")), 0);
   ASSERT_EQ(app.stages.size(), 2u);
   ASSERT_EQ(app.jobs.size(), 1u);
   EXPECT_EQ(app.rdds[app.stages[0].rdd].partitions, 100);
@@ -145,7 +148,8 @@ TEST(SparkLogReplay, RebuildsStagesTheirDependenciesAndRecordedTimes)
   EXPECT_EQ(app.rdds[app.stages[1].rdd].shuffle_stages, std::vector<int>{0});
   EXPECT_NEAR(app.stages[0].task_seconds[0], 0.4312, 0.0005); // 435 ms launch to finish, less 3.8 ms of shuffle write
   EXPECT_EQ(app.max_executors, 1);
-  const auto yarn = cs::application_from_log(cs::read_spark_event_log(sample("application_1553914137147_0018")), 0);
+  const auto yarn =
+      cs::application_from_log(cs::read_spark_event_log(spark_sample("application_1553914137147_0018")), 0);
   EXPECT_EQ(yarn.max_executors, 3);
   EXPECT_EQ(yarn.jobs.size(), 3u);
 }

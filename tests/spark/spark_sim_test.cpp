@@ -1,6 +1,7 @@
 // Spark runs through the command line (one SimGrid engine per process): determinism, cache and allocation
 // invariants, event-log replay against the recorded stage durations, and bad input refused cleanly.
 #include "../cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -13,14 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-
-fs::path fresh_dir(const std::string& tag)
-{
-  auto dir = fs::temp_directory_path() / ("cs_spark_" + std::to_string(::getpid()) + "_" + tag);
-  fs::remove_all(dir);
-  return dir;
-}
+using cs::testing::fresh_dir;
+using cs::testing::src;
 
 struct Run {
   int code = -1;
@@ -45,7 +40,7 @@ std::vector<std::vector<std::string>> csv(const fs::path& path)
   return rows;
 }
 
-Run run(const std::string& scenario, const std::string& extra = "", const std::string& tag = "run")
+Run spark_run(const std::string& scenario, const std::string& extra = "", const std::string& tag = "run")
 {
   const fs::path dir = fresh_dir(tag);
   auto r = cs::testing::run_clustersim("run " + scenario + " --quiet " + extra + " --out " + dir.string());
@@ -80,8 +75,8 @@ const char* kCluster = R"(cluster:
 
 TEST(SparkRun, SameSeedSameReportAndEveryTaskRuns)
 {
-  const auto a = run(src("scenarios/spark-hibench.yaml"), "--seed 4", "a");
-  const auto b = run(src("scenarios/spark-hibench.yaml"), "--seed 4", "b");
+  const auto a = spark_run(src("scenarios/spark-hibench.yaml"), "--seed 4", "a");
+  const auto b = spark_run(src("scenarios/spark-hibench.yaml"), "--seed 4", "b");
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_EQ(a.metrics.dump(), b.metrics.dump());
   EXPECT_EQ(a.metrics["applications"].get<double>(), 4);
@@ -94,8 +89,8 @@ TEST(SparkRun, SameSeedSameReportAndEveryTaskRuns)
 TEST(SparkRun, FlowLevelNetworkTracksSimgrid)
 {
   // HiBench's four applications on 4 hosts: few flows at a time, each held by one link or disk.
-  const auto sg = run(src("scenarios/spark-hibench.yaml"), "", "sg");
-  const auto fl = run(src("scenarios/spark-hibench.yaml"), "--backend analytical", "fl");
+  const auto sg = spark_run(src("scenarios/spark-hibench.yaml"), "", "sg");
+  const auto fl = spark_run(src("scenarios/spark-hibench.yaml"), "--backend analytical", "fl");
   ASSERT_EQ(fl.code, 0) << fl.err;
   EXPECT_EQ(fl.metrics["tasks"], sg.metrics["tasks"]);
   for (const char* k : {"mean_jct_s", "makespan_s"})
@@ -110,13 +105,13 @@ TEST(SparkRun, AmpleMemoryHitsEveryReadAndTightMemoryRecomputes)
     executor_memory: 16GiB
     applications: [{workload: kmeans, profile: large, executors: 8}]
 )";
-  const auto ample = run(scenario_file("ample", text).string());
+  const auto ample = spark_run(scenario_file("ample", text).string());
   ASSERT_EQ(ample.code, 0) << ample.err;
   EXPECT_DOUBLE_EQ(ample.metrics["cache_hit_rate"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(ample.metrics["bytes_recomputed"].get<double>(), 0.0);
   EXPECT_GT(ample.metrics["cache_reads"].get<double>(), 0);
   // 4.5 GB of points in 8 executors of 1 GiB heaps: most partitions are recomputed from HDFS every iteration.
-  const auto tight = run(scenario_file("tight", text).string(), "--set workload.spark.executor_memory=1GiB");
+  const auto tight = spark_run(scenario_file("tight", text).string(), "--set workload.spark.executor_memory=1GiB");
   ASSERT_EQ(tight.code, 0) << tight.err;
   EXPECT_LT(tight.metrics["cache_hit_rate"].get<double>(), 0.9);
   EXPECT_GT(tight.metrics["bytes_recomputed"].get<double>(), 1e9);
@@ -134,7 +129,7 @@ TEST(SparkRun, DynamicAllocationStartsEmptyRampsUpAndReleasesIdleExecutors)
       - {workload: kmeans, profile: large, executors: 4, storage: NONE, iterations: 2, driver_time: 90s}
 policies: {spark_provisioning: dynamic}
 )";
-  const auto r = run(scenario_file("dyn", text).string());
+  const auto r = spark_run(scenario_file("dyn", text).string());
   ASSERT_EQ(r.code, 0) << r.err;
   ASSERT_EQ(r.apps.size(), 1u);
   EXPECT_GE(std::stod(r.apps[0][2]), 1.0); // the first executor after schedulerBacklogTimeout (and start-up)
@@ -154,8 +149,8 @@ void expect_stages_within(const Run& r, const std::vector<double>& recorded, dou
 
 TEST(SparkReplay, EventLogsReplayTheirStageDurationsWithin20Percent)
 {
-  expect_stages_within(run(src("scenarios/reference/spark-replay-local.yaml")), {0.966, 0.123}, 0.20);
-  expect_stages_within(run(src("scenarios/reference/spark-replay-yarn.yaml")), {16.616, 14.811, 34.017}, 0.20);
+  expect_stages_within(spark_run(src("scenarios/reference/spark-replay-local.yaml")), {0.966, 0.123}, 0.20);
+  expect_stages_within(spark_run(src("scenarios/reference/spark-replay-yarn.yaml")), {16.616, 14.811, 34.017}, 0.20);
 }
 
 void expect_refused(const std::string& scenario, const std::string& extra, const std::string& message)
@@ -210,7 +205,8 @@ TEST(SparkRun, StandaloneExecutorsNeedNoContainerOverhead)
   // starts the JVM with its heap alone.
   const std::string s = src("scenarios/spark-hibench.yaml");
   expect_refused(s, "--set workload.spark.executor_memory=60GiB", "fits on no host");
-  const auto r = run(s, "--set workload.spark.executor_memory=60GiB --set workload.spark.manager=standalone", "sa");
+  const auto r =
+      spark_run(s, "--set workload.spark.executor_memory=60GiB --set workload.spark.manager=standalone", "sa");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.metrics["applications"].get<double>(), 4);
   expect_refused(s, "--set workload.spark.manager=mesos", "manager");

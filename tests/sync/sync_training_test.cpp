@@ -2,6 +2,7 @@
 // three seeds, the schemes' invariants (closed forms without stragglers, ps-ssp's bound, a fail-slow GPU), recorded
 // step times, determinism, and bad input refused with a position and nothing written.
 #include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -13,14 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
-
-fs::path fresh_dir(const std::string& tag)
-{
-  auto dir = fs::temp_directory_path() / ("cs_sync_" + std::to_string(::getpid()) + "_" + tag);
-  fs::remove_all(dir);
-  return dir;
-}
+using cs::testing::fresh_dir;
+using cs::testing::src;
 
 /** report.json of `scenario` with `sets` (each "key=value"). */
 nlohmann::json report_of(const std::string& scenario, const std::vector<std::string>& sets, const std::string& extra)

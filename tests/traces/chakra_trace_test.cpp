@@ -4,6 +4,7 @@
 #include "traces/chakra_trace.hpp"
 
 #include "chakra_et.pb.h"
+#include "tests/test_support.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -16,14 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string sample(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/traces/samples/chakra/" + rel; }
+using cs::testing::write_temp;
 
-fs::path write(const std::string& name, const std::string& bytes)
-{
-  fs::path p = fs::temp_directory_path() / ("cs_chakra_" + std::to_string(::getpid()) + "_" + name);
-  std::ofstream(p, std::ios::binary) << bytes;
-  return p;
-}
+std::string sample(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/traces/samples/chakra/" + rel; }
 
 // An .et stream: the metadata, then each node, every message after its varint length.
 std::string et_stream(const std::vector<cs::chakra::Node>& nodes)
@@ -61,7 +57,7 @@ cs::chakra::Node node(std::uint64_t id, std::uint64_t micros, std::vector<std::u
 
 std::string refusal(const std::string& name, const std::string& bytes)
 {
-  const fs::path p = write(name, bytes);
+  const fs::path p = write_temp(name, bytes);
   try {
     const auto t = cs::read_chakra(p.string());
     cs::chakra_order(t);
@@ -123,7 +119,7 @@ TEST(ChakraTrace, AstraSimSyntheticTracesAndStartTimesRead)
   a.set_start_time_micros(1000);
   auto b = node(11, 200, {10, 99}); // 99 is not in the trace: left out and counted
   b.set_start_time_micros(1300);
-  const fs::path p = write("start.et", et_stream({b, a}));
+  const fs::path p = write_temp("start.et", et_stream({b, a}));
   const auto s = cs::read_chakra(p.string());
   fs::remove(p);
   ASSERT_EQ(s.nodes.size(), 2u);
@@ -161,7 +157,7 @@ TEST(ChakraTrace, StartTimesFromTheUnixEpochAndAnEtStartingWithABraceRead)
   // PyTorch may stamp nodes in microseconds since the epoch (1.7e15 us in 2024).
   auto a = node(1, 300, {});
   a.set_start_time_micros(1'733'000'000'000'000ull);
-  const fs::path p = write("epoch.et", et_stream({a}));
+  const fs::path p = write_temp("epoch.et", et_stream({a}));
   const auto t = cs::read_chakra(p.string());
   fs::remove(p);
   ASSERT_EQ(t.nodes.size(), 1u);
@@ -179,7 +175,7 @@ TEST(ChakraTrace, StartTimesFromTheUnixEpochAndAnEtStartingWithABraceRead)
     a.SerializeToCodedStream(&coded);
   }
   ASSERT_EQ(brace[0], '{');
-  const fs::path q = write("brace.et", brace);
+  const fs::path q = write_temp("brace.et", brace);
   const auto u = cs::read_chakra(q.string());
   fs::remove(q);
   EXPECT_EQ(u.nodes.size(), 1u);

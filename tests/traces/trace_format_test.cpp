@@ -24,7 +24,7 @@ CS_REGISTER_TRACE_FORMAT(test_only,
 
 namespace {
 
-std::string sample(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/traces/samples/" + rel; }
+std::string format_sample(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/traces/samples/" + rel; }
 
 } // namespace
 
@@ -45,10 +45,10 @@ TEST(TraceFormats, EveryShippedSampleIsDetectedAsItsFormat)
       {"spark/spark2-eventlog.zstd", "spark"}, // zstd, Spark 3's default event-log codec (once "truncated or corrupt")
   };
   for (const auto& [file, format] : cases) {
-    EXPECT_EQ(cs::detect_any_trace_format(sample(file)), format) << file;
+    EXPECT_EQ(cs::detect_any_trace_format(format_sample(file)), format) << file;
     const cs::TraceFormat* f = cs::find_trace_format(format);
     ASSERT_NE(f, nullptr);
-    EXPECT_NE(f->summarise(sample(file)).find(format), std::string::npos) << file;
+    EXPECT_NE(f->summarise(format_sample(file)).find(format), std::string::npos) << file;
   }
 }
 
@@ -80,9 +80,9 @@ TEST(TraceFormats, ZstdLogsAreReadWholeAndATruncatedOneIsRefused)
 {
   const auto* spark = cs::find_trace_format("spark");
   ASSERT_NE(spark, nullptr);
-  EXPECT_NE(spark->summarise(sample("spark/spark2-eventlog.zstd")).find("6 jobs, 6 stage attempts, 6 tasks"),
+  EXPECT_NE(spark->summarise(format_sample("spark/spark2-eventlog.zstd")).find("6 jobs, 6 stage attempts, 6 tasks"),
             std::string::npos);
-  std::ifstream in(sample("spark/spark2-eventlog.zstd"), std::ios::binary);
+  std::ifstream in(format_sample("spark/spark2-eventlog.zstd"), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string path = ::testing::TempDir() + "/cs_truncated.zstd";
   std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);

@@ -12,7 +12,7 @@ namespace {
 
 std::string shared(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/traces/samples/" + rel; }
 
-std::string write_temp(const std::string& name, const std::string& text)
+std::string temp_file(const std::string& name, const std::string& text)
 {
   auto path = std::filesystem::temp_directory_path() / ("cs_trace_" + std::to_string(::getpid()) + "_" + name);
   std::ofstream(path) << text;
@@ -54,12 +54,12 @@ TEST(SwimReader, InputPathsNameDatasets)
 
 TEST(SwimReader, MalformedRowsAreSkippedWithTheirLines)
 {
-  const std::string path = write_temp("bad.tsv", "job0\t1\t1\t100\t10\t5\n"
-                                                 "job1\t2\t1\n"             // too few fields
-                                                 "job2\tx\t1\t100\t10\t5\n" // not a number
-                                                 "job3\t3\t1\t-5\t10\t5\n"  // negative
-                                                 "job4\t4\t1\t0\t10\t5\n"   // no input: zero maps
-                                                 "job5\t5\t1\t200\t0\t0\tp\tq\n");
+  const std::string path = temp_file("bad.tsv", "job0\t1\t1\t100\t10\t5\n"
+                                                "job1\t2\t1\n"             // too few fields
+                                                "job2\tx\t1\t100\t10\t5\n" // not a number
+                                                "job3\t3\t1\t-5\t10\t5\n"  // negative
+                                                "job4\t4\t1\t0\t10\t5\n"   // no input: zero maps
+                                                "job5\t5\t1\t200\t0\t0\tp\tq\n");
   cs::TraceSummary s;
   auto jobs = read_all("swim", path, &s);
   EXPECT_EQ(s.jobs_read, 2);
@@ -119,24 +119,24 @@ TEST(RumenReader, MalformedObjectsAreSkippedAndBrokenFramingIsAnError)
   "mapTasks": [{"inputBytes": 10, "attempts": []}]})";
   cs::TraceSummary s;
   auto jobs = read_all("rumen",
-                       write_temp("r1.json", ok +
-                                                 "\n{\"jobID\": }\n{\"jobID\": \"job_2\", \"totalMaps\": 0, "
-                                                 "\"submitTime\": 5}\n" +
-                                                 ok),
+                       temp_file("r1.json", ok +
+                                                "\n{\"jobID\": }\n{\"jobID\": \"job_2\", \"totalMaps\": 0, "
+                                                "\"submitTime\": 5}\n" +
+                                                ok),
                        &s);
   EXPECT_EQ(jobs.size(), 2u);
   EXPECT_EQ(s.skip_reasons["malformed JSON"], 1);
   EXPECT_EQ(s.skip_reasons["zero maps"], 1);
   EXPECT_NE(s.problems[0].find(":3: malformed JSON"), std::string::npos) << s.problems[0];
   try {
-    read_all("rumen", write_temp("r2.json", ok + "\n{\"jobID\": \"x\",\n \"mapTasks\": ["));
+    read_all("rumen", temp_file("r2.json", ok + "\n{\"jobID\": \"x\",\n \"mapTasks\": ["));
     FAIL() << "a truncated object must be an error";
   } catch (const cs::InputError& e) {
     EXPECT_EQ(e.line(), 3);
     EXPECT_NE(std::string(e.what()).find("not closed"), std::string::npos);
   }
   try {
-    read_all("rumen", write_temp("r3.json", ok + "\n  oops"));
+    read_all("rumen", temp_file("r3.json", ok + "\n  oops"));
     FAIL() << "text between objects must be an error";
   } catch (const cs::InputError& e) {
     EXPECT_EQ(e.line(), 3);
@@ -167,7 +167,7 @@ TEST(JhistReader, ReadsTheSleepJob)
 
 TEST(JhistReader, BadEventsAreSkippedAndAMissingHeaderIsAnError)
 {
-  EXPECT_THROW(read_all("jhist", write_temp("h1.jhist", "{\"type\":\"JOB_SUBMITTED\"}\n")), cs::InputError);
+  EXPECT_THROW(read_all("jhist", temp_file("h1.jhist", "{\"type\":\"JOB_SUBMITTED\"}\n")), cs::InputError);
   const std::string text =
       "Avro-Json\n"
       R"({"type":"JOB_SUBMITTED","event":{"x.JobSubmitted":{"jobid":"job_9","jobName":"n","submitTime":2000,)"
@@ -176,13 +176,13 @@ TEST(JhistReader, BadEventsAreSkippedAndAMissingHeaderIsAnError)
       R"({"type":"JOB_INITED","event":{"x.JobInited":{"jobid":"job_9","totalMaps":2,"totalReduces":0}}})"
       "\n";
   cs::TraceSummary s;
-  auto jobs = read_all("jhist", write_temp("h2.jhist", text), &s);
+  auto jobs = read_all("jhist", temp_file("h2.jhist", text), &s);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].maps, 2);
   EXPECT_EQ(s.skip_reasons["malformed JSON event"], 1);
   EXPECT_NE(s.problems[0].find(":3:"), std::string::npos);
   // No JOB_INITED: the job is skipped, not invented.
-  auto none = read_all("jhist", write_temp("h3.jhist", "Avro-Json\n"), &s);
+  auto none = read_all("jhist", temp_file("h3.jhist", "Avro-Json\n"), &s);
   EXPECT_TRUE(none.empty());
   EXPECT_EQ(s.skipped, 1);
 }
@@ -194,10 +194,10 @@ TEST(TraceReaders, NonFiniteAndOutOfBoundsRecordsAreSkippedAndCounted)
   // Once: nan gave null metrics, inf or 1e18 bytes a run that never ended, 2e9 maps an int overflow.
   cs::TraceSummary s;
   auto jobs = read_all("swim",
-                       write_temp("bounds.tsv", "j1\t0\t1\t1000\t10\t10\n"
-                                                "j2\t0\t1\tnan\t10\t10\n"
-                                                "j3\t0\t1\tinf\t10\t10\n"
-                                                "j4\t0\t1\t1e18\t10\t10\n"),
+                       temp_file("bounds.tsv", "j1\t0\t1\t1000\t10\t10\n"
+                                               "j2\t0\t1\tnan\t10\t10\n"
+                                               "j3\t0\t1\tinf\t10\t10\n"
+                                               "j4\t0\t1\t1e18\t10\t10\n"),
                        &s);
   EXPECT_EQ(jobs.size(), 1u);
   EXPECT_EQ(s.skip_reasons["non-numeric field"], 2);
@@ -205,7 +205,7 @@ TEST(TraceReaders, NonFiniteAndOutOfBoundsRecordsAreSkippedAndCounted)
   const std::string rumen = "{\"jobID\": \"a\", \"submitTime\": 1, \"totalMaps\": 2000000000}\n"
                             "{\"jobID\": 7, \"submitTime\": 1}\n"
                             "{\"jobID\": \"b\", \"submitTime\": 1e400}\n";
-  read_all("rumen", write_temp("bounds.json", rumen), &s);
+  read_all("rumen", temp_file("bounds.json", rumen), &s);
   EXPECT_EQ(s.jobs_read, 0);
   EXPECT_EQ(s.skip_reasons["task count beyond bounds (1,000,000 per job)"], 1);
   EXPECT_EQ(s.skip_reasons["field of the wrong type"], 1);
@@ -217,5 +217,5 @@ TEST(TraceReaders, FormatIsDetectedFromTheFirstBytes)
   EXPECT_EQ(cs::detect_any_trace_format(shared("hadoop/2jobs2min-rumen-jh.json")), "rumen");
   EXPECT_EQ(cs::detect_any_trace_format(shared("hadoop/job_1329348432655_0001-sleep-10m-1r.jhist")), "jhist");
   EXPECT_EQ(cs::detect_any_trace_format(shared("swim/FB-2010_samples_24_times_1hr_0.tsv")), "swim");
-  EXPECT_THROW(cs::detect_any_trace_format(write_temp("x.txt", "hello\n")), cs::InputError);
+  EXPECT_THROW(cs::detect_any_trace_format(temp_file("x.txt", "hello\n")), cs::InputError);
 }

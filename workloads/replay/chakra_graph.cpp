@@ -22,14 +22,6 @@ std::string lane(const ChakraNode& n)
   return n.type == ChakraNode::COMPUTE ? "gpu compute" : "gpu comm";
 }
 
-std::string short_name(const std::string& name)
-{
-  std::string s = name.substr(0, name.find('('));
-  if (s.rfind("void ", 0) == 0)
-    s = s.substr(5);
-  return s.substr(0, 80);
-}
-
 } // namespace
 
 std::string chakra_collective_kind(int comm_type)
@@ -76,10 +68,11 @@ ChakraReplay build_chakra_replay(const ChakraTrace& t, const ChakraReplayOptions
     if (!n.cpu && n.type == ChakraNode::COMPUTE) {
       if (o.from != o.to)
         seconds = rescale_kernel(n.name, seconds, *o.from, *o.to);
-      task = out.graph.add_compute(it->second, seconds, short_name(n.name), "", TaskLabels{}); // kernels share the GPU
+      task = out.graph.add_compute(it->second, seconds, short_kernel_name(n.name), "",
+                                   TaskLabels{}); // kernels share the GPU
       ++out.kernels;
     } else {
-      task = out.graph.add_delay(it->second, seconds, short_name(n.name), TaskLabels{});
+      task = out.graph.add_delay(it->second, seconds, short_kernel_name(n.name), TaskLabels{});
       (n.cpu ? out.cpu_ops : n.type == ChakraNode::COLLECTIVE ? out.collectives : out.other) += 1;
     }
     (n.cpu ? out.recorded_cpu_s : out.recorded_gpu_s) += n.duration;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
-#include <stdexcept>
 #include <map>
 #include <numeric>
 #include <regex>
+#include <stdexcept>
 
 namespace cs {
 namespace {
@@ -17,14 +17,6 @@ bool is_sync(const std::string& call)
 {
   return call == "cudaDeviceSynchronize" || call == "cudaStreamSynchronize" || call == "cudaEventSynchronize" ||
          call == "cudaMemcpy";
-}
-
-std::string short_name(const std::string& name)
-{
-  std::string s = name.substr(0, name.find('('));
-  if (s.rfind("void ", 0) == 0)
-    s = s.substr(5);
-  return s.substr(0, 80);
 }
 
 // NCCL's collective names (as the profiler writes them) in clustersim's vocabulary; "" = not modeled.
@@ -49,7 +41,7 @@ double element_bytes(const std::string& dtype)
 }
 
 // The graph being built: per CPU thread its chain, per GPU stream its last task.
-struct Builder {
+struct ReplayBuilder {
   const KinetoTrace& t;
   const ReplayOptions& o;
   ReplayGraph out;
@@ -102,7 +94,7 @@ struct Builder {
       if (ranks > o.platform->topology.host_count())
         throw std::invalid_argument(fmt::format("the trace's {} has a group of {} ranks and the cluster {} GPUs: give "
                                                 "workload.ranks, or a cluster as large as the group",
-                                                short_name(op.name), ranks, o.platform->topology.host_count()));
+                                                short_kernel_name(op.name), ranks, o.platform->topology.host_count()));
       std::vector<int> hosts(static_cast<std::size_t>(ranks));
       std::iota(hosts.begin(), hosts.end(), 0);
       ++out.modeled_collectives;
@@ -123,8 +115,8 @@ struct Builder {
     const double seconds = op_seconds(op);
     // Kernels share the GPU (compute); NCCL kernels and copies are priced whole (their own engines and links).
     const int task = op.kind == KinetoOp::KERNEL && !nccl
-                         ? out.graph.add_compute(it->second, seconds, short_name(op.name), "", TaskLabels{})
-                         : out.graph.add_delay(it->second, seconds, short_name(op.name), TaskLabels{});
+                         ? out.graph.add_compute(it->second, seconds, short_kernel_name(op.name), "", TaskLabels{})
+                         : out.graph.add_delay(it->second, seconds, short_kernel_name(op.name), TaskLabels{});
     (op.kind != KinetoOp::KERNEL ? out.copies : nccl ? out.collectives : out.kernels) += 1;
     out.recorded_gpu_s += op.dur;
     if (auto c = call_task.find(op.correlation); c != call_task.end())
@@ -140,6 +132,14 @@ struct Builder {
 };
 
 } // namespace
+
+std::string short_kernel_name(const std::string& name)
+{
+  std::string s = name.substr(0, name.find('('));
+  if (s.rfind("void ", 0) == 0)
+    s = s.substr(5);
+  return s.substr(0, 80);
+}
 
 double rescale_kernel(const std::string& name, double seconds, const DeviceSpec& from, const DeviceSpec& to)
 {
@@ -172,7 +172,7 @@ void check_replay_inputs(const WorkloadEnv& env, const char* kind, const char* t
 
 ReplayGraph build_replay(const KinetoTrace& t, const ReplayOptions& o)
 {
-  Builder b{t, o, {}, {}, {}, {}, {}, {}, {}, 0};
+  ReplayBuilder b{t, o, {}, {}, {}, {}, {}, {}, {}, 0};
   const int device = t.ops.front().device;
   b.origin = t.ops.front().ts;
   if (!t.calls.empty())

@@ -9,6 +9,7 @@
 #include "platform/platform_spec.hpp"
 #include "traces/kineto_trace.hpp"
 
+#include <string>
 #include <vector>
 
 namespace cs {
@@ -38,6 +39,9 @@ void check_replay_inputs(const WorkloadEnv& env, const char* kind, const char* t
 
 /** Builds the replay of `trace`'s first device (the rank that recorded it) on host 0 of the platform. */
 ReplayGraph build_replay(const KinetoTrace& trace, const ReplayOptions& options);
+
+/** A kernel's name without its argument list and "void ", cut to 80 characters: the task's name in a replay. */
+std::string short_kernel_name(const std::string& name);
 
 /** A kernel's time on `to` from its measured time on `from`: GEMM and convolution kernels (by name) by the ratio of
  *  dense peaks for their element type, every other kernel by the ratio of memory bandwidths. */

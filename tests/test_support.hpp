@@ -1,0 +1,50 @@
+// Helpers the tests share (source paths, scratch folders and files, built-in devices): one definition each, so that
+// the unity build of the test binary (tests/CMakeLists.txt) sees no two helpers of the same name.
+#pragma once
+
+#include "models/cost/device_profile.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "tests/cli/run_cli.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace cs::testing {
+
+/** A path inside the source tree. */
+inline std::string src(const std::string& rel) { return std::string(CS_SOURCE_DIR) + "/" + rel; }
+
+/** An empty scratch folder's path (removed if it exists, not created), unique to this process. */
+inline std::filesystem::path fresh_dir(const std::string& name)
+{
+  auto dir = std::filesystem::temp_directory_path() / ("cs_test_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+/** A scratch file holding `text`, unique to this process. */
+inline std::filesystem::path write_temp(const std::string& name, const std::string& text)
+{
+  auto path = std::filesystem::temp_directory_path() / ("cs_test_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+inline nlohmann::json read_json(const std::filesystem::path& path)
+{
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+inline CliResult clustersim(const std::string& args) { return run_clustersim(args); }
+
+/** A device of the built-in catalog, and its shipped profile. */
+inline const DeviceSpec& device(const char* name) { return *DeviceCatalog::builtin().find(name); }
+inline const DeviceProfile& profile(const char* name) { return *builtin_profile(name); }
+inline const DeviceSpec& h100() { return device("h100-sxm5"); }
+
+} // namespace cs::testing
