@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs every reference row of validation.md §2, §3 and §5 and prints published, simulated and error per row, with
-the mean and max |error| per section. Usage: bench/validate.py [--build DIR] [--backend simgrid|analytical] [--fast]
+"""Runs every reference row of validation.md §2, §3, §5 and §6 (its FP8 rows) and prints published, simulated and
+error per row, with the mean and max |error| per section. Usage: bench/validate.py [--build DIR] [--backend simgrid|analytical] [--fast]
 (--fast leaves out the slow rows on simgrid: the 64-GPU MPT-70B FSDP run, ~45 s, and Megatron's 3,072-GPU 1T row, ~25 s;
 and the further llm-foundry rows that are printed but not asserted, which run on the analytical backend only). Exit 0 always: it reports, the tests judge."""
 import argparse
@@ -133,20 +133,21 @@ def section3(build, backend, tmp, fast):
     return rows
 
 
+def tokens_row(build, backend, tmp, scenario, label, gpus, tokens):
+    """One row compared on tokens/s per GPU, marked when the simulator does not fit it in memory."""
+    out = run(build, f"{scenario}.yaml", backend, tmp)
+    with open(os.path.join(out, "report.json")) as f:
+        m = json.load(f)["metrics"]
+    fits = "" if m["fits_in_memory"] else " DOES NOT FIT"
+    return (f"{label} (tokens/s/GPU){fits}", tokens, m["tokens_per_s"] / gpus)
+
+
 def section5(build, backend, tmp, fast):
     table = [("a100-80gb-mpt-760m", 8, 32434), ("a100-80gb-mpt-1b", 8, 20513), ("a100-80gb-mpt-3b", 8, 10811),
              ("a100-80gb-mpt-7b", 8, 4641), ("a100-80gb-mpt-13b", 8, 2262), ("a100-80gb-mpt-30b", 8, 916),
              ("a100-80gb-mpt-70b", 64, 410), ("h100-mpt-1b", 16, 46037), ("h100-mpt-7b", 8, 10643)]
-    rows = []
-    for name, gpus, tokens in table:
-        if fast and backend == "simgrid" and name.endswith("70b"):
-            continue
-        out = run(build, f"llmfoundry-{name}.yaml", backend, tmp)
-        with open(os.path.join(out, "report.json")) as f:
-            m = json.load(f)["metrics"]
-        fits = "" if m["fits_in_memory"] else " DOES NOT FIT"
-        rows.append((f"llm-foundry {name} (tokens/s/GPU){fits}", tokens, m["tokens_per_s"] / gpus))
-    return rows
+    return [tokens_row(build, backend, tmp, f"llmfoundry-{name}", f"llm-foundry {name}", gpus, tokens)
+            for name, gpus, tokens in table if not (fast and backend == "simgrid" and name.endswith("70b"))]
 
 
 # More rows of llm-foundry's benchmark tables (scripts/train/benchmarking/README.md), run from the §5 scenarios with
@@ -200,6 +201,19 @@ def more_llmfoundry(build, backend, tmp):
     return rows
 
 
+# validation.md §6, the dense FP8 rows: Megatron-Bridge 26.04.01 (Llama 3 70B and Llama 3.1 405B, FP8-CS) and NeMo
+# 24.07 (DGX-H100, FP8), with context parallelism where the row has it. (scenario, GPUs, published tokens/s per GPU)
+FRONTIER_FP8 = [("mbridge-llama3-70b-fp8", 64, 1664), ("nemo-llama2-7b-fp8", 8, 16847), ("nemo-llama2-70b-fp8", 64, 1707),
+                ("nemo-gpt3-175b-128-fp8", 128, 726), ("nemo-gpt3-175b-512-fp8", 512, 782),
+                ("nemo-llama3-8b-cp2-fp8", 8, 12036), ("nemo-llama3-70b-cp2-fp8", 64, 1533),
+                ("mbridge-llama31-405b-fp8", 1024, 328)]
+
+
+def section6(build, backend, tmp, fast):
+    return [tokens_row(build, backend, tmp, name, name, gpus, tokens)
+            for name, gpus, tokens in FRONTIER_FP8 if not (fast and backend == "simgrid" and gpus > 64)]
+
+
 def print_section(title, rows):
     print(f"\n{title}")
     print(f"  {'row':<52} {'published':>10} {'simulated':>10} {'error':>8}")
@@ -226,6 +240,8 @@ def main():
                       public_sweeps(a.build, a.backend, tmp))
         print_section("§3 Megatron-LM Table 1, iteration time", section3(a.build, a.backend, tmp, a.fast))
         print_section("§5 llm-foundry FSDP, tokens/s per GPU", section5(a.build, a.backend, tmp, a.fast))
+        print_section("§6 frontier runs in FP8 (Megatron-Bridge, NeMo), tokens/s per GPU",
+                      section6(a.build, a.backend, tmp, a.fast))
         if not a.fast and a.backend != "simgrid":
             print_section("More llm-foundry rows (not asserted; analytical only)", more_llmfoundry(a.build, a.backend, tmp))
     return 0

@@ -14,6 +14,13 @@ namespace {
 // every device's FA2 curve [recon: measured on A100 only, at head dim 64 against FA2's head-dim-128 curve].
 constexpr double kTritonAttentionForward = 0.5765;
 constexpr double kTritonAttentionBackward = 0.5088;
+// cuDNN's fused attention (what Transformer Engine runs on Hopper, so Megatron-Core's default there) against
+// FlashAttention-2 on H100 SXM5, head dim 128, sequence 8k, bf16, from the FlashAttention-3 paper's benchmark (Shah et
+// al. 2024, Figures 5-6): forward 600 vs 370 TFLOP/s (causal 529 vs 333), backward 518 vs 318. Applied to every
+// device's FA2 curve [recon: measured on H100 only, at long sequences, where both have reached their plateau].
+constexpr double kCudnnAttentionForward = 600.0 / 370.0;
+constexpr double kCudnnAttentionCausalForward = 529.0 / 333.0;
+constexpr double kCudnnAttentionBackward = 518.0 / 318.0;
 
 } // namespace
 
@@ -32,6 +39,10 @@ double RooflineModel::compute_efficiency(const Kernel& kernel, const std::string
   }
   if (a->triton)
     efficiency *= a->backward ? kTritonAttentionBackward : kTritonAttentionForward;
+  if (a->cudnn)
+    efficiency *= a->backward ? kCudnnAttentionBackward
+                  : a->causal ? kCudnnAttentionCausalForward
+                              : kCudnnAttentionForward;
   return efficiency * a->seq_kv / (a->seq_kv + half);
 }
 

@@ -174,7 +174,11 @@ std::string describe_kernel(const Kernel& k)
           [](const AttentionKernel& a) {
             return fmt::format("attention{} batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{}{} {}",
                                a.backward ? " backward" : "", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
-                               a.head_dim, a.causal ? " causal" : "", a.triton ? " triton" : "", a.dtype);
+                               a.head_dim, a.causal ? " causal" : "",
+                               a.triton  ? " triton"
+                               : a.cudnn ? " cudnn"
+                                         : "",
+                               a.dtype);
           },
           [](const BandwidthKernel& b) {
             return fmt::format("bandwidth op={} bytes_in={} bytes_out={} flops={} {}", b.op, b.bytes_in, b.bytes_out,
@@ -223,7 +227,8 @@ std::vector<std::string> kernel_argument_names(const std::string& family)
   if (family == "gemm")
     return {"m", "n", "k", "batch", "dtype", "trans_a", "trans_b"};
   if (family == "attention")
-    return {"batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal", "backward", "triton", "dtype"};
+    return {"batch",  "heads",    "kv_heads", "seq_q", "seq_kv", "head_dim",
+            "causal", "backward", "triton",   "cudnn", "dtype"};
   if (family == "bandwidth")
     return {"op", "bytes_in", "bytes_out", "flops", "dtype"};
   if (family == "softmax" || family == "layernorm" || family == "rmsnorm")
@@ -373,7 +378,8 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
                            a.flag("causal"),
                            a.dtype("bf16"),
                            a.flag("backward"),
-                           a.flag("triton")};
+                           a.flag("triton"),
+                           a.flag("cudnn")};
   }
   if (family == "bandwidth")
     return BandwidthKernel{a.text("op", "elementwise"), a.number("bytes_in", 0, true), a.non_negative("bytes_out", 0),

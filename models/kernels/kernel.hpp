@@ -24,6 +24,7 @@ struct AttentionKernel {
   std::string dtype = "bf16";
   bool backward = false;
   bool triton = false; // FlashAttention written in Triton (2023), not FlashAttention-2's CUDA kernels
+  bool cudnn = false;  // cuDNN's fused attention (Transformer Engine's on Hopper), not FlashAttention-2's kernels
 };
 
 /** A bandwidth-bound op given by its traffic and arithmetic (elementwise, triad, activation). */

@@ -20,6 +20,12 @@ const char* placement_name(Placement placement);
 Placement placement_from_name(const std::string& name);
 
 /** Where one GPU sits in the layout. */
+/** How the ranks of a context-parallel group exchange keys and values (Megatron-Core's cp_comm_type): p2p, a ring
+ *  of point-to-point sends overlapped with the attention blocks (ring attention with causal load balancing); a2a,
+ *  all-to-alls that trade the sequence split for a head split (DeepSpeed-Ulysses); allgather, the keys and values
+ *  gathered whole before attention and their gradients reduce-scattered after. */
+enum class CpComm { P2P, A2A, ALLGATHER };
+
 struct RankCoords {
   int replica = 0; // data-parallel index
   int stage = 0;   // pipeline device
@@ -44,6 +50,7 @@ struct ParallelLayout {
   int dp = 1;   // data-parallel replicas
   int zero = 0; // ZeRO stage: 1 shards optimizer state over dp, 2 also gradients, 3 also weights
   bool sequence_parallel = false; // Megatron's sequence parallelism inside the TP group
+  CpComm cp_comm = CpComm::P2P;   // how the CP ranks exchange keys and values
   Placement placement = Placement::TP_PP_DP;
 
   /** GPUs the job uses: tp x cp x pp x dp. */

@@ -41,20 +41,32 @@ void materialized_core(LayerKernels& b, double tokens, double heads, double kv_h
   b.backward("context_permute_backward", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
 }
 
-// A fused kernel (FlashAttention-2, or Triton's): the scores stay on chip.
+// A fused kernel (FlashAttention-2, Triton's or cuDNN's): the scores stay on chip. Under context parallelism a rank
+// attends its 1/cp of the queries to every key: in cp ring steps of a 1/cp block of keys each (p2p: priced as a batch
+// of cp kernels at that block's length; with causal load balancing each rank does 1/cp of the causal work), or at once
+// against the gathered keys (allgather); with all-to-alls (Ulysses) it attends all of the sequence for 1/cp of the
+// heads.
 void fused_core(LayerKernels& b, double tokens, double heads, double kv_heads, double head_dim)
 {
   const ModelParams& m = b.model();
-  const double micro = b.shape().micro, s = m.seq;
+  const ParallelLayout& parallel = b.shape().parallel;
+  const double micro = b.shape().micro, s = m.seq, cp = parallel.cp;
+  const bool ulysses = parallel.cp_comm == CpComm::A2A, ring = cp > 1 && parallel.cp_comm == CpComm::P2P;
+  const double q = ulysses ? s : s / cp, kv = ring ? s / cp : s, batch = ring ? micro * cp : micro;
+  if (ulysses) {
+    heads /= cp;
+    kv_heads /= cp;
+  }
   const double qkv_bytes = tokens * (heads + 2 * kv_heads) * head_dim * b.element_bytes();
   if (b.shape().framework.attention_layout_copies) {
     b.forward("qkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
     b.backward("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
   }
-  const bool triton = m.attention == AttentionCore::TRITON;
-  b.forward("attention", AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, false, triton});
+  const bool triton = m.attention == AttentionCore::TRITON, cudnn = m.attention == AttentionCore::CUDNN;
+  b.forward("attention",
+            AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, m.causal, m.dtype, false, triton, cudnn});
   b.backward("attention_backward",
-             AttentionKernel{micro, heads, kv_heads, s, s, head_dim, m.causal, m.dtype, true, triton});
+             AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, m.causal, m.dtype, true, triton, cudnn});
 }
 
 } // namespace
@@ -91,7 +103,7 @@ public:
   void emit(LayerKernels& b) const override
   {
     const ModelParams& m = b.model();
-    const double t = b.shape().parallel.tp, tokens = double(b.shape().micro) * m.seq;
+    const double t = b.shape().parallel.tp, tokens = b.shape().tokens(m);
     const double heads = m.heads / t, kv_heads = m.kv() / t, head_dim = head_size(m);
     const double qkv_width = (heads + 2 * kv_heads) * head_dim;
     b.linear("qkv_gemm", tokens, qkv_width, m.hidden, m.bias);

@@ -102,6 +102,9 @@ void read_framework(ObjectReader& parent, FrameworkProfile& f)
       .field("pipeline_scatter_gather", f.pipeline_scatter_gather,
              "TP ranks send 1/tp of each activation and the receivers all-gather it (without sequence parallelism)")
       .field("kernel_gap", f.kernel_gap_s, "host time to launch one kernel (seconds)")
+      .field("tp_comm_overlap", f.tp_comm_overlap,
+             "tensor-parallel all-gathers and reduce-scatters split into chunks and pipelined with the GEMMs beside "
+             "them (Transformer Engine's userbuffers; Megatron --tp-comm-overlap): only a chunk of each shows")
       .field("comm_sm_fraction", f.comm_sm_fraction,
              "share of the GPU's compute that communication kernels take while they run");
   r.finish();

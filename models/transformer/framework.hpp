@@ -36,8 +36,9 @@ struct FrameworkProfile {
   bool pipeline_scatter_gather = false; // without sequence parallelism each TP rank sends 1/tp of the activation and
                                         // the receivers all-gather it (Megatron-LM 2021); else each sends it whole
   // Host and SMs.
-  double kernel_gap_s = 0;     // host time to launch one kernel; a shorter kernel leaves the GPU waiting
-  double comm_sm_fraction = 0; // share of a GPU's compute that communication kernels take while they run
+  double kernel_gap_s = 0;      // host time to launch one kernel; a shorter kernel leaves the GPU waiting
+  double comm_sm_fraction = 0;  // share of a GPU's compute that communication kernels take while they run
+  bool tp_comm_overlap = false; // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
 
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {

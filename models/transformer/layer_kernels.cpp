@@ -1,5 +1,7 @@
 #include "models/transformer/layer_kernels.hpp"
 
+#include "models/transformer/fp8_recipe.hpp"
+
 namespace cs {
 
 LayerKernels::LayerKernels(const ModelParams& model, const LayerShape& shape)
@@ -21,8 +23,12 @@ Kernel LayerKernels::traffic(const char* op, double in, double out, double flops
   return BandwidthKernel{op, in, out, flops, model_.dtype};
 }
 
-void LayerKernels::linear(const std::string& name, double tokens, double n, double k, bool bias)
+void LayerKernels::linear(const std::string& name, double tokens, double n, double k, bool bias, bool fp8_eligible)
 {
+  if (model_.fp8 && fp8_eligible) {
+    model_.fp8->linear(*this, name, tokens, n, k, bias);
+    return;
+  }
   forward(name, GemmKernel{tokens, n, k, 1, model_.dtype});
   backward(name + "_dgrad", GemmKernel{tokens, k, n, 1, model_.dtype});
   backward(name + "_wgrad", GemmKernel{k, n, tokens, 1, model_.dtype}, true);

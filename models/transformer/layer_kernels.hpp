@@ -24,8 +24,9 @@ public:
   /** A memory-bound kernel reading `in` and writing `out` bytes with `flops` of arithmetic, in the model's dtype. */
   Kernel traffic(const char* op, double in, double out, double flops = 0) const;
   /** A linear layer x (tokens x k) times W (k x n): forward, its input gradient and its weight gradient (with the bias
-   *  gradient, a reduction over the tokens, when the layer has a bias). */
-  void linear(const std::string& name, double tokens, double n, double k, bool bias);
+   *  gradient, a reduction over the tokens, when the layer has a bias). Under the model's FP8 recipe its GEMMs run in
+   *  FP8 with their quantisation, unless `fp8_eligible` is false (the output layer stays in bf16, as in Megatron). */
+  void linear(const std::string& name, double tokens, double n, double k, bool bias, bool fp8_eligible = true);
   /** A norm over `rows` x `cols`: its backward reads the input and the output gradient and writes the input
    *  gradient. */
   void norm(double rows, double cols);

@@ -2,6 +2,7 @@
 
 #include "models/kernels/kernel.hpp"
 #include "models/transformer/attention_kind.hpp"
+#include "models/transformer/fp8_recipe.hpp"
 #include "models/transformer/mlp_kind.hpp"
 #include "models/transformer/transformer.hpp"
 
@@ -44,11 +45,16 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
   const double experts = moe_layers * routed / (double(l.ep) * etp);
   const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep));
+  const double shards = double(l.dp) * l.cp; // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group)
   MemoryFootprint f;
-  f.parameters = params * e / (l.zero >= 3 ? l.dp : 1) + experts * e / (l.zero >= 3 ? edp : 1);
-  f.gradients = params * e / (l.zero >= 2 ? l.dp : 1) + experts * e / (l.zero >= 2 ? edp : 1);
-  f.optimizer = params * 12.0 / (l.zero >= 1 ? l.dp : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
-  const double s = m.seq, b = micro, h = m.hidden, t = l.tp;
+  f.parameters = params * e / (l.zero >= 3 ? shards : 1) + experts * e / (l.zero >= 3 ? edp : 1);
+  if (m.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
+    const double gemm = dense_layers * layer_gemm_weights(m) + moe_layers * attention_kind_of(m).weights(m);
+    f.parameters += m.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
+  }
+  f.gradients = params * e / (l.zero >= 2 ? shards : 1) + experts * e / (l.zero >= 2 ? edp : 1);
+  f.optimizer = params * 12.0 / (l.zero >= 1 ? shards : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
+  const double s = double(m.seq) / l.cp, b = micro, h = m.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();
   // Korthikanti et al.'s per-layer count in units of s b h bytes: 10 replicated under tensor parallelism (norm
   // inputs, the two block inputs, dropout masks) and 24 split (queries 2, keys 2, values 2, projection input 2,
@@ -58,7 +64,12 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   const double mlp_units = mlp_kind_of(m).activation_units(), ffn = double(m.ffn) / h;
   const double split = attention.activation_units(m) + mlp_units * ffn;
   const double replicated = layout.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
-  const double held = sp ? (replicated + split) / t : replicated + split / t;
+  double held = sp ? (replicated + split) / t : replicated + split / t;
+  if (m.fp8) { // the linear layers keep their inputs in FP8: QKV's (replicated without sp), the projection's and the
+               // MLP's first (2 units each) and its second GEMM's (2 f / h)
+    const double kept = 1.0 - m.fp8->saved_input_bytes() / 2.0;
+    held -= kept * (2.0 / (sp ? t : 1.0) + (4.0 + 2.0 * ffn) / t);
+  }
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
   const double scores = attention.score_units(m, layout.dropout, t);
   double per_layer = 0;
@@ -82,7 +93,7 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
     f.activations += s * b * m.vocab / t * 4.0;
   f.buffers = layout.bucket_bytes;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
-  if (l.zero >= 3 && l.dp > 1)
+  if (l.zero >= 3 && shards > 1)
     f.buffers += 2.0 * layer_parameters(m) / l.tp * e;
   return f;
 }

@@ -1,6 +1,7 @@
 #include "models/transformer/model_params.hpp"
 
 #include "models/transformer/attention_kind.hpp"
+#include "models/transformer/fp8_recipe.hpp"
 #include "models/transformer/mlp_kind.hpp"
 
 #include <algorithm>
@@ -257,6 +258,26 @@ void read_graph_layer(ObjectReader& l, GraphLayerParams& layer, const std::vecto
       l.fail_at("inputs", "input '" + input + "' of layer '" + layer.name + "' is not a layer defined above it");
 }
 
+// model.fp8: a registered recipe's name, or none.
+void read_fp8_recipe(ObjectReader& m, ModelParams& model)
+{
+  std::vector<std::string> names{""};
+  for (const auto& name : fp8_recipe_names())
+    names.push_back(name);
+  std::string recipe = model.fp8 ? model.fp8->name() : "";
+  m.choice(
+      "fp8", recipe, names,
+      "FP8 training (Megatron-Core --fp8-recipe; empty = none): the layers' linear layers run their three GEMMs in "
+      "FP8 with the recipe's quantisation, everything else in dtype. tensorwise (per-tensor current scaling, "
+      "Megatron-Bridge FP8-CS), delayed (amax history), blockwise (DeepSeek-V3's 1 x 128 and 128 x 128 "
+      "scales), mxfp8 (Blackwell's block-scaled tensor cores)");
+  if (m.describing())
+    return;
+  model.fp8 = recipe.empty() ? nullptr : make_fp8_recipe(recipe);
+  if (model.fp8 && model.dtype != "bf16" && model.dtype != "fp16")
+    m.fail_at("fp8", fmt::format("an FP8 recipe keeps activations in bf16 or fp16, not {}", model.dtype));
+}
+
 } // namespace
 
 void read_model(ObjectReader m, ModelParams& model)
@@ -285,15 +306,19 @@ void read_model(ObjectReader m, ModelParams& model)
       .field("qk_norm", model.qk_norm, "an RMSNorm over each query and key head before attention (Qwen3, OLMo 2)")
       .field("seq", model.seq, "sequence length in tokens")
       .field("vocab", model.vocab, "vocabulary size")
-      .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "compute and storage type")
+      .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16"},
+              "activation, weight and compute type (FP8 training keeps bf16 activations: see fp8)")
       .choice("recompute", model.recompute, {"none", "selective", "full"}, "activation recomputation")
-      .choice("attention", model.attention,
-              {{"flash", AttentionCore::FLASH},
-               {"triton", AttentionCore::TRITON},
-               {"materialized", AttentionCore::MATERIALIZED}},
-              "flash: fused attention (FlashAttention-2), scores never reach memory; triton: the same fused attention "
-              "written in Triton (llm-foundry's attn_impl: triton for ALiBi models, 2023), slower; materialized: QK^T "
-              "GEMM, softmax, dropout and PV GEMM through memory (Megatron-LM before FlashAttention)")
+      .choice(
+          "attention", model.attention,
+          {{"flash", AttentionCore::FLASH},
+           {"triton", AttentionCore::TRITON},
+           {"cudnn", AttentionCore::CUDNN},
+           {"materialized", AttentionCore::MATERIALIZED}},
+          "flash: fused attention (FlashAttention-2), scores never reach memory; triton: the same fused attention "
+          "written in Triton (llm-foundry's attn_impl: triton for ALiBi models, 2023), slower; materialized: QK^T "
+          "GEMM, softmax, dropout and PV GEMM through memory (Megatron-LM before FlashAttention); cudnn: cuDNN's fused "
+          "attention, which Transformer Engine (Megatron-Core) runs on Hopper, about 1.6x FlashAttention-2 there")
       .choice("mlp", model.mlp, Registry<MlpKind>::instance().names(),
               "feed-forward block: gelu (up GEMM, GeLU, down GEMM) or swiglu (fused gate and up GEMM, SiLU-gated "
               "product, down GEMM)")
@@ -306,6 +331,7 @@ void read_model(ObjectReader m, ModelParams& model)
                               "branches run concurrently under policies.pipeline: graph-pipeline",
                               read_layer);
   read_attention_kind(m, model);
+  read_fp8_recipe(m, model);
   ObjectReader moe = m.child("moe", "mixture of experts: routed (and shared) experts replace the MLP in MoE layers");
   read_moe(moe, model.moe);
   m.finish();

@@ -25,11 +25,13 @@ struct GraphLayerParams {
 };
 
 class AttentionKind;
+class Fp8Recipe;
 
 /** How the attention core runs: fused (scores stay on chip) or through memory. */
 enum class AttentionCore {
   FLASH,        // FlashAttention-2
   TRITON,       // the same fused attention in Triton (llm-foundry's attn_impl: triton, 2023), slower
+  CUDNN,        // cuDNN's fused attention through Transformer Engine (Megatron-Core on Hopper)
   MATERIALIZED, // QK^T GEMM, softmax, dropout and PV GEMM through memory (Megatron-LM before FlashAttention)
 };
 
@@ -52,7 +54,8 @@ struct ModelParams {
   std::string mlp = "gelu"; // a registered MLP kind: gelu (up, GeLU, down) | swiglu (gate and up, SiLU product, down)
   Norm norm = Norm::LAYERNORM;                         // rmsnorm: weight only
   std::shared_ptr<const AttentionKind> attention_kind; // a kind configured by its block (model.<kind>); null = gqa
-  bool tie_embeddings = true;                          // the output layer reuses the input embedding
+  std::shared_ptr<const Fp8Recipe> fp8; // the FP8 recipe of the layers' linear layers; null = none (model.fp8)
+  bool tie_embeddings = true;           // the output layer reuses the input embedding
   bool bias = true;   // linear layers and layernorms have biases (GPT-2, Megatron); MPT and Llama have none
   bool causal = true; // decoder self-attention: each token attends to the ones before it
   std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer

@@ -26,14 +26,39 @@ PassCost pass_cost(const KernelCostModel& cost, const std::vector<NamedKernel>& 
   return out;
 }
 
+namespace {
+
+double gemm_seconds(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels)
+{
+  double s = 0;
+  for (const auto& k : kernels)
+    if (std::holds_alternative<GemmKernel>(k.kernel))
+      s += cost.predict(k.kernel).total;
+  return s;
+}
+
+// A pass's two TP collectives, of tp_s each. Blocking, they add whole. Overlapped (Transformer Engine's userbuffers,
+// Megatron's --tp-comm-overlap), each is split into as many chunks as there are TP ranks and pipelined with the GEMM
+// beside it (the all-gather with the GEMM after it, the reduce-scatter with the one before), so what shows is one
+// chunk, or what the pass's GEMMs cannot cover [recon: chunking as the ring-exchange overlap does it; the SMs the
+// exchange takes are not charged].
+double exposed_tp(double tp_s, double gemm_s, const FrameworkProfile& fw, int tp)
+{
+  if (!fw.tp_comm_overlap || tp <= 1)
+    return 2 * tp_s;
+  return 2 * std::max(tp_s / tp, tp_s - gemm_s / 2);
+}
+
+} // namespace
+
 PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       const std::string& recompute)
+                       const std::string& recompute, int tp)
 {
   const PassCost f = pass_cost(cost, k.forward, fw.kernel_gap_s), b = pass_cost(cost, k.backward, fw.kernel_gap_s);
   PieceTimes t;
   t.model = f.model;
-  t.forward = f.seconds + 2 * tp_s;
-  t.backward = b.seconds + 2 * tp_s;
+  t.forward = f.seconds + (tp_s > 0 ? exposed_tp(tp_s, gemm_seconds(cost, k.forward), fw, tp) : 0.0);
+  t.backward = b.seconds + (tp_s > 0 ? exposed_tp(tp_s, gemm_seconds(cost, k.backward), fw, tp) : 0.0);
   t.weight = b.weight_seconds;
   if (recompute == "full") // the forward pass runs again inside backward
     t.backward += t.forward;

@@ -25,9 +25,10 @@ struct PieceTimes {
   std::string model;
 };
 
-/** A piece's passes with `tp_s` of blocking TP collectives in each, the forward run again inside backward under full
+/** A piece's passes with two TP collectives of `tp_s` each in each pass (blocking, or pipelined with the pass's GEMMs
+ *  over `tp` chunks under the framework's tp_comm_overlap), the forward run again inside backward under full
  *  recomputation (or materialised attention's core under selective), and the weight-gradient part of backward. */
 PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       const std::string& recompute);
+                       const std::string& recompute, int tp = 1);
 
 } // namespace cs

@@ -23,7 +23,7 @@ double norm_parameters(const ModelParams& m) { return m.norm == Norm::RMSNORM ||
 PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape)
 {
   LayerKernels b(m, shape);
-  const double t = shape.parallel.tp, tokens = double(shape.micro) * m.seq;
+  const double t = shape.parallel.tp, tokens = shape.tokens(m);
   // Sequence parallelism (Korthikanti et al.): layernorms and residual adds run on this rank's 1/tp of the tokens.
   const double seq_tokens = shape.parallel.sp() ? tokens / t : tokens;
   b.norm(seq_tokens, m.hidden);
@@ -51,10 +51,10 @@ PassKernels expert_mlp_kernels(const ModelParams& m, double tokens, double ffn, 
 PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
 {
   LayerKernels b(m, shape);
-  const double t = shape.parallel.tp, tokens = double(shape.micro) * m.seq, vocab = m.vocab / t;
+  const double t = shape.parallel.tp, tokens = shape.tokens(m), vocab = m.vocab / t;
   const double e = b.element_bytes();
   b.norm(tokens, m.hidden);
-  b.linear("logits_gemm", tokens, vocab, m.hidden, false);
+  b.linear("logits_gemm", tokens, vocab, m.hidden, false, false);
   const auto& fw = shape.framework;
   b.forward("cross_entropy",
             BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_forward_bytes / 2,
@@ -71,7 +71,7 @@ PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
 PassKernels embedding_kernels(const ModelParams& m, const LayerShape& shape)
 {
   LayerKernels b(m, shape);
-  const double t = shape.parallel.tp, tokens = double(shape.micro) * m.seq, rows = tokens * m.hidden;
+  const double t = shape.parallel.tp, tokens = shape.tokens(m), rows = tokens * m.hidden;
   const double e = b.element_bytes();
   b.forward("embedding_lookup", b.traffic("embedding_lookup", rows * e, rows * e));
   // The dense gradient of the (vocab-parallel) table is zeroed, then every token's gradient row is added into it.

@@ -26,12 +26,15 @@ struct PassKernels {
 };
 
 /** Where a layer runs: `micro` samples on one rank of `parallel` (Megatron's column and row splits over its tp ranks,
- *  with sequence parallelism or not), under `framework`. */
+ *  with sequence parallelism or not; 1/cp of each sample's sequence under context parallelism), under `framework`. */
 struct LayerShape {
   int micro = 1;
   ParallelLayout parallel;
   FrameworkProfile framework;
   bool mlp = true; // false: an MoE layer, whose experts are priced apart (models/moe/moe_layer_cost.hpp)
+
+  /** The tokens one rank holds: its micro-batch's samples, each cut to 1/cp of the sequence. */
+  double tokens(const ModelParams& m) const { return double(micro) * m.seq / parallel.cp; }
 };
 
 /** One transformer layer: layernorm, QKV projection (and its bias gradient), attention (fused flash-style, or the

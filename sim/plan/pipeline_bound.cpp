@@ -4,6 +4,7 @@
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
+#include "policies/pipeline/schedule_timing.hpp"
 #include "workloads/training/stage_costs.hpp"
 
 #include <algorithm>
@@ -42,40 +43,8 @@ double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const P
   }
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
   // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.
-  std::vector<double> free_at(pp, 0), ends;
-  for (int it = 0; it < 2; ++it) {
-    // Ends of each microbatch's forward and input-gradient pass per virtual stage; -1 until run.
-    std::vector<double> forward_end(std::size_t(microbatches) * stages, -1), gradient_end = forward_end;
-    std::vector<std::size_t> next(pp, 0);
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (int d = 0; d < pp; ++d)
-        for (; next[d] < order[d].size(); ++next[d]) {
-          const PipelineOp& op = order[d][next[d]];
-          const int vs = set.map.stage(d, op.chunk);
-          const std::size_t at = std::size_t(op.microbatch) * stages + vs;
-          double ready = free_at[d];
-          if (op.forward() && vs > 0) {
-            if (forward_end[at - 1] < 0)
-              break;
-            ready = std::max(ready, forward_end[at - 1]);
-          } else if (op.sends_gradient() && vs + 1 < stages) {
-            if (gradient_end[at + 1] < 0)
-              break;
-            ready = std::max(ready, gradient_end[at + 1]);
-          }
-          free_at[d] = ready + stage[vs].seconds(static_cast<int>(op.pass)); // the same numbering
-          if (op.forward())
-            forward_end[at] = free_at[d];
-          else if (op.sends_gradient())
-            gradient_end[at] = free_at[d];
-          progress = true;
-        }
-    }
-    for (int d = 0; d < pp; ++d)
-      free_at[d] += optimizer[d];
-    ends.push_back(*std::max_element(free_at.begin(), free_at.end()));
-  }
+  const auto ends = schedule_iteration_ends(
+      order, set.map, [&stage](int vs, Pass pass) { return stage[vs].seconds(static_cast<int>(pass)); }, optimizer, 2);
   return ends[1] - ends[0];
 }
 

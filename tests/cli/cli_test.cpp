@@ -521,6 +521,15 @@ TEST(Cli, TwoTowerGraphPipelineBeatsTheChainOnBothBackends)
     EXPECT_LT(metric(g, "iteration_time_s"), 0.95 * metric(c, "iteration_time_s")) << backend;
     EXPECT_NEAR(metric(g, "bubble_fraction"), 4.0 / 32, 0.05) << backend;
     EXPECT_NEAR(metric(c, "bubble_fraction"), 7.0 / 32, 0.06) << backend;
+    // The chain's own bubble, apart from the p2p time: 7 / 32 of its compute, and with the rest of the idle the
+    // whole of it, as shares of the step.
+    const auto& chain = report[c];
+    const double step = metric(c, "iteration_time_s"), compute = chain["breakdown"]["compute_s"].get<double>();
+    EXPECT_NEAR(chain["breakdown"]["pipeline_bubble_s"].get<double>() / compute, 7.0 / 32, 0.03) << backend;
+    EXPECT_NEAR(metric(c, "pipeline_bubble_step_fraction") + metric(c, "other_idle_step_fraction"),
+                (step - compute) / step, 1e-9)
+        << backend;
+    EXPECT_FALSE(report[g]["metrics"].contains("pipeline_bubble_step_fraction")) << "graph pipelines: one idle figure";
     EXPECT_LT(metric(g, "peak_memory_bytes"), metric(c, "peak_memory_bytes")) << backend;
   }
   EXPECT_NEAR(metric("graph-pipelineanalytical", "iteration_time_s") /

@@ -50,7 +50,7 @@ MoeContext MoeEmitter::context(int group, int device) const
   c.experts = m.moe.experts;
   c.top_k = m.moe.top_k;
   c.samples_per_rank = plan_.params->batch.micro;
-  c.tokens_per_sample = m.seq / double(fold_);
+  c.tokens_per_sample = m.seq / double(fold_) / plan_.parallel.cp; // a CP rank routes its 1/cp of the sequence
   c.capacity_factor = m.moe.capacity_factor;
   c.hidden = m.hidden;
   // Each TP rank dispatches its 1/etp slice of the hidden vector of every token its EP rank routes (the other ranks,
@@ -90,7 +90,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   q.group = group;
   q.ranks = ep_;
   q.samples_per_rank = plan_.params->batch.micro;
-  q.tokens_per_sample = m.seq / double(fold_);
+  q.tokens_per_sample = m.seq / double(fold_) / plan_.parallel.cp;
   q.experts = m.moe.experts;
   q.top_k = m.moe.top_k;
   q.seed = plan_.seed;

@@ -134,20 +134,20 @@ double optimizer_parameters(const StageSet& set, int device, const ParallelLayou
   }
   const int dp = parallel.dp;
   const double edp = std::max(1, dp / parallel.ep_replicas());
-  return sharded ? dense / dp + experts / edp : dense + experts;
+  return sharded ? dense / (double(dp) * parallel.cp) + experts / edp : dense + experts; // dense: over dp x cp
 }
 
-double tp_gather_seconds(const ModelParams& m, int micro, int tp, const PlatformSpec& platform)
+double tp_gather_seconds(const ModelParams& m, int micro, int tp, const PlatformSpec& platform, int cp)
 {
   std::vector<int> group(tp);
   for (int k = 0; k < tp; ++k)
     group[k] = k;
-  const double bytes = double(micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  const double bytes = double(micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype);
   return choose_collective("all-gather", "auto", bytes, group_shape(platform, group)).seconds;
 }
 
 double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool sequence_parallel,
-                                   const PlatformSpec& platform)
+                                   const PlatformSpec& platform, int cp)
 {
   if (tp <= 1)
     return 0.0;
@@ -155,9 +155,12 @@ double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool
   for (int k = 0; k < tp; ++k)
     group[k] = k;
   const GroupShape shape = group_shape(platform, group);
-  const double bytes = double(micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  const double bytes = double(micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype);
+  // Under an FP8 recipe the all-gathers move the quantised tensor, one byte an element (Transformer Engine casts
+  // before it gathers) [recon: taken for the backward's gathers too]; the reduce-scatters stay in dtype.
+  const double gathered = m.fp8 ? bytes / dtype_bytes(m.dtype) : bytes;
   return sequence_parallel ? choose_collective("reduce-scatter", "auto", bytes, shape).seconds +
-                                 choose_collective("all-gather", "auto", bytes, shape).seconds
+                                 choose_collective("all-gather", "auto", gathered, shape).seconds
                            : choose_collective("all-reduce", "auto", bytes, shape).seconds;
 }
 
@@ -197,21 +200,70 @@ void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams&
     }
 }
 
+// Context parallelism's key and value exchange in one layer's forward and backward of one microbatch, what of it
+// shows, by the tuner's closed forms over the layout's CP group (its ranks in nodes first: tp innermost, then cp).
+// p2p (ring attention): cp - 1 sends of the rank's keys and values, as a ring all-gather moves them, each hidden
+// behind the attention block computing beside it; backward sends them again with their gradients. allgather: the
+// keys and values gathered whole before attention, their gradients reduce-scattered after, nothing hidden. a2a
+// (Ulysses): queries, keys and values traded for a head split before attention, the output back after, in each pass.
+PieceTimes cp_exchange(const ModelParams& m, const LayerShape& shape, const PassKernels& layer,
+                       const KernelCostModel& cost, const PlatformSpec& platform)
+{
+  const ParallelLayout& l = shape.parallel;
+  PieceTimes out;
+  if (l.cp <= 1)
+    return out;
+  const GroupShape group = group_shape(platform, l.cp_group(0, 0));
+  const AttentionWidths w = attention_kind_of(m).widths(m);
+  const double e = dtype_bytes(m.dtype), tokens = shape.tokens(m), cp = l.cp;
+  const double kv = tokens * (w.key + w.value) / l.tp * e; // this rank's keys and values
+  auto seconds = [&group](const char* kind, double bytes) {
+    return choose_collective(kind, "auto", bytes, group).seconds;
+  };
+  auto core = [&cost](const std::vector<NamedKernel>& pass, const char* name) {
+    for (const auto& k : pass)
+      if (k.name == name)
+        return cost.predict(k.kernel).total;
+    return 0.0;
+  };
+  if (l.cp_comm == CpComm::P2P) {
+    const double hidden_f = core(layer.forward, "attention") * (cp - 1) / cp;
+    const double hidden_b = core(layer.backward, "attention_backward") * (cp - 1) / cp;
+    out.forward = std::max(0.0, seconds("all-gather", cp * kv) - hidden_f);
+    out.backward = std::max(0.0, 2 * seconds("all-gather", cp * kv) - hidden_b);
+  } else if (l.cp_comm == CpComm::ALLGATHER) {
+    out.forward = seconds("all-gather", cp * kv);
+    out.backward = seconds("all-gather", cp * kv) + seconds("reduce-scatter", cp * kv);
+  } else {
+    const double qkv = tokens * (w.query + w.key + w.value) / l.tp * e, output = tokens * w.output / l.tp * e;
+    out.forward = seconds("all-to-all", qkv) + seconds("all-to-all", output);
+    out.backward = out.forward;
+  }
+  if (m.recompute == "full") // the forward runs again inside backward, its exchange with it
+    out.backward += out.forward;
+  return out;
+}
+
 // The dense part of an MoE layer for one microbatch on one TP rank: attention, router, permutations, shared experts
 // (its routed experts and all-to-alls are priced per step by the builder).
-PieceTimes moe_dense_part(const TrainingParams& w, const KernelCostModel& cost, const LayerShape& shape, double tp_s)
+PieceTimes moe_dense_part(const TrainingParams& w, const KernelCostModel& cost, const LayerShape& shape, double tp_s,
+                          const PlatformSpec& platform)
 {
   const ModelParams& m = w.model;
   LayerShape dense_part = shape;
   dense_part.mlp = false;
   PassKernels k = layer_kernels(m, dense_part);
-  const double tokens = double(w.batch.micro) * m.seq;
+  const PieceTimes cp = cp_exchange(m, shape, k, cost, platform);
+  const double tokens = shape.tokens(m);
   for (const PassKernels& extra :
        {moe_routing_kernels(m, tokens), shared_expert_kernels(m, tokens, shape.parallel.tp, shape.framework)}) {
     k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
     k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
   }
-  return piece_times(k, cost, shape.framework, tp_s, m.recompute);
+  PieceTimes t = piece_times(k, cost, shape.framework, tp_s, m.recompute, shape.parallel.tp);
+  t.forward += cp.forward;
+  t.backward += cp.backward;
+  return t;
 }
 
 // The pieces of a transformer and how they are cut into virtual stages.
@@ -327,8 +379,19 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   const FrameworkProfile& fw = w.framework;
   const bool sp = parallel.sp();
   const LayerShape piece_shape{w.batch.micro, parallel, fw};
-  const double tp_s = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform);
-  PieceTimes layer = piece_times(layer_kernels(m, piece_shape), cost, fw, tp_s, m.recompute);
+  const int cp = parallel.cp;
+  const double tp_s = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform, cp);
+  const PassKernels layer_passes = layer_kernels(m, piece_shape);
+  PieceTimes layer = piece_times(layer_passes, cost, fw, tp_s, m.recompute, tp);
+  // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward;
+  // what of them shows in the passes (all, or a chunk of each when overlapped with the GEMMs).
+  const int collectives = m.recompute == "full" ? 6 : 4;
+  const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, m.recompute, tp);
+  const double tp_exposed =
+      fw.tp_comm_overlap && tp > 1 ? layer.forward + layer.backward - bare.forward - bare.backward : collectives * tp_s;
+  const PieceTimes cp_s = cp_exchange(m, piece_shape, layer_passes, cost, platform);
+  layer.forward += cp_s.forward;
+  layer.backward += cp_s.backward;
   PieceTimes head = piece_times(head_kernels(m, piece_shape), cost, fw, 0, "none");
   PieceTimes embedding = piece_times(embedding_kernels(m, piece_shape), cost, fw, 0, "none");
   const bool dp_beside = shape.price_dp_beside && parallel.dp > 1;
@@ -338,12 +401,12 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   out.parameters = total_parameters(m);
   out.model_flops_per_iteration = megatron_model_flops(m, w.batch.global);
   out.hardware_flops_per_iteration = hardware_model_flops(m, w.batch.global);
-  // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward.
-  const int collectives = m.recompute == "full" ? 6 : 4;
-  out.tp_seconds_per_layer = collectives * tp_s;
+  out.tp_seconds_per_layer = tp_exposed;
+  out.cp_seconds_per_layer = cp_s.forward + cp_s.backward;
   // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
   out.tp_bytes_per_layer =
-      tp > 1 ? collectives * 2.0 * (tp - 1) * double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype) : 0.0;
+      tp > 1 ? collectives * 2.0 * (tp - 1) * double(w.batch.micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype)
+             : 0.0;
   out.map = shape.map;
   out.layers_per_stage =
       partition_layers(m.layers, shape.map, layer.forward + layer.backward, head.forward + head.backward,
@@ -361,13 +424,13 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.etp = parallel.expert_tp();
   cut.layers_per_stage = out.layers_per_stage;
   if (m.moe.enabled())
-    cut.moe_layer = moe_dense_part(w, cost, piece_shape, tp_s);
+    cut.moe_layer = moe_dense_part(w, cost, piece_shape, tp_s, platform);
   // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send
   // and all-gathered it (inside the node) on arrival; otherwise every TP rank sends it whole.
-  const double activation = double(w.batch.micro) * m.seq * m.hidden * dtype_bytes(m.dtype);
+  const double activation = double(w.batch.micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype);
   const bool scatter_gather = tp > 1 && !sp && fw.pipeline_scatter_gather;
   cut.activation_bytes = sp || scatter_gather ? activation / tp : activation;
-  cut.gather_s = scatter_gather ? tp_gather_seconds(m, w.batch.micro, tp, platform) : 0.0;
+  cut.gather_s = scatter_gather ? tp_gather_seconds(m, w.batch.micro, tp, platform, cp) : 0.0;
   for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs)
     out.stages.push_back(cut_stage(m, tp, cut, vs, first_layer));
   if (dp_beside && parallel.zero < 3 && fw.overlap != "after-backward" && fw.comm_sm_fraction > 0)

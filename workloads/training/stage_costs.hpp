@@ -62,8 +62,9 @@ struct StageSet {
   double parameters = 0;                   // the whole model
   double model_flops_per_iteration = 0;    // the Megatron count (three passes)
   double hardware_flops_per_iteration = 0; // what the GPUs do, recomputation included
-  double tp_seconds_per_layer = 0;         // TP collectives in one layer's forward and backward of one microbatch
+  double tp_seconds_per_layer = 0;         // TP collectives' time in one layer's passes of one microbatch (exposed)
   double tp_bytes_per_layer = 0;           // the bytes those collectives move, over all ranks of one TP group
+  double cp_seconds_per_layer = 0;         // CP key/value exchange in one layer's passes of one microbatch (exposed)
   /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak; MoE layers hold
    *  `moe_buffer_scale` of an unpipelined layer's routed-token activations (the MoE policy's, 1 otherwise). */
   std::function<MemoryFootprint(int device, int in_flight, double moe_buffer_scale)> memory;
@@ -103,13 +104,13 @@ std::vector<int> partition_layers(int layers, const StageMap& map, double layer_
  *  group. */
 double optimizer_parameters(const StageSet& set, int device, const ParallelLayout& parallel, bool sharded);
 
-/** The all-gather of one micro x seq x hidden activation over a TP group inside a node (closed form). */
-double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform);
+/** The all-gather of one micro x seq / cp x hidden activation over a TP group inside a node (closed form). */
+double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform, int cp = 1);
 
-/** One of Megatron's blocking TP collectives after a block pass (micro x seq x hidden activations over a TP group
- *  inside a node), by the tuner's closed form: an all-reduce, or a reduce-scatter and an all-gather with sequence
- *  parallelism. 0 when tp = 1. */
+/** One of Megatron's blocking TP collectives after a block pass (micro x seq / cp x hidden activations over a TP
+ *  group inside a node), by the tuner's closed form: an all-reduce, or a reduce-scatter and an all-gather with
+ *  sequence parallelism. 0 when tp = 1. */
 double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
-                                   const PlatformSpec& platform);
+                                   const PlatformSpec& platform, int cp = 1);
 
 } // namespace cs

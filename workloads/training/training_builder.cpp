@@ -48,12 +48,15 @@ public:
     out_.tokens_per_iteration = double(w_.batch.global) * w_.model.seq;
     order_ = schedule_order(plan_, out_.microbatches);
     out_.in_flight_per_device = peak_in_flight(order_);
+    out_.order = order_;
     out_.layers_per_device.assign(pp, 0);
     for (std::size_t vs = 0; vs < costs.size(); ++vs)
       out_.layers_per_device[map.device_of(static_cast<int>(vs))] += plan_.stages->layers_per_stage.at(vs);
-    out_.tp_seconds_per_iteration = double(out_.microbatches) *
-                                    *std::max_element(out_.layers_per_device.begin(), out_.layers_per_device.end()) *
-                                    plan_.stages->tp_seconds_per_layer;
+    const double layer_passes =
+        double(out_.microbatches) * *std::max_element(out_.layers_per_device.begin(), out_.layers_per_device.end());
+    out_.tp_seconds_per_iteration = layer_passes * plan_.stages->tp_seconds_per_layer;
+    out_.cp_seconds_per_iteration = layer_passes * plan_.stages->cp_seconds_per_layer;
+    out_.context_parallel = parallel.cp;
     double layers = 0;
     for (int l : plan_.stages->layers_per_stage)
       layers += l;

@@ -55,9 +55,12 @@ struct TrainingGraph {
   int buckets = 0; // gradient buckets per iteration over all stages
   double model_flops_per_iteration = 0, hardware_flops_per_iteration = 0;
   double samples_per_iteration = 0, tokens_per_iteration = 0;
-  double tp_seconds_per_iteration = 0;   // TP collectives folded into a device's passes, per iteration
-  double tp_bytes_per_iteration = 0;     // what those collectives move, over every TP group of the cluster
-  std::vector<int> in_flight_per_device; // most microbatch-chunks of activations each device holds (replica 0)
+  double tp_seconds_per_iteration = 0;        // TP collectives folded into a device's passes, per iteration
+  int context_parallel = 1;                   // cp: the ranks each sample's sequence is split over
+  double cp_seconds_per_iteration = 0;        // CP key/value exchanges folded into them (exposed), per iteration
+  double tp_bytes_per_iteration = 0;          // what those collectives move, over every TP group of the cluster
+  std::vector<int> in_flight_per_device;      // most microbatch-chunks of activations each device holds (replica 0)
+  std::vector<std::vector<PipelineOp>> order; // the schedule's ops per pipeline device, one iteration
   std::vector<int> layers_per_device;
   int replicas_built = 1; // data-parallel replicas simulated (the others, symmetric, are not; their transfers are
                           // counted as replica 0's)

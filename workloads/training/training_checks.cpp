@@ -1,6 +1,7 @@
 // What a training workload refuses before it runs: shapes the cluster cannot hold and splits the builders cannot make.
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/transformer/attention_kind.hpp"
+#include "models/transformer/fp8_recipe.hpp"
 #include "models/transformer/layer_graph.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -156,6 +157,32 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& w, const Parall
     throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));
 }
 
+// Context parallelism splits every sample's sequence over cp ranks of fused attention.
+void check_context_parallel(const WorkloadEnv& env, const TrainingParams& w)
+{
+  const ParallelParams& p = w.parallel;
+  const ModelParams& m = w.model;
+  if (p.cp <= 1)
+    return;
+  if (!m.graph.empty())
+    throw env.error_at("workload.parallel.cp", "context parallelism splits a transformer's sequence: a layer graph "
+                                               "has none (cp must be 1)");
+  if (m.attention == AttentionCore::MATERIALIZED)
+    throw env.error_at("workload.model.attention", "context parallelism needs fused attention (flash, cudnn or "
+                                                   "triton), not materialized scores");
+  const int chunks = p.cp_comm == CpComm::P2P ? 2 * p.cp : p.cp; // ring attention: two chunks a rank (load balance)
+  if (m.seq % chunks != 0)
+    throw env.error_at("workload.parallel.cp",
+                       fmt::format("cp = {} needs the sequence ({}) in {} equal chunks{}", p.cp, m.seq, chunks,
+                                   p.cp_comm == CpComm::P2P ? " (two a rank, for causal load balancing)" : ""));
+  const long long heads_split = static_cast<long long>(p.tp) * p.cp;
+  if (p.cp_comm == CpComm::A2A && (m.heads % heads_split != 0 || m.kv() % heads_split != 0))
+    throw env.error_at("workload.parallel.cp_comm",
+                       fmt::format("a2a splits the heads over tp x cp = {} ranks: it must divide the heads ({}) and "
+                                   "the key/value heads ({})",
+                                   heads_split, m.heads, m.kv()));
+}
+
 } // namespace
 
 void TrainingWorkload::check(const WorkloadEnv& env) const
@@ -168,16 +195,19 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   if (!w.model.graph.empty())
     check_layer_graph(env, w);
   check_tensor_parallel(env, w);
-  const int gpus = c.nodes * c.gpus_per_node;                        // bounded when read: at most 2^20
-  const long long model_ranks = static_cast<long long>(p.pp) * p.tp; // 64-bit: user degrees must not wrap to 0
+  check_context_parallel(env, w);
+  const int gpus = c.nodes * c.gpus_per_node; // bounded when read: at most 2^20
+  // 64-bit: user degrees must not wrap to 0
+  const long long model_ranks = static_cast<long long>(p.pp) * p.tp * p.cp;
+  const std::string cp = p.cp > 1 ? fmt::format(" x cp {}", p.cp) : "";
   if (model_ranks > gpus || gpus % model_ranks != 0)
-    throw env.error_at("workload.parallel.pp",
-                       fmt::format("tp x pp = {} x {} does not divide the cluster's {} GPUs", p.tp, p.pp, gpus));
+    throw env.error_at(p.cp > 1 ? "workload.parallel.cp" : "workload.parallel.pp",
+                       fmt::format("tp x pp = {} x {}{} does not divide the cluster's {} GPUs", p.tp, p.pp, cp, gpus));
   const int dp = p.dp_on(gpus);
   if (dp * model_ranks > gpus)
     throw env.error_at(
         p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
-        fmt::format("dp x tp x pp = {} x {} x {} is larger than the cluster's {} GPUs", dp, p.tp, p.pp, gpus));
+        fmt::format("dp x tp x pp = {} x {} x {}{} is larger than the cluster's {} GPUs", dp, p.tp, p.pp, cp, gpus));
   if (static_cast<long long>(dp) * w.batch.micro > w.batch.global || w.batch.global % (dp * w.batch.micro) != 0)
     throw env.error_at(blamed_key(env, {"workload.batch.micro", "workload.parallel.dp", "workload.batch.global"}),
                        fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
@@ -191,6 +221,9 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
     check_pipeline(env, w, dp);
   if (env.device->peak(w.model.dtype) <= 0)
     throw env.error_at("workload.model.dtype", fmt::format("{} has no {} compute units", c.device, w.model.dtype));
+  if (w.model.fp8 && !w.model.fp8->device_problem(*env.device).empty())
+    throw env.error_at("workload.model.fp8",
+                       fmt::format("FP8 recipe {}: {}", w.model.fp8->name(), w.model.fp8->device_problem(*env.device)));
 }
 
 } // namespace cs

@@ -13,9 +13,12 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
                          const std::vector<std::vector<PipelineOp>>& order)
     : out_(out), plan_(plan), streams_(streams), order_(order)
 {
-  const int pp = plan.parallel.pp, dp = plan.parallel.dp;
+  // Gradients are averaged, and ZeRO shards, over the data-parallel replicas and, inside each, the context-parallel
+  // ranks (Megatron-Core's data-parallel group with context parallelism: dp x cp).
+  const int pp = plan.parallel.pp, dp = plan.parallel.dp * plan.parallel.cp;
   const StageMap& map = plan.stages->map;
-  built_ = plan.one_replica ? 1 : dp;
+  cp_ = plan.parallel.cp;
+  built_ = plan.one_replica ? 1 : plan.parallel.dp;
   sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
   const FrameworkProfile& fw = plan.params->framework;
@@ -53,11 +56,17 @@ SyncRequest CommEmitter::group_request(int device, double bytes, const std::vect
                                        const std::vector<int>& replicas)
 {
   SyncRequest req;
-  std::vector<int> group = replicas;
-  if (group.empty())
+  if (replicas.empty()) { // the dense group: every replica's CP ranks; CP rank 0 of a built replica is simulated
     for (int r = 0; r < plan_.parallel.dp; ++r)
-      group.push_back(r);
-  for (int r : group) {
+      for (int c = 0; c < cp_; ++c) {
+        const int host = plan_.parallel.host(RankCoords{r, device, c, 0});
+        const bool simulated = c == 0 && r < built_;
+        req.hosts.push_back(host);
+        req.streams.push_back(simulated ? streams_.get(host, 0) : -1);
+        req.ready.push_back(simulated ? ready[r] : -1);
+      }
+  }
+  for (int r : replicas) {
     const int host = plan_.parallel.host(r, device);
     req.hosts.push_back(host);
     req.streams.push_back(r < built_ ? streams_.get(host, 0) : -1);
@@ -116,7 +125,7 @@ void CommEmitter::reduce_bucket(int it, std::size_t b, const Bucket& k, const st
                                                    CommKind::GRADIENT_SYNC, static_cast<int>(b)});
   const auto members = plan_.sync->reduce(out_.graph, req, sharded_);
   for (int r = 0; r < built_; ++r)
-    done[r * pp + d].push_back(members[r]);
+    done[r * pp + d].push_back(members[r * cp_]);
 }
 
 // Without ZeRO-3 the buckets go out in the order they close. Under ZeRO-3 each device's gathers and reductions share
@@ -201,7 +210,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
                                         const std::vector<int>& ends)
 {
   const int pp = plan_.parallel.pp;
-  const std::vector<Bucket> buckets = plan_.parallel.dp > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
+  const std::vector<Bucket> buckets = plan_.parallel.dp * cp_ > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
   out_.buckets = static_cast<int>(buckets.size());
   const auto reduced = communicate(it, buckets, replicas, ends);
   // The optimizer step of each device over its chunks' parameters (ZeRO: its 1/dp shard; of routed experts, its
@@ -236,7 +245,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
                                   TaskLabels{it, buckets[b].stage, -1, -1, out_.graph.intern("parameter-gather"),
                                              CommKind::PARAMETER_GATHER, static_cast<int>(b)}));
     for (int r = 0; r < built_; ++r)
-      gathered[r * pp + d].push_back(members[r]);
+      gathered[r * pp + d].push_back(members[r * cp_]);
   }
   for (int h = 0; h < built_ * pp; ++h) {
     const int join = out_.graph.add_delay(out_.compute_streams[h], 0, "gather-join",
@@ -299,7 +308,7 @@ void CommEmitter::gather_slot(int it, int d, const std::vector<Slot>& slots, std
   if (slots[s].bytes > 0) {
     const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
     for (int r = 0; r < built_; ++r)
-      before_piece(r, members[r]);
+      before_piece(r, members[r * cp_]);
   }
   // Routed experts are sharded over their expert-data-parallel group (replicas k, k + ep, ...), not over dp.
   for (int k = 0; slots[s].expert_bytes > 0 && k < ep; ++k) {

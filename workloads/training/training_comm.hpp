@@ -60,6 +60,7 @@ private:
   std::vector<std::vector<std::size_t>> reduce_ops_; // per virtual stage: the ops after which gradients are reduced
   int built_ = 1;
   bool sharded_ = false, zero3_ = false;
+  int cp_ = 1;               // context-parallel ranks in each replica's share of the dense gradient group
   double element_bytes_ = 2; // parameters (gathers)
   double reduce_bytes_ = 2;  // gradients on the wire
 };

@@ -212,6 +212,8 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   m.breakdown["link_busy_busiest_rank_s"] = t.comm_busy[busiest] / iterations;
   if (tr.tensor_parallel > 1)
     m.breakdown["tp_communication_s"] = tr.tp_seconds_per_iteration;
+  if (tr.context_parallel > 1)
+    m.breakdown["cp_communication_s"] = tr.cp_seconds_per_iteration;
   m.breakdown["exposed_communication_s"] = exposed;
   m.breakdown["overlap_fraction"] = comm > 0 ? std::clamp(1.0 - exposed / comm, 0.0, 1.0) : 1.0;
   for (const auto& [phase, seconds] : t.phase_time)

@@ -27,6 +27,7 @@ ParallelLayout ParallelParams::layout(long long gpus) const
   out.dp = dp_on(gpus);
   out.zero = zero;
   out.sequence_parallel = sequence_parallel;
+  out.cp_comm = cp_comm;
   out.placement = placement;
   return out;
 }
@@ -42,6 +43,7 @@ void ParallelParams::assign(const ParallelLayout& l)
   dp = l.dp;
   zero = l.zero;
   sequence_parallel = l.sequence_parallel;
+  cp_comm = l.cp_comm;
   placement = l.placement;
 }
 
@@ -59,6 +61,14 @@ void read_training(ObjectReader& r, TrainingParams& w)
   ObjectReader p = r.child("parallel", "how the model is split over GPUs");
   p.field("dp", w.parallel.dp, "data-parallel degree (0 = all GPUs / (tp x pp))")
       .field("tp", w.parallel.tp, "tensor-parallel degree")
+      .field("cp", w.parallel.cp,
+             "context-parallel degree: each sample's sequence split over cp GPUs, which exchange keys and values in "
+             "every attention layer (context_parallel_size)")
+      .choice("cp_comm", w.parallel.cp_comm,
+              {{"p2p", CpComm::P2P}, {"a2a", CpComm::A2A}, {"allgather", CpComm::ALLGATHER}},
+              "how context-parallel ranks exchange keys and values (cp_comm_type): p2p, ring attention with causal "
+              "load balancing, sends overlapped with the attention blocks; a2a, DeepSpeed-Ulysses all-to-alls "
+              "(heads split instead of the sequence); allgather, keys and values gathered whole before attention")
       .field("pp", w.parallel.pp, "pipeline-parallel degree")
       .field("vpp", w.parallel.vpp, "virtual pipeline chunks per GPU (interleaved schedule)")
       .field("ep", w.parallel.ep,
@@ -79,6 +89,8 @@ void read_training(ObjectReader& r, TrainingParams& w)
   p.finish();
   p.require_non_negative("dp", w.parallel.dp);
   p.require_positive("tp", w.parallel.tp);
+  p.require_positive("cp", w.parallel.cp);
+  p.require_at_most("cp", w.parallel.cp, kMaxGpus);
   p.require_positive("pp", w.parallel.pp);
   p.require_positive("vpp", w.parallel.vpp);
   p.require_positive("ep", w.parallel.ep);

@@ -26,6 +26,7 @@ struct ParallelParams {
   int ep = 1;  // expert parallelism: experts split over ep data-parallel replicas (MoE models)
   int etp = 0; // expert tensor parallelism (0 = tp); experts' MLPs split over etp ranks
   bool sequence_parallel = false;
+  CpComm cp_comm = CpComm::P2P;
   int zero = 0;
   std::string partition = "even"; // pipeline stages: even (same layers each) | balanced (by cost)
   Placement placement = Placement::TP_PP_DP;

@@ -6,7 +6,9 @@
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/moe/moe_policy.hpp"
+#include "models/transformer/fp8_recipe.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
+#include "policies/pipeline/schedule_timing.hpp"
 #include "policies/sync/gradient_sync.hpp"
 #include "workloads/training/moe_metrics.hpp"
 #include "workloads/training/training_builder.hpp"
@@ -20,45 +22,23 @@
 namespace cs {
 namespace {
 
-std::string summary_text(const TrainingParams& w, const RunEnv& env, const TrainingGraph& tr, const RunMetrics& m)
+// The pipeline's idle: the schedule's bubble apart from the rest where the run measured it, else together.
+std::string pipeline_line(const std::map<std::string, double>& M)
 {
-  const auto& M = m.metrics;
-  const auto& B = m.breakdown;
-  const ClusterParams& c = *env.cluster;
-  const PlatformSpec& p = *env.platform;
-  std::string out;
-  out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", c.nodes, c.gpus_per_node,
-                     p.device->display_name, c.intra_node.kind, c.network.kind, p.network_model);
-  const std::string shape =
-      w.model.graph.empty() ? fmt::format("{} layers, hidden {}, seq {}", w.model.layers, w.model.hidden, w.model.seq)
-                            : fmt::format("layer graph of {} layers", w.model.graph.size());
-  out += fmt::format("  workload  {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n", shape,
-                     tr.parameters / 1e9, w.model.dtype, tr.ranks / tr.pipeline_stages / tr.tensor_parallel,
-                     (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
-                         (tr.pipeline_stages > 1 ? fmt::format(" x pp {} ({})", tr.pipeline_stages,
-                                                               pipeline_schedule_name(w, *env.policies))
-                                                 : std::string()),
-                     tr.microbatches, w.batch.micro);
+  if (M.count("pipeline_bubble_step_fraction"))
+    return fmt::format("  pipeline  bubble {:.1f}% of the step (the schedule's, on compute alone); other idle {:.1f}% "
+                       "(exposed communication, waits on slower ranks)\n",
+                       100 * M.at("pipeline_bubble_step_fraction"), 100 * M.at("other_idle_step_fraction"));
   if (M.count("bubble_fraction"))
-    out += fmt::format("  pipeline  bubble {:.1f}% of compute\n", 100 * M.at("bubble_fraction"));
-  const int dp = tr.ranks / (tr.pipeline_stages * tr.tensor_parallel);
-  out += fmt::format(
-      "  backend   {} ({} tasks, {} iterations{})\n", backend_name(env.backend), tr.graph.size(), w.iterations,
-      tr.replicas_built < dp
-          ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
-                        M.count("slowest_gpu_speed") ? "folded in (each stage at its slowest GPU's speed)"
-                                                     : "symmetric")
-          : "");
-  if (M.count("slowest_gpu_speed"))
-    out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
-                       M.at("slowest_gpu_speed"));
-  out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
-                     units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
-                     M.at("tflops_per_gpu"));
-  // Idle = iteration - the busiest GPU's compute: exposed communication and pipeline bubbles together. Each kind
-  // of communication is listed with the share of it that compute hid (the report's per-kind figures).
-  out += fmt::format("  time      compute {}  idle {} (exposed communication and bubbles)\n",
-                     units::format_time(B.at("compute_s")), units::format_time(B.at("exposed_communication_s")));
+    return fmt::format("  pipeline  idle {:.1f}% of compute (bubble and exposed communication together)\n",
+                       100 * M.at("bubble_fraction"));
+  return "";
+}
+
+// Each kind of communication with the share of it that compute hid (the report's per-kind figures), then the
+// collectives folded into the passes (tensor- and context-parallel).
+std::string communication_list(const TrainingParams& w, const std::map<std::string, double>& B)
+{
   std::string comm;
   for (const auto& [key, seconds] : B) {
     const std::string prefix = "communication_", suffix = "_s";
@@ -73,8 +53,58 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
       comm += fmt::format(" ({:.0f}% hidden)", 100 * hidden->second);
   }
   if (B.count("tp_communication_s") && B.at("tp_communication_s") > 0)
-    comm += fmt::format("{}tensor-parallel {} (blocking, inside the passes)", comm.empty() ? "" : ", ",
-                        units::format_time(B.at("tp_communication_s")));
+    comm += fmt::format(
+        "{}tensor-parallel {} ({})", comm.empty() ? "" : ", ", units::format_time(B.at("tp_communication_s")),
+        w.framework.tp_comm_overlap ? "exposed; the rest overlapped with the GEMMs" : "blocking, inside the passes");
+  if (B.count("cp_communication_s"))
+    comm += fmt::format("{}context-parallel {} ({})", comm.empty() ? "" : ", ",
+                        units::format_time(B.at("cp_communication_s")),
+                        w.parallel.cp_comm == CpComm::P2P ? "exposed; the rest hidden behind the attention blocks"
+                                                          : "blocking, inside the passes");
+  return comm;
+}
+
+std::string summary_text(const TrainingParams& w, const RunEnv& env, const TrainingGraph& tr, const RunMetrics& m)
+{
+  const auto& M = m.metrics;
+  const auto& B = m.breakdown;
+  const ClusterParams& c = *env.cluster;
+  const PlatformSpec& p = *env.platform;
+  std::string out;
+  out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", c.nodes, c.gpus_per_node,
+                     p.device->display_name, c.intra_node.kind, c.network.kind, p.network_model);
+  const std::string shape =
+      w.model.graph.empty() ? fmt::format("{} layers, hidden {}, seq {}", w.model.layers, w.model.hidden, w.model.seq)
+                            : fmt::format("layer graph of {} layers", w.model.graph.size());
+  out +=
+      fmt::format("  workload  {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n", shape, tr.parameters / 1e9,
+                  w.model.fp8 ? w.model.dtype + " with FP8 " + w.model.fp8->name() : w.model.dtype,
+                  tr.ranks / tr.pipeline_stages / tr.tensor_parallel / w.parallel.cp,
+                  (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
+                      (w.parallel.cp > 1 ? fmt::format(" x cp {}", w.parallel.cp) : std::string()) +
+                      (tr.pipeline_stages > 1
+                           ? fmt::format(" x pp {} ({})", tr.pipeline_stages, pipeline_schedule_name(w, *env.policies))
+                           : std::string()),
+                  tr.microbatches, w.batch.micro);
+  out += pipeline_line(M);
+  const int dp = tr.ranks / (tr.pipeline_stages * tr.tensor_parallel * w.parallel.cp);
+  out += fmt::format(
+      "  backend   {} ({} tasks, {} iterations{})\n", backend_name(env.backend), tr.graph.size(), w.iterations,
+      tr.replicas_built < dp
+          ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
+                        M.count("slowest_gpu_speed") ? "folded in (each stage at its slowest GPU's speed)"
+                                                     : "symmetric")
+          : "");
+  if (M.count("slowest_gpu_speed"))
+    out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
+                       M.at("slowest_gpu_speed"));
+  out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
+                     units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
+                     M.at("tflops_per_gpu"));
+  // Idle = iteration - the busiest GPU's compute: exposed communication and pipeline bubbles together.
+  out += fmt::format("  time      compute {}  idle {} (exposed communication and bubbles)\n",
+                     units::format_time(B.at("compute_s")), units::format_time(B.at("exposed_communication_s")));
+  const std::string comm = communication_list(w, B);
   if (!comm.empty())
     out += "  comm      " + comm + "\n";
   out += fmt::format("  traffic   {} per iteration ({} inter-node), {} gradient buckets\n",
@@ -101,6 +131,29 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
 
 // The device whose layers and held microbatches need the most memory (1F1B's first stage holds p microbatches,
 // its last one; a partition can give them different layer counts).
+// The schedule's own idle on its busiest device, the pipeline run on its stages' compute alone (no communication,
+// no stragglers, one iteration from idle), apart from the rest of the step's idle (exposed communication, waits on
+// slower ranks); both as shares of the simulated step. MoE runs are left out: their routed experts are priced by
+// the MoE extension, not in the stage times.
+void add_pipeline_bubble(RunMetrics& metrics, const TrainingGraph& tr, const StageSet& stages)
+{
+  if (tr.order.empty())
+    return;
+  auto seconds = [&stages](int vs, Pass pass) { return stages.stages.at(vs).seconds(static_cast<int>(pass)); };
+  const double alone = schedule_iteration_ends(tr.order, stages.map, seconds, {}, 1).front();
+  double busy = 0;
+  for (std::size_t d = 0; d < tr.order.size(); ++d) {
+    double device = 0;
+    for (const PipelineOp& op : tr.order[d])
+      device += seconds(stages.map.stage(static_cast<int>(d), op.chunk), op.pass);
+    busy = std::max(busy, device);
+  }
+  const double step = metrics.metrics.at("iteration_time_s"), bubble = std::max(0.0, alone - busy);
+  metrics.breakdown["pipeline_bubble_s"] = bubble;
+  metrics.metrics["pipeline_bubble_step_fraction"] = bubble / step;
+  metrics.metrics["other_idle_step_fraction"] = std::max(0.0, step - metrics.breakdown.at("compute_s") - bubble) / step;
+}
+
 MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& training)
 {
   MemoryFootprint worst;
@@ -223,10 +276,11 @@ std::vector<std::string> run_warnings(const TrainingParams& w, const RunEnv& env
   if (env.cluster->stragglers.random.probability > 0 && one_replica && dp > 1)
     out.push_back("--replicas one simulates replica 0 alone: random slowdowns on the other replicas' GPUs are not "
                   "seen (their speeds are: each stage runs at its slowest replica's; use --replicas all)");
-  if (const int used = dp * pp * tp; used < gpus)
-    out.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x tp x pp = {} x {} x {} = {} "
+  if (const long long used = parallel.ranks(); used < gpus)
+    out.push_back(fmt::format("{} of the cluster's {} GPUs are left idle: dp x tp x pp{} = {} x {} x {}{} = {} "
                               "(set workload.parallel.dp, or leave it 0 to use every GPU)",
-                              gpus - used, gpus, dp, tp, pp, used));
+                              gpus - used, gpus, parallel.cp > 1 ? " x cp" : "", dp, tp, pp,
+                              parallel.cp > 1 ? fmt::format(" x {}", parallel.cp) : "", used));
   return out;
 }
 
@@ -281,6 +335,8 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (pipelined)
     metrics.metrics["bubble_fraction"] = (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) /
                                          metrics.breakdown.at("compute_s");
+  if (pipelined && !shape.graph_pipeline && !w.model.moe.enabled())
+    add_pipeline_bubble(metrics, training, stages);
   const MemoryFootprint memory = peak_memory(stages, training);
   if (w.model.moe.enabled())
     add_moe_metrics(metrics, training, timeline);

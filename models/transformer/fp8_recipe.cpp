@@ -1,0 +1,41 @@
+#include "models/transformer/fp8_recipe.hpp"
+
+#include "models/transformer/layer_kernels.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+// The weights' FP8 copies are made once per step (Transformer Engine caches them over the microbatches of a step,
+// Megatron passing is_first_microbatch), so a microbatch quantises only its input and, in backward, its output
+// gradient: each by a cast that writes both layouts (the rowwise copy for one GEMM, the columnwise one, transposed,
+// for the other), preceded under current scaling by a pass that finds the tensor's amax.
+void Fp8Recipe::linear(LayerKernels& b, const std::string& name, double tokens, double n, double k, bool bias) const
+{
+  const double e = b.element_bytes(), q = quantised_bytes(), x = tokens * k, dy = tokens * n;
+  if (amax_pass())
+    b.forward(name + "_input_amax", b.traffic("amax", x * e, 0, x));
+  b.forward(name + "_input_quantise", b.traffic("fp8_cast_transpose", x * e, x * q, 2 * x));
+  b.forward(name, GemmKernel{tokens, n, k, 1, "fp8"});
+  if (amax_pass())
+    b.backward(name + "_grad_amax", b.traffic("amax", dy * e, 0, dy));
+  b.backward(name + "_grad_quantise", b.traffic("fp8_cast_transpose", dy * e, dy * q, 2 * dy));
+  b.backward(name + "_dgrad", GemmKernel{tokens, k, n, 1, "fp8"});
+  b.backward(name + "_wgrad", GemmKernel{k, n, tokens, 1, "fp8"}, true);
+  if (bias)
+    b.backward(name + "_bias_grad", ReductionKernel{dy, b.model().dtype}, true);
+}
+
+std::string Fp8Recipe::device_problem(const DeviceSpec& device) const
+{
+  return device.peak("fp8") > 0 ? "" : fmt::format("{} has no FP8 tensor cores", device.name);
+}
+
+std::shared_ptr<Fp8Recipe> make_fp8_recipe(const std::string& name)
+{
+  return Registry<Fp8Recipe>::instance().create(name);
+}
+
+std::vector<std::string> fp8_recipe_names() { return Registry<Fp8Recipe>::instance().names(); }
+
+} // namespace cs

@@ -1,0 +1,121 @@
+// Context parallelism (workload.parallel.cp): what a rank of a CP group computes, holds and exchanges.
+#include "models/transformer/memory_footprint.hpp"
+#include "models/transformer/transformer.hpp"
+#include "tests/test_models.hpp"
+#include "tests/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using cs::testing::clustersim;
+using cs::testing::fresh_dir;
+using cs::testing::read_json;
+using cs::testing::src;
+
+cs::ModelParams llama8b()
+{
+  cs::ModelParams m(cs::testing::model(32, 4096, 14336, 32, 8192, 128256, "bf16", "selective"));
+  m.kv_heads = 8;
+  m.mlp = "swiglu";
+  m.norm = cs::Norm::RMSNORM;
+  m.bias = false;
+  return m;
+}
+
+const cs::NamedKernel& find(const std::vector<cs::NamedKernel>& ks, const std::string& name)
+{
+  for (const auto& k : ks)
+    if (k.name == name)
+      return k;
+  throw std::runtime_error("no kernel " + name);
+}
+
+cs::PassKernels layer(int cp, cs::CpComm comm)
+{
+  cs::LayerShape shape;
+  shape.parallel.cp = cp;
+  shape.parallel.cp_comm = comm;
+  return cs::layer_kernels(llama8b(), shape);
+}
+
+} // namespace
+
+TEST(ContextParallel, EachRankComputesItsShareOfTheSequence)
+{
+  const cs::PassKernels whole = layer(1, cs::CpComm::P2P);
+  for (cs::CpComm comm : {cs::CpComm::P2P, cs::CpComm::ALLGATHER, cs::CpComm::A2A}) {
+    const cs::PassKernels part = layer(4, comm);
+    // The linear layers see a quarter of the tokens; attention does a quarter of the causal work.
+    EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(find(part.forward, "qkv_gemm").kernel).m,
+                     std::get<cs::GemmKernel>(find(whole.forward, "qkv_gemm").kernel).m / 4);
+    EXPECT_DOUBLE_EQ(cs::kernel_flops(find(part.forward, "attention").kernel),
+                     cs::kernel_flops(find(whole.forward, "attention").kernel) / 4);
+  }
+  // Ring attention runs cp blocks of a quarter of the keys; Ulysses all of the sequence for a quarter of the heads.
+  const auto ring = std::get<cs::AttentionKernel>(find(layer(4, cs::CpComm::P2P).forward, "attention").kernel);
+  EXPECT_DOUBLE_EQ(ring.seq_kv, 8192.0 / 4);
+  EXPECT_DOUBLE_EQ(ring.batch, 4);
+  const auto ulysses = std::get<cs::AttentionKernel>(find(layer(4, cs::CpComm::A2A).forward, "attention").kernel);
+  EXPECT_DOUBLE_EQ(ulysses.seq_q, 8192);
+  EXPECT_DOUBLE_EQ(ulysses.heads, 32.0 / 4);
+}
+
+TEST(ContextParallel, ActivationsDivideByCpAndOptimizerStateShardsOverDpTimesCp)
+{
+  cs::MemoryLayout layout;
+  layout.parallel.dp = 4;
+  layout.parallel.zero = 1;
+  const cs::MemoryFootprint one = cs::transformer_memory(llama8b(), 1, layout);
+  layout.parallel.cp = 2;
+  const cs::MemoryFootprint two = cs::transformer_memory(llama8b(), 1, layout);
+  EXPECT_LT(two.activations, 0.55 * one.activations);
+  EXPECT_NEAR(two.optimizer, one.optimizer / 2, 1.0);
+  EXPECT_EQ(two.parameters, one.parameters);
+}
+
+TEST(ContextParallel, ARunReducesGradientsOverDpTimesCpAndReportsTheExchange)
+{
+  const std::string llama = src("scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml");
+  nlohmann::json report[2];
+  const char* degrees[2] = {"--set workload.parallel.cp=1", "--set workload.parallel.cp=4"};
+  for (int i = 0; i < 2; ++i) {
+    const auto out = fresh_dir("cp" + std::to_string(i));
+    auto r =
+        clustersim("run " + llama + " --quiet --set workload.batch.global=16 --set workload.model.fp8= " + degrees[i] +
+                   " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    report[i] = read_json(out / "report.json");
+  }
+  // The same eight GPUs reduce the same gradients: a group of dp 8, or of dp 2 x cp 4.
+  const auto& a = report[0]["metrics"];
+  const auto& b = report[1]["metrics"];
+  EXPECT_NEAR(b["network_bytes"].get<double>() / a["network_bytes"].get<double>(), 1.0, 0.15);
+  EXPECT_TRUE(report[1]["breakdown"].contains("cp_communication_s"));
+  EXPECT_FALSE(report[0]["breakdown"].contains("cp_communication_s"));
+  EXPECT_LT(b["peak_memory_bytes"].get<double>(), a["peak_memory_bytes"].get<double>());
+  // Splitting each sample over 4 GPUs runs 4x fewer samples per replica at once: close to the same throughput.
+  EXPECT_NEAR(b["tokens_per_s"].get<double>() / a["tokens_per_s"].get<double>(), 1.0, 0.15);
+}
+
+TEST(ContextParallel, BadDegreesAreRefusedWithAPosition)
+{
+  const std::string q = "validate " + src("scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml") + " ";
+  struct Case {
+    std::string sets, words;
+  } cases[] = {
+      {"--set workload.parallel.cp=16", "does not divide the cluster's 8 GPUs"},
+      {"--set workload.parallel.cp=2 --set workload.model.seq=8190", "equal chunks"},
+      {"--set workload.parallel.cp=8 --set workload.parallel.cp_comm=a2a --set workload.model.kv_heads=4",
+       "must divide the heads (32) and the key/value heads (4)"},
+      {"--set workload.model.attention=materialized", "needs fused attention"},
+      {"--set workload.parallel.cp=0", "cp"},
+      {"--set workload.parallel.cp_comm=ring", "p2p"},
+  };
+  for (const Case& c : cases) {
+    auto r = clustersim(q + c.sets);
+    EXPECT_EQ(r.code, 2) << c.sets << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.words), std::string::npos) << c.sets << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("--set:1:", 0), 0u) << r.err; // positioned at the override that breaks it
+  }
+}
