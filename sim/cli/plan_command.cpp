@@ -31,8 +31,8 @@ std::string describe(const Plan& p, bool moe)
   std::string layers;
   for (int l : p.stage_layers)
     layers += (layers.empty() ? "" : "/") + std::to_string(l);
-  return fmt::format("{:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15}", p.parallel.dp, p.parallel.tp,
-                     p.parallel.pp, schedule, p.micro, p.recompute, p.parallel.zero,
+  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15}", p.parallel.dp, p.parallel.tp,
+                     p.parallel.cp, p.parallel.pp, schedule, p.micro, p.recompute, p.parallel.zero,
                      p.parallel.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
 }
 
@@ -76,9 +76,9 @@ int command_plan(const PlanCommand& c)
     return 1;
   }
   std::cout << fmt::format(
-      "\n  {:>2}  {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15} {:>11} {:>10} {:>8} {:>10}\n", "#", "dp",
-      "tp", "pp", "schedule", "micro", "recompute", "zero", "sp", "stage layers", "iteration", "samples/s", "TFLOP/s",
-      "memory");
+      "\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15} {:>11} {:>10} {:>8} {:>10}\n", "#",
+      "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", "zero", "sp", "stage layers", "iteration", "samples/s",
+      "TFLOP/s", "memory");
   for (std::size_t i = 0; i < search.best.size(); ++i) {
     const Plan& p = search.best[i];
     std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe),
@@ -86,7 +86,7 @@ int command_plan(const PlanCommand& c)
                              units::format_bytes(p.memory_bytes));
   }
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
-                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp\n";
+                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -106,11 +106,11 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", i + 1, p.parallel.dp,
-                       p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, p.recompute, p.parallel.zero,
-                       p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s, p.tflops_per_gpu,
-                       p.memory_bytes, simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
-                       p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp);
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", i + 1,
+                       p.parallel.dp, p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, p.recompute,
+                       p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s,
+                       p.tflops_per_gpu, p.memory_bytes, simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(),
+                       p.parallel.ep, p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());

@@ -60,7 +60,7 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   w.parallel.stage_layers.clear();
   w.parallel.dp = 1;
   StageShape shape;
-  shape.parallel = w.parallel.layout(w.parallel.tp);
+  shape.parallel = w.parallel.layout(static_cast<long long>(w.parallel.tp) * w.parallel.cp);
   const StageSet set = transformer_stages(w, cost, platform, shape);
   const auto& segments = set.stages.front().segments;
   const Segment& layer = segments.at(1);
@@ -184,6 +184,10 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
   parallel.SetStyle(YAML::EmitterStyle::Block);
   parallel["dp"] = p.dp;
   parallel["tp"] = p.tp;
+  if (p.cp > 1)
+    parallel["cp"] = p.cp;
+  else
+    parallel.remove("cp");
   parallel["pp"] = p.pp;
   parallel["vpp"] = p.vpp;
   parallel["zero"] = p.zero;
@@ -266,8 +270,19 @@ std::vector<std::pair<int, int>> expert_degrees(const ModelParams& m, int dp, in
   return out;
 }
 
-// The configurations Galvatron's decision tree generates: TP inside a node (powers of two), then the PP degree,
-// the rest data parallel; under each, micro-batch sizes, schedules, recomputation and (without a pipeline) ZeRO.
+// The context-parallel degrees a search tries: 1, and for dense models with sequences of 8K tokens or more the powers
+// of two whose ring chunks (2 x cp of them) divide the sequence, up to 16.
+std::vector<int> context_degrees(const ModelParams& m, int gpus)
+{
+  std::vector<int> out{1};
+  for (int cp = 2; !m.moe.enabled() && m.seq >= 8192 && cp <= 16 && cp <= gpus; cp *= 2)
+    if (m.seq % (2 * cp) == 0)
+      out.push_back(cp);
+  return out;
+}
+
+// The configurations Galvatron's decision tree generates: TP inside a node (powers of two), CP (long sequences),
+// then the PP degree, the rest data parallel; under each, micro-batch sizes, schedules, recomputation and ZeRO.
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
 {
   const ModelParams& m = tr(base).model;
@@ -276,37 +291,39 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
     if (node_gpus % tp != 0 || !attention_kind_of(m).tp_problem(m, tp).empty() || m.ffn % tp != 0)
       continue;
-    for (int pp = 1; pp <= gpus / tp && pp <= m.layers; ++pp) {
-      if ((gpus / tp) % pp != 0)
-        continue;
-      const int dp = gpus / (tp * pp);
-      for (int micro = 1; micro <= 32; micro *= 2) {
-        const long long step = static_cast<long long>(dp) * micro; // 64-bit: dp x micro must not wrap to 0
-        if (step > tr(base).batch.global || tr(base).batch.global % step != 0)
+    for (int cp : context_degrees(m, gpus / tp))
+      for (int pp = 1; pp <= gpus / (tp * cp) && pp <= m.layers; ++pp) {
+        if (gpus % (tp * cp) != 0 || (gpus / (tp * cp)) % pp != 0)
           continue;
-        const int microbatches = static_cast<int>(tr(base).batch.global / step);
-        const auto schedules = pp == 1 ? std::vector<std::pair<std::string, int>>{{"", 1}}
-                                       : registered_schedules(pp, microbatches, m.layers);
-        for (const auto& [schedule, vpp] : schedules)
-          for (const char* recompute : {"none", "selective", "full"})
-            for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3})
-              for (const auto& [ep, etp] : expert_degrees(m, dp, tp)) {
-                Plan plan;
-                plan.parallel.ep = ep;
-                plan.parallel.etp = etp;
-                plan.parallel.dp = dp;
-                plan.parallel.tp = tp;
-                plan.parallel.pp = pp;
-                plan.parallel.vpp = vpp;
-                plan.micro = micro;
-                plan.parallel.zero = zero;
-                plan.parallel.sequence_parallel = tp > 1;
-                plan.schedule = schedule;
-                plan.recompute = recompute;
-                out.push_back(plan);
-              }
+        const int dp = gpus / (tp * cp * pp);
+        for (int micro = 1; micro <= 32; micro *= 2) {
+          const long long step = static_cast<long long>(dp) * micro; // 64-bit: dp x micro must not wrap to 0
+          if (step > tr(base).batch.global || tr(base).batch.global % step != 0)
+            continue;
+          const int microbatches = static_cast<int>(tr(base).batch.global / step);
+          const auto schedules = pp == 1 ? std::vector<std::pair<std::string, int>>{{"", 1}}
+                                         : registered_schedules(pp, microbatches, m.layers);
+          for (const auto& [schedule, vpp] : schedules)
+            for (const char* recompute : {"none", "selective", "full"})
+              for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3})
+                for (const auto& [ep, etp] : expert_degrees(m, dp, tp)) {
+                  Plan plan;
+                  plan.parallel.ep = ep;
+                  plan.parallel.etp = etp;
+                  plan.parallel.dp = dp;
+                  plan.parallel.tp = tp;
+                  plan.parallel.cp = cp;
+                  plan.parallel.pp = pp;
+                  plan.parallel.vpp = vpp;
+                  plan.micro = micro;
+                  plan.parallel.zero = zero;
+                  plan.parallel.sequence_parallel = tp > 1;
+                  plan.schedule = schedule;
+                  plan.recompute = recompute;
+                  out.push_back(plan);
+                }
+        }
       }
-    }
   }
   return out;
 }
@@ -402,9 +419,11 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.memory_reserve = tr(base).memory_reserve;
   out.budget_bytes = (1 - out.memory_reserve) * limit;
 
-  std::map<std::tuple<int, int, std::string, int, int>, PassTimes> times; // per (tp, micro, recompute, ep, etp)
+  std::map<std::tuple<int, int, std::string, int, int, int>, PassTimes>
+      times;                              // per (tp, micro, recompute, ep, etp, cp)
   std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
-  std::map<std::tuple<int, int, std::string, int, int, int, int, std::string, std::vector<int>, int>, double> bounds;
+  std::map<std::tuple<int, int, std::string, int, int, int, int, std::string, std::vector<int>, int, int>, double>
+      bounds;
   std::vector<Candidate> candidates;
   for (Plan plan : enumerate_plans(base, gpus)) {
     ++out.enumerated;
@@ -419,7 +438,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     }
     if (!platform)
       platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
-    auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep, plan.parallel.etp);
+    auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep, plan.parallel.etp,
+                               plan.parallel.cp);
     auto it = times.find(key);
     if (it == times.end())
       it = times.emplace(key, pass_times(s, *cost, *platform)).first;
@@ -431,9 +451,9 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     const int microbatches = tr(base).batch.global / (plan.parallel.dp * plan.micro);
     // The bound leaves the data-parallel group out but for the optimizer's shard: plans that differ in ZeRO-3's
     // gathers alone, or in nothing it sees, share one.
-    const auto bound_key =
-        std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep, plan.parallel.etp,
-                        plan.parallel.pp, plan.parallel.vpp, plan.schedule, plan.stage_layers, plan.parallel.zero);
+    const auto bound_key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep,
+                                           plan.parallel.etp, plan.parallel.pp, plan.parallel.vpp, plan.schedule,
+                                           plan.stage_layers, plan.parallel.zero, plan.parallel.cp);
     auto bound = bounds.find(bound_key);
     if (bound == bounds.end())
       bound = bounds.emplace(bound_key, pipeline_compute_bound(tr(s), plan, t.experts, *cost, *platform, microbatches))

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <gtest/gtest.h>
+#include <set>
 #include <unistd.h>
 
 namespace {
@@ -187,4 +188,30 @@ TEST(Planner, MoePlansSearchExpertTensorParallelismToo)
     }
   EXPECT_GT(folded, 0);
   EXPECT_GT(partly, 0);
+}
+
+TEST(Planner, LongSequencesSearchContextParallelismAndItWins)
+{
+  // Llama 3 8B at 32K tokens on two nodes: the search tries cp 2 to 16 beside tp, every such plan is a valid scenario
+  // that writes its cp, and splitting the sequence beats the plans without it (activations of a 32K sequence per GPU).
+  const cs::Scenario base = cs::load_scenario(
+      std::string(CS_SOURCE_DIR) + "/scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml",
+      {"cluster.nodes=2", "workload.model.seq=32768", "workload.batch.global=16", "workload.parallel.cp=1"});
+  cs::PlanOptions o;
+  o.gpus = 16;
+  o.top = 1000;
+  o.exhaustive = true;
+  const cs::PlanSearch search = cs::search_plans(base, o);
+  ASSERT_FALSE(search.best.empty());
+  std::set<int> degrees;
+  for (const auto& p : search.best) {
+    degrees.insert(p.parallel.cp);
+    EXPECT_EQ(32768 % (2 * p.parallel.cp), 0);
+  }
+  EXPECT_TRUE(degrees.count(1) && degrees.count(2) && degrees.count(4)) << degrees.size();
+  const cs::Plan& best = search.best.front();
+  EXPECT_GT(best.parallel.cp, 1);
+  EXPECT_NO_THROW(cs::check_scenario(cs::plan_scenario(base, o.gpus, best)));
+  EXPECT_NE(cs::plan_scenario_yaml(base, o.gpus, best).find("cp: " + std::to_string(best.parallel.cp)),
+            std::string::npos);
 }
