@@ -124,8 +124,11 @@ void ObjectReader::finish() const
     std::string known;
     for (const auto& d : declared_)
       known += (known.empty() ? "" : ", ") + d;
-    fail(it->first, fmt::format("unknown key '{}' {}{}", key, where,
-                                hint.empty() ? " (known keys: " + known + ")" : " (did you mean '" + hint + "'?)"));
+    // A key an override made (its value carries the override's tag) is blamed on that --set.
+    const bool overridden = source_ && source_->override_of(it->second) >= 0;
+    fail(overridden ? it->second : it->first,
+         fmt::format("unknown key '{}' {}{}", key, where,
+                     hint.empty() ? " (known keys: " + known + ")" : " (did you mean '" + hint + "'?)"));
   }
 }
 

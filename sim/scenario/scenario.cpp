@@ -183,6 +183,7 @@ void apply_override(YAML::Node root, const std::string& text, std::size_t index)
     if (!next.IsDefined() && !(i + 1 < steps.size() && steps[i + 1].index >= 0)) {
       node[step.key] = YAML::Node(YAML::NodeType::Map);
       next = node[step.key];
+      next.SetTag(kOverrideTag + std::to_string(index)); // a map the override made: errors about its key point here
     }
     node.reset(next);
     where += (where.empty() ? "" : ".") + step.key;

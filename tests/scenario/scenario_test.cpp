@@ -113,6 +113,12 @@ TEST(Scenario, UnknownKeySuggestsTheClosest)
   EXPECT_EQ(e, "F:12:1: unknown key 'bakend' at the top level (did you mean 'backend'?)");
   e = error_of(std::string(kValid).replace(std::string(kValid).find("gpus_per_node"), 13, "gpu_per_node"));
   EXPECT_EQ(e, "F:5:3: unknown key 'gpu_per_node' in 'cluster' (did you mean 'gpus_per_node'?)");
+  // A key an override misspells is blamed on that override, not on a position in the file.
+  e = error_of(kValid, {"cluster.nodes=2", "cluster.gpu_per_node=4"});
+  EXPECT_EQ(e, "--set:1:2: cluster.gpu_per_node=4: unknown key 'gpu_per_node' in 'cluster' (did you mean "
+               "'gpus_per_node'?)");
+  e = error_of(kValid, {"workload.paralel.tp=2"});
+  EXPECT_EQ(e.rfind("--set:1:1: workload.paralel.tp=2: unknown key 'paralel' in 'workload'", 0), 0u) << e;
 }
 
 TEST(Scenario, WrongTypeNamesTheValue)
