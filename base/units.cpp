@@ -150,4 +150,25 @@ std::string format_time(double seconds)
 
 std::string format_rate(double bytes_per_second) { return fmt::format("{:.4g} GB/s", bytes_per_second / 1e9); }
 
+std::string format_count(double value)
+{
+  if (!std::isfinite(value) || std::fabs(value) >= 1e15)
+    return fmt::format("{:.4g}", value);
+  const std::string digits = fmt::format("{:.0f}", std::fabs(value));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return (value < 0 && digits != "0" ? "-" : "") + out;
+}
+
+std::string format_money(double usd)
+{
+  if (std::isfinite(usd) && std::fabs(usd) < 100)
+    return fmt::format("{}${:.2f}", usd < 0 ? "-" : "", std::fabs(usd));
+  return (usd < 0 ? "-$" : "$") + format_count(std::fabs(usd));
+}
+
 } // namespace cs::units

@@ -26,5 +26,9 @@ std::optional<double> parse_time(const std::string& text, std::string* error = n
 std::string format_bytes(double bytes);
 std::string format_time(double seconds);
 std::string format_rate(double bytes_per_second);
+/** A whole number with thousands separators: 1,032,000 (rounded; numbers past 1e15 in scientific form). */
+std::string format_count(double value);
+/** US dollars: $103,200 (whole dollars from $100, cents below). */
+std::string format_money(double usd);
 
 } // namespace cs::units

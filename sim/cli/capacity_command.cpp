@@ -5,6 +5,7 @@
 #include "sim/cli/output_files.hpp"
 
 #include "base/input_error.hpp"
+#include "base/units.hpp"
 #include "sim/plan/capacity.hpp"
 #include "sim/plan/gpu_prices.hpp"
 #include "sim/plan/job_capacity.hpp"
@@ -122,15 +123,16 @@ int job_capacity_command(const CapacityArgs& a, const Scenario& base, const Capa
     if (c.meets_target && (!best || c.cost_usd < best->cost_usd))
       best = &c;
     std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>7g} {:>9.3f} {:>10.4g} {:>11.4g} {:>10.4g} {:>5.1f}% "
-                             "{:>12.4g}  {}{}\n",
+                             "{:>12}  {}{}\n",
                              c.device, c.gpus, c.nics_per_node, c.oversubscription, c.usd_per_gpu_hour,
                              c.mean_jct_s / 3600, c.p95_wait_s / 3600, c.makespan_s / 86400, 100 * c.utilization,
-                             c.cost_usd, c.on_frontier ? "frontier" : "", c.meets_target ? " meets target" : "");
+                             units::format_money(c.cost_usd), c.on_frontier ? "frontier" : "",
+                             c.meets_target ? " meets target" : "");
   }
   if (best)
-    std::cout << fmt::format("  cheapest meeting the target: {} x {}, mean JCT {:.4g} h, p95 wait {:.4g} h, ${:.4g}\n",
+    std::cout << fmt::format("  cheapest meeting the target: {} x {}, mean JCT {:.4g} h, p95 wait {:.4g} h, {}\n",
                              best->gpus, best->device, best->mean_jct_s / 3600, best->p95_wait_s / 3600,
-                             best->cost_usd);
+                             units::format_money(best->cost_usd));
   else
     std::cout << "  no configuration meets the target (raise --max-gpus or relax it)\n";
   if (!a.out_dir.empty()) {
@@ -196,18 +198,19 @@ int plan_capacity_command(const CapacityArgs& a)
     }
     if (c.meets_target && (!best || c.cost_usd < best->cost_usd))
       best = &c;
-    std::cout << fmt::format("  {:<16} {:>6} {:>4} {:>6g}  {:<26} {:>9.3f} {:>12.4g} {:>10.3g} {:>14.4g}  {}{}\n",
-                             c.device, c.gpus, c.nics_per_node, c.oversubscription,
-                             fmt::format("{} {} {} {}{}", c.plan.parallel.dp, c.plan.parallel.tp, c.plan.parallel.pp,
-                                         c.plan.micro,
-                                         c.plan.parallel.zero ? fmt::format(" zero{}", c.plan.parallel.zero) : ""),
-                             c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd,
-                             c.on_frontier ? "frontier" : "", c.meets_target ? " meets target" : "");
+    std::cout << fmt::format(
+        "  {:<16} {:>6} {:>4} {:>6g}  {:<26} {:>9.3f} {:>12} {:>10.3g} {:>14}  {}{}\n", c.device, c.gpus,
+        c.nics_per_node, c.oversubscription,
+        fmt::format("{} {} {} {}{}", c.plan.parallel.dp, c.plan.parallel.tp, c.plan.parallel.pp, c.plan.micro,
+                    c.plan.parallel.zero ? fmt::format(" zero{}", c.plan.parallel.zero) : ""),
+        c.usd_per_gpu_hour, units::format_count(c.tokens_per_s), c.time_to_train_s / 86400,
+        units::format_money(c.cost_usd), c.on_frontier ? "frontier" : "", c.meets_target ? " meets target" : "");
   }
   if (best)
-    std::cout << fmt::format("  cheapest meeting the target: {} x {} (dp {} tp {} pp {}), {:.3g} days, ${:.4g}\n",
+    std::cout << fmt::format("  cheapest meeting the target: {} x {} (dp {} tp {} pp {}), {:.3g} days, {}\n",
                              best->gpus, best->device, best->plan.parallel.dp, best->plan.parallel.tp,
-                             best->plan.parallel.pp, best->time_to_train_s / 86400, best->cost_usd);
+                             best->plan.parallel.pp, best->time_to_train_s / 86400,
+                             units::format_money(best->cost_usd));
   else
     std::cout << "  no configuration meets the target (raise --max-gpus or relax it)\n";
   if (!a.out_dir.empty()) {

@@ -53,6 +53,13 @@ TEST(Units, FormattingIsReadable)
   EXPECT_EQ(format_bytes(1536), "1.5 KiB");
   EXPECT_EQ(format_time(2.5e-3), "2.5 ms");
   EXPECT_EQ(format_time(3e-6), "3 us");
+  // Money and counts with thousands separators, not 1.032e+05.
+  EXPECT_EQ(format_money(103200), "$103,200");
+  EXPECT_EQ(format_money(1.13e6), "$1,130,000");
+  EXPECT_EQ(format_money(14.75), "$14.75");
+  EXPECT_EQ(format_count(999.6), "1,000");
+  EXPECT_EQ(format_count(-1234567), "-1,234,567");
+  EXPECT_EQ(format_count(12), "12");
 }
 
 TEST(Units, ValuesPastTheBoundsAreRefusedAfterTheUnit)
