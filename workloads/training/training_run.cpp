@@ -98,9 +98,11 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
   if (M.count("slowest_gpu_speed"))
     out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
                        M.at("slowest_gpu_speed"));
-  out += fmt::format("  iteration {}   throughput {:.1f} samples/s   {:.1f} TFLOP/s per GPU\n",
+  // The figures published runs are compared on: tokens/s per GPU and MFU (model FLOPs over the dtype's peak).
+  out += fmt::format("  iteration {}   throughput {:.1f} samples/s, {} tokens/s per GPU   {:.1f} TFLOP/s per GPU{}\n",
                      units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
-                     M.at("tflops_per_gpu"));
+                     units::format_count(M.at("tokens_per_s") / tr.ranks), M.at("tflops_per_gpu"),
+                     M.count("mfu") ? fmt::format(" (MFU {:.1f}%)", 100 * M.at("mfu")) : "");
   // Idle = iteration - the busiest GPU's compute: exposed communication and pipeline bubbles together.
   out += fmt::format("  time      compute {}  idle {} (exposed communication and bubbles)\n",
                      units::format_time(B.at("compute_s")), units::format_time(B.at("exposed_communication_s")));
