@@ -68,15 +68,21 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   if (m.fp8) { // the linear layers keep their inputs in FP8: QKV's (replicated without sp), the projection's and the
                // MLP's first (2 units each) and its second GEMM's (2 f / h)
     const double kept = 1.0 - m.fp8->saved_input_bytes() / 2.0;
-    held -= kept * (2.0 / (sp ? t : 1.0) + (4.0 + 2.0 * ffn) / t);
+    held -= kept * (2.0 / (sp ? t : 1.0) + (4.0 + (m.recomputes("mlp") ? 0.0 : 2.0 * ffn)) / t);
   }
+  // Selective recomputation's modules drop what they rerun: layernorm the two norms' outputs (2 units each,
+  // replicated without sp), mlp the MLP's inner activations (only its input is kept). core_attn is the scores' below.
+  if (m.recomputes("layernorm"))
+    held -= 4.0 / (sp ? t : 1.0);
+  if (m.recomputes("mlp"))
+    held -= mlp_units * ffn / t;
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
   const double scores = attention.score_units(m, layout.dropout, t);
   double per_layer = 0;
   if (m.recompute == "full") // only each layer's input is kept
     per_layer = 2.0 * s * b * h / (sp ? t : 1);
-  else if (m.recompute == "selective") // the attention core (softmax, dropout, scores) is recomputed
-    per_layer = s * b * h * held;
+  else if (m.recompute == "selective") // the modules' (by default the attention core's) activations are recomputed
+    per_layer = s * b * h * (held + (m.recomputes("core_attn") ? 0.0 : scores));
   else
     per_layer = s * b * h * (held + scores);
   // Korthikanti's counts are for 16-bit activations; scale for other dtypes.

@@ -258,6 +258,27 @@ void read_graph_layer(ObjectReader& l, GraphLayerParams& layer, const std::vecto
       l.fail_at("inputs", "input '" + input + "' of layer '" + layer.name + "' is not a layer defined above it");
 }
 
+// Megatron-Core's recompute modules that the layer model prices; the MoE and MLA ones are named apart so that a
+// recipe that lists them is told why rather than told it misspelt them.
+void check_recompute_modules(ObjectReader& m, const ModelParams& model)
+{
+  if (m.describing() || model.recompute_modules.empty())
+    return;
+  static const std::vector<std::string> priced{"core_attn", "layernorm", "mlp"};
+  static const std::vector<std::string> later{"moe_act", "moe", "shared_experts", "mla_up_proj"};
+  if (model.recompute != "selective")
+    m.fail_at("recompute_modules", "recompute_modules needs recompute: selective (full reruns the whole layer)");
+  for (const auto& name : model.recompute_modules) {
+    if (std::find(later.begin(), later.end(), name) != later.end())
+      m.fail_at("recompute_modules", fmt::format("recompute module '{}' is not modelled yet (priced: core_attn, "
+                                                 "layernorm, mlp)",
+                                                 name));
+    if (std::find(priced.begin(), priced.end(), name) == priced.end())
+      m.fail_at("recompute_modules",
+                fmt::format("unknown recompute module '{}' (expected core_attn, layernorm or mlp)", name));
+  }
+}
+
 // model.fp8: a registered recipe's name, or none.
 void read_fp8_recipe(ObjectReader& m, ModelParams& model)
 {
@@ -279,6 +300,15 @@ void read_fp8_recipe(ObjectReader& m, ModelParams& model)
 }
 
 } // namespace
+
+bool ModelParams::recomputes(const std::string& module) const
+{
+  if (recompute != "selective")
+    return false;
+  if (recompute_modules.empty())
+    return module == "core_attn";
+  return std::find(recompute_modules.begin(), recompute_modules.end(), module) != recompute_modules.end();
+}
 
 void read_model(ObjectReader m, ModelParams& model)
 {
@@ -309,6 +339,11 @@ void read_model(ObjectReader m, ModelParams& model)
       .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16"},
               "activation, weight and compute type (FP8 training keeps bf16 activations: see fp8)")
       .choice("recompute", model.recompute, {"none", "selective", "full"}, "activation recomputation")
+      .field("recompute_modules", model.recompute_modules,
+             "with recompute: selective, the modules whose forward reruns in backward instead of keeping its "
+             "activations (Megatron-Core --recompute-modules): core_attn (materialised attention's scores; fused "
+             "attention keeps none), layernorm (the norms' outputs), mlp (the MLP's inner activations); empty = "
+             "core_attn")
       .choice(
           "attention", model.attention,
           {{"flash", AttentionCore::FLASH},
@@ -332,6 +367,7 @@ void read_model(ObjectReader m, ModelParams& model)
                               read_layer);
   read_attention_kind(m, model);
   read_fp8_recipe(m, model);
+  check_recompute_modules(m, model);
   ObjectReader moe = m.child("moe", "mixture of experts: routed (and shared) experts replace the MLP in MoE layers");
   read_moe(moe, model.moe);
   m.finish();

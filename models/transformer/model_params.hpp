@@ -46,6 +46,11 @@ struct ModelParams {
   int vocab = 51200;
   std::string dtype = "bf16";
   std::string recompute = "none"; // none | selective | full
+  // Under selective recomputation, the modules whose forward reruns in backward (Megatron-Core --recompute-modules:
+  // core_attn, layernorm, mlp); empty = core_attn, Megatron's default.
+  std::vector<std::string> recompute_modules;
+  /** Whether selective recomputation reruns `module` (core_attn, layernorm, mlp). */
+  bool recomputes(const std::string& module) const;
   AttentionCore attention = AttentionCore::FLASH;
   std::string preset;       // filled in first, then keys given next to it override (see model_presets())
   int kv_heads = 0;         // 0 = heads (multi-head attention); fewer = grouped-query attention

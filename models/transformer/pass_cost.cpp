@@ -49,10 +49,24 @@ double exposed_tp(double tp_s, double gemm_s, const FrameworkProfile& fw, int tp
   return 2 * std::max(tp_s / tp, tp_s - gemm_s / 2);
 }
 
+// The forward kernels a recompute module reruns, by the names the layer gives them (an FP8 linear's quantisation
+// carries its GEMM's name as a prefix): core_attn, materialised attention's scores, softmax, dropout and values
+// (fused attention keeps none to rerun); layernorm, the norms; mlp, the MLP's GEMMs and activation.
+bool reruns(const std::string& module, const std::string& kernel)
+{
+  if (module == "core_attn") // the output projection (attn_out_gemm) is not part of the core
+    return kernel.rfind("attn_", 0) == 0 && kernel.rfind("attn_out_gemm", 0) != 0;
+  if (module == "layernorm")
+    return kernel == "layernorm" || kernel == "qk_norm";
+  if (module == "mlp")
+    return kernel.rfind("ffn_", 0) == 0 || kernel == "gelu" || kernel == "swiglu" || kernel == "bias_gelu";
+  return false;
+}
+
 } // namespace
 
 PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       const std::string& recompute, int tp)
+                       const std::string& recompute, int tp, const std::vector<std::string>& modules)
 {
   const PassCost f = pass_cost(cost, k.forward, fw.kernel_gap_s), b = pass_cost(cost, k.backward, fw.kernel_gap_s);
   PieceTimes t;
@@ -62,12 +76,13 @@ PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const 
   t.weight = b.weight_seconds;
   if (recompute == "full") // the forward pass runs again inside backward
     t.backward += t.forward;
-  if (recompute == "selective") { // materialised attention's scores, softmax, dropout and values run again
-    std::vector<NamedKernel> core;
+  if (recompute == "selective") { // the modules' forward kernels run again (default: core_attn)
+    const std::vector<std::string> given = modules.empty() ? std::vector<std::string>{"core_attn"} : modules;
+    std::vector<NamedKernel> again;
     for (const auto& n : k.forward)
-      if (n.name.rfind("attn_", 0) == 0)
-        core.push_back(n);
-    t.backward += pass_cost(cost, core, fw.kernel_gap_s).seconds;
+      if (std::any_of(given.begin(), given.end(), [&n](const std::string& m) { return reruns(m, n.name); }))
+        again.push_back(n);
+    t.backward += pass_cost(cost, again, fw.kernel_gap_s).seconds;
   }
   return t;
 }

@@ -27,8 +27,9 @@ struct PieceTimes {
 
 /** A piece's passes with two TP collectives of `tp_s` each in each pass (blocking, or pipelined with the pass's GEMMs
  *  over `tp` chunks under the framework's tp_comm_overlap), the forward run again inside backward under full
- *  recomputation (or materialised attention's core under selective), and the weight-gradient part of backward. */
+ *  recomputation (under selective, the forward kernels of the recompute `modules`: core_attn, layernorm, mlp; none
+ *  given = core_attn, materialised attention's core), and the weight-gradient part of backward. */
 PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       const std::string& recompute, int tp = 1);
+                       const std::string& recompute, int tp = 1, const std::vector<std::string>& modules = {});
 
 } // namespace cs

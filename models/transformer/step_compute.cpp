@@ -30,7 +30,7 @@ StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const
   if (p.global_batch % (static_cast<long long>(dp) * p.micro_batch) != 0)
     throw std::invalid_argument("the global batch does not divide into replicas x microbatch");
   const LayerShape shape{p.micro_batch, ParallelLayout{}, fw};
-  const PieceTimes layer = piece_times(layer_kernels(m, shape), cost, fw, 0, m.recompute);
+  const PieceTimes layer = piece_times(layer_kernels(m, shape), cost, fw, 0, m.recompute, 1, m.recompute_modules);
   const PieceTimes head = piece_times(head_kernels(m, shape), cost, fw, 0, "none");
   const PieceTimes embedding = piece_times(embedding_kernels(m, shape), cost, fw, 0, "none");
   const double reduce_bytes = dtype_bytes(fw.reduce_dtype_for(m.dtype));

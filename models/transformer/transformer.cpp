@@ -175,8 +175,12 @@ double hardware_model_flops(const ModelParams& m, double global_batch)
   const double model = megatron_model_flops(m, global_batch);
   if (m.recompute == "full") // Narayanan et al.'s 96 instead of 72: the forward pass runs twice
     return model * 4.0 / 3.0;
-  if (m.recompute == "selective") // the attention core's forward runs again: 4 b s^2 h per layer for MHA
-    return model + global_batch * m.seq * attention_kind_of(m).core_forward_flops_per_token(m) * m.layers;
+  if (m.recompute == "selective") { // the modules' forwards run again: the attention core (4 b s^2 h per layer for
+                                    // MHA), the MLP's GEMMs (2 FLOPs a weight a token)
+    const double core = m.recomputes("core_attn") ? attention_kind_of(m).core_forward_flops_per_token(m) : 0.0;
+    const double mlp = m.recomputes("mlp") ? 2.0 * mlp_kind_of(m).weights(m.hidden, m.ffn) : 0.0;
+    return model + global_batch * m.seq * (core + mlp) * m.layers;
+  }
   return model;
 }
 

@@ -260,7 +260,7 @@ PieceTimes moe_dense_part(const TrainingParams& w, const KernelCostModel& cost, 
     k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
     k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
   }
-  PieceTimes t = piece_times(k, cost, shape.framework, tp_s, m.recompute, shape.parallel.tp);
+  PieceTimes t = piece_times(k, cost, shape.framework, tp_s, m.recompute, shape.parallel.tp, m.recompute_modules);
   t.forward += cp.forward;
   t.backward += cp.backward;
   return t;
@@ -382,11 +382,11 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   const int cp = parallel.cp;
   const double tp_s = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform, cp);
   const PassKernels layer_passes = layer_kernels(m, piece_shape);
-  PieceTimes layer = piece_times(layer_passes, cost, fw, tp_s, m.recompute, tp);
+  PieceTimes layer = piece_times(layer_passes, cost, fw, tp_s, m.recompute, tp, m.recompute_modules);
   // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward;
   // what of them shows in the passes (all, or a chunk of each when overlapped with the GEMMs).
   const int collectives = m.recompute == "full" ? 6 : 4;
-  const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, m.recompute, tp);
+  const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, m.recompute, tp, m.recompute_modules);
   const double tp_exposed =
       fw.tp_comm_overlap && tp > 1 ? layer.forward + layer.backward - bare.forward - bare.backward : collectives * tp_s;
   const PieceTimes cp_s = cp_exchange(m, piece_shape, layer_passes, cost, platform);
