@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Large training runs (issue 18 item 6): one Llama-2-70B step on 2,048 H100, analytical backend, with wall time and
-# peak RSS per layout. Target: each within 4 GB and 60 s. Usage: bench/scale.sh [BUILD_DIR]
+# peak RSS per layout (target: each within 4 GB and 60 s); then the frontier dense rows of validation.md §6 as they
+# run (Llama 3.1 405B with context parallelism on 1,024 H100). Usage: bench/scale.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
 scenario=bench/scenarios/llama2-70b-2048-h100.yaml
@@ -9,7 +10,12 @@ trap 'rm -rf "$out"' EXIT
 run() {
   local label=$1
   shift
-  /usr/bin/time -f "%e %M" -o "$out/time" "$build/clustersim" run "$scenario" --quiet --out "$out/run" "$@" || {
+  run_scenario "$label" "$scenario" "$@"
+}
+run_scenario() {
+  local label=$1 file=$2
+  shift 2
+  /usr/bin/time -f "%e %M" -o "$out/time" "$build/clustersim" run "$file" --quiet --out "$out/run" "$@" || {
     echo "$label: failed (exit $?)"
     return
   }
@@ -29,3 +35,5 @@ run "tp4 pp8 dp64 ZeRO-2 interleaved v2" --set workload.parallel.tp=4 --set work
   --set workload.parallel.vpp=2 --set workload.parallel.zero=2 --set policies.pipeline=interleaved-1f1b
 run "tp8 pp1 dp256 ZeRO-3, every replica" --set workload.parallel.pp=1 --set workload.parallel.dp=256 \
   --set workload.parallel.zero=3 --replicas all
+run_scenario "Llama 3.1 405B tp8 cp2 pp8 v8 dp8, 1,024 GPUs" scenarios/reference/mbridge-llama31-405b-fp8.yaml
+run_scenario "GPT-3 175B tp4 pp8 v6 dp16, 512 GPUs" scenarios/reference/nemo-gpt3-175b-512-fp8.yaml
