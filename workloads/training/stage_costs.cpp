@@ -386,9 +386,11 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward;
   // what of them shows in the passes (all, or a chunk of each when overlapped with the GEMMs).
   const int collectives = m.recompute == "full" ? 6 : 4;
-  const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, m.recompute, tp, m.recompute_modules);
-  const double tp_exposed =
-      fw.tp_comm_overlap && tp > 1 ? layer.forward + layer.backward - bare.forward - bare.backward : collectives * tp_s;
+  double tp_exposed = collectives * tp_s;
+  if (fw.tp_comm_overlap && tp > 1) { // the passes with and without the collectives (priced again only here)
+    const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, m.recompute, tp, m.recompute_modules);
+    tp_exposed = layer.forward + layer.backward - bare.forward - bare.backward;
+  }
   const PieceTimes cp_s = cp_exchange(m, piece_shape, layer_passes, cost, platform);
   layer.forward += cp_s.forward;
   layer.backward += cp_s.backward;
