@@ -13,40 +13,53 @@ build=${3:?usage: fuzz_readers.sh WORK_DIR SECONDS BUILD_DIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 command -v clang++ >/dev/null || { echo "no clang++: skipped"; exit 77; }
 mkdir -p "$work"
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$root")
-base=("$root/base/units.cpp" "$root/base/input_file.cpp")
-traces=("$root/traces/trace_format.cpp" "$root/traces/compressed_input.cpp" "$root/traces/trace_job.cpp"
-        "$root/traces/swim_reader.cpp" "$root/traces/rumen_reader.cpp" "$root/traces/jhist_reader.cpp")
-json=("$root/base/json_input.cpp" "$root/base/input_file.cpp")
-build_target() { # NAME SOURCES...: in the background, its log in $work/build_NAME.log
-  local name=$1
-  shift
-  clang++ "${flags[@]}" "$root/fuzz/fuzz_$name.cpp" "$@" -lfmt -lz -lzstd -o "$work/fuzz_$name" >"$work/build_$name.log" 2>&1
-}
-build_target units "${base[@]}" & p1=$!
-build_target trace "${base[@]}" "${traces[@]}" & p2=$!
-wait $p1 && wait $p2 && ok=1 || ok=0
-if [ $ok = 1 ]; then
-  build_target profile "${json[@]}" "$root/models/cost/device_profile.cpp" "$build/generated/builtin_profiles.cpp" &
-  p1=$!
-  build_target measurements "${json[@]}" "$root/calibrate/fit/measurements.cpp" "$root/models/kernels/kernel.cpp" &
-  p2=$!
-  wait $p1 && wait $p2 || ok=0
-fi
-if [ $ok = 1 ]; then
-  protoc --cpp_out="$work" -I"$root/traces" "$root/traces/chakra_et.proto" >"$work/build_protoc.log" 2>&1 || ok=0
-fi
-if [ $ok = 1 ]; then
-  build_target job_traces "${json[@]}" "$root/base/units.cpp" "$root/base/yaml_reader.cpp" "$root/base/utf8.cpp" \
-    "$root/platform/stragglers.cpp" "$root/traces/gpu_job_trace.cpp" "$root/traces/kineto_trace.cpp" \
-    "$root/traces/compressed_input.cpp" "$root/traces/moe_routing_trace.cpp" "$root/traces/spark_event_log.cpp" \
-    "$root/traces/chakra_trace.cpp" "$root/traces/trace_format.cpp" \
-    "$work/chakra_et.pb.cc" -I"$work" -lyaml-cpp -lz -lzstd -lprotobuf \
-    || ok=0
-fi
+flags=(-std=c++20 -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$root")
+# Every reader source is compiled once, two at a time, into $work/obj (its name the path with / as _), then each
+# target links the objects it needs: the targets share most of their sources. No -g: a report names the functions.
+protoc --cpp_out="$work" -I"$root/traces" "$root/traces/chakra_et.proto" >"$work/build_protoc.log" 2>&1 || {
+  cat "$work/build_protoc.log"; exit 1; }
+base=(base/units.cpp base/input_file.cpp)
+traces=(traces/trace_format.cpp traces/compressed_input.cpp traces/trace_job.cpp traces/swim_reader.cpp
+        traces/rumen_reader.cpp traces/jhist_reader.cpp)
+json=(base/json_input.cpp base/input_file.cpp)
+job_traces=(base/json_input.cpp base/input_file.cpp base/units.cpp base/yaml_reader.cpp base/utf8.cpp
+            platform/stragglers.cpp traces/gpu_job_trace.cpp traces/kineto_trace.cpp traces/compressed_input.cpp
+            traces/moe_routing_trace.cpp traces/spark_event_log.cpp traces/chakra_trace.cpp traces/trace_format.cpp
+            chakra_et.pb.cc)
 # The scenario and --set targets: the scenario-level readers (YAML, units, cluster, checks) compiled here with the
 # fuzzer's coverage and the sanitizers, linked against the engine's libraries from BUILD_DIR (gcc-built, so the
 # workload kinds' own readers run uninstrumented: their crashes are caught, their coverage does not steer).
+shared=(sim/scenario/scenario.cpp base/yaml_reader.cpp base/utf8.cpp base/units.cpp platform/cluster_params.cpp
+        sim/run/scenario_checks.cpp)
+object() { echo "$work/obj/${1//\//_}.o"; }
+source_of() {
+  case $1 in chakra_et.pb.cc) echo "$work/$1" ;; generated/*) echo "$build/$1" ;; *) echo "$root/$1" ;; esac
+}
+mkdir -p "$work/obj"
+printf '%s\n' "${base[@]}" "${traces[@]}" "${json[@]}" models/cost/device_profile.cpp generated/builtin_profiles.cpp \
+  calibrate/fit/measurements.cpp models/kernels/kernel.cpp "${job_traces[@]}" "${shared[@]}" | sort -u >"$work/sources"
+ok=1
+while read -r f; do
+  printf '%s\0%s\0' "$(source_of "$f")" "$(object "$f")"
+done <"$work/sources" | xargs -0 -n 2 -P 2 sh -c 'clang++ -std=c++20 -O1 -fsanitize=fuzzer-no-link,address,undefined \
+  -fno-sanitize-recover=undefined -I"$0" -I"$1" -isystem "$2" -c "$3" -o "$4" >"$4.log" 2>&1 ||
+  { cat "$4.log"; exit 255; }' \
+  "$root" "$work" "$build/traces" >"$work/build_objects.log" 2>&1 || ok=0
+link() { # NAME SOURCES... -- LIBS...: the target from its objects
+  local name=$1 objects=() f
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do objects+=("$(object "$1")"); shift; done
+  shift
+  clang++ "${flags[@]}" "$root/fuzz/fuzz_$name.cpp" "${objects[@]}" "$@" -lfmt -lz -lzstd -o "$work/fuzz_$name" \
+    >"$work/build_$name.log" 2>&1
+}
+if [ $ok = 1 ]; then
+  link units "${base[@]}" -- || ok=0
+  link trace "${base[@]}" "${traces[@]}" -- || ok=0
+  link profile "${json[@]}" models/cost/device_profile.cpp generated/builtin_profiles.cpp -- || ok=0
+  link measurements "${json[@]}" calibrate/fit/measurements.cpp models/kernels/kernel.cpp -- || ok=0
+  link job_traces "${job_traces[@]}" -- -lyaml-cpp -lprotobuf || ok=0
+fi
 engine=(sim/libcs_engine.a sim/libcs_simgrid.a calibrate/libcs_calibrate.a -Wl,--push-state,--whole-archive
         workloads/libcs_workloads.a policies/libcs_policies.a models/libcs_model_kinds.a traces/libcs_traces.a
         -Wl,--pop-state models/libcs_models.a core/libcs_core.a platform/libcs_platform.a
@@ -55,20 +68,11 @@ scenario_targets=()
 if [ $ok = 1 ] && [ -f "$build/sim/libcs_engine.a" ] && [ -f "$build/workloads/libcs_workloads.a" ]; then
   libs=()
   for l in "${engine[@]}"; do case $l in -*) libs+=("$l") ;; *) libs+=("$build/$l") ;; esac; done
-  shared=(sim/scenario/scenario.cpp base/yaml_reader.cpp base/utf8.cpp base/units.cpp platform/cluster_params.cpp
-          sim/run/scenario_checks.cpp)
-  mkdir -p "$work/obj"
-  for f in "${shared[@]}"; do
-    clang++ -std=c++20 -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
-      -I"$root" -isystem "$build/traces" -c "$root/$f" -o "$work/obj/$(basename "$f" .cpp).o" \
-      >>"$work/build_scenario.log" 2>&1 &
-  done
-  wait
   # The engine's libraries are unity builds: an archive member holds several sources, so one pulled in for another
   # symbol also defines the readers compiled here; the instrumented copies come first and win.
   for t in scenario set; do
-    clang++ "${flags[@]}" "$root/fuzz/fuzz_$t.cpp" "$work"/obj/*.o -Wl,--allow-multiple-definition "${libs[@]}" -lsimgrid -lyaml-cpp -lfmt -lz -lzstd \
-      -lprotobuf -o "$work/fuzz_$t" >>"$work/build_scenario.log" 2>&1 && scenario_targets+=("$t") || ok=0
+    link "$t" "${shared[@]}" -- -Wl,--allow-multiple-definition "${libs[@]}" -lsimgrid -lyaml-cpp -lprotobuf &&
+      scenario_targets+=("$t") || ok=0
   done
 fi
 if [ $ok = 0 ]; then
