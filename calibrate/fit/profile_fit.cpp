@@ -1,12 +1,17 @@
 #include "calibrate/fit/profile_fit.hpp"
 
+#include "base/splitmix.hpp"
+#include "calibrate/fit/attention_fit.hpp"
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 namespace cs {
 namespace {
@@ -151,6 +156,87 @@ std::vector<std::vector<GemmTile>> tile_options()
   return options;
 }
 
+// A platform-independent hash of a kernel's description (FNV-1a, then SplitMix64 to mix it).
+std::uint64_t description_hash(const std::string& text)
+{
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ULL;
+  return splitmix64(h);
+}
+
+// A base profile's sources for parameters the fit replaces would name the old values' origin: dropped, or, where the
+// fit replaces only some entries (a dtype, a kernel, a copy direction), kept as the source of the entries left.
+void forget_sources(DeviceProfile& p, std::initializer_list<const char*> keys, bool partly = false)
+{
+  for (const char* k : keys) {
+    auto it = p.sources.find(k);
+    if (it == p.sources.end())
+      continue;
+    if (partly)
+      p.sources[std::string(k) + " (entries not fitted)"] = it->second;
+    p.sources.erase(k);
+  }
+}
+
+// The attention curves, FlashAttention-2's and cuDNN's, when their kernels were measured.
+void fit_attention(FitResult& result, const std::vector<AttentionSample>& flash,
+                   const std::vector<AttentionSample>& cudnn, const DeviceSpec& device)
+{
+  DeviceProfile& p = result.profile;
+  std::vector<std::string> fitted;
+  if (!flash.empty()) {
+    p.attention = fit_attention_curve(flash, device, p.launch_overhead);
+    fitted.push_back(fmt::format("FlashAttention-2 from {} kernels", flash.size()));
+  }
+  if (!cudnn.empty()) {
+    if (!(p.attention.forward > 0))
+      throw std::invalid_argument("cuDNN attention was measured but FlashAttention-2 was not, and the base profile "
+                                  "has no curve for it: cuDNN's curve is used only beside one");
+    p.attention_cudnn = fit_attention_curve(cudnn, device, p.launch_overhead);
+    fitted.push_back(fmt::format("cuDNN from {} kernels", cudnn.size()));
+  }
+  if (fitted.empty())
+    return;
+  forget_sources(p, {"attention"});
+  p.sources["attention"] = "fitted by clustersim fit to the measurements named under 'measurements'";
+  result.attention_choice = fmt::format("attention curves: {}", fmt::join(fitted, ", "));
+}
+
+// Sources, host facts and every measurement's residual under the fitted profile.
+void finish(FitResult& result, const std::vector<Sample>& samples, const DeviceSpec& device,
+            const Measurements& measurements, const FitOptions& options)
+{
+  DeviceProfile& p = result.profile;
+  if (!result.attention_choice.empty())
+    p.sources["fit.attention"] = result.attention_choice;
+  if (options.base)
+    p.sources["fit.base"] = fmt::format("parameters the measurements do not determine are kept from the {} profile "
+                                        "of {}",
+                                        options.base->origin, options.base->device);
+  for (const auto& [k, v] : measurements.host)
+    p.sources["host." + k] = v;
+  auto model = make_cost_model(device, p);
+  for (const auto& s : samples) {
+    CostBreakdown b = model->predict(s.kernel);
+    result.residuals.push_back(Residual{s.description, kernel_family(s.kernel), b.model, s.seconds, b.total,
+                                        (b.total - s.seconds) / s.seconds, s.held_out});
+  }
+}
+
+FitResult fit_attention_only(FitResult& result, const std::vector<Sample>& samples,
+                             const std::vector<AttentionSample>& flash, const std::vector<AttentionSample>& cudnn,
+                             const DeviceSpec& device, const Measurements& measurements, const FitOptions& options)
+{
+  fit_attention(result, flash, cudnn, device);
+  if (result.attention_choice.empty())
+    throw std::invalid_argument("no measurements to fit");
+  result.profile.sources["fit"] = fmt::format("clustersim fit: attention curves only, on {} of {} measurements",
+                                              flash.size() + cudnn.size(), samples.size());
+  finish(result, samples, device, measurements, options);
+  return result;
+}
+
 } // namespace
 
 std::vector<Residual> evaluate(const KernelCostModel& model, const Measurements& measurements)
@@ -194,7 +280,9 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
 {
   if (options.holdout_every < 2)
     throw std::invalid_argument("holdout_every must be at least 2");
-  // Deterministic split: sort by description, hold out every n-th.
+  // Deterministic split, per kernel family so each is scored: every n-th (from the middle of the first n) in the
+  // order of a hash of the description. (Every n-th by description itself aligned with sweeps that alternate a
+  // flag: with n = 4 it held out every non-causal attention kernel.)
   std::vector<Sample> samples;
   for (const auto& m : measurements.items) {
     Kernel k = m.kernel();
@@ -202,17 +290,40 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
   }
   std::stable_sort(samples.begin(), samples.end(),
                    [](const Sample& a, const Sample& b) { return a.description < b.description; });
-  std::vector<Sample> train;
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    samples[i].held_out = (i % options.holdout_every) == static_cast<std::size_t>(options.holdout_every - 1);
-    if (!samples[i].held_out)
-      train.push_back(samples[i]);
+  std::vector<std::tuple<std::string, std::uint64_t, std::size_t>> order;
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    order.emplace_back(kernel_family(samples[i].kernel), description_hash(samples[i].description), i);
+  std::sort(order.begin(), order.end());
+  const auto every = static_cast<std::size_t>(options.holdout_every);
+  for (std::size_t i = 0, rank = 0; i < order.size(); ++i, ++rank) {
+    if (i > 0 && std::get<0>(order[i]) != std::get<0>(order[i - 1]))
+      rank = 0;
+    samples[std::get<2>(order[i])].held_out = rank % every == (every - 1) / 2;
   }
+  std::vector<Sample> train;
+  for (const auto& s : samples)
+    if (!s.held_out)
+      train.push_back(s);
 
+  // Attention kernels have a curve of their own (the sequence ramp), fitted apart from the linear model.
+  std::vector<AttentionSample> flash, cudnn;
+  {
+    std::vector<Sample> rest;
+    for (const auto& s : train)
+      if (const auto* a = std::get_if<AttentionKernel>(&s.kernel); a && !a->triton)
+        (a->cudnn ? cudnn : flash).push_back(AttentionSample{*a, s.seconds});
+      else
+        rest.push_back(s);
+    train = std::move(rest);
+  }
   FitResult result;
   DeviceProfile& p = result.profile;
+  if (options.base)
+    p = *options.base;
   p.device = device.name;
   p.origin = "fit";
+  if (train.empty() && options.base) // attention alone, on top of a profile that has the rest
+    return fit_attention_only(result, samples, flash, cudnn, device, measurements, options);
   const bool waves = device.sms > 0 && std::any_of(train.begin(), train.end(), [](const Sample& s) {
                        return std::holds_alternative<GemmKernel>(s.kernel);
                      });
@@ -245,20 +356,36 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
     throw std::invalid_argument(first_error);
   const std::vector<GemmTile>& best_tiles = best_shape.tiles;
   const int best_ctas = best_shape.ctas;
+  constexpr const char* kFitted = "fitted by clustersim fit to the measurements named under 'measurements'";
+  forget_sources(p, {"launch_overhead_s"});
   p.launch_overhead = best.launch;
-  p.compute_efficiency = best.efficiency;
+  p.sources["launch_overhead_s"] = kFitted;
+  if (!best.efficiency.empty())
+    forget_sources(p, {"compute_efficiency"}, options.base != nullptr);
+  for (const auto& [dtype, e] : best.efficiency) // a base's other dtypes (and its default) stay
+    p.compute_efficiency[dtype] = e;
+  if (!best.efficiency.empty())
+    p.sources["compute_efficiency"] = kFitted;
   if (p.compute_efficiency.empty())
     p.compute_efficiency["default"] = 1.0;
   // The most common memory kernel's efficiency is the default; every fitted kernel keeps its own.
   if (!best.memory_efficiency.empty()) {
-    p.memory_efficiency_by_kernel = best.memory_efficiency;
+    forget_sources(p, {"memory_efficiency"}, options.base != nullptr);
+    for (const auto& [key, e] : best.memory_efficiency)
+      p.memory_efficiency_by_kernel[key] = e;
+    p.sources["memory_efficiency"] = kFitted;
     auto triad = best.memory_efficiency.find("bandwidth/triad");
     p.memory_efficiency =
         triad != best.memory_efficiency.end() ? triad->second : best.memory_efficiency.begin()->second;
   }
-  p.gemm_tiles = best_tiles;
-  p.ctas_per_sm = best_ctas;
-  p.gemm_k_overhead = best_shape.k_overhead;
+  if (waves || !options.base) {
+    forget_sources(p, {"gemm"});
+    if (waves)
+      p.sources["gemm"] = kFitted;
+    p.gemm_tiles = best_tiles;
+    p.ctas_per_sm = best_ctas;
+    p.gemm_k_overhead = best_shape.k_overhead;
+  }
   result.gemm_choice = best_tiles.empty()
                            ? "no tile quantisation"
                            : fmt::format("{} tile candidate{}, {} CTA{} per SM, tile prologue and epilogue {} K-steps",
@@ -281,9 +408,13 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
       b(static_cast<Eigen::Index>(i)) = 1.0;
     }
     Eigen::VectorXd x = A.colPivHouseholderQr().solve(b);
-    if (x(1) > 0)
+    if (x(1) > 0) {
+      forget_sources(p, {"copy_bandwidth"}, options.base != nullptr);
       p.copy_bandwidth[dir] = 1.0 / x(1);
+      p.sources["copy_bandwidth"] = kFitted;
+    }
   }
+  fit_attention(result, flash, cudnn, device);
   if (options.with_tables) {
     std::map<std::pair<std::string, std::string>, ProfileTable> tables;
     for (const auto& s : train) {
@@ -298,17 +429,13 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
     for (auto& [key, t] : tables)
       p.tables.push_back(std::move(t));
   }
-  p.sources["fit"] = fmt::format("clustersim fit: weighted least squares on {} of {} measurements ({} held out); {}",
-                                 train.size(), samples.size(), samples.size() - train.size(), result.gemm_choice);
-  for (const auto& [k, v] : measurements.host)
-    p.sources["host." + k] = v;
-
-  auto model = make_cost_model(device, p);
-  for (const auto& s : samples) {
-    CostBreakdown b = model->predict(s.kernel);
-    result.residuals.push_back(Residual{s.description, kernel_family(s.kernel), b.model, s.seconds, b.total,
-                                        (b.total - s.seconds) / s.seconds, s.held_out});
-  }
+  const auto held_out =
+      std::count_if(samples.begin(), samples.end(), [](const Sample& s) { return s.held_out; });
+  p.sources["fit"] = fmt::format("clustersim fit: weighted least squares on {} of {} measurements ({} held out, {} "
+                                 "attention kernels fitted apart); {}",
+                                 train.size(), samples.size(), held_out, flash.size() + cudnn.size(),
+                                 result.gemm_choice);
+  finish(result, samples, device, measurements, options);
   return result;
 }
 

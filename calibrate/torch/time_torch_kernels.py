@@ -1,5 +1,10 @@
 """Times attention (FlashAttention-2 and cuDNN through PyTorch SDPA), batched and grouped expert GEMMs and FP8
-GEMMs with tensor-, row- and block-wise scaling on this GPU; writes clustersim measurements plus extra sections."""
+GEMMs with tensor-, row- and block-wise scaling on this GPU; writes clustersim measurements plus extra sections.
+
+Usage (on a machine with a GPU and PyTorch >= 2.10): python3 time_torch_kernels.py OUT.json
+The attention and batched-GEMM entries are clustersim measurements (clustersim fit / regress read them); the extra
+sections (mla_attention, grouped_gemm, fp8_scaling, errors) are kept for the record. Written for an H200: the device
+name is fixed below."""
 import json
 import os
 import sys
@@ -16,7 +21,7 @@ doc = {
     "schema": "clustersim-measurements/1",
     "device": "h200-sxm",
     "host": {
-        "source": "PyTorch on the lent H200 (torch/timing.py-style CUDA events, median of repeats)",
+        "source": "PyTorch on the lent H200 (calibrate/torch/time_torch_kernels.py): CUDA events, median of 10 after 3 warm-up",
         "torch": torch.__version__,
         "cuda": str(torch.version.cuda),
         "cudnn": str(torch.backends.cudnn.version()),

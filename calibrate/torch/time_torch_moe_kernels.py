@@ -1,6 +1,9 @@
 """Second H200 session script: grouped expert GEMMs of published MoE shapes (bf16 bmm, torch._grouped_mm, FP8
 row-wise torch._scaled_grouped_mm), skewed token counts per expert, GQA attention, and a sustained bf16 GEMM loop
-for clocks and power."""
+for clocks and power.
+
+Usage (on a machine with a GPU and PyTorch >= 2.10, nvidia-smi sampling beside it): python3 time_torch_moe_kernels.py
+OUT.json. Written for an H200: the device name is fixed below."""
 import json, os, sys, time
 import torch
 import torch.nn.functional as F

@@ -1,5 +1,7 @@
 #include "models/cost/device_profile.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "base/json_input.hpp"
@@ -19,6 +21,20 @@ double DeviceProfile::efficiency(const std::string& dtype) const
   return it == compute_efficiency.end() ? 1.0 : it->second;
 }
 
+double AttentionEfficiency::share(bool backward_pass, bool causal, double seq_kv, double head_dim, double scale) const
+{
+  double efficiency = backward_pass ? backward : forward;
+  double half = backward_pass ? backward_half_seq : forward_half_seq;
+  if (causal) {
+    efficiency *= causal_scale;
+    half *= causal_half_seq_scale;
+  }
+  efficiency *= scale;
+  if (head_dim_half > 0 && head_dim > 0) // normalised so that head size 128, where curves are published, is 1
+    efficiency *= (head_dim / (head_dim + head_dim_half)) / (128.0 / (128.0 + head_dim_half));
+  return std::min(1.0, efficiency * seq_kv / (seq_kv + half));
+}
+
 double DeviceProfile::memory_efficiency_for(const std::string& key) const
 {
   auto it = memory_efficiency_by_kernel.find(key);
@@ -36,10 +52,11 @@ double share(JsonReader& r, const char* key)
   return v;
 }
 
-// The attention curve: {forward: {efficiency, half_seq}, backward: {...}, causal: {efficiency_scale, half_seq_scale}}.
-void parse_attention(JsonReader& r, DeviceProfile& p)
+// An attention curve: {forward: {efficiency, half_seq}, backward: {...}, causal: {efficiency_scale, half_seq_scale},
+// head_dim_half}.
+AttentionEfficiency parse_attention_curve(JsonReader& a)
 {
-  JsonReader a = r.child("attention");
+  AttentionEfficiency e;
   auto pair = [&](const char* key, double& efficiency, double& half) {
     JsonReader x = a.child(key);
     efficiency = x.positive("efficiency");
@@ -47,13 +64,41 @@ void parse_attention(JsonReader& r, DeviceProfile& p)
     if (efficiency > 1 || half < 0)
       x.fail("efficiency must be in (0, 1] and half_seq not negative");
   };
-  pair("forward", p.attention.forward, p.attention.forward_half_seq);
-  pair("backward", p.attention.backward, p.attention.backward_half_seq);
+  pair("forward", e.forward, e.forward_half_seq);
+  pair("backward", e.backward, e.backward_half_seq);
   if (a.has("causal")) {
     JsonReader c = a.child("causal");
-    p.attention.causal_scale = c.positive("efficiency_scale");
-    p.attention.causal_half_seq_scale = c.positive("half_seq_scale");
+    e.causal_scale = c.positive("efficiency_scale");
+    e.causal_half_seq_scale = c.positive("half_seq_scale");
   }
+  if (a.has("head_dim_half")) {
+    e.head_dim_half = a.number("head_dim_half");
+    if (e.head_dim_half < 0)
+      a.item(a.at("head_dim_half"), "head_dim_half").fail("must not be negative");
+  }
+  return e;
+}
+
+// The FlashAttention-2 curve, and cuDNN's under attention.cudnn when it was measured.
+void parse_attention(JsonReader& r, DeviceProfile& p)
+{
+  JsonReader a = r.child("attention");
+  p.attention = parse_attention_curve(a);
+  if (a.has("cudnn")) {
+    JsonReader c = a.child("cudnn");
+    p.attention_cudnn = parse_attention_curve(c);
+  }
+}
+
+nlohmann::ordered_json attention_curve_json(const AttentionEfficiency& a)
+{
+  nlohmann::ordered_json j;
+  j["forward"] = {{"efficiency", a.forward}, {"half_seq", a.forward_half_seq}};
+  j["backward"] = {{"efficiency", a.backward}, {"half_seq", a.backward_half_seq}};
+  j["causal"] = {{"efficiency_scale", a.causal_scale}, {"half_seq_scale", a.causal_half_seq_scale}};
+  if (a.head_dim_half > 0)
+    j["head_dim_half"] = a.head_dim_half;
+  return j;
 }
 
 // GEMM tiles and how a tile's main loop is priced.
@@ -182,10 +227,9 @@ std::string profile_to_json(const DeviceProfile& p)
   if (p.memory_half_bytes > 0)
     j["memory_half_bytes"] = p.memory_half_bytes;
   if (p.attention.forward > 0) {
-    const auto& a = p.attention;
-    j["attention"]["forward"] = {{"efficiency", a.forward}, {"half_seq", a.forward_half_seq}};
-    j["attention"]["backward"] = {{"efficiency", a.backward}, {"half_seq", a.backward_half_seq}};
-    j["attention"]["causal"] = {{"efficiency_scale", a.causal_scale}, {"half_seq_scale", a.causal_half_seq_scale}};
+    j["attention"] = attention_curve_json(p.attention);
+    if (p.attention_cudnn.forward > 0)
+      j["attention"]["cudnn"] = attention_curve_json(p.attention_cudnn);
   }
   if (!p.gemm_tiles.empty()) {
     j["gemm"]["ctas_per_sm"] = p.ctas_per_sm;

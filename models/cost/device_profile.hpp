@@ -22,6 +22,11 @@ struct AttentionEfficiency {
   double forward = 0, forward_half_seq = 0;
   double backward = 0, backward_half_seq = 0;
   double causal_scale = 1, causal_half_seq_scale = 1;
+  /** Head size at which the share of peak is half its asymptote in head size, the curve normalised to 1 at head size
+   *  128 (smaller heads do less work per tile load); 0: no dependence on the head size. */
+  double head_dim_half = 0;
+  /** The share of peak the curve gives a pass (at most 1), its asymptote times `scale` (another kernel's ratio). */
+  double share(bool backward_pass, bool causal, double seq_kv, double head_dim, double scale = 1) const;
 };
 
 /** Measured times of one kernel family and dtype over shapes (kernel_shape() order). */
@@ -47,6 +52,8 @@ struct DeviceProfile {
   /** Memory-bound kernels reach bytes / (bytes + memory_half_bytes) of their bandwidth (0: no ramp). */
   double memory_half_bytes = 0;
   AttentionEfficiency attention;
+  /** cuDNN's fused attention measured on this device; forward 0: the FlashAttention-2 curve times published ratios. */
+  AttentionEfficiency attention_cudnn;
   int ctas_per_sm = 1;
   std::vector<GemmTile> gemm_tiles;             // candidates; empty means no tile or wave quantisation
   /** A GEMM tile's prologue and epilogue (loading the first tiles of A and B, writing C) in K-steps of its main loop:

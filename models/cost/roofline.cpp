@@ -31,19 +31,15 @@ double RooflineModel::compute_efficiency(const Kernel& kernel, const std::string
   if (!a || e.forward <= 0)
     return profile_.efficiency(dtype);
   // FlashAttention's achieved share of peak grows with the sequence (published sweeps, calibrate/profiles sources).
-  double efficiency = a->backward ? e.backward : e.forward;
-  double half = a->backward ? e.backward_half_seq : e.forward_half_seq;
-  if (a->causal) {
-    efficiency *= e.causal_scale;
-    half *= e.causal_half_seq_scale;
-  }
-  if (a->triton)
-    efficiency *= a->backward ? kTritonAttentionBackward : kTritonAttentionForward;
-  if (a->cudnn)
-    efficiency *= a->backward ? kCudnnAttentionBackward
-                  : a->causal ? kCudnnAttentionCausalForward
-                              : kCudnnAttentionForward;
-  return efficiency * a->seq_kv / (a->seq_kv + half);
+  if (a->cudnn && profile_.attention_cudnn.forward > 0) // cuDNN measured on this device: its own curve
+    return profile_.attention_cudnn.share(a->backward, a->causal, a->seq_kv, a->head_dim);
+  const double ratio = a->triton ? (a->backward ? kTritonAttentionBackward : kTritonAttentionForward) : 1.0;
+  if (!a->cudnn)
+    return e.share(a->backward, a->causal, a->seq_kv, a->head_dim, ratio);
+  return e.share(a->backward, a->causal, a->seq_kv, a->head_dim,
+                 ratio * (a->backward ? kCudnnAttentionBackward
+                          : a->causal ? kCudnnAttentionCausalForward
+                                      : kCudnnAttentionForward));
 }
 
 CostBreakdown RooflineModel::predict(const Kernel& kernel) const

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -98,24 +99,63 @@ int command_calibrate(const std::string& device, const std::string& out, bool qu
   return 1;
 }
 
-int command_fit(const std::string& measurements_path, const std::string& out, int holdout_every, bool with_tables)
+namespace {
+
+// Measurement files of one device, read as one set (host facts from the first file that gives each).
+Measurements load_measurement_set(const std::vector<std::string>& paths)
 {
-  Measurements m = load_measurements(measurements_path);
+  Measurements all = load_measurements(paths.front());
+  for (std::size_t i = 1; i < paths.size(); ++i) {
+    Measurements m = load_measurements(paths[i]);
+    if (m.device != all.device)
+      throw InputError(paths[i], 1, 1,
+                       fmt::format("measures {}, but {} measures {}: fit one device at a time", m.device,
+                                   paths.front(), all.device));
+    all.items.insert(all.items.end(), m.items.begin(), m.items.end());
+    for (const auto& [k, v] : m.host)
+      all.host.emplace(k, v);
+  }
+  return all;
+}
+
+} // namespace
+
+int command_fit(const std::vector<std::string>& measurement_paths, const std::string& out, int holdout_every,
+                bool with_tables, const std::string& base_path)
+{
+  Measurements m = load_measurement_set(measurement_paths);
+  const std::string& measurements_path = measurement_paths.front();
   const DeviceSpec& d = catalog_device(m.device, measurements_path);
+  DeviceProfile base;
   FitOptions o;
   o.holdout_every = holdout_every;
   o.with_tables = with_tables;
+  if (!base_path.empty()) {
+    base = load_profile(base_path);
+    if (base.device != m.device)
+      throw InputError(base_path, 1, 1,
+                       fmt::format("is a profile of {}, but the measurements are of {}", base.device, m.device));
+    o.base = &base;
+  }
   FitResult r;
   try {
     r = fit_profile(m, d, o);
   } catch (const std::invalid_argument& e) { // the measurements cannot determine a profile: bad input
     throw InputError(measurements_path, 1, 1, std::string("cannot fit a profile to these measurements: ") + e.what());
   }
-  r.profile.sources["measurements"] = std::filesystem::path(measurements_path).filename().string();
+  std::vector<std::string> names;
+  for (const auto& path : measurement_paths)
+    names.push_back(std::filesystem::path(path).filename().string());
+  r.profile.sources["measurements"] = fmt::format("{}", fmt::join(names, ", "));
   const DeviceProfile& p = r.profile;
-  std::cout << fmt::format("fit: {} ({} measurements from {})\n", d.display_name, m.items.size(), measurements_path);
+  std::cout << fmt::format("fit: {} ({} measurements from {})\n", d.display_name, m.items.size(),
+                           fmt::join(measurement_paths, ", "));
   std::cout << fmt::format("  launch overhead   {}\n", units::format_time(p.launch_overhead));
   for (const auto& [dtype, e] : p.compute_efficiency) {
+    if (!(d.peak(dtype) > 0)) { // "default": any dtype the measurements do not name
+      std::cout << fmt::format("  compute eff {:<6} {:.3f}\n", dtype, e);
+      continue;
+    }
     const bool tera = d.peak(dtype) >= 1e12; // CPU nodes read better in GFLOP/s
     const double unit = tera ? 1e12 : 1e9;
     std::cout << fmt::format("  compute eff {:<6} {:.3f} ({:.1f} {} of {:.1f})\n", dtype, e, e * d.peak(dtype) / unit,
@@ -127,7 +167,20 @@ int command_fit(const std::string& measurements_path, const std::string& out, in
     std::cout << fmt::format("    {:<15} {:.3f} ({:.1f} GB/s)\n", key, e, e * d.memory_bandwidth / 1e9);
   for (const auto& [dir, bw] : p.copy_bandwidth)
     std::cout << fmt::format("  copy {:<12} {:.1f} GB/s\n", dir, bw / 1e9);
-  std::cout << fmt::format("  gemm              {}\n\n", r.gemm_choice);
+  std::cout << fmt::format("  gemm              {}\n", r.gemm_choice);
+  if (!r.attention_choice.empty()) {
+    std::cout << fmt::format("  {}\n", r.attention_choice);
+    auto curve = [](const char* name, const AttentionEfficiency& a) {
+      std::cout << fmt::format("    {:<9} forward {:.3f} (half at seq {:g}), backward {:.3f} (half at seq {:g}), "
+                               "causal x{:.2f} (half-way x{:g}), head-size half-point {:g}\n",
+                               name, a.forward, a.forward_half_seq, a.backward, a.backward_half_seq, a.causal_scale,
+                               a.causal_half_seq_scale, a.head_dim_half);
+    };
+    curve("flash", p.attention);
+    if (p.attention_cudnn.forward > 0)
+      curve("cudnn", p.attention_cudnn);
+  }
+  std::cout << "\n";
   print_residuals(r.residuals, true);
   std::vector<Residual> held, trained;
   for (const auto& x : r.residuals)
@@ -272,7 +325,8 @@ int command_regress(const std::string& profile_path, const std::string& measurem
 std::vector<Command> add_calibration_commands(CLI::App& app)
 {
   struct Args {
-    std::string device, out, measurements, profile, predict_device;
+    std::string device, out, measurements, profile, predict_device, base;
+    std::vector<std::string> fit_measurements;
     bool quick = false, with_tables = false, json = false;
     int holdout = 4;
     double tolerance = 0.10;
@@ -283,8 +337,10 @@ std::vector<Command> add_calibration_commands(CLI::App& app)
   calibrate->add_option("--device", a->device, "cpu | cuda")->required()->check(CLI::IsMember({"cpu", "cuda"}));
   calibrate->add_option("--out", a->out, "measurement file to write")->required();
   calibrate->add_flag("--quick", a->quick, "fewer shapes and repeats");
-  auto* fit = app.add_subcommand("fit", "fit a device profile to a measurement file");
-  fit->add_option("measurements", a->measurements, "measurement JSON (from calibrate)")->required();
+  auto* fit = app.add_subcommand("fit", "fit a device profile to measurement files of one device");
+  fit->add_option("measurements", a->fit_measurements, "measurement JSON files (from calibrate), one device")
+      ->required();
+  fit->add_option("--base", a->base, "profile whose parameters the measurements do not determine are kept");
   fit->add_option("--out", a->out, "profile file to write")->required();
   fit->add_option("--holdout", a->holdout, "hold out every N-th measurement (default 4)")->check(CLI::Range(2, 1000));
   fit->add_flag("--with-tables", a->with_tables, "also store the training measurements as profiled tables");
@@ -309,7 +365,7 @@ std::vector<Command> add_calibration_commands(CLI::App& app)
          return command_calibrate(a->device, a->out, a->quick,
                                   std::filesystem::read_symlink("/proc/self/exe").string());
        }},
-      {fit, [a] { return command_fit(a->measurements, a->out, a->holdout, a->with_tables); }},
+      {fit, [a] { return command_fit(a->fit_measurements, a->out, a->holdout, a->with_tables, a->base); }},
       {predict, [a, predict] { return command_predict(a->predict_device, a->profile, predict->remaining(), a->json); }},
       {regress, [a] { return command_regress(a->profile, a->measurements, a->tolerance, a->bias_tolerance); }}};
 }

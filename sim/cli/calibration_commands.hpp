@@ -9,8 +9,10 @@ namespace cs {
 
 /** Runs the microkernels (`cpu` in-process, `cuda` through the calibrate_cuda binary) and writes measurements. */
 int command_calibrate(const std::string& device, const std::string& out, bool quick, const std::string& self_path);
-/** Fits a profile to a measurement file, prints parameters and held-out residuals, writes the profile. */
-int command_fit(const std::string& measurements, const std::string& out, int holdout_every, bool with_tables);
+/** Fits a profile to measurement files of one device (on top of `base`, a profile path, unless empty), prints
+ *  parameters and held-out residuals, writes the profile. */
+int command_fit(const std::vector<std::string>& measurements, const std::string& out, int holdout_every,
+                bool with_tables, const std::string& base);
 /** Prints one prediction with its breakdown. `tokens` are the kernel family then --name value pairs. */
 int command_predict(const std::string& device, const std::string& profile, const std::vector<std::string>& tokens,
                     bool json);

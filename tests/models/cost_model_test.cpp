@@ -199,6 +199,23 @@ TEST(Profiles, MalformedInputIsAPositionedError)
                 .find("memory_half_bytes: must not be negative"),
             std::string::npos);
   EXPECT_THROW(cs::load_profile("/nonexistent.json"), cs::InputError);
+  // A measured cuDNN curve and a head-size term are read like FlashAttention-2's curve.
+  const std::string h200 = cs::profile_to_json(profile("h200-sxm"));
+  auto h200_with = [&](const std::string& from, const std::string& to) {
+    std::string t = h200;
+    const auto a = t.find(from);
+    EXPECT_NE(a, std::string::npos) << from;
+    return a == std::string::npos ? t : t.replace(a, from.size(), to);
+  };
+  EXPECT_NE(where(h200_with("\"head_dim_half\": 16", "\"head_dim_half\": -16"))
+                .find("head_dim_half: must not be negative"),
+            std::string::npos);
+  EXPECT_NE(where(h200_with("\"head_dim_half\": 64", "\"head_dim_half\": -1")).find("cudnn/head_dim_half: must not"),
+            std::string::npos)
+      << where(h200_with("\"head_dim_half\": 64", "\"head_dim_half\": -1"));
+  auto again = cs::parse_profile(h200, "h200.json");
+  EXPECT_EQ(cs::profile_to_json(again), h200);
+  EXPECT_GT(again.attention_cudnn.forward, again.attention.forward);
   // Ambiguous or absurd JSON: a key twice, a number past double's range, fractional tiles, tables of mixed shapes.
   EXPECT_EQ(where(with("\"origin\": ", "\"device\": \"x\", \"origin\": ")).substr(0, 47),
             "p.json:4:3: key 'device' appears twice in one o");
