@@ -77,6 +77,10 @@ def section2(build, backend, tmp):
     with open(os.path.join(out, "collective.csv")) as f:
         t = float(list(csv.DictReader(f))[-1]["time_s"])
     rows.append(("2x8 H100 NVLS-tree all-reduce 1 KiB (us)", 47.05, t * 1e6))
+    out = run(build, "nccl-b200-4node.yaml", backend, tmp)
+    with open(os.path.join(out, "collective.csv")) as f:
+        t = float(list(csv.DictReader(f))[-1]["time_s"])
+    rows.append(("4x8 B200 all-reduce 4 GiB, 8x400G rails (ms)", 22.05, t * 1e3))
     rows.append(("H200 bf16 GEMM 8192^3 (TFLOP/s)", 790,
                  predict(build, "h200-sxm", "gemm", m=8192, n=8192, k=8192, dtype="bf16")["tflops"]))
     return rows

@@ -97,7 +97,7 @@ void read_intra_node(ObjectReader intra, IntraNodeParams& p)
   intra.choice("kind", p.kind, {"nvswitch", "nvlink-mesh", "pcie"}, "intra-node interconnect")
       .field("bandwidth", p.bandwidth, "per-GPU bandwidth per direction (default from the device catalog)")
       .field("latency", p.latency, "per-hop latency (default from the device catalog)")
-      .field("nvls", p.nvls, "NVSwitch in-switch reduction (NVLink SHARP; H100/H200 only)");
+      .field("nvls", p.nvls, "NVSwitch in-switch reduction (NVLink SHARP; H100, H200, B200, GB200)");
   intra.finish();
   intra.require_non_negative("bandwidth", p.bandwidth.value);
   intra.require_non_negative("latency", p.latency.value);

@@ -109,6 +109,8 @@ GroupShape group_shape(const PlatformSpec& platform, const std::vector<int>& hos
   g.nics = platform.cpu_cluster ? 1 : platform.nics_per_machine;
   g.channels = ring_channels(platform, g.nodes, g.per_node);
   g.nvls = platform.nvls;
+  if (platform.device && platform.device->nvls_efficiency > 0)
+    g.nvls_efficiency = platform.device->nvls_efficiency;
   g.machine_gpus = std::max(1, platform.hosts_per_machine);
   return g;
 }

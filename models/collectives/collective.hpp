@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/task_graph.hpp"
+#include "models/collectives/nvls_model.hpp"
 #include "platform/platform_spec.hpp"
 
 #include <map>
@@ -28,6 +29,7 @@ struct GroupShape {
   int nics = 0;         // NICs per machine
   double inter_lat = 0; // path latency between GPUs of different machines
   bool nvls = false;    // the nodes' switches can reduce (NVLink SHARP), whether or not the group spans nodes
+  double nvls_efficiency = kNvlsEfficiency; // the share of the port rate NVLS reaches (the device's, else Hopper's)
   int machine_gpus = 1; // GPUs per machine (all of them, not only the group's): they share its NICs
 };
 

@@ -4,7 +4,8 @@
 
 namespace cs {
 
-/** nvlsEfficiency for Hopper from NCCL's tuning.cc: the share of the port rate NVLS reductions reach. */
+/** nvlsEfficiency for Hopper from NCCL's tuning.cc: the share of the port rate NVLS reductions reach. A device's
+ *  catalog entry (nvls_efficiency) overrides it: Blackwell's is 0.74. */
 constexpr double kNvlsEfficiency = 0.85;
 
 /** NCCL's hwLat for NVLS over NVLink (tuning.cc, Simple protocol): one NVLS all-reduce costs this much before any

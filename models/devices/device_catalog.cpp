@@ -53,6 +53,7 @@ DeviceCatalog::DeviceCatalog(const std::vector<std::pair<std::string, std::strin
     if (d.nvlink_achievable <= 0)
       d.nvlink_achievable = d.nvlink_bandwidth;
     d.nvls = n["nvls"] && n["nvls"].as<bool>();
+    d.nvls_efficiency = n["nvls_efficiency"] ? n["nvls_efficiency"].as<double>() : 0.0;
     d.pcie_bandwidth = quantity(n["pcie"], "bandwidth", file, units::parse_rate);
     d.pcie_latency = quantity(n["pcie"], "latency", file, units::parse_time);
     d.cores = n["cores"] ? n["cores"].as<int>() : 0;

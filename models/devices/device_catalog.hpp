@@ -22,6 +22,7 @@ struct DeviceSpec {
   double nvlink_latency = 0;
   double nvlink_achievable = 0; // what NCCL moves per GPU per direction (its topology model's effective rate)
   bool nvls = false;            // NVSwitch generation with in-switch reduction
+  double nvls_efficiency = 0;   // the share of the port rate NVLS reductions reach (NCCL's nvlsEfficiency)
   double pcie_bandwidth = 0;    // per direction
   double pcie_latency = 0;
   int cores = 0;                              // CPU nodes

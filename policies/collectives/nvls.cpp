@@ -15,7 +15,7 @@ public:
   double closed_form(const std::string&, const ProtocolParams&, double S, const GroupShape& g) const override
   {
     const int n = g.ranks;
-    return kNvlsLatency + S * (n + 1) / n / (g.intra_bw * kNvlsEfficiency * nvls_size_efficiency(S));
+    return kNvlsLatency + S * (n + 1) / n / (g.intra_bw * g.nvls_efficiency * nvls_size_efficiency(S));
   }
   // Traffic-equivalent emulation: every GPU port carries S (n + 1) / n each way in one ring-shift step whose fixed
   // cost, with the path's latency, is the NVLS latency (the switch itself is not a host on the platform).
@@ -28,7 +28,7 @@ public:
     CollectiveDone done(n);
     std::vector<int> sent(n);
     for (int r = 0; r < n; ++r)
-      sent[r] = e.send(r, (r + 1) % n, 0, S * (n + 1) / n, 0, kNvlsEfficiency * nvls_size_efficiency(S), overhead);
+      sent[r] = e.send(r, (r + 1) % n, 0, S * (n + 1) / n, 0, g.nvls_efficiency * nvls_size_efficiency(S), overhead);
     for (int r = 0; r < n; ++r)
       done[r] = {sent[r], sent[(r + n - 1) % n]};
     return done;

@@ -28,7 +28,7 @@ public:
   {
     const int G = g.per_node;
     const double levels = std::ceil(std::log2(g.nodes));
-    const double intra = S * (G + 1) / G / (g.intra_bw * kNvlsEfficiency * nvls_size_efficiency(S));
+    const double intra = S * (G + 1) / G / (g.intra_bw * g.nvls_efficiency * nvls_size_efficiency(S));
     const double inter = (g.nodes == 2 ? 1.0 : 2.0) * S / G / payload_rate(p, per_gpu_inter_bandwidth(g));
     const double capped = busbw_factor(kind, g.ranks) * S / nvls_tree_busbw_cap(g.nodes, heads(g));
     return kNvlsLatency + 2 * levels * step_latency(p, g) + std::max({intra, inter, capped});
@@ -131,7 +131,7 @@ CollectiveDone NvlsTree::expand(CollectiveEmitter& e) const
   const int N = static_cast<int>(nodes.size()), G = static_cast<int>(nodes[0].size());
   const double S = e.req.bytes;
   const GroupShape g = group_shape(e.platform, e.req.hosts);
-  const double eff = kNvlsEfficiency * nvls_size_efficiency(S);
+  const double eff = g.nvls_efficiency * nvls_size_efficiency(S);
   const double half_latency = std::max(0.0, kNvlsLatency / 2 - g.intra_lat);
   const Sender emit = [&](int from, int to, int channel, double payload, double efficiency, double overhead) {
     return e.send(from, to, channel, payload, 1, efficiency, overhead);

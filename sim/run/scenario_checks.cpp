@@ -64,7 +64,7 @@ void check_scenario(const Scenario& s)
   }
   if (c.intra_node.nvls && !c.is_cpu_cluster() && !d->nvls)
     throw scenario_error(s, "cluster.intra_node.nvls",
-                         fmt::format("{} has no NVLS-capable NVSwitch (H100/H200 only)", c.device));
+                         fmt::format("{} has no NVLS-capable NVSwitch (H100, H200, B200, GB200)", c.device));
   if (!c.stragglers.step_times.empty() && !s.workload->replays_step_times())
     throw scenario_error(s, "cluster.stragglers.step_times",
                          "recorded step times are replayed by workload kinds with workers that step (sync-training); "

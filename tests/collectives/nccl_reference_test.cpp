@@ -60,6 +60,32 @@ TEST(NcclReference, H100RingAndNvlsAt8GiB)
   EXPECT_NEAR(run("nccl-h100-nvls.yaml")[8 * GiB].second / 480.0, 1.0, 0.15);
 }
 
+TEST(NcclReference, B200FourNodesAndBlackwellNvls)
+{
+  // 4 x 8 B200, 4 GiB: 22.05 ms measured (stas00); bound by the 8 rails, so the ring over them.
+  EXPECT_NEAR(run("nccl-b200-4node.yaml")[4 * GiB].first / 22.05e-3, 1.0, 0.15);
+  // Inside one node NVLS runs at Blackwell's 0.74 of the port NCCL sees (18 links x 40.1 GB/s), against Hopper's 0.85
+  // of 18 x 20.6 GB/s.
+  const double b200 = run("nccl-h100-nvls.yaml", "--set cluster.device=b200")[8 * GiB].second;
+  const double h100 = run("nccl-h100-nvls.yaml")[8 * GiB].second;
+  EXPECT_NEAR(b200 / h100, (721.8 * 0.74) / (370.8 * 0.85), 0.01);
+}
+
+TEST(NcclReference, Gb200Nvl72IsOneNvlinkDomain)
+{
+  // A 72-GPU node behind NVSwitch: an all-to-all stays on NVLink (the catalog's NCCL rate, 721.8 GB/s a port),
+  // where nine 8-GPU B200 nodes send 8/9 of it through one 400 Gb/s NIC per GPU.
+  const double nvl72 = run("../gb200-nvl72-alltoall.yaml")[GiB].second;
+  const double hgx = run("../gb200-nvl72-alltoall.yaml", "--set cluster.device=b200 --set cluster.nodes=9 "
+                                                         "--set cluster.gpus_per_node=8 "
+                                                         "--set cluster.network.nics_per_node=8")[GiB]
+                         .second;
+  EXPECT_GT(nvl72, 600);
+  EXPECT_LT(nvl72, 721.8);
+  EXPECT_NEAR(hgx, 50, 5); // about one NIC's 50 GB/s
+  EXPECT_GT(nvl72 / hgx, 10);
+}
+
 TEST(NcclReference, DgxA100SmallMessageLatency)
 {
   for (auto [ranks, us] : std::vector<std::pair<int, double>>{{2, 10.0}, {4, 16.9}, {8, 33.7}}) {
