@@ -21,6 +21,14 @@ double DeviceProfile::efficiency(const std::string& dtype) const
   return it == compute_efficiency.end() ? 1.0 : it->second;
 }
 
+double DeviceProfile::scaling_rate(const std::string& scaling) const
+{
+  if (scaling.empty())
+    return 1.0;
+  auto it = gemm_scaling_rate.find(scaling);
+  return it == gemm_scaling_rate.end() ? 1.0 : it->second;
+}
+
 double AttentionEfficiency::share(bool backward_pass, bool causal, double seq_kv, double head_dim, double scale) const
 {
   double efficiency = backward_pass ? backward : forward;
@@ -116,6 +124,11 @@ void parse_gemm(JsonReader& r, DeviceProfile& p)
     if (p.gemm_overlap < 0 || p.gemm_overlap > 1)
       g.item(g.at("overlap"), "overlap").fail("must be in [0, 1]");
   }
+  if (g.has("scaling_rate"))
+    for (const auto& [key, v] : g.at("scaling_rate").items()) {
+      JsonReader rates = g.child("scaling_rate");
+      p.gemm_scaling_rate[key] = share(rates, key.c_str());
+    }
   const auto& tiles = g.at("tiles");
   if (!tiles.is_array())
     g.item(tiles, "tiles").fail("expected a list");
@@ -237,6 +250,8 @@ std::string profile_to_json(const DeviceProfile& p)
       j["gemm"]["k_overhead"] = p.gemm_k_overhead;
     if (p.gemm_overlap < 1)
       j["gemm"]["overlap"] = p.gemm_overlap;
+    for (const auto& [key, v] : p.gemm_scaling_rate)
+      j["gemm"]["scaling_rate"][key] = v;
     for (const auto& t : p.gemm_tiles) {
       nlohmann::ordered_json tile{{"m", t.m}, {"n", t.n}, {"efficiency", t.efficiency}};
       if (!t.dtype.empty())

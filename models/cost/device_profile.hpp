@@ -61,6 +61,9 @@ struct DeviceProfile {
   double gemm_k_overhead = 0;
   /** Share of the shorter of a GEMM's compute and memory time that the longer hides (1: perfect overlap). */
   double gemm_overlap = 1;
+  /** Share of the per-tensor rate a GEMM keeps under a scaling (GemmKernel::scaling, e.g. "blockwise"); absent: 1. */
+  std::map<std::string, double> gemm_scaling_rate;
+  double scaling_rate(const std::string& scaling) const;
   std::map<std::string, double> copy_bandwidth; // achieved h2d / d2h / p2p bytes/s (absent: catalog link)
   std::vector<ProfileTable> tables;
   std::map<std::string, std::string> sources; // parameter -> where it comes from

@@ -36,7 +36,7 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
   const double peak = device_.peak(g->dtype);
   if (!(peak > 0))
     throw std::invalid_argument(device_.name + " has no " + g->dtype + " compute units");
-  const double rate = peak * profile_.efficiency(g->dtype);
+  const double rate = peak * profile_.efficiency(g->dtype) * profile_.scaling_rate(g->scaling);
   const double bytes = kernel_bytes(kernel);
   const double memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)) *
                                  profile_.memory_ramp(bytes));

@@ -28,6 +28,8 @@ double RooflineModel::compute_efficiency(const Kernel& kernel, const std::string
 {
   const auto* a = std::get_if<AttentionKernel>(&kernel);
   const auto& e = profile_.attention;
+  if (const auto* g = std::get_if<GemmKernel>(&kernel); g && !g->scaling.empty())
+    return profile_.efficiency(dtype) * profile_.scaling_rate(g->scaling);
   if (!a || e.forward <= 0)
     return profile_.efficiency(dtype);
   // FlashAttention's achieved share of peak grows with the sequence (published sweeps, calibrate/profiles sources).

@@ -168,8 +168,9 @@ std::string describe_kernel(const Kernel& k)
   return std::visit(
       Overload{
           [](const GemmKernel& g) {
-            return fmt::format("gemm m={} n={} k={}{} {}", g.m, g.n, g.k,
-                               g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.dtype);
+            return fmt::format("gemm m={} n={} k={}{} {}{}", g.m, g.n, g.k,
+                               g.batch != 1 ? fmt::format(" batch={}", g.batch) : "", g.dtype,
+                               g.scaling.empty() ? "" : " " + g.scaling + "-scaled");
           },
           [](const AttentionKernel& a) {
             return fmt::format("attention{} batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{}{} {}",
@@ -225,7 +226,7 @@ Kernel scale_kernel(const Kernel& k, double f)
 std::vector<std::string> kernel_argument_names(const std::string& family)
 {
   if (family == "gemm")
-    return {"m", "n", "k", "batch", "dtype", "trans_a", "trans_b"};
+    return {"m", "n", "k", "batch", "dtype", "trans_a", "trans_b", "scaling"};
   if (family == "attention")
     return {"batch",  "heads",    "kv_heads", "seq_q", "seq_kv", "head_dim",
             "causal", "backward", "triton",   "cudnn", "dtype"};
@@ -363,10 +364,18 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
 {
   check_argument_names(family, args);
   const KernelArgs a(family, args);
-  if (family == "gemm")
-    return GemmKernel{
-        a.number("m", 0, true), a.number("n", 0, true), a.number("k", 0, true), a.number("batch", 1, false),
-        a.dtype("bf16"),        a.flag("trans_a"),      a.flag("trans_b")};
+  if (family == "gemm") {
+    GemmKernel g{a.number("m", 0, true), a.number("n", 0, true), a.number("k", 0, true), a.number("batch", 1, false),
+                 a.dtype("bf16"),        a.flag("trans_a"),      a.flag("trans_b")};
+    g.scaling = a.text("scaling", "");
+    if (g.scaling == "tensorwise")
+      g.scaling.clear();
+    if (!g.scaling.empty() && g.scaling != "blockwise")
+      throw std::invalid_argument("--scaling must be tensorwise or blockwise, got '" + g.scaling + "'");
+    if (!g.scaling.empty() && g.dtype != "fp8")
+      throw std::invalid_argument("--scaling blockwise is for fp8 GEMMs, got dtype " + g.dtype);
+    return g;
+  }
   if (family == "attention") {
     const double heads = a.number("heads", 0, true), seq_q = a.number("seq_q", 0, true);
     return AttentionKernel{a.number("batch", 1, false),

@@ -13,6 +13,9 @@ struct GemmKernel {
   double m = 0, n = 0, k = 0, batch = 1;
   std::string dtype = "bf16";
   bool trans_a = false, trans_b = false;
+  /** How 8-bit operands are scaled: "" per tensor (one scale each), "blockwise" (DeepSeek-V3's 1 x 128 tiles of A
+   *  and 128 x 128 blocks of B, applied in the main loop, which costs rate: the profile's gemm.scaling_rate). */
+  std::string scaling = {};
 };
 
 /** Flash-style fused attention: reads Q, K, V once and writes O; scores never reach memory. Its backward pass

@@ -16,12 +16,17 @@ void Fp8Recipe::linear(LayerKernels& b, const std::string& name, double tokens, 
   if (amax_pass())
     b.forward(name + "_input_amax", b.traffic("amax", x * e, 0, x));
   b.forward(name + "_input_quantise", b.traffic("fp8_cast_transpose", x * e, x * q, 2 * x));
-  b.forward(name, GemmKernel{tokens, n, k, 1, "fp8"});
+  auto gemm = [&](double m, double nn, double kk) {
+    GemmKernel g{m, nn, kk, 1, "fp8"};
+    g.scaling = gemm_scaling();
+    return g;
+  };
+  b.forward(name, gemm(tokens, n, k));
   if (amax_pass())
     b.backward(name + "_grad_amax", b.traffic("amax", dy * e, 0, dy));
   b.backward(name + "_grad_quantise", b.traffic("fp8_cast_transpose", dy * e, dy * q, 2 * dy));
-  b.backward(name + "_dgrad", GemmKernel{tokens, k, n, 1, "fp8"});
-  b.backward(name + "_wgrad", GemmKernel{k, n, tokens, 1, "fp8"}, true);
+  b.backward(name + "_dgrad", gemm(tokens, k, n));
+  b.backward(name + "_wgrad", gemm(k, n, tokens), true);
   if (bias)
     b.backward(name + "_bias_grad", ReductionKernel{dy, b.model().dtype}, true);
 }

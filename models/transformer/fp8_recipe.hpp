@@ -29,6 +29,8 @@ public:
   /** Bytes per GEMM weight the recipe keeps besides the bf16 weight: its FP8 copies for the two layouts, cached
    *  across the microbatches of a step. */
   double weight_copy_bytes() const { return quantised_bytes(); }
+  /** How its GEMMs apply the scales (GemmKernel::scaling): "" per tensor. */
+  virtual std::string gemm_scaling() const { return ""; }
   /** Bytes per element of a linear layer's input saved for the backward (its FP8 copy for the weight gradient). */
   virtual double saved_input_bytes() const { return 1.0; }
   /** Why `device` cannot run this recipe, or "". */
