@@ -218,6 +218,36 @@ def section6(build, backend, tmp, fast):
             for name, gpus, tokens in FRONTIER_FP8 if not (fast and backend == "simgrid" and gpus > 64)]
 
 
+def h200_steps(build, backend, tmp):
+    """Whole training steps measured on the lent H200 (HF transformers Llama, PyTorch eager): step time and peak
+    allocated memory against the simulator's fsdp profile on one GPU. Own measurements, not validation rows."""
+    path = os.path.join(ROOT, "calibrate", "measurements", "steps", "h200-sxm-train-steps-20261204.json")
+    with open(path) as f:
+        runs = json.load(f)["runs"]
+    shape_3b = ["workload.model.layers=28", "workload.model.hidden=3072", "workload.model.ffn=8192",
+                "workload.model.heads=24", "workload.model.kv_heads=8", "workload.model.vocab=128256"]
+    rows = []
+    for r in runs:
+        sets = [f"workload.model.seq={r['seq']}", f"workload.batch.global={r['micro_batch']}",
+                f"workload.batch.micro={r['micro_batch']}",
+                f"workload.model.recompute={'full' if r['full_recompute'] else 'none'}"]
+        if r["model"] == "llama3.2-3b":
+            sets += shape_3b
+        out = os.path.join(tmp, f"step-{len(rows)}")
+        args = ["run", "scenarios/reference/h200-hf-llama-step.yaml", "--quiet", "--out", out]
+        for x in sets:
+            args += ["--set", x]
+        if backend:
+            args += ["--backend", backend]
+        clustersim(build, *args)
+        with open(os.path.join(out, "report.json")) as f:
+            m = json.load(f)["metrics"]
+        label = f"{r['model']} seq {r['seq']} mb {r['micro_batch']}{' full recompute' if r['full_recompute'] else ''}"
+        rows.append((label + " (ms)", r["step_s"] * 1e3, m["iteration_time_s"] * 1e3))
+        rows.append((label + " (GiB)", r["peak_allocated_bytes"] / 2**30, m["peak_memory_bytes"] / 2**30))
+    return rows
+
+
 def print_section(title, rows):
     print(f"\n{title}")
     print(f"  {'row':<52} {'published':>10} {'simulated':>10} {'error':>8}")
@@ -246,6 +276,8 @@ def main():
         print_section("§5 llm-foundry FSDP, tokens/s per GPU", section5(a.build, a.backend, tmp, a.fast))
         print_section("§6 frontier runs in FP8 (Megatron-Bridge, NeMo), tokens/s per GPU",
                       section6(a.build, a.backend, tmp, a.fast))
+        print_section("Whole steps on the lent H200, HF transformers eager (own measurements; not asserted)",
+                      h200_steps(a.build, a.backend, tmp))
         if not a.fast and a.backend != "simgrid":
             print_section("More llm-foundry rows (not asserted; analytical only)", more_llmfoundry(a.build, a.backend, tmp))
     return 0
