@@ -18,6 +18,19 @@ std::map<std::string, TraceFormat>& formats()
   return by_name;
 }
 
+// PyTorch's ExecutionTraceObserver writes a JSON object whose schema names Chakra ("1.1.1-chakra.0.0.4") and whose
+// nodes carry control dependencies: no reader takes it, but it is often mistaken for one that does.
+bool is_pytorch_execution_trace(const std::string& head)
+{
+  const auto schema = head.find("\"schema\"");
+  if (schema == std::string::npos || schema > 200)
+    return false;
+  const auto end = head.find('\n', schema);
+  const std::string line = head.substr(schema, end == std::string::npos ? std::string::npos : end - schema);
+  return line.find("chakra") != std::string::npos && head.find("\"nodes\"") != std::string::npos &&
+         head.find("\"ctrl_deps\"") != std::string::npos;
+}
+
 } // namespace
 
 bool register_trace_format(TraceFormat format)
@@ -74,6 +87,11 @@ std::string detect_any_trace_format(const std::string& path)
     throw InputError(path, 0, 0,
                      "it is a folder, and no reader takes it (a rolling Spark event log is a folder of "
                      "events_<N>_* files)");
+  if (is_pytorch_execution_trace(sample.head))
+    throw InputError(path, 1, 1,
+                     "this is a PyTorch execution trace (ExecutionTraceObserver's JSON), not a Chakra ET: convert it "
+                     "with Chakra's chakra_converter (PyTorch to Chakra), then read that with --format chakra; for "
+                     "kernel times, record a profiler (Kineto) trace of the same step instead");
   std::string names;
   for (const auto& n : trace_format_names())
     names += (names.empty() ? "" : "|") + n;

@@ -48,6 +48,20 @@ TEST(KinetoReplay, TheRecordedClusterGivesBackTheRecordedStepOnBothBackends)
   }
 }
 
+TEST(KinetoReplay, APyTorch211StepRecordedOnTheH200ComesBack)
+{
+  // One HF Llama 1B training step, PyTorch 2.11's profiler on the lent H200 (traces/samples/MANIFEST.md): its GPU
+  // span, first kernel to last, was 155.90 ms; no profiler steps, so the whole trace is one step.
+  const std::string args = "--set cluster.device=h200-sxm --set cluster.gpus_per_node=1 --set workload.ranks=1 "
+                           "--set workload.profiler_trace=" +
+                           src("traces/samples/kineto/hf-llama-1b-step-h200.json.gz");
+  for (const char* backend : {"analytical", "simgrid"}) {
+    const auto r = kineto_report(args + " --backend " + backend);
+    EXPECT_NEAR(kineto_step(r) / 155.90e-3, 1.0, 0.005) << backend;
+    EXPECT_EQ(r["breakdown"].value("kernels", 0.0), 2434.0) << backend;
+  }
+}
+
 TEST(KinetoReplay, AnotherGpuOrFabricChangesTheStepTheWayItShould)
 {
   const double recorded = kineto_step(kineto_report(""));

@@ -39,6 +39,7 @@ TEST(TraceFormats, EveryShippedSampleIsDetectedAsItsFormat)
       {"gpu-jobs/openb-pods-first-1500.csv", "openb"},
       {"gpu-jobs/60_job.csv", "tiresias"},
       {"kineto/nccl_data.json.gz", "kineto"},
+      {"kineto/hf-llama-1b-step-h200.json.gz", "kineto"}, // PyTorch 2.11's profiler, recorded by us on an H200
       {"chakra/small_chakra.0.json", "chakra"},
       {"chakra/chakra.0.et.gz", "chakra"},
       {"spark/local-1422981780767", "spark"},
@@ -73,6 +74,19 @@ TEST(TraceFormats, ContentNoFormatClaimsIsRefusedNamingEveryFormat)
   } catch (const cs::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("rumen"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("--format"), std::string::npos);
+  }
+}
+
+TEST(TraceFormats, APyTorchExecutionTraceIsNamedAndPointedToItsConverter)
+{
+  // ExecutionTraceObserver's JSON from PyTorch 2.11 (one HF Llama step on the lent H200): once read as rumen,
+  // "0 jobs" and exit 0; now recognised and refused with what to do.
+  try {
+    cs::detect_any_trace_format(format_sample("chakra/pytorch-et-hf-llama-1b-step-h200.json.gz"));
+    FAIL() << "detected";
+  } catch (const cs::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("PyTorch execution trace"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("chakra_converter"), std::string::npos) << e.what();
   }
 }
 
