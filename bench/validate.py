@@ -233,6 +233,8 @@ def h200_steps(build, backend, tmp):
                 f"workload.model.recompute={'full' if r['full_recompute'] else 'none'}"]
         if r["model"] == "llama3.2-3b":
             sets += shape_3b
+        if r.get("attention_backend") == "cudnn":
+            sets.append("workload.model.attention=cudnn")
         out = os.path.join(tmp, f"step-{len(rows)}")
         args = ["run", "scenarios/reference/h200-hf-llama-step.yaml", "--quiet", "--out", out]
         for x in sets:
@@ -242,7 +244,9 @@ def h200_steps(build, backend, tmp):
         clustersim(build, *args)
         with open(os.path.join(out, "report.json")) as f:
             m = json.load(f)["metrics"]
-        label = f"{r['model']} seq {r['seq']} mb {r['micro_batch']}{' full recompute' if r['full_recompute'] else ''}"
+        label = (f"{r['model']} seq {r['seq']} mb {r['micro_batch']}{' full recompute' if r['full_recompute'] else ''}"
+                 f"{' compiled' if r.get('compiled') else ''}"
+                 f"{' cuDNN' if r.get('attention_backend') == 'cudnn' else ''}")
         rows.append((label + " (ms)", r["step_s"] * 1e3, m["iteration_time_s"] * 1e3))
         rows.append((label + " (GiB)", r["peak_allocated_bytes"] / 2**30, m["peak_memory_bytes"] / 2**30))
     return rows

@@ -1,6 +1,6 @@
 """Whole training steps of Llama-shaped models on one GPU (PyTorch eager, HF transformers' Llama, fp32 master weights
 with bf16 autocast, SDPA attention forced to FlashAttention-2, fused AdamW): step time and peak memory, to set the
-simulator's single-GPU step beside a measurement. Usage: python3 train_step.py OUT.json"""
+simulator's single-GPU step beside a measurement. Usage: python3 time_training_steps.py OUT.json [recompute|cudnn|compile]"""
 import json, os, sys, time, traceback
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -27,13 +27,17 @@ shapes = {
     "llama3.2-3b": dict(vocab_size=128256, hidden_size=3072, intermediate_size=8192, num_hidden_layers=28,
                         num_attention_heads=24, num_key_value_heads=8),
 }
-runs = [("llama-1b", 4096, 4, True), ("llama-1b", 4096, 8, True), ("llama3.2-3b", 4096, 4, True)] if len(sys.argv) > 2 else [("llama-1b", 4096, 1, False), ("llama-1b", 4096, 2, False), ("llama-1b", 4096, 4, False),
+MODE = sys.argv[2] if len(sys.argv) > 2 else ""
+COMPILE = MODE == "compile"
+CUDNN = MODE == "cudnn"
+runs = [("llama-1b", 4096, 4, True), ("llama-1b", 4096, 8, True), ("llama3.2-3b", 4096, 4, True)] if MODE == "recompute" else [("llama-1b", 4096, 1, False), ("llama-1b", 4096, 4, False), ("llama3.2-3b", 4096, 1, False)] if MODE in ("compile", "cudnn") else [("llama-1b", 4096, 1, False), ("llama-1b", 4096, 2, False), ("llama-1b", 4096, 4, False),
         ("llama-1b", 4096, 4, True), ("llama-1b", 2048, 8, False), ("llama3.2-3b", 4096, 1, False),
         ("llama3.2-3b", 4096, 2, False), ("llama3.2-3b", 4096, 4, True)]
 torch.manual_seed(0)
 for name, seq, micro, ckpt in runs:
-    row = {"model": name, "seq": seq, "micro_batch": micro, "full_recompute": ckpt}
-    model = opt = None
+    row = {"model": name, "seq": seq, "micro_batch": micro, "full_recompute": ckpt, "compiled": COMPILE,
+           "attention_backend": "cudnn or efficient" if COMPILE else "cudnn" if CUDNN else "flash"}
+    model = opt = fwd = None
     try:
         cfg = LlamaConfig(max_position_embeddings=seq, tie_word_embeddings=False, **shapes[name])
         cfg._attn_implementation = "sdpa"
@@ -44,13 +48,17 @@ for name, seq, micro, ckpt in runs:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
+        fwd = torch.compile(model) if COMPILE else model
+        # Compiled, HF passes an explicit causal mask, which FA2 cannot take: SDPA chooses among the others.
+        backend = ([SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION] if COMPILE else
+                   SDPBackend.CUDNN_ATTENTION if CUDNN else SDPBackend.FLASH_ATTENTION)
         x = torch.randint(0, cfg.vocab_size, (micro, seq), device="cuda")
 
         def step():
             # The backend stays forced through backward: recomputation re-runs the attention there.
-            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            with sdpa_kernel(backend):
                 with torch.autocast("cuda", dtype=torch.bfloat16):
-                    loss = model(input_ids=x, labels=x).loss
+                    loss = fwd(input_ids=x, labels=x).loss
                 loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
@@ -77,7 +85,9 @@ for name, seq, micro, ckpt in runs:
                               "error": (repr(e) + " " + traceback.format_exc()[-600:])[:900]})
         print("error", name, repr(e)[:200], flush=True)
     doc["runs"].append(row)
-    del model, opt
+    model = opt = fwd = None
+    if COMPILE:
+        torch._dynamo.reset()
     torch.cuda.empty_cache()
     save()
 print("errors", json.dumps(doc["errors"])[:1500])
