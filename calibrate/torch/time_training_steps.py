@@ -1,6 +1,7 @@
 """Whole training steps of Llama-shaped models on one GPU (PyTorch eager, HF transformers' Llama, fp32 master weights
 with bf16 autocast, SDPA attention forced to FlashAttention-2, fused AdamW): step time and peak memory, to set the
-simulator's single-GPU step beside a measurement. Usage: python3 time_training_steps.py OUT.json [recompute|cudnn|compile]"""
+simulator's single-GPU step beside a measurement.
+Usage: python3 time_training_steps.py OUT.json [recompute|cudnn|compile]"""
 import json, os, sys, time, traceback
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -30,9 +31,15 @@ shapes = {
 MODE = sys.argv[2] if len(sys.argv) > 2 else ""
 COMPILE = MODE == "compile"
 CUDNN = MODE == "cudnn"
-runs = [("llama-1b", 4096, 4, True), ("llama-1b", 4096, 8, True), ("llama3.2-3b", 4096, 4, True)] if MODE == "recompute" else [("llama-1b", 4096, 1, False), ("llama-1b", 4096, 4, False), ("llama3.2-3b", 4096, 1, False)] if MODE in ("compile", "cudnn") else [("llama-1b", 4096, 1, False), ("llama-1b", 4096, 2, False), ("llama-1b", 4096, 4, False),
-        ("llama-1b", 4096, 4, True), ("llama-1b", 2048, 8, False), ("llama3.2-3b", 4096, 1, False),
-        ("llama3.2-3b", 4096, 2, False), ("llama3.2-3b", 4096, 4, True)]
+RUNS = {
+    "recompute": [("llama-1b", 4096, 4, True), ("llama-1b", 4096, 8, True), ("llama3.2-3b", 4096, 4, True)],
+    "compile": [("llama-1b", 4096, 1, False), ("llama-1b", 4096, 4, False), ("llama3.2-3b", 4096, 1, False)],
+    "": [("llama-1b", 4096, 1, False), ("llama-1b", 4096, 2, False), ("llama-1b", 4096, 4, False),
+         ("llama-1b", 4096, 4, True), ("llama-1b", 2048, 8, False), ("llama3.2-3b", 4096, 1, False),
+         ("llama3.2-3b", 4096, 2, False), ("llama3.2-3b", 4096, 4, True)],
+}
+RUNS["cudnn"] = RUNS["compile"]
+runs = RUNS[MODE]
 torch.manual_seed(0)
 for name, seq, micro, ckpt in runs:
     row = {"model": name, "seq": seq, "micro_batch": micro, "full_recompute": ckpt, "compiled": COMPILE,
