@@ -5,9 +5,12 @@
 #include "base/input_error.hpp"
 #include "traces/compressed_input.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
 #include <sstream>
 
 namespace cs {
@@ -40,6 +43,9 @@ struct Reader {
   std::string path;
   int line = 0;
   Row row;
+  std::map<std::string, std::size_t> column; // header name -> field index (rows are read by name, not position)
+
+  std::size_t at(const char* name) const { return column.at(name); }
 
   [[noreturn]] void fail(std::size_t field, const std::string& message) const
   {
@@ -107,32 +113,32 @@ using RowReader = bool (*)(const Reader&, GpuTraceJob&, GpuTraceSummary&);
 
 bool philly_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
 {
-  j.submit_s = philly_time(r, 0);
-  j.duration_s = r.number(1, "duration", 0, 1e9);
-  j.gpus = static_cast<int>(r.number(2, "num_gpus", 1, 1 << 20));
-  j.group = r.text(4, "cluster");
+  j.submit_s = philly_time(r, r.at("timestamp"));
+  j.duration_s = r.number(r.at("duration"), "duration", 0, 1e9);
+  j.gpus = static_cast<int>(r.number(r.at("num_gpus"), "num_gpus", 1, 1 << 20));
+  j.group = r.text(r.at("cluster"), "cluster");
   j.id = fmt::format("philly-{}", r.line - 1);
   return true;
 }
 
 bool openb_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary& s)
 {
-  j.id = r.text(0, "name");
-  j.gpus = static_cast<int>(r.number(3, "num_gpu", 0, 1 << 20));
-  j.gpu_milli = static_cast<int>(r.number(4, "gpu_milli", 0, 1000));
-  j.group = r.text(6, "qos");
-  const std::string& phase = r.text(7, "pod_phase");
+  j.id = r.text(r.at("name"), "name");
+  j.gpus = static_cast<int>(r.number(r.at("num_gpu"), "num_gpu", 0, 1 << 20));
+  j.gpu_milli = static_cast<int>(r.number(r.at("gpu_milli"), "gpu_milli", 0, 1000));
+  j.group = r.text(r.at("qos"), "qos");
+  const std::string& phase = r.text(r.at("pod_phase"), "pod_phase");
   if (phase == "Pending") // no scheduled or deletion time to read
     return skip(s, "never scheduled (Pending)"), false;
-  const double created = r.number(8, "creation_time", 0, 1e10);
-  const double deleted = r.number(9, "deletion_time", 0, 1e10);
-  const double scheduled = r.number(10, "scheduled_time", 0, 1e10);
+  const double created = r.number(r.at("creation_time"), "creation_time", 0, 1e10);
+  const double deleted = r.number(r.at("deletion_time"), "deletion_time", 0, 1e10);
+  const double scheduled = r.number(r.at("scheduled_time"), "scheduled_time", 0, 1e10);
   if (j.gpus == 0 || j.gpu_milli == 0)
     return skip(s, "uses no GPU"), false;
   if (j.gpus > 1 && j.gpu_milli != 1000)
     return skip(s, "shares GPUs across a gang"), false;
   if (deleted < scheduled)
-    r.fail(9, "deletion_time is before scheduled_time");
+    r.fail(r.at("deletion_time"), "deletion_time is before scheduled_time");
   j.submit_s = created;
   j.duration_s = deleted - scheduled;
   return true;
@@ -140,26 +146,59 @@ bool openb_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary& s)
 
 bool tiresias_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
 {
-  j.id = r.text(0, "job_id");
-  j.gpus = static_cast<int>(r.number(1, "num_gpu", 1, 1 << 20));
-  j.submit_s = r.number(2, "submit_time", 0, 1e10);
-  j.group = r.text(4, "model_name");
-  j.duration_s = r.number(5, "duration", 0, 1e9);
+  j.id = r.text(r.at("job_id"), "job_id");
+  j.gpus = static_cast<int>(r.number(r.at("num_gpu"), "num_gpu", 1, 1 << 20));
+  j.submit_s = r.number(r.at("submit_time"), "submit_time", 0, 1e10);
+  j.group = r.text(r.at("model_name"), "model_name");
+  j.duration_s = r.number(r.at("duration"), "duration", 0, 1e9);
   return true;
 }
 
+// Each format: the header names it reads rows by (any order; other columns are passed over, and named in the
+// summary), the ones only it has (how a header is recognised), and how a row becomes a job (false: skipped).
 struct Format {
   const char* name;
-  const char* header; // the header line's start
+  std::vector<std::string> columns;  // read by name
+  std::vector<std::string> signature; // all present: the header is this format's
   RowReader read;
 };
 
 const std::vector<Format>& job_formats()
 {
-  static const std::vector<Format> f{{"philly", "timestamp,duration,num_gpus", philly_row},
-                                     {"openb", "name,cpu_milli,memory_mib,num_gpu,gpu_milli", openb_row},
-                                     {"tiresias", "job_id,num_gpu,submit_time", tiresias_row}};
+  static const std::vector<Format> f{
+      {"philly", {"timestamp", "duration", "num_gpus", "cluster"}, {"timestamp", "num_gpus"}, philly_row},
+      {"openb",
+       {"name", "num_gpu", "gpu_milli", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"},
+       {"name", "gpu_milli", "pod_phase"},
+       openb_row},
+      {"tiresias", {"job_id", "num_gpu", "submit_time", "model_name", "duration"}, {"job_id", "submit_time"},
+       tiresias_row}};
   return f;
+}
+
+// A header's names and their field indices; a name twice is refused (which one would a row be read by?).
+std::map<std::string, std::size_t> header_columns(const std::string& path, const std::string& header)
+{
+  const Row h = split(header);
+  std::map<std::string, std::size_t> out;
+  for (std::size_t i = 0; i < h.fields.size(); ++i) {
+    std::string name = h.fields[i];
+    while (!name.empty() && (name.back() == ' ' || name.back() == '\r'))
+      name.pop_back();
+    while (!name.empty() && name.front() == ' ')
+      name.erase(0, 1);
+    if (!out.emplace(name, i).second)
+      throw InputError(path, 1, h.columns[i], fmt::format("column '{}' appears twice in the header", name));
+  }
+  return out;
+}
+
+bool has_all(const std::map<std::string, std::size_t>& header, const std::vector<std::string>& names)
+{
+  for (const auto& n : names)
+    if (!header.count(n))
+      return false;
+  return true;
 }
 
 } // namespace
@@ -167,13 +206,14 @@ const std::vector<Format>& job_formats()
 namespace {
 std::string format_of_header(const std::string& path, const std::string& header)
 {
+  const auto columns = header_columns(path, header);
   for (const auto& f : job_formats())
-    if (header.rfind(f.header, 0) == 0)
+    if (has_all(columns, f.signature))
       return f.name;
   throw InputError(path, 1, 1,
-                   "not a GPU job trace: expected a Philly (timestamp,duration,num_gpus,...), OpenB "
-                   "(name,cpu_milli,memory_mib,num_gpu,gpu_milli,...) or Tiresias (job_id,num_gpu,"
-                   "submit_time,...) header");
+                   "not a GPU job trace: expected a Philly (timestamp, duration, num_gpus, cluster), OpenB (name, "
+                   "num_gpu, gpu_milli, qos, pod_phase, creation_time, deletion_time, scheduled_time) or Tiresias "
+                   "(job_id, num_gpu, submit_time, model_name, duration) header, columns in any order");
 }
 } // namespace
 
@@ -190,15 +230,22 @@ std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::st
       f = &candidate;
   if (!f)
     throw InputError(path, 0, 0, "unknown GPU job trace format '" + name + "' (philly, openb, tiresias)");
-  summary = GpuTraceSummary{path, name, 0, 0, {}};
-  Reader r{path, 0, {}};
+  summary = GpuTraceSummary{path, name, 0, 0, {}, {}};
+  Reader r{path, 0, {}, {}};
   std::string line;
   std::vector<GpuTraceJob> jobs;
   while (std::getline(in, line)) {
     ++r.line;
     if (r.line == 1) {
-      if (line.rfind(f->header, 0) != 0)
-        throw InputError(path, 1, 1, fmt::format("expected a {} header starting '{}'", name, f->header));
+      r.column = header_columns(path, line);
+      for (const auto& c : f->columns)
+        if (!r.column.count(c))
+          throw InputError(path, 1, 1,
+                           fmt::format("a {} header needs a column '{}' (it reads {} by name, in any order)", name,
+                                       c, fmt::format("{}", fmt::join(f->columns, ", "))));
+      for (const auto& [c, i] : r.column)
+        if (std::find(f->columns.begin(), f->columns.end(), c) == f->columns.end())
+          summary.unread_columns.push_back(c);
       continue;
     }
     if (line.find_first_not_of(" \t\r") == std::string::npos)
@@ -244,6 +291,8 @@ std::string gpu_trace_summary(const std::string& format, const std::string& path
     widest = std::max(widest, j.gpus);
   }
   std::string out = describe(summary) + "\n";
+  if (!summary.unread_columns.empty())
+    out += fmt::format("  columns not read: {}\n", fmt::join(summary.unread_columns, ", "));
   if (!jobs.empty())
     out += fmt::format("  submissions over {}, {:.0f} GPU-hours, up to {} GPUs per job\n",
                        units::format_time(last - first), gpu_seconds / 3600, widest);
@@ -261,9 +310,16 @@ TraceFormat gpu_format(const char* name, const char* description, int order)
                      [format](const TraceSample& s) {
                        if (s.directory)
                          return false;
+                       const std::string header = s.head.substr(0, s.head.find('\n'));
+                       std::map<std::string, std::size_t> columns;
+                       try {
+                         columns = header_columns(s.path, header);
+                       } catch (const InputError&) {
+                         return false;
+                       }
                        for (const auto& f : job_formats())
                          if (f.name == format)
-                           return s.head.rfind(f.header, 0) == 0;
+                           return has_all(columns, f.signature);
                        return false;
                      },
                      [format](const std::string& p) { return gpu_trace_summary(format, p); },

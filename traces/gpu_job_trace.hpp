@@ -25,6 +25,7 @@ struct GpuTraceSummary {
   long jobs = 0;
   long skipped = 0;
   std::map<std::string, long> skip_reasons; // sorted: deterministic output
+  std::vector<std::string> unread_columns;  // header columns the format does not read, in header-name order
 };
 
 /** Reads `path` (plain or gzip-compressed CSV) in `format` ("auto" detects it). A malformed value throws InputError

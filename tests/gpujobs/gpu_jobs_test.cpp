@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -251,7 +252,53 @@ TEST(GpuJobTraces, TheTraceCommandTellsEveryFormatApart)
   }
   auto r = cs::testing::run_clustersim("trace " + src("traces/samples/gpu-jobs/60_job.csv") + " --format philly");
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("60_job.csv:1:1: expected a philly header"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("60_job.csv:1:1: a philly header needs a column 'timestamp'"), std::string::npos) << r.err;
+}
+
+TEST(GpuJobTraces, CsvColumnsAreReadByNameInAnyOrder)
+{
+  // The Tiresias sample with its columns shuffled (once: the duration was read from another column, exit 0).
+  std::ifstream in(src("traces/samples/gpu-jobs/60_job.csv"));
+  std::string line, shuffled;
+  const int order[] = {2, 0, 5, 4, 1, 6, 3}; // submit_time, job_id, duration, model_name, num_gpu, interval, iterations
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');)
+      f.push_back(x);
+    for (int i = 0; i < 7; ++i)
+      shuffled += f[order[i]] + (i < 6 ? "," : "\n");
+  }
+  const auto path = cs::testing::write_temp("tiresias-shuffled.csv", shuffled);
+  cs::GpuTraceSummary a, b;
+  const auto original = cs::read_gpu_trace("auto", src("traces/samples/gpu-jobs/60_job.csv"), a);
+  const auto reordered = cs::read_gpu_trace("auto", path.string(), b);
+  ASSERT_EQ(original.size(), reordered.size());
+  for (std::size_t i = 0; i < original.size(); ++i) {
+    EXPECT_EQ(original[i].duration_s, reordered[i].duration_s) << i;
+    EXPECT_EQ(original[i].submit_s, reordered[i].submit_s) << i;
+    EXPECT_EQ(original[i].gpus, reordered[i].gpus) << i;
+    EXPECT_EQ(original[i].group, reordered[i].group) << i;
+  }
+  EXPECT_EQ(b.unread_columns, (std::vector<std::string>{"interval", "iterations"}));
+  // A header without a column the format reads, or with a name twice, is refused at line 1.
+  auto refused = [](const std::string& name, const std::string& text) {
+    try {
+      cs::GpuTraceSummary s;
+      cs::read_gpu_trace("auto", cs::testing::write_temp(name, text).string(), s);
+    } catch (const cs::InputError& e) {
+      return e.where();
+    }
+    return std::string("read");
+  };
+  EXPECT_NE(refused("no-duration.csv", "job_id,num_gpu,submit_time,model_name\n0,1,0,vgg\n")
+                .find(":1:1: a tiresias header needs a column 'duration'"),
+            std::string::npos);
+  EXPECT_NE(refused("twice.csv", "job_id,num_gpu,submit_time,model_name,duration,duration\n0,1,0,vgg,5,6\n")
+                .find(":1:48: column 'duration' appears twice in the header"),
+            std::string::npos)
+      << refused("twice.csv", "job_id,num_gpu,submit_time,model_name,duration,duration\n0,1,0,vgg,5,6\n");
+  EXPECT_NE(refused("unknown.csv", "id,gpus,start\n0,1,0\n").find("columns in any order"), std::string::npos);
 }
 
 TEST(GpuJobsReplay, ARecordedDeviceRescalesRunTimesToTheClustersGpu)
