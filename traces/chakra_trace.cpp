@@ -57,6 +57,10 @@ void take_attribute(const cs::chakra::Attribute& a, ChakraNode& n)
     n.comm_type = static_cast<int>(std::clamp<long long>(integer(), -1, 1 << 20));
   else if (a.name() == "comm_size")
     n.comm_bytes = static_cast<double>(std::max<long long>(0, integer()));
+  else if (a.name() == "comm_src")
+    n.comm_src = std::clamp<long long>(integer(), -1, 1 << 24);
+  else if (a.name() == "comm_dst")
+    n.comm_dst = std::clamp<long long>(integer(), -1, 1 << 24);
 }
 
 void check_node(const ChakraNode& n, const std::string& file, const std::string& where)
@@ -217,6 +221,8 @@ ChakraTrace parse_chakra_json(const std::string& text, const std::string& file)
     n.duration = r.number(j, "runtime", kMaxMicros, 0) * 1e-6;
     n.comm_bytes = r.number(j, "comm_size", kMaxCommBytes, 0);
     n.comm_type = static_cast<int>(r.number(j, "comm_type", 1 << 20, -1));
+    n.comm_src = static_cast<long long>(r.number(j, "comm_src", 1 << 24, -1));
+    n.comm_dst = static_cast<long long>(r.number(j, "comm_dst", 1 << 24, -1));
     n.tid = static_cast<long long>(r.number(j, "tid", 1e15, -1));
     if (auto cpu = j.find("is_cpu_op"); cpu != j.end()) {
       if (!cpu->is_boolean())

@@ -20,6 +20,7 @@ struct ChakraNode {
   double start = -1;     // start_time_micros, when recorded
   int comm_type = -1;    // CollectiveCommType: 0 all-reduce, 2 all-gather, 5 broadcast, 6 all-to-all, 7 reduce-scatter
   double comm_bytes = 0; // comm_size
+  long long comm_src = -1, comm_dst = -1; // a send's or receive's ranks (comm_src, comm_dst), -1 when not recorded
   // Data dependencies on nodes of this trace. Control dependencies are not read: Chakra's PyTorch converter writes
   // the operator hierarchy there (a CPU op and its kernel name each other, forming cycles), and ASTRA-sim's feeder
   // schedules on data dependencies.

@@ -129,6 +129,32 @@ TEST(ChakraReplay, ACollectiveWithoutAMeasuredTimeIsPricedByTheTuner)
   EXPECT_EQ(rep["breakdown"].value("modeled_collectives", -1.0), 1.0);
 }
 
+TEST(ChakraReplay, ASendOrReceiveWithASizeIsPricedOnTheNetwork)
+{
+  // Once 0 s: a send of 64 MiB to rank 5 (on the second node) and a receive of 1 MiB from rank 1, no durations.
+  const fs::path trace = fs::temp_directory_path() / ("cs_cr_p2p_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(trace) << R"({"workload_graph": [
+    {"Id": 1, "Name": "send", "NodeType": 5, "comm_size": 67108864, "comm_dst": 5, "data_deps": []},
+    {"Id": 2, "Name": "recv", "NodeType": 6, "comm_size": 1048576, "comm_src": 1, "data_deps": [1]}]})";
+  cs::ChakraTrace t = cs::read_chakra(trace.string());
+  fs::remove(trace);
+  ASSERT_EQ(t.nodes.size(), 2u);
+  EXPECT_EQ(t.nodes[0].comm_dst, 5);
+  EXPECT_EQ(t.nodes[1].comm_src, 1);
+  const cs::PlatformSpec p = platform(2, 4);
+  cs::ChakraReplayOptions o;
+  o.from = o.to = cs::DeviceCatalog::builtin().find("a100-sxm4-40gb");
+  o.platform = &p;
+  o.ranks = 8;
+  const cs::ChakraReplay r = cs::build_chakra_replay(t, o);
+  EXPECT_EQ(r.modeled_collectives, 2);
+  const double send = cs::choose_collective("p2p", "auto", 67108864, cs::group_shape(p, {0, 5})).seconds;
+  const double recv = cs::choose_collective("p2p", "auto", 1048576, cs::group_shape(p, {0, 1})).seconds;
+  EXPECT_GT(send, 67108864 / 100e9); // across nodes: no faster than a 100 GB/s NIC
+  EXPECT_GT(recv, 0);
+  EXPECT_NEAR(cs::run_analytical(r.graph, p).makespan, send + recv, 1e-12);
+}
+
 TEST(ChakraReplay, BothFormsAndBothBackendsAgreeAndAFasterGpuIsFaster)
 {
   const std::string scenario = src("scenarios/chakra-replay.yaml");

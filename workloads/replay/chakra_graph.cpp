@@ -57,11 +57,22 @@ ChakraReplay build_chakra_replay(const ChakraTrace& t, const ChakraReplayOptions
     auto [it, fresh] = lanes.try_emplace(lane(n), -1);
     if (fresh)
       it->second = out.graph.add_stream(0, it->first);
-    const std::string kind = n.type == ChakraNode::COLLECTIVE ? chakra_collective_kind(n.comm_type) : "";
+    const bool p2p = n.type == ChakraNode::SEND || n.type == ChakraNode::RECV;
+    const std::string kind = n.type == ChakraNode::COLLECTIVE ? chakra_collective_kind(n.comm_type) : p2p ? "p2p" : "";
     const bool priced = !n.cpu && !kind.empty() && n.comm_bytes > 0 && (o.model_collectives || n.duration == 0);
     double seconds = n.duration;
     int task = -1;
-    if (priced) {
+    if (priced && p2p) {
+      // A send or receive moves comm_size between this rank (host 0) and its peer: the recorded one when it is
+      // inside the group, else the next rank.
+      const long long peer = n.type == ChakraNode::SEND ? n.comm_dst : n.comm_src;
+      const int other = peer >= 1 && peer < static_cast<long long>(hosts.size()) ? static_cast<int>(peer) : 1;
+      seconds = hosts.size() < 2 ? 0.0
+                                 : choose_collective("p2p", "auto", n.comm_bytes,
+                                                     group_shape(*o.platform, std::vector<int>{0, other}))
+                                       .seconds;
+      ++out.modeled_collectives;
+    } else if (priced) {
       seconds = hosts.size() < 2 ? 0.0 : choose_collective(kind, "auto", n.comm_bytes, shape).seconds;
       ++out.modeled_collectives;
     }

@@ -25,8 +25,9 @@ struct ChakraReplay {
   double recorded_span_s = -1;                   // last end - first start, when the trace has start times
 };
 
-/** Builds the replay on host 0 of the platform, in chakra_order. A GPU collective without a measured time is always
- *  priced (ASTRA-sim's synthetic traces carry only sizes); one without a size keeps its time. */
+/** Builds the replay on host 0 of the platform, in chakra_order. A GPU collective, send or receive without a measured
+ *  time is always priced (ASTRA-sim's synthetic traces carry only sizes): a send or receive as a point-to-point
+ *  transfer to its recorded peer (or rank 1); one without a size keeps its time. */
 ChakraReplay build_chakra_replay(const ChakraTrace& trace, const ChakraReplayOptions& options);
 
 /** clustersim's name of Chakra's CollectiveCommType, "" for those it does not price (reduce, gather, scatter, ...). */
