@@ -2,8 +2,10 @@
 with shapes) and, separately, under PyTorch's ExecutionTraceObserver; both gzipped. Usage: python3 record_step_traces.py OUTDIR"""
 import gzip, json, os, shutil, sys, traceback
 import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
 from transformers import LlamaConfig, LlamaForCausalLM
+
+from torch_timing import training_step
 
 out = sys.argv[1]
 errors = []
@@ -18,13 +20,7 @@ model.train()
 opt = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)
 x = torch.randint(0, cfg.vocab_size, (1, 4096), device="cuda")
 
-def step():
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(input_ids=x, labels=x).loss
-        loss.backward()
-    opt.step()
-    opt.zero_grad(set_to_none=True)
+step = training_step(model, opt, x, SDPBackend.FLASH_ATTENTION)
 
 for _ in range(3):
     step()

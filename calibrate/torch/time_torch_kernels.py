@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from torch_timing import save_json, timed
+
 OUT = sys.argv[1]
 dev = torch.device("cuda")
 torch.manual_seed(1234)
@@ -33,27 +35,7 @@ doc = {
 
 
 def save():
-    with open(OUT + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(OUT + ".tmp", OUT)
-
-
-def timed(fn, warmup=3, repeats=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        s = torch.cuda.Event(enable_timing=True)
-        e = torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) / 1e3)
-    times.sort()
-    med = times[len(times) // 2]
-    return med, (times[-1] - times[0]) / med, repeats
+    save_json(doc, OUT)
 
 
 def add(kernel, args, t):

@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from torch_timing import save_json, timed
+
 OUT = sys.argv[1]
 dev = torch.device("cuda")
 torch.manual_seed(4321)
@@ -18,21 +20,7 @@ doc = {"schema": "clustersim-measurements/1", "device": "h200-sxm",
        "measurements": [], "grouped_gemm": [], "skewed_grouped_gemm": [], "gqa_attention": [], "errors": []}
 
 def save():
-    with open(OUT + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(OUT + ".tmp", OUT)
-
-def timed(fn, warmup=3, repeats=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(repeats):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        ts.append(s.elapsed_time(e) / 1e3)
-    ts.sort()
-    return ts[len(ts) // 2], (ts[-1] - ts[0]) / ts[len(ts) // 2], repeats
+    save_json(doc, OUT)
 
 def err(what, e):
     doc["errors"].append({"what": what, "error": (type(e).__name__ + ": " + str(e))[:300]})

@@ -4,7 +4,9 @@ simulator's single-GPU step beside a measurement.
 Usage: python3 time_training_steps.py OUT.json [recompute|cudnn|compile]"""
 import json, os, sys, time, traceback
 import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend
+
+from torch_timing import training_step
 
 OUT = sys.argv[1]
 doc = {"host": {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0)}, "runs": [], "errors": []}
@@ -61,14 +63,7 @@ for name, seq, micro, ckpt in runs:
                    SDPBackend.CUDNN_ATTENTION if CUDNN else SDPBackend.FLASH_ATTENTION)
         x = torch.randint(0, cfg.vocab_size, (micro, seq), device="cuda")
 
-        def step():
-            # The backend stays forced through backward: recomputation re-runs the attention there.
-            with sdpa_kernel(backend):
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    loss = fwd(input_ids=x, labels=x).loss
-                loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+        step = training_step(model, opt, x, backend, fwd)
 
         for _ in range(3):
             step()
