@@ -56,14 +56,24 @@ struct Reader {
     if (field >= row.fields.size())
       missing(what);
     const std::string& text = row.fields[field];
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(text, &used);
-      if (used == text.size() && std::isfinite(v) && v >= lo && v <= hi)
-        return v;
-    } catch (const std::exception&) {
-    }
+    // Decimal only: stod would also take hexadecimal ("0x10") and so read 16.
+    if (text.find_first_of("xXpP") == std::string::npos)
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(text, &used);
+        if (used == text.size() && std::isfinite(v) && v >= lo && v <= hi)
+          return v;
+      } catch (const std::exception&) {
+      }
     fail(field, fmt::format("'{}' is not a valid {} (a number in [{}, {}])", text, what, lo, hi));
+  }
+  // A count (GPUs, thousandths of a GPU): a fraction is refused, not truncated.
+  int whole(std::size_t field, const char* what, double lo, double hi) const
+  {
+    const double v = number(field, what, lo, hi);
+    if (v != std::floor(v))
+      fail(field, fmt::format("'{}' is not a whole number of {}", row.fields[field], what));
+    return static_cast<int>(v);
   }
   // A row too short: the column just past its end.
   [[noreturn]] void missing(const char* what) const
@@ -99,6 +109,10 @@ double philly_time(const Reader& r, std::size_t field)
   if (std::sscanf(t.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &s, &tail) != 6 || mo < 1 || mo > 12 ||
       d < 1 || d > 31 || h > 23 || mi > 59 || s > 60 || y < 1970 || y > 2200)
     r.fail(field, "'" + t + "' is not a timestamp 'YYYY-MM-DD hh:mm:ss'");
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  const int month_days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (d > month_days[mo - 1])
+    r.fail(field, "'" + t + "' is not a date (the month has " + std::to_string(month_days[mo - 1]) + " days)");
   return double(days_from_civil(y, unsigned(mo), unsigned(d))) * 86400.0 + h * 3600.0 + mi * 60.0 + s;
 }
 
@@ -115,7 +129,7 @@ bool philly_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
 {
   j.submit_s = philly_time(r, r.at("timestamp"));
   j.duration_s = r.number(r.at("duration"), "duration", 0, 1e9);
-  j.gpus = static_cast<int>(r.number(r.at("num_gpus"), "num_gpus", 1, 1 << 20));
+  j.gpus = r.whole(r.at("num_gpus"), "num_gpus", 1, 1 << 20);
   j.group = r.text(r.at("cluster"), "cluster");
   j.id = fmt::format("philly-{}", r.line - 1);
   return true;
@@ -124,8 +138,8 @@ bool philly_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
 bool openb_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary& s)
 {
   j.id = r.text(r.at("name"), "name");
-  j.gpus = static_cast<int>(r.number(r.at("num_gpu"), "num_gpu", 0, 1 << 20));
-  j.gpu_milli = static_cast<int>(r.number(r.at("gpu_milli"), "gpu_milli", 0, 1000));
+  j.gpus = r.whole(r.at("num_gpu"), "num_gpu", 0, 1 << 20);
+  j.gpu_milli = r.whole(r.at("gpu_milli"), "gpu_milli", 0, 1000);
   j.group = r.text(r.at("qos"), "qos");
   const std::string& phase = r.text(r.at("pod_phase"), "pod_phase");
   if (phase == "Pending") // no scheduled or deletion time to read
@@ -147,7 +161,7 @@ bool openb_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary& s)
 bool tiresias_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
 {
   j.id = r.text(r.at("job_id"), "job_id");
-  j.gpus = static_cast<int>(r.number(r.at("num_gpu"), "num_gpu", 1, 1 << 20));
+  j.gpus = r.whole(r.at("num_gpu"), "num_gpu", 1, 1 << 20);
   j.submit_s = r.number(r.at("submit_time"), "submit_time", 0, 1e10);
   j.group = r.text(r.at("model_name"), "model_name");
   j.duration_s = r.number(r.at("duration"), "duration", 0, 1e9);

@@ -301,6 +301,28 @@ TEST(GpuJobTraces, CsvColumnsAreReadByNameInAnyOrder)
   EXPECT_NE(refused("unknown.csv", "id,gpus,start\n0,1,0\n").find("columns in any order"), std::string::npos);
 }
 
+TEST(GpuJobTraces, ImpossibleDatesHexNumbersAndFractionalCountsAreRefused)
+{
+  auto where = [](const std::string& name, const std::string& text) {
+    try {
+      cs::GpuTraceSummary s;
+      cs::read_gpu_trace("auto", cs::testing::write_temp(name, text).string(), s);
+    } catch (const cs::InputError& e) {
+      return e.where();
+    }
+    return std::string("read");
+  };
+  const std::string philly = "timestamp,duration,num_gpus,gpu_time,cluster\n";
+  EXPECT_NE(where("feb31.csv", philly + "2017-02-31 00:00:00,60,1,60,c1\n")
+                .find(":2:1: '2017-02-31 00:00:00' is not a date"),
+            std::string::npos);
+  EXPECT_EQ(where("feb29.csv", philly + "2016-02-29 00:00:00,60,1,60,c1\n"), "read"); // a leap year
+  EXPECT_NE(where("hex.csv", philly + "2017-10-09 07:01:55,0x10,1,16,c1\n").find(":2:21: '0x10' is not a valid"),
+            std::string::npos);
+  EXPECT_NE(where("half.csv", philly + "2017-10-09 07:01:55,60,1.5,90,c1\n").find(":2:24: '1.5' is not a whole"),
+            std::string::npos);
+}
+
 TEST(GpuJobsReplay, ARecordedDeviceRescalesRunTimesToTheClustersGpu)
 {
   const auto v100 = metrics("--set workload.recorded_device=v100-sxm2");
