@@ -7,6 +7,7 @@
 
 #include "base/input_error.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -134,10 +135,59 @@ std::string convert(const json& j, TraceJob& job)
   return trace_job_out_of_bounds(job);
 }
 
+// What makes a record unusable before it is converted (docs/reliability.md: skipped and counted, not taken): a
+// string or other non-number where rumen has a number, a negative byte count, a fractional task count, an attempt
+// or a job that ends before it starts.
+std::string record_problem(const json& j)
+{
+  if (!j.is_object())
+    return "";
+  for (const char* key : {"submitTime", "launchTime", "finishTime", "totalMaps", "totalReduces"})
+    if (auto it = j.find(key); it != j.end() && !it->is_number() && !it->is_null())
+      return std::string("'") + key + "' is not a number";
+  for (const char* key : {"totalMaps", "totalReduces"})
+    if (const double v = number_or(j, key, 0); v < 0 || v != std::floor(v))
+      return std::string("'") + key + "' is not a whole count";
+  const double submit = number_or(j, "submitTime", -1), finish = number_or(j, "finishTime", -1);
+  if (submit >= 0 && finish >= 0 && finish < submit)
+    return "the job finishes before it is submitted";
+  for (const char* list : {"mapTasks", "reduceTasks"}) {
+    auto tasks = j.find(list);
+    if (tasks == j.end() || !tasks->is_array())
+      continue;
+    for (const auto& t : *tasks) {
+      if (!t.is_object())
+        continue;
+      if (auto in = t.find("inputBytes"); in != t.end() && in->is_number() && in->get<double>() < -1)
+        return "a negative byte count";
+      auto attempts = t.find("attempts");
+      if (attempts == t.end() || !attempts->is_array())
+        continue;
+      for (const auto& a : *attempts) {
+        if (!a.is_object())
+          continue;
+        for (const char* key : {"startTime", "finishTime", "hdfsBytesRead", "hdfsBytesWritten", "mapOutputBytes",
+                                "reduceShuffleBytes"})
+          if (auto it = a.find(key); it != a.end() && !it->is_number() && !it->is_null())
+            return std::string("an attempt's '") + key + "' is not a number";
+        for (const char* key : {"hdfsBytesRead", "hdfsBytesWritten", "mapOutputBytes", "reduceShuffleBytes"})
+          if (number_or(a, key, 0) < -1) // rumen writes -1 for "not recorded"
+            return "a negative byte count";
+        const double start = number_or(a, "startTime", -1), end = number_or(a, "finishTime", -1);
+        if (start >= 0 && end >= 0 && end < start)
+          return "an attempt finishes before it starts";
+      }
+    }
+  }
+  return "";
+}
+
 // convert(), with a field of the wrong JSON type (a number where a string belongs) a skipped record, as documented.
 std::string convert_record(const json& j, TraceJob& job)
 {
   try {
+    if (std::string why = record_problem(j); !why.empty())
+      return why;
     return convert(j, job);
   } catch (const json::exception&) {
     return "field of the wrong type";

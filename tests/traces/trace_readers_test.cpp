@@ -113,6 +113,32 @@ TEST(RumenReader, ReadsTheSlsSample)
   EXPECT_EQ(jobs[1].line, 5115);
 }
 
+TEST(RumenReader, RecordsWithImpossibleValuesAreSkippedAndCountedNotTaken)
+{
+  const auto job = [](const std::string& id, const std::string& fields, const std::string& attempt) {
+    return "{\"jobID\": \"" + id + "\", \"submitTime\": 1000, \"finishTime\": 9000, " + fields +
+           "\"totalReduces\": 0, \"mapTasks\": [{\"inputBytes\": 10, \"attempts\": [{\"result\": \"SUCCESS\", " +
+           attempt + "}]}]}\n";
+  };
+  const std::string ok_attempt = "\"startTime\": 2000, \"finishTime\": 3000";
+  cs::TraceSummary s;
+  auto jobs = read_all(
+      "rumen",
+      temp_file("r-bad.json", job("good", "\"totalMaps\": 1, ", ok_attempt) +
+                                  job("str", "\"totalMaps\": \"1\", ", ok_attempt) +
+                                  job("half", "\"totalMaps\": 1.5, ", ok_attempt) +
+                                  job("neg", "\"totalMaps\": 1, ", ok_attempt + ", \"hdfsBytesWritten\": -500") +
+                                  job("back", "\"totalMaps\": 1, ", "\"startTime\": 3000, \"finishTime\": 2000")),
+      &s);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, "good");
+  EXPECT_EQ(s.skipped, 4);
+  EXPECT_EQ(s.skip_reasons["'totalMaps' is not a number"], 1);
+  EXPECT_EQ(s.skip_reasons["'totalMaps' is not a whole count"], 1);
+  EXPECT_EQ(s.skip_reasons["a negative byte count"], 1);
+  EXPECT_EQ(s.skip_reasons["an attempt finishes before it starts"], 1);
+}
+
 TEST(RumenReader, MalformedObjectsAreSkippedAndBrokenFramingIsAnError)
 {
   const std::string ok = R"({"jobID": "job_1", "submitTime": 1000, "totalMaps": 1, "totalReduces": 0,
