@@ -255,6 +255,22 @@ TEST(GpuJobTraces, TheTraceCommandTellsEveryFormatApart)
   EXPECT_NE(r.err.find("60_job.csv:1:1: a philly header needs a column 'timestamp'"), std::string::npos) << r.err;
 }
 
+namespace {
+
+// Where reading `text` (written to a temporary file `name`) as a GPU job trace is refused, or "read".
+std::string gpu_trace_refusal(const std::string& name, const std::string& text)
+{
+  try {
+    cs::GpuTraceSummary s;
+    cs::read_gpu_trace("auto", cs::testing::write_temp(name, text).string(), s);
+  } catch (const cs::InputError& e) {
+    return e.where();
+  }
+  return "read";
+}
+
+} // namespace
+
 TEST(GpuJobTraces, CsvColumnsAreReadByNameInAnyOrder)
 {
   // The Tiresias sample with its columns shuffled (once: the duration was read from another column, exit 0).
@@ -282,15 +298,7 @@ TEST(GpuJobTraces, CsvColumnsAreReadByNameInAnyOrder)
   }
   EXPECT_EQ(b.unread_columns, (std::vector<std::string>{"interval", "iterations"}));
   // A header without a column the format reads, or with a name twice, is refused at line 1.
-  auto refused = [](const std::string& name, const std::string& text) {
-    try {
-      cs::GpuTraceSummary s;
-      cs::read_gpu_trace("auto", cs::testing::write_temp(name, text).string(), s);
-    } catch (const cs::InputError& e) {
-      return e.where();
-    }
-    return std::string("read");
-  };
+  const auto refused = gpu_trace_refusal;
   EXPECT_NE(refused("no-duration.csv", "job_id,num_gpu,submit_time,model_name\n0,1,0,vgg\n")
                 .find(":1:1: a tiresias header needs a column 'duration'"),
             std::string::npos);
@@ -303,15 +311,7 @@ TEST(GpuJobTraces, CsvColumnsAreReadByNameInAnyOrder)
 
 TEST(GpuJobTraces, ImpossibleDatesHexNumbersAndFractionalCountsAreRefused)
 {
-  auto where = [](const std::string& name, const std::string& text) {
-    try {
-      cs::GpuTraceSummary s;
-      cs::read_gpu_trace("auto", cs::testing::write_temp(name, text).string(), s);
-    } catch (const cs::InputError& e) {
-      return e.where();
-    }
-    return std::string("read");
-  };
+  const auto where = gpu_trace_refusal;
   const std::string philly = "timestamp,duration,num_gpus,gpu_time,cluster\n";
   EXPECT_NE(where("feb31.csv", philly + "2017-02-31 00:00:00,60,1,60,c1\n")
                 .find(":2:1: '2017-02-31 00:00:00' is not a date"),
