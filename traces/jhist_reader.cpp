@@ -5,9 +5,11 @@
 
 #include "base/input_error.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace cs {
 
@@ -52,8 +54,30 @@ struct TaskRecord {
   std::vector<std::string> hosts;
 };
 
+// A value no history file holds: a fractional task count, a negative counter, a negative time.
+struct ImpossibleValue : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double whole_count(const json& body, const char* key)
+{
+  const double v = body.value(key, 0.0);
+  if (std::isfinite(v) && v != std::floor(v))
+    throw ImpossibleValue(std::string("a fractional ") + key);
+  return v;
+}
+
+// A byte counter of a finished task: -1 (absent) reads as 0; below that is no count.
+double byte_counter(const json& counters, const char* name)
+{
+  const double v = counter(counters, name);
+  if (v < -1)
+    throw ImpossibleValue("a negative byte count");
+  return std::max(0.0, v);
+}
+
 // Applies one history event to the job being read; a field of the wrong JSON type throws json::exception, a task
-// count past the bounds std::out_of_range.
+// count past the bounds std::out_of_range, an impossible value ImpossibleValue.
 void read_event(const std::string& type, const json& body, TraceJob& job, std::map<std::string, TaskRecord>& tasks,
                 bool& submitted, bool& inited)
 {
@@ -64,8 +88,8 @@ void read_event(const std::string& type, const json& body, TraceJob& job, std::m
     job.submit_s = body.value("submitTime", 0.0) / 1000.0;
     submitted = true;
   } else if (type == "JOB_INITED") {
-    if (!bounded_task_count(body.value("totalMaps", 0.0), job.maps) ||
-        !bounded_task_count(body.value("totalReduces", 0.0), job.reduces))
+    if (!bounded_task_count(whole_count(body, "totalMaps"), job.maps) ||
+        !bounded_task_count(whole_count(body, "totalReduces"), job.reduces))
       throw std::out_of_range("task count beyond bounds");
     inited = true;
   } else if (type == "JOB_FINISHED") {
@@ -82,10 +106,10 @@ void read_event(const std::string& type, const json& body, TraceJob& job, std::m
     t.map = body.value("taskType", std::string()) == "MAP";
     t.finish_ms = body.value("finishTime", -1.0);
     const json& c = body.contains("counters") ? body["counters"] : json();
-    t.input = std::max(0.0, counter(c, "HDFS_BYTES_READ"));
-    t.output = std::max(0.0, counter(c, "MAP_OUTPUT_BYTES"));
-    t.shuffle = std::max(0.0, counter(c, "REDUCE_SHUFFLE_BYTES"));
-    t.written = std::max(0.0, counter(c, "HDFS_BYTES_WRITTEN"));
+    t.input = byte_counter(c, "HDFS_BYTES_READ");
+    t.output = byte_counter(c, "MAP_OUTPUT_BYTES");
+    t.shuffle = byte_counter(c, "REDUCE_SHUFFLE_BYTES");
+    t.written = byte_counter(c, "HDFS_BYTES_WRITTEN");
   }
 }
 
@@ -128,6 +152,8 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
       summary.skip(number, "field of the wrong type");
     } catch (const std::out_of_range&) {
       summary.skip(number, "task count beyond bounds (1,000,000 per job)");
+    } catch (const ImpossibleValue& e) {
+      summary.skip(number, e.what());
     }
   }
   if (!submitted || !inited) {
@@ -142,6 +168,10 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
   int maps_seen = 0, reduces_seen = 0;
   for (const auto& [id, t] : tasks) {
     const double start = t.attempt_start_ms >= 0 ? t.attempt_start_ms : t.start_ms;
+    if (start >= 0 && t.finish_ms >= 0 && t.finish_ms < start) { // the job's record cannot be replayed as it stands
+      summary.skip(1, "a task finishes before it starts");
+      return summary;
+    }
     if (start >= 0 && (first_ms < 0 || start < first_ms))
       first_ms = start;
     last_ms = std::max(last_ms, t.finish_ms);

@@ -73,7 +73,7 @@ std::string trace_job_out_of_bounds(const TraceJob& job)
 
 bool bounded_task_count(double value, int& out)
 {
-  if (!std::isfinite(value) || value < 0 || value > kMaxTraceTasks)
+  if (!std::isfinite(value) || value < 0 || value > kMaxTraceTasks || value != std::floor(value))
     return false;
   out = static_cast<int>(value);
   return true;

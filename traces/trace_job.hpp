@@ -52,7 +52,7 @@ inline constexpr double kMaxTraceSeconds = 1e10;                // submit times 
 
 /** Why `job` is past the bounds or holds a non-finite number, or "" when it is within them. */
 std::string trace_job_out_of_bounds(const TraceJob& job);
-/** A task count read as a double: true and `out` set when it is finite and within [0, kMaxTraceTasks]. */
+/** A task count read as a double: true and `out` set when it is a whole number within [0, kMaxTraceTasks]. */
 bool bounded_task_count(double value, int& out);
 
 /** Streams the jobs of `path` in MapReduce trace format `format` (a registered format that feeds mapreduce: swim,

@@ -213,6 +213,42 @@ TEST(JhistReader, BadEventsAreSkippedAndAMissingHeaderIsAnError)
   EXPECT_EQ(s.skipped, 1);
 }
 
+TEST(JhistReader, ImpossibleValuesAreSkippedAndCountedNotTaken)
+{
+  const std::string submitted =
+      R"({"type":"JOB_SUBMITTED","event":{"x.JobSubmitted":{"jobid":"job_9","jobName":"n","submitTime":2000}}})"
+      "\n";
+  const auto inited = [](const std::string& maps) {
+    return R"({"type":"JOB_INITED","event":{"x.JobInited":{"jobid":"job_9","totalMaps":)" + maps +
+           R"(,"totalReduces":0}}})" + std::string("\n");
+  };
+  const auto task = [](const std::string& event, const std::string& fields) {
+    return R"({"type":")" + event + R"(","event":{"x.T":{"taskid":"t1","taskType":"MAP",)" + fields + "}}}\n";
+  };
+  cs::TraceSummary s;
+  // A fractional map count (once truncated to 2).
+  auto jobs = read_all("jhist", temp_file("f.jhist", "Avro-Json\n" + submitted + inited("2.5")), &s);
+  EXPECT_TRUE(jobs.empty());
+  EXPECT_EQ(s.skip_reasons["a fractional totalMaps"], 1);
+  // A task that finishes before it starts (once a job with that task's time unknown).
+  jobs = read_all("jhist",
+                  temp_file("b.jhist", "Avro-Json\n" + submitted + inited("1") +
+                                           task("TASK_STARTED", R"("startTime":5000)") +
+                                           task("TASK_FINISHED", R"("finishTime":4000,"status":"SUCCEEDED")")),
+                  &s);
+  EXPECT_TRUE(jobs.empty());
+  EXPECT_EQ(s.skip_reasons["a task finishes before it starts"], 1);
+  // A negative byte counter (once clamped to 0).
+  jobs = read_all("jhist",
+                  temp_file("n.jhist",
+                            "Avro-Json\n" + submitted + inited("1") + task("TASK_STARTED", R"("startTime":3000)") +
+                                task("TASK_FINISHED", R"("finishTime":4000,"status":"SUCCEEDED","counters":)"
+                                                      R"({"groups":[{"counts":[{"name":"HDFS_BYTES_READ",)"
+                                                      R"("value":-500}]}]})")),
+                  &s);
+  EXPECT_EQ(s.skip_reasons["a negative byte count"], 1);
+}
+
 } // namespace
 
 TEST(TraceReaders, NonFiniteAndOutOfBoundsRecordsAreSkippedAndCounted)
