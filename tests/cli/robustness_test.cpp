@@ -49,6 +49,10 @@ TEST(Robustness, CountsThatWouldOverflowAreRefusedWhereTheyAreRead)
                                   " --set workload.parallel.tp=1048576 --set "
                                   "workload.parallel.pp=1048576"),
                        "tp = 1048576");
+  // Once accepted: 65,536 racks x 4,096 hosts, a platform no run could build (131,072 hosts already took 21 GB).
+  expect_clean_refusal(clustersim("validate " + src("scenarios/reference/mapreduce-hit-paper.yaml") +
+                                  " --set cluster.racks=65536 --set cluster.hosts_per_rack=4096"),
+                       "--set:1:2: cluster.hosts_per_rack=4096: racks x hosts_per_rack = 268435456 hosts");
   // Once a SIGFPE in the planner: dp x micro wrapped.
   expect_clean_refusal(clustersim("plan " + src("scenarios/reference/megatron-7.5b.yaml") + " --gpus 268435456"),
                        "not in range");
