@@ -135,6 +135,31 @@ bool uniform_fabric(const NetworkParams& network)
                      [](const FabricLevel& level) { return level.oversubscription == 1.0; });
 }
 
+// A CPU cluster (racks of hosts): its bounds, its default device and its tree network.
+void check_cpu_cluster(ObjectReader& r, ClusterParams& c)
+{
+  r.require_positive("hosts_per_rack", c.hosts_per_rack);
+  // Measured on the HiT MapReduce scenario (analytical backend, 2 cores): 16,384 hosts took 8.1 s and 2.3 GB,
+  // 131,072 hosts more than 120 s and 21 GB. The product is taken in 64 bits so that it cannot wrap.
+  const long long hosts = static_cast<long long>(c.racks) * c.hosts_per_rack;
+  r.require(hosts <= (1 << 14), "hosts_per_rack",
+            fmt::format("racks x hosts_per_rack = {} hosts, more than the 16384 clustersim accepts (see Bounds in "
+                        "docs/scenarios.md)",
+                        hosts));
+  if (r.has("nodes") || r.has("gpus"))
+    r.fail_at(r.has("nodes") ? "nodes" : "gpus", "a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
+  if (!r.has("device"))
+    c.device = "cpu-node";
+  const YAML::Node network = r.node()["network"];
+  if (!network.IsDefined() || !network.IsMap() || !network["kind"].IsDefined())
+    c.network.kind = "tree";
+  else if (c.network.kind != "tree")
+    r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
+  if (c.network.routing != "ideal")
+    r.child("network", "")
+        .fail_at("routing", "routing: ecmp is for GPU fat-trees; a CPU tree has one uplink per switch");
+}
+
 void read_cluster(ObjectReader r, ClusterParams& c)
 {
   r.field("device", c.device, "device catalog name (clustersim list devices)")
@@ -166,26 +191,7 @@ void read_cluster(ObjectReader r, ClusterParams& c)
   r.require_at_most("hosts_per_rack", c.hosts_per_rack, 4096);
   host.require_at_most("cores", c.host.cores, 4096);
   if (c.is_cpu_cluster()) {
-    r.require_positive("hosts_per_rack", c.hosts_per_rack);
-    // Measured on the HiT MapReduce scenario (analytical backend, 2 cores): 16,384 hosts took 8.1 s and 2.3 GB,
-    // 131,072 hosts more than 120 s and 21 GB. The product is taken in 64 bits so that it cannot wrap.
-    const long long hosts = static_cast<long long>(c.racks) * c.hosts_per_rack;
-    r.require(hosts <= (1 << 14), "hosts_per_rack",
-              fmt::format("racks x hosts_per_rack = {} hosts, more than the 16384 clustersim accepts (see Bounds in "
-                          "docs/scenarios.md)",
-                          hosts));
-    if (r.has("nodes") || r.has("gpus"))
-      r.fail_at(r.has("nodes") ? "nodes" : "gpus", "a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
-    if (!r.has("device"))
-      c.device = "cpu-node";
-    const YAML::Node network = r.node()["network"];
-    if (!network.IsDefined() || !network.IsMap() || !network["kind"].IsDefined())
-      c.network.kind = "tree";
-    else if (c.network.kind != "tree")
-      r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
-    if (c.network.routing != "ideal")
-      r.child("network", "")
-          .fail_at("routing", "routing: ecmp is for GPU fat-trees; a CPU tree has one uplink per switch");
+    check_cpu_cluster(r, c);
     check_straggler_indices(stragglers, c.stragglers, c.racks * c.hosts_per_rack, c.racks * c.hosts_per_rack);
     return;
   }
