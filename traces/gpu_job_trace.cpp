@@ -224,10 +224,12 @@ std::string format_of_header(const std::string& path, const std::string& header)
   for (const auto& f : job_formats())
     if (has_all(columns, f.signature))
       return f.name;
+  std::vector<std::string> expected;
+  for (const auto& f : job_formats())
+    expected.push_back(fmt::format("{} ({})", f.name, fmt::join(f.columns, ", ")));
   throw InputError(path, 1, 1,
-                   "not a GPU job trace: expected a Philly (timestamp, duration, num_gpus, cluster), OpenB (name, "
-                   "num_gpu, gpu_milli, qos, pod_phase, creation_time, deletion_time, scheduled_time) or Tiresias "
-                   "(job_id, num_gpu, submit_time, model_name, duration) header, columns in any order");
+                   fmt::format("not a GPU job trace: expected a header of {}, columns in any order",
+                               fmt::join(expected, " or ")));
 }
 } // namespace
 
@@ -256,7 +258,7 @@ std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::st
         if (!r.column.count(c))
           throw InputError(path, 1, 1,
                            fmt::format("a {} header needs a column '{}' (it reads {} by name, in any order)", name,
-                                       c, fmt::format("{}", fmt::join(f->columns, ", "))));
+                                       c, fmt::join(f->columns, ", ")));
       for (const auto& [c, i] : r.column)
         if (std::find(f->columns.begin(), f->columns.end(), c) == f->columns.end())
           summary.unread_columns.push_back(c);

@@ -224,9 +224,9 @@ void finish(FitResult& result, const std::vector<Sample>& samples, const DeviceS
   }
 }
 
-FitResult fit_attention_only(FitResult& result, const std::vector<Sample>& samples,
-                             const std::vector<AttentionSample>& flash, const std::vector<AttentionSample>& cudnn,
-                             const DeviceSpec& device, const Measurements& measurements, const FitOptions& options)
+void fit_attention_only(FitResult& result, const std::vector<Sample>& samples,
+                        const std::vector<AttentionSample>& flash, const std::vector<AttentionSample>& cudnn,
+                        const DeviceSpec& device, const Measurements& measurements, const FitOptions& options)
 {
   fit_attention(result, flash, cudnn, device);
   if (result.attention_choice.empty())
@@ -234,7 +234,6 @@ FitResult fit_attention_only(FitResult& result, const std::vector<Sample>& sampl
   result.profile.sources["fit"] = fmt::format("clustersim fit: attention curves only, on {} of {} measurements",
                                               flash.size() + cudnn.size(), samples.size());
   finish(result, samples, device, measurements, options);
-  return result;
 }
 
 } // namespace
@@ -322,8 +321,10 @@ FitResult fit_profile(const Measurements& measurements, const DeviceSpec& device
     p = *options.base;
   p.device = device.name;
   p.origin = "fit";
-  if (train.empty() && options.base) // attention alone, on top of a profile that has the rest
-    return fit_attention_only(result, samples, flash, cudnn, device, measurements, options);
+  if (train.empty() && options.base) { // attention alone, on top of a profile that has the rest
+    fit_attention_only(result, samples, flash, cudnn, device, measurements, options);
+    return result;
+  }
   const bool waves = device.sms > 0 && std::any_of(train.begin(), train.end(), [](const Sample& s) {
                        return std::holds_alternative<GemmKernel>(s.kernel);
                      });

@@ -99,17 +99,16 @@ int main(int argc, char** argv)
     const auto shapes = gemm_shapes(info.sms, quick);
     for (const char* dtype : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
       // cuBLASLt's FP8 kernels need every dimension a multiple of 16 (it reports "not supported" otherwise).
-      std::vector<cs::cuda::GemmShape> shapes_of_dtype;
+      std::vector<cs::cuda::GemmShape> runnable;
       for (const auto& s : shapes)
         if (std::string(dtype) != "fp8" || (s.m % 16 == 0 && s.n % 16 == 0 && s.k % 16 == 0))
-          shapes_of_dtype.push_back(s);
-      const auto& shapes = shapes_of_dtype;
-      auto samples = cs::cuda::cublas_gemm(shapes, dtype, repeats);
+          runnable.push_back(s);
+      auto samples = cs::cuda::cublas_gemm(runnable, dtype, repeats);
       for (std::size_t i = 0; i < samples.size(); ++i)
         m.items.push_back(sample("gemm",
-                                 {{"m", std::to_string(shapes[i].m)},
-                                  {"n", std::to_string(shapes[i].n)},
-                                  {"k", std::to_string(shapes[i].k)},
+                                 {{"m", std::to_string(runnable[i].m)},
+                                  {"n", std::to_string(runnable[i].n)},
+                                  {"k", std::to_string(runnable[i].k)},
                                   {"dtype", dtype}},
                                  samples[i]));
       std::cerr << "  gemm " << dtype << ": " << samples.size() << " shapes\n";
