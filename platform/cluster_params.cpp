@@ -136,12 +136,12 @@ bool uniform_fabric(const NetworkParams& network)
 }
 
 // A CPU cluster (racks of hosts): its bounds, its default device and its tree network.
-void check_cpu_cluster(ObjectReader& r, ClusterParams& c)
+void check_cpu_cluster(ObjectReader& r, ClusterParams& cluster)
 {
-  r.require_positive("hosts_per_rack", c.hosts_per_rack);
+  r.require_positive("hosts_per_rack", cluster.hosts_per_rack);
   // Measured on the HiT MapReduce scenario (analytical backend, 2 cores): 16,384 hosts took 8.1 s and 2.3 GB,
   // 131,072 hosts more than 120 s and 21 GB. The product is taken in 64 bits so that it cannot wrap.
-  const long long hosts = static_cast<long long>(c.racks) * c.hosts_per_rack;
+  const long long hosts = static_cast<long long>(cluster.racks) * cluster.hosts_per_rack;
   r.require(hosts <= (1 << 14), "hosts_per_rack",
             fmt::format("racks x hosts_per_rack = {} hosts, more than the 16384 clustersim accepts (see Bounds in "
                         "docs/scenarios.md)",
@@ -149,85 +149,86 @@ void check_cpu_cluster(ObjectReader& r, ClusterParams& c)
   if (r.has("nodes") || r.has("gpus"))
     r.fail_at(r.has("nodes") ? "nodes" : "gpus", "a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
   if (!r.has("device"))
-    c.device = "cpu-node";
+    cluster.device = "cpu-node";
   const YAML::Node network = r.node()["network"];
   if (!network.IsDefined() || !network.IsMap() || !network["kind"].IsDefined())
-    c.network.kind = "tree";
-  else if (c.network.kind != "tree")
+    cluster.network.kind = "tree";
+  else if (cluster.network.kind != "tree")
     r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
-  if (c.network.routing != "ideal")
+  if (cluster.network.routing != "ideal")
     r.child("network", "")
         .fail_at("routing", "routing: ecmp is for GPU fat-trees; a CPU tree has one uplink per switch");
 }
 
-void read_cluster(ObjectReader r, ClusterParams& c)
+void read_cluster(ObjectReader r, ClusterParams& cluster)
 {
-  r.field("device", c.device, "device catalog name (clustersim list devices)")
-      .field("profile", c.profile,
+  r.field("device", cluster.device, "device catalog name (clustersim list devices)")
+      .field("profile", cluster.profile,
              "device profile JSON for kernel costs (default: the one shipped in calibrate/profiles/)")
-      .field("nodes", c.nodes, "GPU nodes")
-      .field("gpus_per_node", c.gpus_per_node, "GPUs in each node")
-      .field("gpus", c.gpus, "total GPUs (optional; must divide into nodes of gpus_per_node)");
-  read_intra_node(r.child("intra_node", "links between the GPUs of a node"), c.intra_node);
-  read_network(r.child("network", "the data-centre network"), c.network);
-  r.field("racks", c.racks, "CPU cluster: number of racks (makes this a CPU cluster)")
-      .field("hosts_per_rack", c.hosts_per_rack, "CPU cluster: hosts in each rack");
+      .field("nodes", cluster.nodes, "GPU nodes")
+      .field("gpus_per_node", cluster.gpus_per_node, "GPUs in each node")
+      .field("gpus", cluster.gpus, "total GPUs (optional; must divide into nodes of gpus_per_node)");
+  read_intra_node(r.child("intra_node", "links between the GPUs of a node"), cluster.intra_node);
+  read_network(r.child("network", "the data-centre network"), cluster.network);
+  r.field("racks", cluster.racks, "CPU cluster: number of racks (makes this a CPU cluster)")
+      .field("hosts_per_rack", cluster.hosts_per_rack, "CPU cluster: hosts in each rack");
   ObjectReader host = r.child("host", "CPU cluster: one host's resources (defaults from the catalog's cpu-node)");
-  read_host(host, c.host);
+  read_host(host, cluster.host);
   ObjectReader stragglers = r.child("stragglers", "heterogeneity and stragglers: slow devices, the spread of "
                                                   "identical devices' speeds, random slowdowns, recorded step times "
                                                   "(docs/stragglers.md)");
-  read_stragglers(stragglers, c.stragglers);
+  read_stragglers(stragglers, cluster.stragglers);
   stragglers.finish();
-  host.require_non_negative("cores", c.host.cores);
-  host.require_non_negative("memory", c.host.memory.value);
-  host.require_non_negative("disk_bandwidth", c.host.disk_bandwidth.value);
-  host.require_non_negative("core_speed", c.host.core_speed);
+  host.require_non_negative("cores", cluster.host.cores);
+  host.require_non_negative("memory", cluster.host.memory.value);
+  host.require_non_negative("disk_bandwidth", cluster.host.disk_bandwidth.value);
+  host.require_non_negative("core_speed", cluster.host.core_speed);
   r.finish();
   if (r.describing())
     return;
-  r.require_non_negative("racks", c.racks);
-  r.require_at_most("racks", c.racks, 1 << 16);
-  r.require_at_most("hosts_per_rack", c.hosts_per_rack, 4096);
-  host.require_at_most("cores", c.host.cores, 4096);
-  if (c.is_cpu_cluster()) {
-    check_cpu_cluster(r, c);
-    check_straggler_indices(stragglers, c.stragglers, c.racks * c.hosts_per_rack, c.racks * c.hosts_per_rack);
+  r.require_non_negative("racks", cluster.racks);
+  r.require_at_most("racks", cluster.racks, 1 << 16);
+  r.require_at_most("hosts_per_rack", cluster.hosts_per_rack, 4096);
+  host.require_at_most("cores", cluster.host.cores, 4096);
+  if (cluster.is_cpu_cluster()) {
+    check_cpu_cluster(r, cluster);
+    check_straggler_indices(stragglers, cluster.stragglers, cluster.racks * cluster.hosts_per_rack,
+                            cluster.racks * cluster.hosts_per_rack);
     return;
   }
-  if (c.network.kind == "tree")
+  if (cluster.network.kind == "tree")
     r.child("network", "")
         .fail_at("kind", "network.kind 'tree' is for CPU clusters (racks); use fat-tree, rail-optimized or star");
-  r.require_positive("gpus_per_node", c.gpus_per_node);
-  r.require_non_negative("gpus", c.gpus);
+  r.require_positive("gpus_per_node", cluster.gpus_per_node);
+  r.require_non_negative("gpus", cluster.gpus);
   // Bounds (docs/scenarios.md, "Bounds"); the product is taken in 64 bits so that it cannot wrap.
-  r.require_at_most("gpus_per_node", c.gpus_per_node, 1024);
-  r.require_at_most("nodes", c.nodes, 1 << 17);
-  r.require_at_most("gpus", c.gpus, 1 << 20);
-  const long long total = static_cast<long long>(c.nodes) * c.gpus_per_node;
+  r.require_at_most("gpus_per_node", cluster.gpus_per_node, 1024);
+  r.require_at_most("nodes", cluster.nodes, 1 << 17);
+  r.require_at_most("gpus", cluster.gpus, 1 << 20);
+  const long long total = static_cast<long long>(cluster.nodes) * cluster.gpus_per_node;
   r.require(total <= (1 << 20), "nodes",
             fmt::format("nodes x gpus_per_node = {} GPUs, more than the 1048576 clustersim accepts (see Bounds in "
                         "docs/scenarios.md)",
                         total));
-  if (c.gpus > 0) {
-    if (c.gpus % c.gpus_per_node != 0)
-      r.fail_at("gpus",
-                fmt::format("cluster.gpus = {} does not divide into nodes of {} GPUs", c.gpus, c.gpus_per_node));
-    if (r.has("nodes") && c.nodes * c.gpus_per_node != c.gpus)
-      r.fail_at("gpus",
-                fmt::format("cluster.gpus = {} but nodes x gpus_per_node = {}", c.gpus, c.nodes * c.gpus_per_node));
-    c.nodes = c.gpus / c.gpus_per_node;
+  if (cluster.gpus > 0) {
+    if (cluster.gpus % cluster.gpus_per_node != 0)
+      r.fail_at("gpus", fmt::format("cluster.gpus = {} does not divide into nodes of {} GPUs", cluster.gpus,
+                                    cluster.gpus_per_node));
+    if (r.has("nodes") && cluster.nodes * cluster.gpus_per_node != cluster.gpus)
+      r.fail_at("gpus", fmt::format("cluster.gpus = {} but nodes x gpus_per_node = {}", cluster.gpus,
+                                    cluster.nodes * cluster.gpus_per_node));
+    cluster.nodes = cluster.gpus / cluster.gpus_per_node;
   }
-  r.require_positive("nodes", c.nodes);
-  if (c.network.kind == "rail-optimized" && c.network.nics_per_node != c.gpus_per_node)
+  r.require_positive("nodes", cluster.nodes);
+  if (cluster.network.kind == "rail-optimized" && cluster.network.nics_per_node != cluster.gpus_per_node)
     r.child("network", "")
         .fail_at("nics_per_node", "rail-optimized needs one NIC per GPU (nics_per_node = gpus_per_node)");
-  if (c.network.nics_per_node > c.gpus_per_node)
+  if (cluster.network.nics_per_node > cluster.gpus_per_node)
     r.child("network", "").fail_at("nics_per_node", "more NICs than GPUs in a node is not supported");
-  if (c.gpus_per_node % c.network.nics_per_node != 0)
+  if (cluster.gpus_per_node % cluster.network.nics_per_node != 0)
     r.child("network", "").fail_at("nics_per_node", "nics_per_node must divide gpus_per_node");
-  c.gpus = c.nodes * c.gpus_per_node;
-  check_straggler_indices(stragglers, c.stragglers, c.gpus, c.nodes);
+  cluster.gpus = cluster.nodes * cluster.gpus_per_node;
+  check_straggler_indices(stragglers, cluster.stragglers, cluster.gpus, cluster.nodes);
 }
 
 } // namespace cs

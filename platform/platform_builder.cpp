@@ -32,9 +32,9 @@ constexpr std::array<std::array<int, 8>, 8> kCubeMesh = {{
 }};
 
 // Intra-node wiring of one GPU node: every GPU pair gets a direct edge, so intra-node paths are one hop.
-void wire_node(Topology& t, const ClusterParams& c, const DeviceSpec& d, int node, const std::vector<int>& gpus)
+void wire_node(Topology& t, const ClusterParams& cluster, const DeviceSpec& d, int node, const std::vector<int>& gpus)
 {
-  const auto& intra = c.intra_node;
+  const auto& intra = cluster.intra_node;
   const int g_count = static_cast<int>(gpus.size());
   auto per_gpu_links = [&](const char* tier, double bw, double lat) {
     std::vector<int> links;
@@ -79,10 +79,10 @@ struct Leaves {
   int of(int node, int gpu) const { return (node / nodes_per_leaf) * rails + (rails > 1 ? gpu / gpus_per_nic : 0); }
 };
 
-Leaves wire_leaves(Topology& t, const ClusterParams& c, const std::vector<std::vector<int>>& gpu)
+Leaves wire_leaves(Topology& t, const ClusterParams& cluster, const std::vector<std::vector<int>>& gpu)
 {
-  const auto& net = c.network;
-  const int nodes = c.nodes, gpn = c.gpus_per_node, nics = net.nics_per_node;
+  const auto& net = cluster.network;
+  const int nodes = cluster.nodes, gpn = cluster.gpus_per_node, nics = net.nics_per_node;
   const int levels = static_cast<int>(net.levels.size());
   // NIC links: the leaf-facing port of each NIC.
   const double nic_lat = level_latency(net, 0);
@@ -158,30 +158,30 @@ std::vector<int> wire_upper_levels(Topology& t, const NetworkParams& net, const 
   return pod_of_leaf;
 }
 
-PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
+PlatformSpec build_gpu(const ClusterParams& cluster, const DeviceSpec& d)
 {
   PlatformSpec p;
   p.device = &d;
-  p.machines = c.nodes;
-  p.hosts_per_machine = c.gpus_per_node;
-  p.network_model = c.network.model;
-  p.nics_per_machine = c.network.nics_per_node;
-  p.nvls = c.intra_node.nvls;
+  p.machines = cluster.nodes;
+  p.hosts_per_machine = cluster.gpus_per_node;
+  p.network_model = cluster.network.model;
+  p.nics_per_machine = cluster.network.nics_per_node;
+  p.nvls = cluster.intra_node.nvls;
   p.host = HostResources{1, 1.0, d.memory_bytes, 0};
   Topology& t = p.topology;
-  const int nodes = c.nodes, gpn = c.gpus_per_node;
+  const int nodes = cluster.nodes, gpn = cluster.gpus_per_node;
   std::vector<std::vector<int>> gpu(nodes);
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < gpn; ++g)
       gpu[n].push_back(t.add_host(fmt::format("node{}/gpu{}", n, g), n, g));
   for (int n = 0; n < nodes; ++n)
-    wire_node(t, c, d, n, gpu[n]);
-  if (nodes == 1 && c.network.kind != "star" && c.network.levels.empty())
+    wire_node(t, cluster, d, n, gpu[n]);
+  if (nodes == 1 && cluster.network.kind != "star" && cluster.network.levels.empty())
     return p;
-  t.set_ecmp_seed(static_cast<std::uint64_t>(c.network.ecmp_seed));
-  p.fabric_non_blocking = uniform_fabric(c.network);
-  const Leaves leaves = wire_leaves(t, c, gpu);
-  const auto pod_of_leaf = wire_upper_levels(t, c.network, leaves);
+  t.set_ecmp_seed(static_cast<std::uint64_t>(cluster.network.ecmp_seed));
+  p.fabric_non_blocking = uniform_fabric(cluster.network);
+  const Leaves leaves = wire_leaves(t, cluster, gpu);
+  const auto pod_of_leaf = wire_upper_levels(t, cluster.network, leaves);
   for (int n = 0; n < nodes; ++n)
     for (int g = 0; g < gpn; ++g) {
       const int leaf = leaves.of(n, g);
@@ -190,31 +190,31 @@ PlatformSpec build_gpu(const ClusterParams& c, const DeviceSpec& d)
   return p;
 }
 
-PlatformSpec build_cpu(const ClusterParams& c, const DeviceSpec& d)
+PlatformSpec build_cpu(const ClusterParams& cluster, const DeviceSpec& d)
 {
   PlatformSpec p;
   p.device = &d;
   p.cpu_cluster = true;
-  p.machines = c.racks * c.hosts_per_rack;
+  p.machines = cluster.racks * cluster.hosts_per_rack;
   p.hosts_per_machine = 1;
-  p.network_model = c.network.model;
-  p.host.cores = c.host.cores > 0 ? c.host.cores : d.cores;
-  p.host.core_speed = c.host.core_speed > 0 ? c.host.core_speed : d.core_speed;
-  p.host.memory_bytes = c.host.memory.value > 0 ? c.host.memory.value : d.memory_bytes;
-  p.host.disk_bandwidth = c.host.disk_bandwidth.value > 0 ? c.host.disk_bandwidth.value : d.disk_bandwidth;
+  p.network_model = cluster.network.model;
+  p.host.cores = cluster.host.cores > 0 ? cluster.host.cores : d.cores;
+  p.host.core_speed = cluster.host.core_speed > 0 ? cluster.host.core_speed : d.core_speed;
+  p.host.memory_bytes = cluster.host.memory.value > 0 ? cluster.host.memory.value : d.memory_bytes;
+  p.host.disk_bandwidth = cluster.host.disk_bandwidth.value > 0 ? cluster.host.disk_bandwidth.value : d.disk_bandwidth;
   Topology& t = p.topology;
-  const auto& net = c.network;
+  const auto& net = cluster.network;
   const double lat = net.latency.value;
   auto over = [&](std::size_t i) { return i < net.oversubscription.size() ? net.oversubscription[i] : 1.0; };
-  const int racks_per_agg = net.racks_per_agg > 0 ? std::min(net.racks_per_agg, c.racks) : c.racks;
-  const int aggs = ceil_div(c.racks, racks_per_agg);
+  const int racks_per_agg = net.racks_per_agg > 0 ? std::min(net.racks_per_agg, cluster.racks) : cluster.racks;
+  const int aggs = ceil_div(cluster.racks, racks_per_agg);
   const double tor_bw =
-      net.tor_uplink.value > 0 ? net.tor_uplink.value : c.hosts_per_rack * net.host_link.value / over(0);
+      net.tor_uplink.value > 0 ? net.tor_uplink.value : cluster.hosts_per_rack * net.host_link.value / over(0);
   const double agg_bw = net.agg_uplink.value > 0 ? net.agg_uplink.value : racks_per_agg * tor_bw / over(1);
 
   std::vector<int> agg_switch;
   int core = -1;
-  if (c.racks > 1)
+  if (cluster.racks > 1)
     for (int a = 0; a < aggs; ++a)
       agg_switch.push_back(t.add_switch(fmt::format("agg{}", a)));
   if (aggs > 1) {
@@ -222,13 +222,13 @@ PlatformSpec build_cpu(const ClusterParams& c, const DeviceSpec& d)
     for (int a = 0; a < aggs; ++a)
       t.add_edge(agg_switch[a], core, t.add_link(fmt::format("agg{}/uplink", a), agg_bw, lat, "agg-uplink"));
   }
-  for (int r = 0; r < c.racks; ++r) {
+  for (int r = 0; r < cluster.racks; ++r) {
     int tor = t.add_switch(fmt::format("rack{}/tor", r));
     if (!agg_switch.empty())
       t.add_edge(tor, agg_switch[r / racks_per_agg],
                  t.add_link(fmt::format("rack{}/uplink", r), tor_bw, lat, "tor-uplink"));
-    for (int h = 0; h < c.hosts_per_rack; ++h) {
-      int index = r * c.hosts_per_rack + h;
+    for (int h = 0; h < cluster.hosts_per_rack; ++h) {
+      int index = r * cluster.hosts_per_rack + h;
       int v = t.add_host(fmt::format("rack{}/host{}", r, h), index, 0);
       t.vertex(v).groups = {index, r, r / racks_per_agg, 0};
       t.add_edge(v, tor, t.add_link(fmt::format("rack{}/host{}/link", r, h), net.host_link.value, lat, "host-link"));

@@ -16,7 +16,7 @@ inline ModelParams model(int layers, int hidden, int ffn, int heads, int seq, in
   m.seq = seq;
   m.vocab = vocab;
   m.dtype = dtype;
-  m.recompute = recompute;
+  m.recompute = recompute_from_name(recompute);
   return m;
 }
 

@@ -94,8 +94,8 @@ struct Lowering {
     return it->second;
   }
 
-  Lowering(const TaskGraph& g, const PlatformSpec& p, CollectivePricing c)
-      : in(g), platform(p), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
+  Lowering(const TaskGraph& g, const PlatformSpec& platform, CollectivePricing c)
+      : in(g), platform(platform), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
   {
     out.reserve(g.size());
   }

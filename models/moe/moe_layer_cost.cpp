@@ -4,33 +4,33 @@
 
 namespace cs {
 
-PassKernels moe_routing_kernels(const ModelParams& m, double tokens)
+PassKernels moe_routing_kernels(const ModelParams& model, double tokens)
 {
-  const double e = dtype_bytes(m.dtype), h = m.hidden, E = m.moe.experts, k = m.moe.top_k;
+  const double e = dtype_bytes(model.dtype), h = model.hidden, E = model.moe.experts, k = model.moe.top_k;
   PassKernels out;
   auto both = [&](const std::string& name, Kernel fwd, Kernel bwd) {
     out.forward.push_back({name, std::move(fwd), false});
     out.backward.push_back({name + "_backward", std::move(bwd), false});
   };
-  out.forward.push_back({"router_gemm", GemmKernel{tokens, E, h, 1, m.dtype}, false});
-  out.backward.push_back({"router_gemm_dgrad", GemmKernel{tokens, h, E, 1, m.dtype}, false});
-  out.backward.push_back({"router_gemm_wgrad", GemmKernel{h, E, tokens, 1, m.dtype}, true});
+  out.forward.push_back({"router_gemm", GemmKernel{tokens, E, h, 1, model.dtype}, false});
+  out.backward.push_back({"router_gemm_dgrad", GemmKernel{tokens, h, E, 1, model.dtype}, false});
+  out.backward.push_back({"router_gemm_wgrad", GemmKernel{h, E, tokens, 1, model.dtype}, true});
   both("router_softmax_topk", SoftmaxKernel{tokens, E, "fp32"}, SoftmaxKernel{1.5 * tokens, E, "fp32"});
   // Gathers of top_k copies of every token into expert order, and back (scaled by the gate weights).
   const double routed = tokens * k * h * e;
-  both("permute", BandwidthKernel{"permute", routed, routed, 0, m.dtype},
-       BandwidthKernel{"permute", routed, tokens * h * e, tokens * k * h, m.dtype});
-  both("unpermute", BandwidthKernel{"unpermute", routed, tokens * h * e, tokens * k * h, m.dtype},
-       BandwidthKernel{"unpermute", tokens * h * e + routed, routed, tokens * k * h, m.dtype});
+  both("permute", BandwidthKernel{"permute", routed, routed, 0, model.dtype},
+       BandwidthKernel{"permute", routed, tokens * h * e, tokens * k * h, model.dtype});
+  both("unpermute", BandwidthKernel{"unpermute", routed, tokens * h * e, tokens * k * h, model.dtype},
+       BandwidthKernel{"unpermute", tokens * h * e + routed, routed, tokens * k * h, model.dtype});
   return out;
 }
 
-PassKernels shared_expert_kernels(const ModelParams& m, double tokens, int tp, const FrameworkProfile& framework)
+PassKernels shared_expert_kernels(const ModelParams& model, double tokens, int tp, const FrameworkProfile& framework)
 {
   PassKernels out;
-  const double ffn = shared_ffn_of(m) / double(tp);
-  for (int s = 0; s < m.moe.shared_experts; ++s) {
-    PassKernels one = expert_mlp_kernels(m, tokens, ffn, framework);
+  const double ffn = shared_ffn_of(model) / double(tp);
+  for (int s = 0; s < model.moe.shared_experts; ++s) {
+    PassKernels one = expert_mlp_kernels(model, tokens, ffn, framework);
     for (auto& k : one.forward)
       out.forward.push_back({"shared_" + k.name, k.kernel, k.weight});
     for (auto& k : one.backward)
@@ -39,8 +39,9 @@ PassKernels shared_expert_kernels(const ModelParams& m, double tokens, int tp, c
   return out;
 }
 
-ExpertCost::ExpertCost(const ModelParams& m, const KernelCostModel& cost, const FrameworkProfile& framework, int etp)
-    : m_(m), cost_(cost), framework_(framework), etp_(etp)
+ExpertCost::ExpertCost(const ModelParams& model, const KernelCostModel& cost, const FrameworkProfile& framework,
+                       int etp)
+    : m_(model), cost_(cost), framework_(framework), etp_(etp)
 {}
 
 const PieceTimes& ExpertCost::of(double tokens) const
@@ -55,7 +56,7 @@ const PieceTimes& ExpertCost::of(double tokens) const
     const PassCost f = pass_cost(cost_, k.forward, framework_.kernel_gap_s);
     const PassCost b = pass_cost(cost_, k.backward, framework_.kernel_gap_s);
     t.forward = f.seconds;
-    t.backward = b.seconds + (m_.recompute == "full" ? f.seconds : 0.0);
+    t.backward = b.seconds + (m_.recompute == Recompute::FULL ? f.seconds : 0.0);
     t.weight = b.weight_seconds;
     t.model = f.model;
   }

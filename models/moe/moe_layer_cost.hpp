@@ -13,15 +13,15 @@ namespace cs {
 /** Router GEMM (tokens x hidden x experts), softmax and top-k over the scores, the permutation of routed tokens
  *  into expert order before dispatch and its inverse (weighted by the gates) after combine, both memory-bound
  *  gathers of top_k copies of each token; backward mirrors them. */
-PassKernels moe_routing_kernels(const ModelParams& m, double tokens);
+PassKernels moe_routing_kernels(const ModelParams& model, double tokens);
 
 /** The shared experts (dense MLPs every token runs), split over `tp` ranks. */
-PassKernels shared_expert_kernels(const ModelParams& m, double tokens, int tp, const FrameworkProfile& framework);
+PassKernels shared_expert_kernels(const ModelParams& model, double tokens, int tp, const FrameworkProfile& framework);
 
 /** One routed expert's passes over n tokens (its ffn split over `etp` ranks), memoised by whole token counts. */
 class ExpertCost {
 public:
-  ExpertCost(const ModelParams& m, const KernelCostModel& cost, const FrameworkProfile& framework, int etp);
+  ExpertCost(const ModelParams& model, const KernelCostModel& cost, const FrameworkProfile& framework, int etp);
   /** Forward, whole backward and its weight-gradient part; zero for no tokens. */
   const PieceTimes& of(double tokens) const;
 

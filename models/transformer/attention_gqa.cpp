@@ -10,33 +10,36 @@ namespace cs {
 
 namespace {
 
-double head_size(const ModelParams& m) { return m.head_dim > 0 ? double(m.head_dim) : double(m.hidden) / m.heads; }
+double head_size(const ModelParams& model)
+{
+  return model.head_dim > 0 ? double(model.head_dim) : double(model.hidden) / model.heads;
+}
 
 // Scores through memory (Megatron-LM before FlashAttention): batched QK^T, fused scale-mask-softmax, dropout (1-byte
 // mask), batched PV; the context is permuted back to [s, b, h] by one copy.
 void materialized_core(LayerKernels& b, double tokens, double heads, double kv_heads, double head_dim)
 {
-  const ModelParams& m = b.model();
+  const ModelParams& model = b.model();
   const auto& fw = b.shape().framework;
-  const double e = b.element_bytes(), micro = b.shape().micro, s = m.seq;
+  const double e = b.element_bytes(), micro = b.shape().micro, s = model.seq;
   const double scores = micro * heads * s * s, q_bytes = tokens * heads * head_dim * e;
-  b.forward("attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, m.dtype});
-  b.backward("attn_scores_gemm_dgrad", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
-  b.backward("attn_scores_gemm_dgrad_k", GemmKernel{head_dim, s, s, micro * heads, m.dtype});
+  b.forward("attn_scores_gemm", GemmKernel{s, s, head_dim, micro * heads, model.dtype});
+  b.backward("attn_scores_gemm_dgrad", GemmKernel{s, head_dim, s, micro * heads, model.dtype});
+  b.backward("attn_scores_gemm_dgrad_k", GemmKernel{head_dim, s, s, micro * heads, model.dtype});
   // baddbmm's 1/sqrt(d) scale is in the forward GEMM, but autograd applies it to each input gradient by a separate
   // multiply (derivatives.yaml: grad.bmm(...) * alpha): one pass over dQ and one over dK.
   b.backward("attn_scores_grad_scale", b.traffic("scale", 2 * q_bytes, 2 * q_bytes, 2 * q_bytes / e));
   // q, k and v are views split off the QKV output; the split's backward concatenates their gradients.
   b.backward("qkv_split_backward", MemcpyKernel{tokens * (heads + 2 * kv_heads) * head_dim * e, "d2d"});
-  b.forward("attn_softmax", SoftmaxKernel{micro * heads * s, s, m.dtype});
-  b.backward("attn_softmax_backward", SoftmaxKernel{1.5 * micro * heads * s, s, m.dtype});
+  b.forward("attn_softmax", SoftmaxKernel{micro * heads * s, s, model.dtype});
+  b.backward("attn_softmax_backward", SoftmaxKernel{1.5 * micro * heads * s, s, model.dtype});
   if (fw.dropout > 0) {
     b.forward("attn_dropout", b.traffic("dropout", scores * e, scores * (e + 1), scores));
     b.backward("attn_dropout_backward", b.traffic("dropout_backward", scores * (e + 1), scores * e, scores));
   }
-  b.forward("attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
-  b.backward("attn_values_gemm_dgrad", GemmKernel{s, s, head_dim, micro * heads, m.dtype});
-  b.backward("attn_values_gemm_dgrad_v", GemmKernel{s, head_dim, s, micro * heads, m.dtype});
+  b.forward("attn_values_gemm", GemmKernel{s, head_dim, s, micro * heads, model.dtype});
+  b.backward("attn_values_gemm_dgrad", GemmKernel{s, s, head_dim, micro * heads, model.dtype});
+  b.backward("attn_values_gemm_dgrad_v", GemmKernel{s, head_dim, s, micro * heads, model.dtype});
   b.forward("context_permute", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
   b.backward("context_permute_backward", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
 }
@@ -48,9 +51,9 @@ void materialized_core(LayerKernels& b, double tokens, double heads, double kv_h
 // heads.
 void fused_core(LayerKernels& b, double tokens, double heads, double kv_heads, double head_dim)
 {
-  const ModelParams& m = b.model();
+  const ModelParams& model = b.model();
   const ParallelLayout& parallel = b.shape().parallel;
-  const double micro = b.shape().micro, s = m.seq, cp = parallel.cp;
+  const double micro = b.shape().micro, s = model.seq, cp = parallel.cp;
   const bool ulysses = parallel.cp_comm == CpComm::A2A, ring = cp > 1 && parallel.cp_comm == CpComm::P2P;
   const double q = ulysses ? s : s / cp, kv = ring ? s / cp : s, batch = ring ? micro * cp : micro;
   if (ulysses) {
@@ -62,11 +65,11 @@ void fused_core(LayerKernels& b, double tokens, double heads, double kv_heads, d
     b.forward("qkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
     b.backward("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
   }
-  const bool triton = m.attention == AttentionCore::TRITON, cudnn = m.attention == AttentionCore::CUDNN;
+  const bool triton = model.attention == AttentionCore::TRITON, cudnn = model.attention == AttentionCore::CUDNN;
   b.forward("attention",
-            AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, m.causal, m.dtype, false, triton, cudnn});
+            AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model.causal, model.dtype, false, triton, cudnn});
   b.backward("attention_backward",
-             AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, m.causal, m.dtype, true, triton, cudnn});
+             AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model.causal, model.dtype, true, triton, cudnn});
 }
 
 } // namespace
@@ -76,63 +79,66 @@ class GroupedQueryAttention : public AttentionKind {
 public:
   std::string name() const override { return "gqa"; }
 
-  AttentionWidths widths(const ModelParams& m) const override
+  AttentionWidths widths(const ModelParams& model) const override
   {
-    const double d = head_size(m), q = m.heads * d, kv = m.kv() * d;
+    const double d = head_size(model), q = model.heads * d, kv = model.kv() * d;
     return {q, kv, kv, q};
   }
-  double weights(const ModelParams& m) const override
+  double weights(const ModelParams& model) const override
   {
-    const AttentionWidths w = widths(m);
-    const double h = m.hidden;
+    const AttentionWidths w = widths(model);
+    const double h = model.hidden;
     return h * (w.query + 2 * w.key) + w.output * h;
   }
-  double norm_parameters(const ModelParams& m) const override { return m.qk_norm ? 2.0 * head_size(m) : 0.0; }
-  double activation_units(const ModelParams& m) const override
+  double norm_parameters(const ModelParams& model) const override
+  {
+    return model.qk_norm ? 2.0 * head_size(model) : 0.0;
+  }
+  double activation_units(const ModelParams& model) const override
   {
     // QK-norm keeps the queries and keys before their norms too.
-    const AttentionWidths w = widths(m);
-    const double units = AttentionKind::activation_units(m);
-    return m.qk_norm ? units + 2.0 * (w.query + w.key) / m.hidden : units;
+    const AttentionWidths w = widths(model);
+    const double units = AttentionKind::activation_units(model);
+    return model.qk_norm ? units + 2.0 * (w.query + w.key) / model.hidden : units;
   }
-  double biases(const ModelParams& m) const override
+  double biases(const ModelParams& model) const override
   {
-    const AttentionWidths w = widths(m);
-    return (w.query + 2 * w.key) + m.hidden;
+    const AttentionWidths w = widths(model);
+    return (w.query + 2 * w.key) + model.hidden;
   }
   void emit(LayerKernels& b) const override
   {
-    const ModelParams& m = b.model();
-    const double t = b.shape().parallel.tp, tokens = b.shape().tokens(m);
-    const double heads = m.heads / t, kv_heads = m.kv() / t, head_dim = head_size(m);
+    const ModelParams& model = b.model();
+    const double t = b.shape().parallel.tp, tokens = b.shape().tokens(model);
+    const double heads = model.heads / t, kv_heads = model.kv() / t, head_dim = head_size(model);
     const double qkv_width = (heads + 2 * kv_heads) * head_dim;
-    b.linear("qkv_gemm", tokens, qkv_width, m.hidden, m.bias);
+    b.linear("qkv_gemm", tokens, qkv_width, model.hidden, model.bias);
     // The other linears hand their biases to the next fused (or unfused) kernel; QKV adds its own.
-    if (m.bias && !b.shape().framework.linear_bias_in_gemm)
+    if (model.bias && !b.shape().framework.linear_bias_in_gemm)
       b.forward("qkv_gemm_bias_add", b.traffic("bias_add", tokens * qkv_width * b.element_bytes(),
                                                tokens * qkv_width * b.element_bytes(), tokens * qkv_width));
-    if (m.qk_norm) { // one RMSNorm per query and key head (its rows are the tokens times the heads)
-      b.forward("qk_norm", NormKernel{tokens * (heads + kv_heads), head_dim, true, m.dtype});
-      b.backward("qk_norm_backward", NormKernel{1.5 * tokens * (heads + kv_heads), head_dim, true, m.dtype});
+    if (model.qk_norm) { // one RMSNorm per query and key head (its rows are the tokens times the heads)
+      b.forward("qk_norm", NormKernel{tokens * (heads + kv_heads), head_dim, true, model.dtype});
+      b.backward("qk_norm_backward", NormKernel{1.5 * tokens * (heads + kv_heads), head_dim, true, model.dtype});
     }
-    if (m.attention == AttentionCore::MATERIALIZED)
+    if (model.attention == AttentionCore::MATERIALIZED)
       materialized_core(b, tokens, heads, kv_heads, head_dim);
     else
       fused_core(b, tokens, heads, kv_heads, head_dim);
-    b.linear("attn_out_gemm", tokens, m.hidden, widths(m).output / t, m.bias);
+    b.linear("attn_out_gemm", tokens, model.hidden, widths(model).output / t, model.bias);
   }
-  double score_units(const ModelParams& m, bool dropout, double tp) const override
+  double score_units(const ModelParams& model, bool dropout, double tp) const override
   {
     // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); fused attention none.
-    const double s = m.seq, h = m.hidden, a = m.heads;
-    return m.attention != AttentionCore::MATERIALIZED ? 0.0 : (dropout ? 5.0 : 4.0) * a * s / (h * tp);
+    const double s = model.seq, h = model.hidden, a = model.heads;
+    return model.attention != AttentionCore::MATERIALIZED ? 0.0 : (dropout ? 5.0 : 4.0) * a * s / (h * tp);
   }
-  std::string tp_problem(const ModelParams& m, int tp) const override
+  std::string tp_problem(const ModelParams& model, int tp) const override
   {
-    if (m.heads % tp != 0)
-      return fmt::format("tp = {} must divide the heads ({})", tp, m.heads);
-    if (m.kv() % tp != 0) // Megatron splits key/value heads over the ranks too
-      return fmt::format("tp = {} must divide the key/value heads ({})", tp, m.kv());
+    if (model.heads % tp != 0)
+      return fmt::format("tp = {} must divide the heads ({})", tp, model.heads);
+    if (model.kv() % tp != 0) // Megatron splits key/value heads over the ranks too
+      return fmt::format("tp = {} must divide the key/value heads ({})", tp, model.kv());
     return "";
   }
 };

@@ -12,7 +12,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // backward pass, fp16 gradients on the wire, Adam over fp32 main parameters.
     FrameworkProfile megatron;
     megatron.name = "megatron";
-    megatron.overlap = "after-backward";
+    megatron.overlap = GradientOverlap::AFTER_BACKWARD;
     megatron.pipeline_scatter_gather = true;
     megatron.kernel_gap_s = 4e-6;
     megatron.comm_sm_fraction = 0.15;
@@ -23,7 +23,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // whole activations (sequence parallelism shards them instead).
     FrameworkProfile core = megatron;
     core.name = "megatron-core";
-    core.overlap = "during-backward";
+    core.overlap = GradientOverlap::DURING_BACKWARD;
     core.pipeline_scatter_gather = false;
     core.linear_bias_in_gemm = true; // Transformer Engine adds it in the GEMM epilogue
     // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
@@ -42,7 +42,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     fsdp.grad_accumulation = "none";
     fsdp.reduce_dtype = "fp32";
     fsdp.grad_cast_predivide = true;
-    fsdp.overlap = "during-backward";
+    fsdp.overlap = GradientOverlap::DURING_BACKWARD;
     fsdp.reduce_every_microbatch = true;
     fsdp.optimizer_bytes_per_parameter = 52;
     fsdp.kernel_gap_s = 8e-6;
@@ -53,7 +53,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
   return profiles;
 }
 
-void read_framework(ObjectReader& parent, FrameworkProfile& f)
+void read_framework(ObjectReader& parent, FrameworkProfile& framework)
 {
   std::vector<std::string> names;
   for (const auto& p : builtin_frameworks())
@@ -62,63 +62,68 @@ void read_framework(ObjectReader& parent, FrameworkProfile& f)
   if (!parent.describing()) {
     auto node = parent.raw("framework", "name or map", help);
     if (node && !node->IsMap()) {
-      parent.choice("framework", f.name, names, help);
+      parent.choice("framework", framework.name, names, help);
       for (const auto& p : builtin_frameworks())
-        if (p.name == f.name)
-          f = p;
+        if (p.name == framework.name)
+          framework = p;
       return;
     }
   }
   ObjectReader r = parent.child("framework", help);
-  std::string name = f.name;
+  std::string name = framework.name;
   r.choice("name", name, names, "the built-in profile the other fields change");
   if (!r.describing())
     for (const auto& p : builtin_frameworks())
       if (p.name == name)
-        f = p;
-  r.field("fused_bias_gelu", f.fused_bias_gelu, "bias and GeLU in one kernel")
-      .field("fused_bias_dropout_add", f.fused_bias_dropout_add, "bias, dropout and residual add in one kernel")
-      .field("dropout", f.dropout, "dropout probability (0 = no dropout kernels)")
-      .field("attention_layout_copies", f.attention_layout_copies,
+        framework = p;
+  r.field("fused_bias_gelu", framework.fused_bias_gelu, "bias and GeLU in one kernel")
+      .field("fused_bias_dropout_add", framework.fused_bias_dropout_add, "bias, dropout and residual add in one kernel")
+      .field("dropout", framework.dropout, "dropout probability (0 = no dropout kernels)")
+      .field("attention_layout_copies", framework.attention_layout_copies,
              "q, k, v (and their gradients) copied into the attention kernel's layout")
-      .field("linear_bias_in_gemm", f.linear_bias_in_gemm,
+      .field("linear_bias_in_gemm", framework.linear_bias_in_gemm,
              "a linear layer's own bias is added in the GEMM epilogue (false: a separate pass over the output)")
-      .field("cross_entropy_forward_bytes", f.cross_entropy_forward_bytes, "bytes moved per logit by the loss forward")
-      .field("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes,
+      .field("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes,
+             "bytes moved per logit by the loss forward")
+      .field("cross_entropy_backward_bytes", framework.cross_entropy_backward_bytes,
              "bytes moved per logit by the loss backward")
-      .choice("grad_accumulation", f.grad_accumulation, {"fp32", "none"},
+      .choice("grad_accumulation", framework.grad_accumulation, {"fp32", "none"},
               "fp32: each microbatch's gradients are added to fp32 main_grad buffers; none: in place")
-      .choice("reduce_dtype", f.reduce_dtype, {"", "fp32", "bf16", "fp16"},
+      .choice("reduce_dtype", framework.reduce_dtype, {"", "fp32", "bf16", "fp16"},
               "dtype gradients are reduced in (empty: the model's)")
-      .field("grad_cast_predivide", f.grad_cast_predivide,
+      .field("grad_cast_predivide", framework.grad_cast_predivide,
              "each unsharded gradient is cast to the reduce dtype (if it differs) and pre-divided")
-      .choice("overlap", f.overlap, {"during-backward", "after-backward"}, "when data-parallel gradients are reduced")
-      .field("reduce_every_microbatch", f.reduce_every_microbatch,
+      .choice(
+          "overlap", framework.overlap,
+          {{"during-backward", GradientOverlap::DURING_BACKWARD}, {"after-backward", GradientOverlap::AFTER_BACKWARD}},
+          "when data-parallel gradients are reduced: during-backward (in buckets, as the last backward pass "
+          "produces them) | after-backward (once the backward pass is done)")
+      .field("reduce_every_microbatch", framework.reduce_every_microbatch,
              "every microbatch reduces its gradients (FSDP without no_sync)")
-      .field("optimizer_bytes_per_parameter", f.optimizer_bytes_per_parameter,
+      .field("optimizer_bytes_per_parameter", framework.optimizer_bytes_per_parameter,
              "bytes the mixed-precision optimizer step moves per parameter")
-      .field("optimizer_flops_per_parameter", f.optimizer_flops_per_parameter, "its FLOPs per parameter")
-      .field("p2p_blocking", f.p2p_blocking, "a pipeline stage waits for its send before its next op")
-      .field("pipeline_scatter_gather", f.pipeline_scatter_gather,
+      .field("optimizer_flops_per_parameter", framework.optimizer_flops_per_parameter, "its FLOPs per parameter")
+      .field("p2p_blocking", framework.p2p_blocking, "a pipeline stage waits for its send before its next op")
+      .field("pipeline_scatter_gather", framework.pipeline_scatter_gather,
              "TP ranks send 1/tp of each activation and the receivers all-gather it (without sequence parallelism)")
-      .field("kernel_gap", f.kernel_gap_s, "host time to launch one kernel (seconds)")
-      .field("tp_comm_overlap", f.tp_comm_overlap,
+      .field("kernel_gap", framework.kernel_gap_s, "host time to launch one kernel (seconds)")
+      .field("tp_comm_overlap", framework.tp_comm_overlap,
              "tensor-parallel all-gathers and reduce-scatters split into chunks and pipelined with the GEMMs beside "
              "them (Transformer Engine's userbuffers; Megatron --tp-comm-overlap): only a chunk of each shows")
-      .field("comm_sm_fraction", f.comm_sm_fraction,
+      .field("comm_sm_fraction", framework.comm_sm_fraction,
              "share of the GPU's compute that communication kernels take while they run");
   r.finish();
-  r.require(f.dropout >= 0 && f.dropout < 1, "dropout", "dropout must be in [0, 1)");
-  r.require_non_negative("cross_entropy_forward_bytes", f.cross_entropy_forward_bytes);
-  r.require_non_negative("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes);
-  r.require_positive("optimizer_bytes_per_parameter", f.optimizer_bytes_per_parameter);
-  r.require_non_negative("optimizer_flops_per_parameter", f.optimizer_flops_per_parameter);
-  r.require_at_most("cross_entropy_forward_bytes", f.cross_entropy_forward_bytes, 1000);
-  r.require_at_most("cross_entropy_backward_bytes", f.cross_entropy_backward_bytes, 1000);
-  r.require_at_most("optimizer_bytes_per_parameter", f.optimizer_bytes_per_parameter, 1000);
-  r.require_at_most("optimizer_flops_per_parameter", f.optimizer_flops_per_parameter, 1000);
-  r.require_non_negative("kernel_gap", f.kernel_gap_s);
-  r.require(f.comm_sm_fraction >= 0 && f.comm_sm_fraction < 1, "comm_sm_fraction",
+  r.require(framework.dropout >= 0 && framework.dropout < 1, "dropout", "dropout must be in [0, 1)");
+  r.require_non_negative("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes);
+  r.require_non_negative("cross_entropy_backward_bytes", framework.cross_entropy_backward_bytes);
+  r.require_positive("optimizer_bytes_per_parameter", framework.optimizer_bytes_per_parameter);
+  r.require_non_negative("optimizer_flops_per_parameter", framework.optimizer_flops_per_parameter);
+  r.require_at_most("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes, 1000);
+  r.require_at_most("cross_entropy_backward_bytes", framework.cross_entropy_backward_bytes, 1000);
+  r.require_at_most("optimizer_bytes_per_parameter", framework.optimizer_bytes_per_parameter, 1000);
+  r.require_at_most("optimizer_flops_per_parameter", framework.optimizer_flops_per_parameter, 1000);
+  r.require_non_negative("kernel_gap", framework.kernel_gap_s);
+  r.require(framework.comm_sm_fraction >= 0 && framework.comm_sm_fraction < 1, "comm_sm_fraction",
             "comm_sm_fraction must be in [0, 1)");
 }
 

@@ -10,6 +10,12 @@
 
 namespace cs {
 
+/** When data-parallel gradients are reduced. */
+enum class GradientOverlap {
+  DURING_BACKWARD, // in buckets that close as the last backward pass of each stage produces them (PyTorch DDP)
+  AFTER_BACKWARD,  // once a stage's last backward pass is done, in equal buckets (Megatron's local DDP)
+};
+
 struct FrameworkProfile {
   std::string name = "megatron-core";
   // Kernels.
@@ -22,13 +28,12 @@ struct FrameworkProfile {
   double cross_entropy_forward_bytes = 30;  // per logit: upcast to fp32 and the unfused softmax passes
   double cross_entropy_backward_bytes = 22; // per logit: softmax minus one-hot, scale, cast back
   // Gradients.
-  std::string grad_accumulation = "fp32";  // "fp32": each microbatch's gradient is added to an fp32 main_grad
-                                           // (Megatron); "none": gradients accumulate in place
-  std::string reduce_dtype;                // dtype gradients are reduced in ("" = the model's)
-  bool grad_cast_predivide = false;        // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
-  std::string overlap = "during-backward"; // gradient reduction: during-backward (bucketed, as it completes) |
-                                           // after-backward (once the backward pass is done)
-  bool reduce_every_microbatch = false;    // FSDP without no_sync: every microbatch reduce-scatters its gradients
+  std::string grad_accumulation = "fp32"; // "fp32": each microbatch's gradient is added to an fp32 main_grad
+                                          // (Megatron); "none": gradients accumulate in place
+  std::string reduce_dtype;               // dtype gradients are reduced in ("" = the model's)
+  bool grad_cast_predivide = false;       // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
+  GradientOverlap overlap = GradientOverlap::DURING_BACKWARD;
+  bool reduce_every_microbatch = false;      // FSDP without no_sync: every microbatch reduce-scatters its gradients
   double optimizer_bytes_per_parameter = 58; // mixed-precision Adam: unscale and inf check, norm, clip, Adam, copy
   double optimizer_flops_per_parameter = 15;
   // Pipeline parallelism.

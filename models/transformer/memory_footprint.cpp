@@ -20,27 +20,58 @@ std::map<std::string, double> MemoryFootprint::breakdown() const
           {"memory_buffers_bytes", buffers}};
 }
 
-MemoryFootprint transformer_memory(const ModelParams& m, int micro, const MemoryLayout& layout)
+namespace {
+
+// The activations one layer keeps, in units of s b h bytes, before the attention scores.
+double held_units(const ModelParams& model, const MemoryLayout& layout, double t, bool sp)
+{
+  const double h = model.hidden;
+  // Korthikanti et al.'s per-layer count in units of s b h bytes: 10 replicated under tensor parallelism (norm
+  // inputs, the two block inputs, dropout masks) and 24 split (queries 2, keys 2, values 2, projection input 2,
+  // GeLU input 8 and output 8), plus 5 a s / h for scores. Keys and values shrink with grouped-query attention;
+  // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
+  const double mlp_units = mlp_kind_of(model).activation_units(), ffn = double(model.ffn) / h;
+  const double split = attention_kind_of(model).activation_units(model) + mlp_units * ffn;
+  const double replicated = layout.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
+  double held = sp ? (replicated + split) / t : replicated + split / t;
+  // The linear layers keep their inputs in FP8: QKV's (replicated without sp), the projection's and the MLP's first
+  // (2 units each) and its second GEMM's (2 f / h).
+  if (model.fp8) {
+    const double kept = 1.0 - model.fp8->saved_input_bytes() / 2.0;
+    held -= kept * (2.0 / (sp ? t : 1.0) + (4.0 + (model.recomputes("mlp") ? 0.0 : 2.0 * ffn)) / t);
+  }
+  // Selective recomputation's modules drop what they rerun: layernorm the two norms' outputs (2 units each,
+  // replicated without sp), mlp the MLP's inner activations (only its input is kept). core_attn is the scores' below.
+  if (model.recomputes("layernorm"))
+    held -= 4.0 / (sp ? t : 1.0);
+  if (model.recomputes("mlp"))
+    held -= mlp_units * ffn / t;
+  return held;
+}
+
+} // namespace
+
+MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
 {
   const ParallelLayout& l = layout.parallel;
-  const double e = dtype_bytes(m.dtype);
+  const double e = dtype_bytes(model.dtype);
   const double layers_per_stage =
-      layout.layers_on_device > 0 ? layout.layers_on_device : std::ceil(double(m.layers) / l.pp);
+      layout.layers_on_device > 0 ? layout.layers_on_device : std::ceil(double(model.layers) / l.pp);
   // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
   // An untied output layer sits on the last stage, so it adds to the count only when one stage holds everything.
   // MoE layers: the most expert-heavy layer stands for each of them; experts are split over ep and the tp ranks.
-  const int moe_total = moe_layer_count(m.moe, m.layers);
+  const int moe_total = moe_layer_count(model.moe, model.layers);
   const double moe_layers = layout.moe_layers_on_device >= 0
                                 ? layout.moe_layers_on_device
-                                : std::ceil(layers_per_stage * moe_total / double(m.layers));
+                                : std::ceil(layers_per_stage * moe_total / double(model.layers));
   int first_moe = 0;
-  while (moe_total > 0 && !is_moe_layer(m.moe, first_moe))
+  while (moe_total > 0 && !is_moe_layer(model.moe, first_moe))
     ++first_moe;
-  const double routed = moe_total > 0 ? routed_expert_parameters_at(m, first_moe) : 0.0;
-  const double moe_dense = moe_total > 0 ? layer_parameters_at(m, first_moe) - routed : 0.0;
+  const double routed = moe_total > 0 ? routed_expert_parameters_at(model, first_moe) : 0.0;
+  const double moe_dense = moe_total > 0 ? layer_parameters_at(model, first_moe) - routed : 0.0;
   const double dense_layers = layers_per_stage - moe_layers;
-  const double params = (dense_layers * layer_parameters(m) + moe_layers * moe_dense + embedding_parameters(m) +
-                         (l.pp == 1 ? head_parameters(m) : 0.0)) /
+  const double params = (dense_layers * layer_parameters(model) + moe_layers * moe_dense + embedding_parameters(model) +
+                         (l.pp == 1 ? head_parameters(model) : 0.0)) /
                         l.tp;
   const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
   const double experts = moe_layers * routed / (double(l.ep) * etp);
@@ -48,59 +79,42 @@ MemoryFootprint transformer_memory(const ModelParams& m, int micro, const Memory
   const double shards = double(l.dp) * l.cp; // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group)
   MemoryFootprint f;
   f.parameters = params * e / (l.zero >= 3 ? shards : 1) + experts * e / (l.zero >= 3 ? edp : 1);
-  if (m.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
-    const double gemm = dense_layers * layer_gemm_weights(m) + moe_layers * attention_kind_of(m).weights(m);
-    f.parameters += m.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
+  if (model.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
+    const double gemm = dense_layers * layer_gemm_weights(model) + moe_layers * attention_kind_of(model).weights(model);
+    f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
   }
   f.gradients = params * e / (l.zero >= 2 ? shards : 1) + experts * e / (l.zero >= 2 ? edp : 1);
   f.optimizer = params * 12.0 / (l.zero >= 1 ? shards : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
-  const double s = double(m.seq) / l.cp, b = micro, h = m.hidden, t = l.tp; // a rank's 1/cp of the sequence
+  const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();
-  // Korthikanti et al.'s per-layer count in units of s b h bytes: 10 replicated under tensor parallelism (norm
-  // inputs, the two block inputs, dropout masks) and 24 split (queries 2, keys 2, values 2, projection input 2,
-  // GeLU input 8 and output 8), plus 5 a s / h for scores. Keys and values shrink with grouped-query attention;
-  // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
-  const AttentionKind& attention = attention_kind_of(m);
-  const double mlp_units = mlp_kind_of(m).activation_units(), ffn = double(m.ffn) / h;
-  const double split = attention.activation_units(m) + mlp_units * ffn;
-  const double replicated = layout.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
-  double held = sp ? (replicated + split) / t : replicated + split / t;
-  if (m.fp8) { // the linear layers keep their inputs in FP8: QKV's (replicated without sp), the projection's and the
-               // MLP's first (2 units each) and its second GEMM's (2 f / h)
-    const double kept = 1.0 - m.fp8->saved_input_bytes() / 2.0;
-    held -= kept * (2.0 / (sp ? t : 1.0) + (4.0 + (m.recomputes("mlp") ? 0.0 : 2.0 * ffn)) / t);
-  }
-  // Selective recomputation's modules drop what they rerun: layernorm the two norms' outputs (2 units each,
-  // replicated without sp), mlp the MLP's inner activations (only its input is kept). core_attn is the scores' below.
-  if (m.recomputes("layernorm"))
-    held -= 4.0 / (sp ? t : 1.0);
-  if (m.recomputes("mlp"))
-    held -= mlp_units * ffn / t;
+  const double mlp_units = mlp_kind_of(model).activation_units(), ffn = double(model.ffn) / h;
+  const double held = held_units(model, layout, t, sp);
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
-  const double scores = attention.score_units(m, layout.dropout, t);
+  const double scores = attention_kind_of(model).score_units(model, layout.dropout, t);
   double per_layer = 0;
-  if (m.recompute == "full") // only each layer's input is kept
+  if (model.recompute == Recompute::FULL) // only each layer's input is kept
     per_layer = 2.0 * s * b * h / (sp ? t : 1);
-  else if (m.recompute == "selective") // the modules' (by default the attention core's) activations are recomputed
-    per_layer = s * b * h * (held + (m.recomputes("core_attn") ? 0.0 : scores));
+  else if (model.recompute == Recompute::SELECTIVE) // the modules' activations (default: the attention core's) rerun
+    per_layer = s * b * h * (held + (model.recomputes("core_attn") ? 0.0 : scores));
   else
     per_layer = s * b * h * (held + scores);
   // Korthikanti's counts are for 16-bit activations; scale for other dtypes.
   per_layer *= e / 2.0;
   double per_moe_layer = per_layer;
-  if (moe_total > 0 && m.recompute != "full") { // the dense MLP's share replaced by the experts' and the permutes'
-    const double moe_ffn = (m.moe.top_k * double(expert_ffn_of(m)) + m.moe.shared_experts * shared_ffn_of(m)) / h;
+  if (moe_total > 0 && model.recompute != Recompute::FULL) { // the dense MLP's share: experts' and permutes' instead
+    const double moe_ffn =
+        (model.moe.top_k * double(expert_ffn_of(model)) + model.moe.shared_experts * shared_ffn_of(model)) / h;
     const double k = layout.moe_buffer_scale;
-    per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * m.moe.top_k) * e / 2.0;
+    per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * model.moe.top_k) * e / 2.0;
   }
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
   // The loss keeps one microbatch's fp32 log-probabilities for its backward (vocabulary-parallel over the TP ranks).
   if (layout.holds_head || l.pp == 1)
-    f.activations += s * b * m.vocab / t * 4.0;
+    f.activations += s * b * model.vocab / t * 4.0;
   f.buffers = layout.bucket_bytes;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
   if (l.zero >= 3 && shards > 1)
-    f.buffers += 2.0 * layer_parameters(m) / l.tp * e;
+    f.buffers += 2.0 * layer_parameters(model) / l.tp * e;
   return f;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <stdexcept>
 
 namespace cs {
 
@@ -14,7 +15,8 @@ namespace {
 // A dense transformer's shape and training precision; each family sets what differs from the GPT defaults.
 struct Shape {
   int layers, hidden, ffn, heads, seq, vocab;
-  const char *dtype, *recompute;
+  const char* dtype;
+  Recompute recompute;
   AttentionCore attention;
 };
 
@@ -51,14 +53,15 @@ ModelParams llama_style(const Shape& s, int kv_heads)
 void add_gpt_and_bert(std::map<std::string, ModelParams>& p)
 {
   auto gpt = [](int layers, int hidden, int heads) {
-    return dense({layers, hidden, 4 * hidden, heads, 2048, 51200, "fp16", "full", AttentionCore::MATERIALIZED});
+    return dense(
+        {layers, hidden, 4 * hidden, heads, 2048, 51200, "fp16", Recompute::FULL, AttentionCore::MATERIALIZED});
   };
   p["gpt-1.7b"] = gpt(24, 2304, 24);
   p["gpt-7.5b"] = gpt(36, 4096, 32);
   p["gpt-39.1b"] = gpt(48, 8192, 64);
   p["gpt-145.6b"] = gpt(80, 12288, 96);
   p["gpt-529.6b"] = gpt(105, 20480, 128);
-  ModelParams bert = dense({24, 1024, 4096, 16, 512, 30522, "fp16", "none", AttentionCore::MATERIALIZED});
+  ModelParams bert = dense({24, 1024, 4096, 16, 512, 30522, "fp16", Recompute::NONE, AttentionCore::MATERIALIZED});
   bert.causal = false; // an encoder attends to the whole sequence
   p["bert-large"] = bert;
 }
@@ -68,7 +71,8 @@ void add_llama(std::map<std::string, ModelParams>& p)
   // Llama 2 (Touvron et al., 2023, Table 1 and section 2.2): SwiGLU, RMSNorm, untied embeddings, 4,096-token
   // context, 32,000-token vocabulary; the 70B model uses grouped-query attention with 8 key/value heads.
   auto llama = [](int layers, int hidden, int ffn, int heads, int kv_heads) {
-    return llama_style({layers, hidden, ffn, heads, 4096, 32000, "bf16", "selective", AttentionCore::FLASH}, kv_heads);
+    return llama_style({layers, hidden, ffn, heads, 4096, 32000, "bf16", Recompute::SELECTIVE, AttentionCore::FLASH},
+                       kv_heads);
   };
   p["llama2-7b"] = llama(32, 4096, 11008, 32, 32);
   p["llama2-70b"] = llama(80, 8192, 28672, 64, 8);
@@ -80,7 +84,8 @@ void add_llama(std::map<std::string, ModelParams>& p)
 void add_llama3(std::map<std::string, ModelParams>& p)
 {
   auto llama3 = [](int layers, int hidden, int ffn, int heads) {
-    return llama_style({layers, hidden, ffn, heads, 8192, 128256, "bf16", "selective", AttentionCore::FLASH}, 8);
+    return llama_style({layers, hidden, ffn, heads, 8192, 128256, "bf16", Recompute::SELECTIVE, AttentionCore::FLASH},
+                       8);
   };
   p["llama3-8b"] = llama3(32, 4096, 14336, 32);
   p["llama3-70b"] = llama3(80, 8192, 28672, 64);
@@ -95,7 +100,7 @@ void add_qwen3(std::map<std::string, ModelParams>& p)
 {
   auto qwen3 = [](int layers, int hidden, int ffn, int heads) {
     ModelParams m =
-        llama_style({layers, hidden, ffn, heads, 4096, 151936, "bf16", "selective", AttentionCore::FLASH}, 8);
+        llama_style({layers, hidden, ffn, heads, 4096, 151936, "bf16", Recompute::SELECTIVE, AttentionCore::FLASH}, 8);
     m.head_dim = 128;
     m.qk_norm = true;
     return m;
@@ -110,7 +115,8 @@ void add_mpt(std::map<std::string, ModelParams>& p)
   // ratio 4 (GeLU), vocabulary 50,368, no biases (layernorm weight only), ALiBi instead of position embeddings,
   // tied embeddings, bf16, sequence 2048.
   auto mpt = [](int layers, int hidden, int heads) {
-    ModelParams m = dense({layers, hidden, 4 * hidden, heads, 2048, 50368, "bf16", "none", AttentionCore::FLASH});
+    ModelParams m =
+        dense({layers, hidden, 4 * hidden, heads, 2048, 50368, "bf16", Recompute::NONE, AttentionCore::FLASH});
     m.bias = false;
     return m;
   };
@@ -128,7 +134,8 @@ void add_mpt(std::map<std::string, ModelParams>& p)
 void add_moe(std::map<std::string, ModelParams>& p)
 {
   auto moe = [](int layers, int hidden, int ffn, int heads, int kv_heads, int seq, int vocab) {
-    return llama_style({layers, hidden, ffn, heads, seq, vocab, "bf16", "selective", AttentionCore::FLASH}, kv_heads);
+    return llama_style({layers, hidden, ffn, heads, seq, vocab, "bf16", Recompute::SELECTIVE, AttentionCore::FLASH},
+                       kv_heads);
   };
   // Mixtral of Experts (Jiang et al., 2024, Table 1): 8 experts, top-2, every layer; 46.7B and 141B in all.
   ModelParams mixtral = moe(32, 4096, 14336, 32, 8, 4096, 32000);
@@ -152,7 +159,7 @@ void add_moe(std::map<std::string, ModelParams>& p)
   // Switch-Base-128 (Fedus et al., JMLR 2022, Table 9: 7.4B): d_model 768, d_ff 3072, 12 heads, 128 experts every
   // other FFN layer, top-1, capacity factor 1.25, ReLU MLP without biases. Here as a decoder-only stack of its 24
   // (12 + 12) layers, without the decoder's cross-attention (0.4% of the weights).
-  ModelParams sw = dense({24, 768, 3072, 12, 512, 32128, "bf16", "none", AttentionCore::FLASH});
+  ModelParams sw = dense({24, 768, 3072, 12, 512, 32128, "bf16", Recompute::NONE, AttentionCore::FLASH});
   sw.bias = false;
   sw.norm = Norm::RMSNORM;
   sw.moe = {128, 1, 3072, 0, 0, 2, 0, 1.25};
@@ -266,7 +273,7 @@ void check_recompute_modules(ObjectReader& m, const ModelParams& model)
     return;
   static const std::vector<std::string> priced{"core_attn", "layernorm", "mlp"};
   static const std::vector<std::string> later{"moe_act", "moe", "shared_experts", "mla_up_proj"};
-  if (model.recompute != "selective")
+  if (model.recompute != Recompute::SELECTIVE)
     m.fail_at("recompute_modules", "recompute_modules needs recompute: selective (full reruns the whole layer)");
   for (const auto& name : model.recompute_modules) {
     if (std::find(later.begin(), later.end(), name) != later.end())
@@ -301,9 +308,30 @@ void read_fp8_recipe(ObjectReader& m, ModelParams& model)
 
 } // namespace
 
+const char* recompute_name(Recompute recompute)
+{
+  switch (recompute) {
+  case Recompute::NONE:
+    return "none";
+  case Recompute::SELECTIVE:
+    return "selective";
+  case Recompute::FULL:
+    return "full";
+  }
+  return "none";
+}
+
+Recompute recompute_from_name(const std::string& name)
+{
+  for (Recompute r : {Recompute::NONE, Recompute::SELECTIVE, Recompute::FULL})
+    if (name == recompute_name(r))
+      return r;
+  throw std::invalid_argument("unknown recomputation '" + name + "' (none, selective or full)");
+}
+
 bool ModelParams::recomputes(const std::string& module) const
 {
-  if (recompute != "selective")
+  if (recompute != Recompute::SELECTIVE)
     return false;
   if (recompute_modules.empty())
     return module == "core_attn";
@@ -338,7 +366,9 @@ void read_model(ObjectReader m, ModelParams& model)
       .field("vocab", model.vocab, "vocabulary size")
       .choice("dtype", model.dtype, {"fp32", "tf32", "fp16", "bf16"},
               "activation, weight and compute type (FP8 training keeps bf16 activations: see fp8)")
-      .choice("recompute", model.recompute, {"none", "selective", "full"}, "activation recomputation")
+      .choice("recompute", model.recompute,
+              {{"none", Recompute::NONE}, {"selective", Recompute::SELECTIVE}, {"full", Recompute::FULL}},
+              "activation recomputation")
       .field("recompute_modules", model.recompute_modules,
              "with recompute: selective, the modules whose forward reruns in backward instead of keeping its "
              "activations (Megatron-Core --recompute-modules): core_attn (materialised attention's scores; fused "

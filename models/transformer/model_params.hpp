@@ -37,6 +37,14 @@ enum class AttentionCore {
 
 enum class Norm { LAYERNORM, RMSNORM };
 
+/** Activation recomputation (Megatron-Core --recompute-granularity): none; selective, the recompute modules' forward
+ *  kernels rerun in backward; full, the whole layer's forward reruns and only its input is kept. */
+enum class Recompute { NONE, SELECTIVE, FULL };
+/** "none" | "selective" | "full". */
+const char* recompute_name(Recompute recompute);
+/** The Recompute spelt `name`; std::invalid_argument for any other text. */
+Recompute recompute_from_name(const std::string& name);
+
 struct ModelParams {
   int layers = 24;
   int hidden = 2048;
@@ -45,7 +53,7 @@ struct ModelParams {
   int seq = 2048;
   int vocab = 51200;
   std::string dtype = "bf16";
-  std::string recompute = "none"; // none | selective | full
+  Recompute recompute = Recompute::NONE;
   // Under selective recomputation, the modules whose forward reruns in backward (Megatron-Core --recompute-modules:
   // core_attn, layernorm, mlp); empty = core_attn, Megatron's default.
   std::vector<std::string> recompute_modules;

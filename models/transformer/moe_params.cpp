@@ -59,16 +59,22 @@ int moe_layer_count(const MoeParams& moe, int layers)
   return n;
 }
 
-int expert_ffn_of(const ModelParams& m) { return m.moe.expert_ffn > 0 ? m.moe.expert_ffn : m.ffn; }
-int shared_ffn_of(const ModelParams& m) { return m.moe.shared_ffn > 0 ? m.moe.shared_ffn : expert_ffn_of(m); }
-
-double expert_parameters(const ModelParams& m) { return mlp_kind_of(m).weights(m.hidden, expert_ffn_of(m)); }
-
-double shared_expert_parameters(const ModelParams& m)
+int expert_ffn_of(const ModelParams& model) { return model.moe.expert_ffn > 0 ? model.moe.expert_ffn : model.ffn; }
+int shared_ffn_of(const ModelParams& model)
 {
-  return m.moe.shared_experts * mlp_kind_of(m).weights(m.hidden, shared_ffn_of(m));
+  return model.moe.shared_ffn > 0 ? model.moe.shared_ffn : expert_ffn_of(model);
 }
 
-double router_parameters(const ModelParams& m) { return double(m.hidden) * m.moe.experts; }
+double expert_parameters(const ModelParams& model)
+{
+  return mlp_kind_of(model).weights(model.hidden, expert_ffn_of(model));
+}
+
+double shared_expert_parameters(const ModelParams& model)
+{
+  return model.moe.shared_experts * mlp_kind_of(model).weights(model.hidden, shared_ffn_of(model));
+}
+
+double router_parameters(const ModelParams& model) { return double(model.hidden) * model.moe.experts; }
 
 } // namespace cs

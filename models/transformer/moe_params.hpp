@@ -33,13 +33,13 @@ bool is_moe_layer(const MoeParams& moe, int l);
 /** MoE layers among `layers`. */
 int moe_layer_count(const MoeParams& moe, int layers);
 /** The inner sizes with defaults applied. */
-int expert_ffn_of(const ModelParams& m);
-int shared_ffn_of(const ModelParams& m);
+int expert_ffn_of(const ModelParams& model);
+int shared_ffn_of(const ModelParams& model);
 /** Weights of one routed expert's MLP (two matrices, three with SwiGLU; no biases). */
-double expert_parameters(const ModelParams& m);
+double expert_parameters(const ModelParams& model);
 /** Weights of all shared experts of one layer. */
-double shared_expert_parameters(const ModelParams& m);
+double shared_expert_parameters(const ModelParams& model);
 /** The router (gate) of one layer: hidden x experts. */
-double router_parameters(const ModelParams& m);
+double router_parameters(const ModelParams& model);
 
 } // namespace cs

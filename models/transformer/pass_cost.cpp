@@ -66,7 +66,7 @@ bool reruns(const std::string& module, const std::string& kernel)
 } // namespace
 
 PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       const std::string& recompute, int tp, const std::vector<std::string>& modules)
+                       Recompute recompute, int tp, const std::vector<std::string>& modules)
 {
   const PassCost f = pass_cost(cost, k.forward, fw.kernel_gap_s), b = pass_cost(cost, k.backward, fw.kernel_gap_s);
   PieceTimes t;
@@ -74,9 +74,9 @@ PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const 
   t.forward = f.seconds + (tp_s > 0 ? exposed_tp(tp_s, gemm_seconds(cost, k.forward), fw, tp) : 0.0);
   t.backward = b.seconds + (tp_s > 0 ? exposed_tp(tp_s, gemm_seconds(cost, k.backward), fw, tp) : 0.0);
   t.weight = b.weight_seconds;
-  if (recompute == "full") // the forward pass runs again inside backward
+  if (recompute == Recompute::FULL) // the forward pass runs again inside backward
     t.backward += t.forward;
-  if (recompute == "selective") { // the modules' forward kernels run again (default: core_attn)
+  if (recompute == Recompute::SELECTIVE) { // the modules' forward kernels run again (default: core_attn)
     const std::vector<std::string> given = modules.empty() ? std::vector<std::string>{"core_attn"} : modules;
     std::vector<NamedKernel> again;
     for (const auto& n : k.forward)

@@ -30,6 +30,6 @@ struct PieceTimes {
  *  recomputation (under selective, the forward kernels of the recompute `modules`: core_attn, layernorm, mlp; none
  *  given = core_attn, materialised attention's core), and the weight-gradient part of backward. */
 PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       const std::string& recompute, int tp = 1, const std::vector<std::string>& modules = {});
+                       Recompute recompute, int tp = 1, const std::vector<std::string>& modules = {});
 
 } // namespace cs

@@ -38,7 +38,7 @@ struct StepShape {
 
 /** Layers split evenly over `shape.parallel.pp` stages (embedding on the first, head on the last); tp = 1. Throws
  *  std::invalid_argument when the layers or the batch do not divide. */
-StepCompute step_compute(const ModelParams& m, const FrameworkProfile& fw, const StepShape& shape,
+StepCompute step_compute(const ModelParams& model, const FrameworkProfile& fw, const StepShape& shape,
                          const KernelCostModel& cost);
 
 } // namespace cs

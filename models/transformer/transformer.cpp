@@ -10,51 +10,55 @@ namespace cs {
 namespace {
 
 // The dense MLP's weights and biases (what an MoE layer replaces).
-double dense_mlp_parameters(const ModelParams& m)
+double dense_mlp_parameters(const ModelParams& model)
 {
-  const MlpKind& mlp = mlp_kind_of(m);
-  const double h = m.hidden, f = m.ffn;
-  return mlp.weights(h, f) + (m.bias ? mlp.inner_biases(f) + h : 0.0);
+  const MlpKind& mlp = mlp_kind_of(model);
+  const double h = model.hidden, f = model.ffn;
+  return mlp.weights(h, f) + (model.bias ? mlp.inner_biases(f) + h : 0.0);
 }
-double norm_parameters(const ModelParams& m) { return m.norm == Norm::RMSNORM || !m.bias ? m.hidden : 2.0 * m.hidden; }
+double norm_parameters(const ModelParams& model)
+{
+  return model.norm == Norm::RMSNORM || !model.bias ? model.hidden : 2.0 * model.hidden;
+}
 
 } // namespace
 
-PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape)
+PassKernels layer_kernels(const ModelParams& model, const LayerShape& shape)
 {
-  LayerKernels b(m, shape);
-  const double t = shape.parallel.tp, tokens = shape.tokens(m);
+  LayerKernels b(model, shape);
+  const double t = shape.parallel.tp, tokens = shape.tokens(model);
   // Sequence parallelism (Korthikanti et al.): layernorms and residual adds run on this rank's 1/tp of the tokens.
   const double seq_tokens = shape.parallel.sp() ? tokens / t : tokens;
-  b.norm(seq_tokens, m.hidden);
-  attention_kind_of(m).emit(b);
-  b.residual(seq_tokens * m.hidden);
-  b.norm(seq_tokens, m.hidden);
+  b.norm(seq_tokens, model.hidden);
+  attention_kind_of(model).emit(b);
+  b.residual(seq_tokens * model.hidden);
+  b.norm(seq_tokens, model.hidden);
   if (shape.mlp)
-    mlp_kind_of(m).emit(b, tokens, m.ffn / t, m.bias);
-  b.residual(seq_tokens * m.hidden);
-  b.gradient_handling((shape.mlp ? layer_parameters(m) : layer_parameters(m) - dense_mlp_parameters(m)) / t);
+    mlp_kind_of(model).emit(b, tokens, model.ffn / t, model.bias);
+  b.residual(seq_tokens * model.hidden);
+  b.gradient_handling((shape.mlp ? layer_parameters(model) : layer_parameters(model) - dense_mlp_parameters(model)) /
+                      t);
   return b.take();
 }
 
-PassKernels expert_mlp_kernels(const ModelParams& m, double tokens, double ffn, const FrameworkProfile& framework)
+PassKernels expert_mlp_kernels(const ModelParams& model, double tokens, double ffn, const FrameworkProfile& framework)
 {
   LayerShape shape;
   shape.framework = framework;
-  LayerKernels b(m, shape);
-  const MlpKind& mlp = mlp_kind_of(m);
+  LayerKernels b(model, shape);
+  const MlpKind& mlp = mlp_kind_of(model);
   mlp.emit(b, tokens, ffn, false);
-  b.gradient_handling(mlp.weights(m.hidden, ffn));
+  b.gradient_handling(mlp.weights(model.hidden, ffn));
   return b.take();
 }
 
-PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
+PassKernels head_kernels(const ModelParams& model, const LayerShape& shape)
 {
-  LayerKernels b(m, shape);
-  const double t = shape.parallel.tp, tokens = shape.tokens(m), vocab = m.vocab / t;
+  LayerKernels b(model, shape);
+  const double t = shape.parallel.tp, tokens = shape.tokens(model), vocab = model.vocab / t;
   const double e = b.element_bytes();
-  b.norm(tokens, m.hidden);
-  b.linear("logits_gemm", tokens, vocab, m.hidden, false, false);
+  b.norm(tokens, model.hidden);
+  b.linear("logits_gemm", tokens, vocab, model.hidden, false, false);
   const auto& fw = shape.framework;
   b.forward("cross_entropy",
             BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_forward_bytes / 2,
@@ -62,30 +66,31 @@ PassKernels head_kernels(const ModelParams& m, const LayerShape& shape)
   b.backward("cross_entropy_backward",
              BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_backward_bytes / 2,
                              tokens * vocab * fw.cross_entropy_backward_bytes / 2, 2 * tokens * vocab, "fp32"});
-  if (m.tie_embeddings) // the logits' weight gradient is added into the embedding's
-    b.backward("tied_grad_add", b.traffic("tied_grad_add", 2 * vocab * m.hidden * e, vocab * m.hidden * e), true);
-  b.gradient_handling(head_parameters(m) / t);
+  if (model.tie_embeddings) // the logits' weight gradient is added into the embedding's
+    b.backward("tied_grad_add", b.traffic("tied_grad_add", 2 * vocab * model.hidden * e, vocab * model.hidden * e),
+               true);
+  b.gradient_handling(head_parameters(model) / t);
   return b.take();
 }
 
-PassKernels embedding_kernels(const ModelParams& m, const LayerShape& shape)
+PassKernels embedding_kernels(const ModelParams& model, const LayerShape& shape)
 {
-  LayerKernels b(m, shape);
-  const double t = shape.parallel.tp, tokens = shape.tokens(m), rows = tokens * m.hidden;
+  LayerKernels b(model, shape);
+  const double t = shape.parallel.tp, tokens = shape.tokens(model), rows = tokens * model.hidden;
   const double e = b.element_bytes();
   b.forward("embedding_lookup", b.traffic("embedding_lookup", rows * e, rows * e));
   // The dense gradient of the (vocab-parallel) table is zeroed, then every token's gradient row is added into it.
-  b.backward("embedding_grad_zero", b.traffic("memset", 0, m.vocab / t * m.hidden * e), true);
+  b.backward("embedding_grad_zero", b.traffic("memset", 0, model.vocab / t * model.hidden * e), true);
   b.backward("embedding_grad_scatter_add", b.traffic("scatter_add", 2 * rows * e, rows * e, rows), true);
-  b.gradient_handling(embedding_parameters(m) / t);
+  b.gradient_handling(embedding_parameters(model) / t);
   return b.take();
 }
 
-std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro)
+std::vector<NamedKernel> layer_forward_kernels(const ModelParams& model, int micro)
 {
   LayerShape shape;
   shape.micro = micro;
-  return layer_kernels(m, shape).forward;
+  return layer_kernels(model, shape).forward;
 }
 
 NamedKernel optimizer_kernel(double p, const FrameworkProfile& fw)
@@ -95,93 +100,104 @@ NamedKernel optimizer_kernel(double p, const FrameworkProfile& fw)
   return {"adam", BandwidthKernel{"adam", bytes * 4 / 7, bytes * 3 / 7, fw.optimizer_flops_per_parameter * p, "fp32"}};
 }
 
-double layer_gemm_weights(const ModelParams& m)
+double layer_gemm_weights(const ModelParams& model)
 {
-  return attention_kind_of(m).weights(m) + mlp_kind_of(m).weights(m.hidden, m.ffn);
+  return attention_kind_of(model).weights(model) + mlp_kind_of(model).weights(model.hidden, model.ffn);
 }
 
-double layer_parameters(const ModelParams& m)
+double layer_parameters(const ModelParams& model)
 {
-  const double h = m.hidden, f = m.ffn;
-  const double biases = m.bias ? attention_kind_of(m).biases(m) + mlp_kind_of(m).inner_biases(f) + h : 0.0;
-  return layer_gemm_weights(m) + biases + 2 * norm_parameters(m) + attention_kind_of(m).norm_parameters(m);
+  const double h = model.hidden, f = model.ffn;
+  const double biases =
+      model.bias ? attention_kind_of(model).biases(model) + mlp_kind_of(model).inner_biases(f) + h : 0.0;
+  return layer_gemm_weights(model) + biases + 2 * norm_parameters(model) +
+         attention_kind_of(model).norm_parameters(model);
 }
 
-double layer_parameters_at(const ModelParams& m, int l)
+double layer_parameters_at(const ModelParams& model, int l)
 {
-  if (!is_moe_layer(m.moe, l))
-    return layer_parameters(m);
-  return layer_parameters(m) - dense_mlp_parameters(m) + router_parameters(m) + routed_expert_parameters_at(m, l) +
-         shared_expert_parameters(m);
+  if (!is_moe_layer(model.moe, l))
+    return layer_parameters(model);
+  return layer_parameters(model) - dense_mlp_parameters(model) + router_parameters(model) +
+         routed_expert_parameters_at(model, l) + shared_expert_parameters(model);
 }
 
-double routed_expert_parameters_at(const ModelParams& m, int l)
+double routed_expert_parameters_at(const ModelParams& model, int l)
 {
-  return is_moe_layer(m.moe, l) ? m.moe.experts * expert_parameters(m) : 0.0;
+  return is_moe_layer(model.moe, l) ? model.moe.experts * expert_parameters(model) : 0.0;
 }
 
-double active_gemm_weights_at(const ModelParams& m, int l)
+double active_gemm_weights_at(const ModelParams& model, int l)
 {
-  if (!is_moe_layer(m.moe, l))
-    return layer_gemm_weights(m);
-  const double dense_mlp = mlp_kind_of(m).weights(m.hidden, m.ffn);
-  return layer_gemm_weights(m) - dense_mlp + router_parameters(m) + m.moe.top_k * expert_parameters(m) +
-         shared_expert_parameters(m);
+  if (!is_moe_layer(model.moe, l))
+    return layer_gemm_weights(model);
+  const double dense_mlp = mlp_kind_of(model).weights(model.hidden, model.ffn);
+  return layer_gemm_weights(model) - dense_mlp + router_parameters(model) + model.moe.top_k * expert_parameters(model) +
+         shared_expert_parameters(model);
 }
 
-double embedding_parameters(const ModelParams& m) { return double(m.vocab) * m.hidden + norm_parameters(m); }
+double embedding_parameters(const ModelParams& model)
+{
+  return double(model.vocab) * model.hidden + norm_parameters(model);
+}
 
-double head_parameters(const ModelParams& m) { return m.tie_embeddings ? 0.0 : double(m.vocab) * m.hidden; }
+double head_parameters(const ModelParams& model)
+{
+  return model.tie_embeddings ? 0.0 : double(model.vocab) * model.hidden;
+}
 
-double total_parameters(const ModelParams& m)
+double total_parameters(const ModelParams& model)
 {
   double layers = 0;
-  for (int l = 0; l < m.layers; ++l)
-    layers += layer_parameters_at(m, l);
-  return layers + embedding_parameters(m) + head_parameters(m);
+  for (int l = 0; l < model.layers; ++l)
+    layers += layer_parameters_at(model, l);
+  return layers + embedding_parameters(model) + head_parameters(model);
 }
 
 namespace {
 
 // Megatron's printed formula holds for the GPT shape: a GeLU MLP of 4 h, multi-head attention with h / a per head.
-bool printed_gpt_shape(const ModelParams& m)
+bool printed_gpt_shape(const ModelParams& model)
 {
-  return &mlp_kind_of(m) == &mlp_kind("gelu") && attention_kind_of(m).name() == "gqa" && m.kv() == m.heads &&
-         (m.head_dim == 0 || m.head_dim * m.heads == m.hidden) && m.ffn == 4 * m.hidden && !m.moe.enabled();
+  return &mlp_kind_of(model) == &mlp_kind("gelu") && attention_kind_of(model).name() == "gqa" &&
+         model.kv() == model.heads && (model.head_dim == 0 || model.head_dim * model.heads == model.hidden) &&
+         model.ffn == 4 * model.hidden && !model.moe.enabled();
 }
 
 } // namespace
 
-double megatron_model_flops(const ModelParams& m, double global_batch)
+double megatron_model_flops(const ModelParams& model, double global_batch)
 {
-  const double b = global_batch, s = m.seq, l = m.layers, h = m.hidden, v = m.vocab;
-  if (printed_gpt_shape(m)) // as printed
+  const double b = global_batch, s = model.seq, l = model.layers, h = model.hidden, v = model.vocab;
+  if (printed_gpt_shape(model)) // as printed
     return 72.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h));
   // The same count term by term: 6 FLOPs per GEMM weight and token (three passes), the attention core's score and
   // value products three times (12 s h per token and layer for multi-head attention), and the logits term as
   // Megatron counts it (4.5 V h per token).
-  const double core = 3.0 * l * attention_kind_of(m).core_forward_flops_per_token(m);
-  if (m.moe.enabled()) { // the weights a token goes through: the router, its top_k experts, the shared ones
+  const double core = 3.0 * l * attention_kind_of(model).core_forward_flops_per_token(model);
+  if (model.moe.enabled()) { // the weights a token goes through: the router, its top_k experts, the shared ones
     double weights = 0;
-    for (int i = 0; i < m.layers; ++i)
-      weights += active_gemm_weights_at(m, i);
+    for (int i = 0; i < model.layers; ++i)
+      weights += active_gemm_weights_at(model, i);
     return b * s * (6.0 * weights + core + 4.5 * v * h);
   }
-  return b * s * (6.0 * l * layer_gemm_weights(m) + core + 4.5 * v * h);
+  return b * s * (6.0 * l * layer_gemm_weights(model) + core + 4.5 * v * h);
 }
 
-double hardware_model_flops(const ModelParams& m, double global_batch)
+double hardware_model_flops(const ModelParams& model, double global_batch)
 {
-  const double model = megatron_model_flops(m, global_batch);
-  if (m.recompute == "full") // Narayanan et al.'s 96 instead of 72: the forward pass runs twice
-    return model * 4.0 / 3.0;
-  if (m.recompute == "selective") { // the modules' forwards run again: the attention core (4 b s^2 h per layer for
-                                    // MHA), the MLP's GEMMs (2 FLOPs a weight a token)
-    const double core = m.recomputes("core_attn") ? attention_kind_of(m).core_forward_flops_per_token(m) : 0.0;
-    const double mlp = m.recomputes("mlp") ? 2.0 * mlp_kind_of(m).weights(m.hidden, m.ffn) : 0.0;
-    return model + global_batch * m.seq * (core + mlp) * m.layers;
+  const double flops = megatron_model_flops(model, global_batch);
+  if (model.recompute == Recompute::FULL) // Narayanan et al.'s 96 instead of 72: the forward pass runs twice
+    return flops * 4.0 / 3.0;
+  // Selective: the modules' forwards run again: the attention core (4 b s^2 h per layer for MHA), the MLP's GEMMs
+  // (2 FLOPs a weight a token).
+  if (model.recompute == Recompute::SELECTIVE) {
+    const double core =
+        model.recomputes("core_attn") ? attention_kind_of(model).core_forward_flops_per_token(model) : 0.0;
+    const double mlp = model.recomputes("mlp") ? 2.0 * mlp_kind_of(model).weights(model.hidden, model.ffn) : 0.0;
+    return flops + global_batch * model.seq * (core + mlp) * model.layers;
   }
-  return model;
+  return flops;
 }
 
 } // namespace cs

@@ -34,7 +34,7 @@ struct LayerShape {
   bool mlp = true; // false: an MoE layer, whose experts are priced apart (models/moe/moe_layer_cost.hpp)
 
   /** The tokens one rank holds: its micro-batch's samples, each cut to 1/cp of the sequence. */
-  double tokens(const ModelParams& m) const { return double(micro) * m.seq / parallel.cp; }
+  double tokens(const ModelParams& model) const { return double(micro) * model.seq / parallel.cp; }
 };
 
 /** One transformer layer: layernorm, QKV projection (and its bias gradient), attention (fused flash-style, or the
@@ -42,48 +42,48 @@ struct LayerShape {
  *  projection, bias-dropout-residual (fused or not), layernorm, the MLP (GeLU or SwiGLU), and in backward the
  *  residual gradient adds; Megatron's fp32 main_grad accumulation or FSDP's cast and pre-division of the layer's
  *  gradients. */
-PassKernels layer_kernels(const ModelParams& m, const LayerShape& shape);
+PassKernels layer_kernels(const ModelParams& model, const LayerShape& shape);
 /** One expert's MLP over `tokens` tokens with inner size `ffn` (already split over expert-TP ranks), no biases: the
  *  up (or fused gate and up) GEMM, the activation, the down GEMM, and their backward. */
-PassKernels expert_mlp_kernels(const ModelParams& m, double tokens, double ffn, const FrameworkProfile& framework);
+PassKernels expert_mlp_kernels(const ModelParams& model, double tokens, double ffn, const FrameworkProfile& framework);
 /** The output layer on one TP rank: final norm, the vocabulary-parallel logits GEMM, the fp32 cross-entropy, and (tied
  *  embeddings) the add of the head's weight gradient into the embedding's. */
-PassKernels head_kernels(const ModelParams& m, const LayerShape& shape);
+PassKernels head_kernels(const ModelParams& model, const LayerShape& shape);
 /** The input embedding: the lookup, and in backward the zeroed vocabulary-sized gradient and its scatter-add. */
-PassKernels embedding_kernels(const ModelParams& m, const LayerShape& shape);
+PassKernels embedding_kernels(const ModelParams& model, const LayerShape& shape);
 
 /** The forward kernels of one layer with tp = 1 under the default framework (for FLOP checks). */
-std::vector<NamedKernel> layer_forward_kernels(const ModelParams& m, int micro);
+std::vector<NamedKernel> layer_forward_kernels(const ModelParams& model, int micro);
 
 /** The mixed-precision optimizer step over `parameters`, as the framework's traffic per parameter. */
 NamedKernel optimizer_kernel(double parameters, const FrameworkProfile& framework);
 
 /** GEMM weights of one layer: queries, keys and values (kv_heads of them), output projection, and the FFN's two
  *  (gelu) or three (swiglu) matrices. */
-double layer_gemm_weights(const ModelParams& m);
+double layer_gemm_weights(const ModelParams& model);
 /** Parameters of one layer: GEMM weights, their biases (if any), two norms (layernorm: weight and bias; rmsnorm or
  *  no biases: weight). */
-double layer_parameters(const ModelParams& m);
+double layer_parameters(const ModelParams& model);
 /** Parameters of layer `l`: layer_parameters for a dense layer; for an MoE layer the MLP's are replaced by the
  *  router's, every routed expert's and the shared experts'. */
-double layer_parameters_at(const ModelParams& m, int l);
+double layer_parameters_at(const ModelParams& model, int l);
 /** Of those, the routed experts' (0 for a dense layer). */
-double routed_expert_parameters_at(const ModelParams& m, int l);
+double routed_expert_parameters_at(const ModelParams& model, int l);
 /** GEMM weights one token goes through in layer `l` (an MoE layer: router, top_k experts and the shared ones). */
-double active_gemm_weights_at(const ModelParams& m, int l);
+double active_gemm_weights_at(const ModelParams& model, int l);
 /** Embedding (vocab x hidden) plus the final norm. */
-double embedding_parameters(const ModelParams& m);
+double embedding_parameters(const ModelParams& model);
 /** The output layer's own weights: none when tied with the embedding, vocab x hidden otherwise. */
-double head_parameters(const ModelParams& m);
-double total_parameters(const ModelParams& m);
+double head_parameters(const ModelParams& model);
+double total_parameters(const ModelParams& model);
 
 /** Model FLOPs per iteration as in Narayanan et al. (SC'21, eq. 3): 72 B s l h^2 (1 + s/6h + V/16lh), i.e. three
  *  passes, whatever the recomputation (model FLOPs). For other shapes (ffn != 4h, grouped-query attention, SwiGLU)
  *  the same count term by term: 6 FLOPs per GEMM weight per token, 12 s h per token and layer for attention, 4.5 V h
  *  per token for the logits. */
-double megatron_model_flops(const ModelParams& m, double global_batch);
+double megatron_model_flops(const ModelParams& model, double global_batch);
 /** The FLOPs the hardware does: model FLOPs plus the forward pass again under full recomputation (the 96 instead of
  *  72 of Narayanan et al.), or the attention block again under selective recomputation. */
-double hardware_model_flops(const ModelParams& m, double global_batch);
+double hardware_model_flops(const ModelParams& model, double global_batch);
 
 } // namespace cs

@@ -37,9 +37,9 @@ std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
   for (const auto& c : cs)
     out += fmt::format("{},{},{},{:g},{},{},{},{},{},{},{},{},{:.4f},{:.6g},{:.6g},{:.6g},{},{}\n", c.device, c.gpus,
                        c.nics_per_node, c.oversubscription, c.planned ? 1 : 0, c.plan.parallel.dp, c.plan.parallel.tp,
-                       c.plan.parallel.pp, c.plan.micro, c.plan.schedule, c.plan.recompute, c.plan.parallel.zero,
-                       c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd, c.on_frontier ? 1 : 0,
-                       c.meets_target ? 1 : 0);
+                       c.plan.parallel.pp, c.plan.micro, c.plan.schedule, recompute_name(c.plan.recompute),
+                       c.plan.parallel.zero, c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd,
+                       c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0);
   return out;
 }
 

@@ -1,8 +1,9 @@
-// `clustersim list policies|devices|traces|workloads` and `clustersim trace FILE`.
+// `clustersim list policies|devices|traces|workloads|metrics` and `clustersim trace FILE`.
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
 #include "base/registry.hpp"
 #include "base/units.hpp"
+#include "core/metric.hpp"
 #include "core/workload.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "models/spark/spark_cache.hpp"
@@ -58,6 +59,9 @@ int list(const std::string& what)
     for (const auto& f : trace_formats_registered())
       std::cout << fmt::format("{:<9} {} (replayed by {})\n", f.name, f.description, f.feeds);
     std::cout << "Check a file with: clustersim trace FILE [--format FORMAT]\n";
+  } else if (what == "metrics") {
+    for (const Metric* m : metric_catalog())
+      std::cout << fmt::format("{:<30} {:<10} {}\n", m->name, unit_symbol(m->unit), m->description);
   } else {
     list_devices();
   }
@@ -73,14 +77,25 @@ int trace(const std::string& given, const std::string& path)
 
 } // namespace
 
+CLI::Validator declared_metric()
+{
+  return CLI::Validator(
+      [](const std::string& name) {
+        return find_metric(name) ? std::string()
+                                 : "unknown metric '" + name + "' (clustersim list metrics shows every one)";
+      },
+      "METRIC");
+}
+
 std::vector<Command> add_catalog_commands(CLI::App& app)
 {
   auto what = std::make_shared<std::string>();
   auto* lister =
-      app.add_subcommand("list", "list registered policies and workload kinds, catalog devices or trace formats");
-  lister->add_option("what", *what, "policies | workloads | devices | traces")
+      app.add_subcommand("list", "list registered policies and workload kinds, catalog devices, trace formats or the "
+                                 "metrics runs report");
+  lister->add_option("what", *what, "policies | workloads | devices | traces | metrics")
       ->required()
-      ->check(CLI::IsMember({"policies", "workloads", "devices", "traces"}));
+      ->check(CLI::IsMember({"policies", "workloads", "devices", "traces", "metrics"}));
   auto path = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
   auto* tracer = app.add_subcommand(

@@ -13,6 +13,9 @@ struct Command {
   std::function<int()> run;
 };
 
+/** A CLI11 check that a value names a declared metric (core/metric.hpp), pointing at `list metrics` if not. */
+CLI::Validator declared_metric();
+
 /** run, validate */
 std::vector<Command> add_scenario_commands(CLI::App& app);
 /** list, trace */

@@ -31,19 +31,20 @@ int command_kernels(const KernelsCommand& c)
   const auto* training = dynamic_cast<const TrainingWorkload*>(s.workload.get());
   if (!training || !training->params.model.graph.empty())
     throw InputError(c.scenario, 1, 1, "kernels needs a transformer-training scenario (not a layer graph)");
-  const TrainingParams& w = training->params;
+  const TrainingParams& params = training->params;
   const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
   const DeviceProfile profile =
       s.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(s.cluster.profile);
   auto cost = make_cost_model(device, profile);
-  const LayerShape shape{w.batch.micro, w.parallel.layout(s.cluster.nodes * s.cluster.gpus_per_node), w.framework};
-  const std::pair<const char*, PassKernels> pieces[] = {{"layer", layer_kernels(w.model, shape)},
-                                                        {"head", head_kernels(w.model, shape)},
-                                                        {"embedding", embedding_kernels(w.model, shape)}};
+  const LayerShape shape{params.batch.micro, params.parallel.layout(s.cluster.nodes * s.cluster.gpus_per_node),
+                         params.framework};
+  const std::pair<const char*, PassKernels> pieces[] = {{"layer", layer_kernels(params.model, shape)},
+                                                        {"head", head_kernels(params.model, shape)},
+                                                        {"embedding", embedding_kernels(params.model, shape)}};
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   if (!c.json)
     std::cout << fmt::format("{} on {} ({} framework), micro-batch {}, tp {}: one microbatch on one rank\n", s.name,
-                             device.name, w.framework.name, w.batch.micro, w.parallel.tp)
+                             device.name, params.framework.name, params.batch.micro, params.parallel.tp)
               << fmt::format("{:<10} {:<9} {:<30} {:>10} {:>10} {:>10}  {}\n", "piece", "pass", "kernel", "GFLOP", "MB",
                              "us", "model");
   for (const auto& [piece, kernels] : pieces)

@@ -4,6 +4,7 @@
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
+#include "core/common_metrics.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/run/scenario_checks.hpp"
@@ -32,7 +33,7 @@ std::string describe(const Plan& p, bool moe)
   for (int l : p.stage_layers)
     layers += (layers.empty() ? "" : "/") + std::to_string(l);
   return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15}", p.parallel.dp, p.parallel.tp,
-                     p.parallel.cp, p.parallel.pp, schedule, p.micro, p.recompute, p.parallel.zero,
+                     p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_name(p.recompute), p.parallel.zero,
                      p.parallel.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
 }
 
@@ -96,21 +97,20 @@ int command_plan(const PlanCommand& c)
     if (static_cast<int>(i) < confirm) {
       Scenario s = plan_scenario(base, c.gpus, p);
       s.backend = Backend::SIMGRID;
-      simgrid = std::stod(run_isolated([&] {
-        return fmt::format("{:.17g}",
-                           run_scenario(s, RunOptions{}).report.at("metrics").at("iteration_time_s").get<double>());
-      }));
+      simgrid = std::stod(run_isolated(
+          [&] { return fmt::format("{:.17g}", run_scenario(s, RunOptions{}).metrics.at(metric::iteration_time_s)); }));
       std::cout << fmt::format("  {:>2}  simgrid {}  analytical {}  ({:+.1f}%)\n", i + 1, units::format_time(simgrid),
                                units::format_time(p.iteration_s), 100 * (p.iteration_s / simgrid - 1));
     }
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", i + 1,
-                       p.parallel.dp, p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, p.recompute,
-                       p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s,
-                       p.tflops_per_gpu, p.memory_bytes, simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(),
-                       p.parallel.ep, p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp);
+    csv +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", i + 1, p.parallel.dp,
+                    p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, recompute_name(p.recompute),
+                    p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s,
+                    p.tflops_per_gpu, p.memory_bytes, simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(),
+                    p.parallel.ep, p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());

@@ -5,6 +5,7 @@
 #include "sim/cli/output_files.hpp"
 
 #include "base/input_error.hpp"
+#include "core/common_metrics.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -206,7 +207,8 @@ void print_summary(const std::vector<SweepRow>& ordered, const std::vector<std::
   if (metric.empty())
     for (const auto& r : ordered)
       if (r.ok) {
-        metric = r.metrics.count("iteration_time_s") ? "iteration_time_s" : r.metrics.begin()->first;
+        const std::string preferred(metric::iteration_time_s.name);
+        metric = r.metrics.count(preferred) ? preferred : r.metrics.begin()->first;
         break;
       }
   if (!metric.empty())
@@ -379,7 +381,8 @@ std::vector<Command> add_sweep_commands(CLI::App& app)
   cmd->add_option("--backend", a->backend, "simgrid | analytical for every variant")
       ->check(CLI::IsMember({"simgrid", "analytical"}));
   cmd->add_option("--by", a->by, "group the summary by this axis (default: the first)");
-  cmd->add_option("--metric", a->metric, "metric of the summary (default: iteration_time_s, else the first)");
+  cmd->add_option("--metric", a->metric, "metric of the summary (default: iteration_time_s, else the first)")
+      ->check(declared_metric());
   cmd->add_option("--out", a->out_dir, "output folder (default ./out/<scenario name>-sweep/)")
       ->check([](const std::string& v) { return v.empty() ? std::string("--out must not be empty") : ""; });
   auto inputs = std::make_shared<std::vector<std::string>>();
@@ -391,7 +394,7 @@ std::vector<Command> add_sweep_commands(CLI::App& app)
   auto* plotter = app.add_subcommand("plot", "plot a metric of sweep results against an axis (PNG and SVG, gnuplot)");
   plotter->add_option("results", p->results, "results.csv of clustersim sweep")->required();
   plotter->add_option("--x", p->request.x, "axis on the x axis")->required();
-  plotter->add_option("--y", p->request.y, "metric on the y axis")->required();
+  plotter->add_option("--y", p->request.y, "metric on the y axis")->required()->check(declared_metric());
   plotter->add_option("--by", p->request.by, "one series per value of this axis");
   plotter->add_option("--title", p->request.title, "title (default: METRIC by AXIS)");
   plotter->add_option("--out", p->out,

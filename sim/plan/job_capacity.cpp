@@ -3,6 +3,7 @@
 #include "base/input_error.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
+#include "workloads/gpujobs/gpu_jobs_metrics.hpp"
 
 #include <algorithm>
 
@@ -40,14 +41,13 @@ JobCapacityCandidate replay(Scenario s, const CapacityOptions& o, JobCapacityCan
   }
   try {
     check_scenario(s);
-    const auto report = run_scenario(s, RunOptions{}).report;
-    const auto& m = report["metrics"];
-    c.mean_jct_s = m.value("mean_jct_s", 0.0);
-    c.p95_jct_s = m.value("p95_jct_s", 0.0);
-    c.mean_wait_s = m.value("mean_queueing_delay_s", 0.0);
-    c.p95_wait_s = m.value("p95_queueing_delay_s", 0.0);
-    c.makespan_s = m.value("makespan_s", 0.0);
-    c.utilization = m.value("gpu_utilization", 0.0);
+    const RunMetrics metrics = run_scenario(s, RunOptions{}).metrics;
+    c.mean_jct_s = metrics.at(metric::mean_jct_s);
+    c.p95_jct_s = metrics.at(metric::p95_jct_s);
+    c.mean_wait_s = metrics.at(metric::mean_queueing_delay_s);
+    c.p95_wait_s = metrics.at(metric::p95_queueing_delay_s);
+    c.makespan_s = metrics.at(metric::makespan_s);
+    c.utilization = metrics.at(metric::gpu_utilization);
     c.cost_usd = composition_usd_per_hour(s.cluster, c.gpus, c.usd_per_gpu_hour, o) * c.makespan_s / 3600;
     c.ran = true;
   } catch (const InputError& e) { // this composition cannot run the scenario (e.g. a dtype the GPU lacks)

@@ -11,7 +11,7 @@
 
 namespace cs {
 
-double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const PieceTimes& experts,
+double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
                               const KernelCostModel& cost, const PlatformSpec& platform, int microbatches)
 {
   // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
@@ -22,7 +22,7 @@ double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const P
   StageShape shape;
   shape.parallel = plan.parallel;
   shape.map = schedule->stage_map(pp, v);
-  const StageSet set = transformer_stages(w, cost, platform, shape);
+  const StageSet set = transformer_stages(params, cost, platform, shape);
   std::vector<StageCost> stage(stages); // the totals only, with the routed experts added
   for (int vs = 0; vs < stages; ++vs) {
     const StageCost& c = set.stages.at(vs);
@@ -35,11 +35,11 @@ double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const P
   }
   const auto order = schedule->order(pp, v, microbatches);
   // Each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
-  const FrameworkProfile& fw = w.framework;
+  const FrameworkProfile& fw = params.framework;
   std::vector<double> optimizer(pp);
   for (int d = 0; d < pp; ++d) {
-    const double params = optimizer_parameters(set, d, plan.parallel, plan.parallel.zero >= 1 && plan.parallel.dp > 1);
-    optimizer[d] = pass_cost(cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s).seconds;
+    const double weights = optimizer_parameters(set, d, plan.parallel, plan.parallel.zero >= 1 && plan.parallel.dp > 1);
+    optimizer[d] = pass_cost(cost, {optimizer_kernel(weights, fw)}, fw.kernel_gap_s).seconds;
   }
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
   // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.

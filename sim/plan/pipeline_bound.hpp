@@ -16,7 +16,7 @@ namespace cs {
  *  tasks and edges (pipeline sends, data-parallel reductions, ZeRO gathers, all-to-alls, skew); unlike the average
  *  device's compute this sees the pipeline's fill and drain. Not strict: delays in the first iteration can shorten
  *  the second, so the planner test holds it below the simulated time of every plan of a small model. */
-double pipeline_compute_bound(const TrainingParams& w, const Plan& plan, const PieceTimes& experts,
+double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
                               const KernelCostModel& cost, const PlatformSpec& platform, int microbatches);
 
 } // namespace cs

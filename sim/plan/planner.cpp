@@ -17,6 +17,7 @@
 #include "sim/run/scenario_run.hpp"
 #include "workloads/training/stage_costs.hpp"
 #include "workloads/training/training_builder.hpp"
+#include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
 
 #include <algorithm>
@@ -66,14 +67,14 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   const Segment& layer = segments.at(1);
   PassTimes t;
   t.layer = layer.forward_s + layer.backward_s;
-  const ModelParams& m = w.model;
-  if (m.moe.enabled()) { // the experts at an even load, averaged over the layers
+  const ModelParams& model = w.model;
+  if (model.moe.enabled()) { // the experts at an even load, averaged over the layers
     // Under MoE parallel folding (etp < tp) each group of etp TP ranks routes its etp/tp of the sequence.
-    const int ep = w.parallel.ep, local = m.moe.experts / ep, fold = shape.parallel.ep_fold();
-    const double tokens = double(w.batch.micro) * m.seq * m.moe.top_k / local / fold;
-    const ExpertCost experts(m, cost, w.framework, shape.parallel.expert_tp());
+    const int ep = w.parallel.ep, local = model.moe.experts / ep, fold = shape.parallel.ep_fold();
+    const double tokens = double(w.batch.micro) * model.seq * model.moe.top_k / local / fold;
+    const ExpertCost experts(model, cost, w.framework, shape.parallel.expert_tp());
     const PieceTimes e = experts.of(tokens); // a copy: of() returns into the cost's own cache
-    const double share = double(moe_layer_count(m.moe, m.layers)) / m.layers;
+    const double share = double(moe_layer_count(model.moe, model.layers)) / model.layers;
     t.layer += share * local * (e.forward + e.backward);
     // The bound: the rank's mean load as one expert's GEMMs. An expert's time is subadditive in its tokens (a launch
     // and a wave tail each), so no skewed split over the rank's experts takes less. Skew can still leave the one
@@ -159,13 +160,14 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   s.cluster.gpus_per_node = gpus >= per_node ? per_node : gpus;
   if (s.cluster.network.nics_per_node > s.cluster.gpus_per_node)
     s.cluster.network.nics_per_node = s.cluster.gpus_per_node;
-  TrainingParams& w = own_training(s);
-  auto& p = w.parallel;
+  TrainingParams& params = own_training(s);
+  auto& p = params.parallel;
   p.assign(plan.parallel);
   p.stage_layers = plan.stage_layers;
-  p.partition = plan.parallel.pp > 1 ? "balanced" : "even"; // uneven stages are fine; stage_layers, when set, decides
-  w.batch.micro = plan.micro;
-  w.model.recompute = plan.recompute;
+  // Uneven stages are fine; stage_layers, when set, decides.
+  p.partition = plan.parallel.pp > 1 ? StagePartition::BALANCED : StagePartition::EVEN;
+  params.batch.micro = plan.micro;
+  params.model.recompute = plan.recompute;
   s.policies.set("pipeline", plan.schedule);
   return s;
 }
@@ -192,7 +194,7 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
   parallel["vpp"] = p.vpp;
   parallel["zero"] = p.zero;
   parallel["sequence_parallel"] = p.sequence_parallel;
-  parallel["partition"] = p.partition;
+  parallel["partition"] = p.partition == StagePartition::BALANCED ? "balanced" : "even";
   if (tr(s).model.moe.enabled()) {
     parallel["ep"] = p.ep;
     parallel["etp"] = plan.parallel.expert_tp();
@@ -202,7 +204,7 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
   else
     parallel.remove("stage_layers");
   doc["workload"]["batch"]["micro"] = plan.micro;
-  doc["workload"]["model"]["recompute"] = plan.recompute;
+  doc["workload"]["model"]["recompute"] = recompute_name(plan.recompute);
   if (!plan.schedule.empty())
     doc["policies"]["pipeline"] = plan.schedule;
   YAML::Emitter e;
@@ -255,11 +257,11 @@ std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microb
 // (ep, etp) for an MoE model ({1, tp} for a dense one): ep a power of two dividing the experts, etp every divisor of tp
 // (below tp, MoE parallel folding: tp / etp EP ranks per replica) where ep is a multiple of tp / etp and the
 // ep / (tp / etp) replicas of an EP group divide dp.
-std::vector<std::pair<int, int>> expert_degrees(const ModelParams& m, int dp, int tp)
+std::vector<std::pair<int, int>> expert_degrees(const ModelParams& model, int dp, int tp)
 {
   std::vector<std::pair<int, int>> out{{1, tp}};
-  for (int ep = 2; m.moe.enabled() && ep <= dp * tp && ep <= m.moe.experts; ep *= 2) {
-    if (m.moe.experts % ep != 0)
+  for (int ep = 2; model.moe.enabled() && ep <= dp * tp && ep <= model.moe.experts; ep *= 2) {
+    if (model.moe.experts % ep != 0)
       continue;
     for (int etp = tp; etp >= 1; --etp) {
       const int fold = tp / etp;
@@ -272,11 +274,11 @@ std::vector<std::pair<int, int>> expert_degrees(const ModelParams& m, int dp, in
 
 // The context-parallel degrees a search tries: 1, and for dense models with sequences of 8K tokens or more the powers
 // of two whose ring chunks (2 x cp of them) divide the sequence, up to 16.
-std::vector<int> context_degrees(const ModelParams& m, int gpus)
+std::vector<int> context_degrees(const ModelParams& model, int gpus)
 {
   std::vector<int> out{1};
-  for (int cp = 2; !m.moe.enabled() && m.seq >= 8192 && cp <= 16 && cp <= gpus; cp *= 2)
-    if (m.seq % (2 * cp) == 0)
+  for (int cp = 2; !model.moe.enabled() && model.seq >= 8192 && cp <= 16 && cp <= gpus; cp *= 2)
+    if (model.seq % (2 * cp) == 0)
       out.push_back(cp);
   return out;
 }
@@ -285,14 +287,14 @@ std::vector<int> context_degrees(const ModelParams& m, int gpus)
 // then the PP degree, the rest data parallel; under each, micro-batch sizes, schedules, recomputation and ZeRO.
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
 {
-  const ModelParams& m = tr(base).model;
+  const ModelParams& model = tr(base).model;
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
-    if (node_gpus % tp != 0 || !attention_kind_of(m).tp_problem(m, tp).empty() || m.ffn % tp != 0)
+    if (node_gpus % tp != 0 || !attention_kind_of(model).tp_problem(model, tp).empty() || model.ffn % tp != 0)
       continue;
-    for (int cp : context_degrees(m, gpus / tp))
-      for (int pp = 1; pp <= gpus / (tp * cp) && pp <= m.layers; ++pp) {
+    for (int cp : context_degrees(model, gpus / tp))
+      for (int pp = 1; pp <= gpus / (tp * cp) && pp <= model.layers; ++pp) {
         if (gpus % (tp * cp) != 0 || (gpus / (tp * cp)) % pp != 0)
           continue;
         const int dp = gpus / (tp * cp * pp);
@@ -302,11 +304,11 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
             continue;
           const int microbatches = static_cast<int>(tr(base).batch.global / step);
           const auto schedules = pp == 1 ? std::vector<std::pair<std::string, int>>{{"", 1}}
-                                         : registered_schedules(pp, microbatches, m.layers);
+                                         : registered_schedules(pp, microbatches, model.layers);
           for (const auto& [schedule, vpp] : schedules)
-            for (const char* recompute : {"none", "selective", "full"})
+            for (Recompute recompute : {Recompute::NONE, Recompute::SELECTIVE, Recompute::FULL})
               for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3})
-                for (const auto& [ep, etp] : expert_degrees(m, dp, tp)) {
+                for (const auto& [ep, etp] : expert_degrees(model, dp, tp)) {
                   Plan plan;
                   plan.parallel.ep = ep;
                   plan.parallel.etp = etp;
@@ -332,9 +334,9 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
 // the scenario); false when it does not fit `budget`.
 bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
 {
-  const ModelParams& m = tr(s).model;
+  const ModelParams& model = tr(s).model;
   if (plan.parallel.pp == 1) {
-    plan.memory_bytes = transformer_memory(m, plan.micro, layout_of(s, plan.parallel, m.layers, 1)).total();
+    plan.memory_bytes = transformer_memory(model, plan.micro, layout_of(s, plan.parallel, model.layers, 1)).total();
     return plan.memory_bytes <= budget;
   }
   const int microbatches = tr(s).batch.global / (plan.parallel.dp * plan.micro);
@@ -346,15 +348,15 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
     return !plan.stage_layers.empty();
   }
   const StageMap map = schedule->stage_map(plan.parallel.pp, plan.parallel.vpp);
-  const auto stages = partition_layers(m.layers, map, t.layer, t.head, true, t.embedding);
+  const auto stages = partition_layers(model.layers, map, t.layer, t.head, true, t.embedding);
   for (int d = 0; d < plan.parallel.pp; ++d) {
     int layers_here = 0;
     for (int c = 0; c < map.chunks(); ++c)
       layers_here += stages[map.stage(d, c)];
     const bool head = d == map.device_of(map.stages() - 1);
-    plan.memory_bytes =
-        std::max(plan.memory_bytes,
-                 transformer_memory(m, plan.micro, layout_of(s, plan.parallel, layers_here, held[d], head)).total());
+    plan.memory_bytes = std::max(
+        plan.memory_bytes,
+        transformer_memory(model, plan.micro, layout_of(s, plan.parallel, layers_here, held[d], head)).total());
   }
   return plan.memory_bytes <= budget;
 }
@@ -389,10 +391,9 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
     RunOptions fast;
     fast.replicas = ReplicaMode::ONE;
     const RunResult r = run_scenario(c.scenario, fast);
-    const auto& metrics = r.report.at("metrics");
-    c.plan.iteration_s = metrics.at("iteration_time_s").get<double>();
-    c.plan.samples_per_s = metrics.at("throughput_samples_per_s").get<double>();
-    c.plan.tflops_per_gpu = metrics.at("tflops_per_gpu").get<double>();
+    c.plan.iteration_s = r.metrics.at(metric::iteration_time_s);
+    c.plan.samples_per_s = r.metrics.at(metric::throughput_samples_per_s);
+    c.plan.tflops_per_gpu = r.metrics.at(metric::tflops_per_gpu);
     ++out.simulated;
     done.push_back(c.plan);
   }
@@ -419,11 +420,9 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.memory_reserve = tr(base).memory_reserve;
   out.budget_bytes = (1 - out.memory_reserve) * limit;
 
-  std::map<std::tuple<int, int, std::string, int, int, int>, PassTimes>
-      times;                              // per (tp, micro, recompute, ep, etp, cp)
+  std::map<std::tuple<int, int, Recompute, int, int, int>, PassTimes> times; // per (tp, micro, recompute, ep, etp, cp)
   std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
-  std::map<std::tuple<int, int, std::string, int, int, int, int, std::string, std::vector<int>, int, int>, double>
-      bounds;
+  std::map<std::tuple<int, int, Recompute, int, int, int, int, std::string, std::vector<int>, int, int>, double> bounds;
   std::vector<Candidate> candidates;
   for (Plan plan : enumerate_plans(base, gpus)) {
     ++out.enumerated;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "models/parallel/parallel_layout.hpp"
+#include "models/transformer/model_params.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <string>
@@ -19,10 +20,10 @@ struct PlanOptions {
 
 /** One parallel configuration and what the analytical backend predicts for it. */
 struct Plan {
-  ParallelLayout parallel;       // degrees (MoE models: ep, and etp below tp folds TP ranks into the EP group), ZeRO
-  int micro = 1;                 // samples per microbatch
-  std::string schedule;          // "" without pipeline parallelism
-  std::string recompute;         // none | selective | full
+  ParallelLayout parallel; // degrees (MoE models: ep, and etp below tp folds TP ranks into the EP group), ZeRO
+  int micro = 1;           // samples per microbatch
+  std::string schedule;    // "" without pipeline parallelism
+  Recompute recompute = Recompute::NONE;
   std::vector<int> stage_layers; // chosen by the stage-partition dynamic program (pp > 1, vpp = 1)
   double bound_s = 0;            // lower bound on the iteration time: the pipeline's compute alone
   double memory_bytes = 0;       // the planner's estimate for the most loaded device

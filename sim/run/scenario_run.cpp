@@ -25,9 +25,9 @@ void fill_report(RunResult& result, const Scenario& s, const RunMetrics& metrics
   r["seed"] = s.seed;
   r["backend"] = backend_name(s.backend);
   r["metrics"] = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : metrics.metrics)
+  for (const auto& [k, v] : metrics.values())
     r["metrics"][k] = v;
-  for (const auto& [k, v] : metrics.flags)
+  for (const auto& [k, v] : metrics.flags())
     r["metrics"][k] = v;
   r["breakdown"] = nlohmann::ordered_json::object();
   for (const auto& [k, v] : metrics.breakdown)
@@ -89,6 +89,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   RunResult result;
   fill_report(result, s, out.metrics, wall);
+  result.metrics = std::move(out.metrics);
   add_warnings(result, out.warnings);
   result.trace_json = std::move(out.trace_json);
   result.files = std::move(out.files);

@@ -17,6 +17,7 @@ struct RunOptions {
 
 struct RunResult {
   nlohmann::ordered_json report;                          // report.json per DESIGN.md §6
+  RunMetrics metrics;                                     // the report's metrics, read by their declarations
   std::string trace_json;                                 // empty unless RunOptions::trace
   std::string summary;                                    // the human-readable summary printed on stdout
   std::vector<std::pair<std::string, std::string>> files; // further outputs by name (e.g. collective.csv)

@@ -51,6 +51,13 @@ TEST(Cli, HelpVersionAndLists)
   const std::string line = v100.substr(0, v100.find('\n'));
   EXPECT_NE(line.find("fp16 125.0"), std::string::npos) << line;
   EXPECT_EQ(line.find("bf16"), std::string::npos) << line;
+  // Every metric a run can report, with its unit and meaning, from the declarations.
+  auto metrics = clustersim("list metrics");
+  EXPECT_EQ(metrics.code, 0);
+  for (const char* m : {"iteration_time_s", "tokens_per_s", "busbw_gbps", "mean_jct_s", "cache_hit_rate",
+                        "alltoall_exposed_fraction", "step_time_error", "gpu_utilization", "updates_per_s"})
+    EXPECT_NE(metrics.out.find(m), std::string::npos) << m;
+  EXPECT_NE(metrics.out.find("fits_in_memory                 true/false"), std::string::npos) << metrics.out;
 }
 
 TEST(Cli, BadFlagsExitTwo)

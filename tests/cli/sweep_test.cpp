@@ -145,6 +145,11 @@ TEST(Sweep, BadAxesAreInputErrors)
   r = clustersim("sweep " + src("scenarios/quickstart.yaml") + " --axis cluster.nodes=1,2 --by seed --out /tmp/x");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--by seed: not an axis"), std::string::npos) << r.err;
+  // A metric nobody declares is refused before any variant runs (it once tabulated an empty column).
+  r = clustersim("sweep " + src("scenarios/quickstart.yaml") +
+                 " --axis cluster.nodes=1,2 --metric step_s --out /tmp/x");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown metric 'step_s' (clustersim list metrics"), std::string::npos) << r.err;
 }
 
 TEST(Sweep, ShardsMergeIntoTheLocalRunsResults)

@@ -54,7 +54,7 @@ nlohmann::json simulate(const std::vector<cs::MapReduceJob>& jobs, const cs::Map
     auto outcome = cs::simulate_mapreduce(*runtime, jobs, platform, p, *sched, cost, seed);
     auto m = cs::mapreduce_metrics(outcome, cost);
     nlohmann::json j;
-    for (const auto& [k, v] : m.metrics)
+    for (const auto& [k, v] : m.values())
       j[k] = v;
     for (const auto& [k, v] : m.breakdown)
       j[k] = v;

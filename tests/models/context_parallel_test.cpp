@@ -23,7 +23,7 @@ cs::ModelParams llama8b()
   return m;
 }
 
-const cs::NamedKernel& find(const std::vector<cs::NamedKernel>& ks, const std::string& name)
+const cs::NamedKernel& cp_kernel_named(const std::vector<cs::NamedKernel>& ks, const std::string& name)
 {
   for (const auto& k : ks)
     if (k.name == name)
@@ -47,16 +47,18 @@ TEST(ContextParallel, EachRankComputesItsShareOfTheSequence)
   for (cs::CpComm comm : {cs::CpComm::P2P, cs::CpComm::ALLGATHER, cs::CpComm::A2A}) {
     const cs::PassKernels part = layer(4, comm);
     // The linear layers see a quarter of the tokens; attention does a quarter of the causal work.
-    EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(find(part.forward, "qkv_gemm").kernel).m,
-                     std::get<cs::GemmKernel>(find(whole.forward, "qkv_gemm").kernel).m / 4);
-    EXPECT_DOUBLE_EQ(cs::kernel_flops(find(part.forward, "attention").kernel),
-                     cs::kernel_flops(find(whole.forward, "attention").kernel) / 4);
+    EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(cp_kernel_named(part.forward, "qkv_gemm").kernel).m,
+                     std::get<cs::GemmKernel>(cp_kernel_named(whole.forward, "qkv_gemm").kernel).m / 4);
+    EXPECT_DOUBLE_EQ(cs::kernel_flops(cp_kernel_named(part.forward, "attention").kernel),
+                     cs::kernel_flops(cp_kernel_named(whole.forward, "attention").kernel) / 4);
   }
   // Ring attention runs cp blocks of a quarter of the keys; Ulysses all of the sequence for a quarter of the heads.
-  const auto ring = std::get<cs::AttentionKernel>(find(layer(4, cs::CpComm::P2P).forward, "attention").kernel);
+  const auto ring =
+      std::get<cs::AttentionKernel>(cp_kernel_named(layer(4, cs::CpComm::P2P).forward, "attention").kernel);
   EXPECT_DOUBLE_EQ(ring.seq_kv, 8192.0 / 4);
   EXPECT_DOUBLE_EQ(ring.batch, 4);
-  const auto ulysses = std::get<cs::AttentionKernel>(find(layer(4, cs::CpComm::A2A).forward, "attention").kernel);
+  const auto ulysses =
+      std::get<cs::AttentionKernel>(cp_kernel_named(layer(4, cs::CpComm::A2A).forward, "attention").kernel);
   EXPECT_DOUBLE_EQ(ulysses.seq_q, 8192);
   EXPECT_DOUBLE_EQ(ulysses.heads, 32.0 / 4);
 }

@@ -38,7 +38,8 @@ cs::LayerShape tp4_shape()
 
 double pass_seconds(const cs::ModelParams& m, const cs::KernelCostModel& cost)
 {
-  const cs::PieceTimes t = cs::piece_times(cs::layer_kernels(m, tp4_shape()), cost, tp4_shape().framework, 0, "none");
+  const cs::PieceTimes t =
+      cs::piece_times(cs::layer_kernels(m, tp4_shape()), cost, tp4_shape().framework, 0, cs::Recompute::NONE);
   return t.forward + t.backward;
 }
 
@@ -95,9 +96,8 @@ TEST(Fp8Recipe, BlockScaledGemmsRunAtTheMeasuredShareOfTheTensorWiseRate)
   const cs::PassKernels layer = cs::layer_kernels(llama70b_layer("blockwise"), tp4_shape());
   const auto& fc1 = std::get<cs::GemmKernel>(find(layer.forward, "ffn_gate_up_gemm")->kernel);
   EXPECT_EQ(fc1.scaling, "blockwise");
-  EXPECT_EQ(std::get<cs::GemmKernel>(find(cs::layer_kernels(llama70b_layer("delayed"), tp4_shape()).forward,
-                                          "ffn_gate_up_gemm")
-                                         ->kernel)
+  EXPECT_EQ(std::get<cs::GemmKernel>(
+                find(cs::layer_kernels(llama70b_layer("delayed"), tp4_shape()).forward, "ffn_gate_up_gemm")->kernel)
                 .scaling,
             "");
   for (const char* name : {"h100-sxm5", "h200-sxm", "h800-sxm5"}) {
@@ -113,10 +113,11 @@ TEST(Fp8Recipe, BlockScaledGemmsRunAtTheMeasuredShareOfTheTensorWiseRate)
   tensorwise.scaling.clear();
   EXPECT_DOUBLE_EQ(b200->predict(fc1).total, b200->predict(tensorwise).total);
   // The same through the CLI's kernel arguments; scaling names only FP8 GEMMs.
-  EXPECT_EQ(std::get<cs::GemmKernel>(cs::make_kernel("gemm", {{"m", "8"}, {"n", "8"}, {"k", "8"}, {"dtype", "fp8"},
-                                                              {"scaling", "blockwise"}}))
-                .scaling,
-            "blockwise");
+  EXPECT_EQ(
+      std::get<cs::GemmKernel>(
+          cs::make_kernel("gemm", {{"m", "8"}, {"n", "8"}, {"k", "8"}, {"dtype", "fp8"}, {"scaling", "blockwise"}}))
+          .scaling,
+      "blockwise");
   EXPECT_THROW(cs::make_kernel("gemm", {{"m", "8"}, {"n", "8"}, {"k", "8"}, {"scaling", "blockwise"}}),
                std::invalid_argument);
   EXPECT_THROW(cs::make_kernel("gemm", {{"m", "8"}, {"n", "8"}, {"k", "8"}, {"dtype", "fp8"}, {"scaling", "row"}}),

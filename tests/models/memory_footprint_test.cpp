@@ -66,9 +66,9 @@ TEST(MemoryFootprint, RecomputationAndInFlightMicrobatches)
   cs::MemoryLayout l;
   cs::ModelParams m = kGpt13B;
   const double sbh = 2048.0 * 1 * 2048;
-  m.recompute = "selective";
+  m.recompute = cs::Recompute::SELECTIVE;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 34 + logits(m, 1));
-  m.recompute = "full";
+  m.recompute = cs::Recompute::FULL;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 2 + logits(m, 1));
   // 1F1B's first stage of a 4-stage pipeline holds 4 microbatches of its 6 layers (and not the output layer).
   l.parallel.pp = 4;
@@ -83,7 +83,7 @@ TEST(MemoryFootprint, SwigluAndGroupedQueryAttentionActivationsByHand)
   // input 2 + SwiGLU 6 x 28672/8192; scores 5 a s / (h t).
   cs::ModelParams m = cs::model_presets().at("llama2-70b");
   m.layers = 1;
-  m.recompute = "none";
+  m.recompute = cs::Recompute::NONE;
   m.attention = cs::AttentionCore::MATERIALIZED;
   cs::MemoryLayout l;
   l.parallel.tp = 8;

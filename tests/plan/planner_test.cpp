@@ -110,7 +110,7 @@ TEST(Planner, OneReplicaEstimatesAreCloseToTheFullGraph)
     plan.parallel.pp = pp;
     plan.parallel.dp = 8 / (tp * pp);
     plan.micro = 2;
-    plan.recompute = "none";
+    plan.recompute = cs::Recompute::NONE;
     plan.schedule = schedule;
     plan.parallel.sequence_parallel = tp > 1;
     cs::Scenario s = cs::plan_scenario(base, 8, plan);

@@ -312,7 +312,7 @@ TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.heads, 96);
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.ffn, 4 * 12288);
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.dtype, "fp16");
-  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.recompute, "full");
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.recompute, cs::Recompute::FULL);
   s = cs::load_scenario(write_temp(text), {"workload.model.preset=bert-large", "workload.model.layers=12"});
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.layers, 12); // the key given wins over the preset
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.hidden, 1024);

@@ -19,10 +19,10 @@ public:
 
   void check(const WorkloadEnv& env) const override
   {
-    const ClusterParams& c = *env.cluster;
-    if (c.is_cpu_cluster())
+    const ClusterParams& cluster = *env.cluster;
+    if (cluster.is_cpu_cluster())
       throw env.error_at("workload.kind", "collective sweeps run on GPU clusters (nodes of GPUs)");
-    const int gpus = c.nodes * c.gpus_per_node;
+    const int gpus = cluster.nodes * cluster.gpus_per_node;
     const auto& col = params_;
     const int ranks = col.ranks > 0 ? col.ranks : gpus;
     if (ranks > gpus)
@@ -34,7 +34,7 @@ public:
       throw env.error_at("workload.collective.root",
                          fmt::format("root {} is not one of the {} ranks", col.root, ranks));
     if (col.algorithm != "auto") {
-      PlatformSpec platform = build_platform_spec(c, *env.device);
+      PlatformSpec platform = build_platform_spec(cluster, *env.device);
       std::vector<int> hosts(ranks);
       for (int r = 0; r < ranks; ++r)
         hosts[r] = r;

@@ -52,12 +52,12 @@ RunMetrics collective_metrics(const CollectiveSweep& sweep, const std::vector<Co
 {
   RunMetrics m;
   const CollectiveRow& last = rows.back();
-  m.metrics["collective_time_s"] = last.seconds;
-  m.metrics["message_bytes"] = last.bytes;
-  m.metrics["algbw_gbps"] = last.algbw;
-  m.metrics["busbw_gbps"] = last.busbw;
-  m.metrics["size_count"] = static_cast<double>(rows.size());
-  m.metrics["task_count"] = static_cast<double>(sweep.graph.size());
+  m.set(metric::collective_time_s, last.seconds);
+  m.set(metric::message_bytes, last.bytes);
+  m.set(metric::algbw_gbps, last.algbw);
+  m.set(metric::busbw_gbps, last.busbw);
+  m.set(metric::size_count, static_cast<double>(rows.size()));
+  m.set(metric::task_count, static_cast<double>(sweep.graph.size()));
   m.breakdown["closed_form_sizes"] = sweep.closed_form_sizes;
   // Bytes crossing each link tier (a byte crossing two NVLink ports counts twice), over the whole sweep.
   const Topology& topo = platform.topology;
@@ -75,7 +75,7 @@ RunMetrics collective_metrics(const CollectiveSweep& sweep, const std::vector<Co
         m.breakdown["bytes_" + tier] += t.bytes;
       }
     }
-  m.metrics["network_bytes"] = total;
+  m.set(metric::network_bytes, total);
   return m;
 }
 

@@ -7,6 +7,7 @@
 #include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "models/transformer/step_compute.hpp"
+#include "workloads/gpujobs/gpu_jobs_metrics.hpp"
 #include "workloads/gpujobs/gpu_jobs_params.hpp"
 #include "workloads/gpujobs/gpu_jobs_sim.hpp"
 
@@ -127,16 +128,16 @@ RunMetrics gpu_jobs_metrics(const GpuJobsOutcome& o, int total_gpus)
     return v.empty() ? 0 : s / double(v.size());
   };
   const double capacity = std::max(1e-300, double(total_gpus) * o.makespan);
-  m.metrics = {{"jobs", double(jct.size())},
-               {"mean_queueing_delay_s", mean(wait)},
-               {"p95_queueing_delay_s", percentile(wait, 0.95)},
-               {"mean_jct_s", mean(jct)},
-               {"p95_jct_s", percentile(jct, 0.95)},
-               {"makespan_s", o.makespan},
-               {"gpu_utilization", o.gpu_seconds_busy / capacity},
-               {"fragmentation", o.fragmented_gpu_seconds / capacity},
-               {"mean_placement_slowdown", slow.empty() ? 1.0 : mean(slow)},
-               {"multi_node_share", multi > 0 ? spanning / multi : 0}};
+  m.set(metric::jobs, double(jct.size()));
+  m.set(metric::mean_queueing_delay_s, mean(wait));
+  m.set(metric::p95_queueing_delay_s, percentile(wait, 0.95));
+  m.set(metric::mean_jct_s, mean(jct));
+  m.set(metric::p95_jct_s, percentile(jct, 0.95));
+  m.set(metric::makespan_s, o.makespan);
+  m.set(metric::gpu_utilization, o.gpu_seconds_busy / capacity);
+  m.set(metric::fragmentation, o.fragmented_gpu_seconds / capacity);
+  m.set(metric::mean_placement_slowdown, slow.empty() ? 1.0 : mean(slow));
+  m.set(metric::multi_node_share, multi > 0 ? spanning / multi : 0);
   m.breakdown = {{"jobs_never_fit", double(o.never_fit)},
                  {"jobs_unscheduled", unscheduled},
                  {"scheduling_events", double(o.events)}};
@@ -196,18 +197,19 @@ public:
     out.metrics = gpu_jobs_metrics(o, env.cluster->gpus);
     out.metrics.breakdown["trace_jobs_read"] = double(summary.jobs);
     out.metrics.breakdown["trace_rows_skipped"] = double(summary.skipped);
-    const auto& M = out.metrics.metrics;
+    const RunMetrics& M = out.metrics;
     out.summary = fmt::format("  trace     {}\n", describe(summary));
-    out.summary += fmt::format("  jobs      {} on {} GPUs, queue {}, placement {}\n", M.at("jobs"), env.cluster->gpus,
-                               env.policies->name("cluster"), env.policies->name("placement"));
-    out.summary += fmt::format("  wait      mean {}  p95 {};  JCT mean {}  p95 {};  makespan {}\n",
-                               units::format_time(M.at("mean_queueing_delay_s")),
-                               units::format_time(M.at("p95_queueing_delay_s")), units::format_time(M.at("mean_jct_s")),
-                               units::format_time(M.at("p95_jct_s")), units::format_time(M.at("makespan_s")));
+    out.summary += fmt::format("  jobs      {} on {} GPUs, queue {}, placement {}\n", M.at(metric::jobs),
+                               env.cluster->gpus, env.policies->name("cluster"), env.policies->name("placement"));
+    out.summary += fmt::format(
+        "  wait      mean {}  p95 {};  JCT mean {}  p95 {};  makespan {}\n",
+        units::format_time(M.at(metric::mean_queueing_delay_s)), units::format_time(M.at(metric::p95_queueing_delay_s)),
+        units::format_time(M.at(metric::mean_jct_s)), units::format_time(M.at(metric::p95_jct_s)),
+        units::format_time(M.at(metric::makespan_s)));
     out.summary += fmt::format("  GPUs      {:.1f}% busy, {:.1f}% free but fragmented; multi-GPU jobs {:.1f}% across "
                                "nodes, {:.3f}x slower than consolidated\n",
-                               100 * M.at("gpu_utilization"), 100 * M.at("fragmentation"),
-                               100 * M.at("multi_node_share"), M.at("mean_placement_slowdown"));
+                               100 * M.at(metric::gpu_utilization), 100 * M.at(metric::fragmentation),
+                               100 * M.at(metric::multi_node_share), M.at(metric::mean_placement_slowdown));
     out.files.emplace_back("jobs.csv", jobs_csv(jobs, o));
     out.wall_note = fmt::format(" ({} scheduling events)", o.events);
     if (o.never_fit > 0)

@@ -48,10 +48,9 @@ std::string jobs_csv(const MapReduceWorkload& workload, const MapReduceOutcome& 
 std::string summary_lines(const RunEnv& env, const MapReduceParams& p, const MapReduceWorkload& workload,
                           const MapReduceOutcome& outcome, const std::string& policy, const RunMetrics& metrics)
 {
-  const auto& M = metrics.metrics;
-  const ClusterParams& c = *env.cluster;
-  std::string out = fmt::format("  cluster   {} racks x {} hosts, {} containers each, tree network\n", c.racks,
-                                c.hosts_per_rack, outcome.containers / (c.racks * c.hosts_per_rack));
+  const ClusterParams& cluster = *env.cluster;
+  std::string out = fmt::format("  cluster   {} racks x {} hosts, {} containers each, tree network\n", cluster.racks,
+                                cluster.hosts_per_rack, outcome.containers / (cluster.racks * cluster.hosts_per_rack));
   if (workload.trace) {
     out += "  trace     " + describe(*workload.trace) + "\n";
     for (std::size_t i = 0; i < workload.trace->problems.size() && i < 3; ++i)
@@ -61,17 +60,19 @@ std::string summary_lines(const RunEnv& env, const MapReduceParams& p, const Map
                          TraceSummary::kMaxProblems);
   }
   out += fmt::format("  workload  {} jobs, scheduler {}\n", workload.jobs.size(), policy);
-  out += fmt::format("  jobs      mean JCT {}  p50 {}  p95 {}  makespan {}\n", units::format_time(M.at("mean_jct_s")),
-                     units::format_time(M.at("p50_jct_s")), units::format_time(M.at("p95_jct_s")),
-                     units::format_time(M.at("makespan_s")));
+  out += fmt::format(
+      "  jobs      mean JCT {}  p50 {}  p95 {}  makespan {}\n", units::format_time(metrics.at(metric::mean_jct_s)),
+      units::format_time(metrics.at(metric::p50_jct_s)), units::format_time(metrics.at(metric::p95_jct_s)),
+      units::format_time(metrics.at(metric::makespan_s)));
   out += fmt::format("  locality  maps node {:.1f}%  rack {:.1f}%  off-rack {:.1f}%;  containers busy {:.1f}%\n",
-                     100 * M.at("map_locality_node"), 100 * M.at("map_locality_rack"),
-                     100 * M.at("map_locality_off_rack"), 100 * M.at("utilization"));
-  out += fmt::format("  traffic   {} over the network (rack {}, pod {}, core {}); traffic cost {:.4g}; mean shuffle "
-                     "flow {}\n",
-                     units::format_bytes(M.at("network_bytes")), units::format_bytes(M.at("bytes_rack")),
-                     units::format_bytes(M.at("bytes_pod")), units::format_bytes(M.at("bytes_core")),
-                     M.at("traffic_cost"), units::format_time(M.at("mean_shuffle_flow_s")));
+                     100 * metrics.at(metric::map_locality_node), 100 * metrics.at(metric::map_locality_rack),
+                     100 * metrics.at(metric::map_locality_off_rack), 100 * metrics.at(metric::utilization));
+  out += fmt::format(
+      "  traffic   {} over the network (rack {}, pod {}, core {}); traffic cost {:.4g}; mean shuffle "
+      "flow {}\n",
+      units::format_bytes(metrics.at(metric::network_bytes)), units::format_bytes(metrics.at(metric::bytes_rack)),
+      units::format_bytes(metrics.at(metric::bytes_pod)), units::format_bytes(metrics.at(metric::bytes_core)),
+      metrics.at(metric::traffic_cost), units::format_time(metrics.at(metric::mean_shuffle_flow_s)));
   return out;
 }
 
@@ -85,12 +86,12 @@ public:
 
   void check(const WorkloadEnv& env) const override
   {
-    const ClusterParams& c = *env.cluster;
+    const ClusterParams& cluster = *env.cluster;
     const auto& m = params_;
-    if (!c.is_cpu_cluster())
+    if (!cluster.is_cpu_cluster())
       throw env.error_at("workload.kind", "mapreduce runs on a CPU cluster: give cluster.racks and hosts_per_rack");
     check_actor_backend(env, "mapreduce");
-    PlatformSpec platform = build_platform_spec(c, *env.device);
+    PlatformSpec platform = build_platform_spec(cluster, *env.device);
     const int containers = m.containers_per_host > 0 ? m.containers_per_host : platform.host.cores;
     if (containers < 1)
       throw env.error_at("workload.mapreduce.containers_per_host", "a host must hold at least one container");
@@ -104,10 +105,10 @@ public:
                                        "core, rack0/tor)",
                                        m.middleboxes[i]));
     }
-    if (m.replication > c.racks * c.hosts_per_rack)
+    if (m.replication > cluster.racks * cluster.hosts_per_rack)
       throw env.error_at("workload.mapreduce.replication",
                          fmt::format("{} replicas need at least that many hosts (the cluster has {})", m.replication,
-                                     c.racks * c.hosts_per_rack));
+                                     cluster.racks * cluster.hosts_per_rack));
     if (!m.trace.file.empty() && !std::filesystem::is_regular_file(env.source->resolve(m.trace.file)))
       throw env.error_at("workload.mapreduce.trace.file", "trace file not found: " + env.source->resolve(m.trace.file));
   }
@@ -131,9 +132,9 @@ public:
     // cluster.stragglers: on a CPU cluster a device is a host (and so is a node).
     const int hosts = platform.topology.host_count();
     const StragglerModel stragglers(env.cluster->stragglers, hosts, 1, static_cast<std::uint64_t>(env.seed));
-    MapReduceOutcome outcome = simulate_mapreduce(*runtime, workload.jobs, platform, p, *scheduler, cost,
-                                                  static_cast<std::uint64_t>(env.seed),
-                                                  stragglers.any() ? &stragglers : nullptr);
+    MapReduceOutcome outcome =
+        simulate_mapreduce(*runtime, workload.jobs, platform, p, *scheduler, cost, static_cast<std::uint64_t>(env.seed),
+                           stragglers.any() ? &stragglers : nullptr);
     WorkloadOutput out;
     out.metrics = mapreduce_metrics(outcome, cost);
     if (workload.trace) {

@@ -8,7 +8,6 @@ namespace cs {
 RunMetrics mapreduce_metrics(const MapReduceOutcome& o, const TopologyCost& cost)
 {
   RunMetrics r;
-  auto& M = r.metrics;
   auto& B = r.breakdown;
   std::vector<double> jct;
   double sum = 0;
@@ -16,11 +15,11 @@ RunMetrics mapreduce_metrics(const MapReduceOutcome& o, const TopologyCost& cost
     jct.push_back(j.finish - j.submit);
     sum += j.finish - j.submit;
   }
-  M["jobs"] = static_cast<double>(o.jobs.size());
-  M["mean_jct_s"] = jct.empty() ? 0 : sum / jct.size();
-  M["p50_jct_s"] = percentile(jct, 0.5);
-  M["p95_jct_s"] = percentile(jct, 0.95);
-  M["makespan_s"] = o.makespan;
+  r.set(metric::jobs, static_cast<double>(o.jobs.size()));
+  r.set(metric::mean_jct_s, jct.empty() ? 0 : sum / jct.size());
+  r.set(metric::p50_jct_s, percentile(jct, 0.5));
+  r.set(metric::p95_jct_s, percentile(jct, 0.95));
+  r.set(metric::makespan_s, o.makespan);
   double traffic_cost = 0, communication_cost = 0, network = 0;
   double by_level[4] = {0, 0, 0, 0};
   double by_kind[3] = {0, 0, 0};
@@ -41,14 +40,14 @@ RunMetrics mapreduce_metrics(const MapReduceOutcome& o, const TopologyCost& cost
       shuffle_flows += t.segments;
     }
   }
-  M["traffic_cost"] = traffic_cost;
-  M["communication_cost"] = communication_cost;
-  M["network_bytes"] = network;
-  M["bytes_host"] = by_level[0];
-  M["bytes_rack"] = by_level[1];
-  M["bytes_pod"] = by_level[2];
-  M["bytes_core"] = by_level[3];
-  M["mean_shuffle_flow_s"] = shuffle_flows ? shuffle_flow_s / shuffle_flows : 0;
+  r.set(metric::traffic_cost, traffic_cost);
+  r.set(metric::communication_cost, communication_cost);
+  r.set(metric::network_bytes, network);
+  r.set(metric::bytes_host, by_level[0]);
+  r.set(metric::bytes_rack, by_level[1]);
+  r.set(metric::bytes_pod, by_level[2]);
+  r.set(metric::bytes_core, by_level[3]);
+  r.set(metric::mean_shuffle_flow_s, shuffle_flows ? shuffle_flow_s / shuffle_flows : 0);
   long first_attempts = 0, locality[3] = {0, 0, 0}, speculative = 0, killed = 0;
   double busy = 0;
   for (const auto& t : o.tasks) {
@@ -60,10 +59,10 @@ RunMetrics mapreduce_metrics(const MapReduceOutcome& o, const TopologyCost& cost
       ++locality[std::min(t.locality, 2)];
     }
   }
-  M["map_locality_node"] = first_attempts ? static_cast<double>(locality[0]) / first_attempts : 0;
-  M["map_locality_rack"] = first_attempts ? static_cast<double>(locality[1]) / first_attempts : 0;
-  M["map_locality_off_rack"] = first_attempts ? static_cast<double>(locality[2]) / first_attempts : 0;
-  M["utilization"] = o.makespan > 0 ? busy / (o.containers * o.makespan) : 0;
+  r.set(metric::map_locality_node, first_attempts ? static_cast<double>(locality[0]) / first_attempts : 0);
+  r.set(metric::map_locality_rack, first_attempts ? static_cast<double>(locality[1]) / first_attempts : 0);
+  r.set(metric::map_locality_off_rack, first_attempts ? static_cast<double>(locality[2]) / first_attempts : 0);
+  r.set(metric::utilization, o.makespan > 0 ? busy / (o.containers * o.makespan) : 0);
   B["map_read_bytes"] = by_kind[0];
   B["shuffle_bytes"] = by_kind[1];
   B["output_bytes"] = by_kind[2];

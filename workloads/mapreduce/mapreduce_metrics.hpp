@@ -3,11 +3,27 @@
 
 #include "base/statistics.hpp"
 
+#include "core/common_metrics.hpp"
 #include "core/run_metrics.hpp"
 #include "models/dataflow/topology_cost.hpp"
 #include "workloads/mapreduce/mapreduce_sim.hpp"
 
 namespace cs {
+namespace metric {
+
+CS_METRIC(traffic_cost, COST, "bytes of map reads and shuffle times the weight of the topology level they cross");
+CS_METRIC(communication_cost, COST, "the same bytes times the policy-compliant hops between their hosts");
+CS_METRIC(bytes_host, BYTES, "bytes moved within a host");
+CS_METRIC(bytes_rack, BYTES, "bytes moved between hosts of one rack");
+CS_METRIC(bytes_pod, BYTES, "bytes moved between racks of one pod");
+CS_METRIC(bytes_core, BYTES, "bytes moved across the core");
+CS_METRIC(mean_shuffle_flow_s, SECONDS, "network time per map-output segment fetched over the network");
+CS_METRIC(map_locality_node, FRACTION, "share of first map attempts that read their split on their own host");
+CS_METRIC(map_locality_rack, FRACTION, "share of first map attempts that read their split within their rack");
+CS_METRIC(map_locality_off_rack, FRACTION, "share of first map attempts that read their split off their rack");
+CS_METRIC(utilization, FRACTION, "container-seconds busy over containers times makespan");
+
+} // namespace metric
 
 /** Metrics: jobs, mean_jct_s, p50_jct_s, p95_jct_s, makespan_s; traffic_cost (bytes x level weight of map reads
  *  and shuffle: what a scheduler controls), communication_cost (the same bytes x policy-compliant hops),

@@ -4,6 +4,7 @@
 #include "core/workload.hpp"
 #include "workloads/replay/chakra_graph.hpp"
 #include "workloads/replay/replay_graph.hpp"
+#include "workloads/replay/replay_metrics.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +14,7 @@ namespace {
 struct ChakraParams {
   std::string trace;
   std::string from_device; // "" = the cluster's device: kernels as measured
-  std::string collectives = "auto";
+  ReplayCollectives collectives = ReplayCollectives::AUTO;
   int ranks = 0;
 };
 
@@ -25,7 +26,7 @@ public:
                "a Chakra execution trace: .et (protobuf) or its JSON form, maybe .gz, relative to the scenario")
         .field("from_device", p_.from_device,
                "catalog GPU the trace ran on (default: the cluster's, kernels as measured)")
-        .choice("collectives", p_.collectives, {"auto", "recorded", "modeled"},
+        .choice("collectives", p_.collectives, kReplayCollectivesChoices,
                 "GPU collectives with a size: their measured time, or the tuner's for this cluster (auto: modeled "
                 "unless the cluster is the recorded one); those without a measured time are always priced")
         .field("ranks", p_.ranks, "priced collectives' group size (0 = the trace's ngpus, else the cluster's GPUs)");
@@ -53,16 +54,16 @@ public:
     o.ranks = p_.ranks > 0 ? p_.ranks : trace.world_size > 0 ? trace.world_size : env.cluster->gpus;
     const bool recorded_cluster =
         o.from == o.to && p_.ranks == 0 && (trace.world_size == 0 || trace.world_size == env.cluster->gpus);
-    o.model_collectives = p_.collectives == "modeled" || (p_.collectives == "auto" && !recorded_cluster);
+    o.model_collectives = models_collectives(p_.collectives, recorded_cluster);
     const ChakraReplay replay = build_chakra_replay(trace, o);
     const Timeline tl = env.execute(replay.graph);
     WorkloadOutput out;
-    auto& M = out.metrics.metrics;
-    M["iteration_time_s"] = tl.makespan;
-    M["makespan_s"] = tl.makespan;
+    RunMetrics& M = out.metrics;
+    M.set(metric::iteration_time_s, tl.makespan);
+    M.set(metric::makespan_s, tl.makespan);
     if (replay.recorded_span_s > 0) {
-      M["recorded_step_time_s"] = replay.recorded_span_s;
-      M["step_time_error"] = tl.makespan / replay.recorded_span_s - 1;
+      M.set(metric::recorded_step_time_s, replay.recorded_span_s);
+      M.set(metric::step_time_error, tl.makespan / replay.recorded_span_s - 1);
     }
     auto& B = out.metrics.breakdown;
     B["nodes"] = static_cast<double>(trace.nodes.size());
@@ -89,7 +90,7 @@ public:
                                1e3 * tl.makespan, 1e3 * replay.recorded_gpu_s, 1e3 * replay.recorded_cpu_s,
                                replay.recorded_span_s > 0
                                    ? fmt::format("; {:.2f} ms recorded ({:+.1f}%)", 1e3 * replay.recorded_span_s,
-                                                 100 * M.at("step_time_error"))
+                                                 100 * M.at(metric::step_time_error))
                                    : "; the trace has no start times, so no recorded step");
     out.wall_note = fmt::format(" ({} tasks)", replay.graph.size());
     return out;

@@ -3,6 +3,7 @@
 #include "core/chrome_trace.hpp"
 #include "core/workload.hpp"
 #include "workloads/replay/replay_graph.hpp"
+#include "workloads/replay/replay_metrics.hpp"
 
 #include <fmt/format.h>
 
@@ -29,7 +30,7 @@ std::string catalog_device(const std::string& name)
 struct ReplayParams {
   std::string trace;
   std::string from_device = "auto";
-  std::string collectives = "auto";
+  ReplayCollectives collectives = ReplayCollectives::AUTO;
   int ranks = 0;
 };
 
@@ -40,7 +41,7 @@ public:
     r.required("profiler_trace", p_.trace,
                "a PyTorch profiler (Kineto) trace, .json or .json.gz, relative to the scenario")
         .field("from_device", p_.from_device, "catalog GPU the trace ran on (auto: from its deviceProperties)")
-        .choice("collectives", p_.collectives, {"auto", "recorded", "modeled"},
+        .choice("collectives", p_.collectives, kReplayCollectivesChoices,
                 "NCCL kernels: their measured time, or the tuner's for this cluster (auto: modeled unless the cluster "
                 "is the recorded one)")
         .field("ranks", p_.ranks, "modeled collectives: the group size (0 = as recorded)");
@@ -66,7 +67,7 @@ public:
     o.platform = env.platform;
     o.ranks = p_.ranks;
     const bool recorded_cluster = o.from == o.to && env.cluster->gpus == trace.world_size && p_.ranks == 0;
-    o.model_collectives = p_.collectives == "modeled" || (p_.collectives == "auto" && !recorded_cluster);
+    o.model_collectives = models_collectives(p_.collectives, recorded_cluster);
     ReplayGraph replay;
     try {
       replay = build_replay(trace, o);
@@ -75,17 +76,17 @@ public:
     }
     const Timeline tl = env.execute(replay.graph);
     WorkloadOutput out;
-    auto& M = out.metrics.metrics;
+    RunMetrics& M = out.metrics;
     const int steps = static_cast<int>(replay.step_start.size());
     double replayed = 0;
     if (steps > 0) {
       const double end = replay.end_marker >= 0 ? tl.end[replay.end_marker] : tl.makespan;
       replayed = (end - tl.end[replay.step_start.front()]) / steps;
-      M["recorded_step_time_s"] = replay.recorded_step_s;
-      M["step_time_error"] = replayed / replay.recorded_step_s - 1;
+      M.set(metric::recorded_step_time_s, replay.recorded_step_s);
+      M.set(metric::step_time_error, replayed / replay.recorded_step_s - 1);
     }
-    M["iteration_time_s"] = steps > 0 ? replayed : tl.makespan;
-    M["makespan_s"] = tl.makespan;
+    M.set(metric::iteration_time_s, steps > 0 ? replayed : tl.makespan);
+    M.set(metric::makespan_s, tl.makespan);
     auto& B = out.metrics.breakdown;
     B["steps"] = steps;
     B["kernels"] = replay.kernels;
@@ -103,8 +104,9 @@ public:
                                o.from == o.to ? "as measured" : "rescaled from " + from_name,
                                o.model_collectives ? "priced for this cluster" : "as measured");
     if (steps > 0)
-      out.summary += fmt::format("  step      {:.2f} ms replayed, {:.2f} ms recorded ({:+.1f}%), {} steps\n",
-                                 1e3 * replayed, 1e3 * replay.recorded_step_s, 100 * M.at("step_time_error"), steps);
+      out.summary +=
+          fmt::format("  step      {:.2f} ms replayed, {:.2f} ms recorded ({:+.1f}%), {} steps\n", 1e3 * replayed,
+                      1e3 * replay.recorded_step_s, 100 * M.at(metric::step_time_error), steps);
     out.wall_note = fmt::format(" ({} tasks)", replay.graph.size());
     return out;
   }

@@ -14,6 +14,23 @@
 
 namespace cs {
 
+/** How a replay times the GPU collectives it recorded (workload.collectives). */
+enum class ReplayCollectives {
+  AUTO,     // modeled unless the cluster is the one recorded
+  RECORDED, // their measured time
+  MODELED,  // the collective tuner's for this cluster
+};
+/** The spellings of ReplayCollectives for ObjectReader::choice. */
+inline const std::vector<std::pair<std::string, ReplayCollectives>> kReplayCollectivesChoices{
+    {"auto", ReplayCollectives::AUTO},
+    {"recorded", ReplayCollectives::RECORDED},
+    {"modeled", ReplayCollectives::MODELED}};
+/** Whether collectives are priced by the tuner under `pricing` on a cluster that is (not) the recorded one. */
+inline bool models_collectives(ReplayCollectives pricing, bool recorded_cluster)
+{
+  return pricing == ReplayCollectives::MODELED || (pricing == ReplayCollectives::AUTO && !recorded_cluster);
+}
+
 struct ReplayOptions {
   const DeviceSpec* from = nullptr; // the GPU the trace ran on
   const DeviceSpec* to = nullptr;   // the GPU to replay on (rescaling when it differs)

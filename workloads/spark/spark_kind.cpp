@@ -19,29 +19,32 @@ std::string summary_lines(const RunEnv& env, const SparkParams& p, const std::st
                           const std::string& eviction, const std::string& provisioning, const RunMetrics& metrics,
                           int apps)
 {
-  const auto& M = metrics.metrics;
-  const ClusterParams& c = *env.cluster;
-  std::string out =
-      fmt::format("  cluster   {} racks x {} hosts, {} cores and {} each; executors {} cores, {} heap\n", c.racks,
-                  c.hosts_per_rack, env.platform->host.cores, units::format_bytes(env.platform->host.memory_bytes),
-                  p.executor_cores, units::format_bytes(p.executor_memory.value));
+  const ClusterParams& cluster = *env.cluster;
+  std::string out = fmt::format("  cluster   {} racks x {} hosts, {} cores and {} each; executors {} cores, {} heap\n",
+                                cluster.racks, cluster.hosts_per_rack, env.platform->host.cores,
+                                units::format_bytes(env.platform->host.memory_bytes), p.executor_cores,
+                                units::format_bytes(p.executor_memory.value));
   out +=
       fmt::format("  workload  {} applications; cache {} ({}), provisioning {}\n", apps, cache, eviction, provisioning);
-  out += fmt::format("  apps      mean JCT {}  p50 {}  p95 {}  makespan {}\n", units::format_time(M.at("mean_jct_s")),
-                     units::format_time(M.at("p50_jct_s")), units::format_time(M.at("p95_jct_s")),
-                     units::format_time(M.at("makespan_s")));
+  out += fmt::format(
+      "  apps      mean JCT {}  p50 {}  p95 {}  makespan {}\n", units::format_time(metrics.at(metric::mean_jct_s)),
+      units::format_time(metrics.at(metric::p50_jct_s)), units::format_time(metrics.at(metric::p95_jct_s)),
+      units::format_time(metrics.at(metric::makespan_s)));
   out += fmt::format("  cache     hit rate {:.1f}% of {:.0f} reads (disk {:.1f}%); recomputed {}, fetched remotely {}, "
                      "migrated {}\n",
-                     100 * M.at("cache_hit_rate"), M.at("cache_reads"), 100 * M.at("cache_disk_hit_rate"),
-                     units::format_bytes(M.at("bytes_recomputed")), units::format_bytes(M.at("bytes_fetched_remote")),
-                     units::format_bytes(M.at("bytes_migrated")));
+                     100 * metrics.at(metric::cache_hit_rate), metrics.at(metric::cache_reads),
+                     100 * metrics.at(metric::cache_disk_hit_rate),
+                     units::format_bytes(metrics.at(metric::bytes_recomputed)),
+                     units::format_bytes(metrics.at(metric::bytes_fetched_remote)),
+                     units::format_bytes(metrics.at(metric::bytes_migrated)));
   out += fmt::format("  cores     cluster utilisation {:.1f}%, executors busy {:.1f}%, held {:.1f}%; executors +{:.0f} "
                      "-{:.0f}\n",
-                     100 * M.at("cluster_utilization"), 100 * M.at("executor_utilization"),
-                     100 * M.at("allocated_share"), M.at("executors_added"), M.at("executors_removed"));
+                     100 * metrics.at(metric::cluster_utilization), 100 * metrics.at(metric::executor_utilization),
+                     100 * metrics.at(metric::allocated_share), metrics.at(metric::executors_added),
+                     metrics.at(metric::executors_removed));
   out += fmt::format("  locality  process {:.1f}%  node {:.1f}%  any {:.1f}% of {:.0f} tasks\n",
-                     100 * M.at("locality_process"), 100 * M.at("locality_node"), 100 * M.at("locality_any"),
-                     M.at("tasks"));
+                     100 * metrics.at(metric::locality_process), 100 * metrics.at(metric::locality_node),
+                     100 * metrics.at(metric::locality_any), metrics.at(metric::tasks));
   return out;
 }
 
@@ -54,11 +57,11 @@ public:
 
   void check(const WorkloadEnv& env) const override
   {
-    const ClusterParams& c = *env.cluster;
-    if (!c.is_cpu_cluster())
+    const ClusterParams& cluster = *env.cluster;
+    if (!cluster.is_cpu_cluster())
       throw env.error_at("workload.kind", "spark runs on a CPU cluster: give cluster.racks and hosts_per_rack");
     check_actor_backend(env, "spark");
-    const PlatformSpec platform = build_platform_spec(c, *env.device);
+    const PlatformSpec platform = build_platform_spec(cluster, *env.device);
     if (platform.host.disk_bandwidth <= 0)
       throw env.error_at("cluster.host.disk_bandwidth", "spark needs hosts with disks (disk_bandwidth > 0)");
     if (params_.executor_cores > platform.host.cores)
@@ -70,7 +73,7 @@ public:
                          fmt::format("an executor container of {} (heap plus overhead) fits on no host ({} each)",
                                      units::format_bytes(executor_container_bytes(params_)),
                                      units::format_bytes(platform.host.memory_bytes)));
-    if (params_.replication > c.racks * c.hosts_per_rack)
+    if (params_.replication > cluster.racks * cluster.hosts_per_rack)
       throw env.error_at("workload.spark.replication", "more HDFS replicas than hosts");
     for (std::size_t i = 0; i < params_.applications.size(); ++i) {
       const auto& a = params_.applications[i];

@@ -10,7 +10,6 @@ namespace cs {
 RunMetrics spark_metrics(const SparkOutcome& o)
 {
   RunMetrics r;
-  auto& M = r.metrics;
   auto& B = r.breakdown;
   std::vector<double> jct;
   double busy = 0, allocated = 0, jct_sum = 0;
@@ -23,35 +22,35 @@ RunMetrics spark_metrics(const SparkOutcome& o)
     added += a.executors_added;
     removed += a.executors_removed;
   }
-  M["applications"] = static_cast<double>(o.apps.size());
-  M["mean_jct_s"] = jct.empty() ? 0 : jct_sum / jct.size();
-  M["p50_jct_s"] = percentile(jct, 0.5);
-  M["p95_jct_s"] = percentile(jct, 0.95);
-  M["makespan_s"] = o.makespan;
+  r.set(metric::applications, static_cast<double>(o.apps.size()));
+  r.set(metric::mean_jct_s, jct.empty() ? 0 : jct_sum / jct.size());
+  r.set(metric::p50_jct_s, percentile(jct, 0.5));
+  r.set(metric::p95_jct_s, percentile(jct, 0.95));
+  r.set(metric::makespan_s, o.makespan);
   const double capacity = o.cluster_cores * o.makespan;
-  M["cluster_utilization"] = capacity > 0 ? busy / capacity : 0;
-  M["executor_utilization"] = allocated > 0 ? busy / allocated : 0;
-  M["allocated_share"] = capacity > 0 ? allocated / capacity : 0;
-  M["executors_added"] = added;
-  M["executors_removed"] = removed;
+  r.set(metric::cluster_utilization, capacity > 0 ? busy / capacity : 0);
+  r.set(metric::executor_utilization, allocated > 0 ? busy / allocated : 0);
+  r.set(metric::allocated_share, capacity > 0 ? allocated / capacity : 0);
+  r.set(metric::executors_added, added);
+  r.set(metric::executors_removed, removed);
   const auto& c = o.cache;
-  M["cache_reads"] = static_cast<double>(c.reads);
-  M["cache_hit_rate"] = c.reads > 0 ? static_cast<double>(c.memory_hits) / c.reads : 0;
-  M["cache_disk_hit_rate"] = c.reads > 0 ? static_cast<double>(c.disk_hits) / c.reads : 0;
-  M["bytes_recomputed"] = c.bytes_recomputed;
-  M["bytes_fetched_remote"] = c.bytes_fetched_remote;
-  M["bytes_migrated"] = c.bytes_migrated;
-  M["cache_evictions"] = static_cast<double>(c.evictions);
-  M["blocks_lost"] = static_cast<double>(c.blocks_lost);
-  M["tasks"] = static_cast<double>(o.tasks.size());
-  M["stages"] = static_cast<double>(o.stages.size());
+  r.set(metric::cache_reads, static_cast<double>(c.reads));
+  r.set(metric::cache_hit_rate, c.reads > 0 ? static_cast<double>(c.memory_hits) / c.reads : 0);
+  r.set(metric::cache_disk_hit_rate, c.reads > 0 ? static_cast<double>(c.disk_hits) / c.reads : 0);
+  r.set(metric::bytes_recomputed, c.bytes_recomputed);
+  r.set(metric::bytes_fetched_remote, c.bytes_fetched_remote);
+  r.set(metric::bytes_migrated, c.bytes_migrated);
+  r.set(metric::cache_evictions, static_cast<double>(c.evictions));
+  r.set(metric::blocks_lost, static_cast<double>(c.blocks_lost));
+  r.set(metric::tasks, static_cast<double>(o.tasks.size()));
+  r.set(metric::stages, static_cast<double>(o.stages.size()));
   double local[3] = {0, 0, 0};
   for (const auto& t : o.tasks)
     ++local[t.locality];
   const double n = std::max<double>(1, static_cast<double>(o.tasks.size()));
-  M["locality_process"] = local[0] / n;
-  M["locality_node"] = local[1] / n;
-  M["locality_any"] = local[2] / n;
+  r.set(metric::locality_process, local[0] / n);
+  r.set(metric::locality_node, local[1] / n);
+  r.set(metric::locality_any, local[2] / n);
   B["cache_local_hits"] = static_cast<double>(c.local_hits);
   B["cache_host_hits"] = static_cast<double>(c.host_hits);
   B["cache_remote_hits"] = static_cast<double>(c.remote_hits);

@@ -19,28 +19,27 @@ double mean(const std::vector<double>& v)
 RunMetrics sync_metrics(const SyncRecord& r, const SyncSetup& setup)
 {
   RunMetrics out;
-  auto& M = out.metrics;
   const double span = r.makespan > 0 ? r.makespan : 1e-300;
-  M["makespan_s"] = r.makespan;
-  M["iteration_time_s"] = r.makespan / (double(setup.budget) / setup.replicas); // per step of every replica
-  M["samples_per_s"] = double(r.steps) * setup.compute.samples / span;
-  M["updates"] = r.contributions;
-  M["updates_per_s"] = r.contributions / span;
-  M["effective_updates"] = r.effective; // a convergence proxy, not accuracy (docs/stragglers.md)
-  M["effective_updates_per_s"] = r.effective / span;
-  M["mean_group_size"] = mean(r.group_sizes);
-  M["p99_group_size"] = percentile(r.group_sizes, 0.99);
-  M["mean_staleness"] = mean(r.staleness);
-  M["p99_staleness"] = percentile(r.staleness, 0.99);
-  M["max_staleness"] = r.staleness.empty() ? 0 : *std::max_element(r.staleness.begin(), r.staleness.end());
+  out.set(metric::makespan_s, r.makespan);
+  out.set(metric::iteration_time_s, r.makespan / (double(setup.budget) / setup.replicas)); // per step of every replica
+  out.set(metric::samples_per_s, double(r.steps) * setup.compute.samples / span);
+  out.set(metric::updates, r.contributions);
+  out.set(metric::updates_per_s, r.contributions / span);
+  out.set(metric::effective_updates, r.effective); // a convergence proxy, not accuracy (docs/stragglers.md)
+  out.set(metric::effective_updates_per_s, r.effective / span);
+  out.set(metric::mean_group_size, mean(r.group_sizes));
+  out.set(metric::p99_group_size, percentile(r.group_sizes, 0.99));
+  out.set(metric::mean_staleness, mean(r.staleness));
+  out.set(metric::p99_staleness, percentile(r.staleness, 0.99));
+  out.set(metric::max_staleness, r.staleness.empty() ? 0 : *std::max_element(r.staleness.begin(), r.staleness.end()));
   std::vector<double> idle;
   for (double c : r.compute_s)
     idle.push_back(std::max(0.0, r.makespan - c) / span);
-  M["mean_idle_fraction"] = mean(idle);
-  M["max_idle_fraction"] = idle.empty() ? 0 : *std::max_element(idle.begin(), idle.end());
+  out.set(metric::mean_idle_fraction, mean(idle));
+  out.set(metric::max_idle_fraction, idle.empty() ? 0 : *std::max_element(idle.begin(), idle.end()));
   if (setup.target > 0)
-    M["time_to_target_updates_s"] = r.target_time; // -1: not reached within the run
-  M["max_clock_gap"] = r.max_clock_gap;
+    out.set(metric::time_to_target_updates_s, r.target_time); // -1: not reached within the run
+  out.set(metric::max_clock_gap, r.max_clock_gap);
   auto& B = out.breakdown;
   B["step_compute_s"] = setup.compute.iteration_s(std::vector<double>(setup.compute.stages.size(), 1.0));
   double bytes = 0;
@@ -53,10 +52,8 @@ RunMetrics sync_metrics(const SyncRecord& r, const SyncSetup& setup)
   return out;
 }
 
-std::string sync_summary(const RunMetrics& metrics, const SyncSetup& setup, const std::string& scheme,
-                         int slow_devices)
+std::string sync_summary(const RunMetrics& metrics, const SyncSetup& setup, const std::string& scheme, int slow_devices)
 {
-  const auto& M = metrics.metrics;
   const auto& B = metrics.breakdown;
   const int pp = static_cast<int>(setup.compute.stages.size());
   std::string out = fmt::format("  workers   {} replicas{}, scheme {}; {} slow devices\n", setup.replicas,
@@ -65,15 +62,15 @@ std::string sync_summary(const RunMetrics& metrics, const SyncSetup& setup, cons
                      units::format_time(B.at("step_compute_s")), setup.compute.microbatches,
                      units::format_bytes(B.at("sync_bytes_per_replica")));
   out += fmt::format("  run       {} steps in {}: {} per step, {:.1f} samples/s\n", B.at("steps"),
-                     units::format_time(M.at("makespan_s")), units::format_time(M.at("iteration_time_s")),
-                     M.at("samples_per_s"));
+                     units::format_time(metrics.at(metric::makespan_s)),
+                     units::format_time(metrics.at(metric::iteration_time_s)), metrics.at(metric::samples_per_s));
   out += fmt::format("  updates   {:.4g}/s; effective {:.4g}/s (staleness-discounted proxy); staleness mean {:.2f} "
                      "p99 {:.2f} steps\n",
-                     M.at("updates_per_s"), M.at("effective_updates_per_s"), M.at("mean_staleness"),
-                     M.at("p99_staleness"));
+                     metrics.at(metric::updates_per_s), metrics.at(metric::effective_updates_per_s),
+                     metrics.at(metric::mean_staleness), metrics.at(metric::p99_staleness));
   out += fmt::format("  groups    mean size {:.2f}, p99 {:.0f}; workers idle {:.1f}% on average, {:.1f}% at most\n",
-                     M.at("mean_group_size"), M.at("p99_group_size"), 100 * M.at("mean_idle_fraction"),
-                     100 * M.at("max_idle_fraction"));
+                     metrics.at(metric::mean_group_size), metrics.at(metric::p99_group_size),
+                     100 * metrics.at(metric::mean_idle_fraction), 100 * metrics.at(metric::max_idle_fraction));
   return out;
 }
 

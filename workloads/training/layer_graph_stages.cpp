@@ -24,13 +24,13 @@ std::vector<GraphLayerParams> split_over_tp(std::vector<GraphLayerParams> graph,
 
 } // namespace
 
-StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform,
+StageSet layer_graph_stages(const TrainingParams& params, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape)
 {
-  const auto& whole = w.model.graph;
+  const auto& whole = params.model.graph;
   if (whole.empty())
     throw std::invalid_argument("the layer graph is empty");
-  const int pp = shape.map.devices(), tp = shape.parallel.tp, micro = w.batch.micro;
+  const int pp = shape.map.devices(), tp = shape.parallel.tp, micro = params.batch.micro;
   const auto graph = tp > 1 ? split_over_tp(whole, tp) : whole;
   StageSet out;
   out.map = shape.map;
@@ -39,9 +39,9 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
     out.parameters += l.params;
     flops += l.flops;
   }
-  out.model_flops_per_iteration = 3.0 * flops * w.batch.global;
+  out.model_flops_per_iteration = 3.0 * flops * params.batch.global;
   out.hardware_flops_per_iteration = out.model_flops_per_iteration;
-  auto seconds = layer_forward_seconds(graph, cost, micro, w.model.dtype);
+  auto seconds = layer_forward_seconds(graph, cost, micro, params.model.dtype);
   std::vector<double> tp_seconds(graph.size(), 0.0);
   if (tp > 1) {
     std::vector<int> group(tp);
@@ -89,7 +89,7 @@ StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost
   // Per device (one stage each): weights, gradients and Adam state (16 bytes per parameter in 16-bit mixed
   // precision, sharded by ZeRO as for transformers), its layers' outputs per sample x micro x microbatches held,
   // and the gradient bucket.
-  const double e = dtype_bytes(w.model.dtype), bucket = w.gradient_bucket.value;
+  const double e = dtype_bytes(params.model.dtype), bucket = params.gradient_bucket.value;
   const int zero = shape.parallel.zero, dp = shape.parallel.dp;
   std::vector<double> stage_params;
   for (const auto& c : out.stages)

@@ -40,24 +40,24 @@ std::vector<int> MoeEmitter::group_hosts(int group, int device) const { return p
 
 MoeContext MoeEmitter::context(int group, int device) const
 {
-  const ModelParams& m = plan_.params->model;
-  const double e = dtype_bytes(m.dtype), etp = plan_.parallel.expert_tp();
+  const ModelParams& model = plan_.params->model;
+  const double e = dtype_bytes(model.dtype), etp = plan_.parallel.expert_tp();
   const auto hosts = group_hosts(group, device);
   const GroupShape shape = group_shape(*plan_.platform, hosts);
   const auto machines = machines_of(*plan_.platform, hosts);
   MoeContext c;
   c.ranks = ep_;
-  c.experts = m.moe.experts;
-  c.top_k = m.moe.top_k;
+  c.experts = model.moe.experts;
+  c.top_k = model.moe.top_k;
   c.samples_per_rank = plan_.params->batch.micro;
-  c.tokens_per_sample = m.seq / double(fold_) / plan_.parallel.cp; // a CP rank routes its 1/cp of the sequence
-  c.capacity_factor = m.moe.capacity_factor;
-  c.hidden = m.hidden;
+  c.tokens_per_sample = model.seq / double(fold_) / plan_.parallel.cp; // a CP rank routes its 1/cp of the sequence
+  c.capacity_factor = model.moe.capacity_factor;
+  c.hidden = model.hidden;
   // Each TP rank dispatches its 1/etp slice of the hidden vector of every token its EP rank routes (the other ranks,
   // not simulated, move the rest on their own links): with etp = tp, 1/tp of every token; under MoE parallel folding
   // (etp < tp) the EP rank's etp/tp of the sequence (etp = 1: whole hidden vectors of 1/tp of it).
-  c.token_bytes = m.hidden * e / etp;
-  c.expert_parameters = expert_parameters(m) / etp;
+  c.token_bytes = model.hidden * e / etp;
+  c.expert_parameters = expert_parameters(model) / etp;
   c.expert_weight_bytes = c.expert_parameters * e;
   c.expert_state_bytes = c.expert_parameters * (2 * e + 12.0); // weights, gradients, Adam's fp32 state
   c.machine = machines;
@@ -82,7 +82,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   auto found = steps_.find(key);
   if (found != steps_.end())
     return found->second;
-  const ModelParams& m = plan_.params->model;
+  const ModelParams& model = plan_.params->model;
   RoutingRequest q;
   q.iteration = it;
   q.layer = layer;
@@ -90,9 +90,9 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   q.group = group;
   q.ranks = ep_;
   q.samples_per_rank = plan_.params->batch.micro;
-  q.tokens_per_sample = m.seq / double(fold_) / plan_.parallel.cp;
-  q.experts = m.moe.experts;
-  q.top_k = m.moe.top_k;
+  q.tokens_per_sample = model.seq / double(fold_) / plan_.parallel.cp;
+  q.experts = model.moe.experts;
+  q.top_k = model.moe.top_k;
   q.seed = plan_.seed;
   q.rank_totals = !plan_.moe->reads_samples();
   MoeContext c = context(group, device);

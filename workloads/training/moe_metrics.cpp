@@ -49,15 +49,15 @@ void add_moe_metrics(RunMetrics& m, const TrainingGraph& tr, const Timeline& tl)
       exposed = total - overlap(merged, union_of(compute[host]));
     }
   }
-  m.metrics["alltoall_time_s"] = longest / iterations;
-  m.metrics["alltoall_exposed_fraction"] = longest > 0 ? exposed / longest : 0.0;
-  m.metrics["expert_load_imbalance"] = s.steps > 0 ? s.imbalance_sum / s.steps : 1.0;
-  m.metrics["expert_load_imbalance_max"] = s.imbalance_max;
-  m.metrics["tokens_dropped"] = s.dropped / iterations;
-  m.metrics["tokens_dropped_fraction"] = s.routed > 0 ? s.dropped / s.routed : 0.0;
-  m.metrics["expert_placement_changes"] = s.placement_changes;
-  m.metrics["expert_moved_bytes"] = s.moved_bytes / iterations;
-  m.metrics["moe_partitions"] = s.steps > 0 ? s.partitions_sum / s.steps : 1.0;
+  m.set(metric::alltoall_time_s, longest / iterations);
+  m.set(metric::alltoall_exposed_fraction, longest > 0 ? exposed / longest : 0.0);
+  m.set(metric::expert_load_imbalance, s.steps > 0 ? s.imbalance_sum / s.steps : 1.0);
+  m.set(metric::expert_load_imbalance_max, s.imbalance_max);
+  m.set(metric::tokens_dropped, s.dropped / iterations);
+  m.set(metric::tokens_dropped_fraction, s.routed > 0 ? s.dropped / s.routed : 0.0);
+  m.set(metric::expert_placement_changes, s.placement_changes);
+  m.set(metric::expert_moved_bytes, s.moved_bytes / iterations);
+  m.set(metric::moe_partitions, s.steps > 0 ? s.partitions_sum / s.steps : 1.0);
   for (const auto& [layer, sum] : s.layer_imbalance)
     m.breakdown["expert_load_imbalance_layer" + std::to_string(layer)] = sum.first / sum.second;
 }

@@ -10,6 +10,19 @@
 #include <map>
 
 namespace cs {
+namespace metric {
+
+CS_METRIC(alltoall_time_s, SECONDS, "per iteration, the expert all-to-all time of the GPU inside them longest");
+CS_METRIC(alltoall_exposed_fraction, FRACTION, "share of alltoall_time_s during which that GPU does not compute");
+CS_METRIC(expert_load_imbalance, RATIO, "mean over steps of the busiest GPU's expert tokens over the mean");
+CS_METRIC(expert_load_imbalance_max, RATIO, "largest expert_load_imbalance of any step");
+CS_METRIC(tokens_dropped, COUNT, "tokens dropped by expert capacity per iteration");
+CS_METRIC(tokens_dropped_fraction, FRACTION, "dropped tokens over routed tokens");
+CS_METRIC(expert_placement_changes, COUNT, "expert placement changes (dynamic placement policies)");
+CS_METRIC(expert_moved_bytes, BYTES, "expert weights moved per iteration by placement changes");
+CS_METRIC(moe_partitions, COUNT, "mean pipelined chunks per MoE layer step");
+
+} // namespace metric
 
 /** alltoall_time_s: per iteration, on the GPU that spends longest in them, the time from when it is ready to send
  *  an expert all-to-all until it holds the result (waiting for the others included), over the union of its

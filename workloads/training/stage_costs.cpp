@@ -137,16 +137,16 @@ double optimizer_parameters(const StageSet& set, int device, const ParallelLayou
   return sharded ? dense / (double(dp) * parallel.cp) + experts / edp : dense + experts; // dense: over dp x cp
 }
 
-double tp_gather_seconds(const ModelParams& m, int micro, int tp, const PlatformSpec& platform, int cp)
+double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform, int cp)
 {
   std::vector<int> group(tp);
   for (int k = 0; k < tp; ++k)
     group[k] = k;
-  const double bytes = double(micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype);
+  const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
   return choose_collective("all-gather", "auto", bytes, group_shape(platform, group)).seconds;
 }
 
-double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool sequence_parallel,
+double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
                                    const PlatformSpec& platform, int cp)
 {
   if (tp <= 1)
@@ -155,10 +155,10 @@ double tp_block_collective_seconds(const ModelParams& m, int micro, int tp, bool
   for (int k = 0; k < tp; ++k)
     group[k] = k;
   const GroupShape shape = group_shape(platform, group);
-  const double bytes = double(micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype);
+  const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
   // Under an FP8 recipe the all-gathers move the quantised tensor, one byte an element (Transformer Engine casts
   // before it gathers) [recon: taken for the backward's gathers too]; the reduce-scatters stay in dtype.
-  const double gathered = m.fp8 ? bytes / dtype_bytes(m.dtype) : bytes;
+  const double gathered = model.fp8 ? bytes / dtype_bytes(model.dtype) : bytes;
   return sequence_parallel ? choose_collective("reduce-scatter", "auto", bytes, shape).seconds +
                                  choose_collective("all-gather", "auto", gathered, shape).seconds
                            : choose_collective("all-reduce", "auto", bytes, shape).seconds;
@@ -172,14 +172,15 @@ double beside_communication(double t, double c, double f) { return f > 0 ? std::
 
 // ZeRO-3: every pass gathers its parameters and every backward reduce-scatters its gradients beside it, slowing
 // the layer's kernels while they run.
-void slow_beside_zero3(PieceTimes& layer, const ModelParams& m, int tp, const FrameworkProfile& fw, const GroupShape& g)
+void slow_beside_zero3(PieceTimes& layer, const ModelParams& model, int tp, const FrameworkProfile& fw,
+                       const GroupShape& g)
 {
-  const double e = dtype_bytes(m.dtype), r = dtype_bytes(fw.reduce_dtype_for(m.dtype));
+  const double e = dtype_bytes(model.dtype), r = dtype_bytes(fw.reduce_dtype_for(model.dtype));
   auto comm = [&](double params, bool backward) {
     return choose_collective("all-gather", "auto", params * e, g).seconds +
            (backward ? choose_collective("reduce-scatter", "auto", params * r, g).seconds : 0.0);
   };
-  const double f = fw.comm_sm_fraction, lp = layer_parameters(m) / tp;
+  const double f = fw.comm_sm_fraction, lp = layer_parameters(model) / tp;
   layer.forward = beside_communication(layer.forward, comm(lp, false), f);
   layer.backward = beside_communication(layer.backward, comm(lp, true), f);
 }
@@ -187,10 +188,10 @@ void slow_beside_zero3(PieceTimes& layer, const ModelParams& m, int tp, const Fr
 // Data parallelism without ZeRO-3, reducing buckets during backward: the reduction of a segment's gradients (an
 // all-reduce, or ZeRO-1/2's reduce-scatter) runs beside the backward of the segment that runs next (the one before
 // it in forward order) and slows it (ZeRO-3's gathers are priced into the layers by slow_beside_zero3).
-void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams& w, int zero, const GroupShape& g)
+void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams& params, int zero, const GroupShape& g)
 {
-  const FrameworkProfile& fw = w.framework;
-  const double r = dtype_bytes(fw.reduce_dtype_for(w.model.dtype));
+  const FrameworkProfile& fw = params.framework;
+  const double r = dtype_bytes(fw.reduce_dtype_for(params.model.dtype));
   const char* kind = zero >= 1 ? "reduce-scatter" : "all-reduce";
   for (auto& stage : stages)
     for (std::size_t i = 1; i < stage.segments.size(); ++i) {
@@ -206,7 +207,7 @@ void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams&
 // behind the attention block computing beside it; backward sends them again with their gradients. allgather: the
 // keys and values gathered whole before attention, their gradients reduce-scattered after, nothing hidden. a2a
 // (Ulysses): queries, keys and values traded for a head split before attention, the output back after, in each pass.
-PieceTimes cp_exchange(const ModelParams& m, const LayerShape& shape, const PassKernels& layer,
+PieceTimes cp_exchange(const ModelParams& model, const LayerShape& shape, const PassKernels& layer,
                        const KernelCostModel& cost, const PlatformSpec& platform)
 {
   const ParallelLayout& l = shape.parallel;
@@ -214,8 +215,8 @@ PieceTimes cp_exchange(const ModelParams& m, const LayerShape& shape, const Pass
   if (l.cp <= 1)
     return out;
   const GroupShape group = group_shape(platform, l.cp_group(0, 0));
-  const AttentionWidths w = attention_kind_of(m).widths(m);
-  const double e = dtype_bytes(m.dtype), tokens = shape.tokens(m), cp = l.cp;
+  const AttentionWidths w = attention_kind_of(model).widths(model);
+  const double e = dtype_bytes(model.dtype), tokens = shape.tokens(model), cp = l.cp;
   const double kv = tokens * (w.key + w.value) / l.tp * e; // this rank's keys and values
   auto seconds = [&group](const char* kind, double bytes) {
     return choose_collective(kind, "auto", bytes, group).seconds;
@@ -239,28 +240,29 @@ PieceTimes cp_exchange(const ModelParams& m, const LayerShape& shape, const Pass
     out.forward = seconds("all-to-all", qkv) + seconds("all-to-all", output);
     out.backward = out.forward;
   }
-  if (m.recompute == "full") // the forward runs again inside backward, its exchange with it
+  if (model.recompute == Recompute::FULL) // the forward runs again inside backward, its exchange with it
     out.backward += out.forward;
   return out;
 }
 
 // The dense part of an MoE layer for one microbatch on one TP rank: attention, router, permutations, shared experts
 // (its routed experts and all-to-alls are priced per step by the builder).
-PieceTimes moe_dense_part(const TrainingParams& w, const KernelCostModel& cost, const LayerShape& shape, double tp_s,
-                          const PlatformSpec& platform)
+PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& cost, const LayerShape& shape,
+                          double tp_s, const PlatformSpec& platform)
 {
-  const ModelParams& m = w.model;
+  const ModelParams& model = params.model;
   LayerShape dense_part = shape;
   dense_part.mlp = false;
-  PassKernels k = layer_kernels(m, dense_part);
-  const PieceTimes cp = cp_exchange(m, shape, k, cost, platform);
-  const double tokens = shape.tokens(m);
+  PassKernels k = layer_kernels(model, dense_part);
+  const PieceTimes cp = cp_exchange(model, shape, k, cost, platform);
+  const double tokens = shape.tokens(model);
   for (const PassKernels& extra :
-       {moe_routing_kernels(m, tokens), shared_expert_kernels(m, tokens, shape.parallel.tp, shape.framework)}) {
+       {moe_routing_kernels(model, tokens), shared_expert_kernels(model, tokens, shape.parallel.tp, shape.framework)}) {
     k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
     k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
   }
-  PieceTimes t = piece_times(k, cost, shape.framework, tp_s, m.recompute, shape.parallel.tp, m.recompute_modules);
+  PieceTimes t =
+      piece_times(k, cost, shape.framework, tp_s, model.recompute, shape.parallel.tp, model.recompute_modules);
   t.forward += cp.forward;
   t.backward += cp.backward;
   return t;
@@ -278,7 +280,7 @@ struct StageCut {
 
 // One virtual stage: its layers, the embedding on the first, the output layer on the last, and the gathers of what
 // it receives.
-StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, int first_layer)
+StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int vs, int first_layer)
 {
   const int stages = static_cast<int>(cut.layers_per_stage.size()), here = cut.layers_per_stage[vs];
   const PieceTimes &layer = cut.layer, &head = cut.head, &embedding = cut.embedding;
@@ -287,27 +289,29 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
   c.forward_s = here * layer.forward + (last ? head.forward : 0.0) + (first ? embedding.forward : 0.0);
   c.backward_s = here * layer.backward + (last ? head.backward : 0.0) + (first ? embedding.backward : 0.0);
   c.weight_s = here * layer.weight + (last ? head.weight : 0.0) + (first ? embedding.weight : 0.0);
-  c.params = here * layer_parameters(m) / tp;
+  c.params = here * layer_parameters(model) / tp;
   c.activation_bytes = cut.activation_bytes;
   c.model = layer.model;
   if (first) { // the embedding (tied with the head) is reduced with the first stage
-    c.params += embedding_parameters(m) / tp;
+    c.params += embedding_parameters(model) / tp;
     // ZeRO-3 gathers it once per microbatch, for the lookup and (tied) the logits, and keeps it for backward.
-    c.segments.push_back(
-        {"embedding", -1, embedding.forward, embedding.backward, embedding.weight, embedding_parameters(m) / tp, true});
+    c.segments.push_back({"embedding", -1, embedding.forward, embedding.backward, embedding.weight,
+                          embedding_parameters(model) / tp, true});
   }
   for (int l = first_layer; l < first_layer + here; ++l) {
-    if (!is_moe_layer(m.moe, l)) {
-      c.segments.push_back({"layer", l, layer.forward, layer.backward, layer.weight, layer_parameters(m) / tp, false});
+    if (!is_moe_layer(model.moe, l)) {
+      c.segments.push_back(
+          {"layer", l, layer.forward, layer.backward, layer.weight, layer_parameters(model) / tp, false});
       continue;
     }
     const PieceTimes& moe = cut.moe_layer;
-    const double experts = routed_expert_parameters_at(m, l) / (double(cut.ep) * cut.etp);
-    Segment s{"moe_layer",  l,          moe.forward,
-              moe.backward, moe.weight, (layer_parameters_at(m, l) - routed_expert_parameters_at(m, l)) / tp + experts};
+    const double experts = routed_expert_parameters_at(model, l) / (double(cut.ep) * cut.etp);
+    Segment s{"moe_layer", l,
+              moe.forward, moe.backward,
+              moe.weight,  (layer_parameters_at(model, l) - routed_expert_parameters_at(model, l)) / tp + experts};
     s.moe = true;
     s.expert_params = experts;
-    c.params += s.params - layer_parameters(m) / tp; // the total above counted it as a dense layer
+    c.params += s.params - layer_parameters(model) / tp; // the total above counted it as a dense layer
     c.expert_params += experts;
     c.forward_s += moe.forward - layer.forward;
     c.backward_s += moe.backward - layer.backward;
@@ -315,8 +319,9 @@ StageCost cut_stage(const ModelParams& m, int tp, const StageCut& cut, int vs, i
     c.segments.push_back(s);
   }
   if (last) { // an untied output layer is the last stage's own
-    c.params += head_parameters(m) / tp;
-    c.segments.push_back({"head", m.layers, head.forward, head.backward, head.weight, head_parameters(m) / tp, true});
+    c.params += head_parameters(model) / tp;
+    c.segments.push_back(
+        {"head", model.layers, head.forward, head.backward, head.weight, head_parameters(model) / tp, true});
   }
   // The receiver gathers before its pass: forward from the previous stage, backward from the next (backward runs
   // the segments in reverse).
@@ -366,57 +371,58 @@ stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers,
 
 } // namespace
 
-StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform,
+StageSet transformer_stages(const TrainingParams& params, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape)
 {
-  const ModelParams& m = w.model;
+  const ModelParams& model = params.model;
   const ParallelLayout& parallel = shape.parallel;
   const int stages = shape.map.stages(), tp = parallel.tp;
-  if (w.parallel.stage_layers.empty() && w.parallel.partition == "even" && m.layers % stages != 0)
+  if (params.parallel.stage_layers.empty() && params.parallel.partition == StagePartition::EVEN &&
+      model.layers % stages != 0)
     throw std::invalid_argument("layers do not divide into pp x vpp stages");
-  if (m.layers < stages)
+  if (model.layers < stages)
     throw std::invalid_argument("fewer layers than pp x vpp stages");
-  const FrameworkProfile& fw = w.framework;
+  const FrameworkProfile& fw = params.framework;
   const bool sp = parallel.sp();
-  const LayerShape piece_shape{w.batch.micro, parallel, fw};
+  const LayerShape piece_shape{params.batch.micro, parallel, fw};
   const int cp = parallel.cp;
-  const double tp_s = tp_block_collective_seconds(m, w.batch.micro, tp, sp, platform, cp);
-  const PassKernels layer_passes = layer_kernels(m, piece_shape);
-  PieceTimes layer = piece_times(layer_passes, cost, fw, tp_s, m.recompute, tp, m.recompute_modules);
+  const double tp_s = tp_block_collective_seconds(model, params.batch.micro, tp, sp, platform, cp);
+  const PassKernels layer_passes = layer_kernels(model, piece_shape);
+  PieceTimes layer = piece_times(layer_passes, cost, fw, tp_s, model.recompute, tp, model.recompute_modules);
   // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward;
   // what of them shows in the passes (all, or a chunk of each when overlapped with the GEMMs).
-  const int collectives = m.recompute == "full" ? 6 : 4;
+  const int collectives = model.recompute == Recompute::FULL ? 6 : 4;
   double tp_exposed = collectives * tp_s;
   if (fw.tp_comm_overlap && tp > 1) { // the passes with and without the collectives (priced again only here)
-    const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, m.recompute, tp, m.recompute_modules);
+    const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, model.recompute, tp, model.recompute_modules);
     tp_exposed = layer.forward + layer.backward - bare.forward - bare.backward;
   }
-  const PieceTimes cp_s = cp_exchange(m, piece_shape, layer_passes, cost, platform);
+  const PieceTimes cp_s = cp_exchange(model, piece_shape, layer_passes, cost, platform);
   layer.forward += cp_s.forward;
   layer.backward += cp_s.backward;
-  PieceTimes head = piece_times(head_kernels(m, piece_shape), cost, fw, 0, "none");
-  PieceTimes embedding = piece_times(embedding_kernels(m, piece_shape), cost, fw, 0, "none");
+  PieceTimes head = piece_times(head_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
+  PieceTimes embedding = piece_times(embedding_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
   const bool dp_beside = shape.price_dp_beside && parallel.dp > 1;
   if (parallel.zero >= 3 && dp_beside && fw.comm_sm_fraction > 0)
-    slow_beside_zero3(layer, m, tp, fw, group_shape(platform, parallel.dp_group(0)));
+    slow_beside_zero3(layer, model, tp, fw, group_shape(platform, parallel.dp_group(0)));
   StageSet out;
-  out.parameters = total_parameters(m);
-  out.model_flops_per_iteration = megatron_model_flops(m, w.batch.global);
-  out.hardware_flops_per_iteration = hardware_model_flops(m, w.batch.global);
+  out.parameters = total_parameters(model);
+  out.model_flops_per_iteration = megatron_model_flops(model, params.batch.global);
+  out.hardware_flops_per_iteration = hardware_model_flops(model, params.batch.global);
   out.tp_seconds_per_layer = tp_exposed;
   out.cp_seconds_per_layer = cp_s.forward + cp_s.backward;
   // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
-  out.tp_bytes_per_layer =
-      tp > 1 ? collectives * 2.0 * (tp - 1) * double(w.batch.micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype)
-             : 0.0;
+  out.tp_bytes_per_layer = tp > 1 ? collectives * 2.0 * (tp - 1) * double(params.batch.micro) * model.seq / cp *
+                                        model.hidden * dtype_bytes(model.dtype)
+                                  : 0.0;
   out.map = shape.map;
   out.layers_per_stage =
-      partition_layers(m.layers, shape.map, layer.forward + layer.backward, head.forward + head.backward,
-                       w.parallel.partition == "balanced", embedding.forward + embedding.backward);
-  if (!w.parallel.stage_layers.empty()) {
-    if (static_cast<int>(w.parallel.stage_layers.size()) != stages)
+      partition_layers(model.layers, shape.map, layer.forward + layer.backward, head.forward + head.backward,
+                       params.parallel.partition == StagePartition::BALANCED, embedding.forward + embedding.backward);
+  if (!params.parallel.stage_layers.empty()) {
+    if (static_cast<int>(params.parallel.stage_layers.size()) != stages)
       throw std::invalid_argument("stage_layers needs one entry per virtual stage");
-    out.layers_per_stage = w.parallel.stage_layers;
+    out.layers_per_stage = params.parallel.stage_layers;
   }
   StageCut cut;
   cut.layer = layer;
@@ -425,19 +431,19 @@ StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost
   cut.ep = parallel.ep;
   cut.etp = parallel.expert_tp();
   cut.layers_per_stage = out.layers_per_stage;
-  if (m.moe.enabled())
-    cut.moe_layer = moe_dense_part(w, cost, piece_shape, tp_s, platform);
+  if (model.moe.enabled())
+    cut.moe_layer = moe_dense_part(params, cost, piece_shape, tp_s, platform);
   // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send
   // and all-gathered it (inside the node) on arrival; otherwise every TP rank sends it whole.
-  const double activation = double(w.batch.micro) * m.seq / cp * m.hidden * dtype_bytes(m.dtype);
+  const double activation = double(params.batch.micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
   const bool scatter_gather = tp > 1 && !sp && fw.pipeline_scatter_gather;
   cut.activation_bytes = sp || scatter_gather ? activation / tp : activation;
-  cut.gather_s = scatter_gather ? tp_gather_seconds(m, w.batch.micro, tp, platform, cp) : 0.0;
+  cut.gather_s = scatter_gather ? tp_gather_seconds(model, params.batch.micro, tp, platform, cp) : 0.0;
   for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs)
-    out.stages.push_back(cut_stage(m, tp, cut, vs, first_layer));
-  if (dp_beside && parallel.zero < 3 && fw.overlap != "after-backward" && fw.comm_sm_fraction > 0)
-    slow_beside_reduction(out.stages, w, parallel.zero, group_shape(platform, parallel.dp_group(0)));
-  out.memory = stage_memory(w, out.layers_per_stage, shape);
+    out.stages.push_back(cut_stage(model, tp, cut, vs, first_layer));
+  if (dp_beside && parallel.zero < 3 && fw.overlap != GradientOverlap::AFTER_BACKWARD && fw.comm_sm_fraction > 0)
+    slow_beside_reduction(out.stages, params, parallel.zero, group_shape(platform, parallel.dp_group(0)));
+  out.memory = stage_memory(params, out.layers_per_stage, shape);
   return out;
 }
 

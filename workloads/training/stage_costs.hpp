@@ -82,14 +82,14 @@ struct StageShape {
  *  folded into the passes; with sequence parallelism a reduce-scatter and an all-gather per block), layers per stage
  *  by parallel.stage_layers, else even or balanced; the embedding on the first stage, the vocabulary-parallel head on
  *  the last. Throws std::invalid_argument when the layers do not divide into the stages. */
-StageSet transformer_stages(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform,
+StageSet transformer_stages(const TrainingParams& params, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape);
 
 /** A layer graph's stages: each layer one roofline-costed kernel of its flops and bytes for `micro` samples (split
  *  over tp ranks, with one closed-form all-reduce of its output per pass [recon]); backward twice its forward, half
  *  of it the weight gradient. Chain schedules cut the layers contiguously in file order, the graph pipeline by
  *  branch into a stage DAG. */
-StageSet layer_graph_stages(const TrainingParams& w, const KernelCostModel& cost, const PlatformSpec& platform,
+StageSet layer_graph_stages(const TrainingParams& params, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape);
 
 /** Layers per virtual stage of `map`. Even: layers / stages each, any remainder to the first stages. Balanced: the

@@ -15,12 +15,6 @@
 
 namespace cs {
 
-/** When data-parallel gradients are reduced. */
-enum class GradientOverlap {
-  DURING_BACKWARD, // in buckets that close as the last backward pass of each stage produces them (PyTorch DDP)
-  AFTER_BACKWARD,  // once a stage's last backward pass is done, in equal buckets (Megatron's local DDP)
-};
-
 /** Everything the builder needs, in one place. */
 struct TrainingPlan {
   const TrainingParams* params = nullptr;

@@ -11,9 +11,9 @@
 
 namespace cs {
 
-std::string pipeline_schedule_name(const TrainingParams& w, const PolicySelection& policies)
+std::string pipeline_schedule_name(const TrainingParams& params, const PolicySelection& policies)
 {
-  return policies.name("pipeline", w.parallel.vpp > 1 ? "interleaved-1f1b" : "1f1b");
+  return policies.name("pipeline", params.parallel.vpp > 1 ? "interleaved-1f1b" : "1f1b");
 }
 
 namespace {
@@ -29,10 +29,10 @@ std::string blamed_key(const WorkloadEnv& env, std::initializer_list<const char*
 }
 
 // A layer graph is cut into one stage per device.
-void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
+void check_layer_graph(const WorkloadEnv& env, const TrainingParams& params)
 {
-  const auto& p = w.parallel;
-  const auto& graph = w.model.graph;
+  const auto& p = params.parallel;
+  const auto& graph = params.model.graph;
   if (p.vpp != 1)
     throw env.error_at("workload.parallel.vpp", "a layer graph runs one stage per device (vpp = 1)");
   if (p.pp > static_cast<int>(graph.size()))
@@ -49,7 +49,7 @@ void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
       } catch (const std::invalid_argument& e) {
         throw env.error_at(fmt::format("workload.model.graph[{}].kernel", i), e.what());
       }
-  if (Registry<PipelineSchedule>::instance().create(pipeline_schedule_name(w, *env.policies))->runs_stage_dags()) {
+  if (Registry<PipelineSchedule>::instance().create(pipeline_schedule_name(params, *env.policies))->runs_stage_dags()) {
     const auto branch = layer_branches(graph);
     const int branches = branch.empty() ? 0 : *std::max_element(branch.begin(), branch.end()) + 1;
     if (p.pp < branches)
@@ -59,31 +59,32 @@ void check_layer_graph(const WorkloadEnv& env, const TrainingParams& w)
   }
 }
 
-void check_tensor_parallel(const WorkloadEnv& env, const TrainingParams& w)
+void check_tensor_parallel(const WorkloadEnv& env, const TrainingParams& params)
 {
-  const auto& p = w.parallel;
-  const ClusterParams& c = *env.cluster;
-  const bool graph = !w.model.graph.empty();
+  const auto& p = params.parallel;
+  const ClusterParams& cluster = *env.cluster;
+  const bool graph = !params.model.graph.empty();
   if (p.sequence_parallel && p.tp == 1)
     throw env.error_at("workload.parallel.sequence_parallel", "sequence parallelism splits the TP group's tokens: it "
                                                               "needs tp > 1");
-  if (p.tp > c.gpus_per_node || c.gpus_per_node % p.tp != 0)
+  if (p.tp > cluster.gpus_per_node || cluster.gpus_per_node % p.tp != 0)
     throw env.error_at("workload.parallel.tp",
                        fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)",
-                                   p.tp, c.gpus_per_node));
+                                   p.tp, cluster.gpus_per_node));
   if (graph)
     return;
-  if (const std::string problem = attention_kind_of(w.model).tp_problem(w.model, p.tp); !problem.empty())
+  if (const std::string problem = attention_kind_of(params.model).tp_problem(params.model, p.tp); !problem.empty())
     throw env.error_at("workload.parallel.tp", problem);
-  if (w.model.ffn % p.tp != 0)
-    throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the ffn size ({})", p.tp, w.model.ffn));
+  if (params.model.ffn % p.tp != 0)
+    throw env.error_at("workload.parallel.tp",
+                       fmt::format("tp = {} must divide the ffn size ({})", p.tp, params.model.ffn));
 }
 
-void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
+void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp)
 {
-  const auto& p = w.parallel;
-  const bool graph = !w.model.graph.empty();
-  const std::string name = pipeline_schedule_name(w, *env.policies);
+  const auto& p = params.parallel;
+  const bool graph = !params.model.graph.empty();
+  const std::string name = pipeline_schedule_name(params, *env.policies);
   auto schedule = Registry<PipelineSchedule>::instance().create(name);
   const int v = schedule->chunks(p.vpp);
   if (p.vpp > 1 && v == 1)
@@ -94,21 +95,21 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
     for (int l : p.stage_layers)
       sum += l;
     const bool positive = std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l > 0; });
-    if (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || !positive || sum != w.model.layers)
+    if (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || !positive || sum != params.model.layers)
       throw env.error_at("workload.parallel.stage_layers",
                          fmt::format("stage_layers needs pp x vpp = {} positive entries summing to the {} transformer "
                                      "layers",
-                                     p.pp * v, w.model.layers));
+                                     p.pp * v, params.model.layers));
   }
-  if (!graph && p.stage_layers.empty() && p.partition == "even" && w.model.layers % (p.pp * v) != 0)
+  if (!graph && p.stage_layers.empty() && p.partition == StagePartition::EVEN && params.model.layers % (p.pp * v) != 0)
     throw env.error_at("workload.model.layers", fmt::format("{} layers do not divide into pp x vpp = {} x {} stages "
                                                             "(parallel.partition: balanced allows uneven stages)",
-                                                            w.model.layers, p.pp, v));
-  if (!graph && w.model.layers < p.pp * v)
-    throw env.error_at("workload.model.layers",
-                       fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages", w.model.layers, p.pp, v));
+                                                            params.model.layers, p.pp, v));
+  if (!graph && params.model.layers < p.pp * v)
+    throw env.error_at("workload.model.layers", fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages",
+                                                            params.model.layers, p.pp, v));
   try {
-    schedule->order(p.pp, v, w.batch.global / (dp * w.batch.micro));
+    schedule->order(p.pp, v, params.batch.global / (dp * params.batch.micro));
   } catch (const std::invalid_argument& e) {
     throw env.error_at("workload.batch.global", e.what());
   }
@@ -116,17 +117,17 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& w, int dp)
 
 // Expert parallelism: an EP group shares a layer's experts, so ep divides the experts and the group's replicas divide
 // dp; expert tensor parallelism is the attention's, or 1 (MoE parallel folding: ep / tp replicas per EP group).
-void check_experts(const WorkloadEnv& env, const TrainingParams& w, const ParallelLayout& layout)
+void check_experts(const WorkloadEnv& env, const TrainingParams& params, const ParallelLayout& layout)
 {
-  const auto& p = w.parallel;
+  const auto& p = params.parallel;
   const int dp = layout.dp;
-  const MoeParams& moe = w.model.moe;
+  const MoeParams& moe = params.model.moe;
   if (!moe.enabled()) {
     if (p.ep != 1)
       throw env.error_at("workload.parallel.ep", "expert parallelism needs an MoE model (workload.model.moe.experts)");
     return;
   }
-  if (!w.model.graph.empty())
+  if (!params.model.graph.empty())
     throw env.error_at("workload.model.moe", "experts replace a transformer's MLP: a layer graph cannot have them");
   if (moe.experts % p.ep != 0)
     throw env.error_at(blamed_key(env, {"workload.model.moe.experts", "workload.parallel.ep"}),
@@ -152,51 +153,52 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& w, const Parall
                        fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
                                    "each pipeline stage, dp x tp = {})",
                                    p.ep, dp, static_cast<long long>(dp) * p.tp));
-  if (expert_ffn_of(w.model) % layout.expert_tp() != 0 ||
-      (moe.shared_experts > 0 && shared_ffn_of(w.model) % p.tp != 0))
+  if (expert_ffn_of(params.model) % layout.expert_tp() != 0 ||
+      (moe.shared_experts > 0 && shared_ffn_of(params.model) % p.tp != 0))
     throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));
 }
 
 // Context parallelism splits every sample's sequence over cp ranks of fused attention.
-void check_context_parallel(const WorkloadEnv& env, const TrainingParams& w)
+void check_context_parallel(const WorkloadEnv& env, const TrainingParams& params)
 {
-  const ParallelParams& p = w.parallel;
-  const ModelParams& m = w.model;
-  if (p.cp <= 1)
+  const ParallelParams& parallel = params.parallel;
+  const ModelParams& model = params.model;
+  if (parallel.cp <= 1)
     return;
-  if (!m.graph.empty())
+  if (!model.graph.empty())
     throw env.error_at("workload.parallel.cp", "context parallelism splits a transformer's sequence: a layer graph "
                                                "has none (cp must be 1)");
-  if (m.attention == AttentionCore::MATERIALIZED)
+  if (model.attention == AttentionCore::MATERIALIZED)
     throw env.error_at("workload.model.attention", "context parallelism needs fused attention (flash, cudnn or "
                                                    "triton), not materialized scores");
-  const int chunks = p.cp_comm == CpComm::P2P ? 2 * p.cp : p.cp; // ring attention: two chunks a rank (load balance)
-  if (m.seq % chunks != 0)
+  const int chunks = parallel.cp_comm == CpComm::P2P ? 2 * parallel.cp
+                                                     : parallel.cp; // ring attention: two chunks a rank (load balance)
+  if (model.seq % chunks != 0)
     throw env.error_at("workload.parallel.cp",
-                       fmt::format("cp = {} needs the sequence ({}) in {} equal chunks{}", p.cp, m.seq, chunks,
-                                   p.cp_comm == CpComm::P2P ? " (two a rank, for causal load balancing)" : ""));
-  const long long heads_split = static_cast<long long>(p.tp) * p.cp;
-  if (p.cp_comm == CpComm::A2A && (m.heads % heads_split != 0 || m.kv() % heads_split != 0))
+                       fmt::format("cp = {} needs the sequence ({}) in {} equal chunks{}", parallel.cp, model.seq,
+                                   chunks,
+                                   parallel.cp_comm == CpComm::P2P ? " (two a rank, for causal load balancing)" : ""));
+  const long long heads_split = static_cast<long long>(parallel.tp) * parallel.cp;
+  if (parallel.cp_comm == CpComm::A2A && (model.heads % heads_split != 0 || model.kv() % heads_split != 0))
     throw env.error_at("workload.parallel.cp_comm",
                        fmt::format("a2a splits the heads over tp x cp = {} ranks: it must divide the heads ({}) and "
                                    "the key/value heads ({})",
-                                   heads_split, m.heads, m.kv()));
+                                   heads_split, model.heads, model.kv()));
 }
 
 } // namespace
 
 void TrainingWorkload::check(const WorkloadEnv& env) const
 {
-  const TrainingParams& w = params;
-  const ClusterParams& c = *env.cluster;
-  const auto& p = w.parallel;
-  if (c.is_cpu_cluster())
+  const ClusterParams& cluster = *env.cluster;
+  const auto& p = params.parallel;
+  if (cluster.is_cpu_cluster())
     throw env.error_at("workload.kind", "transformer-training needs a GPU cluster (nodes of GPUs), not racks");
-  if (!w.model.graph.empty())
-    check_layer_graph(env, w);
-  check_tensor_parallel(env, w);
-  check_context_parallel(env, w);
-  const int gpus = c.nodes * c.gpus_per_node; // bounded when read: at most 2^20
+  if (!params.model.graph.empty())
+    check_layer_graph(env, params);
+  check_tensor_parallel(env, params);
+  check_context_parallel(env, params);
+  const int gpus = cluster.nodes * cluster.gpus_per_node; // bounded when read: at most 2^20
   // 64-bit: user degrees must not wrap to 0
   const long long model_ranks = static_cast<long long>(p.pp) * p.tp * p.cp;
   const std::string cp = p.cp > 1 ? fmt::format(" x cp {}", p.cp) : "";
@@ -208,22 +210,25 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
     throw env.error_at(
         p.dp > 0 ? "workload.parallel.dp" : "workload.parallel.pp",
         fmt::format("dp x tp x pp = {} x {} x {}{} is larger than the cluster's {} GPUs", dp, p.tp, p.pp, cp, gpus));
-  if (static_cast<long long>(dp) * w.batch.micro > w.batch.global || w.batch.global % (dp * w.batch.micro) != 0)
+  if (static_cast<long long>(dp) * params.batch.micro > params.batch.global ||
+      params.batch.global % (dp * params.batch.micro) != 0)
     throw env.error_at(blamed_key(env, {"workload.batch.micro", "workload.parallel.dp", "workload.batch.global"}),
                        fmt::format("global batch {} does not divide into dp ({}) x micro ({}) "
                                    "= {} per step",
-                                   w.batch.global, dp, w.batch.micro, static_cast<long long>(dp) * w.batch.micro));
-  check_experts(env, w, p.layout(gpus));
+                                   params.batch.global, dp, params.batch.micro,
+                                   static_cast<long long>(dp) * params.batch.micro));
+  check_experts(env, params, p.layout(gpus));
   if (p.vpp > 1 && p.pp == 1)
     throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
                                                 "pp > 1");
   if (p.pp > 1 || p.vpp > 1 || !p.stage_layers.empty())
-    check_pipeline(env, w, dp);
-  if (env.device->peak(w.model.dtype) <= 0)
-    throw env.error_at("workload.model.dtype", fmt::format("{} has no {} compute units", c.device, w.model.dtype));
-  if (w.model.fp8 && !w.model.fp8->device_problem(*env.device).empty())
-    throw env.error_at("workload.model.fp8",
-                       fmt::format("FP8 recipe {}: {}", w.model.fp8->name(), w.model.fp8->device_problem(*env.device)));
+    check_pipeline(env, params, dp);
+  if (env.device->peak(params.model.dtype) <= 0)
+    throw env.error_at("workload.model.dtype",
+                       fmt::format("{} has no {} compute units", cluster.device, params.model.dtype));
+  if (params.model.fp8 && !params.model.fp8->device_problem(*env.device).empty())
+    throw env.error_at("workload.model.fp8", fmt::format("FP8 recipe {}: {}", params.model.fp8->name(),
+                                                         params.model.fp8->device_problem(*env.device)));
 }
 
 } // namespace cs

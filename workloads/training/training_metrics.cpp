@@ -192,21 +192,21 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
       (t.intra * replicas + tr.closed_form_intra_bytes) * tr.tensor_parallel + tr.tp_bytes_per_iteration * iterations;
   const double inter = (t.inter * replicas + tr.closed_form_inter_bytes) * tr.tensor_parallel;
   RunMetrics m;
-  m.metrics["iteration_time_s"] = iteration;
-  m.metrics["throughput_samples_per_s"] = tr.samples_per_iteration / iteration;
-  m.metrics["tokens_per_s"] = tr.tokens_per_iteration / iteration;
-  m.metrics["makespan_s"] = tl.makespan;
-  m.metrics["network_bytes"] = (intra + inter) / iterations;
-  m.metrics["network_bytes_intra_node"] = intra / iterations;
-  m.metrics["network_bytes_inter_node"] = inter / iterations;
+  m.set(metric::iteration_time_s, iteration);
+  m.set(metric::throughput_samples_per_s, tr.samples_per_iteration / iteration);
+  m.set(metric::tokens_per_s, tr.tokens_per_iteration / iteration);
+  m.set(metric::makespan_s, tl.makespan);
+  m.set(metric::network_bytes, (intra + inter) / iterations);
+  m.set(metric::network_bytes_intra_node, intra / iterations);
+  m.set(metric::network_bytes_inter_node, inter / iterations);
   // Model FLOPs (Megatron's count of three passes, whatever is recomputed) and hardware FLOPs (recomputation
   // included: Narayanan et al.'s 96 instead of 72 under full recomputation) per GPU-second.
-  m.metrics["tflops_per_gpu"] = tr.model_flops_per_iteration / tr.ranks / iteration / 1e12;
-  m.metrics["hardware_tflops_per_gpu"] = tr.hardware_flops_per_iteration / tr.ranks / iteration / 1e12;
-  m.metrics["parameter_count"] = tr.parameters;
-  m.metrics["gradient_bucket_count"] = tr.buckets;
-  m.metrics["task_count"] = static_cast<double>(tr.graph.size());
-  m.metrics["replicas_simulated"] = tr.replicas_built; // of dp; the others symmetric (docs/scale.md)
+  m.set(metric::tflops_per_gpu, tr.model_flops_per_iteration / tr.ranks / iteration / 1e12);
+  m.set(metric::hardware_tflops_per_gpu, tr.hardware_flops_per_iteration / tr.ranks / iteration / 1e12);
+  m.set(metric::parameter_count, tr.parameters);
+  m.set(metric::gradient_bucket_count, tr.buckets);
+  m.set(metric::task_count, static_cast<double>(tr.graph.size()));
+  m.set(metric::replicas_simulated, tr.replicas_built); // of dp; the others symmetric (docs/scale.md)
   m.breakdown["compute_s"] = compute;
   m.breakdown["communication_s"] = comm;
   m.breakdown["link_busy_busiest_rank_s"] = t.comm_busy[busiest] / iterations;

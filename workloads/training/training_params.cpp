@@ -47,76 +47,79 @@ void ParallelParams::assign(const ParallelLayout& l)
   placement = l.placement;
 }
 
-void read_training(ObjectReader& r, TrainingParams& w)
+void read_training(ObjectReader& r, TrainingParams& params)
 {
-  read_model(r.child("model", "the dense transformer"), w.model);
+  read_model(r.child("model", "the dense transformer"), params.model);
   ObjectReader b = r.child("batch", "batch sizes in samples");
-  b.field("global", w.batch.global, "samples per iteration over all data-parallel replicas")
-      .field("micro", w.batch.micro, "samples per microbatch");
+  b.field("global", params.batch.global, "samples per iteration over all data-parallel replicas")
+      .field("micro", params.batch.micro, "samples per microbatch");
   b.finish();
-  b.require_positive("global", w.batch.global);
-  b.require_positive("micro", w.batch.micro);
-  b.require_at_most("global", w.batch.global, kMaxSamples);
-  b.require_at_most("micro", w.batch.micro, w.batch.global);
+  b.require_positive("global", params.batch.global);
+  b.require_positive("micro", params.batch.micro);
+  b.require_at_most("global", params.batch.global, kMaxSamples);
+  b.require_at_most("micro", params.batch.micro, params.batch.global);
   ObjectReader p = r.child("parallel", "how the model is split over GPUs");
-  p.field("dp", w.parallel.dp, "data-parallel degree (0 = all GPUs / (tp x pp))")
-      .field("tp", w.parallel.tp, "tensor-parallel degree")
-      .field("cp", w.parallel.cp,
+  p.field("dp", params.parallel.dp, "data-parallel degree (0 = all GPUs / (tp x pp))")
+      .field("tp", params.parallel.tp, "tensor-parallel degree")
+      .field("cp", params.parallel.cp,
              "context-parallel degree: each sample's sequence split over cp GPUs, which exchange keys and values in "
              "every attention layer (context_parallel_size)")
-      .choice("cp_comm", w.parallel.cp_comm,
+      .choice("cp_comm", params.parallel.cp_comm,
               {{"p2p", CpComm::P2P}, {"a2a", CpComm::A2A}, {"allgather", CpComm::ALLGATHER}},
               "how context-parallel ranks exchange keys and values (cp_comm_type): p2p, ring attention with causal "
               "load balancing, sends overlapped with the attention blocks; a2a, DeepSpeed-Ulysses all-to-alls "
               "(heads split instead of the sequence); allgather, keys and values gathered whole before attention")
-      .field("pp", w.parallel.pp, "pipeline-parallel degree")
-      .field("vpp", w.parallel.vpp, "virtual pipeline chunks per GPU (interleaved schedule)")
-      .field("ep", w.parallel.ep,
+      .field("pp", params.parallel.pp, "pipeline-parallel degree")
+      .field("vpp", params.parallel.vpp, "virtual pipeline chunks per GPU (interleaved schedule)")
+      .field("ep", params.parallel.ep,
              "expert-parallel degree (MoE): each group of ep data-parallel replicas shares the experts, experts / ep "
              "per GPU (expert_model_parallel_size)")
-      .field("etp", w.parallel.etp,
+      .field("etp", params.parallel.etp,
              "expert tensor-parallel degree, a divisor of tp (0 = tp; expert_tensor_parallel_size)")
-      .field("sequence_parallel", w.parallel.sequence_parallel, "Megatron sequence parallelism")
-      .field("zero", w.parallel.zero, "ZeRO stage 0-3")
-      .choice("partition", w.parallel.partition, {"even", "balanced"},
+      .field("sequence_parallel", params.parallel.sequence_parallel, "Megatron sequence parallelism")
+      .field("zero", params.parallel.zero, "ZeRO stage 0-3")
+      .choice("partition", params.parallel.partition,
+              {{"even", StagePartition::EVEN}, {"balanced", StagePartition::BALANCED}},
               "pipeline stages: even (layers divide equally) or balanced (the output layer's stage takes fewer "
               "layers so the slowest stage is as fast as it can be)")
-      .choice("placement", w.parallel.placement, {{"tp-pp-dp", Placement::TP_PP_DP}, {"tp-dp-pp", Placement::TP_DP_PP}},
+      .choice("placement", params.parallel.placement,
+              {{"tp-pp-dp", Placement::TP_PP_DP}, {"tp-dp-pp", Placement::TP_DP_PP}},
               "how ranks map to GPUs, innermost first: tp-pp-dp keeps a replica's pipeline stages together (data "
               "parallelism across nodes); tp-dp-pp keeps a stage's replicas together (pipeline across nodes)")
-      .field("stage_layers", w.parallel.stage_layers,
+      .field("stage_layers", params.parallel.stage_layers,
              "layers of each virtual stage (pp x vpp entries, summing to the layers); overrides partition");
   p.finish();
-  p.require_non_negative("dp", w.parallel.dp);
-  p.require_positive("tp", w.parallel.tp);
-  p.require_positive("cp", w.parallel.cp);
-  p.require_at_most("cp", w.parallel.cp, kMaxGpus);
-  p.require_positive("pp", w.parallel.pp);
-  p.require_positive("vpp", w.parallel.vpp);
-  p.require_positive("ep", w.parallel.ep);
-  p.require_at_most("dp", w.parallel.dp, kMaxGpus);
-  p.require_at_most("tp", w.parallel.tp, kMaxGpus);
-  p.require_at_most("pp", w.parallel.pp, kMaxGpus);
-  p.require_at_most("vpp", w.parallel.vpp, kMaxGpus);
-  p.require_at_most("ep", w.parallel.ep, kMaxGpus);
-  p.require_non_negative("etp", w.parallel.etp);
-  p.require_at_most("etp", w.parallel.etp, kMaxGpus);
-  if (!p.describing() && (w.parallel.zero < 0 || w.parallel.zero > 3))
+  p.require_non_negative("dp", params.parallel.dp);
+  p.require_positive("tp", params.parallel.tp);
+  p.require_positive("cp", params.parallel.cp);
+  p.require_at_most("cp", params.parallel.cp, kMaxGpus);
+  p.require_positive("pp", params.parallel.pp);
+  p.require_positive("vpp", params.parallel.vpp);
+  p.require_positive("ep", params.parallel.ep);
+  p.require_at_most("dp", params.parallel.dp, kMaxGpus);
+  p.require_at_most("tp", params.parallel.tp, kMaxGpus);
+  p.require_at_most("pp", params.parallel.pp, kMaxGpus);
+  p.require_at_most("vpp", params.parallel.vpp, kMaxGpus);
+  p.require_at_most("ep", params.parallel.ep, kMaxGpus);
+  p.require_non_negative("etp", params.parallel.etp);
+  p.require_at_most("etp", params.parallel.etp, kMaxGpus);
+  if (!p.describing() && (params.parallel.zero < 0 || params.parallel.zero > 3))
     p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
-  read_framework(r, w.framework);
-  r.field("iterations", w.iterations, "training iterations to simulate")
-      .field("gradient_bucket", w.gradient_bucket, "gradient bucket size for data-parallel all-reduce")
-      .field("memory_reserve", w.memory_reserve,
+  read_framework(r, params.framework);
+  r.field("iterations", params.iterations, "training iterations to simulate")
+      .field("gradient_bucket", params.gradient_bucket, "gradient bucket size for data-parallel all-reduce")
+      .field("memory_reserve", params.memory_reserve,
              "share of GPU memory kept for the CUDA context and the allocator's fragmentation (fits_in_memory and "
              "the planner's budget)")
-      .field("tokens", w.tokens,
+      .field("tokens", params.tokens,
              "token budget to train: the report adds time_to_train_s (and plan-capacity uses it; 0 = none)");
-  r.require_positive("iterations", w.iterations);
-  r.require_at_most("iterations", w.iterations, kMaxIterations);
-  r.require_positive("gradient_bucket", w.gradient_bucket.value);
-  r.require(w.memory_reserve >= 0 && w.memory_reserve < 1, "memory_reserve", "memory_reserve must be in [0, 1)");
-  r.require_non_negative("tokens", w.tokens);
-  r.require_at_most("tokens", w.tokens, 1e16);
+  r.require_positive("iterations", params.iterations);
+  r.require_at_most("iterations", params.iterations, kMaxIterations);
+  r.require_positive("gradient_bucket", params.gradient_bucket.value);
+  r.require(params.memory_reserve >= 0 && params.memory_reserve < 1, "memory_reserve",
+            "memory_reserve must be in [0, 1)");
+  r.require_non_negative("tokens", params.tokens);
+  r.require_at_most("tokens", params.tokens, 1e16);
 }
 
 } // namespace cs

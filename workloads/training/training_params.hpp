@@ -17,6 +17,12 @@ struct BatchParams {
 
 /** `workload.parallel:` as the scenario gives it. The data-parallel degree may be left 0 (every GPU the other degrees
  *  leave); layout() resolves it, and everything past the checks reads the resolved ParallelLayout. */
+/** How layers are cut into pipeline stages when stage_layers does not give them. */
+enum class StagePartition {
+  EVEN,     // the same layers on each stage
+  BALANCED, // by cost: the stage holding the embedding or the output layer takes fewer
+};
+
 struct ParallelParams {
   int dp = 0; // 0 = all GPUs / (tp * cp * pp)
   int tp = 1;
@@ -28,7 +34,7 @@ struct ParallelParams {
   bool sequence_parallel = false;
   CpComm cp_comm = CpComm::P2P;
   int zero = 0;
-  std::string partition = "even"; // pipeline stages: even (same layers each) | balanced (by cost)
+  StagePartition partition = StagePartition::EVEN;
   Placement placement = Placement::TP_PP_DP;
   std::vector<int> stage_layers; // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
 
@@ -54,6 +60,6 @@ struct TrainingParams {
 };
 
 /** Reads the training keys of `workload:` (model, batch, parallel, iterations, gradient_bucket). */
-void read_training(ObjectReader& r, TrainingParams& w);
+void read_training(ObjectReader& r, TrainingParams& params);
 
 } // namespace cs

@@ -23,21 +23,22 @@ namespace cs {
 namespace {
 
 // The pipeline's idle: the schedule's bubble apart from the rest where the run measured it, else together.
-std::string pipeline_line(const std::map<std::string, double>& M)
+std::string pipeline_line(const RunMetrics& metrics)
 {
-  if (M.count("pipeline_bubble_step_fraction"))
+  if (metrics.contains(metric::pipeline_bubble_step_fraction))
     return fmt::format("  pipeline  bubble {:.1f}% of the step (the schedule's, on compute alone); other idle {:.1f}% "
                        "(exposed communication, waits on slower ranks)\n",
-                       100 * M.at("pipeline_bubble_step_fraction"), 100 * M.at("other_idle_step_fraction"));
-  if (M.count("bubble_fraction"))
+                       100 * metrics.at(metric::pipeline_bubble_step_fraction),
+                       100 * metrics.at(metric::other_idle_step_fraction));
+  if (metrics.contains(metric::bubble_fraction))
     return fmt::format("  pipeline  idle {:.1f}% of compute (bubble and exposed communication together)\n",
-                       100 * M.at("bubble_fraction"));
+                       100 * metrics.at(metric::bubble_fraction));
   return "";
 }
 
 // Each kind of communication with the share of it that compute hid (the report's per-kind figures), then the
 // collectives folded into the passes (tensor- and context-parallel).
-std::string communication_list(const TrainingParams& w, const std::map<std::string, double>& B)
+std::string communication_list(const TrainingParams& params, const std::map<std::string, double>& B)
 {
   std::string comm;
   for (const auto& [key, seconds] : B) {
@@ -53,65 +54,67 @@ std::string communication_list(const TrainingParams& w, const std::map<std::stri
       comm += fmt::format(" ({:.0f}% hidden)", 100 * hidden->second);
   }
   if (B.count("tp_communication_s") && B.at("tp_communication_s") > 0)
-    comm += fmt::format(
-        "{}tensor-parallel {} ({})", comm.empty() ? "" : ", ", units::format_time(B.at("tp_communication_s")),
-        w.framework.tp_comm_overlap ? "exposed; the rest overlapped with the GEMMs" : "blocking, inside the passes");
+    comm += fmt::format("{}tensor-parallel {} ({})", comm.empty() ? "" : ", ",
+                        units::format_time(B.at("tp_communication_s")),
+                        params.framework.tp_comm_overlap ? "exposed; the rest overlapped with the GEMMs"
+                                                         : "blocking, inside the passes");
   if (B.count("cp_communication_s"))
     comm += fmt::format("{}context-parallel {} ({})", comm.empty() ? "" : ", ",
                         units::format_time(B.at("cp_communication_s")),
-                        w.parallel.cp_comm == CpComm::P2P ? "exposed; the rest hidden behind the attention blocks"
-                                                          : "blocking, inside the passes");
+                        params.parallel.cp_comm == CpComm::P2P ? "exposed; the rest hidden behind the attention blocks"
+                                                               : "blocking, inside the passes");
   return comm;
 }
 
-std::string summary_text(const TrainingParams& w, const RunEnv& env, const TrainingGraph& tr, const RunMetrics& m)
+std::string summary_text(const TrainingParams& params, const RunEnv& env, const TrainingGraph& tr, const RunMetrics& m)
 {
-  const auto& M = m.metrics;
   const auto& B = m.breakdown;
-  const ClusterParams& c = *env.cluster;
-  const PlatformSpec& p = *env.platform;
+  const ClusterParams& cluster = *env.cluster;
+  const PlatformSpec& platform = *env.platform;
   std::string out;
-  out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", c.nodes, c.gpus_per_node,
-                     p.device->display_name, c.intra_node.kind, c.network.kind, p.network_model);
+  out +=
+      fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", cluster.nodes, cluster.gpus_per_node,
+                  platform.device->display_name, cluster.intra_node.kind, cluster.network.kind, platform.network_model);
   const std::string shape =
-      w.model.graph.empty() ? fmt::format("{} layers, hidden {}, seq {}", w.model.layers, w.model.hidden, w.model.seq)
-                            : fmt::format("layer graph of {} layers", w.model.graph.size());
+      params.model.graph.empty()
+          ? fmt::format("{} layers, hidden {}, seq {}", params.model.layers, params.model.hidden, params.model.seq)
+          : fmt::format("layer graph of {} layers", params.model.graph.size());
   out +=
       fmt::format("  workload  {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n", shape, tr.parameters / 1e9,
-                  w.model.fp8 ? w.model.dtype + " with FP8 " + w.model.fp8->name() : w.model.dtype,
-                  tr.ranks / tr.pipeline_stages / tr.tensor_parallel / w.parallel.cp,
+                  params.model.fp8 ? params.model.dtype + " with FP8 " + params.model.fp8->name() : params.model.dtype,
+                  tr.ranks / tr.pipeline_stages / tr.tensor_parallel / params.parallel.cp,
                   (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
-                      (w.parallel.cp > 1 ? fmt::format(" x cp {}", w.parallel.cp) : std::string()) +
-                      (tr.pipeline_stages > 1
-                           ? fmt::format(" x pp {} ({})", tr.pipeline_stages, pipeline_schedule_name(w, *env.policies))
-                           : std::string()),
-                  tr.microbatches, w.batch.micro);
-  out += pipeline_line(M);
-  const int dp = tr.ranks / (tr.pipeline_stages * tr.tensor_parallel * w.parallel.cp);
+                      (params.parallel.cp > 1 ? fmt::format(" x cp {}", params.parallel.cp) : std::string()) +
+                      (tr.pipeline_stages > 1 ? fmt::format(" x pp {} ({})", tr.pipeline_stages,
+                                                            pipeline_schedule_name(params, *env.policies))
+                                              : std::string()),
+                  tr.microbatches, params.batch.micro);
+  out += pipeline_line(m);
+  const int dp = tr.ranks / (tr.pipeline_stages * tr.tensor_parallel * params.parallel.cp);
   out += fmt::format(
-      "  backend   {} ({} tasks, {} iterations{})\n", backend_name(env.backend), tr.graph.size(), w.iterations,
+      "  backend   {} ({} tasks, {} iterations{})\n", backend_name(env.backend), tr.graph.size(), params.iterations,
       tr.replicas_built < dp
           ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
-                        M.count("slowest_gpu_speed") ? "folded in (each stage at its slowest GPU's speed)"
-                                                     : "symmetric")
+                        m.contains(metric::slowest_gpu_speed) ? "folded in (each stage at its slowest GPU's speed)"
+                                                              : "symmetric")
           : "");
-  if (M.count("slowest_gpu_speed"))
+  if (m.contains(metric::slowest_gpu_speed))
     out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
-                       M.at("slowest_gpu_speed"));
+                       m.at(metric::slowest_gpu_speed));
   // The figures published runs are compared on: tokens/s per GPU and MFU (model FLOPs over the dtype's peak).
   out += fmt::format("  iteration {}   throughput {:.1f} samples/s, {} tokens/s per GPU   {:.1f} TFLOP/s per GPU{}\n",
-                     units::format_time(M.at("iteration_time_s")), M.at("throughput_samples_per_s"),
-                     units::format_count(M.at("tokens_per_s") / tr.ranks), M.at("tflops_per_gpu"),
-                     M.count("mfu") ? fmt::format(" (MFU {:.1f}%)", 100 * M.at("mfu")) : "");
+                     units::format_time(m.at(metric::iteration_time_s)), m.at(metric::throughput_samples_per_s),
+                     units::format_count(m.at(metric::tokens_per_s) / tr.ranks), m.at(metric::tflops_per_gpu),
+                     m.contains(metric::mfu) ? fmt::format(" (MFU {:.1f}%)", 100 * m.at(metric::mfu)) : "");
   // Idle = iteration - the busiest GPU's compute: exposed communication and pipeline bubbles together.
   out += fmt::format("  time      compute {}  idle {} (exposed communication and bubbles)\n",
                      units::format_time(B.at("compute_s")), units::format_time(B.at("exposed_communication_s")));
-  const std::string comm = communication_list(w, B);
+  const std::string comm = communication_list(params, B);
   if (!comm.empty())
     out += "  comm      " + comm + "\n";
   out += fmt::format("  traffic   {} per iteration ({} inter-node), {} gradient buckets\n",
-                     units::format_bytes(M.at("network_bytes")), units::format_bytes(M.at("network_bytes_inter_node")),
-                     tr.buckets);
+                     units::format_bytes(m.at(metric::network_bytes)),
+                     units::format_bytes(m.at(metric::network_bytes_inter_node)), tr.buckets);
   std::string tiers;
   for (const auto& [key, bytes] : B)
     if (key.rfind("bytes_", 0) == 0 && B.count("busiest_" + key.substr(6) + "_link_busy_s"))
@@ -120,14 +123,14 @@ std::string summary_text(const TrainingParams& w, const RunEnv& env, const Train
                       units::format_time(B.at("busiest_" + key.substr(6) + "_link_busy_s")));
   if (!tiers.empty())
     out += "  links     " + tiers + "\n";
-  out += fmt::format("  memory    {} per GPU of {} ({}){}\n", units::format_bytes(M.at("peak_memory_bytes")),
-                     units::format_bytes(M.at("memory_capacity_bytes")),
+  out += fmt::format("  memory    {} per GPU of {} ({}){}\n", units::format_bytes(m.at(metric::peak_memory_bytes)),
+                     units::format_bytes(m.at(metric::memory_capacity_bytes)),
                      fmt::format("weights {}, grads {}, optimizer {}, activations {}",
                                  units::format_bytes(B.at("memory_parameters_bytes")),
                                  units::format_bytes(B.at("memory_gradients_bytes")),
                                  units::format_bytes(B.at("memory_optimizer_bytes")),
                                  units::format_bytes(B.at("memory_activations_bytes"))),
-                     M.at("peak_memory_bytes") <= M.at("memory_capacity_bytes") ? "" : "  DOES NOT FIT");
+                     m.at(metric::peak_memory_bytes) <= m.at(metric::memory_capacity_bytes) ? "" : "  DOES NOT FIT");
   return out;
 }
 
@@ -150,10 +153,11 @@ void add_pipeline_bubble(RunMetrics& metrics, const TrainingGraph& tr, const Sta
       device += seconds(stages.map.stage(static_cast<int>(d), op.chunk), op.pass);
     busy = std::max(busy, device);
   }
-  const double step = metrics.metrics.at("iteration_time_s"), bubble = std::max(0.0, alone - busy);
+  const double step = metrics.at(metric::iteration_time_s), bubble = std::max(0.0, alone - busy);
   metrics.breakdown["pipeline_bubble_s"] = bubble;
-  metrics.metrics["pipeline_bubble_step_fraction"] = bubble / step;
-  metrics.metrics["other_idle_step_fraction"] = std::max(0.0, step - metrics.breakdown.at("compute_s") - bubble) / step;
+  metrics.set(metric::pipeline_bubble_step_fraction, bubble / step);
+  metrics.set(metric::other_idle_step_fraction,
+              std::max(0.0, step - metrics.breakdown.at("compute_s") - bubble) / step);
 }
 
 MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& training)
@@ -174,10 +178,10 @@ struct MoePolicies {
   std::unique_ptr<MoePolicy> policy;
 };
 
-MoePolicies moe_policies(const TrainingParams& w, const RunEnv& env, TrainingPlan& plan)
+MoePolicies moe_policies(const TrainingParams& params, const RunEnv& env, TrainingPlan& plan)
 {
   MoePolicies out;
-  if (!w.model.moe.enabled())
+  if (!params.model.moe.enabled())
     return out;
   out.routing = env.policies->make<RoutingModel>("moe_routing", *env.source);
   out.policy = env.policies->make<MoePolicy>("moe", *env.source);
@@ -189,7 +193,7 @@ MoePolicies moe_policies(const TrainingParams& w, const RunEnv& env, TrainingPla
 }
 
 // Per pipeline stage (replica 0): compute time and the rest of the iteration, per iteration.
-void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const TrainingGraph& training,
+void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& params, const TrainingGraph& training,
                          const ParallelLayout& parallel)
 {
   std::map<int, double> busy_on_host;
@@ -197,18 +201,18 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& w, const Tra
     if (t.kind == TaskKind::COMPUTE)
       busy_on_host[t.host] += t.seconds;
   for (int stage = 0; stage < parallel.pp; ++stage) {
-    const double busy = busy_on_host[parallel.host(0, stage)] / w.iterations;
+    const double busy = busy_on_host[parallel.host(0, stage)] / params.iterations;
     metrics.breakdown["stage" + std::to_string(stage) + "_busy_s"] = busy;
-    metrics.breakdown["stage" + std::to_string(stage) + "_idle_s"] = metrics.metrics.at("iteration_time_s") - busy;
+    metrics.breakdown["stage" + std::to_string(stage) + "_idle_s"] = metrics.at(metric::iteration_time_s) - busy;
   }
 }
 
 // Whether replica 0 can stand for every data-parallel replica: a uniform fabric (no replica's traffic slows another's
 // differently) and no random slowdowns (drawn per device and step). Slow devices and the spread of speeds are folded
 // into replica 0's stages (training_stragglers).
-bool replicas_alike(const ClusterParams& c)
+bool replicas_alike(const ClusterParams& cluster)
 {
-  return uniform_fabric(c.network) && c.stragglers.random.probability == 0;
+  return uniform_fabric(cluster.network) && cluster.stragglers.random.probability == 0;
 }
 
 // The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
@@ -267,12 +271,12 @@ StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& para
 }
 
 // What a user should know about how the run was simulated.
-std::vector<std::string> run_warnings(const TrainingParams& w, const RunEnv& env, bool one_replica, int gpus,
+std::vector<std::string> run_warnings(const TrainingParams& params, const RunEnv& env, bool one_replica, int gpus,
                                       const ParallelLayout& parallel)
 {
   std::vector<std::string> out;
   const int pp = parallel.pp, tp = parallel.tp, dp = parallel.dp;
-  if (w.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
+  if (params.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
     out.push_back("--replicas one is ignored for an MoE model: each replica routes its own tokens to the others' "
                   "experts, so every replica is simulated");
   if (env.cluster->stragglers.random.probability > 0 && one_replica && dp > 1)
@@ -290,40 +294,38 @@ std::vector<std::string> run_warnings(const TrainingParams& w, const RunEnv& env
 
 WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
 {
-  const TrainingParams& w = params;
   const PlatformSpec& platform = *env.platform;
   const DeviceSpec& device = *env.device;
   const int gpus = env.cluster->nodes * env.cluster->gpus_per_node;
-  const ParallelLayout parallel = w.parallel.layout(gpus);
+  const ParallelLayout parallel = params.parallel.layout(gpus);
   const int dp = parallel.dp;
   auto sync = env.policies->make<GradientSync>("sync", *env.source);
-  const std::string schedule_name = pipeline_schedule_name(w, *env.policies);
+  const std::string schedule_name = pipeline_schedule_name(params, *env.policies);
   auto schedule = env.policies->make<PipelineSchedule>("pipeline", *env.source, schedule_name);
   const DeviceProfile profile =
       env.cluster->profile.empty() ? *builtin_profile(device.name) : load_profile(env.cluster->profile);
   auto cost = make_cost_model(device, profile);
-  const bool layer_graph = !w.model.graph.empty();
+  const bool layer_graph = !params.model.graph.empty();
   const bool pipelined = parallel.pp > 1 || parallel.vpp > 1 || layer_graph;
   StageShape shape;
   shape.parallel = parallel;
   shape.map = schedule->stage_map(parallel.pp, schedule->chunks(parallel.vpp));
   shape.graph_pipeline = schedule->runs_stage_dags();
   shape.price_dp_beside = true;
-  const StageSet stages =
-      layer_graph ? layer_graph_stages(w, *cost, platform, shape) : transformer_stages(w, *cost, platform, shape);
+  const StageSet stages = layer_graph ? layer_graph_stages(params, *cost, platform, shape)
+                                      : transformer_stages(params, *cost, platform, shape);
   TrainingPlan plan;
-  plan.params = &w;
+  plan.params = &params;
   plan.stages = &stages;
   plan.schedule = schedule.get();
   plan.sync = sync.get();
   plan.platform = &platform;
   plan.cost = cost.get();
   plan.parallel = parallel;
-  const MoePolicies moe = moe_policies(w, env, plan);
+  const MoePolicies moe = moe_policies(params, env, plan);
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
-  plan.overlap =
-      w.framework.overlap == "after-backward" ? GradientOverlap::AFTER_BACKWARD : GradientOverlap::DURING_BACKWARD;
+  plan.overlap = params.framework.overlap;
   TrainingGraph training = build_replicas(plan, env, dp);
   const StragglerModel stragglers = training_stragglers(env, parallel, plan.one_replica);
   if (stragglers.any())
@@ -333,30 +335,30 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   RunMetrics& metrics = out.metrics;
   metrics = training_metrics(training, timeline, platform);
   if (stragglers.any()) // what every synchronous step waits for
-    metrics.metrics["slowest_gpu_speed"] = stragglers.slowest();
+    metrics.set(metric::slowest_gpu_speed, stragglers.slowest());
   if (pipelined)
-    metrics.metrics["bubble_fraction"] = (metrics.metrics.at("iteration_time_s") - metrics.breakdown.at("compute_s")) /
-                                         metrics.breakdown.at("compute_s");
-  if (pipelined && !shape.graph_pipeline && !w.model.moe.enabled())
+    metrics.set(metric::bubble_fraction, (metrics.at(metric::iteration_time_s) - metrics.breakdown.at("compute_s")) /
+                                             metrics.breakdown.at("compute_s"));
+  if (pipelined && !shape.graph_pipeline && !params.model.moe.enabled())
     add_pipeline_bubble(metrics, training, stages);
   const MemoryFootprint memory = peak_memory(stages, training);
-  if (w.model.moe.enabled())
+  if (params.model.moe.enabled())
     add_moe_metrics(metrics, training, timeline);
   // MFU: model FLOPs per GPU-second over the dtype's dense peak.
-  metrics.metrics["mfu"] = metrics.metrics.at("tflops_per_gpu") * 1e12 / device.peak(w.model.dtype);
+  metrics.set(metric::mfu, metrics.at(metric::tflops_per_gpu) * 1e12 / device.peak(params.model.dtype));
   if (pipelined)
-    add_stage_breakdown(metrics, w, training, parallel);
-  if (w.tokens > 0) // the budget at this step's rate
-    metrics.metrics["time_to_train_s"] = w.tokens / metrics.metrics.at("tokens_per_s");
-  metrics.metrics["peak_memory_bytes"] = memory.total();
-  metrics.metrics["memory_capacity_bytes"] = device.memory_bytes;
-  metrics.flags["fits_in_memory"] = memory.total() <= (1 - w.memory_reserve) * device.memory_bytes;
+    add_stage_breakdown(metrics, params, training, parallel);
+  if (params.tokens > 0) // the budget at this step's rate
+    metrics.set(metric::time_to_train_s, params.tokens / metrics.at(metric::tokens_per_s));
+  metrics.set(metric::peak_memory_bytes, memory.total());
+  metrics.set(metric::memory_capacity_bytes, device.memory_bytes);
+  metrics.set_flag(metric::fits_in_memory, memory.total() <= (1 - params.memory_reserve) * device.memory_bytes);
   for (const auto& [k, v] : memory.breakdown())
     metrics.breakdown[k] = v;
   if (env.trace)
     out.trace_json = chrome_trace_json(training.graph, timeline, platform);
-  out.summary = summary_text(w, env, training, metrics);
-  out.warnings = run_warnings(w, env, plan.one_replica, gpus, parallel);
+  out.summary = summary_text(params, env, training, metrics);
+  out.warnings = run_warnings(params, env, plan.one_replica, gpus, parallel);
   return out;
 }
 
