@@ -20,7 +20,7 @@ int main(int argc, char** argv)
     c.device = "h100-sxm5";
     c.nodes = gpus / 8;
     c.gpus_per_node = 8;
-    c.network.kind = "fat-tree"; // non-blocking two-level fat-tree, one 400 Gb/s NIC per GPU
+    c.network.kind = cs::NetworkKind::FAT_TREE; // non-blocking two-level fat-tree, one 400 Gb/s NIC per GPU
     const auto& device = *cs::DeviceCatalog::builtin().find("h100-sxm5");
     cs::PlatformSpec p = cs::build_platform_spec(c, device);
     cs::TaskGraph g;

@@ -59,7 +59,7 @@ double raw_simgrid_rate(int devices, int rounds)
     char* argv[] = {name, nullptr};
     s4u::Engine e(&argc, argv);
     xbt_log_control_set("root.thresh:critical");
-    cs::configure_simgrid_network_model("ideal");
+    cs::configure_simgrid_network_model(cs::NetworkModel::IDEAL);
     cs::PlatformSpec p = platform_of(devices);
     std::vector<std::pair<int, int>> pairs;
     for (int d = 0; d < devices; ++d)

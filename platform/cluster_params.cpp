@@ -24,7 +24,7 @@ void read_background(ObjectReader& r, BackgroundParams& b)
 {
   r.field("tier", b.tier, "apply to every link of this tier (nic, leaf-uplink, pod-uplink, host-link, tor-uplink, ...)")
       .field("links", b.links, "or to these links by name (as in trace.json and docs/architecture.md)")
-      .choice("kind", b.kind, {"constant", "on-off", "csv"}, "load over time")
+      .choice("kind", b.kind, kBackgroundKinds, "load over time")
       .field("load", b.load, "share of the bandwidth background traffic takes, in [0, 1)")
       .field("on", b.on, "on-off: how long the load lasts")
       .field("off", b.off, "on-off: how long the link is free")
@@ -36,9 +36,9 @@ void read_background(ObjectReader& r, BackgroundParams& b)
     r.fail(r.node(), "a background entry needs either 'tier' or 'links'");
   if (!(b.load >= 0 && b.load < 1))
     r.fail_at("load", "load must be in [0, 1)");
-  if (b.kind == "on-off" && (!(b.on.value > 0) || !(b.off.value > 0)))
+  if (b.kind == BackgroundKind::ON_OFF && (!(b.on.value > 0) || !(b.off.value > 0)))
     r.fail_at(b.on.value > 0 ? "off" : "on", "on-off needs positive 'on' and 'off'");
-  if (b.kind == "csv" && b.file.empty())
+  if (b.kind == BackgroundKind::CSV && b.file.empty())
     r.fail_at("kind", "kind csv needs a 'file'");
   if (b.period.value < 0)
     r.fail_at("period", "period must not be negative");
@@ -46,9 +46,9 @@ void read_background(ObjectReader& r, BackgroundParams& b)
 
 void read_network(ObjectReader r, NetworkParams& n)
 {
-  r.choice("kind", n.kind, {"fat-tree", "rail-optimized", "star", "tree"},
+  r.choice("kind", n.kind, kNetworkKinds,
            "fabric shape: fat-tree, rail-optimized or star for GPU clusters; tree for CPU clusters")
-      .choice("model", n.model, {"ideal", "lv08"},
+      .choice("model", n.model, kNetworkModels,
               "flow model: ideal = max-min sharing with exact size/bandwidth + latency; lv08 = SimGrid's "
               "TCP-calibrated factors")
       .field("nic_bandwidth", n.nic_bandwidth, "bandwidth of one NIC port, per direction")
@@ -63,7 +63,7 @@ void read_network(ObjectReader r, NetworkParams& n)
       .field("oversubscription", n.oversubscription, "CPU cluster: [ToR, aggregation] oversubscription ratios")
       .field("racks_per_agg", n.racks_per_agg, "CPU cluster: racks under one aggregation switch (0 = all)")
       .list<BackgroundParams>("background", n.background, "time-varying background load on links", read_background)
-      .choice("routing", n.routing, {"ideal", "ecmp"},
+      .choice("routing", n.routing, kRoutings,
               "GPU fat-tree: ideal = flows spread evenly over a switch's uplinks; ecmp = each uplink port is a link "
               "and a flow hashes onto one (collisions share a port)")
       .field("ecmp_seed", n.ecmp_seed, "routing: ecmp: salt of the per-flow hash (which flows collide)");
@@ -94,7 +94,7 @@ namespace {
 
 void read_intra_node(ObjectReader intra, IntraNodeParams& p)
 {
-  intra.choice("kind", p.kind, {"nvswitch", "nvlink-mesh", "pcie"}, "intra-node interconnect")
+  intra.choice("kind", p.kind, kIntraNodeKinds, "intra-node interconnect")
       .field("bandwidth", p.bandwidth, "per-GPU bandwidth per direction (default from the device catalog)")
       .field("latency", p.latency, "per-hop latency (default from the device catalog)")
       .field("nvls", p.nvls, "NVSwitch in-switch reduction (NVLink SHARP; H100, H200, B200, GB200)");
@@ -130,7 +130,7 @@ void check_straggler_indices(const ObjectReader& r, const StragglerParams& s, in
 
 bool uniform_fabric(const NetworkParams& network)
 {
-  return network.background.empty() && network.routing == "ideal" &&
+  return network.background.empty() && network.routing == FabricRouting::IDEAL &&
          std::all_of(network.levels.begin(), network.levels.end(),
                      [](const FabricLevel& level) { return level.oversubscription == 1.0; });
 }
@@ -152,10 +152,10 @@ void check_cpu_cluster(ObjectReader& r, ClusterParams& cluster)
     cluster.device = "cpu-node";
   const YAML::Node network = r.node()["network"];
   if (!network.IsDefined() || !network.IsMap() || !network["kind"].IsDefined())
-    cluster.network.kind = "tree";
-  else if (cluster.network.kind != "tree")
+    cluster.network.kind = NetworkKind::TREE;
+  else if (cluster.network.kind != NetworkKind::TREE)
     r.child("network", "").fail_at("kind", "a CPU cluster's network.kind must be 'tree'");
-  if (cluster.network.routing != "ideal")
+  if (cluster.network.routing != FabricRouting::IDEAL)
     r.child("network", "")
         .fail_at("routing", "routing: ecmp is for GPU fat-trees; a CPU tree has one uplink per switch");
 }
@@ -196,7 +196,7 @@ void read_cluster(ObjectReader r, ClusterParams& cluster)
                             cluster.racks * cluster.hosts_per_rack);
     return;
   }
-  if (cluster.network.kind == "tree")
+  if (cluster.network.kind == NetworkKind::TREE)
     r.child("network", "")
         .fail_at("kind", "network.kind 'tree' is for CPU clusters (racks); use fat-tree, rail-optimized or star");
   r.require_positive("gpus_per_node", cluster.gpus_per_node);
@@ -220,7 +220,7 @@ void read_cluster(ObjectReader r, ClusterParams& cluster)
     cluster.nodes = cluster.gpus / cluster.gpus_per_node;
   }
   r.require_positive("nodes", cluster.nodes);
-  if (cluster.network.kind == "rail-optimized" && cluster.network.nics_per_node != cluster.gpus_per_node)
+  if (cluster.network.kind == NetworkKind::RAIL_OPTIMIZED && cluster.network.nics_per_node != cluster.gpus_per_node)
     r.child("network", "")
         .fail_at("nics_per_node", "rail-optimized needs one NIC per GPU (nics_per_node = gpus_per_node)");
   if (cluster.network.nics_per_node > cluster.gpus_per_node)

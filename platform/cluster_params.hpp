@@ -4,15 +4,62 @@
 #include "base/yaml_reader.hpp"
 #include "platform/stragglers.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace cs {
 
+/** A choice's spellings and values, in the order `validate --keys` lists them. */
+template <class E> using Spellings = std::vector<std::pair<std::string, E>>;
+
+/** The spelling of `value` in `table` (the first, when two spell it). */
+template <class E> const std::string& spelling(const Spellings<E>& table, E value)
+{
+  for (const auto& [name, v] : table)
+    if (v == value)
+      return name;
+  return table.front().first;
+}
+
+/** The value spelt `name` in `table`; std::invalid_argument for another spelling. */
+template <class E> E spelled(const Spellings<E>& table, const std::string& name)
+{
+  for (const auto& [spelling, v] : table)
+    if (spelling == name)
+      return v;
+  throw std::invalid_argument("unknown choice '" + name + "'");
+}
+
+/** GPUs' links inside a node. */
+enum class IntraNode { NVSWITCH, NVLINK_MESH, PCIE };
+inline const Spellings<IntraNode> kIntraNodeKinds{
+    {"nvswitch", IntraNode::NVSWITCH}, {"nvlink-mesh", IntraNode::NVLINK_MESH}, {"pcie", IntraNode::PCIE}};
+
+/** The switch fabric: fat-tree, rail-optimized, star (GPU clusters); tree (CPU clusters). */
+enum class NetworkKind { FAT_TREE, RAIL_OPTIMIZED, STAR, TREE };
+inline const Spellings<NetworkKind> kNetworkKinds{{"fat-tree", NetworkKind::FAT_TREE},
+                                                  {"rail-optimized", NetworkKind::RAIL_OPTIMIZED},
+                                                  {"star", NetworkKind::STAR},
+                                                  {"tree", NetworkKind::TREE}};
+
+/** How flows share links: ideal (max-min, no TCP factors) | lv08 (SimGrid's TCP-calibrated model). */
+enum class NetworkModel { IDEAL, LV08 };
+inline const Spellings<NetworkModel> kNetworkModels{{"ideal", NetworkModel::IDEAL}, {"lv08", NetworkModel::LV08}};
+
+/** How flows cross a fat-tree's switch levels above the leaves (see NetworkParams::routing). */
+enum class FabricRouting { IDEAL, ECMP };
+inline const Spellings<FabricRouting> kRoutings{{"ideal", FabricRouting::IDEAL}, {"ecmp", FabricRouting::ECMP}};
+
+/** Background load over time: constant | on-off | csv. */
+enum class BackgroundKind { CONSTANT, ON_OFF, CSV };
+inline const Spellings<BackgroundKind> kBackgroundKinds{
+    {"constant", BackgroundKind::CONSTANT}, {"on-off", BackgroundKind::ON_OFF}, {"csv", BackgroundKind::CSV}};
+
 /** GPUs' links inside a node. Zero bandwidth/latency mean "take the device catalog's value". */
 struct IntraNodeParams {
-  std::string kind = "nvswitch"; // nvswitch | nvlink-mesh | pcie
-  Rate bandwidth;                // per GPU and direction
+  IntraNode kind = IntraNode::NVSWITCH;
+  Rate bandwidth; // per GPU and direction
   Seconds latency;
   bool nvls = false; // NVSwitch in-switch reduction (NVLink SHARP), H100/H200
 };
@@ -28,16 +75,16 @@ struct FabricLevel {
 struct BackgroundParams {
   std::string tier;               // links of this tier (nic, leaf-uplink, tor-uplink, host-link, ...)
   std::vector<std::string> links; // or these links by name
-  std::string kind = "constant";  // constant | on-off | csv
-  double load = 0.5;              // share taken (constant, and on-off while on)
-  Seconds on{1e-3}, off{1e-3};    // on-off phases
-  std::string file;               // csv: "time_s,load" rows, relative to the scenario file
-  Seconds period;                 // csv: repeat every period (0 = no repeat)
+  BackgroundKind kind = BackgroundKind::CONSTANT;
+  double load = 0.5;           // share taken (constant, and on-off while on)
+  Seconds on{1e-3}, off{1e-3}; // on-off phases
+  std::string file;            // csv: "time_s,load" rows, relative to the scenario file
+  Seconds period;              // csv: repeat every period (0 = no repeat)
 };
 
 struct NetworkParams {
-  std::string kind = "fat-tree"; // fat-tree | rail-optimized | star (GPU clusters); tree (CPU clusters)
-  std::string model = "ideal";   // ideal (max-min, no TCP factors) | lv08 (SimGrid's TCP-calibrated model)
+  NetworkKind kind = NetworkKind::FAT_TREE;
+  NetworkModel model = NetworkModel::IDEAL;
   Rate nic_bandwidth{400e9 / 8};
   double nic_efficiency = 0.97; // share of the line rate a NIC delivers
   int nics_per_node = 8;
@@ -53,7 +100,7 @@ struct NetworkParams {
   // GPU fat-trees: how flows cross the switch levels above the leaves. ideal = every flow spreads over all uplinks
   // (one aggregate link per switch); ecmp = each uplink port is its own link and a flow takes the port its
   // (source, destination) hash picks, so two flows can collide on one port while another stays idle.
-  std::string routing = "ideal";
+  FabricRouting routing = FabricRouting::IDEAL;
   int ecmp_seed = 0; // salt of the ECMP hash (a switch setting, not the run's --seed)
 };
 

@@ -44,8 +44,8 @@ void wire_node(Topology& t, const ClusterParams& cluster, const DeviceSpec& d, i
   };
   const double pcie_bw = d.pcie_bandwidth;
   const double pcie_lat = d.pcie_latency;
-  if (intra.kind == "nvswitch" || intra.kind == "pcie") {
-    bool nv = intra.kind == "nvswitch";
+  if (intra.kind == IntraNode::NVSWITCH || intra.kind == IntraNode::PCIE) {
+    bool nv = intra.kind == IntraNode::NVSWITCH;
     double bw = intra.bandwidth.value > 0 ? intra.bandwidth.value : (nv ? d.nvlink_achievable : pcie_bw);
     double lat = intra.latency.value > 0 ? intra.latency.value : (nv ? d.nvlink_latency : pcie_lat);
     auto links = per_gpu_links(nv ? "nvlink" : "pcie", bw, lat);
@@ -91,7 +91,7 @@ Leaves wire_leaves(Topology& t, const ClusterParams& cluster, const std::vector<
     for (int k = 0; k < nics; ++k)
       nic[n].push_back(
           t.add_link(fmt::format("node{}/nic{}", n, k), net.nic_bandwidth.value * net.nic_efficiency, nic_lat, "nic"));
-  const bool rail = net.kind == "rail-optimized", star = net.kind == "star";
+  const bool rail = net.kind == NetworkKind::RAIL_OPTIMIZED, star = net.kind == NetworkKind::STAR;
   Leaves leaves;
   leaves.gpus_per_nic = gpn / nics;
   leaves.rails = rail ? nics : 1;
@@ -125,14 +125,14 @@ std::vector<int> wire_upper_levels(Topology& t, const NetworkParams& net, const 
     groups_per_pod = net.levels[1].radix;
   const int pods = ceil_div(leaf_groups, groups_per_pod);
   std::vector<int> pod_of_leaf(leaves.switches.size(), 0);
-  if (levels < 2 || net.kind == "star" || leaves.switches.size() <= 1)
+  if (levels < 2 || net.kind == NetworkKind::STAR || leaves.switches.size() <= 1)
     return pod_of_leaf;
   const int top = t.add_switch(levels == 3 && pods > 1 ? "core" : "spine");
   // A switch's uplinks: one aggregate link (ideal spreading), or under ECMP one link per port of the NIC's speed
   // (as many as carry that capacity), which flows hash onto.
   const double port = net.nic_bandwidth.value * net.nic_efficiency;
   auto uplink = [&](const std::string& name, double bw, double lat, const char* tier, int stage) {
-    if (net.routing != "ecmp")
+    if (net.routing != FabricRouting::ECMP)
       return t.add_link(name, bw, lat, tier);
     const int ports = std::max(1, static_cast<int>(std::lround(bw / port)));
     return t.add_link_bundle(name, bw, ports, lat, tier, stage);
@@ -176,7 +176,7 @@ PlatformSpec build_gpu(const ClusterParams& cluster, const DeviceSpec& d)
       gpu[n].push_back(t.add_host(fmt::format("node{}/gpu{}", n, g), n, g));
   for (int n = 0; n < nodes; ++n)
     wire_node(t, cluster, d, n, gpu[n]);
-  if (nodes == 1 && cluster.network.kind != "star" && cluster.network.levels.empty())
+  if (nodes == 1 && cluster.network.kind != NetworkKind::STAR && cluster.network.levels.empty())
     return p;
   t.set_ecmp_seed(static_cast<std::uint64_t>(cluster.network.ecmp_seed));
   p.fabric_non_blocking = uniform_fabric(cluster.network);
@@ -253,9 +253,9 @@ void apply_background_traffic(PlatformSpec& platform, const NetworkParams& netwo
   const auto& links = platform.topology.links();
   for (const auto& b : network.background) {
     LinkAvailability a;
-    if (b.kind == "constant") {
+    if (b.kind == BackgroundKind::CONSTANT) {
       a.points = {{0.0, 1.0 - b.load}};
-    } else if (b.kind == "on-off") {
+    } else if (b.kind == BackgroundKind::ON_OFF) {
       a.points = {{0.0, 1.0 - b.load}, {b.on.value, 1.0}};
       a.period = b.on.value + b.off.value;
     } else {

@@ -26,8 +26,8 @@ struct PlatformSpec {
   int machines = 0; // GPU nodes or CPU hosts
   int hosts_per_machine = 1;
   int nics_per_machine = 1;
-  bool nvls = false;                          // NVSwitch with in-switch reduction (NVLink SHARP)
-  std::string network_model = "ideal";        // ideal | lv08
+  bool nvls = false; // NVSwitch with in-switch reduction (NVLink SHARP)
+  NetworkModel network_model = NetworkModel::IDEAL;
   bool fabric_non_blocking = false;           // switch uplinks carry all below them, spread ideally (no ECMP)
   std::map<int, LinkAvailability> background; // link index -> share left by background traffic (both directions)
 };

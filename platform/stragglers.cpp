@@ -72,7 +72,10 @@ void read_stragglers(ObjectReader& r, StragglerParams& s)
   ObjectReader random = r.child("random", "random slowdowns: before each step a device sleeps with a probability");
   random.field("probability", s.random.probability, "chance of a slowdown before each step, in [0, 1]")
       .field("duration", s.random.duration, "its length (fixed), mean (exponential) or half-range (uniform)")
-      .choice("distribution", s.random.distribution, {"fixed", "exponential", "uniform"},
+      .choice("distribution", s.random.distribution,
+              {{"fixed", SlowdownDistribution::FIXED},
+               {"exponential", SlowdownDistribution::EXPONENTIAL},
+               {"uniform", SlowdownDistribution::UNIFORM}},
               "how slowdown lengths are drawn");
   random.finish();
   r.field("spread", s.spread,
@@ -164,9 +167,9 @@ double StragglerModel::delay(int device, long long step) const
   if (unit(key) >= random_.probability)
     return 0;
   const double d = random_.duration.value, u = unit(splitmix64(key));
-  if (random_.distribution == "exponential")
+  if (random_.distribution == SlowdownDistribution::EXPONENTIAL)
     return -d * std::log1p(-u);
-  if (random_.distribution == "uniform")
+  if (random_.distribution == SlowdownDistribution::UNIFORM)
     return 2 * d * u;
   return d;
 }

@@ -19,11 +19,14 @@ struct SlowDevices {
   double factor = 1.0;      // relative speed, > 0 (2 = twice as fast)
 };
 
+/** How long a random slowdown lasts: the duration itself, exponential with that mean, or uniform on [0, 2 d]. */
+enum class SlowdownDistribution { FIXED, EXPONENTIAL, UNIFORM };
+
 /** Before each step a device sleeps with `probability` (the partial-reduce artifacts' random_wait). */
 struct RandomSlowdown {
   double probability = 0;
-  Seconds duration{0};                // fixed: this; exponential: its mean; uniform: on [0, 2 x duration]
-  std::string distribution = "fixed"; // fixed | exponential | uniform
+  Seconds duration{0}; // fixed: this; exponential: its mean; uniform: on [0, 2 x duration]
+  SlowdownDistribution distribution = SlowdownDistribution::FIXED;
 };
 
 struct StragglerParams {

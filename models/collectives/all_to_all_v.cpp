@@ -73,7 +73,7 @@ std::optional<std::vector<Flow>> repaired_pairs(const std::vector<double>& m, co
 
 bool eligible(const PlatformSpec& platform, const std::vector<int>& machine, const std::vector<double>& m)
 {
-  if (!platform.fabric_non_blocking || !platform.background.empty() || platform.network_model != "ideal")
+  if (!platform.fabric_non_blocking || !platform.background.empty() || platform.network_model != NetworkModel::IDEAL)
     return false;
   if (std::set<int>(machine.begin(), machine.end()).size() < static_cast<std::size_t>(kRepairMachines))
     return false;

@@ -21,7 +21,12 @@ public:
   {
     r.field("partitions", partitions_, "pipelined partitions (0 = chosen per step from 1, 2, 4, 8)")
         .field("launch_overhead", launch_, "fixed cost per partition and stage (kernel launch, a2a set-up)")
-        .choice("memory_reuse", reuse_, {"none", "buffers", "recommunicate", "recompute", "adaptive"},
+        .choice("memory_reuse", reuse_,
+                {{"none", Reuse::NONE},
+                 {"buffers", Reuse::BUFFERS},
+                 {"recommunicate", Reuse::RECOMMUNICATE},
+                 {"recompute", Reuse::RECOMPUTE},
+                 {"adaptive", Reuse::ADAPTIVE}},
                 "what is given up for memory: buffers (shared across partitions), plus resending the dispatch or "
                 "recomputing the experts in backward, or adaptive");
     read_capacity_pad(r, pad_);
@@ -56,14 +61,14 @@ public:
           best = n;
     const double a2a = stages(1)[0], expert = stages(1)[1];
     s.partitions = best;
-    std::string reuse = reuse_;
-    if (reuse == "adaptive") // resending costs one more all-to-all; recomputing one more expert forward
-      reuse = a2a <= expert ? "recommunicate" : "recompute";
-    s.activation_scale = reuse == "none" ? 1.0 : 1.0 / best;
-    if (reuse == "recommunicate") {
+    Reuse reuse = reuse_;
+    if (reuse == Reuse::ADAPTIVE) // resending costs one more all-to-all; recomputing one more expert forward
+      reuse = a2a <= expert ? Reuse::RECOMMUNICATE : Reuse::RECOMPUTE;
+    s.activation_scale = reuse == Reuse::NONE ? 1.0 : 1.0 / best;
+    if (reuse == Reuse::RECOMMUNICATE) {
       s.recommunicate_share = 1.0;
       s.activation_scale *= 0.5; // the dispatched copy is not kept, only the combined one
-    } else if (reuse == "recompute") {
+    } else if (reuse == Reuse::RECOMPUTE) {
       s.extra_backward_s.assign(c.ranks, 0.0);
       for (int r = 0; r < c.ranks; ++r)
         s.extra_backward_s[r] = expert_seconds_of(c, s.tokens[r]);
@@ -73,9 +78,10 @@ public:
   }
 
 private:
+  enum class Reuse { NONE, BUFFERS, RECOMMUNICATE, RECOMPUTE, ADAPTIVE };
   int partitions_ = 0;
   Seconds launch_{20e-6};
-  std::string reuse_ = "buffers";
+  Reuse reuse_ = Reuse::BUFFERS;
   bool pad_ = false;
 };
 

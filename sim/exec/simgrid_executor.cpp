@@ -238,7 +238,7 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   // LV08's factors and cross-traffic leave rounding the solver cannot saturate at that precision (a 1,024-GPU MoE
   // step aborted in SimGrid's max-min), so it keeps SimGrid's own.
   const SimgridPrecision precision =
-      platform.network_model == "ideal" ? SimgridPrecision{1e-13, 1e-12} : SimgridPrecision{};
+      platform.network_model == NetworkModel::IDEAL ? SimgridPrecision{1e-13, 1e-12} : SimgridPrecision{};
   auto engine = start_simgrid_session(platform.network_model, precision);
   fit_actor_stacks(active, left);
   // When thousands of flows share the fabric, every completion changes nearly every rate: recomputing them all

@@ -8,10 +8,10 @@
 
 namespace cs {
 
-void configure_simgrid_network_model(const std::string& model)
+void configure_simgrid_network_model(NetworkModel model)
 {
   namespace s4u = simgrid::s4u;
-  if (model == "ideal") {
+  if (model == NetworkModel::IDEAL) {
     // Pure max-min sharing with time = latency + size / bandwidth: no TCP window bound, no ACK cross-traffic,
     // no latency/bandwidth correction factors. This is what the analytical backend computes. The window bound is
     // gamma / (2 x latency), and SimGrid 3.32 bounds a flow by min(its rate cap, that): a gamma of 0 drops the
@@ -20,10 +20,8 @@ void configure_simgrid_network_model(const std::string& model)
     s4u::Engine::set_config("network/model:CM02");
     s4u::Engine::set_config("network/TCP-gamma:1e30");
     s4u::Engine::set_config("network/crosstraffic:0");
-  } else if (model == "lv08") {
-    s4u::Engine::set_config("network/model:LV08");
   } else {
-    throw std::invalid_argument("unknown network model '" + model + "'");
+    s4u::Engine::set_config("network/model:LV08");
   }
 }
 

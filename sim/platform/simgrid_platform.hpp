@@ -23,7 +23,7 @@ struct SimgridPlatform {
 };
 
 /** Sets the network model config (must come before any platform exists). */
-void configure_simgrid_network_model(const std::string& model);
+void configure_simgrid_network_model(NetworkModel model);
 
 /** Per link direction (2 x link + up): 1 where no sharing of the routes among `pairs` (all ordered pairs when
  *  empty) can make it a bottleneck. That holds for a full-duplex direction without background load that starts and

@@ -32,11 +32,11 @@ void check_scenario(const Scenario& s)
     if (d->kind != "gpu")
       throw scenario_error(s, "cluster.device",
                            fmt::format("'{}' is not a GPU; GPU clusters take nodes of GPUs", c.device));
-    if ((c.intra_node.kind == "nvswitch" || c.intra_node.kind == "nvlink-mesh") && d->nvlink_bandwidth <= 0 &&
-        c.intra_node.bandwidth.value <= 0)
+    if ((c.intra_node.kind == IntraNode::NVSWITCH || c.intra_node.kind == IntraNode::NVLINK_MESH) &&
+        d->nvlink_bandwidth <= 0 && c.intra_node.bandwidth.value <= 0)
       throw scenario_error(s, "cluster.intra_node.kind",
                            fmt::format("{} has no NVLink; use intra_node.kind: pcie", c.device));
-    if (c.intra_node.kind == "nvlink-mesh" && c.gpus_per_node != 8)
+    if (c.intra_node.kind == IntraNode::NVLINK_MESH && c.gpus_per_node != 8)
       throw scenario_error(s, "cluster.gpus_per_node",
                            "nvlink-mesh is the 8-GPU DGX-1 hybrid cube-mesh: gpus_per_node must be 8");
     if (c.network.levels.size() > 1 && c.network.levels.back().oversubscription != 1.0)

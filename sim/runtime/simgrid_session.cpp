@@ -12,8 +12,7 @@
 
 namespace cs {
 
-std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(const std::string& network_model,
-                                                            SimgridPrecision precision)
+std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(NetworkModel network_model, SimgridPrecision precision)
 {
   static char name[] = "clustersim";
   int argc = 1;

@@ -21,8 +21,7 @@ struct SimgridPrecision {
 
 /** Creates the process's engine with logging quietened, the precisions set and the network model configured
  *  (before any platform exists). */
-std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(const std::string& network_model,
-                                                            SimgridPrecision precision);
+std::unique_ptr<simgrid::s4u::Engine> start_simgrid_session(NetworkModel network_model, SimgridPrecision precision);
 
 /** Memory mappings this process may still make, less a reserve for what a run maps besides actor stacks (Linux's
  *  vm.max_map_count, 65,536 by default, less the mappings in use). */

@@ -20,8 +20,8 @@ cs::PlatformSpec platform(int nodes, double oversubscription = 1, const std::str
   c.gpus_per_node = 8;
   c.network.nics_per_node = 8;
   c.network.levels = {cs::FabricLevel{oversubscription, 0, cs::Seconds{-1}}, cs::FabricLevel{}};
-  c.network.routing = routing;
-  c.network.model = model;
+  c.network.routing = routing == "ecmp" ? cs::FabricRouting::ECMP : cs::FabricRouting::IDEAL;
+  c.network.model = model == "lv08" ? cs::NetworkModel::LV08 : cs::NetworkModel::IDEAL;
   return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
 }
 

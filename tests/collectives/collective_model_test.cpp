@@ -314,7 +314,7 @@ TEST(Collectives, EcmpCollisionsSeparateOversubscriptionsThatIdealSpreadingMakes
     c.device = "h100-sxm5";
     c.nodes = 16;
     c.network.levels = {cs::FabricLevel{oversubscription, 0, cs::Seconds{-1}}, cs::FabricLevel{}};
-    c.network.routing = routing;
+    c.network.routing = routing == "ecmp" ? cs::FabricRouting::ECMP : cs::FabricRouting::IDEAL;
     c.network.ecmp_seed = seed;
     auto p = cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
     cs::TaskGraph g;

@@ -126,7 +126,7 @@ TEST(Backends, ARateCappedFlowLeavesTheRestOfItsLinkToOthersUnderSimgrid)
   g.finalize();
   const double latency = p.topology.route_latency(0, 2);
   for (const char* model : {"ideal", "lv08"}) {
-    p.network_model = model;
+    p.network_model = std::string(model) == "lv08" ? cs::NetworkModel::LV08 : cs::NetworkModel::IDEAL;
     const cs::Timeline tl = simgrid_timeline(g, p);
     if (std::string(model) == "ideal") {
       EXPECT_NEAR(tl.end[0], latency + bytes / (0.75 * link), 1e-9) << model;
@@ -146,7 +146,7 @@ TEST(Backends, SimgridLv08WorkedExample)
   cs::PlatformSpec p;
   p.device = &h100();
   p.machines = 2;
-  p.network_model = "lv08";
+  p.network_model = cs::NetworkModel::LV08;
   int a = p.topology.add_host("a", 0, 0), b = p.topology.add_host("b", 1, 0);
   p.topology.add_edge(a, b, p.topology.add_link("wire", 1e6 / 8, 10e-3, "test", false));
   cs::TaskGraph g;
@@ -154,7 +154,7 @@ TEST(Backends, SimgridLv08WorkedExample)
   g.finalize();
   EXPECT_NEAR(simgrid_timeline(g, p).makespan, 0.996079, 1e-6);
   // The ideal model is plain latency + size / bandwidth: 0.01 + 0.8 = 0.81 s.
-  p.network_model = "ideal";
+  p.network_model = cs::NetworkModel::IDEAL;
   EXPECT_NEAR(simgrid_timeline(g, p).makespan, 0.81, 1e-12);
   EXPECT_NEAR(cs::run_analytical(g, p).makespan, 0.81, 1e-12);
 }

@@ -16,7 +16,7 @@ cs::PlatformSpec cpu_cluster(int racks, int hosts_per_rack, int racks_per_agg)
   c.device = "cpu-node";
   c.racks = racks;
   c.hosts_per_rack = hosts_per_rack;
-  c.network.kind = "tree";
+  c.network.kind = cs::NetworkKind::TREE;
   c.network.racks_per_agg = racks_per_agg;
   return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("cpu-node"));
 }

@@ -31,7 +31,7 @@ struct SchedulerFixture {
     c.device = "cpu-node";
     c.racks = 4;
     c.hosts_per_rack = 2;
-    c.network.kind = "tree";
+    c.network.kind = cs::NetworkKind::TREE;
     c.network.racks_per_agg = 2;
     return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("cpu-node"));
   }

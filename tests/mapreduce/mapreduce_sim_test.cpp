@@ -19,7 +19,7 @@ cs::PlatformSpec cluster()
   c.device = "cpu-node";
   c.racks = 2;
   c.hosts_per_rack = 3;
-  c.network.kind = "tree";
+  c.network.kind = cs::NetworkKind::TREE;
   c.host.cores = 2;
   c.host.disk_bandwidth.value = 200e6;
   return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("cpu-node"));

@@ -83,11 +83,11 @@ TEST(CollectiveSweep, ClosedFormsFitOnlyAnIdleNonBlockingFabric)
   n.background.push_back(cs::BackgroundParams{});
   EXPECT_FALSE(cs::closed_forms_fit(n));
   n = cs::NetworkParams{};
-  n.kind = "rail-optimized";
+  n.kind = cs::NetworkKind::RAIL_OPTIMIZED;
   EXPECT_FALSE(cs::closed_forms_fit(n));
   // ECMP collisions are not in the forms.
   n = cs::NetworkParams{};
-  n.routing = "ecmp";
+  n.routing = cs::FabricRouting::ECMP;
   EXPECT_FALSE(cs::closed_forms_fit(n));
 }
 

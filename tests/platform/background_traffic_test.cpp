@@ -99,12 +99,12 @@ TEST(BackgroundTraffic, AppliesByTierOrNameAndRejectsUnknownOnes)
   c.nodes = 2;
   auto p = cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
   cs::NetworkParams n;
-  n.background = {cs::BackgroundParams{"nic", {}, "constant", 0.3, {}, {}, "", {}}};
+  n.background = {cs::BackgroundParams{"nic", {}, cs::BackgroundKind::CONSTANT, 0.3, {}, {}, "", {}}};
   cs::apply_background_traffic(p, n, "");
   EXPECT_EQ(p.background.size(), 16u); // 2 nodes x 8 NICs
   EXPECT_DOUBLE_EQ(p.background.begin()->second.at(5.0), 0.7);
-  n.background = {cs::BackgroundParams{"warp-drive", {}, "constant", 0.3, {}, {}, "", {}}};
+  n.background = {cs::BackgroundParams{"warp-drive", {}, cs::BackgroundKind::CONSTANT, 0.3, {}, {}, "", {}}};
   EXPECT_THROW(cs::apply_background_traffic(p, n, ""), std::invalid_argument);
-  n.background = {cs::BackgroundParams{"", {"node9/nic0"}, "constant", 0.3, {}, {}, "", {}}};
+  n.background = {cs::BackgroundParams{"", {"node9/nic0"}, cs::BackgroundKind::CONSTANT, 0.3, {}, {}, "", {}}};
   EXPECT_THROW(cs::apply_background_traffic(p, n, ""), std::invalid_argument);
 }

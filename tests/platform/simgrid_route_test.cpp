@@ -15,7 +15,7 @@ std::string compare_all_routes(const cs::PlatformSpec& p)
   char name[] = "t";
   char* argv[] = {name, nullptr};
   s4u::Engine e(&argc, argv);
-  cs::configure_simgrid_network_model("ideal");
+  cs::configure_simgrid_network_model(cs::NetworkModel::IDEAL);
   auto sg = cs::instantiate_on_simgrid(p, {});
   const auto& t = p.topology;
   const auto never = cs::links_that_never_bind(p, {});
@@ -54,8 +54,8 @@ cs::ClusterParams cluster(const std::string& kind, const std::string& intra, int
   cs::ClusterParams c;
   c.nodes = nodes;
   c.gpus_per_node = 8;
-  c.network.kind = kind;
-  c.intra_node.kind = intra;
+  c.network.kind = cs::spelled(cs::kNetworkKinds, kind);
+  c.intra_node.kind = cs::spelled(cs::kIntraNodeKinds, intra);
   c.network.levels = {cs::FabricLevel{2, 2, {-1}}, cs::FabricLevel{1, 0, {-1}}};
   return c;
 }
@@ -73,7 +73,7 @@ TEST(SimgridRoutes, EqualGraphPathsOnEveryShape)
   cs::ClusterParams cpu;
   cpu.racks = 3;
   cpu.hosts_per_rack = 4;
-  cpu.network.kind = "tree";
+  cpu.network.kind = cs::NetworkKind::TREE;
   cpu.network.racks_per_agg = 2;
   std::vector<Case> cases = {{cluster("fat-tree", "nvswitch", 6), "h100-sxm5", 48 * 47},
                              {cluster("rail-optimized", "nvswitch", 4), "h100-sxm5", 32 * 31},

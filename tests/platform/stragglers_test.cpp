@@ -21,7 +21,9 @@ StragglerParams random_params(double p, double seconds, const std::string& distr
   StragglerParams s;
   s.random.probability = p;
   s.random.duration = cs::Seconds{seconds};
-  s.random.distribution = distribution;
+  s.random.distribution = distribution == "exponential" ? cs::SlowdownDistribution::EXPONENTIAL
+                          : distribution == "uniform"   ? cs::SlowdownDistribution::UNIFORM
+                                                        : cs::SlowdownDistribution::FIXED;
   return s;
 }
 

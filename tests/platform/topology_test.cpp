@@ -13,7 +13,7 @@ cs::ClusterParams gpu_cluster(int nodes, const std::string& kind, int nics = 8)
   cs::ClusterParams c;
   c.nodes = nodes;
   c.gpus_per_node = 8;
-  c.network.kind = kind;
+  c.network.kind = cs::spelled(cs::kNetworkKinds, kind);
   c.network.nics_per_node = nics;
   return c;
 }
@@ -71,7 +71,7 @@ TEST(Topology, EcmpSplitsUplinksIntoPortsAndHashesEachPairOntoOne)
 {
   auto c = gpu_cluster(8, "fat-tree");
   c.network.levels = {cs::FabricLevel{2.0, 4, cs::Seconds{-1}}, cs::FabricLevel{1.0, 0, cs::Seconds{-1}}};
-  c.network.routing = "ecmp";
+  c.network.routing = cs::FabricRouting::ECMP;
   auto p = cs::build_platform_spec(c, device("h100-sxm5"));
   const auto& t = p.topology;
   // 776 GB/s of leaf uplink at 2:1 is 16 ports of one NIC's 48.5 GB/s, each its own link.
@@ -140,7 +140,7 @@ TEST(Topology, SharedNicPerNode)
 TEST(Topology, CubeMeshUsesNvlinkOrPcie)
 {
   auto c = gpu_cluster(1, "star");
-  c.intra_node.kind = "nvlink-mesh";
+  c.intra_node.kind = cs::IntraNode::NVLINK_MESH;
   auto p = cs::build_platform_spec(c, device("v100-sxm2"));
   const auto& t = p.topology;
   EXPECT_EQ(link_names(t, 0, 3), (std::vector<std::string>{"node0/nvlink0-3:up"}));
@@ -154,7 +154,7 @@ TEST(Topology, CpuTreeHostTorAggCore)
   cs::ClusterParams c;
   c.racks = 4;
   c.hosts_per_rack = 10;
-  c.network.kind = "tree";
+  c.network.kind = cs::NetworkKind::TREE;
   c.network.host_link = cs::Rate{10e9 / 8};
   c.network.oversubscription = {5.0, 2.0};
   c.network.racks_per_agg = 2;

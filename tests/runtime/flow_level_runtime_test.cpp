@@ -16,7 +16,7 @@ cs::PlatformSpec two_racks_of_two()
   c.device = "cpu-node";
   c.racks = 2;
   c.hosts_per_rack = 2;
-  c.network.kind = "tree";
+  c.network.kind = cs::NetworkKind::TREE;
   c.network.host_link.value = 125e6;
   c.network.latency.value = 50e-6;
   c.host.cores = 2;

@@ -258,7 +258,7 @@ TEST(Scenario, CpuClusterTakesRacks)
   cs::Scenario s = cs::load_scenario(write_temp("name: c\ncluster: {racks: 4, hosts_per_rack: 10}\n"));
   EXPECT_TRUE(s.cluster.is_cpu_cluster());
   EXPECT_EQ(s.cluster.device, "cpu-node");
-  EXPECT_EQ(s.cluster.network.kind, "tree");
+  EXPECT_EQ(s.cluster.network.kind, cs::NetworkKind::TREE);
   EXPECT_EQ(error_of("name: c\ncluster: {racks: 4, hosts_per_rack: 10, nodes: 3}\n"),
             "F:2:48: a CPU cluster (racks) takes hosts_per_rack, not nodes or gpus");
 }

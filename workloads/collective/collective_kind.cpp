@@ -70,8 +70,9 @@ public:
     out.files.emplace_back("collective.csv", collective_csv(rows));
     const ClusterParams& cl = *env.cluster;
     out.summary = fmt::format("  cluster   {} x {} {} ({}{}, {} network), backend {}\n", cl.nodes, cl.gpus_per_node,
-                              platform.device->display_name, cl.intra_node.kind, platform.nvls ? " + NVLS" : "",
-                              cl.network.kind, backend_name(env.backend));
+                              platform.device->display_name, spelling(kIntraNodeKinds, cl.intra_node.kind),
+                              platform.nvls ? " + NVLS" : "", spelling(kNetworkKinds, cl.network.kind),
+                              backend_name(env.backend));
     if (env.backend == Backend::ANALYTICAL)
       out.summary += fmt::format("  pricing   {} of {} sizes by closed form, the rest as list-scheduled flows\n",
                                  sweep.closed_form_sizes, sweep.sizes.size());

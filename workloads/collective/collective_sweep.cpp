@@ -19,7 +19,7 @@ std::vector<double> sweep_sizes(const CollectiveParams& p)
 
 bool closed_forms_fit(const NetworkParams& network)
 {
-  return uniform_fabric(network) && network.kind != "rail-optimized";
+  return uniform_fabric(network) && network.kind != NetworkKind::RAIL_OPTIMIZED;
 }
 
 CollectiveSweep build_collective_sweep(const CollectiveParams& params, const PlatformSpec& platform, int ranks,

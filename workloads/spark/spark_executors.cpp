@@ -14,7 +14,8 @@ double executor_storage_bytes(const SparkParams& p)
 
 double executor_container_bytes(const SparkParams& p)
 {
-  if (p.manager == "standalone") // the worker starts the executor's JVM with its heap; no container overhead
+  if (p.manager ==
+      SparkManager::STANDALONE) // the worker starts the executor's JVM with its heap; no container overhead
     return p.executor_memory.value;
   return p.executor_memory.value + std::max(384.0 * 1048576.0, 0.10 * p.executor_memory.value);
 }
@@ -88,10 +89,10 @@ int SparkRun::place_executor()
   const int hosts = static_cast<int>(free_cores_.size());
   int best = -1;
   for (int i = 0; i < hosts; ++i) {
-    const int h = p_.manager == "standalone" ? (next_worker_ + i) % hosts : i;
+    const int h = p_.manager == SparkManager::STANDALONE ? (next_worker_ + i) % hosts : i;
     if (free_cores_[h] < p_.executor_cores || free_memory_[h] < need_mem)
       continue;
-    if (p_.manager == "standalone") {
+    if (p_.manager == SparkManager::STANDALONE) {
       next_worker_ = (h + 1) % hosts;
       return h;
     }

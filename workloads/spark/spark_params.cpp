@@ -60,7 +60,7 @@ void read_app(ObjectReader& r, SparkAppParams& a)
 void read_spark(ObjectReader r, SparkParams& p, bool selected)
 {
   r.list<SparkAppParams>("applications", p.applications, "Spark applications: generated or replayed", read_app)
-      .choice("manager", p.manager, {"yarn", "standalone"},
+      .choice("manager", p.manager, {{"yarn", SparkManager::YARN}, {"standalone", SparkManager::STANDALONE}},
               "cluster manager: yarn (containers of heap plus overhead, on the host with the most free cores) or "
               "standalone (heap only, workers taken round-robin: spreadOut)")
       .field("executor_cores", p.executor_cores, "spark.executor.cores: task slots per executor")

@@ -25,9 +25,13 @@ struct SparkAppParams {
   Seconds driver_time{0.5}; // driver-side work between two jobs (collecting results, updating the model)
 };
 
+/** The cluster manager: yarn (containers of heap plus overhead, on the host with the most free cores) or
+ *  standalone (one executor per worker in turn). */
+enum class SparkManager { YARN, STANDALONE };
+
 struct SparkParams {
   std::vector<SparkAppParams> applications;
-  std::string manager = "yarn";              // yarn | standalone: how executors are sized and placed
+  SparkManager manager = SparkManager::YARN; // how executors are sized and placed
   int executor_cores = 4;                    // spark.executor.cores (HiBench's default)
   Bytes executor_memory{4.0 * 1073741824.0}; // spark.executor.memory (heap)
   double memory_fraction = 0.6;              // spark.memory.fraction

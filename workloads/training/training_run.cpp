@@ -72,9 +72,9 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
   const ClusterParams& cluster = *env.cluster;
   const PlatformSpec& platform = *env.platform;
   std::string out;
-  out +=
-      fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", cluster.nodes, cluster.gpus_per_node,
-                  platform.device->display_name, cluster.intra_node.kind, cluster.network.kind, platform.network_model);
+  out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", cluster.nodes, cluster.gpus_per_node,
+                     platform.device->display_name, spelling(kIntraNodeKinds, cluster.intra_node.kind),
+                     spelling(kNetworkKinds, cluster.network.kind), spelling(kNetworkModels, platform.network_model));
   const std::string shape =
       params.model.graph.empty()
           ? fmt::format("{} layers, hidden {}, seq {}", params.model.layers, params.model.hidden, params.model.seq)
