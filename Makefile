@@ -45,6 +45,7 @@ bench: build
 	./bench/scale.sh $(BUILD)
 	./bench/stragglers.sh $(BUILD)
 	./bench/gpu_jobs.sh $(BUILD)
+	./bench/goodput.sh $(BUILD)
 	./bench/spark.sh $(BUILD) --speed-only
 
 clean:

@@ -179,6 +179,14 @@ void read_cluster(ObjectReader r, ClusterParams& cluster)
                                                   "(docs/stragglers.md)");
   read_stragglers(stragglers, cluster.stragglers);
   stragglers.finish();
+  ObjectReader failures = r.child("failures", "what fails and how often, and how long a restart takes "
+                                              "(clustersim goodput; docs/goodput.md)");
+  read_failures(failures, cluster.failures);
+  r.field("spares", cluster.spares, "spare nodes kept beside the job's, swapped in for a failed node");
+  ObjectReader storage = r.child("storage", "checkpoint storage");
+  storage.field("bandwidth", cluster.storage.bandwidth, "sustained write bandwidth shared by every writer");
+  storage.finish();
+  storage.require_non_negative("bandwidth", cluster.storage.bandwidth.value);
   host.require_non_negative("cores", cluster.host.cores);
   host.require_non_negative("memory", cluster.host.memory.value);
   host.require_non_negative("disk_bandwidth", cluster.host.disk_bandwidth.value);
@@ -228,6 +236,10 @@ void read_cluster(ObjectReader r, ClusterParams& cluster)
   if (cluster.gpus_per_node % cluster.network.nics_per_node != 0)
     r.child("network", "").fail_at("nics_per_node", "nics_per_node must divide gpus_per_node");
   cluster.gpus = cluster.nodes * cluster.gpus_per_node;
+  r.require_non_negative("spares", cluster.spares);
+  r.require(
+      cluster.spares <= cluster.nodes, "spares",
+      fmt::format("{} spare nodes for a job of {} nodes: spares beyond the cluster", cluster.spares, cluster.nodes));
   check_straggler_indices(stragglers, cluster.stragglers, cluster.gpus, cluster.nodes);
 }
 

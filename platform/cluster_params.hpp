@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/yaml_reader.hpp"
+#include "platform/failure_params.hpp"
 #include "platform/stragglers.hpp"
 
 #include <stdexcept>
@@ -124,6 +125,10 @@ struct ClusterParams {
   int hosts_per_rack = 0;
   HostParams host;
   StragglerParams stragglers; // heterogeneity every workload sees
+  // The long run (clustersim goodput): what fails and how often, the nodes kept spare, checkpoint storage.
+  FailureParams failures;
+  int spares = 0; // spare nodes beyond `nodes`, swapped in for a failed one
+  StorageParams storage;
 
   bool is_cpu_cluster() const { return racks > 0; }
 };

@@ -28,6 +28,8 @@ std::vector<Command> add_plan_commands(CLI::App& app);
 std::vector<Command> add_capacity_commands(CLI::App& app);
 /** sweep */
 std::vector<Command> add_sweep_commands(CLI::App& app);
+/** goodput */
+std::vector<Command> add_goodput_commands(CLI::App& app);
 /** kernels */
 std::vector<Command> add_kernels_commands(CLI::App& app);
 

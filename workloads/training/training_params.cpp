@@ -1,5 +1,7 @@
 #include "workloads/training/training_params.hpp"
 
+#include "base/units.hpp"
+
 namespace cs {
 namespace {
 // Bounds on user counts (docs/scenarios.md, "Bounds"): large enough for any cluster built so far, small enough that
@@ -46,6 +48,36 @@ void ParallelParams::assign(const ParallelLayout& l)
   cp_comm = l.cp_comm;
   placement = l.placement;
 }
+
+namespace {
+
+// `interval` is a duration or `optimal`.
+void read_checkpoint(ObjectReader c, CheckpointParams& checkpoint)
+{
+  std::string interval = "1h";
+  c.field("interval", interval, "productive time between checkpoints (a duration), or optimal")
+      .choice(
+          "mode", checkpoint.mode,
+          {{"sync", CheckpointMode::SYNC}, {"async", CheckpointMode::ASYNC}, {"in-memory", CheckpointMode::IN_MEMORY}},
+          "sync (wait for storage), async (wait for the copy to host memory only) or in-memory (to a peer node)");
+  c.finish();
+  if (c.describing() || (!c.has("interval") && !c.has("mode")))
+    return;
+  checkpoint.given = true;
+  if (interval == "optimal") {
+    checkpoint.optimal = true;
+    return;
+  }
+  std::string error;
+  const auto seconds = units::parse_time(interval, &error);
+  if (!seconds)
+    c.fail_at("interval", "interval: " + error + " (a duration such as 30min, or optimal)");
+  checkpoint.interval = Seconds{*seconds};
+  c.require_positive("interval", checkpoint.interval.value);
+  c.require_at_most("interval", checkpoint.interval.value, 30 * 86400.0);
+}
+
+} // namespace
 
 void read_training(ObjectReader& r, TrainingParams& params)
 {
@@ -120,6 +152,8 @@ void read_training(ObjectReader& r, TrainingParams& params)
             "memory_reserve must be in [0, 1)");
   r.require_non_negative("tokens", params.tokens);
   r.require_at_most("tokens", params.tokens, 1e16);
+  read_checkpoint(r.child("checkpoint", "checkpoints of the long run (clustersim goodput; docs/goodput.md)"),
+                  params.checkpoint);
 }
 
 } // namespace cs

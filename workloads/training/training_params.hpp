@@ -46,6 +46,18 @@ struct ParallelParams {
   void assign(const ParallelLayout& layout);
 };
 
+/** How a checkpoint is taken: sync (the job waits for storage), async (two stages, as MegaScale and Gemini: GPU to
+ *  host memory while the job waits, host to storage in the background), in-memory (to a peer node's host memory). */
+enum class CheckpointMode { SYNC, ASYNC, IN_MEMORY };
+
+/** `workload.checkpoint`: read by clustersim goodput (the long run). */
+struct CheckpointParams {
+  bool optimal = false; // interval: optimal = the one that maximises the effective training time ratio
+  Seconds interval;     // productive time between two checkpoints (0 = no checkpoint)
+  CheckpointMode mode = CheckpointMode::ASYNC;
+  bool given = false; // the scenario has a checkpoint block
+};
+
 struct TrainingParams {
   ModelParams model;
   FrameworkProfile framework = builtin_frameworks().at(1); // megatron-core
@@ -57,6 +69,7 @@ struct TrainingParams {
   // caching allocator's fragmentation (reserved but unusable blocks).
   double memory_reserve = 0.05;
   double tokens = 0; // a token budget: the report adds time_to_train_s (0 = none)
+  CheckpointParams checkpoint;
 };
 
 /** Reads the training keys of `workload:` (model, batch, parallel, iterations, gradient_bucket). */

@@ -1,0 +1,66 @@
+#include "platform/failure_params.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+void read_failures(ObjectReader& r, FailureParams& f)
+{
+  std::vector<std::string> names{""};
+  for (const auto& c : failure_catalogs())
+    names.push_back(c.name);
+  r.choice("catalog", f.catalog, names,
+           "a shipped failure catalog: llama3-2024 (Table 5 of The Llama 3 Herd of Models, per-unit rates; "
+           "docs/goodput.md)")
+      .choice("law", f.law, {{"exponential", FailureLaw::EXPONENTIAL}, {"weibull", FailureLaw::WEIBULL}},
+              "time between failures of one cause: exponential, or Weibull with weibull_shape")
+      .field("weibull_shape", f.weibull_shape, "Weibull shape (below 1: failures cluster in time)")
+      .field("detect", f.detect, "from a failure to the job noticing it")
+      .field("restart", f.restart, "re-initialisation, NCCL set-up and checkpoint load after a failure")
+      .field("repair", f.repair, "a failed node back in service when no spare is free")
+      .field("planned_duration", f.planned_duration, "downtime of a planned interruption");
+  // Rates by cause: every cause of the shipped catalogs can be given (failures per unit per hour), replacing or
+  // adding to the catalog's.
+  ObjectReader rates = r.child("rates", "failures per unit per hour, by cause (replaces the catalog's)");
+  const FailureCatalog& all = failure_catalogs().front();
+  std::vector<double> given(all.causes.size(), 0.0);
+  for (std::size_t i = 0; i < all.causes.size(); ++i) {
+    const std::string help = fmt::format("{} failures per {} per hour (0 = the catalog's)", all.causes[i].name,
+                                         failure_unit_name(all.causes[i].unit));
+    rates.field(all.causes[i].name.c_str(), given[i], help.c_str());
+  }
+  rates.finish();
+  r.finish();
+  if (r.describing())
+    return;
+  if (const FailureCatalog* c = find_failure_catalog(f.catalog))
+    f.causes = c->causes;
+  for (std::size_t i = 0; i < all.causes.size(); ++i) {
+    if (!rates.has(all.causes[i].name.c_str()))
+      continue;
+    rates.require_positive(all.causes[i].name.c_str(), given[i]);
+    rates.require_at_most(all.causes[i].name.c_str(), given[i], 1.0);
+    bool found = false;
+    for (auto& c : f.causes)
+      if (c.name == all.causes[i].name) {
+        c.per_unit_hour = given[i];
+        found = true;
+      }
+    if (!found) {
+      FailureCause c = all.causes[i];
+      c.per_unit_hour = given[i];
+      f.causes.push_back(c);
+    }
+  }
+  r.require(f.weibull_shape > 0.1 && f.weibull_shape <= 10, "weibull_shape", "weibull_shape must be in (0.1, 10]");
+  for (const char* key : {"detect", "restart", "repair", "planned_duration"}) {
+    const double v = key == std::string("detect")    ? f.detect.value
+                     : key == std::string("restart") ? f.restart.value
+                     : key == std::string("repair")  ? f.repair.value
+                                                     : f.planned_duration.value;
+    r.require_non_negative(key, v);
+    r.require_at_most(key, v, 30 * 86400.0);
+  }
+}
+
+} // namespace cs

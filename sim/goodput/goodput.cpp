@@ -1,0 +1,211 @@
+#include "sim/goodput/goodput.hpp"
+
+#include "base/input_error.hpp"
+#include "base/units.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "sim/run/scenario_run.hpp"
+#include "sim/sweep/sweep_results.hpp"
+#include "workloads/training/training_metrics.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace cs {
+namespace {
+
+Estimate estimate_of(const std::vector<double>& values)
+{
+  double mean = 0;
+  for (double v : values)
+    mean += v;
+  mean = values.empty() ? 0 : mean / values.size();
+  return {mean, mean_interval95(values, mean)};
+}
+
+// The job's mean time between unexpected interruptions.
+double job_mtbf(const LongRunSetup& setup)
+{
+  const auto rates = failure_rates(setup);
+  double rate = 0;
+  for (const auto& c : setup.failures.causes)
+    if (!c.planned)
+      rate += rates.at(c.name);
+  return rate > 0 ? 1.0 / rate : 0.0;
+}
+
+} // namespace
+
+GoodputResult estimate_long_run(const LongRunSetup& setup, int seeds)
+{
+  GoodputResult r;
+  r.setup = setup;
+  std::vector<double> interruptions, unexpected, ettr, goodput, redo, restart, stalls;
+  std::map<std::string, std::vector<double>> causes;
+  for (const auto& c : setup.failures.causes)
+    causes[c.name];
+  const double gpu_h = setup.gpus / 3600.0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    const LongRunOutcome o = simulate_long_run(setup, static_cast<std::uint64_t>(seed));
+    interruptions.push_back(o.interruptions);
+    unexpected.push_back(o.unexpected);
+    ettr.push_back(o.ettr());
+    goodput.push_back(o.productive_s / setup.step_s * setup.tokens_per_step / o.wall_s);
+    redo.push_back(o.redo_s * gpu_h);
+    restart.push_back(o.restart_s * gpu_h);
+    stalls.push_back(o.checkpoint_s * gpu_h);
+    for (auto& [name, counts] : causes)
+      counts.push_back(o.by_cause.count(name) ? o.by_cause.at(name) : 0);
+  }
+  r.interruptions = estimate_of(interruptions);
+  r.unexpected = estimate_of(unexpected);
+  r.ettr = estimate_of(ettr);
+  r.goodput_tokens_per_s = estimate_of(goodput);
+  r.redo_gpu_h = estimate_of(redo);
+  r.restart_gpu_h = estimate_of(restart);
+  r.checkpoint_gpu_h = estimate_of(stalls);
+  for (const auto& [name, counts] : causes)
+    r.by_cause[name] = estimate_of(counts);
+  r.mtbf_s = job_mtbf(setup);
+  r.young_daly_s = std::sqrt(2.0 * setup.stall_s * r.mtbf_s);
+  return r;
+}
+
+GoodputResult best_interval(LongRunSetup setup, int seeds)
+{
+  // A log grid from one step to a day, every interval drawn with the same seeds so that the curve is smooth. An
+  // asynchronous checkpoint keeps storage busy after the job goes on: the grid keeps storage idle at least half the
+  // time (an interval of twice its background write).
+  const double lo = std::max(setup.step_s, 2 * setup.durable_s - setup.stall_s), hi = std::max(lo, 86400.0);
+  GoodputResult best;
+  double best_ettr = -1;
+  std::vector<std::pair<double, double>> curve;
+  for (int i = 0; i <= 40; ++i) {
+    setup.interval_s = lo * std::pow(hi / lo, i / 40.0);
+    GoodputResult r = estimate_long_run(setup, seeds);
+    curve.emplace_back(setup.interval_s, r.ettr.mean);
+    if (r.ettr.mean > best_ettr) {
+      best_ettr = r.ettr.mean;
+      best = std::move(r);
+    }
+  }
+  best.ettr_by_interval = curve;
+  return best;
+}
+
+CheckpointCost checkpoint_cost(const Scenario& s, double parameters)
+{
+  const auto& params = workload_as<TrainingWorkload>(s).params;
+  const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
+  CheckpointCost c;
+  c.bytes = parameters * (dtype_bytes(params.model.dtype) + 12.0); // weights, fp32 master copy, two Adam moments
+  const double nics = double(s.cluster.nodes) * s.cluster.network.nics_per_node;
+  const double nic_rate = nics * s.cluster.network.nic_bandwidth.value * s.cluster.network.nic_efficiency;
+  c.write_s = c.bytes / std::min(s.cluster.storage.bandwidth.value, nic_rate);
+  const double per_gpu = c.bytes / s.cluster.gpus;
+  switch (params.checkpoint.mode) {
+  case CheckpointMode::SYNC:
+    c.stall_s = c.durable_s = c.write_s;
+    break;
+  case CheckpointMode::ASYNC: // the job waits for the copy to pinned host memory over PCIe, storage follows
+    c.stall_s = per_gpu / device.pcie_bandwidth;
+    c.durable_s = c.stall_s + c.write_s;
+    break;
+  case CheckpointMode::IN_MEMORY: // a peer node's host memory over the NICs (Gemini)
+    c.stall_s = c.durable_s = per_gpu / (nic_rate / s.cluster.gpus);
+    break;
+  }
+  return c;
+}
+
+GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
+{
+  const auto* training = dynamic_cast<const TrainingWorkload*>(s.workload.get());
+  if (!training)
+    throw s.source.error_at("workload.kind", "goodput composes a transformer-training scenario's steps");
+  if (!s.cluster.failures.enabled())
+    throw s.source.error_at("cluster", "goodput needs cluster.failures (a catalog such as llama3-2024, or rates)");
+  const CheckpointParams& ckpt = training->params.checkpoint;
+  if (!ckpt.given)
+    throw s.source.error_at("workload", "goodput needs workload.checkpoint (interval and mode)");
+  if (s.cluster.storage.bandwidth.value <= 0)
+    throw s.source.error_at("cluster", "goodput needs cluster.storage.bandwidth (where checkpoints are written)");
+  const RunResult step = run_scenario(s, RunOptions{});
+  LongRunSetup setup;
+  setup.step_s = step.metrics.at(metric::iteration_time_s);
+  setup.tokens_per_step = step.metrics.at(metric::tokens_per_s) * setup.step_s;
+  setup.gpus = s.cluster.gpus;
+  setup.nodes = s.cluster.nodes;
+  setup.nics = s.cluster.nodes * s.cluster.network.nics_per_node;
+  setup.failures = s.cluster.failures;
+  setup.spares = s.cluster.spares;
+  setup.days = options.days;
+  const CheckpointCost cost = checkpoint_cost(s, step.metrics.at(metric::parameter_count));
+  setup.stall_s = cost.stall_s;
+  setup.durable_s = cost.durable_s;
+  GoodputResult best;
+  if (ckpt.optimal) {
+    best = best_interval(setup, options.seeds);
+  } else {
+    if (ckpt.interval.value < cost.durable_s)
+      throw s.source.error_at("workload.checkpoint.interval",
+                              fmt::format("an interval of {} is shorter than a checkpoint write ({})",
+                                          units::format_time(ckpt.interval.value), units::format_time(cost.durable_s)));
+    setup.interval_s = ckpt.interval.value;
+    best = estimate_long_run(setup, options.seeds);
+  }
+  best.checkpoint = cost;
+  return best;
+}
+
+nlohmann::ordered_json goodput_json(const GoodputResult& r, const GoodputOptions& options)
+{
+  auto est = [](const Estimate& e) { return nlohmann::ordered_json{{"mean", e.mean}, {"ci95", e.half}}; };
+  nlohmann::ordered_json j;
+  j["days"] = options.days;
+  j["seeds"] = options.seeds;
+  j["gpus"] = r.setup.gpus;
+  j["step_time_s"] = r.setup.step_s;
+  j["interruptions"] = est(r.interruptions);
+  j["interruptions"]["unexpected"] = est(r.unexpected);
+  j["interruptions"]["by_cause"] = nlohmann::ordered_json::object();
+  for (const auto& [name, e] : r.by_cause)
+    j["interruptions"]["by_cause"][name] = est(e);
+  j["ettr"] = est(r.ettr);
+  j["goodput_tokens_per_s"] = est(r.goodput_tokens_per_s);
+  j["lost_gpu_hours"] = {{"redone_work", est(r.redo_gpu_h)},
+                         {"restarts", est(r.restart_gpu_h)},
+                         {"checkpoint_stalls", est(r.checkpoint_gpu_h)}};
+  j["mtbf_s"] = r.mtbf_s;
+  j["checkpoint_bytes"] = r.checkpoint.bytes;
+  j["checkpoint_write_s"] = r.checkpoint.write_s;
+  j["checkpoint_stall_s"] = r.checkpoint.stall_s;
+  j["checkpoint_interval_s"] = r.setup.interval_s;
+  j["young_daly_interval_s"] = r.young_daly_s;
+  if (!r.ettr_by_interval.empty()) {
+    j["ettr_by_interval"] = nlohmann::ordered_json::array();
+    for (const auto& [interval, ettr] : r.ettr_by_interval)
+      j["ettr_by_interval"].push_back({{"interval_s", interval}, {"ettr", ettr}});
+  }
+  return j;
+}
+
+std::string goodput_summary(const GoodputResult& r, const GoodputOptions& options)
+{
+  std::string out = fmt::format("  run       {:.0f} days on {} GPUs, {} seeds; step {}\n", options.days, r.setup.gpus,
+                                options.seeds, units::format_time(r.setup.step_s));
+  out += fmt::format("  failures  {:.1f} ± {:.1f} interruptions ({:.1f} unexpected); job MTBF {}\n",
+                     r.interruptions.mean, r.interruptions.half, r.unexpected.mean, units::format_time(r.mtbf_s));
+  out += fmt::format("  checkpoint {} every {} (Young/Daly {}); write {}, stall {}\n",
+                     units::format_bytes(r.checkpoint.bytes), units::format_time(r.setup.interval_s),
+                     units::format_time(r.young_daly_s), units::format_time(r.checkpoint.write_s),
+                     units::format_time(r.checkpoint.stall_s));
+  out += fmt::format("  ETTR      {:.2f}% ± {:.2f}; goodput {} tokens/s\n", 100 * r.ettr.mean, 100 * r.ettr.half,
+                     units::format_count(r.goodput_tokens_per_s.mean));
+  out += fmt::format("  lost      {} GPU-hours redone, {} restarting, {} in checkpoint stalls\n",
+                     units::format_count(r.redo_gpu_h.mean), units::format_count(r.restart_gpu_h.mean),
+                     units::format_count(r.checkpoint_gpu_h.mean));
+  return out;
+}
+
+} // namespace cs
