@@ -3,6 +3,7 @@
 #include "base/input_error.hpp"
 #include "base/units.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/sweep/sweep_results.hpp"
 #include "workloads/training/training_metrics.hpp"
@@ -155,7 +156,48 @@ GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
     best = estimate_long_run(setup, options.seeds);
   }
   best.checkpoint = cost;
+  best.ettr_by_gpus = ettr_by_gpus(best.setup, options.seeds);
   return best;
+}
+
+std::vector<std::pair<int, double>> ettr_by_gpus(const LongRunSetup& setup, int seeds)
+{
+  std::vector<std::pair<int, double>> out;
+  for (double scale : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
+    LongRunSetup s = setup;
+    s.nodes = std::max(1, static_cast<int>(std::lround(setup.nodes * scale)));
+    s.gpus = s.nodes * (setup.gpus / setup.nodes);
+    s.nics = s.nodes * (setup.nics / setup.nodes);
+    if (!out.empty() && out.back().first == s.gpus)
+      continue;
+    out.emplace_back(s.gpus, estimate_long_run(s, seeds).ettr.mean);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> goodput_plots(const GoodputResult& r)
+{
+  std::vector<std::string> files{"ettr-gpus.png", "ettr-gpus.svg"};
+  std::string script = "set grid\nset key off\n$gpus << EOD\n";
+  for (const auto& [gpus, ettr] : r.ettr_by_gpus)
+    script += fmt::format("{} {:.9g}\n", gpus, ettr);
+  script += "EOD\n" + gnuplot_terminals("ettr-gpus", "set title \"ETTR against the GPU count (per-unit rates, step and "
+                                                     "interval held)\"\nset xlabel \"GPUs\"\nset ylabel \"ETTR\"\n"
+                                                     "set logscale x 2\nplot $gpus using 1:2 with linespoints lw 2\n"
+                                                     "unset logscale x\n");
+  if (!r.ettr_by_interval.empty()) {
+    files.insert(files.end(), {"ettr-interval.png", "ettr-interval.svg"});
+    script += "$interval << EOD\n";
+    for (const auto& [interval, ettr] : r.ettr_by_interval)
+      script += fmt::format("{:.9g} {:.9g}\n", interval, ettr);
+    script += "EOD\n" + gnuplot_terminals("ettr-interval",
+                                          fmt::format("set title \"ETTR against the checkpoint interval (Young/Daly "
+                                                      "{:.0f} s)\"\nset xlabel \"interval (s)\"\nset ylabel \"ETTR\"\n"
+                                                      "set logscale x\nplot $interval using 1:2 with linespoints lw "
+                                                      "2\nunset logscale x\n",
+                                                      r.young_daly_s));
+  }
+  return render_gnuplot(script, files);
 }
 
 nlohmann::ordered_json goodput_json(const GoodputResult& r, const GoodputOptions& options)
@@ -182,6 +224,9 @@ nlohmann::ordered_json goodput_json(const GoodputResult& r, const GoodputOptions
   j["checkpoint_stall_s"] = r.checkpoint.stall_s;
   j["checkpoint_interval_s"] = r.setup.interval_s;
   j["young_daly_interval_s"] = r.young_daly_s;
+  j["ettr_by_gpus"] = nlohmann::ordered_json::array();
+  for (const auto& [gpus, ettr] : r.ettr_by_gpus)
+    j["ettr_by_gpus"].push_back({{"gpus", gpus}, {"ettr", ettr}});
   if (!r.ettr_by_interval.empty()) {
     j["ettr_by_interval"] = nlohmann::ordered_json::array();
     for (const auto& [interval, ettr] : r.ettr_by_interval)

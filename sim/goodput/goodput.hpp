@@ -40,11 +40,20 @@ struct GoodputResult {
   Estimate interruptions, unexpected, ettr, goodput_tokens_per_s, redo_gpu_h, restart_gpu_h, checkpoint_gpu_h;
   std::map<std::string, Estimate> by_cause;
   std::vector<std::pair<double, double>> ettr_by_interval; // the search of `optimal`: interval, mean ETTR
+  // The same job on 1/8 to 4 times the nodes at the same per-unit rates, step and interval: GPUs, mean ETTR.
+  std::vector<std::pair<int, double>> ettr_by_gpus;
 };
 
 /** Runs `scenario` once (its step), then the long run over the seeds; with interval optimal, searches it. Throws
  *  InputError for what the long run cannot use (no failures, no storage, an interval shorter than a write). */
 GoodputResult run_goodput(const Scenario& scenario, const GoodputOptions& options);
+
+/** ETTR of `setup` on 1/8, 1/4, 1/2, 1, 2 and 4 times its nodes (at least one), the step and interval held. */
+std::vector<std::pair<int, double>> ettr_by_gpus(const LongRunSetup& setup, int seeds);
+
+/** The plots of --plots: ETTR against the checkpoint interval (with interval optimal) and against the GPU count, as
+ *  (name, bytes) of PNG and SVG files. */
+std::vector<std::pair<std::string, std::string>> goodput_plots(const GoodputResult& result);
 
 /** goodput.json. */
 nlohmann::ordered_json goodput_json(const GoodputResult& result, const GoodputOptions& options);

@@ -70,4 +70,10 @@ std::vector<std::pair<std::string, std::string>> render_gnuplot(const std::strin
   return out;
 }
 
+std::string gnuplot_terminals(const std::string& name, const std::string& body)
+{
+  return "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/" + name + ".png\"\n" + body +
+         "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/" + name + ".svg\"\nreplot\nset output\n";
+}
+
 } // namespace cs

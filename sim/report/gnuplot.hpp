@@ -12,6 +12,9 @@ namespace cs {
 std::vector<std::pair<std::string, std::string>> render_gnuplot(const std::string& script,
                                                                 const std::vector<std::string>& expected);
 
+/** `body` drawn twice, as {DIR}/name.png and {DIR}/name.svg (1000 x 600). */
+std::string gnuplot_terminals(const std::string& name, const std::string& body);
+
 /** A quoted gnuplot string. */
 std::string gnuplot_quote(const std::string& text);
 

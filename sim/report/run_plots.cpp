@@ -19,11 +19,7 @@ struct Span {
   int category;
 };
 
-std::string terminals(const std::string& name, const std::string& body)
-{
-  return "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/" + name + ".png\"\n" + body +
-         "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/" + name + ".svg\"\nreplot\nset output\n";
-}
+std::string terminals(const std::string& name, const std::string& body) { return gnuplot_terminals(name, body); }
 
 // Timeline and utilisation from the Chrome trace's complete ("X") events.
 std::string trace_plots(const std::string& trace_json, std::vector<std::string>& files)

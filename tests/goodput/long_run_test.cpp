@@ -122,11 +122,11 @@ TEST(GoodputCli, WritesGoodputJsonAndRefusesBadInputWithAPosition)
   const std::string scenario = src("scenarios/llama3-405b-goodput.yaml");
   const auto out = std::filesystem::temp_directory_path() / "cs_goodput_cli";
   std::filesystem::remove_all(out);
-  // A cheap stand-in step (2 nodes) keeps the test short; the long run is the 16,384-GPU job's own arithmetic.
-  auto r = run_clustersim("goodput " + scenario + " --days 54 --seeds 4 --out " + out.string());
+  auto r = run_clustersim("goodput " + scenario + " --days 54 --seeds 4 --plots --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("ETTR"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::filesystem::exists(out / "goodput.json"));
+  for (const char* f : {"goodput.json", "ettr-gpus.png", "ettr-gpus.svg", "ettr-interval.png", "ettr-interval.svg"})
+    EXPECT_TRUE(std::filesystem::exists(out / f)) << f;
   struct Case {
     std::string args, words;
   };
