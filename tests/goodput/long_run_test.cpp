@@ -57,6 +57,21 @@ TEST(LongRun, Llama3SnapshotHasItsInterruptionsAndAnEttrAbove85Percent)
   EXPECT_NEAR(o.productive_s + o.redo_s + o.restart_s + o.checkpoint_s, o.wall_s, 1e-6 * o.wall_s);
 }
 
+TEST(LongRun, WeibullGapsKeepTheRateButClusterTheFailures)
+{
+  // Same mean gap, shape 0.78: as many failures over a long run, but more short gaps (the clustering HPC logs show).
+  cs::LongRunSetup exponential = llama3_job(), weibull = llama3_job();
+  weibull.failures.law = cs::FailureLaw::WEIBULL;
+  exponential.days = weibull.days = 540;
+  const double e = cs::estimate_long_run(exponential, 10).unexpected.mean;
+  const double w = cs::estimate_long_run(weibull, 10).unexpected.mean;
+  EXPECT_NEAR(w / e, 1.0, 0.05) << e << " vs " << w;
+  // A failure that strikes while the job is down counts when it is back up: with Weibull's clustered gaps more of
+  // them fall inside restarts, so the job loses less work per failure than with exponential gaps.
+  const cs::LongRunOutcome a = cs::simulate_long_run(exponential, 2), b = cs::simulate_long_run(weibull, 2);
+  EXPECT_LT(b.redo_s / b.unexpected, a.redo_s / a.unexpected);
+}
+
 TEST(LongRun, TheSameSeedDrawsTheSameRun)
 {
   const cs::LongRunOutcome a = cs::simulate_long_run(llama3_job(), 3), b = cs::simulate_long_run(llama3_job(), 3);
