@@ -32,14 +32,16 @@ struct CapacityArgs {
 
 std::string frontier_csv(const std::vector<CapacityCandidate>& cs)
 {
-  std::string out = "device,gpus,nics_per_node,oversubscription,planned,dp,tp,pp,micro,schedule,recompute,zero,"
-                    "usd_per_gpu_hour,tokens_per_s,time_to_train_days,cost_usd,on_frontier,meets_target\n";
+  std::string out =
+      "device,gpus,nics_per_node,oversubscription,planned,dp,tp,pp,micro,schedule,recompute,zero,"
+      "usd_per_gpu_hour,tokens_per_s,time_to_train_days,cost_usd,on_frontier,meets_target,ettr,ettr_ci95,spares\n";
   for (const auto& c : cs)
-    out += fmt::format("{},{},{},{:g},{},{},{},{},{},{},{},{},{:.4f},{:.6g},{:.6g},{:.6g},{},{}\n", c.device, c.gpus,
-                       c.nics_per_node, c.oversubscription, c.planned ? 1 : 0, c.plan.parallel.dp, c.plan.parallel.tp,
-                       c.plan.parallel.pp, c.plan.micro, c.plan.schedule, recompute_name(c.plan.recompute),
-                       c.plan.parallel.zero, c.usd_per_gpu_hour, c.tokens_per_s, c.time_to_train_s / 86400, c.cost_usd,
-                       c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0);
+    out += fmt::format("{},{},{},{:g},{},{},{},{},{},{},{},{},{:.4f},{:.6g},{:.6g},{:.6g},{},{},{:.6g},{:.3g},{}\n",
+                       c.device, c.gpus, c.nics_per_node, c.oversubscription, c.planned ? 1 : 0, c.plan.parallel.dp,
+                       c.plan.parallel.tp, c.plan.parallel.pp, c.plan.micro, c.plan.schedule,
+                       recompute_name(c.plan.recompute), c.plan.parallel.zero, c.usd_per_gpu_hour, c.tokens_per_s,
+                       c.time_to_train_s / 86400, c.cost_usd, c.on_frontier ? 1 : 0, c.meets_target ? 1 : 0, c.ettr,
+                       c.ettr_ci95, c.spares);
   return out;
 }
 
@@ -205,6 +207,11 @@ int plan_capacity_command(const CapacityArgs& a)
                     c.plan.parallel.zero ? fmt::format(" zero{}", c.plan.parallel.zero) : ""),
         c.usd_per_gpu_hour, units::format_count(c.tokens_per_s), c.time_to_train_s / 86400,
         units::format_money(c.cost_usd), c.on_frontier ? "frontier" : "", c.meets_target ? " meets target" : "");
+    if (c.ettr < 1)
+      std::cout << fmt::format(
+          "  {:<16} {:>6} failures and checkpoints: ETTR {:.1f}% ± {:.1f} ({} spare nodes priced); "
+          "tokens/s, days and cost are expected values\n",
+          "", "", 100 * c.ettr, 100 * c.ettr_ci95, c.spares);
   }
   if (best)
     std::cout << fmt::format("  cheapest meeting the target: {} x {} (dp {} tp {} pp {}), {:.3g} days, {}\n",

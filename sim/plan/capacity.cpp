@@ -3,6 +3,8 @@
 #include "base/input_error.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "models/transformer/transformer.hpp"
+#include "sim/goodput/goodput.hpp"
 #include "sim/plan/gpu_prices.hpp"
 #include "workloads/training/training_workload.hpp"
 
@@ -49,6 +51,36 @@ double CapacityCandidate::metric(const std::string& name) const
 
 namespace {
 
+// The long run of a planned composition, when the scenario has failures and checkpoints: its ETTR over the
+// failure-free time to train (at least a day, at most ten years), the interval as the scenario gives it or optimal.
+void count_failures(const Scenario& composed, int gpus, CapacityCandidate& c, double tokens_per_iteration)
+{
+  const auto& params = workload_as<TrainingWorkload>(composed).params;
+  if (!composed.cluster.failures.enabled() || !params.checkpoint.given || composed.cluster.storage.bandwidth.value <= 0)
+    return;
+  Scenario s = composed;
+  s.cluster.nodes = std::max(1, gpus / s.cluster.gpus_per_node);
+  s.cluster.gpus = s.cluster.nodes * s.cluster.gpus_per_node;
+  const CheckpointCost cost = checkpoint_cost(s, total_parameters(params.model));
+  LongRunSetup setup;
+  setup.step_s = c.plan.iteration_s;
+  setup.tokens_per_step = tokens_per_iteration;
+  setup.gpus = s.cluster.gpus;
+  setup.nodes = s.cluster.nodes;
+  setup.nics = s.cluster.nodes * s.cluster.network.nics_per_node;
+  setup.failures = s.cluster.failures;
+  setup.spares = std::min(s.cluster.spares, s.cluster.nodes);
+  setup.stall_s = cost.stall_s;
+  setup.durable_s = cost.durable_s;
+  setup.days = std::clamp(c.time_to_train_s / 86400, 1.0, 3650.0);
+  setup.interval_s = std::max(params.checkpoint.interval.value, cost.durable_s);
+  constexpr int kSeeds = 10;
+  const GoodputResult r = params.checkpoint.optimal ? best_interval(setup, kSeeds) : estimate_long_run(setup, kSeeds);
+  c.ettr = r.ettr.mean;
+  c.ettr_ci95 = r.ettr.half;
+  c.spares = setup.spares;
+}
+
 // The fastest plan of one composition (device, GPU count, NICs, oversubscription) and what it costs.
 CapacityCandidate candidate(const Scenario& s, const std::string& device, int gpus, double usd_per_gpu_hour,
                             double tokens_per_iteration, const CapacityOptions& o)
@@ -69,7 +101,12 @@ CapacityCandidate candidate(const Scenario& s, const std::string& device, int gp
       c.plan = search.best.front();
       c.tokens_per_s = tokens_per_iteration / c.plan.iteration_s;
       c.time_to_train_s = o.tokens / c.tokens_per_s;
-      c.cost_usd = composition_usd_per_hour(s.cluster, gpus, usd_per_gpu_hour, o) * c.time_to_train_s / 3600;
+      count_failures(s, gpus, c, tokens_per_iteration);
+      c.tokens_per_s *= c.ettr;
+      c.time_to_train_s /= c.ettr;
+      const int spare_gpus = c.spares * s.cluster.gpus_per_node;
+      c.cost_usd =
+          composition_usd_per_hour(s.cluster, gpus + spare_gpus, usd_per_gpu_hour, o) * c.time_to_train_s / 3600;
     }
   } catch (const std::invalid_argument&) {
     // no plan for this composition (e.g. the batch does not divide): left unplanned

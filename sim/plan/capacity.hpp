@@ -41,6 +41,10 @@ struct CapacityCandidate {
   Plan plan;            // the fastest one
   double usd_per_gpu_hour = 0;
   double tokens_per_s = 0, time_to_train_s = 0, cost_usd = 0;
+  // With cluster.failures and workload.checkpoint: the long run's ETTR (mean and 95% half-width over seeds) divides
+  // the failure-free rate, so tokens_per_s, time_to_train_s and cost_usd are expected values; spares are priced.
+  double ettr = 1, ettr_ci95 = 0;
+  int spares = 0;
   bool meets_target = false, on_frontier = false; // frontier: no other candidate is both cheaper and faster
   double metric(const std::string& name) const;
 };

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <regex>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -30,6 +31,52 @@ TEST(Capacity, TargetsParseAndRefuseNonsense)
   for (const char* bad :
        {"days<=3", "time_to_train_days<3", "time_to_train_days<=", "cost_usd<=-1", "cost_usd<=abc", "cost_usd"})
     EXPECT_THROW(cs::parse_capacity_target(bad), cs::InputError) << bad;
+}
+
+TEST(Capacity, FailuresAndCheckpointsMakeTheTimesExpectedValuesAndPriceTheSpares)
+{
+  const fs::path plain = fs::temp_directory_path() / ("cs_capacity_plain_" + std::to_string(::getpid()));
+  const fs::path failing = fs::temp_directory_path() / ("cs_capacity_fail_" + std::to_string(::getpid()));
+  const std::string base = "plan-capacity " + src("scenarios/quickstart.yaml") +
+                           " --set workload.model.layers=4 --set workload.iterations=1 --tokens 1e10 "
+                           "--devices h100-sxm5 --max-gpus 16 --target 'time_to_train_days<=1' ";
+  ASSERT_EQ(clustersim(base + "--out " + plain.string()).code, 0);
+  // A GPU failure every 100 GPU-hours, 15 minutes to come back, checkpoints at the optimal interval, one spare node.
+  auto r = clustersim(base +
+                      "--set cluster.failures.rates.gpu=0.01 --set workload.checkpoint.interval=optimal "
+                      "--set cluster.storage.bandwidth=100GB/s --set cluster.spares=1 --out " +
+                      failing.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("failures and checkpoints: ETTR"), std::string::npos) << r.out;
+  auto rows = [](const fs::path& dir) {
+    std::ifstream csv(dir / "frontier.csv");
+    std::vector<std::vector<std::string>> out;
+    for (std::string line; std::getline(csv, line);) {
+      std::vector<std::string> fields;
+      std::istringstream in(line);
+      for (std::string f; std::getline(in, f, ',');)
+        fields.push_back(f);
+      out.push_back(fields);
+    }
+    return out;
+  };
+  const auto a = rows(plain), b = rows(failing);
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  ASSERT_EQ(a[0][14], "time_to_train_days");
+  ASSERT_EQ(a[0][18], "ettr");
+  for (std::size_t i = 1; i < 3; ++i) {
+    const double ettr = std::stod(b[i][18]);
+    EXPECT_GT(ettr, 0.5);
+    EXPECT_LT(ettr, 1.0);
+    EXPECT_EQ(a[i][18], "1");
+    // The expected time is the failure-free one over the ETTR; the cost also pays for the spare node's 8 GPUs.
+    EXPECT_NEAR(std::stod(b[i][14]), std::stod(a[i][14]) / ettr, 1e-4 * std::stod(b[i][14]));
+    const double gpus = std::stod(a[i][1]);
+    EXPECT_NEAR(std::stod(b[i][15]) / std::stod(a[i][15]), (gpus + 8) / gpus / ettr, 1e-3);
+  }
+  fs::remove_all(plain);
+  fs::remove_all(failing);
 }
 
 TEST(Capacity, CheapestConfigurationMeetingTheTargetAndItsFrontier)
