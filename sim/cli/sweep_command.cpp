@@ -6,6 +6,7 @@
 
 #include "base/input_error.hpp"
 #include "core/common_metrics.hpp"
+#include "sim/goodput/goodput_metrics.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -39,6 +40,7 @@ struct SweepArgs {
   int seeds = 0, jobs = 1;
   std::string shard; // "I/N": run the variants whose index is I modulo N (Slurm arrays; merge the folders after)
   bool zip = false;
+  double goodput_days = 0; // > 0: each variant runs `clustersim goodput --days` instead of `run`
 };
 
 // Starts `clustersim run` for one variant; its stdout is discarded and its stderr kept in runs/<n>.err.
@@ -52,7 +54,19 @@ pid_t spawn_run(const SweepArgs& a, const SweepVariant& v, const fs::path& run_d
                                 run_dir.string(),
                                 "--seed",
                                 std::to_string(v.seed)};
-  if (!a.backend.empty())
+  if (a.goodput_days > 0) // the long run: its own seeds draw the failures; the variant's seed is the scenario's
+    args = {args[0],
+            "goodput",
+            a.scenario,
+            "--days",
+            fmt::format("{:.17g}", a.goodput_days),
+            "--out",
+            run_dir.string(),
+            "--set",
+            "seed=" + std::to_string(v.seed)};
+  if (!a.backend.empty() && a.goodput_days > 0)
+    args.insert(args.end(), {"--set", "backend=" + a.backend});
+  else if (!a.backend.empty())
     args.insert(args.end(), {"--backend", a.backend});
   for (const auto& s : a.sets)
     args.insert(args.end(), {"--set", s});
@@ -80,7 +94,11 @@ SweepRow collect(const SweepVariant& v, const fs::path& run_dir, int status)
   SweepRow row;
   row.variant = v;
   row.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (row.ok) {
+  if (row.ok && fs::exists(run_dir / "goodput.json")) {
+    std::ifstream in(run_dir / "goodput.json");
+    for (const auto& [name, value] : goodput_metrics(nlohmann::json::parse(in, nullptr, false)))
+      row.metrics[name] = value;
+  } else if (row.ok) {
     std::ifstream in(run_dir / "report.json");
     read_report_metrics(nlohmann::json::parse(in, nullptr, false), row);
   } else {
@@ -207,7 +225,7 @@ void print_summary(const std::vector<SweepRow>& ordered, const std::vector<std::
   if (metric.empty())
     for (const auto& r : ordered)
       if (r.ok) {
-        const std::string preferred(metric::iteration_time_s.name);
+        const std::string preferred(a.goodput_days > 0 ? metric::ettr.name : metric::iteration_time_s.name);
         metric = r.metrics.count(preferred) ? preferred : r.metrics.begin()->first;
         break;
       }
@@ -381,6 +399,10 @@ std::vector<Command> add_sweep_commands(CLI::App& app)
   cmd->add_option("--backend", a->backend, "simgrid | analytical for every variant")
       ->check(CLI::IsMember({"simgrid", "analytical"}));
   cmd->add_option("--by", a->by, "group the summary by this axis (default: the first)");
+  cmd->add_option("--goodput-days", a->goodput_days,
+                  "run each variant's long run over this many days (clustersim goodput) and tabulate its ETTR, goodput "
+                  "and lost GPU-hours instead of a report")
+      ->check(CLI::Range(1e-9, 3650.0));
   cmd->add_option("--metric", a->metric, "metric of the summary (default: iteration_time_s, else the first)")
       ->check(declared_metric());
   cmd->add_option("--out", a->out_dir, "output folder (default ./out/<scenario name>-sweep/)")

@@ -1,4 +1,5 @@
 #include "sim/goodput/goodput.hpp"
+#include "sim/goodput/goodput_metrics.hpp"
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
@@ -250,6 +251,28 @@ std::string goodput_summary(const GoodputResult& r, const GoodputOptions& option
   out += fmt::format("  lost      {} GPU-hours redone, {} restarting, {} in checkpoint stalls\n",
                      units::format_count(r.redo_gpu_h.mean), units::format_count(r.restart_gpu_h.mean),
                      units::format_count(r.checkpoint_gpu_h.mean));
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> goodput_metrics(const nlohmann::json& j)
+{
+  std::vector<std::pair<std::string, double>> out;
+  auto take = [&](const Metric& m, const nlohmann::json::json_pointer& at) {
+    if (j.contains(at) && j.at(at).is_number())
+      out.emplace_back(std::string(m.name), j.at(at).get<double>());
+  };
+  using ptr = nlohmann::json::json_pointer;
+  take(metric::ettr, ptr("/ettr/mean"));
+  take(metric::ettr_ci95, ptr("/ettr/ci95"));
+  take(metric::goodput_tokens_per_s, ptr("/goodput_tokens_per_s/mean"));
+  take(metric::interruptions, ptr("/interruptions/mean"));
+  take(metric::unexpected_interruptions, ptr("/interruptions/unexpected/mean"));
+  take(metric::mtbf_s, ptr("/mtbf_s"));
+  take(metric::checkpoint_interval_s, ptr("/checkpoint_interval_s"));
+  take(metric::checkpoint_write_s, ptr("/checkpoint_write_s"));
+  take(metric::lost_gpu_hours_redone, ptr("/lost_gpu_hours/redone_work/mean"));
+  take(metric::lost_gpu_hours_restarts, ptr("/lost_gpu_hours/restarts/mean"));
+  take(metric::lost_gpu_hours_checkpoints, ptr("/lost_gpu_hours/checkpoint_stalls/mean"));
   return out;
 }
 

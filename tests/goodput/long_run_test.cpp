@@ -4,9 +4,12 @@
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 
 namespace {
 
@@ -165,6 +168,33 @@ TEST(GoodputCli, WritesGoodputJsonAndRefusesBadInputWithAPosition)
     EXPECT_NE(b.err.find(":"), std::string::npos) << b.err; // file:line:col or <command line>/--set positions
     EXPECT_FALSE(std::filesystem::exists(dir / "goodput.json")) << c.args;
   }
+}
+
+TEST(GoodputCli, SweepsTabulateTheLongRunOfEachVariant)
+{
+  const auto out = cs::testing::fresh_dir("cs_goodput_sweep");
+  auto r = run_clustersim("sweep " + src("scenarios/llama3-405b-goodput.yaml") +
+                          " --goodput-days 54 --axis workload.checkpoint.mode=sync,async --metric ettr --out " +
+                          out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream csv(out / "results.csv");
+  std::string header, sync, async;
+  std::getline(csv, header);
+  std::getline(csv, sync);
+  std::getline(csv, async);
+  auto column = [&](const std::string& line, const std::string& name) {
+    std::vector<std::string> names, values;
+    std::istringstream h(header), v(line);
+    for (std::string f; std::getline(h, f, ',');)
+      names.push_back(f);
+    for (std::string f; std::getline(v, f, ',');)
+      values.push_back(f);
+    const auto i = std::find(names.begin(), names.end(), name) - names.begin();
+    return std::stod(values.at(static_cast<std::size_t>(i)));
+  };
+  EXPECT_GT(column(async, "ettr"), column(sync, "ettr"));
+  EXPECT_GT(column(sync, "lost_gpu_hours_checkpoints"), 10 * column(async, "lost_gpu_hours_checkpoints"));
+  EXPECT_NEAR(column(sync, "unexpected_interruptions"), 419, 0.15 * 419);
 }
 
 } // namespace
