@@ -1,4 +1,5 @@
 #include "sim/goodput/goodput.hpp"
+#include "sim/goodput/checkpoint_traffic.hpp"
 #include "sim/goodput/goodput_metrics.hpp"
 
 #include "base/input_error.hpp"
@@ -101,10 +102,8 @@ CheckpointCost checkpoint_cost(const Scenario& s, double parameters)
   const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
   CheckpointCost c;
   c.bytes = parameters * (dtype_bytes(params.model.dtype) + 12.0); // weights, fp32 master copy, two Adam moments
-  const double nics = double(s.cluster.nodes) * s.cluster.network.nics_per_node;
-  const double nic_rate = nics * s.cluster.network.nic_bandwidth.value * s.cluster.network.nic_efficiency;
-  c.write_s = c.bytes / std::min(s.cluster.storage.bandwidth.value, nic_rate);
   const double per_gpu = c.bytes / s.cluster.gpus;
+  c.write_s = simulate_checkpoint_write(s, per_gpu);
   switch (params.checkpoint.mode) {
   case CheckpointMode::SYNC:
     c.stall_s = c.durable_s = c.write_s;
@@ -113,8 +112,8 @@ CheckpointCost checkpoint_cost(const Scenario& s, double parameters)
     c.stall_s = per_gpu / device.pcie_bandwidth;
     c.durable_s = c.stall_s + c.write_s;
     break;
-  case CheckpointMode::IN_MEMORY: // a peer node's host memory over the NICs (Gemini)
-    c.stall_s = c.durable_s = per_gpu / (nic_rate / s.cluster.gpus);
+  case CheckpointMode::IN_MEMORY: // a peer node's host memory over the NICs and the fabric (Gemini)
+    c.stall_s = c.durable_s = simulate_peer_copy(s, per_gpu);
     break;
   }
   return c;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace {
@@ -195,6 +196,31 @@ TEST(GoodputCli, SweepsTabulateTheLongRunOfEachVariant)
   EXPECT_GT(column(async, "ettr"), column(sync, "ettr"));
   EXPECT_GT(column(sync, "lost_gpu_hours_checkpoints"), 10 * column(async, "lost_gpu_hours_checkpoints"));
   EXPECT_NEAR(column(sync, "unexpected_interruptions"), 419, 0.15 * 419);
+}
+
+TEST(GoodputCli, CheckpointWritesAreTrafficThroughTheNicsTheFabricAndTheStorageLink)
+{
+  // 64 nodes of the Llama 3 job: 5.67 TB of model state, 512 GPUs with a 48.5 GB/s NIC each (24.8 TB/s in all).
+  const auto out = cs::testing::fresh_dir("cs_goodput_write");
+  auto write_s = [&](const std::string& sets) {
+    auto r = run_clustersim("goodput " + src("scenarios/llama3-405b-goodput.yaml") +
+                            " --days 54 --seeds 2 --set cluster.nodes=64 --set cluster.spares=4 " + sets + " --out " +
+                            out.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::ifstream in(out / "goodput.json");
+    const auto j = nlohmann::json::parse(in);
+    return std::make_pair(j.at("checkpoint_write_s").get<double>(), j.at("checkpoint_bytes").get<double>());
+  };
+  const auto [storage_bound, bytes] = write_s("--set cluster.storage.bandwidth=2TB/s");
+  EXPECT_NEAR(storage_bound, bytes / 2e12, 0.06 * bytes / 2e12); // the storage link is the bottleneck
+  const double nics = 512 * 50e9 * 0.97;
+  const double nic_bound = write_s("--set cluster.storage.bandwidth=1000TB/s").first;
+  EXPECT_NEAR(nic_bound, bytes / nics, 0.05 * bytes / nics); // every NIC at its rate
+  // Leaf uplinks at 4:1: the fabric, not the NICs, bounds the write.
+  const double oversubscribed = write_s("--set cluster.storage.bandwidth=1000TB/s --set "
+                                        "'cluster.network.levels=[{oversubscription: 4}, {oversubscription: 1}]'")
+                                    .first;
+  EXPECT_NEAR(oversubscribed / nic_bound, 4.0, 0.2);
 }
 
 } // namespace
