@@ -16,7 +16,8 @@ void read_failures(ObjectReader& r, FailureParams& f)
               "time between failures of one cause: exponential, or Weibull with weibull_shape")
       .field("weibull_shape", f.weibull_shape, "Weibull shape (below 1: failures cluster in time)")
       .field("detect", f.detect, "from a failure to the job noticing it")
-      .field("restart", f.restart, "re-initialisation, NCCL set-up and checkpoint load after a failure")
+      .field("restart", f.restart,
+             "re-initialisation and NCCL set-up after a failure (goodput adds the checkpoint's simulated load)")
       .field("repair", f.repair, "a failed node back in service when no spare is free")
       .field("planned_duration", f.planned_duration, "downtime of a planned interruption");
   // Rates by cause: every cause of the shipped catalogs can be given (failures per unit per hour), replacing or

@@ -19,7 +19,7 @@ struct FailureParams {
   FailureLaw law = FailureLaw::EXPONENTIAL;
   double weibull_shape = 0.78;    // below 1: failures cluster (infant mortality; Schroeder and Gibson's HPC fits)
   Seconds detect{300};            // from a failure to the job knowing it (watchdogs, health checks)
-  Seconds restart{600};           // re-initialise, set up NCCL, load the checkpoint
+  Seconds restart{600};           // re-initialise, set up NCCL (goodput adds the checkpoint load it simulates)
   Seconds repair{4 * 3600};       // a lost node back in service when no spare is free
   Seconds planned_duration{1800}; // a planned interruption's downtime
   bool enabled() const { return !causes.empty(); }

@@ -104,6 +104,9 @@ CheckpointCost checkpoint_cost(const Scenario& s, double parameters)
   c.bytes = parameters * (dtype_bytes(params.model.dtype) + 12.0); // weights, fp32 master copy, two Adam moments
   const double per_gpu = c.bytes / s.cluster.gpus;
   c.write_s = simulate_checkpoint_write(s, per_gpu);
+  c.load_s = c.write_s; // the same flows the other way over full-duplex links
+  if (params.checkpoint.mode == CheckpointMode::IN_MEMORY)
+    c.load_s = simulate_peer_copy(s, per_gpu); // back from the peer's memory
   switch (params.checkpoint.mode) {
   case CheckpointMode::SYNC:
     c.stall_s = c.durable_s = c.write_s;
@@ -144,6 +147,7 @@ GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
   const CheckpointCost cost = checkpoint_cost(s, step.metrics.at(metric::parameter_count));
   setup.stall_s = cost.stall_s;
   setup.durable_s = cost.durable_s;
+  setup.load_s = cost.load_s;
   GoodputResult best;
   if (ckpt.optimal) {
     best = best_interval(setup, options.seeds);
@@ -222,6 +226,7 @@ nlohmann::ordered_json goodput_json(const GoodputResult& r, const GoodputOptions
   j["checkpoint_bytes"] = r.checkpoint.bytes;
   j["checkpoint_write_s"] = r.checkpoint.write_s;
   j["checkpoint_stall_s"] = r.checkpoint.stall_s;
+  j["checkpoint_load_s"] = r.checkpoint.load_s;
   j["checkpoint_interval_s"] = r.setup.interval_s;
   j["young_daly_interval_s"] = r.young_daly_s;
   j["ettr_by_gpus"] = nlohmann::ordered_json::array();

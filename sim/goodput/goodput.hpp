@@ -17,6 +17,7 @@ struct CheckpointCost {
   double stall_s = 0;   // what the job waits for (sync: the write; async: the copy to host memory; in-memory: the
                         // copy to a peer node)
   double durable_s = 0; // from the start until it survives a failure
+  double load_s = 0;    // reading it back at a restart: the write's traffic, storage to the GPUs
 };
 
 /** The checkpoint of `scenario`'s model on its cluster under its workload.checkpoint mode. */

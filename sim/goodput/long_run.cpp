@@ -147,11 +147,11 @@ LongRunOutcome simulate_long_run(const LongRunSetup& s, std::uint64_t seed)
     if (cause.planned) { // drained with a checkpoint first: nothing to redo
       job.durable = job.progress;
       job.fail();
-      down = s.failures.planned_duration.value + s.failures.restart.value;
+      down = s.failures.planned_duration.value + s.failures.restart.value + s.load_s;
     } else {
       ++out.unexpected;
       out.redo_s += job.fail();
-      down = s.failures.detect.value + s.failures.restart.value;
+      down = s.failures.detect.value + s.failures.restart.value + s.load_s;
       if (cause.hardware) { // the failed node is swapped for a spare, or the job waits for one to come back
         for (auto it = spare_back.begin(); it != spare_back.end();)
           if (*it <= t) {

@@ -20,6 +20,7 @@ struct LongRunSetup {
   double interval_s = 0; // productive time between two checkpoints
   double stall_s = 0;    // what taking a checkpoint stops the job for
   double durable_s = 0;  // from the start of a checkpoint until it survives a failure (>= stall_s)
+  double load_s = 0;     // reading the latest checkpoint back at a restart (after failures.restart)
   double days = 0;
 };
 

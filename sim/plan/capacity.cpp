@@ -72,6 +72,7 @@ void count_failures(const Scenario& composed, int gpus, CapacityCandidate& c, do
   setup.spares = std::min(s.cluster.spares, s.cluster.nodes);
   setup.stall_s = cost.stall_s;
   setup.durable_s = cost.durable_s;
+  setup.load_s = cost.load_s;
   setup.days = std::clamp(c.time_to_train_s / 86400, 1.0, 3650.0);
   setup.interval_s = std::max(params.checkpoint.interval.value, cost.durable_s);
   constexpr int kSeeds = 10;
