@@ -54,13 +54,13 @@ void read_failures(ObjectReader& r, FailureParams& f)
     }
   }
   r.require(f.weibull_shape > 0.1 && f.weibull_shape <= 10, "weibull_shape", "weibull_shape must be in (0.1, 10]");
-  for (const char* key : {"detect", "restart", "repair", "planned_duration"}) {
-    const double v = key == std::string("detect")    ? f.detect.value
-                     : key == std::string("restart") ? f.restart.value
-                     : key == std::string("repair")  ? f.repair.value
-                                                     : f.planned_duration.value;
-    r.require_non_negative(key, v);
-    r.require_at_most(key, v, 30 * 86400.0);
+  const std::pair<const char*, double> times[] = {{"detect", f.detect.value},
+                                                  {"restart", f.restart.value},
+                                                  {"repair", f.repair.value},
+                                                  {"planned_duration", f.planned_duration.value}};
+  for (const auto& [key, seconds] : times) {
+    r.require_non_negative(key, seconds);
+    r.require_at_most(key, seconds, 30 * 86400.0);
   }
 }
 

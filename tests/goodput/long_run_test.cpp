@@ -159,6 +159,8 @@ TEST(GoodputCli, WritesGoodputJsonAndRefusesBadInputWithAPosition)
        "shorter than a checkpoint write"},
       {" --days 54 --set workload.checkpoint.interval=soon", "interval:"},
       {" --days 54 --set cluster.failures.catalog=llama4", "catalog"},
+      {" --days 54 --set cluster.failures.restart=-5min", "must not be negative"},
+      {" --days 54 --set cluster.failures.weibull_shape=0", "weibull_shape must be in"},
   };
   for (const auto& c : bad) {
     const auto dir = std::filesystem::temp_directory_path() / "cs_goodput_bad";
