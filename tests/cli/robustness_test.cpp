@@ -53,6 +53,12 @@ TEST(Robustness, CountsThatWouldOverflowAreRefusedWhereTheyAreRead)
   expect_clean_refusal(clustersim("validate " + src("scenarios/reference/mapreduce-hit-paper.yaml") +
                                   " --set cluster.racks=65536 --set cluster.hosts_per_rack=4096"),
                        "--set:1:2: cluster.hosts_per_rack=4096: racks x hosts_per_rack = 268435456 hosts");
+  // Once runs without end: a heartbeat of 1 ns (a scheduling round each) and byte counts scaled by 1e300.
+  const std::string wordcount = src("scenarios/reference/mapreduce-replay-wordcount.yaml");
+  expect_clean_refusal(clustersim("validate " + wordcount + " --set workload.mapreduce.heartbeat=1ns"),
+                       "heartbeat must be at least 1 ms");
+  expect_clean_refusal(clustersim("validate " + wordcount + " --set workload.mapreduce.trace.scale=1e300"),
+                       "must be at most 1000000");
   // Once a SIGFPE in the planner: dp x micro wrapped.
   expect_clean_refusal(clustersim("plan " + src("scenarios/reference/megatron-7.5b.yaml") + " --gpus 268435456"),
                        "not in range");

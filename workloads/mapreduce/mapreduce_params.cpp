@@ -24,6 +24,8 @@ void read_trace(ObjectReader t, MapReduceTraceParams& trace)
   t.require_non_negative("start", trace.start.value);
   t.require_non_negative("duration", trace.duration.value);
   t.require_positive("scale", trace.scale);
+  // 1e300 once ran for ever (bytes past any size, then heartbeats past any count); 1e6 replays wordcount in 0.1 s.
+  t.require_at_most("scale", trace.scale, 1e6);
   t.require_non_negative("max_jobs", trace.max_jobs);
 }
 
@@ -92,6 +94,8 @@ void read_mapreduce(ObjectReader r, MapReduceParams& m, bool selected)
   r.require_positive("reduce_bytes_per_task", m.reduce_bytes_per_task.value);
   r.require_positive("max_reduces", m.max_reduces);
   r.require_positive("heartbeat", m.heartbeat.value);
+  // One scheduling round per heartbeat: 1 ns made a 28 s job 2.8e10 rounds (no end); 1 ms takes 0.1 s.
+  r.require(m.heartbeat.value >= 1e-3, "heartbeat", "heartbeat must be at least 1 ms (one scheduling round each)");
   r.require_positive("parallel_copies", m.parallel_copies);
   r.require_positive("map_rate", m.map_rate.value);
   r.require_positive("reduce_rate", m.reduce_rate.value);
