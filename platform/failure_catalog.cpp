@@ -1,5 +1,7 @@
 #include "platform/failure_catalog.hpp"
 
+#include <algorithm>
+
 namespace cs {
 namespace {
 
@@ -60,6 +62,19 @@ const FailureCatalog* find_failure_catalog(const std::string& name)
     if (c.name == name)
       return &c;
   return nullptr;
+}
+
+const std::vector<FailureCause>& known_failure_causes()
+{
+  static const std::vector<FailureCause> causes = [] {
+    std::vector<FailureCause> out;
+    for (const auto& catalog : failure_catalogs())
+      for (const auto& cause : catalog.causes)
+        if (std::none_of(out.begin(), out.end(), [&](const FailureCause& c) { return c.name == cause.name; }))
+          out.push_back(cause);
+    return out;
+  }();
+  return causes;
 }
 
 const char* failure_unit_name(FailureUnit unit)

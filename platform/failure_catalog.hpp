@@ -30,6 +30,8 @@ struct FailureCatalog {
 const std::vector<FailureCatalog>& failure_catalogs();
 /** The catalog of that name, or nullptr. */
 const FailureCatalog* find_failure_catalog(const std::string& name);
+/** Every cause some shipped catalog names, each once (the first catalog's rate): what `failures.rates` may set. */
+const std::vector<FailureCause>& known_failure_causes();
 /** "gpu" | "host" | "nic" | "fabric" | "job". */
 const char* failure_unit_name(FailureUnit unit);
 

@@ -23,12 +23,12 @@ void read_failures(ObjectReader& r, FailureParams& f)
   // Rates by cause: every cause of the shipped catalogs can be given (failures per unit per hour), replacing or
   // adding to the catalog's.
   ObjectReader rates = r.child("rates", "failures per unit per hour, by cause (replaces the catalog's)");
-  const FailureCatalog& all = failure_catalogs().front();
-  std::vector<double> given(all.causes.size(), 0.0);
-  for (std::size_t i = 0; i < all.causes.size(); ++i) {
-    const std::string help = fmt::format("{} failures per {} per hour (0 = the catalog's)", all.causes[i].name,
-                                         failure_unit_name(all.causes[i].unit));
-    rates.field(all.causes[i].name.c_str(), given[i], help.c_str());
+  const std::vector<FailureCause>& known = known_failure_causes();
+  std::vector<double> given(known.size(), 0.0);
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    const std::string help =
+        fmt::format("{} failures per {} per hour (0 = the catalog's)", known[i].name, failure_unit_name(known[i].unit));
+    rates.field(known[i].name.c_str(), given[i], help.c_str());
   }
   rates.finish();
   r.finish();
@@ -36,19 +36,19 @@ void read_failures(ObjectReader& r, FailureParams& f)
     return;
   if (const FailureCatalog* c = find_failure_catalog(f.catalog))
     f.causes = c->causes;
-  for (std::size_t i = 0; i < all.causes.size(); ++i) {
-    if (!rates.has(all.causes[i].name.c_str()))
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    if (!rates.has(known[i].name.c_str()))
       continue;
-    rates.require_positive(all.causes[i].name.c_str(), given[i]);
-    rates.require_at_most(all.causes[i].name.c_str(), given[i], 1.0);
+    rates.require_positive(known[i].name.c_str(), given[i]);
+    rates.require_at_most(known[i].name.c_str(), given[i], 1.0);
     bool found = false;
     for (auto& c : f.causes)
-      if (c.name == all.causes[i].name) {
+      if (c.name == known[i].name) {
         c.per_unit_hour = given[i];
         found = true;
       }
     if (!found) {
-      FailureCause c = all.causes[i];
+      FailureCause c = known[i];
       c.per_unit_hour = given[i];
       f.causes.push_back(c);
     }

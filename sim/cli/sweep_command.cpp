@@ -89,12 +89,12 @@ pid_t spawn_run(const SweepArgs& a, const SweepVariant& v, const fs::path& run_d
   return pid;
 }
 
-SweepRow collect(const SweepVariant& v, const fs::path& run_dir, int status)
+SweepRow collect(const SweepArgs& a, const SweepVariant& v, const fs::path& run_dir, int status)
 {
   SweepRow row;
   row.variant = v;
   row.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (row.ok && fs::exists(run_dir / "goodput.json")) {
+  if (row.ok && a.goodput_days > 0) {
     std::ifstream in(run_dir / "goodput.json");
     for (const auto& [name, value] : goodput_metrics(nlohmann::json::parse(in, nullptr, false)))
       row.metrics[name] = value;
@@ -146,7 +146,7 @@ void run_pending(const SweepArgs& a, const std::vector<SweepVariant>& variants, 
       continue;
     const std::size_t i = it->second;
     running.erase(it);
-    SweepRow row = collect(variants[i], out / "runs" / std::to_string(variants[i].index), status);
+    SweepRow row = collect(a, variants[i], out / "runs" / std::to_string(variants[i].index), status);
     failed += row.ok ? 0 : 1;
     log << row_to_json(row).dump() << "\n" << std::flush;
     rows[row.variant.id] = std::move(row);

@@ -1,5 +1,6 @@
 #include "sim/goodput/checkpoint_traffic.hpp"
 
+#include "base/units.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "platform/platform_spec.hpp"
 #include "sim/exec/executor.hpp"
@@ -23,13 +24,26 @@ double simulate_flows(const Scenario& s, const PlatformSpec& platform, double by
   return run_backend(Backend::ANALYTICAL, graph, platform).makespan;
 }
 
-// The switch every GPU's route to the storage climbs to: the fabric's top (core or spine), else its one switch.
-int top_switch(const Topology& t)
+// The storage behind one link of its bandwidth, on the fabric's top switch (core or spine). A fabric of one level
+// (a star, a single leaf, rails without a spine) has no top: a storage switch then joins every switch.
+int attach_storage(Topology& t, const ClusterParams& cluster)
 {
-  for (const char* name : {"core", "spine", "switch", "leaf0", "rail0/leaf0"})
-    if (const int v = t.find_vertex(name); v >= 0)
-      return v;
-  return -1;
+  int top = -1;
+  for (const char* name : {"core", "spine"})
+    if (top < 0)
+      top = t.find_vertex(name);
+  const int storage = t.add_host("storage", cluster.nodes, 0);
+  const int link = t.add_link("storage", cluster.storage.bandwidth.value, cluster.network.latency.value, "storage");
+  if (top >= 0) {
+    t.add_edge(top, storage, link);
+  } else {
+    const int hub = t.add_switch("storage-switch");
+    t.add_edge(hub, storage, link);
+    for (int v = 0; v < static_cast<int>(t.vertices().size()); ++v)
+      if (!t.vertex(v).is_host && v != hub) // unbounded: the NICs and the storage link bound the write
+        t.add_edge(v, hub, t.add_link(t.vertex(v).name + "/storage", units::kMaxRate, 0.0, "storage-uplink"));
+  }
+  return t.host_count() - 1;
 }
 
 } // namespace
@@ -37,14 +51,7 @@ int top_switch(const Topology& t)
 double simulate_checkpoint_write(const Scenario& s, double bytes_per_gpu)
 {
   PlatformSpec platform = build_platform_spec(s.cluster, *DeviceCatalog::builtin().find(s.cluster.device));
-  Topology& t = platform.topology;
-  const int top = top_switch(t);
-  if (top < 0) // no switch at all: the storage link alone bounds the write
-    return bytes_per_gpu * s.cluster.gpus / s.cluster.storage.bandwidth.value;
-  const int storage = t.add_host("storage", s.cluster.nodes, 0);
-  const int link = t.add_link("storage", s.cluster.storage.bandwidth.value, s.cluster.network.latency.value, "storage");
-  t.add_edge(top, storage, link);
-  const int storage_host = t.host_count() - 1;
+  const int storage_host = attach_storage(platform.topology, s.cluster);
   return simulate_flows(s, platform, bytes_per_gpu, [storage_host](int) { return storage_host; });
 }
 

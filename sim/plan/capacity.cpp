@@ -74,6 +74,8 @@ void count_failures(const Scenario& composed, int gpus, CapacityCandidate& c, do
   setup.durable_s = cost.durable_s;
   setup.load_s = cost.load_s;
   setup.days = std::clamp(c.time_to_train_s / 86400, 1.0, 3650.0);
+  // A given interval shorter than this composition's write (goodput refuses it) becomes the write: one composition's
+  // slow storage path must not stop the search over the others.
   setup.interval_s = std::max(params.checkpoint.interval.value, cost.durable_s);
   constexpr int kSeeds = 10;
   const GoodputResult r = params.checkpoint.optimal ? best_interval(setup, kSeeds) : estimate_long_run(setup, kSeeds);

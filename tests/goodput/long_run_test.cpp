@@ -223,6 +223,11 @@ TEST(GoodputCli, CheckpointWritesAreTrafficThroughTheNicsTheFabricAndTheStorageL
                                         "'cluster.network.levels=[{oversubscription: 4}, {oversubscription: 1}]'")
                                     .first;
   EXPECT_NEAR(oversubscribed / nic_bound, 4.0, 0.2);
+  // Rails of one level have no spine to hang the storage on (once "no route from node0/gpu1 to storage").
+  const double rails = write_s("--set cluster.storage.bandwidth=1000TB/s --set cluster.network.kind=rail-optimized "
+                               "--set 'cluster.network.levels=[{oversubscription: 1}]'")
+                           .first;
+  EXPECT_NEAR(rails, nic_bound, 0.05 * nic_bound);
 }
 
 } // namespace
