@@ -33,12 +33,16 @@ double RooflineModel::compute_efficiency(const Kernel& kernel, const std::string
   if (!a || e.forward <= 0)
     return profile_.efficiency(dtype);
   // FlashAttention's achieved share of peak grows with the sequence (published sweeps, calibrate/profiles sources).
+  // Heads whose values are narrower than their keys (MLA: 192 and 128) run at the narrower width's rate: cuDNN's MLA
+  // kernels on the lent H200 (calibrate/measurements/frontier) ran forward within 1-6% of the 128-wide curve applied
+  // to their FLOPs, and 5-6% faster than the curve at the mean width promised [recon: one device, cuDNN 9.19].
+  const double head_dim = std::min(a->head_dim, a->value_dim());
   if (a->cudnn && profile_.attention_cudnn.forward > 0) // cuDNN measured on this device: its own curve
-    return profile_.attention_cudnn.share(a->backward, a->causal, a->seq_kv, a->head_dim);
+    return profile_.attention_cudnn.share(a->backward, a->causal, a->seq_kv, head_dim);
   const double ratio = a->triton ? (a->backward ? kTritonAttentionBackward : kTritonAttentionForward) : 1.0;
   if (!a->cudnn)
-    return e.share(a->backward, a->causal, a->seq_kv, a->head_dim, ratio);
-  return e.share(a->backward, a->causal, a->seq_kv, a->head_dim,
+    return e.share(a->backward, a->causal, a->seq_kv, head_dim, ratio);
+  return e.share(a->backward, a->causal, a->seq_kv, head_dim,
                  ratio * (a->backward ? kCudnnAttentionBackward
                           : a->causal ? kCudnnAttentionCausalForward
                                       : kCudnnAttentionForward));

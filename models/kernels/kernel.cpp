@@ -88,9 +88,13 @@ double kernel_flops(const Kernel& k)
 {
   return std::visit(Overload{[](const GemmKernel& g) { return 2.0 * g.m * g.n * g.k * g.batch; },
                              [](const AttentionKernel& a) {
-                               double f = 4.0 * a.batch * a.heads * a.seq_q * a.seq_kv * a.head_dim;
-                               f = a.causal ? f / 2 : f;
-                               return a.backward ? 2.5 * f : f;
+                               // Forward: the scores over head_dim, the values over value_dim (QK^T, PV). Backward
+                               // recomputes the scores and forms dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q:
+                               // three products over head_dim and two over value_dim (2.5x forward when equal).
+                               const double d = a.head_dim, dv = a.value_dim();
+                               double f = 2.0 * a.batch * a.heads * a.seq_q * a.seq_kv;
+                               f *= a.backward ? 3 * d + 2 * dv : d + dv;
+                               return a.causal ? f / 2 : f;
                              },
                              [](const BandwidthKernel& b) { return b.flops; },
                              [](const SoftmaxKernel& s) { return 5.0 * s.rows * s.cols; },
@@ -108,7 +112,9 @@ double kernel_bytes(const Kernel& k)
       Overload{[](const GemmKernel& g) { return (g.m * g.k + g.k * g.n + g.m * g.n) * g.batch * dtype_bytes(g.dtype); },
                [](const AttentionKernel& a) {
                  const double e = dtype_bytes(a.dtype), passes = a.backward ? 2.0 : 1.0;
-                 return passes * a.batch * a.head_dim * e * (2.0 * a.heads * a.seq_q + 2.0 * a.kv_heads * a.seq_kv);
+                 // Queries and keys of head_dim, values and the output of value_dim.
+                 return passes * a.batch * (a.head_dim + a.value_dim()) * e *
+                        (a.heads * a.seq_q + a.kv_heads * a.seq_kv);
                },
                [](const BandwidthKernel& b) { return b.bytes_in + b.bytes_out; },
                [](const SoftmaxKernel& s) { return 2.0 * s.rows * s.cols * dtype_bytes(s.dtype); },
@@ -173,9 +179,10 @@ std::string describe_kernel(const Kernel& k)
                                g.scaling.empty() ? "" : " " + g.scaling + "-scaled");
           },
           [](const AttentionKernel& a) {
-            return fmt::format("attention{} batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{}{} {}",
+            return fmt::format("attention{} batch={} heads={} kv_heads={} seq_q={} seq_kv={} head_dim={}{}{}{} {}",
                                a.backward ? " backward" : "", a.batch, a.heads, a.kv_heads, a.seq_q, a.seq_kv,
-                               a.head_dim, a.causal ? " causal" : "",
+                               a.head_dim, a.v_head_dim > 0 ? fmt::format(" v_head_dim={}", a.v_head_dim) : "",
+                               a.causal ? " causal" : "",
                                a.triton  ? " triton"
                                : a.cudnn ? " cudnn"
                                          : "",
@@ -228,8 +235,8 @@ std::vector<std::string> kernel_argument_names(const std::string& family)
   if (family == "gemm")
     return {"m", "n", "k", "batch", "dtype", "trans_a", "trans_b", "scaling"};
   if (family == "attention")
-    return {"batch",  "heads",    "kv_heads", "seq_q", "seq_kv", "head_dim",
-            "causal", "backward", "triton",   "cudnn", "dtype"};
+    return {"batch",      "heads",  "kv_heads", "seq_q",  "seq_kv", "head_dim",
+            "v_head_dim", "causal", "backward", "triton", "cudnn",  "dtype"};
   if (family == "bandwidth")
     return {"op", "bytes_in", "bytes_out", "flops", "dtype"};
   if (family == "softmax" || family == "layernorm" || family == "rmsnorm")
@@ -388,7 +395,8 @@ Kernel make_kernel(const std::string& family, const std::map<std::string, std::s
                            a.dtype("bf16"),
                            a.flag("backward"),
                            a.flag("triton"),
-                           a.flag("cudnn")};
+                           a.flag("cudnn"),
+                           a.non_negative("v_head_dim", 0)};
   }
   if (family == "bandwidth")
     return BandwidthKernel{a.text("op", "elementwise"), a.number("bytes_in", 0, true), a.non_negative("bytes_out", 0),

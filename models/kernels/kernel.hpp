@@ -28,6 +28,8 @@ struct AttentionKernel {
   bool backward = false;
   bool triton = false; // FlashAttention written in Triton (2023), not FlashAttention-2's CUDA kernels
   bool cudnn = false;  // cuDNN's fused attention (Transformer Engine's on Hopper), not FlashAttention-2's kernels
+  double v_head_dim = 0; // values' (and the output's) width per head when not head_dim (MLA: 128 against 192)
+  double value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
 };
 
 /** A bandwidth-bound op given by its traffic and arithmetic (elementwise, triad, activation). */

@@ -44,34 +44,6 @@ void materialized_core(LayerKernels& b, double tokens, double heads, double kv_h
   b.backward("context_permute_backward", MemcpyKernel{tokens * heads * head_dim * e, "d2d"});
 }
 
-// A fused kernel (FlashAttention-2, Triton's or cuDNN's): the scores stay on chip. Under context parallelism a rank
-// attends its 1/cp of the queries to every key: in cp ring steps of a 1/cp block of keys each (p2p: priced as a batch
-// of cp kernels at that block's length; with causal load balancing each rank does 1/cp of the causal work), or at once
-// against the gathered keys (allgather); with all-to-alls (Ulysses) it attends all of the sequence for 1/cp of the
-// heads.
-void fused_core(LayerKernels& b, double tokens, double heads, double kv_heads, double head_dim)
-{
-  const ModelParams& model = b.model();
-  const ParallelLayout& parallel = b.shape().parallel;
-  const double micro = b.shape().micro, s = model.seq, cp = parallel.cp;
-  const bool ulysses = parallel.cp_comm == CpComm::A2A, ring = cp > 1 && parallel.cp_comm == CpComm::P2P;
-  const double q = ulysses ? s : s / cp, kv = ring ? s / cp : s, batch = ring ? micro * cp : micro;
-  if (ulysses) {
-    heads /= cp;
-    kv_heads /= cp;
-  }
-  const double qkv_bytes = tokens * (heads + 2 * kv_heads) * head_dim * b.element_bytes();
-  if (b.shape().framework.attention_layout_copies) {
-    b.forward("qkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
-    b.backward("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
-  }
-  const bool triton = model.attention == AttentionCore::TRITON, cudnn = model.attention == AttentionCore::CUDNN;
-  b.forward("attention",
-            AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model.causal, model.dtype, false, triton, cudnn});
-  b.backward("attention_backward",
-             AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model.causal, model.dtype, true, triton, cudnn});
-}
-
 } // namespace
 
 /** Grouped-query attention: multi-head attention when kv_heads = heads. */
@@ -124,7 +96,7 @@ public:
     if (model.attention == AttentionCore::MATERIALIZED)
       materialized_core(b, tokens, heads, kv_heads, head_dim);
     else
-      fused_core(b, tokens, heads, kv_heads, head_dim);
+      b.fused_attention(heads, kv_heads, head_dim);
     b.linear("attn_out_gemm", tokens, model.hidden, widths(model).output / t, model.bias);
   }
   double score_units(const ModelParams& model, bool dropout, double tp) const override

@@ -57,6 +57,7 @@ void read_attention_kind(ObjectReader& r, ModelParams& model)
     auto kind = make_attention_kind(name);
     kind->configure(block);
     block.finish();
+    kind->check(block, model);
     model.attention_kind = std::move(kind);
     given = name;
   }

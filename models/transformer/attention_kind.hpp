@@ -41,16 +41,23 @@ public:
   /** Activation bytes per token it keeps for backward that tensor parallelism splits, in 16-bit units of the hidden
    *  size (Korthikanti et al.'s count: queries, keys, values and the output projection's input, 2 bytes each). */
   virtual double activation_units(const ModelParams& model) const;
+  /** Activation bytes per token it keeps, in the same units, that tensor parallelism leaves whole on every rank (only
+   *  sequence parallelism splits them): MLA's compressed latents. */
+  virtual double replicated_units(const ModelParams& model) const { return 0.0; }
   /** Attention scores it keeps per token for backward, in the same units on a rank of `tp` (materialised attention:
    *  scores, softmax and dropout mask; fused attention: none). */
   virtual double score_units(const ModelParams& model, bool dropout, double tp) const { return 0.0; }
   /** Forward FLOPs of the attention core per token (the score and value products over the whole sequence, as
    *  Megatron counts them: no causal discount). */
   virtual double core_forward_flops_per_token(const ModelParams& model) const;
+  /** Forward FLOPs per token that its own recompute modules (MLA's mla_up_proj) run again in backward, when the
+   *  model selects them. */
+  virtual double rerun_flops_per_token(const ModelParams& model) const { return 0.0; }
   /** Why `tp` ranks cannot split it (e.g. heads that do not divide), or "". */
   virtual std::string tp_problem(const ModelParams& model, int tp) const = 0;
-  /** Why its parameters do not fit the model's shape (checked after reading), or "". */
-  virtual std::string problem(const ModelParams& model) const { return ""; }
+  /** Fails at the offending key of its block (`block`, read by configure) when its parameters do not fit the model's
+   *  shape; called once the whole model is read. */
+  virtual void check(const ObjectReader& block, const ModelParams& model) const {}
 };
 
 /** The attention kind of `model`: the one it was configured with, else multi-head / grouped-query attention. */

@@ -43,6 +43,33 @@ void LayerKernels::norm(double rows, double cols)
   backward("layernorm_backward", NormKernel{1.5 * rows, cols, rms, model_.dtype});
 }
 
+// The scores stay on chip. Under context parallelism a rank attends its 1/cp of the queries to every key: in cp ring
+// steps of a 1/cp block of keys each (p2p: priced as a batch of cp kernels at that block's length; with causal load
+// balancing each rank does 1/cp of the causal work), or at once against the gathered keys (allgather); with
+// all-to-alls (Ulysses) it attends all of the sequence for 1/cp of the heads.
+void LayerKernels::fused_attention(double heads, double kv_heads, double head_dim, double v_head_dim)
+{
+  const ParallelLayout& parallel = shape_.parallel;
+  const double micro = shape_.micro, s = model_.seq, cp = parallel.cp, tokens = shape_.tokens(model_);
+  const bool ulysses = parallel.cp_comm == CpComm::A2A, ring = cp > 1 && parallel.cp_comm == CpComm::P2P;
+  const double q = ulysses ? s : s / cp, kv = ring ? s / cp : s, batch = ring ? micro * cp : micro;
+  if (ulysses) {
+    heads /= cp;
+    kv_heads /= cp;
+  }
+  const double v = v_head_dim > 0 ? v_head_dim : head_dim;
+  const double qkv_bytes = tokens * ((heads + kv_heads) * head_dim + kv_heads * v) * element_bytes_;
+  if (shape_.framework.attention_layout_copies) {
+    forward("qkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
+    backward("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
+  }
+  const bool triton = model_.attention == AttentionCore::TRITON, cudnn = model_.attention == AttentionCore::CUDNN;
+  forward("attention", AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model_.causal, model_.dtype, false,
+                                       triton, cudnn, v_head_dim});
+  backward("attention_backward", AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model_.causal, model_.dtype,
+                                                 true, triton, cudnn, v_head_dim});
+}
+
 void LayerKernels::residual(double elements)
 {
   const auto& fw = shape_.framework;

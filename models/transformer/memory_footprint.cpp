@@ -32,7 +32,8 @@ double held_units(const ModelParams& model, const MemoryLayout& layout, double t
   // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
   const double mlp_units = mlp_kind_of(model).activation_units(), ffn = double(model.ffn) / h;
   const double split = attention_kind_of(model).activation_units(model) + mlp_units * ffn;
-  const double replicated = layout.dropout ? 10.0 : 8.0; // without dropout its two 1-byte masks go
+  // Without dropout its two 1-byte masks go; MLA adds its latents, which TP does not split.
+  const double replicated = (layout.dropout ? 10.0 : 8.0) + attention_kind_of(model).replicated_units(model);
   double held = sp ? (replicated + split) / t : replicated + split / t;
   // The linear layers keep their inputs in FP8: QKV's (replicated without sp), the projection's and the MLP's first
   // (2 units each) and its second GEMM's (2 f / h).
@@ -70,9 +71,12 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const double routed = moe_total > 0 ? routed_expert_parameters_at(model, first_moe) : 0.0;
   const double moe_dense = moe_total > 0 ? layer_parameters_at(model, first_moe) - routed : 0.0;
   const double dense_layers = layers_per_stage - moe_layers;
-  const double params = (dense_layers * layer_parameters(model) + moe_layers * moe_dense + embedding_parameters(model) +
-                         (l.pp == 1 ? head_parameters(model) : 0.0)) /
-                        l.tp;
+  double params = (dense_layers * layer_parameters(model) + moe_layers * moe_dense + embedding_parameters(model) +
+                   (l.pp == 1 ? head_parameters(model) : 0.0)) /
+                  l.tp;
+  // The last stage's MTP modules: their layers are among its layers; their projections and norms are added here.
+  if (model.mtp_depth > 0 && (layout.holds_head || l.pp == 1))
+    params += model.mtp_depth * (2.0 * double(model.hidden) * model.hidden + 3.0 * model.hidden) / l.tp;
   const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
   const double experts = moe_layers * routed / (double(l.ep) * etp);
   const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep));
@@ -109,8 +113,8 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   }
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
   // The loss keeps one microbatch's fp32 log-probabilities for its backward (vocabulary-parallel over the TP ranks).
-  if (layout.holds_head || l.pp == 1)
-    f.activations += s * b * model.vocab / t * 4.0;
+  if (layout.holds_head || l.pp == 1) // and one more for each MTP module's loss
+    f.activations += s * b * model.vocab / t * 4.0 * (1.0 + model.mtp_depth);
   f.buffers = layout.bucket_bytes;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
   if (l.zero >= 3 && shards > 1)

@@ -1,6 +1,7 @@
 #include "models/transformer/model_params.hpp"
 
 #include "models/transformer/attention_kind.hpp"
+#include "models/transformer/attention_mla.hpp"
 #include "models/transformer/fp8_recipe.hpp"
 #include "models/transformer/mlp_kind.hpp"
 
@@ -129,6 +130,41 @@ void add_mpt(std::map<std::string, ModelParams>& p)
   p["mpt-70b"] = mpt(80, 8192, 64);
 }
 
+// DeepSeek-V3 (DeepSeek-AI 2024, section 4.2 and its config.json; 671B in all, 37B active, the 14B MTP module apart):
+// 61 layers, the first 3 dense (ffn 18,432), then 256 routed experts (ffn 2,048) top-8 and one shared expert; MLA with
+// 128 heads (q_lora 1,536, kv_lora 512, heads of 128 + 64 rotary for queries and keys, 128 for values); a 129,280-token
+// vocabulary, untied; 4,096-token sequences; recomputation of the RMSNorms and MLA's up projections (section 3.2.3).
+// DeepSeek-V2-Lite (its config.json; 15.7B, 2.4B active): 27 layers, the first dense (ffn 10,944), 64 experts (ffn
+// 1,408) top-6 and 2 shared; MLA with 16 heads and no query compression. Qwen3 MoE (Qwen3 technical report, Table 2,
+// and the configs; 235B / 22B and 30.5B / 3.3B): every layer MoE, 128 experts top-8 without shared ones, heads of
+// 128 with QK-norm and 4 key/value heads, a 151,936-token vocabulary, untied.
+void add_frontier_moe(std::map<std::string, ModelParams>& p)
+{
+  auto deepseek = [](int layers, int hidden, int ffn, int heads, int vocab, const MlaParams& mla) {
+    ModelParams m =
+        llama_style({layers, hidden, ffn, heads, 4096, vocab, "bf16", Recompute::SELECTIVE, AttentionCore::FLASH}, 0);
+    m.attention_kind = make_mla_attention(mla);
+    return m;
+  };
+  ModelParams v3 = deepseek(61, 7168, 18432, 128, 129280, {1536, 512, 128, 64, 128});
+  v3.moe = {256, 8, 2048, 1, 2048, 1, 3, 0};
+  v3.recompute_modules = {"layernorm", "mla_up_proj"};
+  p["deepseek-v3"] = v3;
+  ModelParams lite = deepseek(27, 2048, 10944, 16, 102400, {0, 512, 128, 64, 128});
+  lite.moe = {64, 6, 1408, 2, 1408, 1, 1, 0};
+  p["deepseek-v2-lite"] = lite;
+  auto qwen3_moe = [](int layers, int hidden, int ffn, int heads, int expert_ffn) {
+    ModelParams m =
+        llama_style({layers, hidden, ffn, heads, 4096, 151936, "bf16", Recompute::SELECTIVE, AttentionCore::FLASH}, 4);
+    m.head_dim = 128;
+    m.qk_norm = true;
+    m.moe = {128, 8, expert_ffn, 0, 0, 1, 0, 0};
+    return m;
+  };
+  p["qwen3-235b-a22b"] = qwen3_moe(94, 4096, 12288, 64, 1536);
+  p["qwen3-30b-a3b"] = qwen3_moe(48, 2048, 6144, 32, 768);
+}
+
 // Mixture-of-experts models: SwiGLU experts, RMSNorm, untied embeddings, bf16. Parameter counts are checked against
 // the published totals by a test.
 void add_moe(std::map<std::string, ModelParams>& p)
@@ -164,6 +200,7 @@ void add_moe(std::map<std::string, ModelParams>& p)
   sw.norm = Norm::RMSNORM;
   sw.moe = {128, 1, 3072, 0, 0, 2, 0, 1.25};
   p["switch-base-128"] = sw;
+  add_frontier_moe(p);
 }
 
 } // namespace
@@ -198,6 +235,8 @@ void check_model_ranges(const ObjectReader& m, const ModelParams& model)
   m.require_non_negative("kv_heads", model.kv_heads);
   m.require_non_negative("head_dim", model.head_dim);
   m.require_at_most("head_dim", model.head_dim, 1 << 16);
+  m.require_non_negative("mtp_depth", model.mtp_depth);
+  m.require_at_most("mtp_depth", model.mtp_depth, 16);
   m.require_at_most("layers", model.layers, 100000);
   m.require_at_most("hidden", model.hidden, 1 << 20);
   m.require_at_most("ffn", model.ffn, 1 << 22);
@@ -271,18 +310,20 @@ void check_recompute_modules(ObjectReader& m, const ModelParams& model)
 {
   if (m.describing() || model.recompute_modules.empty())
     return;
-  static const std::vector<std::string> priced{"core_attn", "layernorm", "mlp"};
-  static const std::vector<std::string> later{"moe_act", "moe", "shared_experts", "mla_up_proj"};
+  static const std::vector<std::string> priced{"core_attn", "layernorm", "mlp", "mla_up_proj"};
+  static const std::vector<std::string> later{"moe_act", "moe", "shared_experts"};
   if (model.recompute != Recompute::SELECTIVE)
     m.fail_at("recompute_modules", "recompute_modules needs recompute: selective (full reruns the whole layer)");
   for (const auto& name : model.recompute_modules) {
     if (std::find(later.begin(), later.end(), name) != later.end())
       m.fail_at("recompute_modules", fmt::format("recompute module '{}' is not modelled yet (priced: core_attn, "
-                                                 "layernorm, mlp)",
+                                                 "layernorm, mlp, mla_up_proj)",
                                                  name));
     if (std::find(priced.begin(), priced.end(), name) == priced.end())
       m.fail_at("recompute_modules",
-                fmt::format("unknown recompute module '{}' (expected core_attn, layernorm or mlp)", name));
+                fmt::format("unknown recompute module '{}' (expected core_attn, layernorm, mlp or mla_up_proj)", name));
+    if (name == "mla_up_proj" && attention_kind_of(model).name() != "mla")
+      m.fail_at("recompute_modules", "recompute module 'mla_up_proj' needs multi-head latent attention (model.mla)");
   }
 }
 
@@ -344,10 +385,12 @@ void read_model(ObjectReader m, ModelParams& model)
   std::vector<std::string> preset_names{""};
   for (const auto& [name, preset] : model_presets())
     preset_names.push_back(name);
-  m.choice("preset", model.preset, preset_names,
-           "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B, Llama 3 8B "
-           "and 70B, Llama 3.1 405B, Qwen3 8B and 32B, MosaicML MPT, Mixtral 8x7B and 8x22B, DeepSeek-MoE-16B, "
-           "Qwen2-57B-A14B, Switch-Base-128); keys given override it");
+  m.choice(
+      "preset", model.preset, preset_names,
+      "start from a published configuration (Megatron-LM Table 1 GPTs, BERT-large, Llama 2 7B and 70B, Llama 3 8B "
+      "and 70B, Llama 3.1 405B, Qwen3 8B and 32B, MosaicML MPT, Mixtral 8x7B and 8x22B, DeepSeek-MoE-16B, "
+      "Qwen2-57B-A14B, Switch-Base-128, DeepSeek-V3, DeepSeek-V2-Lite, Qwen3-235B-A22B, Qwen3-30B-A3B); keys given "
+      "override it");
   if (!m.describing() && !model.preset.empty()) {
     const std::string name = model.preset;
     model = model_presets().at(name);
@@ -372,8 +415,8 @@ void read_model(ObjectReader m, ModelParams& model)
       .field("recompute_modules", model.recompute_modules,
              "with recompute: selective, the modules whose forward reruns in backward instead of keeping its "
              "activations (Megatron-Core --recompute-modules): core_attn (materialised attention's scores; fused "
-             "attention keeps none), layernorm (the norms' outputs), mlp (the MLP's inner activations); empty = "
-             "core_attn")
+             "attention keeps none), layernorm (the norms' outputs), mlp (the MLP's inner activations), mla_up_proj "
+             "(MLA's queries, keys and values, rebuilt from the latents); empty = core_attn")
       .choice(
           "attention", model.attention,
           {{"flash", AttentionCore::FLASH},
@@ -391,12 +434,20 @@ void read_model(ObjectReader m, ModelParams& model)
       .field("tie_embeddings", model.tie_embeddings, "the output layer shares the input embedding's weights")
       .field("bias", model.bias, "linear layers and layernorms have biases (GPT, Megatron) or not (MPT, Llama)")
       .field("causal", model.causal, "causal (decoder) attention: half the score matrix is computed")
+      .field("mtp_depth", model.mtp_depth,
+             "multi-token prediction modules (DeepSeek-V3: 1; Megatron-Core --mtp-num-layers): each projects the "
+             "hidden state with the next token's embedding, runs one more layer like the last, and adds a loss "
+             "through the shared output layer, on the last pipeline stage")
       .list<GraphLayerParams>("graph", model.graph,
                               "a generic layer graph (layers with costs and inputs) that replaces the transformer; "
                               "branches run concurrently under policies.pipeline: graph-pipeline",
                               read_layer);
   read_attention_kind(m, model);
   read_fp8_recipe(m, model);
+  // A preset's modules (DeepSeek-V3's) go with its selective recomputation: another recomputation given over it drops
+  // them unless modules are given too.
+  if (!m.describing() && model.recompute != Recompute::SELECTIVE && !m.has("recompute_modules"))
+    model.recompute_modules.clear();
   check_recompute_modules(m, model);
   ObjectReader moe = m.child("moe", "mixture of experts: routed (and shared) experts replace the MLP in MoE layers");
   read_moe(moe, model.moe);

@@ -73,6 +73,10 @@ struct ModelParams {
   bool causal = true; // decoder self-attention: each token attends to the ones before it
   std::vector<GraphLayerParams> graph; // non-empty: this layer graph replaces the transformer
   MoeParams moe;                       // experts instead of the dense MLP in some layers
+  // Multi-token prediction modules after the last layer (DeepSeek-V3: 1; Megatron-Core --mtp-num-layers): each adds a
+  // projection of the hidden state and the next token's embedding, one more layer like the last, and a loss through
+  // the shared output layer, on the last pipeline stage.
+  int mtp_depth = 0;
   int kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 

@@ -86,6 +86,22 @@ PassKernels embedding_kernels(const ModelParams& model, const LayerShape& shape)
   return b.take();
 }
 
+PassKernels mtp_entry_kernels(const ModelParams& model, const LayerShape& shape)
+{
+  LayerKernels b(model, shape);
+  const double t = shape.parallel.tp, tokens = shape.tokens(model), h = model.hidden, rows = tokens * h;
+  const double e = b.element_bytes();
+  // The next tokens' embeddings (the model's table), both inputs normed, concatenated and projected back to h.
+  b.forward("mtp_embedding_lookup", b.traffic("embedding_lookup", rows * e, rows * e));
+  b.backward("mtp_embedding_grad_scatter_add", b.traffic("scatter_add", 2 * rows * e, rows * e, rows), true);
+  b.norm(2 * tokens, h);
+  b.forward("mtp_concat", MemcpyKernel{2 * rows * e, "d2d"});
+  b.backward("mtp_concat_backward", MemcpyKernel{2 * rows * e, "d2d"});
+  b.linear("mtp_eh_proj_gemm", tokens, h / t, 2 * h, false);
+  b.gradient_handling((2.0 * h * h + 2.0 * h) / t);
+  return b.take();
+}
+
 std::vector<NamedKernel> layer_forward_kernels(const ModelParams& model, int micro)
 {
   LayerShape shape;
@@ -151,7 +167,14 @@ double total_parameters(const ModelParams& model)
   double layers = 0;
   for (int l = 0; l < model.layers; ++l)
     layers += layer_parameters_at(model, l);
-  return layers + embedding_parameters(model) + head_parameters(model);
+  const double all = layers + embedding_parameters(model) + head_parameters(model);
+  return model.mtp_depth > 0 ? all + mtp_parameters(model) : all;
+}
+
+double mtp_parameters(const ModelParams& model)
+{
+  const double h = model.hidden;
+  return model.mtp_depth * (layer_parameters_at(model, model.layers - 1) + 2.0 * h * h + 3.0 * norm_parameters(model));
 }
 
 namespace {
@@ -164,9 +187,8 @@ bool printed_gpt_shape(const ModelParams& model)
          model.ffn == 4 * model.hidden && !model.moe.enabled();
 }
 
-} // namespace
-
-double megatron_model_flops(const ModelParams& model, double global_batch)
+// The decoder's layers and the output layer, as Megatron counts them.
+double main_model_flops(const ModelParams& model, double global_batch)
 {
   const double b = global_batch, s = model.seq, l = model.layers, h = model.hidden, v = model.vocab;
   if (printed_gpt_shape(model)) // as printed
@@ -184,6 +206,19 @@ double megatron_model_flops(const ModelParams& model, double global_batch)
   return b * s * (6.0 * l * layer_gemm_weights(model) + core + 4.5 * v * h);
 }
 
+} // namespace
+
+double megatron_model_flops(const ModelParams& model, double global_batch)
+{
+  const double flops = main_model_flops(model, global_batch);
+  if (model.mtp_depth == 0)
+    return flops;
+  // Each MTP module as Megatron-Core counts it: its layer (like the last), the 2 h x h projection and its own logits.
+  const double h = model.hidden, weights = active_gemm_weights_at(model, model.layers - 1) + 2.0 * h * h;
+  const double core = 3.0 * attention_kind_of(model).core_forward_flops_per_token(model);
+  return flops + global_batch * model.seq * model.mtp_depth * (6.0 * weights + core + 4.5 * double(model.vocab) * h);
+}
+
 double hardware_model_flops(const ModelParams& model, double global_batch)
 {
   const double flops = megatron_model_flops(model, global_batch);
@@ -195,7 +230,8 @@ double hardware_model_flops(const ModelParams& model, double global_batch)
     const double core =
         model.recomputes("core_attn") ? attention_kind_of(model).core_forward_flops_per_token(model) : 0.0;
     const double mlp = model.recomputes("mlp") ? 2.0 * mlp_kind_of(model).weights(model.hidden, model.ffn) : 0.0;
-    return flops + global_batch * model.seq * (core + mlp) * model.layers;
+    const double own = attention_kind_of(model).rerun_flops_per_token(model);
+    return flops + global_batch * model.seq * (core + mlp + own) * (model.layers + model.mtp_depth);
   }
   return flops;
 }

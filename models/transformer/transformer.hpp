@@ -49,6 +49,10 @@ PassKernels expert_mlp_kernels(const ModelParams& model, double tokens, double f
 /** The output layer on one TP rank: final norm, the vocabulary-parallel logits GEMM, the fp32 cross-entropy, and (tied
  *  embeddings) the add of the head's weight gradient into the embedding's. */
 PassKernels head_kernels(const ModelParams& model, const LayerShape& shape);
+/** A multi-token prediction module's own kernels before its layer, on one TP rank: the lookup of the next tokens'
+ *  embeddings, the two input norms, their concatenation and the column-parallel 2 h to h projection
+ *  [recon: the projection's output gather under TP is not priced]. */
+PassKernels mtp_entry_kernels(const ModelParams& model, const LayerShape& shape);
 /** The input embedding: the lookup, and in backward the zeroed vocabulary-sized gradient and its scatter-add. */
 PassKernels embedding_kernels(const ModelParams& model, const LayerShape& shape);
 
@@ -75,6 +79,11 @@ double active_gemm_weights_at(const ModelParams& model, int l);
 double embedding_parameters(const ModelParams& model);
 /** The output layer's own weights: none when tied with the embedding, vocab x hidden otherwise. */
 double head_parameters(const ModelParams& model);
+/** The multi-token prediction modules' own weights (mtp_depth of them: the projection of 2 h to h, its two input
+ *  norms, a layer like the last and the norm before the shared output layer); the embedding and output layer they
+ *  use are the model's. */
+double mtp_parameters(const ModelParams& model);
+/** Everything: layers, embedding, untied output layer, MTP modules. */
 double total_parameters(const ModelParams& model);
 
 /** Model FLOPs per iteration as in Narayanan et al. (SC'21, eq. 3): 72 B s l h^2 (1 + s/6h + V/16lh), i.e. three

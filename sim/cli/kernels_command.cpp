@@ -38,9 +38,11 @@ int command_kernels(const KernelsCommand& c)
   auto cost = make_cost_model(device, profile);
   const LayerShape shape{params.batch.micro, params.parallel.layout(s.cluster.nodes * s.cluster.gpus_per_node),
                          params.framework};
-  const std::pair<const char*, PassKernels> pieces[] = {{"layer", layer_kernels(params.model, shape)},
-                                                        {"head", head_kernels(params.model, shape)},
-                                                        {"embedding", embedding_kernels(params.model, shape)}};
+  std::vector<std::pair<const char*, PassKernels>> pieces = {{"layer", layer_kernels(params.model, shape)},
+                                                             {"head", head_kernels(params.model, shape)},
+                                                             {"embedding", embedding_kernels(params.model, shape)}};
+  if (params.model.mtp_depth > 0) // each MTP module: these, then a layer and the head as above
+    pieces.emplace_back("mtp", mtp_entry_kernels(params.model, shape));
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   if (!c.json)
     std::cout << fmt::format("{} on {} ({} framework), micro-batch {}, tp {}: one microbatch on one rank\n", s.name,

@@ -272,11 +272,40 @@ PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& c
 struct StageCut {
   PieceTimes layer, head, embedding;
   PieceTimes moe_layer; // an MoE layer's dense part (its experts and all-to-alls come per step)
+  PieceTimes mtp_entry; // a multi-token prediction module's own kernels before its layer (lookup, norms, projection)
   int ep = 1, etp = 1;
   std::vector<int> layers_per_stage;
   double activation_bytes = 0; // sent per microbatch by each TP rank
   double gather_s = 0;         // the receiver's all-gather of a scattered activation (0: none)
 };
+
+// The multi-token prediction modules on the last stage, each one segment: its lookup, norms and projection, a layer
+// like the last (an MoE layer's experts and all-to-alls emitted by the builder, as for the others) and its loss through
+// the shared output layer.
+void add_mtp_segments(const ModelParams& model, int tp, const StageCut& cut, StageCost& c)
+{
+  const int like = model.layers - 1;
+  const bool moe = is_moe_layer(model.moe, like);
+  const PieceTimes& layer = moe ? cut.moe_layer : cut.layer;
+  const double experts = routed_expert_parameters_at(model, like) / (double(cut.ep) * cut.etp);
+  const double own = mtp_parameters(model) / model.mtp_depth;
+  for (int d = 0; d < model.mtp_depth; ++d) {
+    Segment s{"mtp",
+              model.layers + d,
+              cut.mtp_entry.forward + layer.forward + cut.head.forward,
+              cut.mtp_entry.backward + layer.backward + cut.head.backward,
+              cut.mtp_entry.weight + layer.weight + cut.head.weight,
+              (own - routed_expert_parameters_at(model, like)) / tp + experts};
+    s.moe = moe;
+    s.expert_params = moe ? experts : 0.0;
+    c.params += s.params;
+    c.expert_params += s.expert_params;
+    c.forward_s += s.forward_s;
+    c.backward_s += s.backward_s;
+    c.weight_s += s.weight_s;
+    c.segments.push_back(s);
+  }
+}
 
 // One virtual stage: its layers, the embedding on the first, the output layer on the last, and the gathers of what
 // it receives.
@@ -318,6 +347,8 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
     c.weight_s += moe.weight - layer.weight;
     c.segments.push_back(s);
   }
+  if (last)
+    add_mtp_segments(model, tp, cut, c);
   if (last) { // an untied output layer is the last stage's own
     c.params += head_parameters(model) / tp;
     c.segments.push_back(
@@ -361,6 +392,11 @@ stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers,
       layout.layers_on_device += stage_layers[vs];
       for (int l = first; l < first + stage_layers[vs]; ++l)
         layout.moe_layers_on_device += is_moe_layer(params.model.moe, l) ? 1 : 0;
+      if (vs == map.stages() - 1) { // the MTP modules' layers, like the last
+        layout.layers_on_device += params.model.mtp_depth;
+        if (is_moe_layer(params.model.moe, params.model.layers - 1))
+          layout.moe_layers_on_device += params.model.mtp_depth;
+      }
     }
     layout.in_flight_microbatches = (in_flight + v - 1) / v;
     layout.dropout = params.framework.dropout > 0;
@@ -433,6 +469,8 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   cut.layers_per_stage = out.layers_per_stage;
   if (model.moe.enabled())
     cut.moe_layer = moe_dense_part(params, cost, piece_shape, tp_s, platform);
+  if (model.mtp_depth > 0)
+    cut.mtp_entry = piece_times(mtp_entry_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
   // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send
   // and all-gathered it (inside the node) on arrival; otherwise every TP rank sends it whole.
   const double activation = double(params.batch.micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);

@@ -35,6 +35,8 @@ void check_layer_graph(const WorkloadEnv& env, const TrainingParams& params)
   const auto& graph = params.model.graph;
   if (p.vpp != 1)
     throw env.error_at("workload.parallel.vpp", "a layer graph runs one stage per device (vpp = 1)");
+  if (params.model.mtp_depth > 0)
+    throw env.error_at("workload.model.mtp_depth", "multi-token prediction needs a transformer, not a layer graph");
   if (p.pp > static_cast<int>(graph.size()))
     throw env.error_at("workload.parallel.pp",
                        fmt::format("pp = {} is more stages than the graph's {} layers", p.pp, graph.size()));
