@@ -7,6 +7,7 @@
 #include "models/transformer/pass_cost.hpp"
 
 #include <map>
+#include <vector>
 
 namespace cs {
 
@@ -24,6 +25,9 @@ public:
   ExpertCost(const ModelParams& model, const KernelCostModel& cost, const FrameworkProfile& framework, int etp);
   /** Forward, whole backward and its weight-gradient part; zero for no tokens. */
   const PieceTimes& of(double tokens) const;
+  /** One GPU's experts with `tokens` each (zeros skipped): the sum of `of`, or under the framework's grouped GEMM one
+   *  GEMM over all their tokens for each of the MLP's GEMMs, the weight gradients as a batch of one per expert. */
+  PieceTimes of_gpu(const std::vector<double>& tokens) const;
 
 private:
   const ModelParams& m_;
@@ -31,6 +35,7 @@ private:
   FrameworkProfile framework_;
   int etp_;
   mutable std::map<long long, PieceTimes> memo_;
+  mutable std::map<std::pair<long long, int>, PieceTimes> grouped_memo_;
 };
 
 } // namespace cs

@@ -26,6 +26,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     core.overlap = GradientOverlap::DURING_BACKWARD;
     core.pipeline_scatter_gather = false;
     core.linear_bias_in_gemm = true; // Transformer Engine adds it in the GEMM epilogue
+    core.moe_grouped_gemm = true;    // the MoE recipes' --moe-grouped-gemm (TE's grouped GEMM)
     // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
     // "MP Mode" column): bf16 compute, each unsharded gradient cast to fp32 and pre-divided, then reduce-scattered in
     // fp32, every microbatch; eager kernels (bias and dropout unfused; MPT has neither), q/k/v layout copies around
@@ -110,6 +111,10 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
       .field("tp_comm_overlap", framework.tp_comm_overlap,
              "tensor-parallel all-gathers and reduce-scatters split into chunks and pipelined with the GEMMs beside "
              "them (Transformer Engine's userbuffers; Megatron --tp-comm-overlap): only a chunk of each shows")
+      .field(
+          "moe_grouped_gemm", framework.moe_grouped_gemm,
+          "a GPU's routed experts run each of their GEMMs as one grouped GEMM over all its experts' tokens (Megatron-"
+          "Core --moe-grouped-gemm; the megatron-core profile's default), not one GEMM per expert")
       .field("comm_sm_fraction", framework.comm_sm_fraction,
              "share of the GPU's compute that communication kernels take while they run");
   r.finish();

@@ -41,9 +41,10 @@ struct FrameworkProfile {
   bool pipeline_scatter_gather = false; // without sequence parallelism each TP rank sends 1/tp of the activation and
                                         // the receivers all-gather it (Megatron-LM 2021); else each sends it whole
   // Host and SMs.
-  double kernel_gap_s = 0;      // host time to launch one kernel; a shorter kernel leaves the GPU waiting
-  double comm_sm_fraction = 0;  // share of a GPU's compute that communication kernels take while they run
-  bool tp_comm_overlap = false; // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
+  double kernel_gap_s = 0;       // host time to launch one kernel; a shorter kernel leaves the GPU waiting
+  double comm_sm_fraction = 0;   // share of a GPU's compute that communication kernels take while they run
+  bool tp_comm_overlap = false;  // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
+  bool moe_grouped_gemm = false; // a GPU's routed experts run as one grouped GEMM each (--moe-grouped-gemm)
 
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {

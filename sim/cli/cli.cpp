@@ -18,7 +18,8 @@ int run_cli(int argc, char** argv)
   std::vector<Command> commands;
   for (auto* add :
        {add_scenario_commands, add_plan_commands, add_kernels_commands, add_catalog_commands,
-        add_calibration_commands, add_sweep_commands, add_capacity_commands, add_goodput_commands})
+        add_calibration_commands, add_sweep_commands, add_capacity_commands, add_goodput_commands,
+        add_import_commands})
     for (auto& c : add(app))
       commands.push_back(std::move(c));
   try {

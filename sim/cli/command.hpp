@@ -32,5 +32,7 @@ std::vector<Command> add_sweep_commands(CLI::App& app);
 std::vector<Command> add_goodput_commands(CLI::App& app);
 /** kernels */
 std::vector<Command> add_kernels_commands(CLI::App& app);
+/** import */
+std::vector<Command> add_import_commands(CLI::App& app);
 
 } // namespace cs

@@ -106,17 +106,11 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   st.plan.partitions = n;
   st.chunks.assign(ep_, std::vector<PieceTimes>(n));
   for (int r = 0; r < ep_; ++r) {
-    PieceTimes one;
-    for (double tokens : st.plan.tokens[r]) {
-      if (tokens <= 0)
-        continue;
-      const PieceTimes& t = expert_.of(tokens * st.plan.compute_scale / n);
-      one.forward += t.forward;
-      one.backward += t.backward;
-      one.weight += t.weight;
-      one.model = t.model;
-    }
-    st.chunks[r].assign(n, one);
+    std::vector<double> tokens;
+    tokens.reserve(st.plan.tokens[r].size());
+    for (double t : st.plan.tokens[r])
+      tokens.push_back(t * st.plan.compute_scale / n);
+    st.chunks[r].assign(n, expert_.of_gpu(tokens));
   }
   const double shadow = st.plan.shadow_bytes > 0 ? c.broadcast_seconds(st.plan.shadow_bytes) : 0.0;
   st.shadow_s.assign(ep_, shadow);

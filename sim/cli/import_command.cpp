@@ -1,0 +1,107 @@
+// `clustersim import FILE [--gpus N] [--out SCENARIO.yaml]`: a Megatron-LM argument list, Megatron-Bridge overrides
+// or a torchtitan TOML turned into a scenario the user can run and edit, with every setting it could not model named.
+#include "base/input_error.hpp"
+#include "sim/cli/command.hpp"
+#include "sim/import/megatron_args.hpp"
+#include "sim/import/torchtitan_toml.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace cs {
+namespace {
+
+struct ImportArgs {
+  std::string input, out, format = "auto";
+  ImportCluster cluster{"", "h100-sxm5", 0, 0};
+};
+
+std::string read_text(const std::string& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw InputError(path, 0, 0, "cannot read the file");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Loads and checks the scenario text as `run` would, so that what is written runs.
+void check_runs(const std::string& yaml, const std::string& input)
+{
+  const auto tmp =
+      std::filesystem::temp_directory_path() / ("clustersim_import_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(tmp) << yaml;
+  try {
+    check_scenario(load_scenario(tmp.string(), {}));
+  } catch (const InputError& e) {
+    std::filesystem::remove(tmp);
+    throw InputError(input, 1, 1, std::string("the imported scenario does not run: ") + e.what());
+  }
+  std::filesystem::remove(tmp);
+}
+
+int import_config(ImportArgs a)
+{
+  const std::string text = read_text(a.input);
+  std::string format = a.format;
+  if (format == "auto")
+    format = std::filesystem::path(a.input).extension() == ".toml" || looks_like_torchtitan(text) ? "torchtitan"
+                                                                                                  : "megatron";
+  const ImportedRun run =
+      format == "torchtitan" ? read_torchtitan_toml(text, a.input) : read_megatron_args(text, a.input);
+  if (a.cluster.name.empty())
+    a.cluster.name = std::filesystem::path(a.input).stem().string();
+  const std::string yaml = imported_scenario_yaml(run, a.cluster, a.input, format);
+  check_runs(yaml, a.input);
+  for (const auto& w : run.warnings())
+    std::cerr << a.input << ": warning: " << w << "\n";
+  if (a.out.empty()) {
+    std::cout << yaml;
+  } else {
+    // Written beside its place, then renamed: a reader never sees half a scenario.
+    const std::filesystem::path out(a.out), tmp(a.out + ".tmp");
+    std::error_code ec;
+    if (out.has_parent_path())
+      std::filesystem::create_directories(out.parent_path(), ec);
+    std::ofstream file(tmp, std::ios::binary);
+    if (!(file << yaml) || !file.flush())
+      throw InputError(a.out, 0, 0, "cannot write the scenario");
+    file.close();
+    std::filesystem::rename(tmp, out);
+    std::cerr << "wrote " << a.out << "\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+std::vector<Command> add_import_commands(CLI::App& app)
+{
+  auto a = std::make_shared<ImportArgs>();
+  auto* cmd = app.add_subcommand("import", "turn a Megatron-LM argument list, Megatron-Bridge overrides or a "
+                                           "torchtitan TOML into a scenario (warnings name what is not modelled)");
+  cmd->add_option("input", a->input,
+                  "the arguments (a text file, as typed after pretrain_gpt.py or torchrun) or "
+                  "the torchtitan .toml")
+      ->required();
+  cmd->add_option("--format", a->format, "auto (by extension and content), megatron or torchtitan")
+      ->check(CLI::IsMember({"auto", "megatron", "torchtitan"}));
+  cmd->add_option("--gpus", a->cluster.gpus,
+                  "GPUs of the run, when the input does not say (torchrun's --nnodes x "
+                  "--nproc_per_node)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--gpus-per-node", a->cluster.gpus_per_node, "GPUs a node (default: the input's, else 8)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--device", a->cluster.device, "catalog device (default h100-sxm5)");
+  cmd->add_option("--name", a->cluster.name, "scenario name (default: the input file's stem)");
+  cmd->add_option("--out", a->out, "scenario file to write (default: standard output)");
+  return {{cmd, [a] { return import_config(*a); }}};
+}
+
+} // namespace cs

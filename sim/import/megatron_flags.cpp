@@ -1,0 +1,127 @@
+#include "sim/import/megatron_flags.hpp"
+
+namespace cs {
+
+bool megatron_switch(const std::string& flag)
+{
+  // clang-format off
+  static const std::set<std::string> s{
+      "bf16", "fp16", "swiglu", "untie-embeddings-and-output-weights", "disable-bias-linear", "qk-layernorm",
+      "group-query-attention", "sequence-parallel", "use-distributed-optimizer", "tp-comm-overlap",
+      "recompute-activations", "moe-grouped-gemm", "multi-latent-attention", "use-flash-attn", "moe-permute-fusion",
+      "overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "no-masked-softmax-fusion",
+      "attention-softmax-in-fp32", "accumulate-allreduce-grads-in-fp32", "no-load-optim", "no-load-rng",
+      "log-throughput", "log-timers-to-tensorboard", "mock-data", "use-rotary-position-embeddings",
+      "no-position-embedding", "moe-router-enable-expert-bias", "moe-router-pre-softmax", "manual-gc",
+      "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
+      "apply-rope-fusion"};
+  // clang-format on
+  return s.count(flag) > 0;
+}
+
+bool launcher_flag(const std::string& flag)
+{
+  static const std::set<std::string> s{"nproc_per_node", "nproc-per-node", "nnodes",        "node_rank",
+                                       "node-rank",      "master_addr",    "master-addr",   "master_port",
+                                       "master-port",    "rdzv_endpoint",  "rdzv-endpoint", "rdzv_backend",
+                                       "rdzv-backend"};
+  return s.count(flag) > 0;
+}
+
+const std::set<std::string>& no_step_effect_flags()
+{
+  // clang-format off
+  static const std::set<std::string> flags{
+      "lr", "min-lr", "lr-decay-style", "lr-decay-iters", "lr-decay-samples", "lr-warmup-iters", "lr-warmup-samples",
+      "lr-warmup-fraction", "lr-warmup-init", "weight-decay", "clip-grad", "adam-beta1", "adam-beta2", "adam-eps",
+      "init-method-std", "seed", "train-iters", "train-samples", "eval-iters", "eval-interval", "save", "load",
+      "save-interval", "log-interval", "data-path", "split", "tokenizer-type", "tokenizer-model", "vocab-file",
+      "merge-file", "tensorboard-dir", "wandb-project", "wandb-exp-name", "distributed-backend",
+      "position-embedding-type", "rotary-base", "rotary-percent", "rotary-scaling-factor", "max-position-embeddings",
+      "make-vocab-size-divisible-by", "norm-epsilon", "use-mcore-models", "no-masked-softmax-fusion",
+      "attention-softmax-in-fp32", "accumulate-allreduce-grads-in-fp32", "exit-duration-in-mins", "no-load-optim",
+      "no-load-rng", "log-throughput", "log-timers-to-tensorboard", "timing-log-level", "data-cache-path",
+      "mock-data", "ckpt-format", "num-workers", "use-rotary-position-embeddings", "no-position-embedding",
+      "moe-aux-loss-coeff", "moe-router-load-balancing-type", "moe-z-loss-coeff", "moe-router-score-function",
+      "moe-router-enable-expert-bias", "moe-router-bias-update-rate", "moe-router-pre-softmax",
+      "moe-router-topk-scaling-factor", "moe-router-dtype", "mtp-loss-scaling-factor", "fp8-amax-history-len",
+      "fp8-amax-compute-algo", "fp8-margin", "fp8-format", "transformer-impl", "overlap-grad-reduce",
+      "overlap-param-gather", "ddp-average-in-collective", "manual-gc", "use-torch-fsdp2",
+      "distributed-timeout-minutes", "bias-swiglu-fusion", "cross-entropy-loss-fusion", "apply-rope-fusion",
+      "moe-permute-fusion"};
+  // clang-format on
+  return flags;
+}
+
+const std::map<std::string, const char*>& size_flags()
+{
+  static const std::map<std::string, const char*> ints{
+      {"num-layers", "workload.model.layers"},
+      {"hidden-size", "workload.model.hidden"},
+      {"ffn-hidden-size", "workload.model.ffn"},
+      {"num-attention-heads", "workload.model.heads"},
+      {"kv-channels", "workload.model.head_dim"},
+      {"num-query-groups", "workload.model.kv_heads"},
+      {"seq-length", "workload.model.seq"},
+      {"padded-vocab-size", "workload.model.vocab"},
+      {"vocab-size", "workload.model.vocab"},
+      {"micro-batch-size", "workload.batch.micro"},
+      {"global-batch-size", "workload.batch.global"},
+      {"tensor-model-parallel-size", "workload.parallel.tp"},
+      {"pipeline-model-parallel-size", "workload.parallel.pp"},
+      {"virtual-pipeline-model-parallel-size", "workload.parallel.vpp"},
+      {"context-parallel-size", "workload.parallel.cp"},
+      {"expert-model-parallel-size", "workload.parallel.ep"},
+      {"expert-tensor-parallel-size", "workload.parallel.etp"},
+      {"num-experts", "workload.model.moe.experts"},
+      {"moe-router-topk", "workload.model.moe.top_k"},
+      {"moe-ffn-hidden-size", "workload.model.moe.expert_ffn"},
+      {"moe-shared-expert-intermediate-size", "workload.model.moe.shared_ffn"},
+      {"mtp-num-layers", "workload.model.mtp_depth"},
+      {"q-lora-rank", "workload.model.mla.q_lora_rank"},
+      {"kv-lora-rank", "workload.model.mla.kv_lora_rank"},
+      {"qk-head-dim", "workload.model.mla.qk_nope_head_dim"},
+      {"qk-pos-emb-head-dim", "workload.model.mla.qk_rope_head_dim"},
+      {"v-head-dim", "workload.model.mla.v_head_dim"}};
+  return ints;
+}
+
+const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
+{
+  static const std::map<std::string, std::pair<const char*, YAML::Node>> switches{
+      {"bf16", {"workload.model.dtype", YAML::Node("bf16")}},
+      {"fp16", {"workload.model.dtype", YAML::Node("fp16")}},
+      {"swiglu", {"workload.model.mlp", YAML::Node("swiglu")}},
+      {"untie-embeddings-and-output-weights", {"workload.model.tie_embeddings", YAML::Node(false)}},
+      {"disable-bias-linear", {"workload.model.bias", YAML::Node(false)}},
+      {"qk-layernorm", {"workload.model.qk_norm", YAML::Node(true)}},
+      {"sequence-parallel", {"workload.parallel.sequence_parallel", YAML::Node(true)}},
+      {"use-distributed-optimizer", {"workload.parallel.zero", YAML::Node(1)}},
+      {"tp-comm-overlap", {"workload.framework.tp_comm_overlap", YAML::Node(true)}},
+      {"moe-grouped-gemm", {"workload.framework.moe_grouped_gemm", YAML::Node(true)}},
+      {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
+      {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}}};
+  return switches;
+}
+
+const std::map<std::string, std::pair<const char*, std::map<std::string, std::string>>>& choice_flags()
+{
+  static const std::map<std::string, std::pair<const char*, std::map<std::string, std::string>>> c{
+      {"normalization", {"workload.model.norm", {{"RMSNorm", "rmsnorm"}, {"LayerNorm", "layernorm"}}}},
+      {"fp8-recipe",
+       {"workload.model.fp8",
+        {{"tensorwise", "tensorwise"}, {"delayed", "delayed"}, {"blockwise", "blockwise"}, {"mxfp8", "mxfp8"}}}},
+      {"recompute-granularity", {"workload.model.recompute", {{"full", "full"}, {"selective", "selective"}}}},
+      {"cp-comm-type", {"workload.parallel.cp_comm", {{"p2p", "p2p"}, {"a2a", "a2a"}, {"all_gather", "allgather"}}}},
+      // auto: Transformer Engine picks cuDNN's fused attention on Hopper [recon].
+      {"attention-backend",
+       {"workload.model.attention",
+        {{"fused", "cudnn"},
+         {"auto", "cudnn"},
+         {"flash", "flash"},
+         {"unfused", "materialized"},
+         {"local", "materialized"}}}}};
+  return c;
+}
+
+} // namespace cs

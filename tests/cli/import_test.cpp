@@ -1,0 +1,177 @@
+// clustersim import: Megatron arguments, Megatron-Bridge overrides and torchtitan TOML read into scenarios that match
+// the reference scenarios written by hand, warnings that name what is not modelled, and bad input refused.
+#include "models/transformer/attention_kind.hpp"
+#include "models/transformer/fp8_recipe.hpp"
+#include "models/transformer/transformer.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/test_support.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace {
+
+using cs::testing::clustersim;
+using cs::testing::src;
+
+std::string data(const std::string& name) { return src("tests/data/import/" + name); }
+
+// Imports `input` (with extra options) into a fresh file; the exit code, the output and the scenario's path.
+struct Imported {
+  cs::testing::CliResult r;
+  std::filesystem::path file;
+};
+
+Imported import_file(const std::string& input, const std::string& options = "")
+{
+  static int n = 0;
+  const auto dir = cs::testing::fresh_dir("import_" + std::to_string(n++));
+  const auto file = dir / "imported.yaml";
+  return {clustersim("import " + input + " " + options + " --out " + file.string()), file};
+}
+
+const cs::TrainingParams& training(const cs::Scenario& s) { return cs::workload_as<cs::TrainingWorkload>(s).params; }
+
+// The step-shaping fields of two scenarios' training workloads are the same.
+void expect_same_run(const cs::Scenario& a, const cs::Scenario& b)
+{
+  const auto &x = training(a), &y = training(b);
+  EXPECT_EQ(x.model.layers, y.model.layers);
+  EXPECT_EQ(x.model.hidden, y.model.hidden);
+  EXPECT_EQ(x.model.ffn, y.model.ffn);
+  EXPECT_EQ(x.model.heads, y.model.heads);
+  EXPECT_EQ(x.model.kv(), y.model.kv());
+  EXPECT_EQ(x.model.seq, y.model.seq);
+  EXPECT_EQ(x.model.vocab, y.model.vocab);
+  EXPECT_EQ(x.model.mlp, y.model.mlp);
+  EXPECT_EQ(x.model.norm, y.model.norm);
+  EXPECT_EQ(x.model.tie_embeddings, y.model.tie_embeddings);
+  EXPECT_EQ(x.model.bias, y.model.bias);
+  EXPECT_EQ(x.model.dtype, y.model.dtype);
+  EXPECT_EQ(x.model.attention, y.model.attention);
+  EXPECT_EQ(x.model.recompute, y.model.recompute);
+  ASSERT_EQ(bool(x.model.fp8), bool(y.model.fp8));
+  if (x.model.fp8) {
+    EXPECT_EQ(x.model.fp8->name(), y.model.fp8->name());
+  }
+  EXPECT_EQ(x.parallel.tp, y.parallel.tp);
+  EXPECT_EQ(x.parallel.pp, y.parallel.pp);
+  EXPECT_EQ(x.parallel.vpp, y.parallel.vpp);
+  EXPECT_EQ(x.parallel.cp, y.parallel.cp);
+  EXPECT_EQ(x.parallel.zero, y.parallel.zero);
+  EXPECT_EQ(x.parallel.sequence_parallel, y.parallel.sequence_parallel);
+  EXPECT_EQ(x.parallel.placement, y.parallel.placement);
+  EXPECT_EQ(x.framework.name, y.framework.name);
+  EXPECT_EQ(x.framework.dropout, y.framework.dropout);
+  EXPECT_EQ(x.framework.tp_comm_overlap, y.framework.tp_comm_overlap);
+  EXPECT_EQ(x.batch.micro, y.batch.micro);
+  EXPECT_EQ(x.batch.global, y.batch.global);
+  EXPECT_EQ(a.cluster.nodes * a.cluster.gpus_per_node, b.cluster.nodes * b.cluster.gpus_per_node);
+}
+
+} // namespace
+
+TEST(Import, MegatronArgumentsGiveTheMegatronBridgeLlama3Row)
+{
+  const auto i = import_file(data("mbridge-llama3-70b-fp8.args"));
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario imported = cs::load_scenario(i.file.string(), {});
+  const cs::Scenario reference = cs::load_scenario(src("scenarios/reference/mbridge-llama3-70b-fp8.yaml"), {});
+  expect_same_run(imported, reference);
+  EXPECT_EQ(imported.cluster.gpus_per_node, 8); // torchrun's --nproc_per_node
+  // What it did not model is named: the learning rate, the data, the tokenizer.
+  EXPECT_NE(i.r.err.find("--lr 3e-4"), std::string::npos) << i.r.err;
+  EXPECT_NE(i.r.err.find("--tokenizer-model"), std::string::npos);
+  EXPECT_EQ(i.r.err.find("not known to the importer"), std::string::npos) << i.r.err;
+}
+
+TEST(Import, MegatronBridgeOverridesGiveTheSameRun)
+{
+  const auto i = import_file(data("mbridge-llama3-70b-fp8.overrides"), "--gpus 64");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  expect_same_run(cs::load_scenario(i.file.string(), {}),
+                  cs::load_scenario(src("scenarios/reference/mbridge-llama3-70b-fp8.yaml"), {}));
+  EXPECT_NE(i.r.err.find("checkpoint.save=null"), std::string::npos) << i.r.err;
+}
+
+TEST(Import, TorchtitanTomlGivesAnFsdpRunOfThePreset)
+{
+  const auto i = import_file(data("torchtitan-llama3-8b.toml"), "--gpus 8");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+  const auto& t = training(s);
+  EXPECT_EQ(t.model.preset, "llama3-8b");
+  EXPECT_EQ(t.model.seq, 8192);
+  EXPECT_EQ(t.batch.micro, 2);
+  EXPECT_EQ(t.batch.global, 16); // one local batch on each of 8 data-parallel ranks
+  EXPECT_EQ(t.parallel.zero, 3); // FSDP2 shards everything over data_parallel_shard_degree
+  EXPECT_EQ(t.framework.name, "fsdp");
+  EXPECT_EQ(t.model.recompute, cs::Recompute::SELECTIVE);
+  // Op-level selective checkpointing is approximated, and says so; optimizer and logging tables are named.
+  EXPECT_NE(i.r.err.find("selective_ac_option = op"), std::string::npos) << i.r.err;
+  EXPECT_NE(i.r.err.find("optimizer.lr"), std::string::npos);
+}
+
+TEST(Import, DeepSeekArgumentsCarryMlaMoeAndMtp)
+{
+  const auto args = cs::testing::write_temp(
+      "ds.args", "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 "
+                 "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 "
+                 "--qk-pos-emb-head-dim 64 --v-head-dim 128 --num-experts 256 --moe-router-topk 8 "
+                 "--moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 "
+                 "--moe-layer-freq ([0]*3+[1]*58) --mtp-num-layers 1 --moe-grouped-gemm --seq-length 4096 "
+                 "--padded-vocab-size 129280 --swiglu --normalization RMSNorm --bf16 --disable-bias-linear "
+                 "--untie-embeddings-and-output-weights --pipeline-model-parallel-size 16 "
+                 "--decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 1 "
+                 "--expert-model-parallel-size 64 --micro-batch-size 1 --global-batch-size 15360 "
+                 "--moe-token-dispatcher-type flex");
+  const auto i = import_file(args.string(), "--gpus 2048");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+  const auto& m = training(s).model;
+  EXPECT_EQ(cs::attention_kind_of(m).name(), "mla");
+  EXPECT_EQ(m.moe.experts, 256);
+  EXPECT_EQ(m.moe.first_dense, 3);
+  EXPECT_EQ(m.moe.shared_experts, 1);
+  EXPECT_EQ(m.mtp_depth, 1);
+  // Megatron's uneven pipeline: 4 layers first, 1 last, 4 on each of the 14 between.
+  const auto& stages = training(s).parallel.stage_layers;
+  ASSERT_EQ(stages.size(), 16u);
+  EXPECT_EQ(stages.front(), 4);
+  EXPECT_EQ(stages.back(), 1);
+  EXPECT_EQ(stages[7], 4);
+  // The same shape as the preset: 671B parameters (the MTP module apart).
+  cs::ModelParams without = m;
+  without.mtp_depth = 0;
+  EXPECT_NEAR(cs::total_parameters(without) / cs::total_parameters(cs::model_presets().at("deepseek-v3")), 1.0, 1e-9);
+  EXPECT_NE(i.r.err.find("--moe-token-dispatcher-type flex"), std::string::npos) << i.r.err;
+}
+
+TEST(Import, BadInputIsRefusedWithItsPositionAndWritesNothing)
+{
+  struct Case {
+    std::string name, text, options, where;
+  };
+  const Case cases[] = {
+      {"bad.args", "--num-layers 32\n  --tensor-model-parallel-size four", "--gpus 8", ":2:32: --tensor-model"},
+      {"neg.args", "--num-layers -2", "--gpus 8", ":1:14: --num-layers takes a positive"},
+      {"choice.args", "--normalization BatchNorm", "--gpus 8", ":1:17: --normalization is one of"},
+      {"nogpus.args", "--num-layers 2 --hidden-size 64 --num-attention-heads 4", "", "give --gpus"},
+      {"quote.args", "--data-path \"/x", "--gpus 8", "unterminated quote"},
+      {"freq.args", "--num-experts 8 --moe-layer-freq [1,0]", "--gpus 8", "--moe-layer-freq"},
+      {"syntax.toml", "[model]\nname = \"llama3\"\nflavor = \n", "--gpus 8", ":3:"},
+      {"flavor.toml", "[model]\nname = \"llama3\"\nflavor = \"13B\"\n", "--gpus 8", ":3:10: no preset"},
+      {"degree.toml", "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = \"2\"\n",
+       "--gpus 8", ":5:26:"},
+      {"nodes.toml", "[model]\nname = \"llama3\"\nflavor = \"8B\"\n", "--gpus 12", "do not fill whole nodes"},
+      {"runs.args", "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --tensor-model-parallel-size 3",
+       "--gpus 8", "does not run"}};
+  for (const auto& c : cases) {
+    const auto input = cs::testing::write_temp(c.name, c.text);
+    const auto i = import_file(input.string(), c.options);
+    EXPECT_EQ(i.r.code, 2) << c.name << ": " << i.r.err;
+    EXPECT_NE(i.r.err.find(c.where), std::string::npos) << c.name << ": " << i.r.err;
+    EXPECT_FALSE(std::filesystem::exists(i.file)) << c.name;
+  }
+}
