@@ -121,9 +121,10 @@ void ObjectReader::finish() const
       continue;
     std::string hint = did_you_mean(key, declared_);
     std::string where = path_.empty() ? "at the top level" : "in '" + path_ + "'";
-    std::string known;
-    for (const auto& d : declared_)
-      known += (known.empty() ? "" : ", ") + d;
+    std::string known; // each once: a key read two ways (a name or a map) is declared twice
+    for (std::size_t i = 0; i < declared_.size(); ++i)
+      if (std::find(declared_.begin(), declared_.begin() + i, declared_[i]) == declared_.begin() + i)
+        known += (known.empty() ? "" : ", ") + declared_[i];
     // A key an override made (its value carries the override's tag) is blamed on that --set.
     const bool overridden = source_ && source_->override_of(it->second) >= 0;
     fail(overridden ? it->second : it->first,

@@ -57,7 +57,7 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const ParallelLayout& l = layout.parallel;
   const double e = dtype_bytes(model.dtype);
   const double layers_per_stage =
-      layout.layers_on_device > 0 ? layout.layers_on_device : std::ceil(double(model.layers) / l.pp);
+      layout.layers_on_device >= 0 ? layout.layers_on_device : std::ceil(double(model.layers) / l.pp);
   // Parameters on the most loaded stage: its layers plus the embedding (first stage; tied with the head).
   // An untied output layer sits on the last stage, so it adds to the count only when one stage holds everything.
   // MoE layers: the most expert-heavy layer stands for each of them; experts are split over ep and the tp ranks.
@@ -112,6 +112,19 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * model.moe.top_k) * e / 2.0;
   }
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
+  const int n = model.recompute_num_layers;
+  if (model.recompute == Recompute::FULL && (model.recompute_method == RecomputeMethod::BLOCK || n > 1)) {
+    const double kept = s * b * h * (held + scores) * e / 2.0; // a layer that keeps everything
+    if (model.recompute_method == RecomputeMethod::BLOCK) {    // the first n layers of each stage keep their input
+      const double recomputed = layout.recomputed_layers_on_device >= 0 ? layout.recomputed_layers_on_device
+                                                                        : std::min<double>(n, layers_per_stage);
+      f.activations = (per_layer * recomputed + kept * (layers_per_stage - recomputed)) * layout.in_flight_microbatches;
+    } else { // one input a group of n, and the group being recomputed whole (the layer itself aside, as for n = 1)
+      const double groups =
+          layout.checkpoints_on_device >= 0 ? layout.checkpoints_on_device : std::ceil(layers_per_stage / n);
+      f.activations = per_layer * groups * layout.in_flight_microbatches + kept * (n - 1);
+    }
+  }
   // The loss keeps one microbatch's fp32 log-probabilities for its backward (vocabulary-parallel over the TP ranks).
   if (layout.holds_head || l.pp == 1) // and one more for each MTP module's loss
     f.activations += s * b * model.vocab / t * 4.0 * (1.0 + model.mtp_depth);

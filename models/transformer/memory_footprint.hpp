@@ -25,11 +25,16 @@ struct MemoryLayout {
   ParallelLayout parallel;        // degrees, ZeRO stage, sequence parallelism
   int in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m)
   double bucket_bytes = 0;        // communication buffer (gradient bucket)
-  int layers_on_device = 0;       // layers on the most loaded device; 0 = ceil(layers / pp)
-  bool dropout = true;            // the framework applies dropout (its 1-byte masks are kept for backward)
-  bool holds_head = false;        // the device runs the output layer (always when pp = 1)
-  int moe_layers_on_device = -1;  // of layers_on_device, those with experts (-1: the model's share of them)
-  double moe_buffer_scale = 1;    // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
+  int layers_on_device =
+      -1;              // layers on the most loaded device (0: only the embedding or the loss); -1 = ceil(layers / pp)
+  bool dropout = true; // the framework applies dropout (its 1-byte masks are kept for backward)
+  bool holds_head = false;       // the device runs the output layer (always when pp = 1)
+  int moe_layers_on_device = -1; // of layers_on_device, those with experts (-1: the model's share of them)
+  double moe_buffer_scale = 1;   // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
+  // Full recomputation by groups or blocks (recompute_num_layers): the layer inputs kept (uniform) or the layers
+  // recomputed (block) on the device, over its virtual stages; -1: from layers_on_device as one stage.
+  int checkpoints_on_device = -1;
+  int recomputed_layers_on_device = -1;
 };
 
 /** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights and 2 of gradients per parameter

@@ -45,6 +45,11 @@ const char* recompute_name(Recompute recompute);
 /** The Recompute spelt `name`; std::invalid_argument for any other text. */
 Recompute recompute_from_name(const std::string& name);
 
+/** Which layers full recomputation covers (Megatron --recompute-method with --recompute-num-layers): uniform, every
+ *  layer, checkpointed in groups of recompute_num_layers (one input kept a group); block, only the first
+ *  recompute_num_layers layers of each virtual pipeline stage, the others keeping all their activations. */
+enum class RecomputeMethod { UNIFORM, BLOCK };
+
 struct ModelParams {
   int layers = 24;
   int hidden = 2048;
@@ -57,6 +62,9 @@ struct ModelParams {
   // Under selective recomputation, the modules whose forward reruns in backward (Megatron-Core --recompute-modules:
   // core_attn, layernorm, mlp); empty = core_attn, Megatron's default.
   std::vector<std::string> recompute_modules;
+  RecomputeMethod recompute_method = RecomputeMethod::UNIFORM; // under full recomputation
+  int recompute_num_layers =
+      0; // under full: the group size (uniform) or the layers recomputed (block); 0 = 1 (uniform)
   /** Whether selective recomputation reruns `module` (core_attn, layernorm, mlp). */
   bool recomputes(const std::string& module) const;
   AttentionCore attention = AttentionCore::FLASH;

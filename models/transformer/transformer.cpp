@@ -219,6 +219,13 @@ double megatron_model_flops(const ModelParams& model, double global_batch)
   return flops + global_batch * model.seq * model.mtp_depth * (6.0 * weights + core + 4.5 * double(model.vocab) * h);
 }
 
+double hardware_model_flops(const ModelParams& model, double global_batch, double recomputed_share)
+{
+  if (model.recompute != Recompute::FULL || recomputed_share >= 1)
+    return hardware_model_flops(model, global_batch);
+  return megatron_model_flops(model, global_batch) * (1.0 + recomputed_share / 3.0);
+}
+
 double hardware_model_flops(const ModelParams& model, double global_batch)
 {
   const double flops = megatron_model_flops(model, global_batch);

@@ -94,5 +94,7 @@ double megatron_model_flops(const ModelParams& model, double global_batch);
 /** The FLOPs the hardware does: model FLOPs plus the forward pass again under full recomputation (the 96 instead of
  *  72 of Narayanan et al.), or the attention block again under selective recomputation. */
 double hardware_model_flops(const ModelParams& model, double global_batch);
+/** The same when full recomputation covers only `recomputed_share` of the layers (block recomputation). */
+double hardware_model_flops(const ModelParams& model, double global_batch, double recomputed_share);
 
 } // namespace cs

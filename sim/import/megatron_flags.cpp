@@ -14,7 +14,7 @@ bool megatron_switch(const std::string& flag)
       "log-throughput", "log-timers-to-tensorboard", "mock-data", "use-rotary-position-embeddings",
       "no-position-embedding", "moe-router-enable-expert-bias", "moe-router-pre-softmax", "manual-gc",
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
-      "apply-rope-fusion"};
+      "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -78,6 +78,7 @@ const std::map<std::string, const char*>& size_flags()
       {"moe-ffn-hidden-size", "workload.model.moe.expert_ffn"},
       {"moe-shared-expert-intermediate-size", "workload.model.moe.shared_ffn"},
       {"mtp-num-layers", "workload.model.mtp_depth"},
+      {"recompute-num-layers", "workload.model.recompute_num_layers"},
       {"q-lora-rank", "workload.model.mla.q_lora_rank"},
       {"kv-lora-rank", "workload.model.mla.kv_lora_rank"},
       {"qk-head-dim", "workload.model.mla.qk_nope_head_dim"},
@@ -100,7 +101,9 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"tp-comm-overlap", {"workload.framework.tp_comm_overlap", YAML::Node(true)}},
       {"moe-grouped-gemm", {"workload.framework.moe_grouped_gemm", YAML::Node(true)}},
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
-      {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}}};
+      {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},
+      {"account-for-embedding-in-pipeline-split", {"workload.parallel.account_for_embedding", YAML::Node(true)}},
+      {"account-for-loss-in-pipeline-split", {"workload.parallel.account_for_loss", YAML::Node(true)}}};
   return switches;
 }
 
@@ -112,6 +115,7 @@ const std::map<std::string, std::pair<const char*, std::map<std::string, std::st
        {"workload.model.fp8",
         {{"tensorwise", "tensorwise"}, {"delayed", "delayed"}, {"blockwise", "blockwise"}, {"mxfp8", "mxfp8"}}}},
       {"recompute-granularity", {"workload.model.recompute", {{"full", "full"}, {"selective", "selective"}}}},
+      {"recompute-method", {"workload.model.recompute_method", {{"uniform", "uniform"}, {"block", "block"}}}},
       {"cp-comm-type", {"workload.parallel.cp_comm", {{"p2p", "p2p"}, {"a2a", "a2a"}, {"all_gather", "allgather"}}}},
       // auto: Transformer Engine picks cuDNN's fused attention on Hopper [recon].
       {"attention-backend",

@@ -1,5 +1,6 @@
 // Layers per pipeline stage: even, and balanced by cost around the output layer.
 #include "sim/scenario/scenario.hpp"
+#include "tests/test_support.hpp"
 #include "tests/training_helpers.hpp"
 #include "workloads/training/stage_costs.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -116,4 +117,64 @@ TEST(PipelinePlacement, TpPpDpKeepsPipelinesInANodeAndTpDpPpKeepsReplicasInANode
     EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.parallel.layout(16).host(1, 2),
               std::string(placement) == "tp-pp-dp" ? 6 : 9);
   }
+}
+
+namespace {
+
+// One run of Llama 3 8B on 8 H100 (TP 2, PP 4) with `sets`: its iteration time, or -1 when refused (err holds why).
+double layout_run(const std::string& sets, std::string* err = nullptr)
+{
+  static int n = 0;
+  const auto file = cs::testing::write_temp(
+      "layout.yaml", "name: layout\nbackend: analytical\ncluster: {device: h100-sxm5, nodes: 1, gpus_per_node: 8}\n"
+                     "workload:\n  kind: transformer-training\n  model: {preset: llama3-8b, recompute: none}\n"
+                     "  batch: {global: 32, micro: 1}\n  parallel: {tp: 2, pp: 4}\n");
+  const auto out = cs::testing::fresh_dir("layout_out_" + std::to_string(n++));
+  const auto r = cs::testing::clustersim("run " + file.string() + " " + sets + " --out " + out.string() + " --quiet");
+  if (err)
+    *err = r.err;
+  if (r.code != 0)
+    return -1;
+  return cs::testing::read_json(out / "report.json").at("metrics").at("iteration_time_s").get<double>();
+}
+
+} // namespace
+
+TEST(PipelineLayout, EmbeddingAndLossSlotsAreTheLayoutWrittenOut)
+{
+  // 30 layers and the two slots over 4 stages: 7, 8, 8, 7 layers.
+  const double accounted =
+      layout_run("--set workload.model.layers=30 --set workload.parallel.account_for_embedding=true "
+                 "--set workload.parallel.account_for_loss=true");
+  const double written = layout_run("--set workload.model.layers=30 --set 'workload.parallel.stage_layers=[7,8,8,7]'");
+  ASSERT_GT(accounted, 0);
+  EXPECT_DOUBLE_EQ(accounted, written);
+  std::string err;
+  EXPECT_LT(layout_run("--set workload.parallel.account_for_loss=true", &err), 0); // 33 slots over 4 stages
+  EXPECT_NE(err.find("the embedding's and loss's slots do not divide"), std::string::npos) << err;
+  EXPECT_LT(layout_run("--set workload.parallel.account_for_loss=true --set 'workload.parallel.stage_layers=[8,8,8,8]'",
+                       &err),
+            0);
+  EXPECT_NE(err.find("workload.parallel.account_for_loss"), std::string::npos) << err;
+}
+
+TEST(PipelineLayout, StagesOfNoLayersHoldOnlyTheEmbeddingOrTheLoss)
+{
+  const double even = layout_run(""), ends = layout_run("--set 'workload.parallel.stage_layers=[0,16,16,0]'");
+  ASSERT_GT(ends, 0);
+  EXPECT_GT(ends, even); // two stages do all the layers' work
+  std::string err;
+  EXPECT_LT(layout_run("--set 'workload.parallel.stage_layers=[-1,17,16,0]'", &err), 0);
+  EXPECT_NE(err.find("entries of 0 or more layers"), std::string::npos) << err;
+}
+
+TEST(PipelineLayout, InterleavedChunksMayBeUneven)
+{
+  const std::string interleaved = "--set workload.parallel.vpp=2 --set policies.pipeline=interleaved-1f1b ";
+  const double even = layout_run(interleaved);
+  // Lighter first and last chunks for the embedding and the 128K-entry output layer.
+  const double lighter = layout_run(interleaved + "--set 'workload.parallel.stage_layers=[3,5,4,4,4,4,5,3]'");
+  ASSERT_GT(even, 0);
+  ASSERT_GT(lighter, 0);
+  EXPECT_LT(lighter, even);
 }

@@ -85,3 +85,75 @@ TEST(RecomputeModules, ScenariosNameModulesMegatronCoreKnows)
     EXPECT_NE(r.err.find(c.words), std::string::npos) << c.sets << "\n" << r.err;
   }
 }
+
+namespace {
+
+struct BlockRun {
+  double iteration_s, peak_bytes, hardware_tflops;
+};
+
+BlockRun run_recompute(const std::string& sets)
+{
+  static int n = 0;
+  const auto file = cs::testing::write_temp(
+      "rc.yaml", "name: rc\nbackend: analytical\ncluster: {device: h100-sxm5, nodes: 1, gpus_per_node: 8}\nworkload:\n"
+                 "  kind: transformer-training\n  model: {preset: llama3-8b, recompute: full}\n"
+                 "  batch: {global: 32, micro: 1}\n  parallel: {tp: 2, pp: 4}\npolicies: {pipeline: 1f1b}\n");
+  const auto out = cs::testing::fresh_dir("rc_out_" + std::to_string(n++));
+  const auto r = cs::testing::clustersim("run " + file.string() + " " + sets + " --out " + out.string() + " --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+  const auto m = cs::testing::read_json(out / "report.json").at("metrics");
+  return {m.at("iteration_time_s").get<double>(), m.at("peak_memory_bytes").get<double>(),
+          m.at("hardware_tflops_per_gpu").get<double>()};
+}
+
+} // namespace
+
+TEST(RecomputeLayers, BlockRecomputesTheFirstLayersOfEachStageOnly)
+{
+  const BlockRun none = run_recompute("--set workload.model.recompute=none"), full = run_recompute("");
+  const std::string block = "--set workload.model.recompute_method=block --set workload.model.recompute_num_layers=";
+  const BlockRun two = run_recompute(block + "2"), all = run_recompute(block + "8");
+  // 8 layers a stage: recomputing 2 of them costs a quarter of full recomputation's extra time and keeps three
+  // quarters of what no recomputation keeps beyond full's inputs.
+  EXPECT_NEAR((two.iteration_s - none.iteration_s) / (full.iteration_s - none.iteration_s), 0.25, 0.03);
+  EXPECT_NEAR((two.peak_bytes - full.peak_bytes) / (none.peak_bytes - full.peak_bytes), 0.75, 0.03);
+  EXPECT_GT(two.hardware_tflops, none.hardware_tflops);
+  EXPECT_LT(two.hardware_tflops, full.hardware_tflops);
+  // Every layer of a stage in the block is full recomputation.
+  EXPECT_DOUBLE_EQ(all.iteration_s, full.iteration_s);
+  EXPECT_DOUBLE_EQ(all.peak_bytes, full.peak_bytes);
+}
+
+TEST(RecomputeLayers, UniformGroupsKeepFullTimeAndTradeInputsForTheTransientGroup)
+{
+  const BlockRun full = run_recompute(""), four = run_recompute("--set workload.model.recompute_num_layers=4");
+  EXPECT_DOUBLE_EQ(four.iteration_s, full.iteration_s);
+  EXPECT_GT(four.peak_bytes, full.peak_bytes); // three more layers whole beat the six inputs a stage it saves
+}
+
+TEST(RecomputeLayers, QualifiersNeedFullRecomputationAndBlockNeedsACount)
+{
+  const std::string base = "name: t\ncluster: {device: h100-sxm5, nodes: 1, gpus_per_node: 8}\nworkload:\n  kind: "
+                           "transformer-training\n  batch: {global: 8, micro: 1}\n  model:\n    preset: llama3-8b\n";
+  auto error = [](const std::string& text) {
+    const auto file = cs::testing::write_temp("rcbad.yaml", text);
+    return cs::testing::clustersim("validate " + file.string());
+  };
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"    recompute: selective\n    recompute_num_layers: 2\n", ":9:27: recompute_method and"},
+           {"    recompute: full\n    recompute_method: block\n", ":9:23: recompute_method: block needs"},
+           {"    recompute: full\n    recompute_num_layers: 33\n",
+            ":9:27: 'workload.model.recompute_num_layers' must be at most 32"},
+           {"    recompute: full\n    recompute_num_layers: -1\n", ":9:27:"},
+           {"MOE    recompute: full\n    recompute_method: block\n    recompute_num_layers: 1\n",
+            "block recomputation of MoE layers"}}) {
+    const bool moe = text.rfind("MOE", 0) == 0;
+    std::string scenario = base + (moe ? text.substr(3) : text);
+    if (moe)
+      scenario.replace(scenario.find("llama3-8b"), 9, "mixtral-8x7b");
+    const auto r = error(scenario);
+    EXPECT_EQ(r.code, 2) << text;
+    EXPECT_NE(r.err.find(where), std::string::npos) << text << r.err;
+  }
+}

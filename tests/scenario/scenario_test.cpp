@@ -119,6 +119,9 @@ TEST(Scenario, UnknownKeySuggestsTheClosest)
                "'gpus_per_node'?)");
   e = error_of(kValid, {"workload.paralel.tp=2"});
   EXPECT_EQ(e.rfind("--set:1:1: workload.paralel.tp=2: unknown key 'paralel' in 'workload'", 0), 0u) << e;
+  // With nothing close, the known keys are listed once each (framework is read as a name or as a map).
+  e = error_of(kValid, {"workload.policies.x=1"});
+  EXPECT_NE(e.find("(known keys: kind, model, batch, parallel, framework, iterations"), std::string::npos) << e;
 }
 
 TEST(Scenario, WrongTypeNamesTheValue)

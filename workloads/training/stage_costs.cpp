@@ -1,4 +1,5 @@
 #include "workloads/training/stage_costs.hpp"
+#include "workloads/training/stage_memory.hpp"
 
 #include "models/collectives/collective_model.hpp"
 #include "models/moe/moe_layer_cost.hpp"
@@ -271,8 +272,10 @@ PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& c
 // The pieces of a transformer and how they are cut into virtual stages.
 struct StageCut {
   PieceTimes layer, head, embedding;
-  PieceTimes moe_layer; // an MoE layer's dense part (its experts and all-to-alls come per step)
-  PieceTimes mtp_entry; // a multi-token prediction module's own kernels before its layer (lookup, norms, projection)
+  PieceTimes layer_kept;   // a layer that is not recomputed, under block recomputation
+  int recompute_block = 0; // block recomputation: the first this many layers of each virtual stage rerun forward
+  PieceTimes moe_layer;    // an MoE layer's dense part (its experts and all-to-alls come per step)
+  PieceTimes mtp_entry;    // a multi-token prediction module's own kernels before its layer (lookup, norms, projection)
   int ep = 1, etp = 1;
   std::vector<int> layers_per_stage;
   double activation_bytes = 0; // sent per microbatch by each TP rank
@@ -318,6 +321,10 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
   c.forward_s = here * layer.forward + (last ? head.forward : 0.0) + (first ? embedding.forward : 0.0);
   c.backward_s = here * layer.backward + (last ? head.backward : 0.0) + (first ? embedding.backward : 0.0);
   c.weight_s = here * layer.weight + (last ? head.weight : 0.0) + (first ? embedding.weight : 0.0);
+  // Block recomputation: past the first recompute_block layers of the stage, layers keep their activations.
+  const int recomputed = cut.recompute_block > 0 ? std::min(cut.recompute_block, here) : here;
+  if (recomputed < here)
+    c.backward_s += (here - recomputed) * (cut.layer_kept.backward - layer.backward);
   c.params = here * layer_parameters(model) / tp;
   c.activation_bytes = cut.activation_bytes;
   c.model = layer.model;
@@ -329,8 +336,8 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
   }
   for (int l = first_layer; l < first_layer + here; ++l) {
     if (!is_moe_layer(model.moe, l)) {
-      c.segments.push_back(
-          {"layer", l, layer.forward, layer.backward, layer.weight, layer_parameters(model) / tp, false});
+      const PieceTimes& t = l - first_layer < recomputed ? layer : cut.layer_kept;
+      c.segments.push_back({"layer", l, t.forward, t.backward, t.weight, layer_parameters(model) / tp, false});
       continue;
     }
     const PieceTimes& moe = cut.moe_layer;
@@ -369,40 +376,29 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
   return c;
 }
 
-// Memory of device d holding `in_flight` microbatch-chunks: its layers (and which of them have experts) over its
-// chunks, the ZeRO and expert-parallel shards.
-std::function<MemoryFootprint(int, int, double)>
-stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape)
+// Block recomputation: a layer past the first recompute_num_layers of its virtual stage keeps everything and runs
+// its passes without recomputation (and its CP exchange once); the hardware FLOPs and TP collectives follow the
+// share of layers that do rerun.
+void recompute_block(const TrainingParams& params, const LayerShape& piece_shape, const PassKernels& layer_passes,
+                     const KernelCostModel& cost, double tp_s, const PlatformSpec& platform, StageCut& cut,
+                     StageSet& out)
 {
-  const ParallelLayout parallel = shape.parallel;
-  const StageMap map = shape.map;
-  return [stage_layers, params, parallel, map](int device, int in_flight, double moe_scale) {
-    MemoryLayout layout;
-    layout.parallel = parallel;
-    layout.bucket_bytes = params.gradient_bucket.value;
-    layout.layers_on_device = 0;
-    layout.moe_buffer_scale = moe_scale;
-    layout.moe_layers_on_device = 0;
-    const int v = map.chunks();
-    for (int c = 0; c < v; ++c) {
-      const int vs = map.stage(device, c);
-      int first = 0;
-      for (int k = 0; k < vs; ++k)
-        first += stage_layers[k];
-      layout.layers_on_device += stage_layers[vs];
-      for (int l = first; l < first + stage_layers[vs]; ++l)
-        layout.moe_layers_on_device += is_moe_layer(params.model.moe, l) ? 1 : 0;
-      if (vs == map.stages() - 1) { // the MTP modules' layers, like the last
-        layout.layers_on_device += params.model.mtp_depth;
-        if (is_moe_layer(params.model.moe, params.model.layers - 1))
-          layout.moe_layers_on_device += params.model.mtp_depth;
-      }
-    }
-    layout.in_flight_microbatches = (in_flight + v - 1) / v;
-    layout.dropout = params.framework.dropout > 0;
-    layout.holds_head = device == map.device_of(map.stages() - 1);
-    return transformer_memory(params.model, params.batch.micro, layout);
-  };
+  const ModelParams& model = params.model;
+  ModelParams kept_model = model;
+  kept_model.recompute = Recompute::NONE;
+  cut.layer_kept = piece_times(layer_passes, cost, params.framework, tp_s, Recompute::NONE, piece_shape.parallel.tp,
+                               model.recompute_modules);
+  const PieceTimes kept_cp = cp_exchange(kept_model, piece_shape, layer_passes, cost, platform);
+  cut.layer_kept.forward += kept_cp.forward;
+  cut.layer_kept.backward += kept_cp.backward;
+  cut.recompute_block = model.recompute_num_layers;
+  int recomputed = 0;
+  for (int here : out.layers_per_stage)
+    recomputed += std::min(here, model.recompute_num_layers);
+  const double share = double(recomputed) / model.layers; // the layers whose forward reruns
+  out.hardware_flops_per_iteration = hardware_model_flops(model, params.batch.global, share);
+  out.tp_seconds_per_layer *= (4 + 2 * share) / 6;
+  out.tp_bytes_per_layer *= (4 + 2 * share) / 6;
 }
 
 } // namespace
@@ -413,11 +409,11 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   const ModelParams& model = params.model;
   const ParallelLayout& parallel = shape.parallel;
   const int stages = shape.map.stages(), tp = parallel.tp;
-  if (params.parallel.stage_layers.empty() && params.parallel.partition == StagePartition::EVEN &&
-      model.layers % stages != 0)
-    throw std::invalid_argument("layers do not divide into pp x vpp stages");
-  if (model.layers < stages)
-    throw std::invalid_argument("fewer layers than pp x vpp stages");
+  const int slots = params.parallel.pipeline_slots(model.layers); // layers, and the embedding's and loss's slots
+  if ((params.parallel.stage_layers.empty() && params.parallel.partition == StagePartition::EVEN &&
+       slots % stages != 0) ||
+      slots < stages)
+    throw std::invalid_argument("layers do not divide into pp x vpp stages, or are fewer");
   const FrameworkProfile& fw = params.framework;
   const bool sp = parallel.sp();
   const LayerShape piece_shape{params.batch.micro, parallel, fw};
@@ -455,6 +451,11 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   out.layers_per_stage =
       partition_layers(model.layers, shape.map, layer.forward + layer.backward, head.forward + head.backward,
                        params.parallel.partition == StagePartition::BALANCED, embedding.forward + embedding.backward);
+  if (slots != model.layers) { // the embedding and the loss hold a slot each on their stages
+    out.layers_per_stage.assign(stages, slots / stages);
+    out.layers_per_stage.front() -= params.parallel.account_for_embedding ? 1 : 0;
+    out.layers_per_stage.back() -= params.parallel.account_for_loss ? 1 : 0;
+  }
   if (!params.parallel.stage_layers.empty()) {
     if (static_cast<int>(params.parallel.stage_layers.size()) != stages)
       throw std::invalid_argument("stage_layers needs one entry per virtual stage");
@@ -462,6 +463,8 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   }
   StageCut cut;
   cut.layer = layer;
+  if (model.recompute == Recompute::FULL && model.recompute_method == RecomputeMethod::BLOCK)
+    recompute_block(params, piece_shape, layer_passes, cost, tp_s, platform, cut, out);
   cut.head = head;
   cut.embedding = embedding;
   cut.ep = parallel.ep;

@@ -92,22 +92,31 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp
   if (p.vpp > 1 && v == 1)
     throw env.error_at("workload.parallel.vpp",
                        fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
+  const int slots = p.pipeline_slots(params.model.layers);
+  const bool accounted = slots != params.model.layers;
+  if (accounted && (graph || !p.stage_layers.empty() || p.partition != StagePartition::EVEN))
+    throw env.error_at(p.account_for_embedding ? "workload.parallel.account_for_embedding"
+                                               : "workload.parallel.account_for_loss",
+                       "the embedding's and the loss's slots go with the even partition of a transformer, without "
+                       "stage_layers (write their stages' layers there instead)");
   if (!p.stage_layers.empty()) {
     int sum = 0;
     for (int l : p.stage_layers)
       sum += l;
-    const bool positive = std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l > 0; });
-    if (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || !positive || sum != params.model.layers)
+    const bool counts = std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l >= 0; });
+    if (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || !counts || sum != params.model.layers)
       throw env.error_at("workload.parallel.stage_layers",
-                         fmt::format("stage_layers needs pp x vpp = {} positive entries summing to the {} transformer "
-                                     "layers",
+                         fmt::format("stage_layers needs pp x vpp = {} entries of 0 or more layers summing to the {} "
+                                     "transformer layers",
                                      p.pp * v, params.model.layers));
   }
-  if (!graph && p.stage_layers.empty() && p.partition == StagePartition::EVEN && params.model.layers % (p.pp * v) != 0)
-    throw env.error_at("workload.model.layers", fmt::format("{} layers do not divide into pp x vpp = {} x {} stages "
-                                                            "(parallel.partition: balanced allows uneven stages)",
-                                                            params.model.layers, p.pp, v));
-  if (!graph && params.model.layers < p.pp * v)
+  if (!graph && p.stage_layers.empty() && p.partition == StagePartition::EVEN && slots % (p.pp * v) != 0)
+    throw env.error_at("workload.model.layers",
+                       fmt::format("{} layers{} do not divide into pp x vpp = {} x {} stages (parallel.partition: "
+                                   "balanced allows uneven stages)",
+                                   params.model.layers, accounted ? " and the embedding's and loss's slots" : "", p.pp,
+                                   v));
+  if (!graph && slots < p.pp * v)
     throw env.error_at("workload.model.layers", fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages",
                                                             params.model.layers, p.pp, v));
   try {

@@ -119,7 +119,14 @@ void read_training(ObjectReader& r, TrainingParams& params)
               "how ranks map to GPUs, innermost first: tp-pp-dp keeps a replica's pipeline stages together (data "
               "parallelism across nodes); tp-dp-pp keeps a stage's replicas together (pipeline across nodes)")
       .field("stage_layers", params.parallel.stage_layers,
-             "layers of each virtual stage (pp x vpp entries, summing to the layers); overrides partition");
+             "layers of each virtual stage (pp x vpp entries, summing to the layers; 0 for a stage that holds only "
+             "the embedding or the loss); overrides partition")
+      .field("account_for_embedding", params.parallel.account_for_embedding,
+             "the embedding takes a layer's slot in the even split: the first stage holds one layer fewer (Megatron "
+             "--account-for-embedding-in-pipeline-split)")
+      .field("account_for_loss", params.parallel.account_for_loss,
+             "the output layer and loss take a layer's slot in the even split: the last stage holds one layer fewer "
+             "(Megatron --account-for-loss-in-pipeline-split)");
   p.finish();
   p.require_non_negative("dp", params.parallel.dp);
   p.require_positive("tp", params.parallel.tp);

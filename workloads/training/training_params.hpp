@@ -37,6 +37,11 @@ struct ParallelParams {
   StagePartition partition = StagePartition::EVEN;
   Placement placement = Placement::TP_PP_DP;
   std::vector<int> stage_layers; // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
+  // The embedding (first stage) and the loss (last stage) count as a layer each in the even split (Megatron
+  // --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split).
+  bool account_for_embedding = false, account_for_loss = false;
+  /** The transformer layers plus the slots the embedding and the loss take. */
+  int pipeline_slots(int layers) const { return layers + (account_for_embedding ? 1 : 0) + (account_for_loss ? 1 : 0); }
 
   /** The data-parallel degree on `gpus` GPUs: dp, or every GPU the other degrees leave. */
   int dp_on(long long gpus) const;

@@ -1,0 +1,52 @@
+#include "workloads/training/stage_memory.hpp"
+
+#include "models/transformer/transformer.hpp"
+
+#include <algorithm>
+
+namespace cs {
+
+std::function<MemoryFootprint(int, int, double)>
+stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape)
+{
+  const ParallelLayout parallel = shape.parallel;
+  const StageMap map = shape.map;
+  return [stage_layers, params, parallel, map](int device, int in_flight, double moe_scale) {
+    MemoryLayout layout;
+    layout.parallel = parallel;
+    layout.bucket_bytes = params.gradient_bucket.value;
+    layout.layers_on_device = 0;
+    layout.moe_buffer_scale = moe_scale;
+    layout.moe_layers_on_device = 0;
+    const int v = map.chunks();
+    for (int c = 0; c < v; ++c) {
+      const int vs = map.stage(device, c);
+      int first = 0;
+      for (int k = 0; k < vs; ++k)
+        first += stage_layers[k];
+      layout.layers_on_device += stage_layers[vs];
+      for (int l = first; l < first + stage_layers[vs]; ++l)
+        layout.moe_layers_on_device += is_moe_layer(params.model.moe, l) ? 1 : 0;
+      if (vs == map.stages() - 1) { // the MTP modules' layers, like the last
+        layout.layers_on_device += params.model.mtp_depth;
+        if (is_moe_layer(params.model.moe, params.model.layers - 1))
+          layout.moe_layers_on_device += params.model.mtp_depth;
+      }
+    }
+    layout.in_flight_microbatches = (in_flight + v - 1) / v;
+    const int n = params.model.recompute_num_layers;
+    if (params.model.recompute == Recompute::FULL && n > 0) { // over the device's virtual stages
+      layout.checkpoints_on_device = layout.recomputed_layers_on_device = 0;
+      for (int c = 0; c < v; ++c) {
+        const int here = stage_layers[map.stage(device, c)];
+        layout.checkpoints_on_device += (here + n - 1) / n;
+        layout.recomputed_layers_on_device += std::min(here, n);
+      }
+    }
+    layout.dropout = params.framework.dropout > 0;
+    layout.holds_head = device == map.device_of(map.stages() - 1);
+    return transformer_memory(params.model, params.batch.micro, layout);
+  };
+}
+
+} // namespace cs

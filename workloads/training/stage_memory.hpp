@@ -1,0 +1,19 @@
+// The memory of one device of a transformer's pipeline: its layers over its virtual stages, and what each holds.
+#pragma once
+
+#include "models/transformer/memory_footprint.hpp"
+#include "workloads/training/stage_costs.hpp"
+#include "workloads/training/training_params.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace cs {
+
+/** Memory of device d holding `in_flight` microbatch-chunks, with `moe_scale` of an MoE layer's routed tokens: its
+ *  layers (and which of them have experts, and the MTP modules on the last stage) over its chunks, the ZeRO and
+ *  expert-parallel shards, and under full recomputation by groups or blocks the inputs kept and layers recomputed. */
+std::function<MemoryFootprint(int, int, double)>
+stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape);
+
+} // namespace cs
