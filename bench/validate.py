@@ -210,7 +210,9 @@ def more_llmfoundry(build, backend, tmp):
 FRONTIER_FP8 = [("mbridge-llama3-70b-fp8", 64, 1664), ("nemo-llama2-7b-fp8", 8, 16847), ("nemo-llama2-70b-fp8", 64, 1707),
                 ("nemo-gpt3-175b-128-fp8", 128, 726), ("nemo-gpt3-175b-512-fp8", 512, 782),
                 ("nemo-llama3-8b-cp2-fp8", 8, 12036), ("nemo-llama3-70b-cp2-fp8", 64, 1533),
-                ("mbridge-llama31-405b-fp8", 1024, 328)]
+                ("mbridge-llama31-405b-fp8", 1024, 328),
+                # The MoE row (Qwen3-30B-A3B, FP8-CS, EP 16 over two nodes; its simgrid run takes about a minute).
+                ("mbridge-qwen3-30b-a3b-fp8", 16, 8960)]
 
 
 def section6(build, backend, tmp, fast):
