@@ -39,6 +39,29 @@ PassKernels shared_expert_kernels(const ModelParams& model, double tokens, int t
   return out;
 }
 
+PieceTimes ExpertCost::times(const PassKernels& k) const
+{
+  const PassCost f = pass_cost(cost_, k.forward, framework_.kernel_gap_s);
+  const PassCost b = pass_cost(cost_, k.backward, framework_.kernel_gap_s);
+  PieceTimes t;
+  t.forward = f.seconds;
+  t.backward = b.seconds + (m_.recompute == Recompute::FULL ? f.seconds : 0.0) + activation_again(k);
+  t.weight = b.weight_seconds;
+  t.model = f.model;
+  return t;
+}
+
+double ExpertCost::activation_again(const PassKernels& k) const
+{
+  if (!m_.recomputes("moe_act")) // the activation's forward reruns in backward (its output was not kept)
+    return 0.0;
+  std::vector<NamedKernel> again;
+  for (const auto& n : k.forward)
+    if (n.name == "swiglu" || n.name == "gelu" || n.name == "bias_gelu")
+      again.push_back(n);
+  return pass_cost(cost_, again, framework_.kernel_gap_s).seconds;
+}
+
 ExpertCost::ExpertCost(const ModelParams& model, const KernelCostModel& cost, const FrameworkProfile& framework,
                        int etp)
     : m_(model), cost_(cost), framework_(framework), etp_(etp)
@@ -52,13 +75,7 @@ const PieceTimes& ExpertCost::of(double tokens) const
     return it->second;
   PieceTimes t;
   if (n > 0) {
-    const PassKernels k = expert_mlp_kernels(m_, double(n), expert_ffn_of(m_) / double(etp_), framework_);
-    const PassCost f = pass_cost(cost_, k.forward, framework_.kernel_gap_s);
-    const PassCost b = pass_cost(cost_, k.backward, framework_.kernel_gap_s);
-    t.forward = f.seconds;
-    t.backward = b.seconds + (m_.recompute == Recompute::FULL ? f.seconds : 0.0);
-    t.weight = b.weight_seconds;
-    t.model = f.model;
+    t = times(expert_mlp_kernels(m_, double(n), expert_ffn_of(m_) / double(etp_), framework_));
   }
   return memo_.emplace(n, t).first->second;
 }
@@ -101,13 +118,7 @@ PieceTimes ExpertCost::of_gpu(const std::vector<double>& tokens) const
       g->k = double(key.first) / experts;
       g->batch = experts;
     }
-  const PassCost f = pass_cost(cost_, k.forward, framework_.kernel_gap_s);
-  const PassCost b = pass_cost(cost_, k.backward, framework_.kernel_gap_s);
-  sum.forward = f.seconds;
-  sum.backward = b.seconds + (m_.recompute == Recompute::FULL ? f.seconds : 0.0);
-  sum.weight = b.weight_seconds;
-  sum.model = f.model;
-  return grouped_memo_.emplace(key, sum).first->second;
+  return grouped_memo_.emplace(key, times(k)).first->second;
 }
 
 } // namespace cs

@@ -30,6 +30,11 @@ public:
   PieceTimes of_gpu(const std::vector<double>& tokens) const;
 
 private:
+  /** The passes of one expert MLP's kernels (full recomputation and moe_act included). */
+  PieceTimes times(const PassKernels& k) const;
+  /** Under the moe_act recompute module, the activation's forward run again in backward. */
+  double activation_again(const PassKernels& k) const;
+
   const ModelParams& m_;
   const KernelCostModel& cost_;
   FrameworkProfile framework_;

@@ -50,6 +50,20 @@ double held_units(const ModelParams& model, const MemoryLayout& layout, double t
   return held;
 }
 
+// What an MoE layer's recompute modules stop keeping, in units of `unit` bytes (s b h k / t, scaled to the dtype):
+// moe_act the routed experts' activation outputs (2 units an inner element, the second GEMM's input), shared_experts
+// the shared experts' inner activations (their input is the layer's own).
+double moe_modules_freed(const ModelParams& model, double unit)
+{
+  const bool act = model.recomputes("moe_act"), shared = model.recomputes("shared_experts");
+  if (!act && !shared)
+    return 0.0;
+  const double h = model.hidden, mlp_units = mlp_kind_of(model).activation_units();
+  const double routed_ffn = model.moe.top_k * double(expert_ffn_of(model)) / h;
+  const double shared_ffn = model.moe.shared_experts * double(shared_ffn_of(model)) / h;
+  return unit * ((act ? 2.0 * routed_ffn : 0.0) + (shared ? mlp_units * shared_ffn : 0.0));
+}
+
 } // namespace
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -110,6 +124,7 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
         (model.moe.top_k * double(expert_ffn_of(model)) + model.moe.shared_experts * shared_ffn_of(model)) / h;
     const double k = layout.moe_buffer_scale;
     per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * model.moe.top_k) * e / 2.0;
+    per_moe_layer -= moe_modules_freed(model, s * b * h * k / t * e / 2.0);
   }
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
   const int n = model.recompute_num_layers;

@@ -100,18 +100,21 @@ void check_recompute_modules(ObjectReader& m, const ModelParams& model)
 {
   if (m.describing() || model.recompute_modules.empty())
     return;
-  static const std::vector<std::string> priced{"core_attn", "layernorm", "mlp", "mla_up_proj"};
-  static const std::vector<std::string> later{"moe_act", "moe", "shared_experts"};
+  static const std::vector<std::string> priced{"core_attn",   "layernorm", "mlp",
+                                               "mla_up_proj", "moe_act",   "shared_experts"};
+  static const std::vector<std::string> later{"moe"};
   if (model.recompute != Recompute::SELECTIVE)
     m.fail_at("recompute_modules", "recompute_modules needs recompute: selective (full reruns the whole layer)");
   for (const auto& name : model.recompute_modules) {
     if (std::find(later.begin(), later.end(), name) != later.end())
       m.fail_at("recompute_modules", fmt::format("recompute module '{}' is not modelled yet (priced: core_attn, "
-                                                 "layernorm, mlp, mla_up_proj)",
+                                                 "layernorm, mlp, mla_up_proj, moe_act, shared_experts)",
                                                  name));
     if (std::find(priced.begin(), priced.end(), name) == priced.end())
       m.fail_at("recompute_modules",
-                fmt::format("unknown recompute module '{}' (expected core_attn, layernorm, mlp or mla_up_proj)", name));
+                fmt::format("unknown recompute module '{}' (expected core_attn, layernorm, mlp, mla_up_proj, moe_act, "
+                            "shared_experts or moe)",
+                            name));
     if (name == "mla_up_proj" && attention_kind_of(model).name() != "mla")
       m.fail_at("recompute_modules", "recompute module 'mla_up_proj' needs multi-head latent attention (model.mla)");
   }
@@ -132,6 +135,11 @@ void check_recompute_layers(ObjectReader& m, const ModelParams& model)
   if (model.recompute_method == RecomputeMethod::BLOCK && model.recompute_num_layers == 0)
     m.fail_at("recompute_method", "recompute_method: block needs recompute_num_layers (the layers of each stage "
                                   "recomputed)");
+  for (const char* module : {"moe_act", "shared_experts"})
+    if (model.recomputes(module) && !model.moe.enabled())
+      m.fail_at("recompute_modules", fmt::format("recompute module '{}' needs an MoE model (model.moe)", module));
+  if (model.recomputes("shared_experts") && model.moe.shared_experts == 0)
+    m.fail_at("recompute_modules", "recompute module 'shared_experts' needs shared experts (moe.shared_experts)");
   if (model.recompute_method == RecomputeMethod::BLOCK && model.moe.enabled())
     m.fail_at("recompute_method", "block recomputation of MoE layers is not modelled yet (uniform is)");
 }
@@ -200,7 +208,8 @@ void read_recompute(ObjectReader& m, ModelParams& model)
              "with recompute: selective, the modules whose forward reruns in backward instead of keeping its "
              "activations (Megatron-Core --recompute-modules): core_attn (materialised attention's scores; fused "
              "attention keeps none), layernorm (the norms' outputs), mlp (the MLP's inner activations), mla_up_proj "
-             "(MLA's queries, keys and values, rebuilt from the latents); empty = core_attn")
+             "(MLA's queries, keys and values, rebuilt from the latents), moe_act (the routed experts' activation "
+             "outputs), shared_experts (the shared experts' inner activations); empty = core_attn")
       .choice("recompute_method", model.recompute_method,
               {{"uniform", RecomputeMethod::UNIFORM}, {"block", RecomputeMethod::BLOCK}},
               "with recompute: full, which layers (Megatron --recompute-method): uniform, every layer, checkpointed in "

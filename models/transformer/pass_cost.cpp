@@ -52,7 +52,8 @@ double exposed_tp(double tp_s, double gemm_s, const FrameworkProfile& fw, int tp
 // The forward kernels a recompute module reruns, by the names the layer gives them (an FP8 linear's quantisation
 // carries its GEMM's name as a prefix): core_attn, materialised attention's scores, softmax, dropout and values
 // (fused attention keeps none to rerun); layernorm, the norms; mlp, the MLP's GEMMs and activation; mla_up_proj,
-// MLA's up projections, rotary embedding and the concatenations that build its queries and keys.
+// MLA's up projections, rotary embedding and the concatenations that build its queries and keys; shared_experts, an
+// MoE layer's shared experts whole (moe_act, the routed experts' activation, is the expert cost's).
 bool reruns(const std::string& module, const std::string& kernel)
 {
   if (module == "core_attn") // the output projection (attn_out_gemm) is not part of the core
@@ -61,6 +62,8 @@ bool reruns(const std::string& module, const std::string& kernel)
     return kernel == "layernorm" || kernel == "qk_norm";
   if (module == "mlp")
     return kernel.rfind("ffn_", 0) == 0 || kernel == "gelu" || kernel == "swiglu" || kernel == "bias_gelu";
+  if (module == "shared_experts") // an MoE layer's shared experts (their kernels carry the prefix)
+    return kernel.rfind("shared_", 0) == 0;
   if (module == "mla_up_proj")
     return kernel.rfind("mla_q_up_gemm", 0) == 0 || kernel.rfind("mla_kv_up_gemm", 0) == 0 || kernel == "mla_rope" ||
            kernel == "mla_qk_concat";

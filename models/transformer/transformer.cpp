@@ -234,11 +234,20 @@ double hardware_model_flops(const ModelParams& model, double global_batch)
   // Selective: the modules' forwards run again: the attention core (4 b s^2 h per layer for MHA), the MLP's GEMMs
   // (2 FLOPs a weight a token).
   if (model.recompute == Recompute::SELECTIVE) {
-    const double core =
-        model.recomputes("core_attn") ? attention_kind_of(model).core_forward_flops_per_token(model) : 0.0;
+    // Fused attention keeps no scores, so core_attn reruns nothing (its backward's own recomputation of the scores
+    // is in the 2.5x backward already).
+    const bool scores_kept = model.attention == AttentionCore::MATERIALIZED;
+    const double core = model.recomputes("core_attn") && scores_kept
+                            ? attention_kind_of(model).core_forward_flops_per_token(model)
+                            : 0.0;
     const double mlp = model.recomputes("mlp") ? 2.0 * mlp_kind_of(model).weights(model.hidden, model.ffn) : 0.0;
     const double own = attention_kind_of(model).rerun_flops_per_token(model);
-    return flops + global_batch * model.seq * (core + mlp + own) * (model.layers + model.mtp_depth);
+    const double again = flops + global_batch * model.seq * (core + mlp + own) * (model.layers + model.mtp_depth);
+    if (!model.recomputes("shared_experts"))
+      return again;
+    // The shared experts' GEMMs again in every MoE layer (2 FLOPs a weight a token).
+    return again +
+           global_batch * model.seq * 2.0 * shared_expert_parameters(model) * moe_layer_count(model.moe, model.layers);
   }
   return flops;
 }

@@ -207,9 +207,9 @@ TEST(Profiles, MalformedInputIsAPositionedError)
     EXPECT_NE(a, std::string::npos) << from;
     return a == std::string::npos ? t : t.replace(a, from.size(), to);
   };
-  EXPECT_NE(where(h200_with("\"head_dim_half\": 16", "\"head_dim_half\": -16"))
-                .find("head_dim_half: must not be negative"),
-            std::string::npos);
+  EXPECT_NE(
+      where(h200_with("\"head_dim_half\": 16", "\"head_dim_half\": -16")).find("head_dim_half: must not be negative"),
+      std::string::npos);
   EXPECT_NE(where(h200_with("\"head_dim_half\": 64", "\"head_dim_half\": -1")).find("cudnn/head_dim_half: must not"),
             std::string::npos)
       << where(h200_with("\"head_dim_half\": 64", "\"head_dim_half\": -1"));

@@ -5,9 +5,8 @@
 TEST(DeviceCatalog, ShipsTheIssueDevicesWithSources)
 {
   const auto& cat = cs::DeviceCatalog::builtin();
-  for (const char* name :
-       {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "h800-sxm5", "b200", "gb200",
-        "rtx-4090", "cpu-node"}) {
+  for (const char* name : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "h800-sxm5",
+                           "b200", "gb200", "rtx-4090", "cpu-node"}) {
     const cs::DeviceSpec* d = cat.find(name);
     ASSERT_NE(d, nullptr) << name;
     EXPECT_GT(d->memory_bandwidth, 0) << name;

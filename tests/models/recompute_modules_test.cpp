@@ -74,11 +74,13 @@ TEST(RecomputeModules, ScenariosNameModulesMegatronCoreKnows)
   EXPECT_EQ(ok.code, 0) << ok.err;
   struct Case {
     std::string sets, words;
-  } cases[] = {{"--set 'workload.model.recompute_modules=[mlp]'", "needs recompute: selective"},
-               {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[mpl]'",
-                "unknown recompute module 'mpl'"},
-               {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[moe_act]'",
-                "not modelled yet"}};
+  } cases[] = {
+      {"--set 'workload.model.recompute_modules=[mlp]'", "needs recompute: selective"},
+      {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[mpl]'",
+       "unknown recompute module 'mpl'"},
+      {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[moe_act]'",
+       "needs an MoE model"},
+      {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[moe]'", "not modelled yet"}};
   for (const Case& c : cases) {
     auto r = cs::testing::run_clustersim(q + c.sets);
     EXPECT_EQ(r.code, 2) << c.sets;
@@ -156,4 +158,50 @@ TEST(RecomputeLayers, QualifiersNeedFullRecomputationAndBlockNeedsACount)
     EXPECT_EQ(r.code, 2) << text;
     EXPECT_NE(r.err.find(where), std::string::npos) << text << r.err;
   }
+}
+
+TEST(RecomputeModules, MoeActAndSharedExpertsTradeTheirActivationsForTheirForwardAgain)
+{
+  // DeepSeek-V2-Lite cut to 8 layers over 2 stages and EP 4: 64 experts of 1,408 top-6 and 2 shared experts.
+  auto run = [](const std::string& modules) {
+    static int n = 0;
+    const auto file = cs::testing::write_temp(
+        "moe_rc.yaml", "name: moe_rc\nbackend: analytical\ncluster: {device: h100-sxm5, nodes: 1, gpus_per_node: 8}\n"
+                       "workload:\n  kind: transformer-training\n  model: {preset: deepseek-v2-lite, layers: 8, "
+                       "seq: 2048, recompute: selective, recompute_modules: " +
+                           modules + "}\n  batch: {global: 16, micro: 1}\n  parallel: {pp: 2, ep: 4, dp: 4}\n");
+    const auto out = cs::testing::fresh_dir("moe_rc_" + std::to_string(n++));
+    const auto r = cs::testing::clustersim("run " + file.string() + " --out " + out.string() + " --quiet");
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto m = cs::testing::read_json(out / "report.json").at("metrics");
+    return std::make_pair(m.at("iteration_time_s").get<double>(), m.at("peak_memory_bytes").get<double>());
+  };
+  const auto base = run("[core_attn]"), act = run("[moe_act]"), shared = run("[shared_experts]");
+  const auto both = run("[moe_act, shared_experts]");
+  EXPECT_GT(act.first, base.first);
+  EXPECT_LT(act.second, base.second);
+  EXPECT_GT(shared.first, act.first); // two shared MLPs' GEMMs cost more to rerun than the experts' activation
+  EXPECT_LT(shared.second, base.second);
+  // The two free different activations and cost different kernels: together they add up.
+  EXPECT_NEAR(base.second - both.second, (base.second - act.second) + (base.second - shared.second), 1e3);
+  EXPECT_NEAR(both.first - base.first, (act.first - base.first) + (shared.first - base.first),
+              0.02 * (both.first - base.first));
+}
+
+TEST(RecomputeModules, MoeModulesNeedAnMoeModel)
+{
+  const auto file = cs::testing::write_temp(
+      "moe_rc_bad.yaml", "name: t\ncluster: {device: h100-sxm5, nodes: 1, gpus_per_node: 8}\nworkload:\n  kind: "
+                         "transformer-training\n  batch: {global: 8, micro: 1}\n  model: {preset: llama3-8b, "
+                         "recompute: selective, recompute_modules: [moe_act]}\n");
+  const auto r = cs::testing::clustersim("validate " + file.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("recompute module 'moe_act' needs an MoE model"), std::string::npos) << r.err;
+  const auto moe = cs::testing::write_temp(
+      "moe_rc_moe.yaml", "name: t\ncluster: {device: h100-sxm5, nodes: 1, gpus_per_node: 8}\nworkload:\n  kind: "
+                         "transformer-training\n  batch: {global: 8, micro: 1}\n  model: {preset: mixtral-8x7b, "
+                         "recompute: selective, recompute_modules: [moe]}\n");
+  const auto m = cs::testing::clustersim("validate " + moe.string());
+  EXPECT_EQ(m.code, 2);
+  EXPECT_NE(m.err.find("'moe' is not modelled yet"), std::string::npos) << m.err;
 }
