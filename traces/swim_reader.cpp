@@ -71,8 +71,10 @@ TraceSummary read_swim(const std::string& path, const TraceJobSink& sink)
       summary.skip(number, "negative size or time");
       continue;
     }
-    if (values[2] <= 0) {
-      summary.skip(number, "zero maps (no input bytes)");
+    // A job that reads nothing but shuffles or writes (SWIM's data generators) is a job: one map of no input. Only
+    // a row with no bytes at all is not.
+    if (values[2] <= 0 && values[3] <= 0 && values[4] <= 0) {
+      summary.skip(number, "empty job (no input, shuffle or output bytes)");
       continue;
     }
     TraceJob job;

@@ -128,7 +128,7 @@ TEST(MapReduceCli, TraceCommandCountsReadAndSkipped)
                                        "/traces/samples/swim/FB-2010_samples_24_times_1hr_0.tsv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("jobs read"), std::string::npos);
-  EXPECT_NE(r.out.find("zero maps"), std::string::npos);
+  EXPECT_NE(r.out.find("empty job"), std::string::npos);
   auto bad = cs::testing::run_clustersim("trace " + std::string(CS_SOURCE_DIR) +
                                          "/traces/samples/swim/LICENSE --format rumen");
   EXPECT_EQ(bad.code, 2);
@@ -192,3 +192,28 @@ TEST(MapReduceReplay, RecordedJobsComeBackWithin20Percent)
 }
 
 } // namespace
+
+TEST(MapReduceCli, ASwimJobThatReadsNothingStillShufflesAndWrites)
+{
+  // SWIM's data generators read no input but shuffle and write: one map of no input, its shuffle to the reducers.
+  const auto tsv = cs::testing::write_temp("gen.tsv", "gen\t0\t0\t0\t1000000000\t500000000\tnone\tout\n");
+  const auto scenario = cs::testing::write_temp(
+      "gen.yaml", "name: gen\nbackend: analytical\ncluster:\n  device: cpu-node\n  racks: 2\n  hosts_per_rack: 4\n"
+                  "  host: {cores: 8, disk_bandwidth: 1GB/s, core_speed: 10e9}\n  network: {kind: tree, host_link: "
+                  "1Gb/s, oversubscription: [2], latency: 50us}\nworkload:\n  kind: mapreduce\n  mapreduce:\n"
+                  "    trace: {format: swim, file: " +
+                      tsv.string() +
+                      "}\n    map_rate: 40MB/s\n    reduce_rate: 40MB/s\n    reduce_bytes_per_task: 512MiB\n"
+                      "policies:\n  mapreduce: capacity\n");
+  const auto out = cs::testing::fresh_dir("swim_gen");
+  const auto r = cs::testing::run_clustersim("run " + scenario.string() + " --quiet --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream jobs(out / "jobs.csv");
+  std::string header, row;
+  std::getline(jobs, header);
+  std::getline(jobs, row);
+  // One map, two reduces of 512 MiB each, no input, all of the shuffle and the output.
+  EXPECT_NE(row.find(",1,2,0,1000000000,500000000"), std::string::npos) << row;
+  const auto report = cs::testing::read_json(out / "report.json");
+  EXPECT_GT(report["metrics"]["network_bytes"].get<double>(), 0.5e9); // the shuffle crossed the network
+}

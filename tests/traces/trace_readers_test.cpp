@@ -58,18 +58,23 @@ TEST(SwimReader, MalformedRowsAreSkippedWithTheirLines)
                                                 "job1\t2\t1\n"             // too few fields
                                                 "job2\tx\t1\t100\t10\t5\n" // not a number
                                                 "job3\t3\t1\t-5\t10\t5\n"  // negative
-                                                "job4\t4\t1\t0\t10\t5\n"   // no input: zero maps
-                                                "job5\t5\t1\t200\t0\t0\tp\tq\n");
+                                                "job4\t4\t1\t0\t10\t5\n"   // no input, but shuffle and output: a job
+                                                "job5\t5\t1\t200\t0\t0\tp\tq\n"
+                                                "job6\t6\t1\t0\t0\t0\n"); // no bytes at all
   cs::TraceSummary s;
   auto jobs = read_all("swim", path, &s);
-  EXPECT_EQ(s.jobs_read, 2);
+  EXPECT_EQ(s.jobs_read, 3);
   EXPECT_EQ(s.skipped, 4);
-  EXPECT_EQ(s.skip_reasons["zero maps (no input bytes)"], 1);
+  EXPECT_EQ(s.skip_reasons["empty job (no input, shuffle or output bytes)"], 1);
   ASSERT_EQ(s.problems.size(), 4u);
   EXPECT_NE(s.problems[0].find(":2: wrong field count"), std::string::npos) << s.problems[0];
   EXPECT_NE(s.problems[1].find(":3: non-numeric field"), std::string::npos) << s.problems[1];
-  EXPECT_EQ(jobs[1].input_path, "p");
-  EXPECT_NE(cs::describe(s).find("2 jobs read, 4 skipped"), std::string::npos);
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[1].id, "job4");
+  EXPECT_EQ(jobs[1].input_bytes, 0);
+  EXPECT_EQ(jobs[1].shuffle_bytes, 10);
+  EXPECT_EQ(jobs[2].input_path, "p");
+  EXPECT_NE(cs::describe(s).find("3 jobs read, 4 skipped"), std::string::npos);
 }
 
 TEST(TraceReaders, MissingFileIsAnInputError)
@@ -240,11 +245,11 @@ TEST(JhistReader, ImpossibleValuesAreSkippedAndCountedNotTaken)
   EXPECT_EQ(s.skip_reasons["a task finishes before it starts"], 1);
   // A negative byte counter (once clamped to 0).
   jobs = read_all("jhist",
-                  temp_file("n.jhist",
-                            "Avro-Json\n" + submitted + inited("1") + task("TASK_STARTED", R"("startTime":3000)") +
-                                task("TASK_FINISHED", R"("finishTime":4000,"status":"SUCCEEDED","counters":)"
-                                                      R"({"groups":[{"counts":[{"name":"HDFS_BYTES_READ",)"
-                                                      R"("value":-500}]}]})")),
+                  temp_file("n.jhist", "Avro-Json\n" + submitted + inited("1") +
+                                           task("TASK_STARTED", R"("startTime":3000)") +
+                                           task("TASK_FINISHED", R"("finishTime":4000,"status":"SUCCEEDED","counters":)"
+                                                                 R"({"groups":[{"counts":[{"name":"HDFS_BYTES_READ",)"
+                                                                 R"("value":-500}]}]})")),
                   &s);
   EXPECT_EQ(s.skip_reasons["a negative byte count"], 1);
 }

@@ -29,8 +29,10 @@ struct MapReduceJob {
   /** What map m writes for the shuffle (in proportion to its input). */
   double map_output_bytes(int m) const
   {
-    if (reduces == 0 || input_bytes <= 0)
+    if (reduces == 0 || maps.empty())
       return 0;
+    if (input_bytes <= 0) // a job that reads nothing (a generator): its maps share the shuffle evenly
+      return shuffle_bytes / double(maps.size());
     return shuffle_bytes * maps[m].input_bytes / input_bytes;
   }
 };
