@@ -46,6 +46,7 @@ bench: build
 	./bench/stragglers.sh $(BUILD)
 	./bench/gpu_jobs.sh $(BUILD)
 	./bench/goodput.sh $(BUILD)
+	./bench/frontier.sh $(BUILD)
 	./bench/spark.sh $(BUILD) --speed-only
 
 clean:
