@@ -12,22 +12,7 @@ run() {
   shift
   run_scenario "$label" "$scenario" "$@"
 }
-run_scenario() {
-  local label=$1 file=$2
-  shift 2
-  /usr/bin/time -f "%e %M" -o "$out/time" "$build/clustersim" run "$file" --quiet --out "$out/run" "$@" || {
-    echo "$label: failed (exit $?)"
-    return
-  }
-  read -r wall rss <"$out/time"
-  python3 - "$label" "$wall" "$rss" "$out/run/report.json" <<'PY'
-import json, sys
-label, wall, rss, report = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), json.load(open(sys.argv[4]))
-m = report["metrics"]
-print(f"{label:<44} {int(m['task_count']):>9} tasks  iteration {m['iteration_time_s']:.3f} s  "
-      f"wall {wall:5.2f} s  peak RSS {rss / 1024 / 1024:.2f} GiB")
-PY
-}
+source "$(dirname "$0")/timed_run.sh"
 run "tp8 pp4 dp64 ZeRO-1 1F1B"
 run "tp8 pp4 dp64 ZeRO-1 1F1B, every replica" --replicas all
 run "tp8 pp1 dp256 ZeRO-3" --set workload.parallel.pp=1 --set workload.parallel.dp=256 --set workload.parallel.zero=3
