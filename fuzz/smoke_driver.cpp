@@ -27,6 +27,7 @@ extern "C" int cs_fuzz_measurements(const std::uint8_t*, std::size_t);
 extern "C" int cs_fuzz_job_traces(const std::uint8_t*, std::size_t);
 extern "C" int cs_fuzz_scenario(const std::uint8_t*, std::size_t);
 extern "C" int cs_fuzz_set(const std::uint8_t*, std::size_t);
+extern "C" int cs_fuzz_import(const std::uint8_t*, std::size_t);
 
 namespace {
 
@@ -37,7 +38,7 @@ const std::map<std::string, Target>& targets()
   static const std::map<std::string, Target> t{
       {"units", cs_fuzz_units},       {"trace", cs_fuzz_trace},           {"profile", cs_fuzz_profile},
       {"measurements", cs_fuzz_measurements}, {"job_traces", cs_fuzz_job_traces}, {"scenario", cs_fuzz_scenario},
-      {"set", cs_fuzz_set}};
+      {"set", cs_fuzz_set}, {"import", cs_fuzz_import}};
   return t;
 }
 

@@ -9,11 +9,11 @@ build=${2:-build-fuzz}
 CXX=${CXX:-clang++} cmake -S . -B "$build" $(command -v ninja >/dev/null && echo -G Ninja) \
   $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCS_FUZZ=ON -DCS_BUILD_TESTS=OFF -DCS_BUILD_CUDA_CALIBRATION=OFF >/dev/null
-targets=(scenario set units profile measurements trace)
+targets=(scenario set units profile measurements trace import)
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{scenario,set,units,profile,measurements,trace}
+mkdir -p "$seeds"/{scenario,set,units,profile,measurements,trace,import}
 cp scenarios/*.yaml scenarios/reference/*.yaml "$seeds/scenario/"
 cp tests/corpus/cases/*.yaml "$seeds/scenario/" 2>/dev/null || true
 printf 'cluster.nodes=4\nworkload.parallel.tp=2' >"$seeds/set/a"
@@ -29,6 +29,8 @@ cp calibrate/measurements/*.json "$seeds/measurements/"
 { printf s; head -c 4000 traces/samples/swim/FB-2009_samples_24_times_1hr_0.tsv; } >"$seeds/trace/swim"
 { printf r; head -c 6000 traces/samples/hadoop/gridmix-wordcount-rumen.json; } >"$seeds/trace/rumen"
 { printf j; cat traces/samples/hadoop/job_1329348432655_0001-sleep-10m-1r.jhist; } >"$seeds/trace/jhist"
+{ printf m; cat tests/data/import/mbridge-llama3-70b-fp8.args; } >"$seeds/import/megatron"
+{ printf t; cat tests/data/import/torchtitan-llama3-8b.toml; } >"$seeds/import/torchtitan"
 export ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=0
 status=0
 for t in "${targets[@]}"; do

@@ -11,7 +11,7 @@ mutations=${3:-200}
 root=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$work/seeds"
 mkdir -p "$work"
-targets=(units trace profile measurements job_traces scenario set)
+targets=(units trace profile measurements job_traces scenario set import)
 for t in "${targets[@]}"; do mkdir -p "$work/seeds/$t"; done
 cp "$root"/calibrate/profiles/*.json "$work/seeds/profile/"
 cp "$root"/calibrate/measurements/*.json "$work/seeds/measurements/"
@@ -37,6 +37,9 @@ printf 'cluster.nodes=4\nworkload.parallel.tp=2' >"$work/seeds/set/a"
 printf 'cluster.network.levels[0].oversubscription=2' >"$work/seeds/set/b"
 printf 'workload.model={layers: 4, hidden: 512}\nprices.nic_hour=0.5' >"$work/seeds/set/c"
 printf 'sworker,step,seconds\n0,0,0.5\n0,1,0.25\n1,0,0.3\n' >"$work/seeds/job_traces/steps"
+{ printf m; cat "$root/tests/data/import/mbridge-llama3-70b-fp8.args"; } >"$work/seeds/import/megatron"
+{ printf m; cat "$root/tests/data/import/mbridge-llama3-70b-fp8.overrides"; } >"$work/seeds/import/bridge"
+{ printf t; cat "$root/tests/data/import/torchtitan-llama3-8b.toml"; } >"$work/seeds/import/torchtitan"
 status=0
 for t in "${targets[@]}"; do
   kept="$root/tests/corpus/fuzz-regressions/$t"
