@@ -1,6 +1,6 @@
 // Attention kinds: the piece of a transformer layer from its normed input to the attention block's output (the
-// projections and the attention core), one registered file each. Multi-head and grouped-query attention today; MLA
-// and sliding windows plug in the same way.
+// projections and the attention core), one registered file each: multi-head and grouped-query attention, multi-head
+// latent attention (MLA), sliding-window attention.
 #pragma once
 
 #include "base/registry.hpp"
