@@ -40,8 +40,12 @@ public:
     r.require_positive("qk_nope_head_dim", p_.qk_nope_head_dim);
     r.require_non_negative("qk_rope_head_dim", p_.qk_rope_head_dim);
     r.require_positive("v_head_dim", p_.v_head_dim);
-    for (const char* key : {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
-      r.require_at_most(key, value_of(key), 1 << 16);
+    for (const auto& [key, value] : {std::pair<const char*, int>{"q_lora_rank", p_.q_lora_rank},
+                                     {"kv_lora_rank", p_.kv_lora_rank},
+                                     {"qk_nope_head_dim", p_.qk_nope_head_dim},
+                                     {"qk_rope_head_dim", p_.qk_rope_head_dim},
+                                     {"v_head_dim", p_.v_head_dim}})
+      r.require_at_most(key, value, 1 << 16);
   }
 
   void check(const ObjectReader& block, const ModelParams& model) const override
@@ -149,14 +153,6 @@ public:
 
 private:
   double qk() const { return double(p_.qk_nope_head_dim) + p_.qk_rope_head_dim; }
-  double value_of(const std::string& key) const
-  {
-    return key == "q_lora_rank"        ? p_.q_lora_rank
-           : key == "kv_lora_rank"     ? p_.kv_lora_rank
-           : key == "qk_nope_head_dim" ? p_.qk_nope_head_dim
-           : key == "qk_rope_head_dim" ? p_.qk_rope_head_dim
-                                       : p_.v_head_dim;
-  }
 
   MlaParams p_;
 };

@@ -1,6 +1,7 @@
 // `clustersim import FILE [--gpus N] [--out SCENARIO.yaml]`: a Megatron-LM argument list, Megatron-Bridge overrides
 // or a torchtitan TOML turned into a scenario the user can run and edit, with every setting it could not model named.
 #include "base/input_error.hpp"
+#include "base/json_input.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/import/megatron_args.hpp"
 #include "sim/import/torchtitan_toml.hpp"
@@ -10,8 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
-#include <unistd.h>
 
 namespace cs {
 namespace {
@@ -21,34 +20,19 @@ struct ImportArgs {
   ImportCluster cluster{"", "h100-sxm5", 0, 0};
 };
 
-std::string read_text(const std::string& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(path, 0, 0, "cannot read the file");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Loads and checks the scenario text as `run` would, so that what is written runs.
 void check_runs(const std::string& yaml, const std::string& input)
 {
-  const auto tmp =
-      std::filesystem::temp_directory_path() / ("clustersim_import_" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(tmp) << yaml;
   try {
-    check_scenario(load_scenario(tmp.string(), {}));
+    check_scenario(load_scenario_text(yaml, input, {}));
   } catch (const InputError& e) {
-    std::filesystem::remove(tmp);
     throw InputError(input, 1, 1, std::string("the imported scenario does not run: ") + e.what());
   }
-  std::filesystem::remove(tmp);
 }
 
 int import_config(ImportArgs a)
 {
-  const std::string text = read_text(a.input);
+  const std::string text = read_text_file(a.input, "configuration");
   std::string format = a.format;
   if (format == "auto")
     format = std::filesystem::path(a.input).extension() == ".toml" || looks_like_torchtitan(text) ? "torchtitan"

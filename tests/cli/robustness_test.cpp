@@ -275,3 +275,16 @@ TEST(Robustness, ANameTooLongForAFolderIsRefusedBeforeTheRun)
                                   " --backend analytical --set name=" + std::string(300, 'a')),
                        "name is 300 bytes long; at most 200");
 }
+
+TEST(Robustness, SimgridFinishesAnMoeStepWhoseRoundingOnceAbortedIt)
+{
+  // Qwen3-30B-A3B over EP 16 on two nodes, cut to 4 layers: at a max-min precision of 1e-12 SimGrid left a constraint
+  // of 2.3e-10 usage with no active flow and aborted the process (exit 134); the ideal model's solver now runs at 1e-9.
+  const fs::path out = fresh_dir("simgrid_rounding");
+  const auto r = clustersim("run " + src("scenarios/reference/mbridge-qwen3-30b-a3b-fp8.yaml") +
+                            " --backend simgrid --set workload.model.layers=4 --set workload.batch.global=128 --quiet "
+                            "--out " +
+                            out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GT(read_json(out / "report.json")["metrics"]["iteration_time_s"].get<double>(), 0);
+}
