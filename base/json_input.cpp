@@ -1,6 +1,7 @@
 #include "base/json_input.hpp"
 
 #include "base/input_file.hpp"
+#include "base/json_document.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -38,34 +39,6 @@ std::pair<int, int> line_and_column(const std::string& text, std::size_t byte)
 
 namespace {
 
-// Arrays and objects nest at most this deep: far more than any input needs, and little enough that nothing walking
-// a document (our readers, nlohmann's dump and comparisons) can exhaust the stack.
-constexpr int kMaxJsonDepth = 200;
-
-// The byte where nesting first goes past kMaxJsonDepth (strings skipped).
-std::size_t too_deep_at(const std::string& text)
-{
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth)
-        return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return 0;
-}
-
 // Where `path` ("/a/b/0/c") is written: each key searched for after the previous one (array indices skipped).
 std::size_t locate(const std::string& text, const std::string& path)
 {
@@ -85,68 +58,11 @@ std::size_t locate(const std::string& text, const std::string& path)
   return found;
 }
 
-// Refuses a key given twice in one object (nlohmann keeps the last; the user meant one of them).
-class DuplicateKeys {
-public:
-  DuplicateKeys() = default;
-  bool operator()(int depth, nlohmann::json::parse_event_t event, const nlohmann::json& parsed)
-  {
-    using E = nlohmann::json::parse_event_t;
-    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth) {
-      too_deep_ = true;
-      return false; // not kept: the document is refused once parsed, and nothing deeper is built meanwhile
-    }
-    if (event == E::object_start)
-      keys_.emplace_back();
-    else if (event == E::object_end && !keys_.empty())
-      keys_.pop_back();
-    else if (event == E::key && !keys_.empty() && !keys_.back().insert(parsed.get<std::string>()).second)
-      duplicate_ = parsed.get<std::string>();
-    return true;
-  }
-  const std::string& duplicate() const { return duplicate_; }
-  bool too_deep() const { return too_deep_; }
-
-private:
-  bool too_deep_ = false;
-  std::vector<std::set<std::string>> keys_;
-  std::string duplicate_;
-};
-
 } // namespace
 
 nlohmann::json parse_json_input(const std::string& text, const std::string& file)
 {
-  try {
-    DuplicateKeys keys;
-    nlohmann::json j = nlohmann::json::parse(text, std::ref(keys));
-    if (keys.too_deep()) {
-      const auto [line, column] = line_and_column(text, too_deep_at(text));
-      throw InputError(file, line, column,
-                       fmt::format("arrays and objects nest more than {} deep; clustersim refuses it", kMaxJsonDepth));
-    }
-    if (!keys.duplicate().empty()) {
-      const std::string quoted = "\"" + keys.duplicate() + "\"";
-      const std::size_t first = text.find(quoted);
-      const std::size_t second = text.find(quoted, first == std::string::npos ? 0 : first + 1);
-      const auto [line, column] = line_and_column(text, second == std::string::npos ? 0 : second);
-      throw InputError(file, line, column, "key '" + keys.duplicate() + "' appears twice in one object");
-    }
-    return j;
-  } catch (const nlohmann::json::out_of_range& e) {
-    // "number overflow parsing '1e400'": point at the number.
-    std::string what = e.what();
-    std::size_t q = what.find('\'');
-    std::string number = q == std::string::npos ? "" : what.substr(q + 1, what.rfind('\'') - q - 1);
-    const std::size_t at = number.empty() ? 0 : text.find(number);
-    const auto [line, column] = line_and_column(text, at == std::string::npos ? 0 : at);
-    throw InputError(file, line, column, "number " + number + " is beyond the range of a double");
-  } catch (const nlohmann::json::parse_error& e) {
-    const auto [line, column] = line_and_column(text, e.byte == 0 ? 0 : e.byte - 1);
-    std::string what = e.what();
-    auto cut = what.find("parse error");
-    throw InputError(file, line, column, "malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut)));
-  }
+  return build_json_document(text, file);
 }
 
 JsonReader::JsonReader(const nlohmann::json& j, std::string file, std::string path, const std::string* text)

@@ -3,7 +3,7 @@
 #include "traces/trace_format.hpp"
 
 #include "base/input_error.hpp"
-#include "base/json_input.hpp"
+#include "base/json_document.hpp"
 #include "traces/compressed_input.hpp"
 
 #include <algorithm>
@@ -51,6 +51,37 @@ void read_collective(const nlohmann::json& args, KinetoOp& op)
     op.group_size = static_cast<int>(std::clamp<long long>(it->get<long long>(), 0, 1 << 20));
 }
 
+// A thread or stream id: a number, or a string ending in one ("stream 7" in PyTorch 1.8-1.10, "25738"); -1 when
+// neither.
+long long id_field(const nlohmann::json& e, const char* key)
+{
+  auto it = e.find(key);
+  if (it == e.end())
+    return -1;
+  if (it->is_number_integer())
+    return it->get<long long>();
+  if (!it->is_string())
+    return -1;
+  const std::string& s = it->get_ref<const std::string&>();
+  const std::size_t digits = s.find_last_not_of("0123456789");
+  const std::string tail = digits == std::string::npos ? s : s.substr(digits + 1);
+  return tail.empty() || tail.size() > 18 ? -1 : std::stoll(tail);
+}
+
+// The profiler's category in today's names: PyTorch 1.8-1.10 wrote Kernel, Memcpy, Memset, Runtime and Operator.
+std::string category(const std::string& c)
+{
+  if (c == "Kernel")
+    return "kernel";
+  if (c == "Memcpy")
+    return "gpu_memcpy";
+  if (c == "Memset")
+    return "gpu_memset";
+  if (c == "Runtime")
+    return "cuda_runtime";
+  return c;
+}
+
 void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& t)
 {
   if (!e.is_object())
@@ -59,7 +90,7 @@ void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& 
   auto ph = e.find("ph");
   if (cat == e.end() || !cat->is_string() || ph == e.end() || *ph != "X")
     return; // instants, flows, metadata: not needed for a replay
-  const std::string c = cat->get<std::string>();
+  const std::string c = category(cat->get<std::string>());
   const std::string name = string_field(e, "name");
   const auto args = e.contains("args") && e["args"].is_object() ? e["args"] : nlohmann::json::object();
   if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset") {
@@ -69,14 +100,18 @@ void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& 
     op.ts = number(e, "ts", t.file, where) * 1e-6;
     op.dur = number(e, "dur", t.file, where) * 1e-6;
     op.device = static_cast<int>(std::max(0LL, integer(e, "pid")));
-    op.stream = integer(e, "tid");
+    op.stream = integer(args, "stream") >= 0 ? integer(args, "stream") : id_field(e, "tid");
     op.correlation = integer(args, "correlation");
     read_collective(args, op);
     t.ops.push_back(std::move(op));
   } else if (c == "cuda_runtime") {
     t.calls.push_back(KinetoCall{name, number(e, "ts", t.file, where) * 1e-6, number(e, "dur", t.file, where) * 1e-6,
-                                 integer(e, "tid"), integer(args, "correlation")});
-  } else if (c == "user_annotation" && name.rfind("ProfilerStep#", 0) == 0) {
+                                 id_field(e, "tid"), integer(args, "correlation")});
+  } else if (c == "cuda_sync" && name == "Stream Wait Event") {
+    t.waits.push_back(KinetoStreamWait{
+        integer(args, "correlation"), integer(args, "stream") >= 0 ? integer(args, "stream") : id_field(e, "tid"),
+        integer(args, "wait_on_stream"), integer(args, "wait_on_cuda_event_record_corr_id")});
+  } else if ((c == "user_annotation" || c == "Operator" || c == "cpu_op") && name.rfind("ProfilerStep#", 0) == 0) {
     t.steps.push_back(KinetoStep{name, number(e, "ts", t.file, where) * 1e-6, number(e, "dur", t.file, where) * 1e-6});
   }
 }
@@ -85,9 +120,12 @@ void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& 
 
 KinetoTrace read_kineto(const std::string& path)
 {
-  const nlohmann::json doc = parse_json_input(read_maybe_gzip(path, "Kineto trace", kMaxTraceBytes), path);
   KinetoTrace t;
   t.file = path;
+  // Events are read as they are parsed and dropped, so memory holds the text and what a replay keeps.
+  const nlohmann::json doc = build_json_document(
+      read_maybe_gzip(path, "Kineto trace", kMaxTraceBytes), path, "traceEvents",
+      [&t](nlohmann::json&& e, std::size_t i) { read_event(e, fmt::format("traceEvents[{}]", i), t); });
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())
     bad(path, "traceEvents", "not a Kineto trace: expected an object with a traceEvents list");
   if (doc.contains("deviceProperties") && doc["deviceProperties"].is_array() && !doc["deviceProperties"].empty() &&
@@ -98,9 +136,6 @@ KinetoTrace read_kineto(const std::string& path)
     t.rank = static_cast<int>(std::clamp<long long>(integer(d, "rank"), 0, 1 << 20));
     t.world_size = static_cast<int>(std::clamp<long long>(integer(d, "world_size"), 1, 1 << 20));
   }
-  const auto& events = doc["traceEvents"];
-  for (std::size_t i = 0; i < events.size(); ++i)
-    read_event(events[i], fmt::format("traceEvents[{}]", i), t);
   auto by_ts = [](const auto& a, const auto& b) { return a.ts < b.ts; };
   std::stable_sort(t.ops.begin(), t.ops.end(), by_ts);
   std::stable_sort(t.calls.begin(), t.calls.end(), by_ts);

@@ -37,6 +37,15 @@ struct KinetoStep {
   double ts = 0, dur = 0;
 };
 
+/** A stream's wait on an event, as the profiler recorded it on the GPU (category cuda_sync, "Stream Wait Event"; only
+ *  in traces taken with enable_cuda_sync_events): `stream` waits for what `wait_on_stream` held when the
+ *  cudaEventRecord with correlation `record_correlation` ran. `correlation` is the cudaStreamWaitEvent call's. */
+struct KinetoStreamWait {
+  long long correlation = -1;
+  long long stream = -1, wait_on_stream = -1;
+  long long record_correlation = -1;
+};
+
 struct KinetoTrace {
   std::string file;
   std::string device_name; // deviceProperties[0].name, "" when absent
@@ -44,6 +53,7 @@ struct KinetoTrace {
   std::vector<KinetoOp> ops;     // by start time
   std::vector<KinetoCall> calls; // by start time
   std::vector<KinetoStep> steps; // by start time
+  std::vector<KinetoStreamWait> waits;
 };
 
 /** Reads a Kineto trace (`.json`, or gzip-compressed `.json.gz`, at most 1 GiB uncompressed). Syntax errors are

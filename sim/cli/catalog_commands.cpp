@@ -8,6 +8,7 @@
 #include "models/devices/device_catalog.hpp"
 #include "models/spark/spark_cache.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/cli/progress_reporter.hpp"
 #include "traces/trace_format.hpp"
 
 #include <algorithm>
@@ -71,7 +72,12 @@ int list(const std::string& what)
 int trace(const std::string& given, const std::string& path)
 {
   const std::string format = given.empty() ? detect_any_trace_format(path) : given;
-  std::cout << find_trace_format(format)->summarise(path);
+  std::string summary;
+  {
+    ProgressReporter progress("clustersim trace " + path, true); // large traces take seconds to read
+    summary = find_trace_format(format)->summarise(path);
+  }
+  std::cout << summary;
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "sim/cli/progress_reporter.hpp"
 
+#include "base/read_progress.hpp"
 #include "core/run_progress.hpp"
 
 #include <chrono>
@@ -43,6 +44,8 @@ void ProgressReporter::watch()
       line += fmt::format(", simulating {:.0f}% of {} tasks", 100 * share, total);
       if (share > 0.02)
         line += fmt::format(", about {:.0f} s left", elapsed * (1 - share) / share);
+    } else if (const std::size_t read = read_progress().items; read > 0) {
+      line += fmt::format(", {} trace events read", read);
     }
     std::fputs(terminal_ ? ("\r\033[K" + line).c_str() : (line + "\n").c_str(), stderr);
     std::fflush(stderr);

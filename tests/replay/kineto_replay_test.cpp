@@ -160,3 +160,124 @@ TEST(KinetoReplay, ACollectiveGroupLargerThanTheClusterIsBadInputNotACrash)
   fs::remove_all(out);
   fs::remove(t);
 }
+
+namespace {
+
+// Events of a hand-made trace (times in microseconds). Copies, not kernels: their times are their own (kernels on
+// different streams would share the GPU), so what waits for what shows in the makespan.
+nlohmann::json copy_on(long long stream, long long corr, double ts, double dur)
+{
+  return {{"ph", "X"},
+          {"cat", "gpu_memcpy"},
+          {"name", "Memcpy DtoD"},
+          {"pid", 0},
+          {"tid", stream},
+          {"ts", ts},
+          {"dur", dur},
+          {"args", {{"correlation", corr}, {"stream", stream}}}};
+}
+
+nlohmann::json runtime(const char* name, long long corr, double ts, long long thread = 1)
+{
+  return {{"ph", "X"}, {"cat", "cuda_runtime"},          {"name", name}, {"pid", 0}, {"tid", thread}, {"ts", ts},
+          {"dur", 1},  {"args", {{"correlation", corr}}}};
+}
+
+double replayed_makespan(const nlohmann::json& events, std::string* summary = nullptr)
+{
+  const nlohmann::json trace = {{"traceEvents", events}, {"deviceProperties", {{{"name", "NVIDIA A100-SXM4-40GB"}}}}};
+  const fs::path t = write_temp("waits.json", trace.dump());
+  const fs::path out = cs::testing::fresh_dir("cs_kr_waits");
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/kineto-replay.yaml") +
+                                       " --set cluster.gpus_per_node=1 --set workload.profiler_trace=" + t.string() +
+                                       " --out " + out.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  if (summary)
+    *summary = r.out;
+  const auto report = cs::testing::read_json(out / "report.json");
+  fs::remove_all(out);
+  fs::remove(t);
+  return report["metrics"].value("makespan_s", -1.0);
+}
+
+} // namespace
+
+TEST(KinetoReplay, AStreamWaitsForTheEventsStreamAsItWasWhenRecorded)
+{
+  // Thread 1: a 10 ms copy on stream 7, a 1 ms copy on stream 30, an event recorded, 50 ms more on stream 7, a wait,
+  // then an 80 ms copy on stream 20. Waiting for every stream as it is at the launch puts the 80 ms after the 50 ms
+  // (140 ms); the event's stream is the one the thread last launched on (30), as it was at the record (81 ms).
+  nlohmann::json events = {runtime("cudaMemcpyAsync", 1, 0),  copy_on(7, 1, 5, 10000),
+                           runtime("cudaMemcpyAsync", 6, 2),  copy_on(30, 6, 6, 1000),
+                           runtime("cudaEventRecord", 2, 10), runtime("cudaMemcpyAsync", 3, 20),
+                           copy_on(7, 3, 10005, 50000),       runtime("cudaStreamWaitEvent", 4, 30),
+                           runtime("cudaMemcpyAsync", 5, 40), copy_on(20, 5, 1006, 80000)};
+  EXPECT_NEAR(replayed_makespan(events), 81.0e-3, 0.2e-3);
+  // When the profiler recorded the wait on the GPU (enable_cuda_sync_events), its stream and record are used: the
+  // event was taken on stream 7 after the 10 ms copy, so the 80 ms copy ends at 90 ms.
+  events.push_back(
+      {{"ph", "X"},
+       {"cat", "cuda_sync"},
+       {"name", "Stream Wait Event"},
+       {"pid", 0},
+       {"tid", 20},
+       {"ts", 31},
+       {"dur", 0},
+       {"args",
+        {{"correlation", 4}, {"stream", 20}, {"wait_on_stream", 7}, {"wait_on_cuda_event_record_corr_id", 2}}}});
+  EXPECT_NEAR(replayed_makespan(events), 90.0e-3, 0.2e-3);
+  // A wait with no record on its thread to pair with waits for every stream, as before.
+  nlohmann::json unpaired = {runtime("cudaMemcpyAsync", 1, 0), copy_on(7, 1, 5, 10000),
+                             runtime("cudaStreamWaitEvent", 4, 30, 2), runtime("cudaMemcpyAsync", 5, 40, 2),
+                             copy_on(20, 5, 10005, 80000)};
+  EXPECT_NEAR(replayed_makespan(unpaired), 90.0e-3, 0.2e-3);
+}
+
+TEST(KinetoReplay, WhenTheGpuSetsThePaceTheStepIsTheGpus)
+{
+  // Two profiler steps of 1 ms on the CPU, each launching 10 ms of copies without waiting for them: the CPU's
+  // annotation says 1 ms a step, the GPU ran one every 10 ms, and that is what is compared.
+  nlohmann::json events = {{{"ph", "X"},
+                            {"cat", "user_annotation"},
+                            {"name", "ProfilerStep#1"},
+                            {"pid", 0},
+                            {"tid", 1},
+                            {"ts", 0},
+                            {"dur", 1000}},
+                           {{"ph", "X"},
+                            {"cat", "user_annotation"},
+                            {"name", "ProfilerStep#2"},
+                            {"pid", 0},
+                            {"tid", 1},
+                            {"ts", 1000},
+                            {"dur", 1000}},
+                           runtime("cudaMemcpyAsync", 1, 100),
+                           copy_on(7, 1, 105, 10000),
+                           runtime("cudaMemcpyAsync", 2, 1100),
+                           copy_on(7, 2, 10105, 10000)};
+  std::string summary;
+  replayed_makespan(events, &summary);
+  EXPECT_NE(summary.find("10.00 ms replayed, 10.00 ms recorded (+0.0%), 2 steps, the GPU's pace"), std::string::npos)
+      << summary;
+}
+
+TEST(KinetoReplay, APyTorch19TraceInThatErasNamesReplays)
+{
+  // PyTorch 1.9 wrote Kernel, Memcpy, Memset, Runtime and Operator (ProfilerStep among the operators) and thread ids
+  // as strings ("stream 7"); it was once refused as having no GPU kernel. Each step opens with ~70 ms of CPU data
+  // loading before its first launch, which belongs to the step.
+  const auto t = cs::read_kineto(src("traces/samples/kineto/resnet50-pytorch1.9-v100-3steps.json.gz"));
+  EXPECT_EQ(t.ops.size(), 3982u);
+  EXPECT_EQ(t.calls.size(), 5961u);
+  ASSERT_EQ(t.steps.size(), 3u);
+  EXPECT_EQ(t.ops.front().stream, 7);
+  EXPECT_EQ(t.device_name, "Tesla V100-DGXS-32GB");
+  const std::string args = "--set cluster.device=v100-sxm2 --set cluster.gpus_per_node=1 --set "
+                           "workload.profiler_trace=" +
+                           src("traces/samples/kineto/resnet50-pytorch1.9-v100-3steps.json.gz");
+  for (const char* backend : {"analytical", "simgrid"}) {
+    const auto r = kineto_report(args + " --backend " + backend);
+    EXPECT_NEAR(r["metrics"].value("step_time_error", 1.0), 0.0, 0.01) << backend;
+    EXPECT_EQ(r["breakdown"].value("kernels", 0.0), 3826.0) << backend;
+  }
+}

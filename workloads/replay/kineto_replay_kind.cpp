@@ -27,6 +27,22 @@ std::string catalog_device(const std::string& name)
   return "";
 }
 
+/** The replayed step on the basis the recording chose: the GPU's span when it set the pace, else the CPU's from the
+ *  first step's start (its first call, less the CPU time recorded before it) to the last step's end. */
+double replayed_step(const ReplayGraph& r, const Timeline& tl)
+{
+  const double n = static_cast<double>(r.step_start.size());
+  if (r.gpu_bound) {
+    double end = 0;
+    for (int task : r.last_step_ops)
+      end = std::max(end, tl.end[task]);
+    return (end - tl.start[r.gpu_first_op]) / n;
+  }
+  const double start = tl.end[r.step_start.front()] - r.step_lead_s;
+  const double end = r.end_marker >= 0 ? tl.end[r.end_marker] - r.step_tail_s : tl.makespan;
+  return (end - start) / n;
+}
+
 struct ReplayParams {
   std::string trace;
   std::string from_device = "auto";
@@ -78,10 +94,8 @@ public:
     WorkloadOutput out;
     RunMetrics& M = out.metrics;
     const int steps = static_cast<int>(replay.step_start.size());
-    double replayed = 0;
+    const double replayed = steps > 0 ? replayed_step(replay, tl) : 0;
     if (steps > 0) {
-      const double end = replay.end_marker >= 0 ? tl.end[replay.end_marker] : tl.makespan;
-      replayed = (end - tl.end[replay.step_start.front()]) / steps;
       M.set(metric::recorded_step_time_s, replay.recorded_step_s);
       M.set(metric::step_time_error, replayed / replay.recorded_step_s - 1);
     }
@@ -105,8 +119,9 @@ public:
                                o.model_collectives ? "priced for this cluster" : "as measured");
     if (steps > 0)
       out.summary +=
-          fmt::format("  step      {:.2f} ms replayed, {:.2f} ms recorded ({:+.1f}%), {} steps\n", 1e3 * replayed,
-                      1e3 * replay.recorded_step_s, 100 * M.at(metric::step_time_error), steps);
+          fmt::format("  step      {:.2f} ms replayed, {:.2f} ms recorded ({:+.1f}%), {} steps, {}\n", 1e3 * replayed,
+                      1e3 * replay.recorded_step_s, 100 * M.at(metric::step_time_error), steps,
+                      replay.gpu_bound ? "the GPU's pace (it ran behind the CPU)" : "as the CPU annotated them");
     out.wall_note = fmt::format(" ({} tasks)", replay.graph.size());
     return out;
   }

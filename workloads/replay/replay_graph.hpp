@@ -41,12 +41,19 @@ struct ReplayOptions {
 
 struct ReplayGraph {
   TaskGraph graph;
-  std::vector<int> step_start; // per profiler step: the task of its first runtime call
-  int end_marker = -1;         // the first runtime call after the last step (-1: none; the replay's end then)
+  std::vector<int> step_start;    // per profiler step: the task of its first runtime call
+  int end_marker = -1;            // the first runtime call after the last step (-1: none; the replay's end then)
+  double step_lead_s = 0;         // CPU time from the first step's start to its first call (replayed as recorded)
+  double step_tail_s = 0;         // from the last step's end to the end marker's call
+  int gpu_first_op = -1;          // the first GPU operation launched in the first step
+  std::vector<int> last_step_ops; // the GPU operations launched in the last step
   int kernels = 0, collectives = 0, copies = 0, calls = 0;
   int modeled_collectives = 0;
-  double recorded_step_s = 0; // the profiler steps' mean duration
-  double recorded_gpu_s = 0;  // summed GPU operation time, as measured
+  double recorded_cpu_step_s = 0; // the profiler steps' mean duration, as the CPU annotated them
+  double recorded_gpu_step_s = 0; // the GPU's steady-state step (0: no operation in the first or last step)
+  bool gpu_bound = false;         // the GPU's step is the longer: replays are compared on it
+  double recorded_step_s = 0;     // the one compared: the GPU's when gpu_bound, else the CPU's
+  double recorded_gpu_s = 0;      // summed GPU operation time, as measured
 };
 
 /** The checks every replay kind makes before reading its trace: a GPU cluster, the trace file (`trace_key` names the
