@@ -172,7 +172,7 @@ bool tiresias_row(const Reader& r, GpuTraceJob& j, GpuTraceSummary&)
 // summary), the ones only it has (how a header is recognised), and how a row becomes a job (false: skipped).
 struct Format {
   const char* name;
-  std::vector<std::string> columns;  // read by name
+  std::vector<std::string> columns;   // read by name
   std::vector<std::string> signature; // all present: the header is this format's
   RowReader read;
 };
@@ -185,7 +185,9 @@ const std::vector<Format>& job_formats()
        {"name", "num_gpu", "gpu_milli", "qos", "pod_phase", "creation_time", "deletion_time", "scheduled_time"},
        {"name", "gpu_milli", "pod_phase"},
        openb_row},
-      {"tiresias", {"job_id", "num_gpu", "submit_time", "model_name", "duration"}, {"job_id", "submit_time"},
+      {"tiresias",
+       {"job_id", "num_gpu", "submit_time", "model_name", "duration"},
+       {"job_id", "submit_time"},
        tiresias_row}};
   return f;
 }
@@ -227,9 +229,9 @@ std::string format_of_header(const std::string& path, const std::string& header)
   std::vector<std::string> expected;
   for (const auto& f : job_formats())
     expected.push_back(fmt::format("{} ({})", f.name, fmt::join(f.columns, ", ")));
-  throw InputError(path, 1, 1,
-                   fmt::format("not a GPU job trace: expected a header of {}, columns in any order",
-                               fmt::join(expected, " or ")));
+  throw InputError(
+      path, 1, 1,
+      fmt::format("not a GPU job trace: expected a header of {}, columns in any order", fmt::join(expected, " or ")));
 }
 } // namespace
 
@@ -257,8 +259,8 @@ std::vector<GpuTraceJob> read_gpu_trace(const std::string& format, const std::st
       for (const auto& c : f->columns)
         if (!r.column.count(c))
           throw InputError(path, 1, 1,
-                           fmt::format("a {} header needs a column '{}' (it reads {} by name, in any order)", name,
-                                       c, fmt::join(f->columns, ", ")));
+                           fmt::format("a {} header needs a column '{}' (it reads {} by name, in any order)", name, c,
+                                       fmt::join(f->columns, ", ")));
       for (const auto& [c, i] : r.column)
         if (std::find(f->columns.begin(), f->columns.end(), c) == f->columns.end())
           summary.unread_columns.push_back(c);

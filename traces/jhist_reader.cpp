@@ -5,6 +5,7 @@
 
 #include "base/input_error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -50,6 +51,11 @@ struct TaskRecord {
   bool map = true;
   double start_ms = -1, finish_ms = -1;
   double attempt_start_ms = -1; // the latest attempt's launch: a task scheduled early may wait for a container
+  std::map<std::string, double> attempt_starts;  // attempt id -> its launch
+  std::vector<std::pair<double, double>> failed; // the failed attempts' launch and end, in order
+  double failed_end_ms = -1;                     // the last failed attempt's end
+  double killed_start_ms = -1, killed_ms = -1;   // an attempt killed when the job failed: its launch and end
+  bool gave_up = false;                          // TASK_FAILED with status FAILED: its last attempt failed
   double input = 0, output = 0, shuffle = 0, written = 0;
   std::vector<std::string> hosts;
 };
@@ -76,6 +82,42 @@ double byte_counter(const json& counters, const char* name)
   return std::max(0.0, v);
 }
 
+// An attempt that failed (retried, or the task gives up) or was killed (by the job's failure, or a speculative
+// race's loser): a failure's run time is kept; a kill's end bounds the task's time from below.
+void read_unsuccessful_attempt(const std::string& type, const json& body, TaskRecord& t)
+{
+  auto start = t.attempt_starts.find(body.value("attemptId", std::string()));
+  const double begin = start == t.attempt_starts.end() ? -1 : start->second;
+  const double end = body.value("finishTime", -1.0);
+  if (begin < 0 || end < 0)
+    return; // an attempt never launched, or with no end: nothing ran that a replay could redo
+  if (end < begin)
+    throw ImpossibleValue("an attempt ending before it starts");
+  t.map = body.value("taskType", std::string()) == "MAP";
+  if (type.find("FAILED") != std::string::npos) {
+    t.failed.emplace_back(begin, end);
+    t.failed_end_ms = std::max(t.failed_end_ms, end);
+  } else {
+    t.killed_start_ms = begin;
+    t.killed_ms = end;
+  }
+}
+
+// A task's failed attempts with their run times and the wait until the next attempt launched (the AM's request,
+// the RM's allocation, the container's start), as recorded.
+std::vector<TraceJob::FailedAttempt> failed_attempts(const TaskRecord& t)
+{
+  std::vector<TraceJob::FailedAttempt> out;
+  for (const auto& [begin, end] : t.failed) {
+    double next = -1;
+    for (const auto& [id, start] : t.attempt_starts)
+      if (start >= end && (next < 0 || start < next))
+        next = start;
+    out.push_back({(end - begin) / 1000.0, next >= 0 ? (next - end) / 1000.0 : -1});
+  }
+  return out;
+}
+
 // Applies one history event to the job being read; a field of the wrong JSON type throws json::exception, a task
 // count past the bounds std::out_of_range, an impossible value ImpossibleValue.
 void read_event(const std::string& type, const json& body, TraceJob& job, std::map<std::string, TaskRecord>& tasks,
@@ -94,8 +136,20 @@ void read_event(const std::string& type, const json& body, TraceJob& job, std::m
     inited = true;
   } else if (type == "JOB_FINISHED") {
     job.commit_s = body.value("finishTime", -1.0); // made relative to the last task's end once all are read
+  } else if (type == "JOB_FAILED" || type == "JOB_KILLED") {
+    job.commit_s = body.value("finishTime", -1.0);
+    job.failed = true;
   } else if (type == "MAP_ATTEMPT_STARTED" || type == "REDUCE_ATTEMPT_STARTED") {
-    tasks[body.value("taskid", std::string())].attempt_start_ms = body.value("startTime", -1.0);
+    auto& t = tasks[body.value("taskid", std::string())];
+    t.attempt_start_ms = body.value("startTime", -1.0);
+    t.attempt_starts[body.value("attemptId", std::string())] = t.attempt_start_ms;
+  } else if (type == "MAP_ATTEMPT_FAILED" || type == "REDUCE_ATTEMPT_FAILED" || type == "MAP_ATTEMPT_KILLED" ||
+             type == "REDUCE_ATTEMPT_KILLED") {
+    read_unsuccessful_attempt(type, body, tasks[body.value("taskid", std::string())]);
+  } else if (type == "TASK_FAILED") {
+    auto& t = tasks[body.value("taskid", std::string())];
+    t.map = body.value("taskType", std::string()) == "MAP";
+    t.gave_up = body.value("status", std::string()) == "FAILED";
   } else if (type == "TASK_STARTED") {
     auto& t = tasks[body.value("taskid", std::string())];
     t.map = body.value("taskType", std::string()) == "MAP";
@@ -172,31 +226,43 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
       summary.skip(1, "a task finishes before it starts");
       return summary;
     }
-    if (start >= 0 && (first_ms < 0 || start < first_ms))
-      first_ms = start;
-    last_ms = std::max(last_ms, t.finish_ms);
-    const double seconds = start >= 0 && t.finish_ms >= start ? (t.finish_ms - start) / 1000.0 : -1;
+    const double first_start = t.attempt_starts.empty() ? start : std::min(start, t.attempt_starts.begin()->second);
+    if (first_start >= 0 && (first_ms < 0 || first_start < first_ms))
+      first_ms = first_start;
+    last_ms = std::max({last_ms, t.finish_ms, t.gave_up ? t.failed_end_ms : -1.0});
+    double seconds = start >= 0 && t.finish_ms >= start ? (t.finish_ms - start) / 1000.0 : -1;
+    if (seconds < 0 && t.killed_ms >= 0) // killed by the job's failure: it ran at least this long
+      seconds = (t.killed_ms - t.killed_start_ms) / 1000.0;
     if (t.map) {
       ++maps_seen;
       job.map_input_bytes.push_back(t.input);
       job.input_bytes += t.input;
       job.map_hosts.push_back(t.hosts);
       job.map_seconds.push_back(seconds);
+      job.map_failed_attempts.push_back(failed_attempts(t));
+      job.map_gave_up.push_back(t.gave_up && !t.failed.empty());
       map_output += t.output;
     } else {
       ++reduces_seen;
       shuffle += t.shuffle;
       job.output_bytes += t.written;
       job.reduce_seconds.push_back(seconds);
+      job.reduce_failed_attempts.push_back(failed_attempts(t));
+      job.reduce_gave_up.push_back(t.gave_up && !t.failed.empty());
     }
   }
   if (maps_seen != job.maps) {
     job.map_input_bytes.clear();
     job.map_hosts.clear();
     job.map_seconds.clear();
+    job.map_failed_attempts.clear();
+    job.map_gave_up.clear();
   }
-  if (reduces_seen != job.reduces)
+  if (reduces_seen != job.reduces) {
     job.reduce_seconds.clear();
+    job.reduce_failed_attempts.clear();
+    job.reduce_gave_up.clear();
+  }
   job.shuffle_bytes = job.reduces > 0 ? (shuffle > 0 ? shuffle : map_output) : 0;
   // Recorded overheads: submission to the first task's start, the last task's end to the job's end.
   const double finish_ms = job.commit_s;

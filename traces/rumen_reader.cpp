@@ -166,8 +166,8 @@ std::string record_problem(const json& j)
       for (const auto& a : *attempts) {
         if (!a.is_object())
           continue;
-        for (const char* key : {"startTime", "finishTime", "hdfsBytesRead", "hdfsBytesWritten", "mapOutputBytes",
-                                "reduceShuffleBytes"})
+        for (const char* key :
+             {"startTime", "finishTime", "hdfsBytesRead", "hdfsBytesWritten", "mapOutputBytes", "reduceShuffleBytes"})
           if (auto it = a.find(key); it != a.end() && !it->is_number() && !it->is_null())
             return std::string("an attempt's '") + key + "' is not a number";
         for (const char* key : {"hdfsBytesRead", "hdfsBytesWritten", "mapOutputBytes", "reduceShuffleBytes"})

@@ -35,15 +35,21 @@ TraceSummary read_trace(const std::string& format, const std::string& path, cons
 std::string mapreduce_trace_summary(const std::string& path,
                                     const std::function<TraceSummary(const std::string&, const TraceJobSink&)>& read)
 {
-  long maps = 0;
+  long maps = 0, failed_jobs = 0, failed_attempts = 0;
   double input = 0, shuffle = 0;
   const auto summary = read(path, [&](TraceJob&& j) {
     maps += j.maps > 0 ? j.maps : static_cast<long>(j.map_input_bytes.size());
     input += j.input_bytes;
     shuffle += j.shuffle_bytes;
+    failed_jobs += j.failed;
+    for (const auto* tasks : {&j.map_failed_attempts, &j.reduce_failed_attempts})
+      for (const auto& attempts : *tasks)
+        failed_attempts += static_cast<long>(attempts.size());
   });
   std::string out = describe(summary) + "\n";
   out += fmt::format("  input {}  shuffle {}\n", units::format_bytes(input), units::format_bytes(shuffle));
+  if (failed_jobs > 0 || failed_attempts > 0)
+    out += fmt::format("  {} job(s) ended failed or killed; {} failed task attempts\n", failed_jobs, failed_attempts);
   for (const auto& p : summary.problems)
     out += "  " + p + "\n";
   return out;
@@ -66,6 +72,11 @@ std::string trace_job_out_of_bounds(const TraceJob& job)
     for (double v : *times)
       if (bad_time(v))
         return "task time beyond bounds";
+  for (const auto* tasks : {&job.map_failed_attempts, &job.reduce_failed_attempts})
+    for (const auto& attempts : *tasks)
+      for (const auto& a : attempts)
+        if (bad_time(a.run_s) || bad_time(a.relaunch_s))
+          return "task time beyond bounds";
   if (bad_time(job.startup_s) || bad_time(job.commit_s))
     return "job start-up or commit time beyond bounds";
   return "";

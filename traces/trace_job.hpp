@@ -24,6 +24,15 @@ struct TraceJob {
   std::vector<std::vector<std::string>> map_hosts; // preferred (replica) hosts per map, the trace's host names
   std::vector<double> map_seconds;                 // recorded run time per map (successful attempt), when known
   std::vector<double> reduce_seconds;              // recorded run time per reduce, when known
+  // Failed attempts (job history files): per task, each attempt that failed, in order, and whether the task gave up
+  // (its last attempt failed too, which fails the job). Empty when the trace has no per-task data.
+  struct FailedAttempt {
+    double run_s = 0;       // launch to failure
+    double relaunch_s = -1; // failure to the next attempt's launch (-1: none followed)
+  };
+  std::vector<std::vector<FailedAttempt>> map_failed_attempts, reduce_failed_attempts;
+  std::vector<char> map_gave_up, reduce_gave_up;
+  bool failed = false;   // the job ended FAILED or KILLED
   double startup_s = -1; // recorded: submission to the first task attempt's start (AM start-up, setup), -1 unknown
   double commit_s = -1;  // recorded: the last task's end to the job's end (output commit, AM shut-down), -1 unknown
   int line = 0;          // where the job starts in its file

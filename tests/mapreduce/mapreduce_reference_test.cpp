@@ -1,6 +1,7 @@
 // The MapReduce reference scenarios against validation.md §4, and the mapreduce command line on bad input.
 #include "../cli/run_cli.hpp"
 #include "tests/test_support.hpp"
+#include "traces/trace_job.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -92,7 +93,7 @@ TEST(MapReduceCli, RunWritesJobsCsvAndTrace)
   std::ifstream csv(dir / "jobs.csv");
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header, "job,submit_s,finish_s,jct_s,maps,reduces,input_bytes,shuffle_bytes,output_bytes");
+  EXPECT_EQ(header, "job,submit_s,finish_s,jct_s,maps,reduces,input_bytes,shuffle_bytes,output_bytes,failed");
   int rows = 0;
   for (std::string line; std::getline(csv, line);)
     ++rows;
@@ -189,6 +190,41 @@ TEST(MapReduceReplay, RecordedJobsComeBackWithin20Percent)
   expect_near(replayed_jcts("mapreduce-replay-teragen.yaml"), {99.375, 92.052}); // SLS rumen: finish - submit
   expect_near(replayed_jcts("mapreduce-replay-wordcount.yaml"), {30.689});       // gridmix rumen
   expect_near(replayed_jcts("mapreduce-replay-sleep.yaml"), {25.374});           // MRv2 .jhist
+  // A job that failed: its 7 failed map attempts redone with their recorded waits between them, and the job's end
+  // when its task gave up (it once replayed as a 7 s success).
+  expect_near(replayed_jcts("mapreduce-replay-failed.yaml"), {29.950});
+}
+
+TEST(MapReduceReplay, AFailedJobReplaysItsFailedAttemptsAndItsFailure)
+{
+  const fs::path dir = fresh_dir("replay_failed");
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/reference/mapreduce-replay-failed.yaml") + " --out " +
+                                       dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 job(s) failed (a task's last attempt failed); 7 failed attempts redone"), std::string::npos)
+      << r.out;
+  const auto report = cs::testing::read_json(dir / "report.json");
+  EXPECT_EQ(report["breakdown"].value("failed_attempts", -1.0), 7.0);
+  EXPECT_EQ(report["breakdown"].value("killed_attempts", -1.0), 1.0); // the other map's fourth, cut by the failure
+  EXPECT_EQ(report["breakdown"].value("task_attempts", -1.0), 8.0);   // as recorded: 8 map attempts, no reduce
+  std::ifstream jobs(dir / "jobs.csv");
+  std::string header, row;
+  std::getline(jobs, header);
+  std::getline(jobs, row);
+  EXPECT_EQ(row.substr(row.rfind(',') + 1), "1");
+  fs::remove_all(dir);
+  // Read: each map's attempts, the recorded gaps between them, and which task gave up.
+  std::vector<cs::TraceJob> read;
+  cs::read_jhist(src("traces/samples/hadoop/job_0.23.9-FAILED.jhist"), [&](cs::TraceJob&& j) { read.push_back(j); });
+  ASSERT_EQ(read.size(), 1u);
+  ASSERT_EQ(read[0].map_failed_attempts.size(), 2u);
+  EXPECT_TRUE(read[0].failed);
+  EXPECT_EQ(read[0].map_failed_attempts[0].size(), 3u); // m_000000: 3 failed, its fourth killed
+  EXPECT_EQ(read[0].map_failed_attempts[1].size(), 4u); // m_000001: 4 failed, it gave up
+  EXPECT_EQ(read[0].map_gave_up, (std::vector<char>{0, 1}));
+  EXPECT_NEAR(read[0].map_failed_attempts[1][0].run_s, 4.495, 1e-9);      // 477.890 s -> 482.385 s
+  EXPECT_NEAR(read[0].map_failed_attempts[1][0].relaunch_s, 1.438, 1e-9); // -> 483.823 s
+  EXPECT_EQ(read[0].map_failed_attempts[1][3].relaunch_s, -1.0);
 }
 
 } // namespace

@@ -32,7 +32,7 @@ cs::MapReduceJob job(const cs::ClusterLayout& layout, int maps, int reduces, dou
   j.id = "j" + std::to_string(static_cast<int>(submit));
   j.submit_s = submit;
   for (int m = 0; m < maps; ++m)
-    j.maps.push_back({split, cs::place_block(layout, -1, 3, rng), split / 50e6});
+    j.maps.push_back({split, cs::place_block(layout, -1, 3, rng), split / 50e6, {}, {}, false});
   j.input_bytes = maps * split;
   j.reduces = reduces;
   j.shuffle_bytes = shuffle;

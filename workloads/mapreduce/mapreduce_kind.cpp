@@ -27,20 +27,20 @@ std::string mapreduce_trace_json(const MapReduceOutcome& o, const MapReduceWorkl
     const std::string name =
         job.id + (t.map ? "/m" : "/r") + std::to_string(t.index) + (t.speculative ? " (speculative)" : "");
     trace.complete(name, t.map ? "map" : "reduce", t.host, t.map ? 0 : 1, t.start, t.end,
-                   {{"locality", t.locality}, {"killed", t.killed}});
+                   {{"locality", t.locality}, {"killed", t.killed}, {"failed", t.failed}});
   }
   return trace.dump();
 }
 
 std::string jobs_csv(const MapReduceWorkload& workload, const MapReduceOutcome& outcome)
 {
-  std::string csv = "job,submit_s,finish_s,jct_s,maps,reduces,input_bytes,shuffle_bytes,output_bytes\n";
+  std::string csv = "job,submit_s,finish_s,jct_s,maps,reduces,input_bytes,shuffle_bytes,output_bytes,failed\n";
   for (std::size_t j = 0; j < workload.jobs.size(); ++j) {
     const auto& job = workload.jobs[j];
     const auto& rec = outcome.jobs[j];
-    csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.0f},{:.0f},{:.0f}\n", job.id, rec.submit, rec.finish,
+    csv += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{:.0f},{:.0f},{:.0f},{}\n", job.id, rec.submit, rec.finish,
                        rec.finish - rec.submit, rec.maps, rec.reduces, job.input_bytes, job.shuffle_bytes,
-                       job.output_bytes);
+                       job.output_bytes, rec.failed ? 1 : 0);
   }
   return csv;
 }
@@ -64,6 +64,11 @@ std::string summary_lines(const RunEnv& env, const MapReduceParams& p, const Map
       "  jobs      mean JCT {}  p50 {}  p95 {}  makespan {}\n", units::format_time(metrics.at(metric::mean_jct_s)),
       units::format_time(metrics.at(metric::p50_jct_s)), units::format_time(metrics.at(metric::p95_jct_s)),
       units::format_time(metrics.at(metric::makespan_s)));
+  if (const double failed = metrics.breakdown.at("failed_jobs"), redone = metrics.breakdown.at("failed_attempts");
+      failed > 0 || redone > 0)
+    out += fmt::format("  failures  {:.0f} job(s) failed (a task's last attempt failed); {:.0f} failed attempts redone "
+                       "as recorded\n",
+                       failed, redone);
   out += fmt::format("  locality  maps node {:.1f}%  rack {:.1f}%  off-rack {:.1f}%;  containers busy {:.1f}%\n",
                      100 * metrics.at(metric::map_locality_node), 100 * metrics.at(metric::map_locality_rack),
                      100 * metrics.at(metric::map_locality_off_rack), 100 * metrics.at(metric::utilization));

@@ -48,12 +48,13 @@ RunMetrics mapreduce_metrics(const MapReduceOutcome& o, const TopologyCost& cost
   r.set(metric::bytes_pod, by_level[2]);
   r.set(metric::bytes_core, by_level[3]);
   r.set(metric::mean_shuffle_flow_s, shuffle_flows ? shuffle_flow_s / shuffle_flows : 0);
-  long first_attempts = 0, locality[3] = {0, 0, 0}, speculative = 0, killed = 0;
+  long first_attempts = 0, locality[3] = {0, 0, 0}, speculative = 0, killed = 0, failed = 0;
   double busy = 0;
   for (const auto& t : o.tasks) {
     busy += t.end - t.start;
     speculative += t.speculative;
     killed += t.killed;
+    failed += t.failed;
     if (t.map && !t.speculative) {
       ++first_attempts;
       ++locality[std::min(t.locality, 2)];
@@ -70,6 +71,9 @@ RunMetrics mapreduce_metrics(const MapReduceOutcome& o, const TopologyCost& cost
   B["task_attempts"] = static_cast<double>(o.tasks.size());
   B["speculative_attempts"] = static_cast<double>(speculative);
   B["killed_attempts"] = static_cast<double>(killed);
+  B["failed_attempts"] = static_cast<double>(failed);
+  B["failed_jobs"] =
+      static_cast<double>(std::count_if(o.jobs.begin(), o.jobs.end(), [](const auto& j) { return j.failed; }));
   B["scheduling_rounds"] = static_cast<double>(o.rounds);
   B["activities"] = static_cast<double>(o.activities);
   B["containers"] = o.containers;

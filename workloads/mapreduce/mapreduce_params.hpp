@@ -48,9 +48,9 @@ struct MapReduceParams {
   int parallel_copies = 5; // mapreduce.reduce.shuffle.parallelcopies
   Rate map_rate{100e6};    // bytes/s one container's map function processes
   Rate reduce_rate{100e6};
-  bool am_container = false;    // each job's MRAppMaster holds one container from its start to the job's end
-  Seconds am_startup;            // from the AM's container to the job's first task (the trace's, when recorded)
-  Seconds job_commit;            // from the last task's end to the job's end (the trace's, when recorded)
+  bool am_container = false;      // each job's MRAppMaster holds one container from its start to the job's end
+  Seconds am_startup;             // from the AM's container to the job's first task (the trace's, when recorded)
+  Seconds job_commit;             // from the last task's end to the job's end (the trace's, when recorded)
   bool recorded_overheads = true; // traces: use each job's recorded start-up and commit times where they exist
   bool speculative = false;
   double speculative_slowdown = 1.5;           // a running map this many times slower than its job's mean gets a copy

@@ -34,6 +34,13 @@ struct JobState {
   int am_host = -1;     // where its MRAppMaster runs (-1: not placed yet, or no AM containers)
   double am_ready = -1; // when its tasks may be scheduled (-1: the AM is not placed yet)
   double finish = 0;
+  std::vector<int> map_failures; // attempts of each map that failed so far
+  struct Attempt {
+    ActorPtr actor;
+    int host;
+  };
+  std::map<std::size_t, Attempt> running; // by task record: the attempts to kill if the job fails
+  bool failed = false;
 
   int pending_maps() const { return static_cast<int>(spec->maps.size()) - maps_done - maps_running; }
 };
@@ -70,6 +77,9 @@ private:
   void hdfs_write(int job, int host, double bytes);
   void map_attempt(int j, int m, int host, bool speculative);
   void kill_attempt(int j, int m, const ActorPtr& actor);
+  bool map_attempt_failed(int j, int m, int host, std::size_t record);
+  bool reduce_attempts_failed(int j, int r, int host, std::size_t& record);
+  void fail_job(int j);
   void reduce_task(int j, int r, int host);
   void fetch_map_outputs(int j, int host);
   void finish_job(int j);

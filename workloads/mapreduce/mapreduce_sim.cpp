@@ -30,7 +30,8 @@ MapReduceOutcome MapReduceRun::run()
 {
   rt_.run(0, [this] { resource_manager(); });
   for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    out_.jobs[j] = {jobs_[j].submit_s, state_[j].finish, static_cast<int>(jobs_[j].maps.size()), jobs_[j].reduces};
+    out_.jobs[j] = {jobs_[j].submit_s, state_[j].finish, static_cast<int>(jobs_[j].maps.size()), jobs_[j].reduces,
+                    state_[j].failed};
     out_.makespan = std::max(out_.makespan, state_[j].finish);
   }
   out_.activities = cluster_.activities();

@@ -34,12 +34,14 @@ struct TaskRecord {
   int locality = -1; // maps: level of the replica read (0 node, 1 rack, 2 pod, 3 core)
   double start = 0, end = 0;
   bool speculative = false; // a second attempt
-  bool killed = false;      // lost the race to another attempt
+  bool killed = false;      // lost the race to another attempt, or its job failed
+  bool failed = false;      // a recorded failure, redone: the task runs again (or gives up)
 };
 
 struct JobRecord {
   double submit = 0, finish = 0;
   int maps = 0, reduces = 0;
+  bool failed = false; // a task gave up: the job ended when it did
 };
 
 struct MapReduceOutcome {

@@ -27,6 +27,13 @@ MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
       spec.input_bytes = t.map_input_bytes[m] * scale;
       double recorded = m < t.map_seconds.size() ? t.map_seconds[m] : -1;
       spec.compute_s = recorded >= 0 ? recorded : spec.input_bytes / p.map_rate.value;
+      if (m < t.map_failed_attempts.size()) {
+        for (const auto& a : t.map_failed_attempts[m]) {
+          spec.failed_attempts_s.push_back(a.run_s);
+          spec.relaunch_s.push_back(recorded ? std::max(0.0, a.relaunch_s) : 0.0);
+        }
+        spec.gives_up = t.map_gave_up[m] != 0;
+      }
       job.maps.push_back(spec);
     }
   } else {
@@ -34,7 +41,7 @@ MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
     const int maps = t.maps > 0 ? t.maps : std::max(1, static_cast<int>(std::ceil(input / block)));
     const double per_map = input / maps;
     for (int m = 0; m < maps; ++m)
-      job.maps.push_back(MapTaskSpec{per_map, {}, per_map / p.map_rate.value});
+      job.maps.push_back(MapTaskSpec{per_map, {}, per_map / p.map_rate.value, {}, {}, false});
   }
   for (const auto& m : job.maps)
     job.input_bytes += m.input_bytes;
@@ -50,6 +57,12 @@ MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
   for (int r = 0; r < job.reduces; ++r) {
     double recorded = r < static_cast<int>(t.reduce_seconds.size()) ? t.reduce_seconds[r] : -1;
     job.reduce_compute_s.push_back(recorded >= 0 ? recorded : job.shuffle_bytes / job.reduces / p.reduce_rate.value);
+    const bool known = r < static_cast<int>(t.reduce_failed_attempts.size());
+    job.reduce_failed_attempts_s.emplace_back();
+    if (known)
+      for (const auto& a : t.reduce_failed_attempts[r])
+        job.reduce_failed_attempts_s.back().push_back(a.run_s + (recorded ? std::max(0.0, a.relaunch_s) : 0.0));
+    job.reduce_gives_up.push_back(known && t.reduce_gave_up[r] != 0);
   }
   return job;
 }

@@ -37,6 +37,7 @@ void MapReduceRun::activate(int j)
   s.map_output_host.assign(maps, -1);
   s.map_started.assign(maps, 0);
   s.speculated.assign(maps, 0);
+  s.map_failures.assign(maps, 0);
   if (p_.speculative)
     s.attempts.resize(maps);
   s.maps_on_host.assign(layout_.hosts(), {});
@@ -50,7 +51,7 @@ void MapReduceRun::request_speculation(double now)
 {
   for (int j : active_) {
     auto& s = state_[j];
-    if (s.map_seconds_n == 0 || s.maps_running == 0)
+    if (s.map_seconds_n == 0 || s.maps_running == 0 || s.failed)
       continue;
     std::erase_if(s.speculative_queue, [&](int m) { return s.map_state[m] != 1; });
     const double mean = s.map_seconds_sum / s.map_seconds_n;
@@ -136,8 +137,8 @@ std::vector<MapReduceRun::Candidate> MapReduceRun::candidates(const SchedulingRo
   for (int j : active_) {
     auto& s = state_[j];
     const int q = s.spec->queue;
-    if (per_queue[q] >= window || s.am_ready < 0 || s.am_ready > r.now + 1e-12)
-      continue; // (a job whose AM has not started up yet asks for nothing)
+    if (per_queue[q] >= window || s.am_ready < 0 || s.am_ready > r.now + 1e-12 || s.failed)
+      continue; // (a job whose AM has not started up yet, or that failed, asks for nothing)
     const int before = static_cast<int>(cands.size());
     for (int m : s.speculative_queue)
       if (s.map_state[m] == 1)

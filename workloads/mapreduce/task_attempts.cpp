@@ -70,6 +70,8 @@ void MapReduceRun::map_attempt(int j, int m, int host, bool speculative)
       src = h;
   const std::size_t task_record = out_.tasks.size();
   out_.tasks.push_back({j, true, m, host, cost_.level(src, host), start, start, speculative, false});
+  s.running[task_record] = {rt_.self(), host};
+  const bool fails = !speculative && s.map_failures[m] < static_cast<int>(spec.failed_attempts_s.size());
   std::size_t read_record = out_.transfers.size();
   out_.transfers.push_back({TransferKind::MAP_READ, j, src, host, spec.input_bytes, start, start});
   {
@@ -79,7 +81,9 @@ void MapReduceRun::map_attempt(int j, int m, int host, bool speculative)
       rt_.wait(a);
   }
   out_.transfers[read_record].end = rt_.now();
-  cluster_.compute(host, spec.compute_s);
+  cluster_.compute(host, fails ? spec.failed_attempts_s[s.map_failures[m]] : spec.compute_s);
+  if (fails && map_attempt_failed(j, m, host, task_record))
+    return;
   if (s.spec->reduces > 0) {
     if (rt_.has_disk(host) && ClusterRuntime::some(s.spec->map_output_bytes(m)))
       rt_.wait(cluster_.disk_io(host, s.spec->map_output_bytes(m), true)); // spill
@@ -88,6 +92,7 @@ void MapReduceRun::map_attempt(int j, int m, int host, bool speculative)
   }
   const double end = rt_.now();
   out_.tasks[task_record].end = end;
+  s.running.erase(task_record);
   release_container(j, host);
   if (s.map_state[m] == 2) { // another attempt won while this one was finishing
     out_.tasks[task_record].killed = true;
@@ -113,6 +118,75 @@ void MapReduceRun::map_attempt(int j, int m, int host, bool speculative)
     finish_job(j);
 }
 
+// A recorded failure redone: the attempt read and ran for its recorded time, then failed. The map is pending again
+// (the AM asks for another container), or, when it was the task's last attempt, the job fails. Always true.
+bool MapReduceRun::map_attempt_failed(int j, int m, int host, std::size_t record)
+{
+  auto& s = state_[j];
+  const auto& spec = s.spec->maps[m];
+  out_.tasks[record].end = rt_.now();
+  out_.tasks[record].failed = true;
+  s.running.erase(record);
+  release_container(j, host);
+  --s.maps_running;
+  if (++s.map_failures[m] == static_cast<int>(spec.failed_attempts_s.size()) && spec.gives_up) {
+    fail_job(j);
+    return true;
+  }
+  const double relaunch =
+      s.map_failures[m] <= static_cast<int>(spec.relaunch_s.size()) ? spec.relaunch_s[s.map_failures[m] - 1] : 0.0;
+  if (relaunch >= ClusterRuntime::kShortest) // the recorded wait before the next attempt launched
+    rt_.sleep_for(relaunch);
+  if (s.failed)
+    return true;
+  s.map_state[m] = 0;
+  s.pending_head = std::min(s.pending_head, static_cast<std::size_t>(m));
+  for (int h : spec.replicas)
+    s.maps_on_host[h].push_back(m);
+  return true;
+}
+
+// A reducer's recorded failed attempts, redone back to back in its container before the attempt that succeeds, each
+// with its recorded wait for the next launch (reconstructed: Hadoop gives the container back and allocates another);
+// true when the last one gives up and fails the job.
+bool MapReduceRun::reduce_attempts_failed(int j, int r, int host, std::size_t& record)
+{
+  auto& s = state_[j];
+  const auto& failures = s.spec->reduce_failed_attempts_s[r];
+  for (std::size_t k = 0; k < failures.size(); ++k) {
+    cluster_.compute(host, failures[k]);
+    out_.tasks[record].end = rt_.now();
+    out_.tasks[record].failed = true;
+    s.running.erase(record);
+    if (k + 1 == failures.size() && r < static_cast<int>(s.spec->reduce_gives_up.size()) &&
+        s.spec->reduce_gives_up[r]) {
+      release_container(j, host);
+      fail_job(j);
+      return true;
+    }
+    record = out_.tasks.size();
+    out_.tasks.push_back({j, false, r, host, -1, rt_.now(), rt_.now(), false, false});
+    s.running[record] = {rt_.self(), host};
+  }
+  return false;
+}
+
+// A task gave up: the AM kills the job's running attempts, gives their containers back and ends the job (commit_s
+// stands for its clean-up).
+void MapReduceRun::fail_job(int j)
+{
+  auto& s = state_[j];
+  s.failed = true;
+  for (auto& [record, attempt] : std::exchange(s.running, {})) {
+    out_.tasks[record].end = rt_.now();
+    out_.tasks[record].killed = true;
+    attempt.actor->kill();
+    release_container(j, attempt.host);
+  }
+  s.waiting_reducers.clear();
+  finish_job(j);
+}
+
 void MapReduceRun::kill_attempt(int j, int m, const ActorPtr& actor)
 {
   // The loser's record is the last open one for (j, m) on its host; close it and give its container back.
@@ -123,6 +197,7 @@ void MapReduceRun::kill_attempt(int j, int m, const ActorPtr& actor)
       it->killed = true;
       break;
     }
+  std::erase_if(state_[j].running, [&](const auto& e) { return e.second.actor == actor; });
   actor->kill();
   release_container(j, host);
 }
@@ -186,8 +261,12 @@ void MapReduceRun::reduce_task(int j, int r, int host)
 {
   auto& s = state_[j];
   const double start = rt_.now();
-  const std::size_t task_record = out_.tasks.size();
+  std::size_t task_record = out_.tasks.size();
   out_.tasks.push_back({j, false, r, host, -1, start, start, false, false});
+  s.running[task_record] = {rt_.self(), host};
+  const auto& retried = s.spec->reduce_failed_attempts_s;
+  if (r < static_cast<int>(retried.size()) && !retried[r].empty() && reduce_attempts_failed(j, r, host, task_record))
+    return;
   fetch_map_outputs(j, host);
   const double partition = s.spec->shuffle_bytes / s.spec->reduces;
   if (rt_.has_disk(host) && ClusterRuntime::some(partition)) // merge pass: the fetched segments are read back
@@ -195,6 +274,7 @@ void MapReduceRun::reduce_task(int j, int r, int host)
   cluster_.compute(host, s.spec->reduce_compute_s[r]);
   hdfs_write(j, host, s.spec->output_bytes / s.spec->reduces);
   out_.tasks[task_record].end = rt_.now();
+  s.running.erase(task_record);
   release_container(j, host);
   --s.reduces_running;
   if (++s.reduces_done == s.spec->reduces)
