@@ -1,5 +1,7 @@
 #include "models/moe/moe_layer_cost.hpp"
 
+#include "models/moe/token_dispatcher.hpp"
+
 #include <cmath>
 
 namespace cs {
@@ -16,6 +18,8 @@ PassKernels moe_routing_kernels(const ModelParams& model, double tokens)
   out.backward.push_back({"router_gemm_dgrad", GemmKernel{tokens, h, E, 1, model.dtype}, false});
   out.backward.push_back({"router_gemm_wgrad", GemmKernel{h, E, tokens, 1, model.dtype}, true});
   both("router_softmax_topk", SoftmaxKernel{tokens, E, "fp32"}, SoftmaxKernel{1.5 * tokens, E, "fp32"});
+  if (token_dispatcher(model.moe.dispatcher).fuses_permutation())
+    return out; // done inside the dispatch and combine kernels
   // Gathers of top_k copies of every token into expert order, and back (scaled by the gate weights).
   const double routed = tokens * k * h * e;
   both("permute", BandwidthKernel{"permute", routed, routed, 0, model.dtype},

@@ -1,5 +1,6 @@
 #include "models/transformer/moe_params.hpp"
 
+#include "models/moe/token_dispatcher.hpp"
 #include "models/transformer/mlp_kind.hpp"
 #include "models/transformer/model_params.hpp"
 
@@ -17,8 +18,18 @@ void read_moe(ObjectReader& r, MoeParams& moe)
       .field("every", moe.every, "an MoE layer every k-th layer (moe_layer_freq; Switch: 2)")
       .field("first_dense", moe.first_dense, "the first layers keep a dense MLP (DeepSeek-MoE: 1)")
       .field("capacity_factor", moe.capacity_factor,
-             "tokens an expert takes per step as a multiple of the even share; more are dropped (absent = dropless)");
+             "tokens an expert takes per step as a multiple of the even share; more are dropped (absent = dropless)")
+      .field("dispatcher", moe.dispatcher,
+             "how tokens reach their experts: alltoall | allgather | deepep (Megatron moe_token_dispatcher_type; "
+             "deepep = flex with DeepEP)")
+      .field("max_nodes_per_token", moe.max_nodes_per_token,
+             "node-limited routing: a token's experts on at most this many nodes (DeepSeek-V3: 4; 0 = any)");
   r.finish();
+  r.require(Registry<TokenDispatcher>::instance().has(moe.dispatcher), "dispatcher",
+            "unknown dispatcher '" + moe.dispatcher +
+                "' (expected one of: " + Registry<TokenDispatcher>::instance().joined_names() + ")");
+  r.require_non_negative("max_nodes_per_token", moe.max_nodes_per_token);
+  r.require_at_most("max_nodes_per_token", moe.max_nodes_per_token, 1 << 16);
   r.require_non_negative("experts", moe.experts);
   r.require_at_most("experts", moe.experts, 1 << 16);
   r.require_non_negative("expert_ffn", moe.expert_ffn);

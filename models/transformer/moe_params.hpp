@@ -4,6 +4,8 @@
 
 #include "base/yaml_reader.hpp"
 
+#include <string>
+
 namespace cs {
 
 struct ModelParams;
@@ -20,6 +22,8 @@ struct MoeParams {
   int first_dense = 0;        // the first layers keep a dense MLP (DeepSeek-MoE: 1)
   double capacity_factor = 0; // tokens an expert takes per step, as a multiple of the even share; 0 (not given) =
                               // dropless
+  std::string dispatcher = "alltoall"; // a registered token dispatcher (models/moe/token_dispatcher.hpp)
+  int max_nodes_per_token = 0;         // node-limited routing: a token's experts on at most this many nodes (0: any)
   bool enabled() const { return experts > 0; }
 };
 

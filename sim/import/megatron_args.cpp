@@ -228,8 +228,6 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
     return run_.set("import.layers_per_virtual_stage", positive_int(flag, value()));
   if (f == "multi-latent-attention" || f == "group-query-attention" || f == "attention-dropout")
     return; // read in finish() (MLA's and GQA's flags count only with these), one dropout: hidden-dropout's
-  if (f == "moe-token-dispatcher-type")
-    return ignored_.push_back("--" + f + " " + value().text + " (every dispatcher is priced as all-to-all)");
   const std::string shown = "--" + f + (values.empty() ? "" : " " + values[0].text);
   (no_step_effect_flags().count(f) ? ignored_ : unknown_).push_back(shown);
 }

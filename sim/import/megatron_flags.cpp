@@ -83,7 +83,9 @@ const std::map<std::string, const char*>& size_flags()
       {"kv-lora-rank", "workload.model.mla.kv_lora_rank"},
       {"qk-head-dim", "workload.model.mla.qk_nope_head_dim"},
       {"qk-pos-emb-head-dim", "workload.model.mla.qk_rope_head_dim"},
-      {"v-head-dim", "workload.model.mla.v_head_dim"}};
+      {"v-head-dim", "workload.model.mla.v_head_dim"},
+      // Group-limited routing with the EP group's nodes as the groups (DeepSeek-V3: 8 groups, 4 per token).
+      {"moe-router-group-topk", "workload.model.moe.max_nodes_per_token"}};
   return ints;
 }
 
@@ -100,6 +102,7 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"use-distributed-optimizer", {"workload.parallel.zero", YAML::Node(1)}},
       {"tp-comm-overlap", {"workload.framework.tp_comm_overlap", YAML::Node(true)}},
       {"moe-grouped-gemm", {"workload.framework.moe_grouped_gemm", YAML::Node(true)}},
+      {"moe-enable-deepep", {"workload.model.moe.dispatcher", YAML::Node("deepep")}},
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},
       {"account-for-embedding-in-pipeline-split", {"workload.parallel.account_for_embedding", YAML::Node(true)}},
@@ -116,6 +119,10 @@ const std::map<std::string, std::pair<const char*, std::map<std::string, std::st
         {{"tensorwise", "tensorwise"}, {"delayed", "delayed"}, {"blockwise", "blockwise"}, {"mxfp8", "mxfp8"}}}},
       {"recompute-granularity", {"workload.model.recompute", {{"full", "full"}, {"selective", "selective"}}}},
       {"recompute-method", {"workload.model.recompute_method", {{"uniform", "uniform"}, {"block", "block"}}}},
+      // flex runs DeepEP unless told otherwise (moe_flex_dispatcher_backend's default); HybridEP is not priced.
+      {"moe-token-dispatcher-type",
+       {"workload.model.moe.dispatcher", {{"alltoall", "alltoall"}, {"allgather", "allgather"}, {"flex", "deepep"}}}},
+      {"moe-flex-dispatcher-backend", {"workload.model.moe.dispatcher", {{"deepep", "deepep"}}}},
       {"cp-comm-type", {"workload.parallel.cp_comm", {{"p2p", "p2p"}, {"a2a", "a2a"}, {"all_gather", "allgather"}}}},
       // auto: Transformer Engine picks cuDNN's fused attention on Hopper [recon].
       {"attention-backend",

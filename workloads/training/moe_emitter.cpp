@@ -2,6 +2,7 @@
 
 #include "models/collectives/all_to_all_v.hpp"
 #include "models/collectives/collective_algorithm.hpp"
+#include "models/moe/token_dispatcher.hpp"
 #include "models/transformer/transformer.hpp"
 
 #include <algorithm>
@@ -102,6 +103,8 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   c.group = group;
   Step st;
   st.plan = plan_.moe->plan(c, plan_.routing->route(q));
+  const DispatchGroup dispatch_group{ep_, c.machine, model.moe.experts, model.moe.top_k, model.moe.max_nodes_per_token};
+  st.traffic = token_dispatcher(model.moe.dispatcher).traffic(st.plan.dispatch, dispatch_group);
   const int n = std::max(1, st.plan.partitions);
   st.plan.partitions = n;
   st.chunks.assign(ep_, std::vector<PieceTimes>(n));
@@ -171,7 +174,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
     TaskLabels l = lab;
     l.phase = graph_.intern("dispatch_again");
     const auto m = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
-                              st.plan.dispatch, st.plan.wire_scale * st.plan.recommunicate_share, false, l);
+                              st.traffic, st.plan.wire_scale * st.plan.recommunicate_share, false, l);
     graph_.add_dependency(pre, m[rank]);
     recommunicated = m[rank];
   }
@@ -179,7 +182,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
     TaskLabels l = lab;
     l.phase = graph_.intern(forward ? "dispatch" : "combine_grad");
     const auto in = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 0, i, group}, group, device,
-                               st.plan.dispatch, share, false, l);
+                               st.traffic, share, false, l);
     graph_.add_dependency(pre, in[rank]);
     const PieceTimes& c = st.chunks[rank][i];
     const double seconds = forward ? c.forward : op.pass == Pass::BACKWARD ? c.backward : c.backward - c.weight;
@@ -190,7 +193,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
       graph_.add_dependency(recommunicated, work);
     l.phase = graph_.intern(forward ? "combine" : "dispatch_grad");
     const auto out = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 1, i, group}, group, device,
-                                st.plan.dispatch, share, true, l);
+                                st.traffic, share, true, l);
     graph_.add_dependency(work, out[rank]);
     ends.push_back(out[rank]);
   }

@@ -35,6 +35,7 @@ private:
     MoeStep plan;
     std::vector<std::vector<PieceTimes>> chunks; // [rank][chunk]: expert compute of one chunk
     std::vector<double> shadow_s;                // per rank (all equal): closed-form shadow weight broadcast
+    std::vector<double> traffic;                 // the dispatch's bytes between ranks, as the dispatcher sends them
   };
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
   /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <set>
 
 namespace cs {
 
@@ -164,6 +165,15 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& params, const P
                        fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
                                    "each pipeline stage, dp x tp = {})",
                                    p.ep, dp, static_cast<long long>(dp) * p.tp));
+  if (moe.max_nodes_per_token > 0) { // node-limited routing needs that many nodes in the EP group to choose from
+    std::set<int> nodes;
+    for (int host : layout.ep_group(0, 0))
+      nodes.insert(host / std::max(1, env.cluster->gpus_per_node));
+    if (moe.max_nodes_per_token > static_cast<int>(nodes.size()))
+      throw env.error_at("workload.model.moe.max_nodes_per_token",
+                         fmt::format("max_nodes_per_token = {} but an EP group spans {} node(s)",
+                                     moe.max_nodes_per_token, nodes.size()));
+  }
   if (expert_ffn_of(params.model) % layout.expert_tp() != 0 ||
       (moe.shared_experts > 0 && shared_ffn_of(params.model) % p.tp != 0))
     throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));

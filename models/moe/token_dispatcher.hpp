@@ -1,0 +1,42 @@
+// Token dispatchers: how an MoE layer's routed tokens reach their experts' ranks and come back (Megatron-Core's
+// moe_token_dispatcher_type), one registered file each: alltoall, allgather, deepep.
+#pragma once
+
+#include "base/registry.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cs {
+
+/** The expert-parallel group a dispatcher moves tokens over. */
+struct DispatchGroup {
+  int ranks = 1;
+  std::vector<int> machine; // per EP rank, the machine (node) it is on
+  int experts = 1;          // routed experts, spread evenly over the ranks
+  int top_k = 1;
+  int max_nodes_per_token = 0; // node-limited routing (DeepSeek-V3: 4); 0 = unlimited
+};
+
+class TokenDispatcher {
+public:
+  virtual ~TokenDispatcher() = default;
+  /** The bytes EP rank i sends rank j to dispatch one microbatch (row-major, ranks x ranks), from `routed`: one copy
+   *  per routed (token, expert) pair, what the all-to-all of Megatron's default dispatcher moves. The combine moves
+   *  the transpose. */
+  virtual std::vector<double> traffic(const std::vector<double>& routed, const DispatchGroup& group) const = 0;
+  /** Whether the permutation into expert order and its inverse are fused into the dispatch and combine kernels (no
+   *  kernels of their own). */
+  virtual bool fuses_permutation() const { return false; }
+};
+
+/** The dispatcher registered as `name`; throws std::out_of_range listing the names. */
+const TokenDispatcher& token_dispatcher(const std::string& name);
+
+/** Registers `Type` as token dispatcher `name` at static-initialisation time. */
+#define CS_REGISTER_TOKEN_DISPATCHER(Type, name, description)                                                          \
+  static const bool cs_registered_dispatcher_##Type = ::cs::Registry<::cs::TokenDispatcher>::instance().add(           \
+      name, description, [] { return std::unique_ptr<::cs::TokenDispatcher>(new Type()); })
+
+} // namespace cs

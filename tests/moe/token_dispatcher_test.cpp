@@ -1,0 +1,89 @@
+// Token dispatchers: each one's traffic matrix from a routing's (token, expert) copies, DeepEP's deduplication and
+// node limit by the documented expectation, and a run on each: DeepEP moves fewer bytes between nodes, the permutation
+// fused away, and bad settings refused at their key.
+#include "models/moe/token_dispatcher.hpp"
+#include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <numeric>
+
+namespace {
+
+using cs::testing::src;
+
+// Two nodes of two EP ranks, 4 experts (one per rank), top-2; every rank sends 100 bytes to every rank.
+cs::DispatchGroup two_nodes(int max_nodes = 0) { return {4, {0, 0, 1, 1}, 4, 2, max_nodes}; }
+const std::vector<double> kEven(16, 100.0);
+
+double inter_node(const std::vector<double>& m, const cs::DispatchGroup& g)
+{
+  double sum = 0;
+  for (int i = 0; i < g.ranks; ++i)
+    for (int j = 0; j < g.ranks; ++j)
+      sum += g.machine[i] != g.machine[j] ? m[i * g.ranks + j] : 0.0;
+  return sum;
+}
+
+} // namespace
+
+TEST(TokenDispatcher, AllToAllSendsEveryRoutedCopyAndAllGatherEveryTokenOnce)
+{
+  EXPECT_EQ(cs::token_dispatcher("alltoall").traffic(kEven, two_nodes()), kEven);
+  // A rank's 400 bytes of copies are 200 bytes of tokens at top-2: each rank gathers them all, whatever the routing.
+  std::vector<double> skewed(16, 0.0);
+  skewed[0 * 4 + 1] = 400; // rank 0 routes everything to rank 1
+  const auto g = cs::token_dispatcher("allgather").traffic(skewed, two_nodes());
+  for (int j = 0; j < 4; ++j)
+    EXPECT_DOUBLE_EQ(g[0 * 4 + j], 200.0) << j;
+  EXPECT_DOUBLE_EQ(std::accumulate(g.begin() + 4, g.end(), 0.0), 0.0); // ranks 1-3 routed nothing
+  EXPECT_FALSE(cs::token_dispatcher("alltoall").fuses_permutation());
+  EXPECT_TRUE(cs::token_dispatcher("deepep").fuses_permutation());
+}
+
+TEST(TokenDispatcher, DeepEpSendsATokenOncePerNodeToTheSendersRailAndForwardsIt)
+{
+  const auto& deepep = cs::token_dispatcher("deepep");
+  const auto g = two_nodes();
+  const auto m = deepep.traffic(kEven, g);
+  // A node holds 2 of the 4 experts: a top-2 token picks one of them with probability 1 - C(2,2)/C(4,2) = 5/6
+  // against 1 copy on average, so 5/6 of the copies cross; one GPU holds 1: 1 - C(3,2)/C(4,2) = 1/2 against 1/2.
+  EXPECT_NEAR(inter_node(m, g), inter_node(kEven, g) * 5.0 / 6.0, 1e-9);
+  EXPECT_DOUBLE_EQ(m[0 * 4 + 3], 0.0);                // rank 0 reaches node 1 through its rail peer, rank 2
+  EXPECT_NEAR(m[0 * 4 + 2], 200.0 * 5.0 / 6.0, 1e-9); // both of node 1's shares, once
+  EXPECT_NEAR(m[2 * 4 + 3], 100.0 + 100.0, 1e-9);     // rank 2 forwards 0's copies for 3 and sends its own
+  EXPECT_NEAR(m[1 * 4 + 3], 200.0 * 5.0 / 6.0, 1e-9); // rank 1's rail on node 1 is rank 3
+  // Node-limited routing to 1 of the 2 nodes: a token reaches the other node at most half the time.
+  EXPECT_NEAR(inter_node(deepep.traffic(kEven, two_nodes(1)), g), inter_node(kEven, g) * 0.5, 1e-9);
+}
+
+TEST(TokenDispatcher, DeepEpMovesLessBetweenNodesAndTheRunIsFaster)
+{
+  auto run = [](const std::string& dispatcher) {
+    const auto out = cs::testing::fresh_dir("dispatcher_" + dispatcher);
+    const auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") +
+                                               " --quiet --set workload.model.moe.dispatcher=" + dispatcher +
+                                               " --out " + out.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    return cs::testing::read_json(out / "report.json");
+  };
+  const auto a2a = run("alltoall"), deepep = run("deepep"), allgather = run("allgather");
+  const auto inter = [](const nlohmann::json& r) { return r["metrics"].value("network_bytes_inter_node", -1.0); };
+  const auto step = [](const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); };
+  EXPECT_LT(inter(deepep), inter(a2a));
+  EXPECT_LT(step(deepep), step(a2a));
+  EXPECT_GT(inter(allgather), inter(a2a)); // top-2 of 8: every token to every rank is more than its two copies
+}
+
+TEST(TokenDispatcher, BadSettingsAreRefusedAtTheirKey)
+{
+  auto refused = [](const std::string& set, const std::string& words) {
+    const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") + " --set " + set);
+    EXPECT_EQ(r.code, 2) << set;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+  };
+  refused("workload.model.moe.dispatcher=nccl",
+          "unknown dispatcher 'nccl' (expected one of: allgather, alltoall, deepep)");
+  refused("workload.model.moe.max_nodes_per_token=3", "max_nodes_per_token = 3 but an EP group spans 2 node(s)");
+  refused("workload.model.moe.max_nodes_per_token=-1", "max_nodes_per_token");
+}
