@@ -84,6 +84,23 @@ private:
   std::map<std::string, Entry> factories_;
 };
 
+/** The instance registered as `name` for a stateless `Interface` (a kind, not a configured policy): every registered
+ *  one is made once, on the first call, after static initialisation. Throws std::out_of_range listing the names. */
+template <class Interface> const Interface& registered_instance(const std::string& name)
+{
+  static const std::map<std::string, std::unique_ptr<Interface>> made = [] {
+    std::map<std::string, std::unique_ptr<Interface>> out;
+    const auto& registry = Registry<Interface>::instance();
+    for (const auto& n : registry.names())
+      out.emplace(n, registry.create(n));
+    return out;
+  }();
+  auto it = made.find(name);
+  if (it == made.end())
+    Registry<Interface>::instance().create(name); // throws, listing the names
+  return *it->second;
+}
+
 /** Registers `Type` (default-constructible, implements `Interface`, which derives from Configurable) as policy
  *  `name` of `domain` at static-initialisation time. */
 #define CS_REGISTER_POLICY(Interface, Type, domain, name, description)                                                 \
