@@ -328,9 +328,15 @@ std::string describe(const SparkEventLog& log)
   int removed = 0;
   for (const auto& e : log.executors)
     removed += e.removed_s >= 0;
-  std::string out =
-      fmt::format("Spark event log {}\n  application {} ({}), Spark {}, {:.1f} s\n", log.path, log.app_name, log.app_id,
-                  log.spark_version.empty() ? "?" : log.spark_version, log.end_s);
+  double last = 0; // without an end event (an application still running when its log was copied): its last task
+  for (const auto& t : log.tasks)
+    last = std::max(last, t.finish_s);
+  const std::string span = log.end_s >= 0 ? fmt::format("{:.1f} s", log.end_s)
+                                          : fmt::format("no end event (still running when the log was copied; its "
+                                                        "last task ended at {:.1f} s)",
+                                                        last);
+  std::string out = fmt::format("Spark event log {}\n  application {} ({}), Spark {}, {}\n", log.path, log.app_name,
+                                log.app_id, log.spark_version.empty() ? "?" : log.spark_version, span);
   out += fmt::format("  {} jobs, {} stage attempts, {} tasks ({} failed, {} killed, {} speculative)\n", log.jobs.size(),
                      log.stages.size(), log.tasks.size(), failed, killed, speculative);
   out +=

@@ -242,6 +242,13 @@ TEST(SparkTraceCommand, SummarisesPlainAndRollingLogsAndDetectsTheFormat)
   EXPECT_EQ(rolled.code, 0) << rolled.err;
   EXPECT_NE(rolled.out.find("110 tasks"), std::string::npos) << rolled.out;
   fs::remove_all(dir.parent_path());
+  // A log with no end event has no duration of -1.0 s (once printed): it says so and when its last task ended.
+  const auto open = cs::testing::run_clustersim("trace " + src("traces/samples/spark/eventlog_2nodes_8cores"));
+  EXPECT_EQ(open.code, 0) << open.err;
+  EXPECT_EQ(open.out.find("-1.0 s"), std::string::npos) << open.out;
+  EXPECT_NE(open.out.find("no end event (still running when the log was copied; its last task ended at"),
+            std::string::npos)
+      << open.out;
 }
 
 } // namespace
