@@ -175,3 +175,28 @@ TEST(Import, BadInputIsRefusedWithItsPositionAndWritesNothing)
     EXPECT_FALSE(std::filesystem::exists(i.file)) << c.name;
   }
 }
+
+TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
+{
+  const std::string moe = "--num-layers 4 --hidden-size 1024 --ffn-hidden-size 4096 --num-attention-heads 16 "
+                          "--num-experts 16 --moe-router-topk 4 --expert-model-parallel-size 16 --seq-length 1024 "
+                          "--micro-batch-size 1 --bf16 ";
+  auto dispatcher = [&](const std::string& flags) {
+    const auto args = cs::testing::write_temp("dispatch.args", moe + flags);
+    const auto i = import_file(args.string(), "--gpus 16");
+    EXPECT_EQ(i.r.code, 0) << flags << ": " << i.r.err;
+    return training(cs::load_scenario(i.file.string(), {})).model.moe;
+  };
+  EXPECT_EQ(dispatcher("").dispatcher, "alltoall");
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type allgather").dispatcher, "allgather");
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep").dispatcher, "deepep");
+  EXPECT_EQ(dispatcher("--moe-enable-deepep").dispatcher, "deepep");
+  EXPECT_EQ(dispatcher("--moe-router-group-topk 2").max_nodes_per_token, 2);
+  // HybridEP is not priced: refused at the value, nothing written.
+  const auto bad = cs::testing::write_temp("hybrid.args", "--moe-flex-dispatcher-backend hybridep");
+  const auto i = import_file(bad.string(), "--gpus 16");
+  EXPECT_EQ(i.r.code, 2) << i.r.err;
+  EXPECT_NE(i.r.err.find(":1:31: --moe-flex-dispatcher-backend is one of deepep, not 'hybridep'"), std::string::npos)
+      << i.r.err;
+  EXPECT_FALSE(std::filesystem::exists(i.file));
+}

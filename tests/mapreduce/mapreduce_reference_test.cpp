@@ -213,6 +213,9 @@ TEST(MapReduceReplay, AFailedJobReplaysItsFailedAttemptsAndItsFailure)
   std::getline(jobs, row);
   EXPECT_EQ(row.substr(row.rfind(',') + 1), "1");
   fs::remove_all(dir);
+  const auto summary = cs::testing::run_clustersim("trace " + src("traces/samples/hadoop/job_0.23.9-FAILED.jhist"));
+  EXPECT_NE(summary.out.find("1 job(s) ended failed or killed; 7 failed task attempts"), std::string::npos)
+      << summary.out;
   // Read: each map's attempts, the recorded gaps between them, and which task gave up.
   std::vector<cs::TraceJob> read;
   cs::read_jhist(src("traces/samples/hadoop/job_0.23.9-FAILED.jhist"), [&](cs::TraceJob&& j) { read.push_back(j); });
