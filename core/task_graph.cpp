@@ -192,6 +192,33 @@ void TaskGraph::add_dependency(int before, int after)
   edges_.emplace_back(before, after);
 }
 
+void TaskGraph::reorder_stream_tail(int stream, const std::vector<int>& tasks)
+{
+  check_open(finalized_);
+  auto& order = stream_tasks_.at(stream);
+  if (tasks.size() > order.size())
+    throw std::invalid_argument("reorder_stream_tail: more tasks than the stream holds");
+  const auto tail = order.end() - static_cast<std::ptrdiff_t>(tasks.size());
+  if (!std::is_permutation(tail, order.end(), tasks.begin()))
+    throw std::invalid_argument("reorder_stream_tail: the tasks are not the stream's last ones");
+  std::copy(tasks.begin(), tasks.end(), tail);
+  reordered_ = true;
+}
+
+std::vector<int> TaskGraph::stream_consistent_order() const
+{
+  if (!reordered_)
+    return {};
+  std::vector<int> order(tasks_.size());
+  for (const auto& st : stream_tasks_) {
+    std::vector<int> slots(st);
+    std::sort(slots.begin(), slots.end());
+    for (std::size_t k = 0; k < st.size(); ++k)
+      order[slots[k]] = st[k];
+  }
+  return order;
+}
+
 void TaskGraph::finalize()
 {
   if (finalized_)

@@ -120,6 +120,14 @@ public:
   const std::vector<std::pair<int, int>>& edges() const { return edges_; }
   /** `after` may start only once `before` has ended. */
   void add_dependency(int before, int after);
+  /** Replaces the last `tasks.size()` tasks of `stream`'s order with `tasks`, a permutation of them: a schedule that
+   *  interleaves two passes (Megatron's combined 1F1B, DualPipe) runs their kernels in an order other than the one
+   *  they were emitted in. Throws std::invalid_argument unless `tasks` permutes that tail. */
+  void reorder_stream_tail(int stream, const std::vector<int>& tasks);
+  /** Every task id once, each stream's tasks in its order: each stream's tasks fill that stream's id slots in stream
+   *  order. Empty when no stream was reordered (the ids in increasing order then). Copies of the graph (the
+   *  collective lowering) add tasks in this order so that they keep every stream's order. */
+  std::vector<int> stream_consistent_order() const;
   /** Interns a label string (phase, kernel, model names). */
   std::uint16_t intern(const std::string& text);
 
@@ -153,6 +161,7 @@ private:
   std::vector<int> pred_count_;
   std::vector<int> topo_order_;
   bool finalized_ = false;
+  bool reordered_ = false;
 };
 
 } // namespace cs

@@ -60,6 +60,7 @@ struct Lowering {
   std::vector<std::vector<int>> preds;   // per input task
   std::vector<std::vector<int>> done_of; // per input task: what its successors wait for in `out`
   std::vector<int> entry;                // per collective member: the task its predecessors feed (-1: wired already)
+  std::vector<int> position;             // per input task: its place in the copy order (empty: its id)
   std::map<std::string, StreamPool> pools;
   ExistingStreams existing;
   double closed_form_intra = 0, closed_form_inter = 0, closed_form_tasks = 0;
@@ -120,7 +121,8 @@ struct Lowering {
     const auto& p = preds[m];
     if (p.empty())
       return -1;
-    if (p.size() == 1 && p[0] < m && done_of[p[0]].size() == 1)
+    const bool earlier = position.empty() ? p[0] < m : position[p[0]] < position[m];
+    if (p.size() == 1 && earlier && done_of[p[0]].size() == 1)
       return done_of[p[0]][0];
     const int join = out.add_delay(in.task(m).stream, 0.0, "collective-ready", in.task(m).labels);
     entry[m] = join;
@@ -274,8 +276,14 @@ struct Lowering {
     for (const auto& [a, b] : in.edges())
       preds[b].push_back(a);
     std::vector<char> lowered(in.collectives().size(), 0);
-    for (std::size_t id = 0; id < in.size(); ++id) {
-      const Task& t = in.task(static_cast<int>(id));
+    const std::vector<int> order = in.stream_consistent_order(); // keeps every stream's order in `out`
+    if (!order.empty())
+      position.assign(in.size(), 0);
+    for (std::size_t i = 0; i < order.size(); ++i)
+      position[order[i]] = static_cast<int>(i);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const int id = order.empty() ? static_cast<int>(i) : order[i];
+      const Task& t = in.task(id);
       if (t.kind != TaskKind::COLLECTIVE) {
         done_of[id] = {copy(t)};
         continue;

@@ -7,8 +7,8 @@
 // Reconstructed: the routing gives bytes per (sender, receiver) pair, not per token, so the deduplication is the
 // expected one under uniform choice of top_k of `experts` experts spread evenly: a GPU or node holding e of them gets a
 // token with probability 1 - C(E-e, k)/C(E, k) against k e / E copies, and with node-limited routing at most
-// max_nodes_per_token of the group's nodes. The SMs DeepEP's kernels take (20-24 of 132) are not charged: without
-// communication overlapped with compute they take nothing from it.
+// max_nodes_per_token of the group's nodes. DeepEP's kernels run on SMs of their own (`moe.deepep_sms`, 20 by default
+// of an H100's 132), which compute beside them loses; without overlap they take nothing from it.
 #include "models/moe/token_dispatcher.hpp"
 
 #include <algorithm>
@@ -67,6 +67,10 @@ public:
       }
     }
     return out;
+  }
+  double sm_share(double comm_sm_fraction, int sms, int device_sms) const override
+  {
+    return device_sms > 0 ? std::min(0.9, double(sms) / device_sms) : comm_sm_fraction;
   }
 };
 

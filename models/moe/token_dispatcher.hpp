@@ -29,6 +29,15 @@ public:
   /** Whether the permutation into expert order and its inverse are fused into the dispatch and combine kernels (no
    *  kernels of their own). */
   virtual bool fuses_permutation() const { return false; }
+  /** The share of a GPU's compute its kernels take while they run beside compute (only an overlapped schedule puts
+   *  them there): NCCL's all-to-all takes the framework's `comm_sm_fraction` unless the dispatcher reserves SMs of
+   *  its own (`sms` of the device's `device_sms`). */
+  virtual double sm_share(double comm_sm_fraction, int sms, int device_sms) const
+  {
+    (void)sms;
+    (void)device_sms;
+    return comm_sm_fraction;
+  }
 };
 
 /** The dispatcher registered as `name`; throws std::out_of_range listing the names. */

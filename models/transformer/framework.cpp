@@ -115,6 +115,10 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
           "moe_grouped_gemm", framework.moe_grouped_gemm,
           "a GPU's routed experts run each of their GEMMs as one grouped GEMM over all its experts' tokens (Megatron-"
           "Core --moe-grouped-gemm; the megatron-core profile's default), not one GEMM per expert")
+      .field("overlap_moe_expert_parallel_comm", framework.overlap_moe_expert_parallel_comm,
+             "Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): each backward runs paired with the "
+             "next forward of another microbatch, their kernels alternating so that one's expert all-to-alls run "
+             "under the other's compute (needs ep > 1, and vpp > 1 when pp > 1)")
       .field("comm_sm_fraction", framework.comm_sm_fraction,
              "share of the GPU's compute that communication kernels take while they run");
   r.finish();

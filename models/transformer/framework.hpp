@@ -45,6 +45,7 @@ struct FrameworkProfile {
   double comm_sm_fraction = 0;   // share of a GPU's compute that communication kernels take while they run
   bool tp_comm_overlap = false;  // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
   bool moe_grouped_gemm = false; // a GPU's routed experts run as one grouped GEMM each (--moe-grouped-gemm)
+  bool overlap_moe_expert_parallel_comm = false; // combined 1F1B: one microbatch's all-to-alls under another's compute
 
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {

@@ -23,12 +23,16 @@ void read_moe(ObjectReader& r, MoeParams& moe)
              "how tokens reach their experts: alltoall | allgather | deepep (Megatron moe_token_dispatcher_type; "
              "deepep = flex with DeepEP)")
       .field("max_nodes_per_token", moe.max_nodes_per_token,
-             "node-limited routing: a token's experts on at most this many nodes (DeepSeek-V3: 4; 0 = any)");
+             "node-limited routing: a token's experts on at most this many nodes (DeepSeek-V3: 4; 0 = any)")
+      .field("deepep_sms", moe.deepep_sms,
+             "SMs the deepep dispatcher's kernels take from compute while they overlap it (moe_deepep_num_sms)");
   r.finish();
   r.require(Registry<TokenDispatcher>::instance().has(moe.dispatcher), "dispatcher",
             "unknown dispatcher '" + moe.dispatcher +
                 "' (expected one of: " + Registry<TokenDispatcher>::instance().joined_names() + ")");
   r.require_non_negative("max_nodes_per_token", moe.max_nodes_per_token);
+  r.require_positive("deepep_sms", moe.deepep_sms);
+  r.require_at_most("deepep_sms", moe.deepep_sms, 1024);
   r.require_at_most("max_nodes_per_token", moe.max_nodes_per_token, 1 << 16);
   r.require_non_negative("experts", moe.experts);
   r.require_at_most("experts", moe.experts, 1 << 16);

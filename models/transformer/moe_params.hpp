@@ -24,6 +24,7 @@ struct MoeParams {
                               // dropless
   std::string dispatcher = "alltoall"; // a registered token dispatcher (models/moe/token_dispatcher.hpp)
   int max_nodes_per_token = 0;         // node-limited routing: a token's experts on at most this many nodes (0: any)
+  int deepep_sms = 20; // SMs DeepEP's kernels take while they run (Megatron-Core moe_deepep_num_sms; DeepEP's default)
   bool enabled() const { return experts > 0; }
 };
 

@@ -30,13 +30,31 @@ std::vector<int> peak_in_flight(const std::vector<std::vector<PipelineOp>>& orde
   std::vector<int> peak;
   for (const auto& ops : order) {
     int held = 0, most = 0;
-    for (const auto& op : ops) {
-      held += op.forward() ? 1 : op.completes() ? -1 : 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const bool pair = ops[i].overlap == Overlap::WITH_NEXT && i + 1 < ops.size();
+      const std::size_t end = pair ? i + 2 : i + 1;
+      for (std::size_t k = i; k < end; ++k) // a pair's forward allocates while its backward still holds its own
+        held += ops[k].forward() ? 1 : 0;
       most = std::max(most, held);
+      for (std::size_t k = i; k < end; ++k)
+        held -= !ops[k].forward() && ops[k].completes() ? 1 : 0;
+      i = end - 1;
     }
     peak.push_back(most);
   }
   return peak;
+}
+
+void pair_backward_with_next_forward(std::vector<std::vector<PipelineOp>>& order)
+{
+  for (auto& ops : order)
+    for (std::size_t i = 0; i + 1 < ops.size(); ++i)
+      if (ops[i].pass == Pass::BACKWARD && ops[i + 1].forward() && ops[i].overlap == Overlap::NONE &&
+          ops[i + 1].overlap == Overlap::NONE) {
+        ops[i].overlap = Overlap::WITH_NEXT;
+        ops[i + 1].overlap = Overlap::WITH_PREVIOUS;
+        ++i;
+      }
 }
 
 class OneFOneB : public PipelineSchedule {

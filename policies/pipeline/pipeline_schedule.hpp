@@ -16,11 +16,17 @@ namespace cs {
  *  which nothing downstream waits for) as two ops. */
 enum class Pass : std::uint8_t { FORWARD, BACKWARD, BACKWARD_INPUT, BACKWARD_WEIGHT };
 
+/** Whether an op runs on its own or interleaved with a neighbour in its device's order: a backward and a forward of
+ *  other microbatches (or chunks) run as one op whose kernels alternate at their communication waits, so that one's
+ *  all-to-all hides under the other's compute (Megatron-Core's combined 1F1B, DualPipe's overlapped chunks). */
+enum class Overlap : std::uint8_t { NONE, WITH_NEXT, WITH_PREVIOUS };
+
 /** One pass of one microbatch through one model chunk on a device. */
 struct PipelineOp {
   Pass pass = Pass::FORWARD;
   int microbatch = 0;
   int chunk = 0; // model chunk on this device (0 .. chunks-1); its virtual stage is the schedule's stage_map
+  Overlap overlap = Overlap::NONE;
 
   bool forward() const { return pass == Pass::FORWARD; }
   /** The pass the previous stage waits for (its gradient input). */
@@ -38,6 +44,8 @@ public:
   virtual ~PipelineSchedule() = default;
   /** Throws std::invalid_argument when the schedule cannot run this shape (e.g. interleaving with m % p != 0). */
   virtual std::vector<std::vector<PipelineOp>> order(int devices, int chunks, int microbatches) const = 0;
+  /** Whether its orders pair ops to run overlapped (Overlap::WITH_NEXT). */
+  virtual bool overlaps_passes() const { return false; }
   /** Whether its orders split backward passes into BACKWARD_INPUT and BACKWARD_WEIGHT. */
   virtual bool splits_backward() const { return false; }
   /** Chunks per device this schedule expects given the scenario's vpp (1 for non-interleaved schedules). */
@@ -62,8 +70,15 @@ public:
   }
 };
 
+/** Pairs each whole backward with the forward right after it (Overlap::WITH_NEXT / WITH_PREVIOUS), as Megatron-Core's
+ *  combined 1F1B runs the steady state (--overlap-moe-expert-parallel-comm): with no pipelining the forward of
+ *  microbatch i + 1 with the backward of i; interleaved, each backward with the next forward, which is Megatron's
+ *  one extra warm-up microbatch. Ops already paired are left as they are. */
+void pair_backward_with_next_forward(std::vector<std::vector<PipelineOp>>& order);
+
 /** Per device, the most microbatch-chunks whose forward has run and whose activations are not yet freed (by its
- *  BACKWARD, or its BACKWARD_WEIGHT when the backward is split). */
+ *  BACKWARD, or its BACKWARD_WEIGHT when the backward is split). The two ops of an overlapped pair run together:
+ *  the forward's activations are held before the backward frees its own. */
 std::vector<int> peak_in_flight(const std::vector<std::vector<PipelineOp>>& order);
 
 /** 1F1B's order given each device's warm-up: warmup[d] forwards, then one forward and one backward in turn

@@ -85,7 +85,8 @@ const std::map<std::string, const char*>& size_flags()
       {"qk-pos-emb-head-dim", "workload.model.mla.qk_rope_head_dim"},
       {"v-head-dim", "workload.model.mla.v_head_dim"},
       // Group-limited routing with the EP group's nodes as the groups (DeepSeek-V3: 8 groups, 4 per token).
-      {"moe-router-group-topk", "workload.model.moe.max_nodes_per_token"}};
+      {"moe-router-group-topk", "workload.model.moe.max_nodes_per_token"},
+      {"moe-deepep-num-sms", "workload.model.moe.deepep_sms"}};
   return ints;
 }
 
@@ -102,6 +103,7 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"use-distributed-optimizer", {"workload.parallel.zero", YAML::Node(1)}},
       {"tp-comm-overlap", {"workload.framework.tp_comm_overlap", YAML::Node(true)}},
       {"moe-grouped-gemm", {"workload.framework.moe_grouped_gemm", YAML::Node(true)}},
+      {"overlap-moe-expert-parallel-comm", {"workload.framework.overlap_moe_expert_parallel_comm", YAML::Node(true)}},
       {"moe-enable-deepep", {"workload.model.moe.dispatcher", YAML::Node("deepep")}},
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},

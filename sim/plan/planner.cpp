@@ -305,9 +305,13 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
           const int microbatches = static_cast<int>(tr(base).batch.global / step);
           const auto schedules = pp == 1 ? std::vector<std::pair<std::string, int>>{{"", 1}}
                                          : registered_schedules(pp, microbatches, model.layers);
-          for (const auto& [schedule, vpp] : schedules)
+          for (const auto& [schedule, vpp] : schedules) {
+            // Overlapped pairs are not modelled with ZeRO-3's gathers (training_checks.cpp).
+            const bool pairs =
+                !schedule.empty() && Registry<PipelineSchedule>::instance().create(schedule)->overlaps_passes();
+            const int max_zero = dp == 1 ? 0 : pairs ? 2 : 3;
             for (Recompute recompute : {Recompute::NONE, Recompute::SELECTIVE, Recompute::FULL})
-              for (int zero : dp == 1 ? std::vector<int>{0} : std::vector<int>{0, 1, 2, 3})
+              for (int zero = 0; zero <= max_zero; ++zero)
                 for (const auto& [ep, etp] : expert_degrees(model, dp, tp)) {
                   Plan plan;
                   plan.parallel.ep = ep;
@@ -324,6 +328,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
                   plan.recompute = recompute;
                   out.push_back(plan);
                 }
+          }
         }
       }
   }

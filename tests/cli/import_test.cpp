@@ -192,6 +192,13 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
   EXPECT_EQ(dispatcher("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep").dispatcher, "deepep");
   EXPECT_EQ(dispatcher("--moe-enable-deepep").dispatcher, "deepep");
   EXPECT_EQ(dispatcher("--moe-router-group-topk 2").max_nodes_per_token, 2);
+  EXPECT_EQ(dispatcher("--moe-enable-deepep --moe-deepep-num-sms 24").deepep_sms, 24);
+  {
+    const auto args = cs::testing::write_temp("overlap.args", moe + "--overlap-moe-expert-parallel-comm");
+    const auto i = import_file(args.string(), "--gpus 16");
+    EXPECT_EQ(i.r.code, 0) << i.r.err;
+    EXPECT_TRUE(training(cs::load_scenario(i.file.string(), {})).framework.overlap_moe_expert_parallel_comm);
+  }
   // HybridEP is not priced: refused at the value, nothing written.
   const auto bad = cs::testing::write_temp("hybrid.args", "--moe-flex-dispatcher-backend hybridep");
   const auto i = import_file(bad.string(), "--gpus 16");

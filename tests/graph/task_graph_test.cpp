@@ -1,4 +1,5 @@
 #include "core/critical_path.hpp"
+#include "models/collectives/lowering.hpp"
 #include "sim/exec/executor.hpp"
 
 #include <gtest/gtest.h>
@@ -58,4 +59,54 @@ TEST(TaskGraph, CycleAgainstStreamOrderIsRejected)
   EXPECT_THROW(g.finalize(), std::logic_error);
   EXPECT_THROW(g.add_dependency(x, x), std::logic_error);
   EXPECT_THROW(g.add_compute(s, -1, "neg", "fixed", {}), std::invalid_argument);
+}
+
+TEST(TaskGraph, ReorderedStreamTailRunsInItsNewOrder)
+{
+  // x(2) then y(3) emitted on one stream, z(1) on another feeding y; reordered to y, x: y starts once z is done.
+  cs::TaskGraph g;
+  int s = g.add_stream(0, "compute"), other = g.add_stream(1, "compute");
+  int x = g.add_compute(s, 2, "x", "fixed", {});
+  int z = g.add_compute(other, 1, "z", "fixed", {});
+  int y = g.add_compute(s, 3, "y", "fixed", {});
+  g.add_dependency(z, y);
+  EXPECT_TRUE(g.stream_consistent_order().empty());                      // nothing reordered: the ids are the order
+  EXPECT_THROW(g.reorder_stream_tail(s, {x, z}), std::invalid_argument); // z is not on the stream
+  EXPECT_THROW(g.reorder_stream_tail(s, {y, y}), std::invalid_argument);
+  EXPECT_THROW(g.reorder_stream_tail(s, {x, y, z}), std::invalid_argument); // longer than the stream
+  g.reorder_stream_tail(s, {y, x});
+  EXPECT_EQ(g.stream_tasks(s), (std::vector<int>{y, x}));
+  // Each stream's tasks fill its own id slots: x's slot (0) takes y, y's slot (2) takes x.
+  EXPECT_EQ(g.stream_consistent_order(), (std::vector<int>{y, z, x}));
+  g.finalize();
+  auto tl = cs::run_analytical(g, one_node());
+  EXPECT_DOUBLE_EQ(tl.start[y], 1.0);
+  EXPECT_DOUBLE_EQ(tl.start[x], 4.0);
+  EXPECT_DOUBLE_EQ(tl.makespan, 6.0);
+  EXPECT_THROW(g.reorder_stream_tail(s, {x, y}), std::logic_error); // finalized
+}
+
+TEST(TaskGraph, LoweringKeepsAReorderedStreamOrder)
+{
+  // A compute stream reordered around an all-to-all member: the lowered graph must keep the new order (it copies
+  // tasks by id otherwise, which would put x back first).
+  cs::TaskGraph g;
+  int s0 = g.add_stream(0, "compute"), s1 = g.add_stream(1, "compute");
+  int x = g.add_compute(s0, 2, "x", "fixed", {});
+  int y = g.add_compute(s0, 1, "y", "fixed", {});
+  int w = g.add_compute(s1, 1, "w", "fixed", {});
+  cs::CollectiveSpec spec;
+  spec.kind = "all-to-all";
+  spec.hosts = {0, 1};
+  spec.bytes = 1e6;
+  const auto members = g.add_collective(spec, {g.add_stream(0, "comm"), g.add_stream(1, "comm")}, {y, w});
+  g.add_dependency(members[0], x); // x needs the exchange that y starts
+  g.reorder_stream_tail(s0, {y, x});
+  auto lowered = cs::lower_collectives(g, one_node(), cs::CollectivePricing{});
+  const int ly = lowered.task_map[y], lx = lowered.task_map[x];
+  ASSERT_GE(ly, 0);
+  ASSERT_GE(lx, 0);
+  EXPECT_EQ(lowered.graph.stream_tasks(s0), (std::vector<int>{ly, lx}));
+  auto tl = cs::run_analytical(lowered.graph, one_node());
+  EXPECT_GT(tl.start[lx], tl.end[ly]);
 }

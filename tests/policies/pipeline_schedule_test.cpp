@@ -209,3 +209,99 @@ TEST(PipelineSchedules, ChainSchedulesRefuseBranchingStages)
   backwards[2].successors = {1}; // an edge to a lower stage number
   EXPECT_THROW(cs::build_pipeline(*g, 4, 1, 8, backwards, {0, 1, 2, 3}), std::invalid_argument);
 }
+
+TEST(PipelineSchedules, CombinedOneFOneBPairsEachBackwardWithTheNextForward)
+{
+  // Megatron-Core's combined 1F1B without pipelining: F0, then F(i+1) with B(i), then the last B alone; the pair
+  // holds two microbatches' activations (the forward's are allocated before the backward frees its own).
+  auto order = cs::Registry<cs::PipelineSchedule>::instance().create("1f1b")->order(1, 1, 4);
+  cs::pair_backward_with_next_forward(order);
+  const auto& ops = order[0];
+  ASSERT_EQ(ops.size(), 8u);
+  EXPECT_EQ(ops[0].overlap, cs::Overlap::NONE);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ops[1 + 2 * i].pass, cs::Pass::BACKWARD);
+    EXPECT_EQ(ops[1 + 2 * i].microbatch, i);
+    EXPECT_EQ(ops[1 + 2 * i].overlap, cs::Overlap::WITH_NEXT);
+    EXPECT_EQ(ops[2 + 2 * i].microbatch, i + 1);
+    EXPECT_EQ(ops[2 + 2 * i].overlap, cs::Overlap::WITH_PREVIOUS);
+  }
+  EXPECT_EQ(ops[7].overlap, cs::Overlap::NONE);
+  EXPECT_EQ(cs::peak_in_flight(order), (std::vector<int>{2}));
+  // Interleaved: each steady-state backward pairs with the forward after it, one more chunk in flight at most.
+  auto interleaved = cs::Registry<cs::PipelineSchedule>::instance().create("interleaved-1f1b")->order(4, 2, 8);
+  const auto before = cs::peak_in_flight(interleaved);
+  cs::pair_backward_with_next_forward(interleaved);
+  const auto after = cs::peak_in_flight(interleaved);
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_GE(after[d], before[d]) << d;
+    EXPECT_LE(after[d], before[d] + 1) << d;
+  }
+}
+
+namespace {
+
+// Checks one device's DualPipeV order: every microbatch's forward of both chunks in order, one input-gradient pass
+// each, a weight pass after each split one, overlapped ops in adjacent forward/backward pairs.
+void expect_complete_order(const std::vector<cs::PipelineOp>& ops, int m, int device)
+{
+  int forwards[2] = {0, 0}, inputs[2] = {0, 0}, splits = 0, weights = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    ASSERT_TRUE(op.chunk == 0 || op.chunk == 1);
+    if (op.forward()) {
+      EXPECT_EQ(op.microbatch, forwards[op.chunk]++) << "device " << device << " op " << i;
+    } else if (op.sends_gradient()) {
+      EXPECT_EQ(op.microbatch, inputs[op.chunk]++) << "device " << device << " op " << i;
+    }
+    splits += op.pass == cs::Pass::BACKWARD_INPUT ? 1 : 0;
+    weights += op.pass == cs::Pass::BACKWARD_WEIGHT ? 1 : 0;
+    if (op.overlap == cs::Overlap::WITH_NEXT) {
+      ASSERT_LT(i + 1, ops.size());
+      EXPECT_EQ(ops[i + 1].overlap, cs::Overlap::WITH_PREVIOUS);
+      EXPECT_TRUE(op.forward() && ops[i + 1].pass == cs::Pass::BACKWARD && op.chunk != ops[i + 1].chunk);
+    }
+  }
+  EXPECT_EQ(forwards[0], m);
+  EXPECT_EQ(forwards[1], m);
+  EXPECT_EQ(inputs[0], m);
+  EXPECT_EQ(inputs[1], m);
+  EXPECT_EQ(splits, weights);
+}
+
+} // namespace
+
+TEST(PipelineSchedules, DualPipeVRunsEveryPassOnceInAVAndBeats1f1b)
+{
+  auto v = cs::Registry<cs::PipelineSchedule>::instance().create("dualpipev");
+  EXPECT_EQ(v->chunks(1), 2);
+  const auto map = v->stage_map(4, 2);
+  EXPECT_EQ(map.stage(0, 0), 0);
+  EXPECT_EQ(map.stage(0, 1), 7); // device 0 holds the first and the last stage
+  EXPECT_EQ(map.stage(3, 1), 4);
+  for (int p : {2, 4, 8})
+    for (int m : {2 * p, 2 * p + 3, 4 * p}) {
+      const auto order = v->order(p, 2, m);
+      for (int d = 0; d < p; ++d)
+        expect_complete_order(order[d], m, d);
+      // Forward 1 s, input gradient 1 s, weight gradient 1 s a device per microbatch, over 2p stages; 1F1B runs the
+      // same layers as p stages. Without communication to hide, DualPipeV's gain is its shorter ramp.
+      std::vector<int> hosts(p);
+      for (int d = 0; d < p; ++d)
+        hosts[d] = d;
+      cs::StageCost half = stage_cost(0.5, 1.0, 0), whole = stage_cost(1.0, 2.0, 0);
+      half.weight_s = 0.5;
+      whole.weight_s = 1.0;
+      auto dual = cs::build_pipeline(*v, p, 1, m, std::vector<cs::StageCost>(2 * p, half), hosts);
+      auto one = cs::build_pipeline(*cs::Registry<cs::PipelineSchedule>::instance().create("1f1b"), p, 1, m,
+                                    std::vector<cs::StageCost>(p, whole), hosts);
+      const double t_dual = cs::run_analytical(dual.graph, devices(p)).makespan;
+      const double t_one = cs::run_analytical(one.graph, devices(p)).makespan;
+      EXPECT_GE(t_dual, 3.0 * m - 1e-9) << "p=" << p << " m=" << m;
+      EXPECT_LT(t_dual, t_one) << "p=" << p << " m=" << m;
+      const auto held = cs::peak_in_flight(dual);
+      for (int d = 0; d < p; ++d)
+        EXPECT_LE(held[d], 2 * p + 2) << "p=" << p << " m=" << m << " device " << d;
+    }
+  EXPECT_THROW(v->order(4, 2, 7), std::invalid_argument); // fewer than 2 pp microbatches
+}

@@ -136,6 +136,18 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   return steps_.emplace(key, std::move(st)).first->second;
 }
 
+double MoeEmitter::beside(const Step& st, double t, int group, int device, const PipelineOp& op) const
+{
+  if (op.overlap == Overlap::NONE || t <= 0)
+    return t;
+  const ModelParams& model = plan_.params->model;
+  if (st.overlap_comm_s < 0)
+    st.overlap_comm_s = context(group, device).alltoall_seconds(scaled(st.traffic, st.plan.wire_scale, false, ep_));
+  const double f = token_dispatcher(model.moe.dispatcher)
+                       .sm_share(plan_.params->framework.comm_sm_fraction, model.moe.deepep_sms, plan_.device_sms);
+  return beside_communication(t, st.overlap_comm_s, f);
+}
+
 std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
                                         int device, const std::vector<double>& dispatch, double factor,
                                         bool combine_side, TaskLabels labels)
@@ -185,7 +197,11 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
                                st.traffic, share, false, l);
     graph_.add_dependency(pre, in[rank]);
     const PieceTimes& c = st.chunks[rank][i];
-    const double seconds = forward ? c.forward : op.pass == Pass::BACKWARD ? c.backward : c.backward - c.weight;
+    const double seconds = beside(st,
+                                  forward                     ? c.forward
+                                  : op.pass == Pass::BACKWARD ? c.backward
+                                                              : c.backward - c.weight,
+                                  group, device, op);
     const int work = graph_.add_compute(stream, seconds, forward ? "experts_forward" : "experts_backward", model, lab);
     busy += seconds;
     graph_.add_dependency(in[rank], work);
@@ -219,7 +235,7 @@ std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, 
     return {t, t};
   }
   if (op.forward()) {
-    const double seconds = s.forward_s + st.plan.extra_forward_s[rank];
+    const double seconds = beside(st, s.forward_s + st.plan.extra_forward_s[rank], group, device, op);
     const int pre = graph_.add_compute(stream, seconds, "moe_dense_forward", model, lab);
     busy += seconds;
     int lead = pre;
@@ -244,8 +260,11 @@ std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, 
   }
   const int in = graph_.add_delay(stream, 0.0, "moe_gradients_in", lab);
   const int back = forward_chain(st, rank, group, device, stream, in, op, stage, s, lab, busy);
-  const double seconds = (op.pass == Pass::BACKWARD ? s.backward_s + s.beside_reduce_s : s.backward_s - s.weight_s) +
-                         st.plan.extra_backward_s[rank];
+  const double seconds =
+      beside(st,
+             (op.pass == Pass::BACKWARD ? s.backward_s + s.beside_reduce_s : s.backward_s - s.weight_s) +
+                 st.plan.extra_backward_s[rank],
+             group, device, op);
   const int post = graph_.add_compute(stream, seconds, "moe_dense_backward", model, lab);
   busy += seconds;
   graph_.add_dependency(back, post);

@@ -36,7 +36,11 @@ private:
     std::vector<std::vector<PieceTimes>> chunks; // [rank][chunk]: expert compute of one chunk
     std::vector<double> shadow_s;                // per rank (all equal): closed-form shadow weight broadcast
     std::vector<double> traffic;                 // the dispatch's bytes between ranks, as the dispatcher sends them
+    mutable double overlap_comm_s = -1; // one all-to-all's closed form, once an overlapped op asks (-1: not yet)
   };
+  /** `t` seconds of compute in `op`: slowed by the dispatcher's SM share beside the paired op's all-to-all when the
+   *  op runs overlapped (the all-to-all taken as long as this layer's own dispatch). [recon] */
+  double beside(const Step& st, double t, int group, int device, const PipelineOp& op) const;
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
   /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */
   std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,

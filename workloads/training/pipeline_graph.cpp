@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 namespace cs {
@@ -147,6 +148,156 @@ Edges stage_edges(const std::vector<StageCost>& costs, bool chain)
   return e;
 }
 
+// Runs the compute-stream tasks of two paired ops, emitted one after the other from stream position `begin` (the
+// second from `mid`), as one op: each op's tasks are cut before every task that waits for another stream (an
+// all-to-all, a pipeline input), and the blocks alternate, the backward's first; a pass with fewer waits than the
+// other has its blocks cut, by time, to fill the other's. For an MoE layer pair this is
+// Megatron-Core's combined 1F1B and DualPipe's overlapped chunk: attention (F) beside combine (B), experts (B)
+// beside dispatch (F), experts (F) beside dispatch (B), attention (B) beside combine (F). Reconstructed: the blocks
+// pair in order, whatever layers they belong to.
+// The collectives created since task `task_begin` whose members wait for tasks of `stream`: each stream holding
+// their members gets them, at its tail, in the order `position` gives the compute tasks that start them (one
+// communication stream, as Megatron-Core's, runs combine (B), dispatch (F), dispatch (B), combine (F) in turn).
+void order_started_collectives(TaskGraph& g, int stream, int task_begin, std::size_t edges_begin,
+                               const std::vector<int>& position)
+{
+  const auto& edges = g.edges();
+  std::map<int, int> key_of; // collective -> the earliest position of a compute task it waits for
+  for (std::size_t e = edges_begin; e < edges.size(); ++e) {
+    const auto [a, b] = edges[e];
+    if (b < task_begin || a < task_begin || g.task(b).kind != TaskKind::COLLECTIVE || g.task(a).stream != stream)
+      continue;
+    const int key = position[static_cast<std::size_t>(a - task_begin)];
+    auto [it, added] = key_of.emplace(g.task(b).dst, key);
+    if (!added)
+      it->second = std::min(it->second, key);
+  }
+  std::set<int> streams;
+  for (const auto& [c, key] : key_of)
+    for (int m : g.collectives()[static_cast<std::size_t>(c)].members)
+      if (m >= task_begin)
+        streams.insert(g.task(m).stream);
+  for (int s : streams) {
+    const auto& st = g.stream_tasks(s);
+    std::size_t tail = st.size();
+    while (tail > 0 && st[tail - 1] >= task_begin)
+      --tail;
+    std::vector<std::pair<int, int>> keyed; // (key, task) in stream order
+    for (std::size_t k = tail; k < st.size(); ++k) {
+      const Task& t = g.task(st[k]);
+      const auto it = t.kind == TaskKind::COLLECTIVE ? key_of.find(t.dst) : key_of.end();
+      if (it == key_of.end())
+        break;
+      keyed.emplace_back(it->second, st[k]);
+    }
+    if (keyed.size() != st.size() - tail)
+      continue; // something else was queued there: leave its order as emitted
+    std::stable_sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<int> order;
+    for (const auto& [key, task] : keyed)
+      order.push_back(task);
+    g.reorder_stream_tail(s, order);
+  }
+}
+
+// Cuts the longest blocks in two at the task nearest their middle in time until there are `count` of them (or no
+// block has two tasks): a pass with fewer waits than the other is spread over the other's waits.
+void split_to(std::vector<std::vector<int>>& blocks, std::size_t count, const TaskGraph& g)
+{
+  auto seconds = [&g](const std::vector<int>& b) {
+    double t = 0;
+    for (int id : b)
+      t += g.task(id).seconds;
+    return t;
+  };
+  while (blocks.size() < count) {
+    std::size_t longest = blocks.size();
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+      if (blocks[i].size() >= 2 && (longest == blocks.size() || seconds(blocks[i]) > seconds(blocks[longest])))
+        longest = i;
+    if (longest == blocks.size())
+      return;
+    std::vector<int>& b = blocks[longest];
+    const double half = seconds(b) / 2;
+    std::size_t cut = 1;
+    double before = g.task(b[0]).seconds;
+    while (cut + 1 < b.size() && before + g.task(b[cut]).seconds / 2 < half)
+      before += g.task(b[cut++]).seconds;
+    std::vector<int> tail(b.begin() + static_cast<std::ptrdiff_t>(cut), b.end());
+    b.resize(cut);
+    blocks.insert(blocks.begin() + static_cast<std::ptrdiff_t>(longest) + 1, std::move(tail));
+  }
+}
+
+void interleave_pair(TaskGraph& g, int stream, std::size_t begin, std::size_t mid, std::size_t edges_begin,
+                     bool first_is_backward, int task_begin)
+{
+  const auto& st = g.stream_tasks(stream);
+  const auto& edges = g.edges();
+  std::vector<int> waits;
+  for (std::size_t e = edges_begin; e < edges.size(); ++e)
+    if (g.task(edges[e].second).stream == stream && g.task(edges[e].first).stream != stream)
+      waits.push_back(edges[e].second);
+  std::sort(waits.begin(), waits.end());
+  auto blocks = [&](std::size_t from, std::size_t to) {
+    std::vector<std::vector<int>> out;
+    for (std::size_t k = from; k < to; ++k) {
+      if (out.empty() || std::binary_search(waits.begin(), waits.end(), st[k]))
+        out.emplace_back();
+      out.back().push_back(st[k]);
+    }
+    return out;
+  };
+  auto first = blocks(begin, mid), second = blocks(mid, st.size());
+  auto& backward = first_is_backward ? first : second;
+  auto& forward = first_is_backward ? second : first;
+  // B1 F1 B2 F2 ...: every wait of the backward needs a forward block after the block before it, and every wait of
+  // the forward a backward block.
+  split_to(forward, backward.empty() ? 0 : backward.size() - 1, g);
+  split_to(backward, forward.size(), g);
+  std::vector<int> merged;
+  for (std::size_t k = 0; k < std::max(backward.size(), forward.size()); ++k) {
+    if (k < backward.size())
+      merged.insert(merged.end(), backward[k].begin(), backward[k].end());
+    if (k < forward.size())
+      merged.insert(merged.end(), forward[k].begin(), forward[k].end());
+  }
+  g.reorder_stream_tail(stream, merged);
+  std::vector<int> position(g.size() - static_cast<std::size_t>(task_begin), 0);
+  for (std::size_t k = 0; k < merged.size(); ++k)
+    position[static_cast<std::size_t>(merged[k] - task_begin)] = static_cast<int>(k);
+  order_started_collectives(g, stream, task_begin, edges_begin, position);
+}
+
+// Emits device d's ops in its order, a pair of overlapped ops as one (interleave_pair), into `out` and `task_of`.
+void emit_device(TaskGraph& g, const PipelineInput& in, int d, PipelineTasks& out, std::map<TaskKey, OpTasks>& task_of)
+{
+  const auto& ops = out.order[d];
+  const int stream = in.compute_streams[d];
+  auto emit_at = [&](std::size_t i, bool pieces) {
+    const PipelineOp& op = ops[i];
+    OpTasks t = emit_op(g, in, d, op, pieces || (in.in_pieces && in.in_pieces(d, i)), out.busy_s[d]);
+    const bool starts = i == 0 || (i == 1 && op.overlap == Overlap::WITH_PREVIOUS); // a pair may lead with either
+    if (starts && d < static_cast<int>(in.ready.size()) && in.ready[d] >= 0)
+      g.add_dependency(in.ready[d], t.first);
+    task_of[{key_kind(op), op.microbatch, in.map.stage(d, op.chunk)}] = t;
+    out.ops[d].push_back(std::move(t));
+  };
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].overlap != Overlap::WITH_NEXT || i + 1 == ops.size()) {
+      emit_at(i, false);
+      continue;
+    }
+    const std::size_t begin = g.stream_tasks(stream).size(), edges_begin = g.edges().size();
+    const int task_begin = static_cast<int>(g.size());
+    emit_at(i, true);
+    const std::size_t mid = g.stream_tasks(stream).size();
+    emit_at(i + 1, true);
+    interleave_pair(g, stream, begin, mid, edges_begin, !ops[i].forward(), task_begin);
+    ++i;
+  }
+}
+
 } // namespace
 
 PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInput& in)
@@ -162,20 +313,14 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
   if (!dag.empty() && v != 1)
     throw std::invalid_argument("append_pipeline: a stage DAG runs one stage per device");
   out.order = dag.empty() ? in.schedule->order(p, v, m) : in.schedule->order_dag(dag, m);
+  if (in.combined_1f1b)
+    pair_backward_with_next_forward(out.order);
   // Create every op's tasks in schedule order per device, then wire the data dependencies.
   std::map<TaskKey, OpTasks> task_of;
   out.ops.resize(p);
   out.busy_s.assign(p, 0.0);
-  for (int d = 0; d < p; ++d) {
-    for (std::size_t i = 0; i < out.order[d].size(); ++i) {
-      const PipelineOp& op = out.order[d][i];
-      OpTasks t = emit_op(g, in, d, op, in.in_pieces && in.in_pieces(d, i), out.busy_s[d]);
-      if (i == 0 && d < static_cast<int>(in.ready.size()) && in.ready[d] >= 0)
-        g.add_dependency(in.ready[d], t.first);
-      task_of[{key_kind(op), op.microbatch, map.stage(d, op.chunk)}] = t;
-      out.ops[d].push_back(std::move(t));
-    }
-  }
+  for (int d = 0; d < p; ++d)
+    emit_device(g, in, d, out, task_of);
   auto first = [&](int kind, int mb, int vs) { return task_of.at({kind, mb, vs}).first; };
   auto last = [&](int kind, int mb, int vs) { return task_of.at({kind, mb, vs}).last; };
   // Sends are created in each device's op order, on one stream for activations and one for their gradients, so
@@ -206,7 +351,8 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
     for (std::size_t i = 0; i < out.order[d].size(); ++i) {
       const PipelineOp& op = out.order[d][i];
       const int vs = map.stage(d, op.chunk), mb = op.microbatch;
-      const int then = i + 1 < out.ops[d].size() ? out.ops[d][i + 1].first : -1;
+      const std::size_t after = op.overlap == Overlap::WITH_NEXT ? i + 2 : i + 1; // the op after its pair
+      const int then = after < out.ops[d].size() ? out.ops[d][after].first : -1;
       if (op.forward()) {
         if (next[vs].empty())
           g.add_dependency(last(0, mb, vs), first(1, mb, vs));

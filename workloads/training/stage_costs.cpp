@@ -165,11 +165,9 @@ double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, 
                            : choose_collective("all-reduce", "auto", bytes, shape).seconds;
 }
 
-namespace {
-
-// Compute beside communication runs slower (communication kernels take SMs and memory bandwidth): with a share f of
-// the GPU taken for c of the t seconds a piece computes, it takes min(t / (1 - f), t + c f).
 double beside_communication(double t, double c, double f) { return f > 0 ? std::min(t / (1 - f), t + c * f) : t; }
+
+namespace {
 
 // ZeRO-3: every pass gathers its parameters and every backward reduce-scatters its gradients beside it, slowing
 // the layer's kernels while they run.

@@ -113,4 +113,8 @@ double tp_gather_seconds(const ModelParams& model, int micro, int tp, const Plat
 double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
                                    const PlatformSpec& platform, int cp = 1);
 
+/** Compute beside communication runs slower (communication kernels take SMs and memory bandwidth): with a share f of
+ *  the GPU taken for c of the t seconds a piece computes, it takes min(t / (1 - f), t + c f). */
+double beside_communication(double t, double c, double f);
+
 } // namespace cs

@@ -18,8 +18,11 @@ std::vector<std::vector<PipelineOp>> schedule_order(const TrainingPlan& plan, in
   const auto& costs = plan.stages->stages;
   const auto dag = stage_dag(costs);
   const StageMap& map = plan.stages->map;
-  return dag.empty() ? plan.schedule->order(map.devices(), map.chunks(), microbatches)
-                     : plan.schedule->order_dag(dag, microbatches);
+  auto order = dag.empty() ? plan.schedule->order(map.devices(), map.chunks(), microbatches)
+                           : plan.schedule->order_dag(dag, microbatches);
+  if (plan.params->framework.overlap_moe_expert_parallel_comm)
+    pair_backward_with_next_forward(order);
+  return order;
 }
 
 class Builder {
@@ -98,6 +101,7 @@ private:
     in.labels = TaskLabels{it, -1, -1, -1, 0};
     in.in_pieces = [&comm](int d, std::size_t i) { return comm.in_pieces(d, i); };
     in.blocking_sends = w_.framework.p2p_blocking;
+    in.combined_1f1b = w_.framework.overlap_moe_expert_parallel_comm;
     for (const auto& extension : extensions_)
       in.extensions.push_back(extension.get());
     in.replica = r;

@@ -35,6 +35,7 @@ struct TrainingPlan {
   // The analytical backend prices MoE all-to-all-v by its closed form: list-scheduled per-pair flows serialise where
   // SimGrid shares links (docs/moe.md, "Backends").
   bool alltoall_v_closed_form = false;
+  int device_sms = 0; // the GPU's SMs (a dispatcher that reserves SMs takes its share of them)
 };
 
 /** What the builder made, beyond the graph: the facts metrics, memory and the summary need. */

@@ -120,6 +120,11 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp
   if (!graph && slots < p.pp * v)
     throw env.error_at("workload.model.layers", fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages",
                                                             params.model.layers, p.pp, v));
+  if (schedule->overlaps_passes() && p.zero >= 3)
+    throw env.error_at(blamed_key(env, {"policies.pipeline", "workload.parallel.zero"}),
+                       fmt::format("{} overlaps passes, which ZeRO-3's per-layer parameter gathers (issued in pass "
+                                   "order) are not modelled with: use zero 0, 1 or 2",
+                                   name));
   try {
     schedule->order(p.pp, v, params.batch.global / (dp * params.batch.micro));
   } catch (const std::invalid_argument& e) {
@@ -177,6 +182,32 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& params, const P
   if (expert_ffn_of(params.model) % layout.expert_tp() != 0 ||
       (moe.shared_experts > 0 && shared_ffn_of(params.model) % p.tp != 0))
     throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));
+}
+
+// Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm) and what its argument checks require.
+void check_ep_overlap(const WorkloadEnv& env, const TrainingParams& params)
+{
+  const ParallelParams& p = params.parallel;
+  const char* key = "workload.framework.overlap_moe_expert_parallel_comm";
+  if (!params.framework.overlap_moe_expert_parallel_comm)
+    return;
+  if (!params.model.moe.enabled() || p.ep <= 1)
+    throw env.error_at(key, "the all-to-all overlap needs expert parallelism (an MoE model with ep > 1)");
+  if (params.model.moe.dispatcher == "allgather")
+    throw env.error_at(key, "the all-to-all overlap runs with the alltoall or deepep dispatcher, not allgather");
+  if (params.model.recompute == Recompute::FULL)
+    throw env.error_at(key, "the all-to-all overlap cannot run with full recomputation (Megatron-Core refuses it)");
+  if (p.zero >= 3)
+    throw env.error_at(key, "the all-to-all overlap is not modelled with ZeRO-3's per-layer parameter gathers (issued "
+                            "in pass order): use zero 0, 1 or 2");
+  const std::string schedule = pipeline_schedule_name(params, *env.policies);
+  if (p.pp > 1 && (p.vpp <= 1 || schedule != "interleaved-1f1b"))
+    throw env.error_at(key, "with pp > 1 the all-to-all overlap needs the interleaved schedule (vpp > 1), as "
+                            "Megatron-Core requires: paired plain-1F1B stages would wait on each other's pairs");
+  if (p.pp == 1 && schedule != "1f1b")
+    throw env.error_at(key, fmt::format("the all-to-all overlap pairs 1F1B's passes; policies.pipeline {} has its own "
+                                        "order",
+                                        schedule));
 }
 
 // Context parallelism splits every sample's sequence over cp ranks of fused attention.
@@ -239,6 +270,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
                                    params.batch.global, dp, params.batch.micro,
                                    static_cast<long long>(dp) * params.batch.micro));
   check_experts(env, params, p.layout(gpus));
+  check_ep_overlap(env, params);
   if (p.vpp > 1 && p.pp == 1)
     throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
                                                 "pp > 1");

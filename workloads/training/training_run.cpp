@@ -322,6 +322,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.platform = &platform;
   plan.cost = cost.get();
   plan.parallel = parallel;
+  plan.device_sms = device.sms;
   const MoePolicies moe = moe_policies(params, env, plan);
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.

@@ -1,0 +1,115 @@
+// Overlapped MoE schedules end to end: Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm) without
+// pipelining and interleaved, and DualPipeV, on the Mixtral example: the all-to-all hides, the step shortens, the pair
+// holds more activations, the two backends agree, and what Megatron-Core refuses is refused at its key.
+#include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using cs::testing::src;
+
+const std::string kMixtral = "scenarios/moe-mixtral.yaml";
+const std::string kOverlap = " --set workload.framework.overlap_moe_expert_parallel_comm=true";
+
+// The report's metrics and breakdown in one object.
+nlohmann::json metrics(const std::string& args)
+{
+  static int count = 0;
+  const fs::path dir =
+      fs::temp_directory_path() / ("cs_overlap_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
+  fs::remove_all(dir);
+  auto r = cs::testing::run_clustersim("run " + src(kMixtral) + " --quiet --out " + dir.string() + args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  std::ifstream in(dir / "report.json");
+  auto json = nlohmann::json::parse(in, nullptr, false);
+  fs::remove_all(dir);
+  if (json.is_discarded())
+    return nlohmann::json::object();
+  nlohmann::json out = json["metrics"];
+  out.update(json["breakdown"]);
+  return out;
+}
+
+double step(const nlohmann::json& m) { return m.value("iteration_time_s", -1.0); }
+double exposed(const nlohmann::json& m) { return m.value("alltoall_exposed_fraction", -1.0); }
+
+} // namespace
+
+TEST(EpOverlap, CombinedOneFOneBHidesTheAllToAllAndHoldsTwoMicrobatches)
+{
+  const auto plain = metrics(""), paired = metrics(kOverlap);
+  EXPECT_GT(exposed(plain), 0.95); // nothing to hide under without pairing
+  EXPECT_LT(exposed(paired), 0.75);
+  EXPECT_LT(step(paired), 0.85 * step(plain));
+  // Each pair's forward allocates while its backward still holds its own: two microbatches of activations, not one.
+  EXPECT_GT(paired.value("peak_memory_bytes", 0.0), plain.value("peak_memory_bytes", 0.0));
+  // The same expert traffic: the pairing reorders, it does not remove.
+  EXPECT_DOUBLE_EQ(paired.value("network_bytes", -1.0), plain.value("network_bytes", -2.0));
+  const auto flows = metrics(kOverlap + " --backend simgrid");
+  EXPECT_NEAR(step(flows) / step(paired), 1.0, 0.01);
+}
+
+TEST(EpOverlap, InterleavedCombinedOneFOneBIsFaster)
+{
+  const std::string interleaved = " --set workload.parallel.pp=2 --set workload.parallel.vpp=2";
+  const auto plain = metrics(interleaved), paired = metrics(interleaved + kOverlap);
+  EXPECT_LT(step(paired), 0.9 * step(plain));
+  EXPECT_LT(exposed(paired), exposed(plain));
+}
+
+TEST(EpOverlap, DualPipeVOverlapsForwardAndBackwardChunks)
+{
+  // 32 microbatches a step: the steady state, where every op is paired, is most of it. Balanced routing: under the
+  // example's Zipf skew every all-to-all also waits for the hottest rank's experts, which no schedule hides.
+  const std::string pp =
+      " --set workload.parallel.pp=2 --set workload.batch.global=256 --set policies.moe_routing=balanced";
+  const auto one = metrics(pp), dual = metrics(pp + " --set policies.pipeline=dualpipev");
+  EXPECT_GT(exposed(one), 0.95);
+  EXPECT_LT(exposed(dual), 0.2);
+  EXPECT_LT(step(dual), 0.9 * step(one));
+  const auto flows = metrics(pp + " --set policies.pipeline=dualpipev --backend simgrid");
+  EXPECT_NEAR(step(flows) / step(dual), 1.0, 0.01);
+}
+
+TEST(EpOverlap, DeepEpTakesItsSmsFromTheComputeItRunsBeside)
+{
+  // DeepEP's 20 SMs of the H100's 132 slow the compute the paired op runs beside its all-to-all; without pairing
+  // nothing runs beside it.
+  const std::string deepep = " --set workload.model.moe.dispatcher=deepep";
+  const auto few = metrics(deepep + kOverlap + " --set workload.model.moe.deepep_sms=8");
+  const auto many = metrics(deepep + kOverlap + " --set workload.model.moe.deepep_sms=40");
+  EXPECT_GT(many.value("compute_s", 0.0), few.value("compute_s", 0.0));
+  const auto alone = metrics(deepep + " --set workload.model.moe.deepep_sms=40");
+  EXPECT_DOUBLE_EQ(alone.value("compute_s", -1.0), metrics(deepep).value("compute_s", -2.0));
+}
+
+TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
+{
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {kOverlap + " --set workload.parallel.pp=2", "needs the interleaved schedule (vpp > 1)"},
+      {kOverlap + " --set workload.model.moe.dispatcher=allgather", "alltoall or deepep dispatcher"},
+      {kOverlap + " --set workload.model.recompute=full", "full recomputation"},
+      {kOverlap + " --set workload.parallel.ep=1", "needs expert parallelism"},
+      {kOverlap + " --set policies.pipeline=gpipe", "has its own order"},
+      {" --set workload.parallel.pp=2 --set policies.pipeline=dualpipev --set workload.batch.global=24",
+       "dualpipev needs at least 2 x pp = 4 microbatches per step, not 3"},
+      {" --set workload.model.moe.deepep_sms=0", "deepep_sms"},
+  };
+  const fs::path dir = fs::temp_directory_path() / ("cs_overlap_bad_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  for (const auto& [args, words] : cases) {
+    auto r = cs::testing::run_clustersim("run " + src(kMixtral) + " --quiet --out " + dir.string() + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(":[0-9]+:[0-9]+: "))) << r.err; // file:line:col or --set:1:N
+    EXPECT_FALSE(fs::exists(dir)) << args;
+  }
+}
