@@ -54,6 +54,22 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
   return profiles;
 }
 
+// The MoE kernels' and overlaps' fields of `framework:`.
+static void read_moe_fields(ObjectReader& r, FrameworkProfile& framework)
+{
+  r.field("moe_grouped_gemm", framework.moe_grouped_gemm,
+          "a GPU's routed experts run each of their GEMMs as one grouped GEMM over all its experts' tokens (Megatron-"
+          "Core --moe-grouped-gemm; the megatron-core profile's default), not one GEMM per expert")
+      .field("overlap_moe_expert_parallel_comm", framework.overlap_moe_expert_parallel_comm,
+             "Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): each backward runs paired with the "
+             "next forward of another microbatch, their kernels alternating so that one's expert all-to-alls run "
+             "under the other's compute (needs ep > 1, and vpp > 1 when pp > 1)")
+      .field("moe_shared_expert_overlap", framework.moe_shared_expert_overlap,
+             "Megatron-Core --moe-shared-expert-overlap: the shared experts' forward runs beside the dispatch "
+             "all-to-all and their backward beside the combine's gradient (needs shared experts and the alltoall or "
+             "deepep dispatcher)");
+}
+
 void read_framework(ObjectReader& parent, FrameworkProfile& framework)
 {
   std::vector<std::string> names;
@@ -111,16 +127,9 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
       .field("tp_comm_overlap", framework.tp_comm_overlap,
              "tensor-parallel all-gathers and reduce-scatters split into chunks and pipelined with the GEMMs beside "
              "them (Transformer Engine's userbuffers; Megatron --tp-comm-overlap): only a chunk of each shows")
-      .field(
-          "moe_grouped_gemm", framework.moe_grouped_gemm,
-          "a GPU's routed experts run each of their GEMMs as one grouped GEMM over all its experts' tokens (Megatron-"
-          "Core --moe-grouped-gemm; the megatron-core profile's default), not one GEMM per expert")
-      .field("overlap_moe_expert_parallel_comm", framework.overlap_moe_expert_parallel_comm,
-             "Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): each backward runs paired with the "
-             "next forward of another microbatch, their kernels alternating so that one's expert all-to-alls run "
-             "under the other's compute (needs ep > 1, and vpp > 1 when pp > 1)")
       .field("comm_sm_fraction", framework.comm_sm_fraction,
              "share of the GPU's compute that communication kernels take while they run");
+  read_moe_fields(r, framework);
   r.finish();
   r.require(framework.dropout >= 0 && framework.dropout < 1, "dropout", "dropout must be in [0, 1)");
   r.require_non_negative("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes);

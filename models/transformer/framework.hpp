@@ -46,6 +46,7 @@ struct FrameworkProfile {
   bool tp_comm_overlap = false;  // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
   bool moe_grouped_gemm = false; // a GPU's routed experts run as one grouped GEMM each (--moe-grouped-gemm)
   bool overlap_moe_expert_parallel_comm = false; // combined 1F1B: one microbatch's all-to-alls under another's compute
+  bool moe_shared_expert_overlap = false;        // shared experts computed beside the dispatch and combine
 
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {

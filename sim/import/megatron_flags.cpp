@@ -104,6 +104,7 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"tp-comm-overlap", {"workload.framework.tp_comm_overlap", YAML::Node(true)}},
       {"moe-grouped-gemm", {"workload.framework.moe_grouped_gemm", YAML::Node(true)}},
       {"overlap-moe-expert-parallel-comm", {"workload.framework.overlap_moe_expert_parallel_comm", YAML::Node(true)}},
+      {"moe-shared-expert-overlap", {"workload.framework.moe_shared_expert_overlap", YAML::Node(true)}},
       {"moe-enable-deepep", {"workload.model.moe.dispatcher", YAML::Node("deepep")}},
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},

@@ -199,6 +199,13 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
     EXPECT_EQ(i.r.code, 0) << i.r.err;
     EXPECT_TRUE(training(cs::load_scenario(i.file.string(), {})).framework.overlap_moe_expert_parallel_comm);
   }
+  {
+    const auto args = cs::testing::write_temp(
+        "shared.args", moe + "--moe-shared-expert-intermediate-size 1024 --moe-shared-expert-overlap");
+    const auto i = import_file(args.string(), "--gpus 16");
+    EXPECT_EQ(i.r.code, 0) << i.r.err;
+    EXPECT_TRUE(training(cs::load_scenario(i.file.string(), {})).framework.moe_shared_expert_overlap);
+  }
   // HybridEP is not priced: refused at the value, nothing written.
   const auto bad = cs::testing::write_temp("hybrid.args", "--moe-flex-dispatcher-backend hybridep");
   const auto i = import_file(bad.string(), "--gpus 16");

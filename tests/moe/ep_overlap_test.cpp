@@ -1,6 +1,7 @@
 // Overlapped MoE schedules end to end: Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm) without
-// pipelining and interleaved, and DualPipeV, on the Mixtral example: the all-to-all hides, the step shortens, the pair
-// holds more activations, the two backends agree, and what Megatron-Core refuses is refused at its key.
+// pipelining and interleaved, DualPipeV, and the shared experts beside the all-to-alls, on the Mixtral example: the
+// all-to-all hides, the step shortens, the pair holds more activations, the two backends agree, and what
+// Megatron-Core refuses is refused at its key.
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_support.hpp"
 
@@ -91,6 +92,20 @@ TEST(EpOverlap, DeepEpTakesItsSmsFromTheComputeItRunsBeside)
   EXPECT_DOUBLE_EQ(alone.value("compute_s", -1.0), metrics(deepep).value("compute_s", -2.0));
 }
 
+TEST(EpOverlap, SharedExpertsRunBesideTheDispatchAndTheCombinesGradient)
+{
+  // Megatron-Core's --moe-shared-expert-overlap: the shared expert (here one of Mixtral's expert size) computes while
+  // the dispatch and the combine's gradient cross; it loses SMs to them, and moves nothing more.
+  const std::string shared = " --set workload.model.moe.shared_experts=1";
+  const auto before = metrics(shared),
+             after = metrics(shared + " --set workload.framework.moe_shared_expert_overlap=true");
+  EXPECT_DOUBLE_EQ(exposed(before), 1.0);
+  EXPECT_LT(exposed(after), 0.95);
+  EXPECT_LT(step(after), 0.97 * step(before));
+  EXPECT_GT(after.value("compute_s", 0.0), before.value("compute_s", 0.0));
+  EXPECT_DOUBLE_EQ(after.value("network_bytes", -1.0), before.value("network_bytes", -2.0));
+}
+
 TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
 {
   const std::vector<std::pair<std::string, std::string>> cases{
@@ -102,6 +117,12 @@ TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
       {" --set workload.parallel.pp=2 --set policies.pipeline=dualpipev --set workload.batch.global=24",
        "dualpipev needs at least 2 x pp = 4 microbatches per step, not 3"},
       {" --set workload.model.moe.deepep_sms=0", "deepep_sms"},
+      {" --set workload.framework.moe_shared_expert_overlap=true", "needs shared experts"},
+      {" --set workload.model.moe.shared_experts=1 --set workload.framework.moe_shared_expert_overlap=true"
+       " --set workload.model.moe.dispatcher=allgather",
+       "shared-expert overlap runs with the alltoall or deepep dispatcher"},
+      {" --set workload.model.moe.shared_experts=1 --set workload.framework.moe_shared_expert_overlap=true" + kOverlap,
+       "are not used together"},
   };
   const fs::path dir = fs::temp_directory_path() / ("cs_overlap_bad_" + std::to_string(::getpid()));
   fs::remove_all(dir);

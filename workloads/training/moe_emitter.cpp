@@ -4,6 +4,7 @@
 #include "models/collectives/collective_algorithm.hpp"
 #include "models/moe/token_dispatcher.hpp"
 #include "models/transformer/transformer.hpp"
+#include "workloads/training/beside_communication.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -136,9 +137,10 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   return steps_.emplace(key, std::move(st)).first->second;
 }
 
-double MoeEmitter::beside(const Step& st, double t, int group, int device, const PipelineOp& op) const
+double MoeEmitter::beside(const Step& st, double t, int group, int device, const PipelineOp& op,
+                          bool alongside) const
 {
-  if (op.overlap == Overlap::NONE || t <= 0)
+  if ((op.overlap == Overlap::NONE && !alongside) || t <= 0)
     return t;
   const ModelParams& model = plan_.params->model;
   if (st.overlap_comm_s < 0)
@@ -173,7 +175,8 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
 }
 
 int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, int stream, int pre,
-                              const PipelineOp& op, int stage, const Segment& s, TaskLabels lab, double& busy)
+                              const PipelineOp& op, int stage, const Segment& s, TaskLabels lab, double& busy,
+                              double shared_s)
 {
   const int n = st.plan.partitions;
   const bool forward = op.forward();
@@ -189,6 +192,11 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
                               st.traffic, st.plan.wire_scale * st.plan.recommunicate_share, false, l);
     graph_.add_dependency(pre, m[rank]);
     recommunicated = m[rank];
+  }
+  if (shared_s > 0) { // on the compute stream after `pre`, so beside the all-to-all that `pre` starts
+    const double seconds = beside(st, shared_s, group, device, op, true);
+    graph_.add_compute(stream, seconds, forward ? "shared_experts_forward" : "shared_experts_backward", model, lab);
+    busy += seconds;
   }
   for (int i = 0; i < n; ++i) {
     TaskLabels l = lab;
@@ -235,7 +243,8 @@ std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, 
     return {t, t};
   }
   if (op.forward()) {
-    const double seconds = beside(st, s.forward_s + st.plan.extra_forward_s[rank], group, device, op);
+    const double seconds =
+        beside(st, s.forward_s - s.shared_forward_s + st.plan.extra_forward_s[rank], group, device, op);
     const int pre = graph_.add_compute(stream, seconds, "moe_dense_forward", model, lab);
     busy += seconds;
     int lead = pre;
@@ -256,13 +265,15 @@ std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, 
                                           move.bytes, "expert-migration", l);
         graph_.add_dependency(pre, t);
       }
-    return {pre, forward_chain(st, rank, group, device, stream, lead, op, stage, s, lab, busy)};
+    return {pre, forward_chain(st, rank, group, device, stream, lead, op, stage, s, lab, busy, s.shared_forward_s)};
   }
   const int in = graph_.add_delay(stream, 0.0, "moe_gradients_in", lab);
-  const int back = forward_chain(st, rank, group, device, stream, in, op, stage, s, lab, busy);
+  // The shared experts' backward beside the combine's gradient, in a whole backward (a split one keeps it in place).
+  const double shared = op.pass == Pass::BACKWARD ? s.shared_backward_s : 0.0;
+  const int back = forward_chain(st, rank, group, device, stream, in, op, stage, s, lab, busy, shared);
   const double seconds =
       beside(st,
-             (op.pass == Pass::BACKWARD ? s.backward_s + s.beside_reduce_s : s.backward_s - s.weight_s) +
+             (op.pass == Pass::BACKWARD ? s.backward_s + s.beside_reduce_s - shared : s.backward_s - s.weight_s) +
                  st.plan.extra_backward_s[rank],
              group, device, op);
   const int post = graph_.add_compute(stream, seconds, "moe_dense_backward", model, lab);

@@ -39,16 +39,19 @@ private:
     mutable double overlap_comm_s = -1; // one all-to-all's closed form, once an overlapped op asks (-1: not yet)
   };
   /** `t` seconds of compute in `op`: slowed by the dispatcher's SM share beside the paired op's all-to-all when the
-   *  op runs overlapped (the all-to-all taken as long as this layer's own dispatch). [recon] */
-  double beside(const Step& st, double t, int group, int device, const PipelineOp& op) const;
+   *  op runs overlapped, or beside its own when `alongside` (the all-to-all taken as long as this layer's own
+   *  dispatch). [recon] */
+  double beside(const Step& st, double t, int group, int device, const PipelineOp& op, bool alongside = false) const;
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
   /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */
   std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,
                               const std::vector<double>& dispatch, double factor, bool combine_side, TaskLabels labels);
   std::vector<int> group_hosts(int group, int device) const;
   MoeContext context(int group, int device) const;
+  /** The all-to-alls and experts after `pre`; `shared_s` of shared-expert compute runs between them, beside the
+   *  first all-to-all (framework.moe_shared_expert_overlap). Returns the join of the last all-to-all. */
   int forward_chain(const Step& st, int rank, int group, int device, int stream, int pre, const PipelineOp& op,
-                    int stage, const Segment& s, TaskLabels lab, double& busy);
+                    int stage, const Segment& s, TaskLabels lab, double& busy, double shared_s);
 
   const TrainingPlan& plan_;
   TaskGraph& graph_;

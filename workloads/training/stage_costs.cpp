@@ -1,4 +1,5 @@
 #include "workloads/training/stage_costs.hpp"
+#include "workloads/training/beside_communication.hpp"
 #include "workloads/training/stage_memory.hpp"
 
 #include "models/collectives/collective_model.hpp"
@@ -165,40 +166,7 @@ double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, 
                            : choose_collective("all-reduce", "auto", bytes, shape).seconds;
 }
 
-double beside_communication(double t, double c, double f) { return f > 0 ? std::min(t / (1 - f), t + c * f) : t; }
-
 namespace {
-
-// ZeRO-3: every pass gathers its parameters and every backward reduce-scatters its gradients beside it, slowing
-// the layer's kernels while they run.
-void slow_beside_zero3(PieceTimes& layer, const ModelParams& model, int tp, const FrameworkProfile& fw,
-                       const GroupShape& g)
-{
-  const double e = dtype_bytes(model.dtype), r = dtype_bytes(fw.reduce_dtype_for(model.dtype));
-  auto comm = [&](double params, bool backward) {
-    return choose_collective("all-gather", "auto", params * e, g).seconds +
-           (backward ? choose_collective("reduce-scatter", "auto", params * r, g).seconds : 0.0);
-  };
-  const double f = fw.comm_sm_fraction, lp = layer_parameters(model) / tp;
-  layer.forward = beside_communication(layer.forward, comm(lp, false), f);
-  layer.backward = beside_communication(layer.backward, comm(lp, true), f);
-}
-
-// Data parallelism without ZeRO-3, reducing buckets during backward: the reduction of a segment's gradients (an
-// all-reduce, or ZeRO-1/2's reduce-scatter) runs beside the backward of the segment that runs next (the one before
-// it in forward order) and slows it (ZeRO-3's gathers are priced into the layers by slow_beside_zero3).
-void slow_beside_reduction(std::vector<StageCost>& stages, const TrainingParams& params, int zero, const GroupShape& g)
-{
-  const FrameworkProfile& fw = params.framework;
-  const double r = dtype_bytes(fw.reduce_dtype_for(params.model.dtype));
-  const char* kind = zero >= 1 ? "reduce-scatter" : "all-reduce";
-  for (auto& stage : stages)
-    for (std::size_t i = 1; i < stage.segments.size(); ++i) {
-      Segment& next = stage.segments[i - 1];
-      const double c = choose_collective(kind, "auto", stage.segments[i].params * r, g).seconds;
-      next.beside_reduce_s = beside_communication(next.backward_s, c, fw.comm_sm_fraction) - next.backward_s;
-    }
-}
 
 // Context parallelism's key and value exchange in one layer's forward and backward of one microbatch, what of it
 // shows, by the tuner's closed forms over the layout's CP group (its ranks in nodes first: tp innermost, then cp).
@@ -247,7 +215,7 @@ PieceTimes cp_exchange(const ModelParams& model, const LayerShape& shape, const 
 // The dense part of an MoE layer for one microbatch on one TP rank: attention, router, permutations, shared experts
 // (its routed experts and all-to-alls are priced per step by the builder).
 PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& cost, const LayerShape& shape,
-                          double tp_s, const PlatformSpec& platform)
+                          double tp_s, const PlatformSpec& platform, bool shared = true)
 {
   const ModelParams& model = params.model;
   LayerShape dense_part = shape;
@@ -256,7 +224,8 @@ PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& c
   const PieceTimes cp = cp_exchange(model, shape, k, cost, platform);
   const double tokens = shape.tokens(model);
   for (const PassKernels& extra :
-       {moe_routing_kernels(model, tokens), shared_expert_kernels(model, tokens, shape.parallel.tp, shape.framework)}) {
+       {moe_routing_kernels(model, tokens),
+        shared ? shared_expert_kernels(model, tokens, shape.parallel.tp, shape.framework) : PassKernels{}}) {
     k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
     k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
   }
@@ -273,12 +242,26 @@ struct StageCut {
   PieceTimes layer_kept;   // a layer that is not recomputed, under block recomputation
   int recompute_block = 0; // block recomputation: the first this many layers of each virtual stage rerun forward
   PieceTimes moe_layer;    // an MoE layer's dense part (its experts and all-to-alls come per step)
+  PieceTimes moe_shared;   // of it, the shared experts', when they run beside the all-to-alls (else zero)
   PieceTimes mtp_entry;    // a multi-token prediction module's own kernels before its layer (lookup, norms, projection)
   int ep = 1, etp = 1;
   std::vector<int> layers_per_stage;
   double activation_bytes = 0; // sent per microbatch by each TP rank
   double gather_s = 0;         // the receiver's all-gather of a scattered activation (0: none)
 };
+
+// An MoE layer's dense part and, when they run beside the all-to-alls, the shared experts' share of it.
+void cut_moe_layer(StageCut& cut, const TrainingParams& params, const KernelCostModel& cost, const LayerShape& shape,
+                   double tp_s, const PlatformSpec& platform)
+{
+  cut.moe_layer = moe_dense_part(params, cost, shape, tp_s, platform);
+  if (params.model.moe.shared_experts == 0 || !params.framework.moe_shared_expert_overlap)
+    return;
+  const PieceTimes rest = moe_dense_part(params, cost, shape, tp_s, platform, false);
+  cut.moe_shared.forward = cut.moe_layer.forward - rest.forward;
+  cut.moe_shared.backward = cut.moe_layer.backward - rest.backward;
+  cut.moe_shared.weight = cut.moe_layer.weight - rest.weight;
+}
 
 // The multi-token prediction modules on the last stage, each one segment: its lookup, norms and projection, a layer
 // like the last (an MoE layer's experts and all-to-alls emitted by the builder, as for the others) and its loss through
@@ -299,6 +282,8 @@ void add_mtp_segments(const ModelParams& model, int tp, const StageCut& cut, Sta
               (own - routed_expert_parameters_at(model, like)) / tp + experts};
     s.moe = moe;
     s.expert_params = moe ? experts : 0.0;
+    s.shared_forward_s = moe ? cut.moe_shared.forward : 0.0;
+    s.shared_backward_s = moe ? cut.moe_shared.backward : 0.0;
     c.params += s.params;
     c.expert_params += s.expert_params;
     c.forward_s += s.forward_s;
@@ -345,6 +330,8 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
               moe.weight,  (layer_parameters_at(model, l) - routed_expert_parameters_at(model, l)) / tp + experts};
     s.moe = true;
     s.expert_params = experts;
+    s.shared_forward_s = cut.moe_shared.forward;
+    s.shared_backward_s = cut.moe_shared.backward;
     c.params += s.params - layer_parameters(model) / tp; // the total above counted it as a dense layer
     c.expert_params += experts;
     c.forward_s += moe.forward - layer.forward;
@@ -469,7 +456,7 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   cut.etp = parallel.expert_tp();
   cut.layers_per_stage = out.layers_per_stage;
   if (model.moe.enabled())
-    cut.moe_layer = moe_dense_part(params, cost, piece_shape, tp_s, platform);
+    cut_moe_layer(cut, params, cost, piece_shape, tp_s, platform);
   if (model.mtp_depth > 0)
     cut.mtp_entry = piece_times(mtp_entry_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
   // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send

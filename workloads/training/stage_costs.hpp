@@ -32,6 +32,9 @@ struct Segment {
    *  all-to-alls and routed experts are emitted per step by the builder (workloads/training/moe_emitter.hpp). */
   bool moe = false;
   double expert_params = 0; // of `params`, the routed experts' (synchronised over the expert-data-parallel group)
+  /** Of forward_s and backward_s, the shared experts' when they run beside the all-to-alls
+   *  (framework.moe_shared_expert_overlap; 0 otherwise). */
+  double shared_forward_s = 0, shared_backward_s = 0;
 };
 
 /** One virtual stage (a model chunk on one device). Totals are summed by the source (a task of a whole pass lasts
@@ -112,9 +115,5 @@ double tp_gather_seconds(const ModelParams& model, int micro, int tp, const Plat
  *  sequence parallelism. 0 when tp = 1. */
 double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
                                    const PlatformSpec& platform, int cp = 1);
-
-/** Compute beside communication runs slower (communication kernels take SMs and memory bandwidth): with a share f of
- *  the GPU taken for c of the t seconds a piece computes, it takes min(t / (1 - f), t + c f). */
-double beside_communication(double t, double c, double f);
 
 } // namespace cs

@@ -210,6 +210,22 @@ void check_ep_overlap(const WorkloadEnv& env, const TrainingParams& params)
                                         schedule));
 }
 
+// Megatron-Core's --moe-shared-expert-overlap and what it requires.
+void check_shared_expert_overlap(const WorkloadEnv& env, const TrainingParams& params)
+{
+  const char* key = "workload.framework.moe_shared_expert_overlap";
+  if (!params.framework.moe_shared_expert_overlap)
+    return;
+  const MoeParams& moe = params.model.moe;
+  if (!moe.enabled() || moe.shared_experts == 0)
+    throw env.error_at(key, "the shared-expert overlap needs shared experts (workload.model.moe.shared_experts)");
+  if (moe.dispatcher == "allgather")
+    throw env.error_at(key, "the shared-expert overlap runs with the alltoall or deepep dispatcher, not allgather");
+  if (params.framework.overlap_moe_expert_parallel_comm)
+    throw env.error_at(key, "the shared-expert overlap and the all-to-all overlap (combined 1F1B) are not used "
+                            "together (Megatron-Bridge's guidance): choose one");
+}
+
 // Context parallelism splits every sample's sequence over cp ranks of fused attention.
 void check_context_parallel(const WorkloadEnv& env, const TrainingParams& params)
 {
@@ -271,6 +287,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
                                    static_cast<long long>(dp) * params.batch.micro));
   check_experts(env, params, p.layout(gpus));
   check_ep_overlap(env, params);
+  check_shared_expert_overlap(env, params);
   if (p.vpp > 1 && p.pp == 1)
     throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
                                                 "pp > 1");
