@@ -66,6 +66,7 @@ struct CollectiveSpec {
   std::vector<int> members;     // per rank: its COLLECTIVE task, or -1 for a rank that is not simulated
   std::string streams = "comm"; // name prefix of the members' communication streams (channel 0 is "comm")
   TaskLabels labels;
+  double copies = 1; // identical collectives this one stands for (symmetric groups folded): its traffic counts so often
 };
 
 /** A stream runs its tasks one at a time in the order they were added (a CUDA stream, a NIC queue). */

@@ -175,6 +175,30 @@ struct Lowering {
       done_of[c.members[r]] = done[r];
   }
 
+  // The traffic a collective's closed form stands for, counted once per copy; no tasks.
+  void count_traffic(const CollectiveSpec& c)
+  {
+    const int n = static_cast<int>(c.hosts.size());
+    if (n < 2 || c.kind == "p2p")
+      return;
+    if (!c.matrix.empty()) { // on the wire, as its flows would move it: payload over the protocol's efficiency
+      const auto machine = machines_of(platform, c.hosts);
+      const double wire = c.copies / all_to_all_v_protocol().efficiency;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+          if (i != j)
+            (machine[i] == machine[j] ? closed_form_intra : closed_form_inter) +=
+                c.matrix[std::size_t(i) * n + j] * wire;
+      return;
+    }
+    const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape_of(c.hosts));
+    const Traffic& t = closed_form_traffic(c, choice);
+    const double f = t.bytes > 0 ? c.bytes / t.bytes * c.copies : 0.0;
+    closed_form_intra += t.intra * f;
+    closed_form_inter += t.inter * f;
+    add_links(t.links, f);
+  }
+
   // All-to-all-v (MoE dispatch and combine): flows per pair, or per member a delay of its closed form.
   void lower_all_to_all_v(const CollectiveSpec& c, const GroupShape& shape, const std::vector<int>& ready, bool all)
   {
@@ -190,12 +214,9 @@ struct Lowering {
       return;
     }
     const double seconds = all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machine);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j)
-          (machine[i] == machine[j] ? closed_form_intra : closed_form_inter) += c.matrix[std::size_t(i) * n + j];
-    closed_form_tasks += double(n) * (n - 1) + n;
-    auto& sum = exchanged[c.hosts];
+    count_traffic(c);
+    closed_form_tasks += (double(n) * (n - 1) + n) * c.copies;
+    auto& sum = exchanged[c.hosts]; // per link: the folded copies run on links of their own, loaded alike
     sum.resize(c.matrix.size(), 0.0);
     for (std::size_t k = 0; k < c.matrix.size(); ++k)
       sum[k] += c.matrix[k];
@@ -293,6 +314,10 @@ struct Lowering {
         lower(in.collectives()[t.dst]);
       }
     }
+    // A collective none of whose members is simulated (replica 0 standing for the others) still moves its bytes.
+    for (std::size_t c = 0; c < in.collectives().size(); ++c)
+      if (!lowered[c])
+        count_traffic(in.collectives()[c]);
     for (const auto& [a, b] : in.edges()) {
       int to = in.task(b).kind == TaskKind::COLLECTIVE ? entry[b] : done_of[b].at(0);
       if (to < 0)

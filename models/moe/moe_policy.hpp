@@ -68,6 +68,9 @@ public:
   /** Whether plan reads each sample's row (to place samples or gate them); if not, only each rank's totals count
    *  and routing models may draw them per rank (RoutingRequest::rank_totals). */
   virtual bool reads_samples() const { return false; }
+  /** Whether it treats every rank and every group alike (fixed placement, no per-rank decisions): under a routing
+   *  that is the same for every group and rank, one rank stands for all. */
+  virtual bool ranks_alike() const { return false; }
 };
 
 /** Expert-parallel placement: which ranks hold a replica of each expert. */

@@ -34,6 +34,9 @@ class RoutingModel : public Configurable {
 public:
   /** The routing of one step; the same request always gives the same routing. */
   virtual Routing route(const RoutingRequest& request) const = 0;
+  /** Whether every EP group gets the same routing whatever its group, seed or draw (then one group stands for all on
+   *  a fabric that treats them alike: the builder folds them). */
+  virtual bool same_for_every_group() const { return false; }
 };
 
 /** A generator for one (seed, iteration, layer, microbatch, group, stream): steps are independent of the order in

@@ -12,6 +12,7 @@ public:
   {
     return route_through(c, routing, contiguous_placement(c.experts, c.ranks), {}, pad_);
   }
+  bool ranks_alike() const override { return true; }
 
 private:
   bool pad_ = false;

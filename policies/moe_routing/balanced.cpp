@@ -14,6 +14,7 @@ public:
     out.tokens.assign(static_cast<std::size_t>(q.ranks) * q.samples_per_rank, row);
     return out;
   }
+  bool same_for_every_group() const override { return true; }
 };
 
 } // namespace

@@ -117,6 +117,8 @@ TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
       {" --set workload.parallel.pp=2 --set policies.pipeline=dualpipev --set workload.batch.global=24",
        "dualpipev needs at least 2 x pp = 4 microbatches per step, not 3"},
       {" --set workload.model.moe.deepep_sms=0", "deepep_sms"},
+      {" --set workload.model.moe.dispatcher=deepep --set cluster.intra_node.kind=pcie",
+       "deepep dispatcher forwards tokens over NVLink inside a node"},
       {" --set workload.framework.moe_shared_expert_overlap=true", "needs shared experts"},
       {" --set workload.model.moe.shared_experts=1 --set workload.framework.moe_shared_expert_overlap=true"
        " --set workload.model.moe.dispatcher=allgather",

@@ -134,11 +134,14 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   stats_.moved_bytes += st.plan.moved_bytes;
   stats_.partitions_sum += n;
   stats_.activation_scale_min = std::min(stats_.activation_scale_min, st.plan.activation_scale);
+  // What the emission no longer reads: per (rank, expert) tokens and the dispatch matrix, now in chunks and traffic
+  // (kept, they were most of a 2,048-GPU step's memory).
+  std::vector<std::vector<double>>().swap(st.plan.tokens);
+  std::vector<double>().swap(st.plan.dispatch);
   return steps_.emplace(key, std::move(st)).first->second;
 }
 
-double MoeEmitter::beside(const Step& st, double t, int group, int device, const PipelineOp& op,
-                          bool alongside) const
+double MoeEmitter::beside(const Step& st, double t, int group, int device, const PipelineOp& op, bool alongside) const
 {
   if ((op.overlap == Overlap::NONE && !alongside) || t <= 0)
     return t;
@@ -167,10 +170,16 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   spec.closed_form = plan_.alltoall_v_closed_form;
   labels.comm = CommKind::EXPERT_ALLTOALL;
   spec.labels = labels;
+  // The TP ranks folded into the group are not simulated, nor the replicas left out when one stands for all (their
+  // all-to-all is then its closed form, and the groups not built count as copies of this one).
+  const int built = plan_.replicas_to_build();
+  const int built_groups = (built + replicas_ - 1) / replicas_;
+  spec.copies = double(groups_) / built_groups;
   std::vector<int> streams;
-  for (std::size_t k = 0; k < spec.hosts.size(); ++k) // the TP ranks folded into the group are not simulated
-    streams.push_back(k % fold_ == 0 ? (combine_side ? combine_streams_ : dispatch_streams_).get(spec.hosts[k], 0)
-                                     : -1);
+  for (std::size_t k = 0; k < spec.hosts.size(); ++k) {
+    const bool simulated = k % fold_ == 0 && group * replicas_ + static_cast<int>(k) / fold_ < built;
+    streams.push_back(simulated ? (combine_side ? combine_streams_ : dispatch_streams_).get(spec.hosts[k], 0) : -1);
+  }
   return collectives_[key] = graph_.add_collective(spec, streams, {});
 }
 
@@ -294,7 +303,19 @@ std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, 
 
 namespace cs {
 
-void MoeEmitter::finish(TrainingGraph& out) const { out.moe = stats_; }
+void MoeEmitter::finish(TrainingGraph& out) const
+{
+  out.moe = stats_;
+  const int built = plan_.replicas_to_build(), built_groups = (built + replicas_ - 1) / replicas_;
+  if (built_groups == groups_)
+    return;
+  // EP group 0 stood for every group: the cluster's totals are its own times the groups (ratios and maxima stay).
+  const double groups = double(groups_) / built_groups;
+  out.moe.routed *= groups;
+  out.moe.dropped *= groups;
+  out.moe.placement_changes *= static_cast<int>(groups);
+  out.moe.moved_bytes *= groups;
+}
 
 /** The MoE layers of an MoE model's plan. */
 class MoeExtension : public TrainingExtensionKind {

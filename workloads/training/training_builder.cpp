@@ -64,7 +64,7 @@ public:
     for (int l : plan_.stages->layers_per_stage)
       layers += l;
     out_.tp_bytes_per_iteration = double(dp) * out_.microbatches * layers * plan_.stages->tp_bytes_per_layer;
-    const int built = plan_.one_replica ? 1 : dp;
+    const int built = plan_.replicas_to_build();
     out_.replicas_built = built;
     for (int h = 0; h < built * pp; ++h)
       out_.compute_streams.push_back(out_.graph.add_stream(host(h / pp, h % pp), "compute"));

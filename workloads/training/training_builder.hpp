@@ -28,6 +28,8 @@ struct TrainingPlan {
   // Data-parallel replicas see the same network on an idle non-blocking fabric: simulate replica 0 alone; the
   // collectives whose other members are left out are then priced by their closed forms (the planner's estimate).
   bool one_replica = false;
+  /** Replicas the builder simulates: all dp, or replica 0 alone (one_replica). */
+  int replicas_to_build() const { return one_replica ? 1 : parallel.dp; }
   // MoE models: how tokens choose experts and the placement/pipelining policy; the run's seed for the routing.
   const RoutingModel* routing = nullptr;
   MoePolicy* moe = nullptr;

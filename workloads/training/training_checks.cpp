@@ -170,6 +170,10 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& params, const P
                        fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
                                    "each pipeline stage, dp x tp = {})",
                                    p.ep, dp, static_cast<long long>(dp) * p.tp));
+  if (moe.dispatcher == "deepep" && env.cluster->intra_node.kind == IntraNode::PCIE)
+    throw env.error_at(blamed_key(env, {"cluster.intra_node.kind", "workload.model.moe.dispatcher"}),
+                       "the deepep dispatcher forwards tokens over NVLink inside a node: it needs nvswitch or "
+                       "nvlink-mesh, not pcie");
   if (moe.max_nodes_per_token > 0) { // node-limited routing needs that many nodes in the EP group to choose from
     std::set<int> nodes;
     for (int host : layout.ep_group(0, 0))

@@ -18,7 +18,7 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
   const int pp = plan.parallel.pp, dp = plan.parallel.dp * plan.parallel.cp;
   const StageMap& map = plan.stages->map;
   cp_ = plan.parallel.cp;
-  built_ = plan.one_replica ? 1 : plan.parallel.dp;
+  built_ = plan.replicas_to_build();
   sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
   const FrameworkProfile& fw = plan.params->framework;

@@ -215,20 +215,27 @@ bool replicas_alike(const ClusterParams& cluster)
   return uniform_fabric(cluster.network) && cluster.stragglers.random.probability == 0;
 }
 
+// Whether replica 0 stands for an MoE model's replicas: each routes its own tokens to the others' experts, so they
+// differ unless the routing is the same for every group and rank (balanced) and the policy treats ranks alike; the
+// all-to-alls of the ranks left out are then their closed forms, and the other EP groups count as copies.
+bool moe_replicas_alike(const TrainingPlan& plan)
+{
+  return plan.routing && plan.moe && plan.routing->same_for_every_group() && plan.moe->ranks_alike();
+}
+
 // The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
 // backend would otherwise run more than kAutoOneReplicaTasks tasks on a network that treats replicas alike (MoE
-// models, whose replicas differ, keep every replica and price their collectives by closed forms instead). The
+// models whose replicas differ keep every replica and price their collectives by closed forms instead). The
 // estimate is exact for the collectives (their expansions are counted while pricing them) and dp times replica 0's
 // other tasks.
 TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
 {
   constexpr double kAutoOneReplicaTasks = 2e6;
   const PlatformSpec& platform = *env.platform;
-  // MoE replicas differ (each routes its own tokens to the others' experts): every replica is simulated.
-  const bool moe = plan.params->model.moe.enabled();
-  plan.one_replica = env.replicas == ReplicaMode::ONE && !moe;
+  const bool moe = plan.params->model.moe.enabled(), foldable = !moe || moe_replicas_alike(plan);
+  plan.one_replica = env.replicas == ReplicaMode::ONE && foldable;
   if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == Backend::ANALYTICAL &&
-      replicas_alike(*env.cluster) && !moe) {
+      replicas_alike(*env.cluster) && foldable) {
     plan.one_replica = true;
     TrainingGraph one = build_training(plan);
     lower_training(one, platform, CollectivePricing::FLOWS);
@@ -276,9 +283,10 @@ std::vector<std::string> run_warnings(const TrainingParams& params, const RunEnv
 {
   std::vector<std::string> out;
   const int pp = parallel.pp, tp = parallel.tp, dp = parallel.dp;
-  if (params.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1)
-    out.push_back("--replicas one is ignored for an MoE model: each replica routes its own tokens to the others' "
-                  "experts, so every replica is simulated");
+  if (params.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1 && !one_replica)
+    out.push_back("--replicas one is ignored for this MoE model: each replica routes its own tokens to the others' "
+                  "experts, and only balanced routing (policies.moe_routing: balanced) under static-ep makes them "
+                  "alike, so every replica is simulated");
   if (env.cluster->stragglers.random.probability > 0 && one_replica && dp > 1)
     out.push_back("--replicas one simulates replica 0 alone: random slowdowns on the other replicas' GPUs are not "
                   "seen (their speeds are: each stage runs at its slowest replica's; use --replicas all)");

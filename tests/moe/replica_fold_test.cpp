@@ -1,0 +1,74 @@
+// Folding an MoE model's replicas: under balanced routing and static-ep every EP rank and group is alike, so replica
+// 0 stands for all (its all-to-alls priced by their closed forms, the other groups' counted as copies). The folded
+// run must agree with the full one within 1% on the step and to the byte (but rounding) on traffic, on both
+// backends; a routing that tells ranks apart is never folded.
+#include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using cs::testing::src;
+
+struct Folded {
+  nlohmann::json metrics;
+  std::string err;
+};
+
+Folded run(const std::string& args)
+{
+  static int count = 0;
+  const fs::path dir =
+      fs::temp_directory_path() / ("cs_fold_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
+  fs::remove_all(dir);
+  auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") + " --out " + dir.string() + args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  std::ifstream in(dir / "report.json");
+  auto json = nlohmann::json::parse(in, nullptr, false);
+  fs::remove_all(dir);
+  return {json.is_discarded() ? nlohmann::json::object() : json["metrics"], r.out + r.err};
+}
+
+void expect_folds_exactly(const std::string& args)
+{
+  const auto all = run(args + " --replicas all").metrics, one = run(args + " --replicas one").metrics;
+  const double dp = all.value("replicas_simulated", 0.0);
+  EXPECT_GE(dp, 8.0) << args;
+  EXPECT_EQ(one.value("replicas_simulated", 0.0), 1.0) << args;
+  EXPECT_LT(one.value("task_count", 0.0), all.value("task_count", 0.0) * 2 / dp) << args;
+  EXPECT_NEAR(one.value("iteration_time_s", 0.0) / all.value("iteration_time_s", 1.0), 1.0, 0.01) << args;
+  // Traffic: the same bytes on the wire, but that transfers move whole bytes and closed forms do not.
+  for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
+    EXPECT_NEAR(one.value(key, 0.0) / all.value(key, 1.0), 1.0, 1e-6) << args << " " << key;
+  EXPECT_DOUBLE_EQ(one.value("peak_memory_bytes", 0.0), all.value("peak_memory_bytes", 1.0)) << args;
+  // The folded all-to-all is its closed form; simgrid's full run moves it as flows (1.3% apart here).
+  EXPECT_NEAR(one.value("alltoall_time_s", 0.0) / all.value("alltoall_time_s", 1.0), 1.0, 0.02) << args;
+}
+
+} // namespace
+
+TEST(ReplicaFold, BalancedRoutingFoldsToOneReplicaOnBothBackends)
+{
+  // tp 2 x ep 8 x dp 16 on 32 H100: two EP groups of eight replicas, expert gradients reduced between the groups.
+  const std::string balanced = " --set policies.moe_routing=balanced";
+  expect_folds_exactly(balanced);
+  expect_folds_exactly(balanced + " --backend simgrid");
+  // Pipelined and overlapped: combined 1F1B over pp 2 x vpp 2.
+  expect_folds_exactly(balanced + " --set workload.parallel.pp=2 --set workload.parallel.vpp=2"
+                                  " --set workload.framework.overlap_moe_expert_parallel_comm=true");
+}
+
+TEST(ReplicaFold, RoutingThatTellsRanksApartIsNeverFolded)
+{
+  const auto zipf = run(" --replicas one"); // the example's Zipf-skewed routing
+  EXPECT_EQ(zipf.metrics.value("replicas_simulated", 0.0), 16.0);
+  EXPECT_NE(zipf.err.find("--replicas one is ignored for this MoE model"), std::string::npos) << zipf.err;
+  const auto flex = run(" --replicas one --set policies.moe_routing=balanced --set policies.moe=flexmoe");
+  EXPECT_EQ(flex.metrics.value("replicas_simulated", 0.0), 16.0); // a policy that places per rank
+}
