@@ -43,7 +43,9 @@ struct WorkloadEnv {
 enum class ReplicaMode {
   AUTO, // every replica, unless the analytical backend runs a large graph on a network that treats replicas alike
   ALL,  // every replica
-  ONE,  // replica 0; the others are symmetric and their collectives are priced by closed forms
+  ONE,  // replica 0; the others are symmetric and their collectives are priced by closed forms (refused where not)
+  ESTIMATE, // replica 0 wherever the replicas run the same work (an MoE model only when they are alike), on any
+            // network, never refused: the planners' fast estimate
 };
 
 /** At run time, also the platform and the engine's services. */

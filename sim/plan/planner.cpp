@@ -394,7 +394,7 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
       }
     }
     RunOptions fast;
-    fast.replicas = ReplicaMode::ONE;
+    fast.replicas = ReplicaMode::ESTIMATE;
     const RunResult r = run_scenario(c.scenario, fast);
     c.plan.iteration_s = r.metrics.at(metric::iteration_time_s);
     c.plan.samples_per_s = r.metrics.at(metric::throughput_samples_per_s);

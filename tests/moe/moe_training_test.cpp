@@ -170,18 +170,6 @@ TEST(MoeTraining, RoutingTraceReplays)
   EXPECT_GT(r.value("expert_load_imbalance", 0.0), 1.5); // the sample's hot experts
 }
 
-TEST(MoeTraining, OneReplicaIsIgnoredWithAWarning)
-{
-  const std::string dir = "/tmp/cs_moe_one_" + std::to_string(::getpid());
-  auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") + " --quiet --replicas one --out " +
-                                       dir + " --set workload.model.layers=2");
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("--replicas one is ignored for this MoE model"), std::string::npos) << r.err;
-  std::ifstream in(dir + "/report.json");
-  EXPECT_EQ(nlohmann::json::parse(in, nullptr, false)["metrics"].value("replicas_simulated", 0.0), 16.0);
-  fs::remove_all(dir);
-}
-
 TEST(MoeReference, MegatronCoreMixtral8x7bThroughputWithinFifteenPercent)
 {
   // 468 TFLOP/s per H100, bf16, Megatron-Core v0.9 (scenarios/reference/mcore-mixtral-8x7b.yaml has the sources).

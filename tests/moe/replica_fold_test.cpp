@@ -1,7 +1,7 @@
 // Folding an MoE model's replicas: under balanced routing and static-ep every EP rank and group is alike, so replica
 // 0 stands for all (its all-to-alls priced by their closed forms, the other groups' counted as copies). The folded
 // run must agree with the full one within 1% on the step and to the byte (but rounding) on traffic, on both
-// backends; a routing that tells ranks apart is never folded.
+// backends; a fold asked for where it cannot hold is refused.
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_support.hpp"
 
@@ -9,6 +9,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 namespace fs = std::filesystem;
 
@@ -64,11 +65,26 @@ TEST(ReplicaFold, BalancedRoutingFoldsToOneReplicaOnBothBackends)
                                   " --set workload.framework.overlap_moe_expert_parallel_comm=true");
 }
 
-TEST(ReplicaFold, RoutingThatTellsRanksApartIsNeverFolded)
+TEST(ReplicaFold, AFoldThatCannotHoldIsRefusedAndWritesNothing)
 {
-  const auto zipf = run(" --replicas one"); // the example's Zipf-skewed routing
-  EXPECT_EQ(zipf.metrics.value("replicas_simulated", 0.0), 16.0);
-  EXPECT_NE(zipf.err.find("--replicas one is ignored for this MoE model"), std::string::npos) << zipf.err;
-  const auto flex = run(" --replicas one --set policies.moe_routing=balanced --set policies.moe=flexmoe");
-  EXPECT_EQ(flex.metrics.value("replicas_simulated", 0.0), 16.0); // a policy that places per rank
+  // Asked for one replica where it cannot stand for the others: the reason, exit 2, nothing written.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"", "cannot hold for this MoE model"}, // the example's Zipf-skewed routing tells ranks apart
+      {" --set policies.moe_routing=balanced --set policies.moe=flexmoe", "cannot hold for this MoE model"},
+      {" --set policies.moe_routing=balanced --set 'cluster.network.levels=[{oversubscription: 4}, "
+       "{oversubscription: 1}]'",
+       "cannot hold on this network"},
+  };
+  const fs::path dir = fs::temp_directory_path() / ("cs_fold_bad_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  for (const auto& [args, words] : cases) {
+    auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") + " --replicas one --out " +
+                                         dir.string() + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(":[0-9]+:[0-9]+: "))) << r.err; // the key's file:line:col
+    EXPECT_FALSE(fs::exists(dir)) << args;
+  }
+  // Under auto the same runs simulate every replica.
+  EXPECT_EQ(run("").metrics.value("replicas_simulated", 0.0), 16.0);
 }

@@ -223,6 +223,22 @@ bool moe_replicas_alike(const TrainingPlan& plan)
   return plan.routing && plan.moe && plan.routing->same_for_every_group() && plan.moe->ranks_alike();
 }
 
+// `--replicas one` where replica 0 cannot stand for the others: refused (exit 2, nothing written) with the reason.
+void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
+{
+  if (env.replicas != ReplicaMode::ONE || plan.parallel.dp < 2)
+    return;
+  if (!uniform_fabric(env.cluster->network))
+    throw env.error_at("cluster.network", "--replicas one cannot hold on this network: an oversubscribed level, "
+                                          "background traffic or non-ideal routing loads replicas differently (use "
+                                          "--replicas all, or auto)");
+  if (plan.params->model.moe.enabled() && !moe_replicas_alike(plan))
+    throw env.error_at(plan.routing && plan.routing->same_for_every_group() ? "policies.moe" : "policies.moe_routing",
+                       "--replicas one cannot hold for this MoE model: each replica routes its own tokens to the "
+                       "others' experts, alike only under balanced routing and static-ep (use --replicas all, or "
+                       "auto)");
+}
+
 // The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
 // backend would otherwise run more than kAutoOneReplicaTasks tasks on a network that treats replicas alike (MoE
 // models whose replicas differ keep every replica and price their collectives by closed forms instead). The
@@ -233,7 +249,7 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
   constexpr double kAutoOneReplicaTasks = 2e6;
   const PlatformSpec& platform = *env.platform;
   const bool moe = plan.params->model.moe.enabled(), foldable = !moe || moe_replicas_alike(plan);
-  plan.one_replica = env.replicas == ReplicaMode::ONE && foldable;
+  plan.one_replica = (env.replicas == ReplicaMode::ONE || env.replicas == ReplicaMode::ESTIMATE) && foldable;
   if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == Backend::ANALYTICAL &&
       replicas_alike(*env.cluster) && foldable) {
     plan.one_replica = true;
@@ -283,10 +299,6 @@ std::vector<std::string> run_warnings(const TrainingParams& params, const RunEnv
 {
   std::vector<std::string> out;
   const int pp = parallel.pp, tp = parallel.tp, dp = parallel.dp;
-  if (params.model.moe.enabled() && env.replicas == ReplicaMode::ONE && dp > 1 && !one_replica)
-    out.push_back("--replicas one is ignored for this MoE model: each replica routes its own tokens to the others' "
-                  "experts, and only balanced routing (policies.moe_routing: balanced) under static-ep makes them "
-                  "alike, so every replica is simulated");
   if (env.cluster->stragglers.random.probability > 0 && one_replica && dp > 1)
     out.push_back("--replicas one simulates replica 0 alone: random slowdowns on the other replicas' GPUs are not "
                   "seen (their speeds are: each stage runs at its slowest replica's; use --replicas all)");
@@ -332,6 +344,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.parallel = parallel;
   plan.device_sms = device.sms;
   const MoePolicies moe = moe_policies(params, env, plan);
+  check_replica_fold(env, plan);
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
   plan.overlap = params.framework.overlap;
