@@ -54,6 +54,32 @@ struct Task {
   TaskLabels labels;
 };
 
+/** An all-to-all-v's sizes (ranks x ranks bytes, row i sent by rank i), shared by the collectives that move the same:
+ *  a copy shares, it does not duplicate (an MoE step's thousands of all-to-alls are mostly alike). Read like a const
+ *  vector. */
+class SizeMatrix {
+public:
+  SizeMatrix() = default;
+  SizeMatrix(std::vector<double> values) // NOLINT(google-explicit-constructor): written like the vector it was
+      : values_(std::make_shared<const std::vector<double>>(std::move(values)))
+  {}
+  const std::vector<double>& values() const { return values_ ? *values_ : empty_values(); }
+  operator const std::vector<double>&() const { return values(); } // NOLINT(google-explicit-constructor)
+  bool empty() const { return values().empty(); }
+  std::size_t size() const { return values().size(); }
+  double operator[](std::size_t i) const { return values()[i]; }
+  std::vector<double>::const_iterator begin() const { return values().begin(); }
+  std::vector<double>::const_iterator end() const { return values().end(); }
+
+private:
+  static const std::vector<double>& empty_values()
+  {
+    static const std::vector<double> none;
+    return none;
+  }
+  std::shared_ptr<const std::vector<double>> values_;
+};
+
 /** A collective over a group, before lowering: what it does and which task stands for each member. */
 struct CollectiveSpec {
   std::string kind = "all-reduce"; // all-reduce, reduce-scatter, all-gather, broadcast, all-to-all, p2p
@@ -61,7 +87,7 @@ struct CollectiveSpec {
   double bytes = 0;                // nccl-tests' size
   int root = 0;
   std::vector<int> hosts;       // the group, in rank order
-  std::vector<double> matrix;   // all-to-all-v: ranks x ranks bytes, row i sent by rank i (empty: even, by `bytes`)
+  SizeMatrix matrix;            // all-to-all-v: ranks x ranks bytes, row i sent by rank i (empty: even, by `bytes`)
   bool closed_form = false;     // priced by its closed form even where the graph's collectives run as flows
   std::vector<int> members;     // per rank: its COLLECTIVE task, or -1 for a rank that is not simulated
   std::string streams = "comm"; // name prefix of the members' communication streams (channel 0 is "comm")

@@ -464,8 +464,10 @@ TEST(Lowering, TheClosedFormSizeIsCountedWithoutLowering)
   cs::CollectiveSpec v;
   v.kind = "all-to-all";
   v.hosts = ranks(8);
+  std::vector<double> sizes;
   for (int i = 0; i < 64; ++i)
-    v.matrix.push_back(1e5 * (1 + i % 7));
+    sizes.push_back(1e5 * (1 + i % 7));
+  v.matrix = sizes;
   g.add_collective(v, std::vector<int>(streams.begin(), streams.begin() + 8),
                    std::vector<int>(computed.begin(), computed.begin() + 8));
   cs::CollectiveSpec bcast;

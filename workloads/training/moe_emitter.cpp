@@ -7,6 +7,7 @@
 #include "workloads/training/beside_communication.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 
@@ -153,6 +154,22 @@ double MoeEmitter::beside(const Step& st, double t, int group, int device, const
   return beside_communication(t, st.overlap_comm_s, f);
 }
 
+SizeMatrix MoeEmitter::shared_sizes(std::vector<double> sizes)
+{
+  std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the values' bits
+  for (double x : sizes) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &x, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+  }
+  auto& alike = sizes_[hash];
+  for (const SizeMatrix& m : alike)
+    if (m.values() == sizes)
+      return m;
+  alike.emplace_back(std::move(sizes));
+  return alike.back();
+}
+
 std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
                                         int device, const std::vector<double>& dispatch, double factor,
                                         bool combine_side, TaskLabels labels)
@@ -164,7 +181,7 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   spec.kind = "all-to-all";
   spec.algorithm = "direct";
   spec.hosts = group_hosts(group, device);
-  spec.matrix = scaled(dispatch, factor, combine_side, ep_);
+  spec.matrix = shared_sizes(scaled(dispatch, factor, combine_side, ep_));
   spec.bytes = std::accumulate(spec.matrix.begin(), spec.matrix.end(), 0.0) / ep_;
   spec.streams = combine_side ? "a2a-combine" : "a2a";
   spec.closed_form = plan_.alltoall_v_closed_form;

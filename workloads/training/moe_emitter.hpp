@@ -47,6 +47,8 @@ private:
   std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,
                               const std::vector<double>& dispatch, double factor, bool combine_side, TaskLabels labels);
   std::vector<int> group_hosts(int group, int device) const;
+  /** `sizes` as a matrix shared with every earlier all-to-all of the same sizes. */
+  SizeMatrix shared_sizes(std::vector<double> sizes);
   MoeContext context(int group, int device) const;
   /** The all-to-alls and experts after `pre`; `shared_s` of shared-expert compute runs between them, beside the
    *  first all-to-all (framework.moe_shared_expert_overlap). Returns the join of the last all-to-all. */
@@ -61,6 +63,7 @@ private:
   int replicas_ = 1, fold_ = 1; // replicas per EP group; EP ranks per replica (tp under MoE parallel folding, else 1)
   std::map<std::tuple<int, int, int, int>, Step> steps_; // (iteration, layer, microbatch, group)
   std::map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>> collectives_;
+  std::map<std::uint64_t, std::vector<SizeMatrix>> sizes_; // by a hash of their values; looked up, never iterated
   MoeStats stats_;
 };
 
