@@ -2,6 +2,7 @@
 
 #include "base/units.hpp"
 #include "base/utf8.hpp"
+#include "base/yaml_quotes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -381,6 +382,7 @@ public:
 
 YAML::Node load_yaml_document(const std::string& text, const std::string& file)
 {
+  check_quotes_closed(text, file);
   YAML::Node root;
   YAML::Mark second = YAML::Mark::null_mark();
   bool has_second = false;

@@ -225,6 +225,27 @@ TEST(Robustness, SimgridTakesGraphsPastHalfTheProcessMappingsAndRefusesPastAll)
   fs::remove_all(dir);
 }
 
+TEST(Robustness, AnUnterminatedQuoteIsRefusedAtItsOpening)
+{
+  // yaml-cpp reads an unclosed quoted string to the end of the file: the rest of the scenario became its text and
+  // the run used defaults (exit 0).
+  const fs::path dir = fresh_dir("quotes");
+  fs::create_directories(dir);
+  std::ofstream(dir / "open.yaml") << "name: x\ndescription: \"a run\nworkload: {kind: transformer-training}\n";
+  expect_clean_refusal(clustersim("run " + (dir / "open.yaml").string() + " --out " + (dir / "out").string()),
+                       "open.yaml:2:14: a quoted string opened here is never closed");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  std::ofstream(dir / "single.yaml") << "name: 'it''s\n";
+  expect_clean_refusal(clustersim("validate " + (dir / "single.yaml").string()), "single.yaml:1:7: a quoted");
+  // Quotes that are text: in a plain scalar, a comment, a block scalar; a quoted string over two lines closes.
+  std::ofstream(dir / "text.yaml") << "name: it's  # \"not a string\n"
+                                      "description: |\n  'tis a \"test\n  more\n"
+                                      "seed: 1\nbackend: \"an\n  analytical\"\n";
+  const auto text = clustersim("validate " + (dir / "text.yaml").string());
+  EXPECT_EQ(text.err.find("never closed"), std::string::npos) << text.err;
+  fs::remove_all(dir);
+}
+
 TEST(Robustness, RecursiveAnchorsAndDeepNestingAreRefusedWithAPosition)
 {
   // Once a SIGSEGV: an alias to the list that holds it made the document cyclic, and walking it overflowed the stack.
