@@ -1,5 +1,6 @@
 #include "base/units.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -20,7 +21,12 @@ std::optional<Split> split_number(const std::string& text, std::string* error)
   const char* begin = text.c_str();
   char* end = nullptr;
   double value = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(value)) {
+  // strtod also reads hexadecimal (0x10 = 16) and hexadecimal floats: a size is written in decimal.
+  const bool decimal = std::all_of(begin, static_cast<const char*>(end), [](char ch) {
+    return std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' ||
+           ch == '-' || ch == ' ' || ch == '\t';
+  });
+  if (end == begin || !std::isfinite(value) || !decimal) {
     if (error)
       *error = "expected a number with a unit, got '" + text + "'";
     return std::nullopt;

@@ -46,6 +46,12 @@ TEST(Units, MalformedInputIsRejectedWithAReason)
   EXPECT_FALSE(parse_time("5 fortnights", &error));
   EXPECT_FALSE(parse_time("", &error));
   EXPECT_FALSE(parse_bytes("nan", &error));
+  // strtod reads hexadecimal: 0x10GiB was 16 GiB, 0x1p4s 16 s. Sizes are decimal.
+  EXPECT_FALSE(parse_bytes("0x10GiB", &error));
+  EXPECT_NE(error.find("expected a number with a unit, got '0x10GiB'"), std::string::npos) << error;
+  EXPECT_FALSE(parse_time("0x1p4s", &error));
+  EXPECT_FALSE(parse_rate("0X10Gb/s", &error));
+  EXPECT_TRUE(parse_rate("1.6e2Gb/s", &error)); // exponents are decimal
 }
 
 TEST(Units, FormattingIsReadable)
