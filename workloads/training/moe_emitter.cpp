@@ -34,6 +34,8 @@ MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
   replicas_ = plan.parallel.ep_replicas();
   fold_ = ep_ / replicas_;
   groups_ = plan.parallel.dp / replicas_;
+  built_ = plan.replicas_to_build();
+  copies_ = double(groups_) / ((built_ + replicas_ - 1) / replicas_); // groups each built group stands for
 }
 
 // EP rank k of a group: replica group * replicas_ + k / fold_, TP rank (k % fold_) * etp, the first of its etp TP
@@ -189,12 +191,10 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   spec.labels = labels;
   // The TP ranks folded into the group are not simulated, nor the replicas left out when one stands for all (their
   // all-to-all is then its closed form, and the groups not built count as copies of this one).
-  const int built = plan_.replicas_to_build();
-  const int built_groups = (built + replicas_ - 1) / replicas_;
-  spec.copies = double(groups_) / built_groups;
+  spec.copies = copies_;
   std::vector<int> streams;
   for (std::size_t k = 0; k < spec.hosts.size(); ++k) {
-    const bool simulated = k % fold_ == 0 && group * replicas_ + static_cast<int>(k) / fold_ < built;
+    const bool simulated = k % fold_ == 0 && group * replicas_ + static_cast<int>(k) / fold_ < built_;
     streams.push_back(simulated ? (combine_side ? combine_streams_ : dispatch_streams_).get(spec.hosts[k], 0) : -1);
   }
   return collectives_[key] = graph_.add_collective(spec, streams, {});
@@ -323,15 +323,11 @@ namespace cs {
 void MoeEmitter::finish(TrainingGraph& out) const
 {
   out.moe = stats_;
-  const int built = plan_.replicas_to_build(), built_groups = (built + replicas_ - 1) / replicas_;
-  if (built_groups == groups_)
-    return;
   // EP group 0 stood for every group: the cluster's totals are its own times the groups (ratios and maxima stay).
-  const double groups = double(groups_) / built_groups;
-  out.moe.routed *= groups;
-  out.moe.dropped *= groups;
-  out.moe.placement_changes *= static_cast<int>(groups);
-  out.moe.moved_bytes *= groups;
+  out.moe.routed *= copies_;
+  out.moe.dropped *= copies_;
+  out.moe.placement_changes *= static_cast<int>(copies_);
+  out.moe.moved_bytes *= copies_;
 }
 
 /** The MoE layers of an MoE model's plan. */

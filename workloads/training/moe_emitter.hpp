@@ -61,6 +61,8 @@ private:
   ExpertCost expert_;
   int ep_ = 1, groups_ = 1;
   int replicas_ = 1, fold_ = 1; // replicas per EP group; EP ranks per replica (tp under MoE parallel folding, else 1)
+  int built_ = 1;               // replicas simulated (replica 0 alone when it stands for all)
+  double copies_ = 1;           // EP groups each simulated group stands for
   std::map<std::tuple<int, int, int, int>, Step> steps_; // (iteration, layer, microbatch, group)
   std::map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>> collectives_;
   std::map<std::uint64_t, std::vector<SizeMatrix>> sizes_; // by a hash of their values; looked up, never iterated

@@ -148,13 +148,6 @@ Edges stage_edges(const std::vector<StageCost>& costs, bool chain)
   return e;
 }
 
-// Runs the compute-stream tasks of two paired ops, emitted one after the other from stream position `begin` (the
-// second from `mid`), as one op: each op's tasks are cut before every task that waits for another stream (an
-// all-to-all, a pipeline input), and the blocks alternate, the backward's first; a pass with fewer waits than the
-// other has its blocks cut, by time, to fill the other's. For an MoE layer pair this is
-// Megatron-Core's combined 1F1B and DualPipe's overlapped chunk: attention (F) beside combine (B), experts (B)
-// beside dispatch (F), experts (F) beside dispatch (B), attention (B) beside combine (F). Reconstructed: the blocks
-// pair in order, whatever layers they belong to.
 // The collectives created since task `task_begin` whose members wait for tasks of `stream`: each stream holding
 // their members gets them, at its tail, in the order `position` gives the compute tasks that start them (one
 // communication stream, as Megatron-Core's, runs combine (B), dispatch (F), dispatch (B), combine (F) in turn).
@@ -229,6 +222,13 @@ void split_to(std::vector<std::vector<int>>& blocks, std::size_t count, const Ta
   }
 }
 
+// Runs the compute-stream tasks of two paired ops, emitted one after the other from stream position `begin` (the
+// second from `mid`), as one op: each op's tasks are cut before every task that waits for another stream (an
+// all-to-all, a pipeline input), and the blocks alternate, the backward's first; a pass with fewer waits than the
+// other has its blocks cut, by time, to fill the other's. For an MoE layer pair this is
+// Megatron-Core's combined 1F1B and DualPipe's overlapped chunk: attention (F) beside combine (B), experts (B)
+// beside dispatch (F), experts (F) beside dispatch (B), attention (B) beside combine (F). Reconstructed: the blocks
+// pair in order, whatever layers they belong to.
 void interleave_pair(TaskGraph& g, int stream, std::size_t begin, std::size_t mid, std::size_t edges_begin,
                      bool first_is_backward, int task_begin)
 {
@@ -312,9 +312,7 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
   const auto dag = stage_dag(costs);
   if (!dag.empty() && v != 1)
     throw std::invalid_argument("append_pipeline: a stage DAG runs one stage per device");
-  out.order = dag.empty() ? in.schedule->order(p, v, m) : in.schedule->order_dag(dag, m);
-  if (in.combined_1f1b)
-    pair_backward_with_next_forward(out.order);
+  out.order = in.order ? *in.order : dag.empty() ? in.schedule->order(p, v, m) : in.schedule->order_dag(dag, m);
   // Create every op's tasks in schedule order per device, then wire the data dependencies.
   std::map<TaskKey, OpTasks> task_of;
   out.ops.resize(p);

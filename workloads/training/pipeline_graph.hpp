@@ -43,7 +43,8 @@ struct PipelineInput {
   TaskLabels labels;                                         // iteration and (for traces) the rest
   std::function<bool(int device, std::size_t op)> in_pieces; // empty = every op is one task
   bool blocking_sends = false; // a device's next op waits for its sends (Megatron synchronises after each p2p)
-  bool combined_1f1b = false;  // each backward runs paired with the next forward (pair_backward_with_next_forward)
+  /** The ops each device runs (null: the schedule's order): the builder's, which may pair ops (combined 1F1B). */
+  const std::vector<std::vector<PipelineOp>>* order = nullptr;
   /** The extensions that emit the segments they claim (training_extension.hpp); ops with claimed segments always run
    *  piece by piece. `replica`: the replica these devices belong to. */
   std::vector<TrainingExtension*> extensions;

@@ -101,7 +101,7 @@ private:
     in.labels = TaskLabels{it, -1, -1, -1, 0};
     in.in_pieces = [&comm](int d, std::size_t i) { return comm.in_pieces(d, i); };
     in.blocking_sends = w_.framework.p2p_blocking;
-    in.combined_1f1b = w_.framework.overlap_moe_expert_parallel_comm;
+    in.order = &order_;
     for (const auto& extension : extensions_)
       in.extensions.push_back(extension.get());
     in.replica = r;
