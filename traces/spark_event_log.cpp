@@ -110,15 +110,25 @@ public:
       log_.app_id = text(e, "App ID");
       log_.start_ms = number(e, "Timestamp");
       started_ = true;
+      for (auto& x : log_.executors) { // added before the application's start event (Spark 3 writes them first)
+        x.added_s -= log_.start_ms / 1000.0;
+        if (x.removed_s >= 0)
+          x.removed_s -= log_.start_ms / 1000.0;
+      }
     } else if (type == "SparkListenerApplicationEnd") {
       log_.end_s = rel(number(e, "Timestamp"));
     } else if (type == "SparkListenerJobStart") {
-      log_.jobs.push_back({id_of(e, "Job ID"), ints(e, "Stage IDs"), rel(number(e, "Submission Time")), -1});
+      const double submit = member(e, "Submission Time") ? rel(number(e, "Submission Time")) : -1;
+      log_.jobs.push_back({id_of(e, "Job ID"), ints(e, "Stage IDs"), submit, -1, false, false});
     } else if (type == "SparkListenerJobEnd") {
       const int id = id_of(e, "Job ID");
+      const std::string result = text(object(e, "Job Result"), "Result");
       for (auto& j : log_.jobs)
-        if (j.id == id)
-          j.end_s = rel(number(e, "Completion Time"));
+        if (j.id == id) {
+          j.end_s = member(e, "Completion Time") ? rel(number(e, "Completion Time")) : -1;
+          j.ended = true;
+          j.failed = !result.empty() && result != "JobSucceeded";
+        }
     } else if (type == "SparkListenerStageCompleted") {
       stage(object(e, "Stage Info"));
     } else if (type == "SparkListenerTaskEnd") {
@@ -210,6 +220,7 @@ private:
     t.failed = flag(info, "Failed");
     t.killed = flag(info, "Killed");
     t.speculative = flag(info, "Speculative");
+    t.end_reason = text(object(e, "Task End Reason"), "Reason");
     t.run_s = number(m, "Executor Run Time") / 1000.0;
     t.deserialize_s = number(m, "Executor Deserialize Time") / 1000.0;
     const json& in = object(m, "Input Metrics");
@@ -218,6 +229,8 @@ private:
     const json& sr = object(m, "Shuffle Read Metrics");
     t.shuffle_remote_bytes = number(sr, "Remote Bytes Read");
     t.shuffle_local_bytes = number(sr, "Local Bytes Read");
+    t.shuffle_blocks =
+        static_cast<long>(std::min(number(sr, "Local Blocks Fetched") + number(sr, "Remote Blocks Fetched"), 1e15));
     t.fetch_wait_s = number(sr, "Fetch Wait Time") / 1000.0;
     const json& sw = object(m, "Shuffle Write Metrics");
     t.shuffle_write_bytes = number(sw, "Shuffle Bytes Written");
@@ -288,6 +301,25 @@ void read_lines(const std::string& file, LogBuilder& builder, SparkEventLog& log
   }
 }
 
+/** Spark 1.2 dates neither a job's submission nor its end: they are its first stage's submission and its last
+ *  stage's completion. */
+void date_jobs_from_stages(SparkEventLog& log)
+{
+  for (auto& j : log.jobs) {
+    double first = -1, last = -1;
+    for (const auto& s : log.stages)
+      if (std::find(j.stages.begin(), j.stages.end(), s.id) != j.stages.end()) {
+        if (s.submit_s >= 0 && (first < 0 || s.submit_s < first))
+          first = s.submit_s;
+        last = std::max(last, s.complete_s);
+      }
+    if (j.submit_s < 0)
+      j.submit_s = first;
+    if (j.ended && j.end_s < 0)
+      j.end_s = last >= 0 ? last : j.submit_s;
+  }
+}
+
 } // namespace
 
 SparkEventLog read_spark_event_log(const std::string& path)
@@ -303,6 +335,7 @@ SparkEventLog read_spark_event_log(const std::string& path)
   if (log.tasks.empty())
     throw InputError(files.front(), 1, 1, "the log records no task (SparkListenerTaskEnd)");
   builder.add_local_executors();
+  date_jobs_from_stages(log);
   return log;
 }
 
@@ -337,8 +370,9 @@ std::string describe(const SparkEventLog& log)
                                                         last);
   std::string out = fmt::format("Spark event log {}\n  application {} ({}), Spark {}, {}\n", log.path, log.app_name,
                                 log.app_id, log.spark_version.empty() ? "?" : log.spark_version, span);
-  out += fmt::format("  {} jobs, {} stage attempts, {} tasks ({} failed, {} killed, {} speculative)\n", log.jobs.size(),
-                     log.stages.size(), log.tasks.size(), failed, killed, speculative);
+  const auto failed_jobs = std::count_if(log.jobs.begin(), log.jobs.end(), [](const auto& j) { return j.failed; });
+  out += fmt::format("  {} jobs ({} failed), {} stage attempts, {} tasks ({} failed, {} killed, {} speculative)\n",
+                     log.jobs.size(), failed_jobs, log.stages.size(), log.tasks.size(), failed, killed, speculative);
   out +=
       fmt::format("  executors: {} added, {} removed;  task time {:.1f} core-s\n", log.executors.size(), removed, busy);
   out += fmt::format("  bytes: input {:.0f}, shuffle read {:.0f}, shuffle write {:.0f}\n", input, shuffle_read,

@@ -32,11 +32,13 @@ struct SparkLogTask {
   std::string executor, host, locality;
   double launch_s = 0, finish_s = 0;
   bool failed = false, killed = false, speculative = false;
+  std::string end_reason;   // Task End Reason (Success, ExceptionFailure, FetchFailed, TaskKilled, ...)
   double run_s = 0;         // Executor Run Time
   double deserialize_s = 0; // Executor Deserialize Time
   double input_bytes = 0;
   std::string read_method; // Input Metrics' Data Read Method (Memory = a cache hit; Hadoop, Disk, Network)
   double shuffle_remote_bytes = 0, shuffle_local_bytes = 0;
+  long shuffle_blocks = 0; // shuffle blocks fetched, local and remote (Spark 1.2 records no local bytes)
   double fetch_wait_s = 0;
   double shuffle_write_bytes = 0, shuffle_write_s = 0;
   double output_bytes = 0;
@@ -46,7 +48,10 @@ struct SparkLogTask {
 struct SparkLogJob {
   int id = 0;
   std::vector<int> stages;
-  double submit_s = -1, end_s = -1;
+  double submit_s = -1, end_s = -1; // -1: not recorded (Spark 1.2 records neither; read_spark_event_log then takes
+                                    // them from the job's stages)
+  bool ended = false;               // a JobEnd event was read
+  bool failed = false;              // its Job Result is not JobSucceeded
 };
 
 struct SparkLogExecutor {

@@ -110,6 +110,14 @@ void SparkApplication::validate() const
     if (!st.task_seconds.empty() && static_cast<int>(st.task_seconds.size()) != rdds[st.rdd].partitions)
       throw std::invalid_argument(fmt::format("stage {} records {} task times for {} partitions", s,
                                               st.task_seconds.size(), rdds[st.rdd].partitions));
+    const auto partitions = static_cast<std::size_t>(rdds[st.rdd].partitions);
+    if ((!st.failed_attempt_s.empty() && st.failed_attempt_s.size() != partitions) ||
+        (!st.gives_up.empty() && st.gives_up.size() != partitions))
+      throw std::invalid_argument(
+          fmt::format("stage {} records failed attempts for other than its {} partitions", s, partitions));
+    for (std::size_t p = 0; p < st.gives_up.size(); ++p)
+      if (st.gives_up[p] && (st.failed_attempt_s.empty() || st.failed_attempt_s[p].empty()))
+        throw std::invalid_argument(fmt::format("stage {} gives up on task {}, which records no failed attempt", s, p));
     for (int p : parent_stages(static_cast<int>(s)))
       if (p >= static_cast<int>(s))
         throw std::invalid_argument(fmt::format("stage {} reads the shuffle of stage {}, which is not earlier", s, p));

@@ -35,6 +35,12 @@ struct Stage {
   std::vector<double> task_seconds; // replay: recorded compute per task (overrides the RDDs' compute_s); may be empty
   int tasks = 0; // tasks over `tasks` partitions spread evenly over the RDD (an iterative step over the part of the
                  // data still active); 0 = every partition
+  // Replay: per task, the recorded slot times of its attempts that failed, in order. Each holds a slot for its time
+  // and sends the task back to the queue; empty when none failed.
+  std::vector<std::vector<double>> failed_attempt_s;
+  // Replay: per task, whether its last attempt failed too (Spark gave up): that failure aborts the stage and fails
+  // its job, as the log recorded. Empty when every task succeeded.
+  std::vector<char> gives_up;
 
   int task_count(const std::vector<Rdd>& rdds) const { return tasks > 0 ? tasks : rdds[rdd].partitions; }
   /** The partition task `j` computes. */
@@ -50,6 +56,9 @@ struct Stage {
 struct SparkJob {
   std::vector<int> stages;
   double driver_s = 0; // driver-side work before the job is submitted (collecting results, updating a model)
+  // Replay: the driver submitted it while the previous job ran (from another thread): it runs beside it, and
+  // driver_s counts from the previous job's submission instead of its end.
+  bool with_previous = false;
 };
 
 struct SparkApplication {
@@ -59,6 +68,10 @@ struct SparkApplication {
   std::vector<Rdd> rdds;
   std::vector<Stage> stages;
   std::vector<SparkJob> jobs;
+  double driver_tail_s = 0; // driver-side work after the last job until the application ends (replay: recorded)
+  // Replay: seconds from the application's start until each of its executors registered, as recorded (sorted). The
+  // k-th executor granted registers no earlier (the wait for containers the log saw); empty: the start-up delay only.
+  std::vector<double> executor_waits_s;
   std::vector<std::string> left_out; // what its source (an event log) held that the replay leaves out, one line each
 
   /** Stages `s` depends on through shuffles (the stages read by its RDDs' shuffle dependencies). */

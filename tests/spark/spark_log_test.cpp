@@ -154,4 +154,55 @@ TEST(SparkLogReplay, RebuildsStagesTheirDependenciesAndRecordedTimes)
   EXPECT_EQ(yarn.jobs.size(), 3u);
 }
 
+TEST(SparkLogReplay, Spark12LocalShuffleReadsFailuresAndUndatedJobs)
+{
+  // Spark 1.2 records neither a job's submission nor its end, nor local shuffle bytes: stage 2 reads 8 local blocks
+  // and 0 bytes, and its task 3 fails once, which aborts job 1 (JobFailed).
+  const auto log = cs::read_spark_event_log(spark_sample("local-1422981780767"));
+  ASSERT_EQ(log.jobs.size(), 3u);
+  for (const auto& j : log.jobs)
+    EXPECT_TRUE(j.ended) << j.id;
+  EXPECT_TRUE(log.jobs[1].failed);
+  EXPECT_FALSE(log.jobs[0].failed);
+  EXPECT_NEAR(log.jobs[0].submit_s, 4.508, 1e-9); // its stage's submission, from the application's start
+  EXPECT_NEAR(log.jobs[1].end_s, 6.627, 1e-9);    // its last stage's completion
+  long blocks = 0;
+  for (const auto& t : log.tasks)
+    blocks += t.stage == 2 ? t.shuffle_blocks : 0;
+  EXPECT_EQ(blocks, 64);
+  const auto app = cs::application_from_log(log, 0);
+  ASSERT_EQ(app.stages.size(), 4u); // the failed stage is replayed up to its failure
+  EXPECT_EQ(app.rdds[app.stages[2].rdd].shuffle_stages, std::vector<int>{1});
+  ASSERT_EQ(app.stages[2].gives_up.size(), 8u);
+  EXPECT_TRUE(app.stages[2].gives_up[3]);
+  ASSERT_EQ(app.stages[2].failed_attempt_s[3].size(), 1u);
+  EXPECT_NEAR(app.stages[2].failed_attempt_s[3][0], 0.046, 1e-9);
+  EXPECT_NEAR(app.jobs[0].driver_s, 4.508, 1e-9);
+  EXPECT_NEAR(app.driver_tail_s, 9.011 - 7.506, 1e-9);
+  EXPECT_TRUE(app.left_out.empty()); // nothing is "still running": every job ended
+}
+
+TEST(SparkLogReplay, FailedAttemptsConcurrentJobsAndExecutorWaits)
+{
+  const auto failing = cs::application_from_log(cs::read_spark_event_log(spark_sample("app-20161115172038-0000")), 0);
+  long attempts = 0;
+  for (const auto& per_task : failing.stages[0].failed_attempt_s)
+    attempts += static_cast<long>(per_task.size());
+  EXPECT_EQ(attempts, 10);                         // tasks 11 and 15 failed twice
+  EXPECT_TRUE(failing.stages[0].gives_up.empty()); // every task succeeded in the end
+  const auto yarn = cs::read_spark_event_log(spark_sample("application_1553914137147_0018"));
+  const auto app = cs::application_from_log(yarn, 0);
+  ASSERT_EQ(app.jobs.size(), 3u);
+  EXPECT_FALSE(app.jobs[1].with_previous);
+  EXPECT_TRUE(app.jobs[2].with_previous); // submitted 15 ms after job 1, which ran 14.8 s
+  EXPECT_NEAR(app.jobs[2].driver_s, 0.015, 1e-9);
+  ASSERT_EQ(app.executor_waits_s.size(), 3u);
+  EXPECT_NEAR(app.executor_waits_s[0], 10.310, 1e-9);
+  EXPECT_TRUE(cs::application_from_log(yarn, 0, false).executor_waits_s.empty());
+  // Executors dated years after the tasks they ran (spark-rapids-tools' test log) registered by their first task.
+  const auto skewed = cs::application_from_log(cs::read_spark_event_log(spark_sample("eventlog_2nodes_8cores")), 0);
+  for (double w : skewed.executor_waits_s)
+    EXPECT_LT(w, 10.0);
+}
+
 } // namespace

@@ -141,7 +141,7 @@ TEST(SparkApplicationModel, ValidationRefusesBrokenDags)
   cs::SparkApplication app;
   app.rdds.push_back({"a", 4, 1, 1, 0, {}, {}, cs::StorageLevel::NONE});
   app.rdds.push_back({"b", 3, 1, 1, 0, {0}, {}, cs::StorageLevel::NONE}); // partitions differ from its parent
-  app.stages.push_back({1, 0, 0, {}, 0});
+  app.stages.push_back({1, 0, 0, {}, 0, {}, {}});
   app.jobs.push_back({{0}, 0});
   EXPECT_THROW(app.validate(), std::invalid_argument);
   app.rdds[1].partitions = 4;

@@ -153,6 +153,49 @@ TEST(SparkReplay, EventLogsReplayTheirStageDurationsWithin20Percent)
   expect_stages_within(spark_run(src("scenarios/reference/spark-replay-yarn.yaml")), {16.616, 14.811, 34.017}, 0.20);
 }
 
+fs::path replay_scenario(const std::string& tag, const std::string& log, int hosts, int cores, const std::string& more)
+{
+  return scenario_file(tag, "name: " + tag + "\ncluster:\n  device: cpu-node\n  racks: 1\n  hosts_per_rack: " +
+                                std::to_string(hosts) + "\n  host: {cores: " + std::to_string(cores) +
+                                ", memory: 16GiB, disk_bandwidth: 500MB/s}\n  network: {kind: tree, host_link: "
+                                "10Gb/s, latency: 50us}\nworkload: {kind: spark, spark: {executor_cores: " +
+                                std::to_string(cores) +
+                                ", executor_memory: 4GiB, executor_startup: 0s, replication: "
+                                "1, applications: [{event_log: " +
+                                src("traces/samples/spark/" + log) + more + "}]}}\n");
+}
+
+TEST(SparkReplay, FailuresConcurrentJobsAndTheDriversTimeAsRecorded)
+{
+  // Spark 1.2: the stage that reads only local shuffle blocks waits for its parent, and its failing task aborts its
+  // job as recorded (stage durations 0.591, 0.457, 0.051, 0.035 s; the application 9.011 s).
+  const auto old = spark_run(replay_scenario("spark12", "local-1422981780767", 1, 8, "").string());
+  expect_stages_within(old, {0.591, 0.457, 0.051, 0.035}, 0.20);
+  EXPECT_GE(std::stod(old.stages[2][4]), std::stod(old.stages[1][5])); // after its parent
+  EXPECT_EQ(old.stages[2][7], "yes");
+  EXPECT_EQ(old.metrics["failed_jobs"].get<double>(), 1);
+  EXPECT_EQ(old.metrics["failed_task_attempts"].get<double>(), 1);
+  EXPECT_NEAR(std::stod(old.apps[0][4]) / 9.011, 1.0, 0.05);
+  // Ten failed attempts hold slots and send their tasks back: the stage (0.909 s recorded) and the application
+  // (101.8 s, most of it the driver's after the job) as recorded.
+  const auto failing = spark_run(replay_scenario("failing", "app-20161115172038-0000", 4, 4, "").string());
+  expect_stages_within(failing, {0.909}, 0.20);
+  EXPECT_EQ(failing.metrics["failed_task_attempts"].get<double>(), 10);
+  EXPECT_EQ(failing.metrics["tasks"].get<double>(), 16);
+  EXPECT_NEAR(std::stod(failing.apps[0][4]) / 101.795, 1.0, 0.05);
+  // Jobs 1 and 2 of the YARN log ran side by side: 62.17 s recorded (run one after the other: 72.8 s). Its executors
+  // registered 10.3-11.1 s after the start, as replayed; with executor_waits: startup, at once.
+  const auto yarn = spark_run(src("scenarios/reference/spark-replay-yarn.yaml"));
+  ASSERT_EQ(yarn.code, 0) << yarn.err;
+  EXPECT_NEAR(std::stod(yarn.apps[0][4]) / 62.168, 1.0, 0.10);
+  EXPECT_LT(std::stod(yarn.stages[2][4]), std::stod(yarn.stages[1][5])); // beside stage 1
+  EXPECT_NEAR(std::stod(yarn.apps[0][2]), 10.310, 1e-6);
+  const auto at_once = spark_run(
+      replay_scenario("startup", "application_1553914137147_0018", 3, 1, ", executor_waits: startup").string());
+  ASSERT_EQ(at_once.code, 0) << at_once.err;
+  EXPECT_NEAR(std::stod(at_once.apps[0][2]), 0.0, 1e-9);
+}
+
 void expect_refused(const std::string& scenario, const std::string& extra, const std::string& message)
 {
   const fs::path dir = fresh_dir("refused");
@@ -180,6 +223,9 @@ TEST(SparkRun, BadInputIsRefusedWithAPosition)
     applications: [{workload: kmeans, event_log: x}]
 )";
   expect_refused(scenario_file("both", bad_app).string(), "", "either a workload generator or an event_log");
+  expect_refused(s, "--set 'workload.spark.applications[0].executor_waits=startup'", "event-log replays only");
+  expect_refused(src("scenarios/reference/spark-replay-yarn.yaml"),
+                 "--set 'workload.spark.applications[0].executor_waits=never'", "executor_waits");
   const fs::path dir = fresh_dir("trunc");
   fs::create_directories(dir);
   std::ifstream in(src("traces/samples/spark/local-1430917381534"));

@@ -14,9 +14,11 @@ namespace cs {
 SparkApplication hibench_application(const SparkAppParams& a, const SparkParams& p);
 
 /** The application a Spark event log recorded: its stages with their tasks' recorded times (launch to finish less
- *  shuffle-fetch wait and shuffle-write time, which the simulator models), input, shuffle and output bytes per
- *  task, persisted RDDs and the jobs in order. `executors` is what the log's peak executor count becomes (0 = it). */
-SparkApplication application_from_log(const SparkEventLog& log, int executors);
+ *  shuffle-fetch wait and shuffle-write time, which the simulator models), their failed attempts and the failures
+ *  that aborted a job, input, shuffle and output bytes per task, the jobs in order with the driver's time before,
+ *  between and after them. `executors` is what the log's peak executor count becomes (0 = it); `executor_waits`
+ *  keeps the recorded registration times of the executors (their wait for containers). */
+SparkApplication application_from_log(const SparkEventLog& log, int executors, bool executor_waits = true);
 
 /** Every application of `p`, submission-ordered (event logs read relative to `base_dir`). */
 std::vector<SparkApplication> spark_applications(const SparkParams& p, const std::string& base_dir);

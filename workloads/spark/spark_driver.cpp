@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace cs {
 
@@ -54,32 +55,47 @@ int SparkRun::distance(const BlockId& b) const
   return kNever;
 }
 
+// When the driver submits its next job: its work after the last job ended, or for a job submitted beside the
+// previous one, after that one's submission; infinity while it waits for open jobs to end, -1 after the last job.
+double SparkRun::next_job_at(int a) const
+{
+  const auto& s = state_[a];
+  const auto& jobs = s.spec->jobs;
+  if (s.next_job >= static_cast<int>(jobs.size()))
+    return -1;
+  const SparkJob& job = jobs[s.next_job];
+  if (job.with_previous && s.next_job > 0)
+    return s.last_submit + job.driver_s;
+  return s.open_jobs.empty() ? s.job_ready_at + job.driver_s : std::numeric_limits<double>::infinity();
+}
+
 void SparkRun::advance_jobs(int a, double now)
 {
   auto& s = state_[a];
   const auto& app = *s.spec;
-  if (s.job_open < 0) {
-    if (s.next_job >= static_cast<int>(app.jobs.size())) {
-      finish_app(a, now);
-      return;
-    }
-    if (now + 1e-12 < s.job_ready_at + app.jobs[s.next_job].driver_s)
-      return;                  // the driver is still working; woken when it is done
+  for (double at = next_job_at(a); at >= 0 && now + 1e-12 >= at; at = next_job_at(a)) {
     for (int id : s.executors) // cached blocks being migrated (iSpark): the next iteration starts once they arrive
       if (execs_[id].leaving && !execs_[id].released)
         return;
-    s.job_open = s.next_job++;
+    s.open_jobs.push_back(s.next_job++);
+    s.last_submit = now;
   }
-  const auto& job = app.jobs[s.job_open];
-  // Submit every stage of the job whose parents are done (shuffle map stages already done are skipped).
-  for (int st : job.stages) {
-    const bool running = std::any_of(s.running.begin(), s.running.end(), [&](const auto& r) { return r.stage == st; });
-    if (running || s.stage_done[st])
-      continue;
-    const auto parents = app.parent_stages(st);
-    if (std::all_of(parents.begin(), parents.end(), [&](int q) { return s.stage_done[q]; }))
-      submit_stage(a, st, now);
+  if (s.open_jobs.empty() && s.next_job >= static_cast<int>(app.jobs.size())) {
+    if (now + 1e-12 >= s.job_ready_at + app.driver_tail_s) // the driver's work after its last job
+      finish_app(a, now);
+    return;
   }
+  // Submit every stage of the open jobs whose parents are done (shuffle map stages already done are skipped).
+  for (int j : s.open_jobs)
+    for (int st : app.jobs[j].stages) {
+      const bool running =
+          std::any_of(s.running.begin(), s.running.end(), [&](const auto& r) { return r.stage == st; });
+      if (running || s.stage_done[st])
+        continue;
+      const auto parents = app.parent_stages(st);
+      if (std::all_of(parents.begin(), parents.end(), [&](int q) { return s.stage_done[q]; }))
+        submit_stage(a, st, now);
+    }
 }
 
 void SparkRun::submit_stage(int a, int st, double now)
@@ -88,6 +104,7 @@ void SparkRun::submit_stage(int a, int st, double now)
   const auto& app = *s.spec;
   StageRun r;
   r.stage = st;
+  r.run = s.runs++;
   r.total = app.stages[st].task_count(app.rdds);
   r.start = now;
   r.last_launch = now;
@@ -111,6 +128,7 @@ void SparkRun::submit_stage(int a, int st, double now)
           r.pref_host[p].push_back(h);
     }
   }
+  r.attempt.assign(partitions, 0);
   s.stage_partition_done[st].assign(partitions, 0);
   s.map_host[st].assign(partitions, -1);
   s.running.push_back(std::move(r));
@@ -191,10 +209,9 @@ void SparkRun::schedule(int a, double now)
         r.last_launch = now;
         r.level = best_level;
         set_busy(e, +1, now);
-        rt_.spawn("task", e.host, [this, a, st = r.stage, p, id, now, best_level] {
-          run_task(a, st, p, id);
-          on_task_end(a, st, p, id, now, best_level);
-        });
+        const Launch l{a, r.stage, r.run, p, id, best_level, r.attempt[p]++, now};
+        rt_.spawn("task", e.host,
+                  [this, l] { on_task_end(l, !run_task(l.app, l.stage, l.partition, l.executor, l.attempt)); });
         launched = true;
         break;
       }
@@ -211,37 +228,85 @@ void SparkRun::schedule(int a, double now)
     s.backlog_since = now;
 }
 
-void SparkRun::on_task_end(int a, int st, int p, int id, double start, int level)
+void SparkRun::on_task_end(const Launch& l, bool failed)
 {
   const double now = rt_.now();
-  auto& s = state_[a];
-  auto& e = execs_[id];
+  auto& s = state_[l.app];
+  auto& e = execs_[l.executor];
   if (s.done) // its application ended while it ran (a log that stops mid-job): it is left out
     return;
   set_busy(e, -1, now);
-  out_.apps[a].busy_core_s += now - start;
-  out_.tasks.push_back({a, st, p, id, e.host, level, start, now});
-  s.map_host[st][p] = e.host;
-  s.stage_partition_done[st][p] = 1;
-  auto it = std::find_if(s.running.begin(), s.running.end(), [&](const auto& r) { return r.stage == st; });
+  out_.apps[l.app].busy_core_s += now - l.start;
+  out_.tasks.push_back({l.app, l.stage, l.partition, l.executor, e.host, l.level, l.start, now, failed});
+  out_.failed_attempts += failed;
+  auto it = std::find_if(s.running.begin(), s.running.end(), [&](const auto& r) { return r.run == l.run; });
+  if (it == s.running.end()) { // its stage was aborted while it ran: only its slot is freed
+    wake_->notify();
+    return;
+  }
   --it->running;
+  if (failed) {
+    // Spark sends a failed task back to its task set; a task that has used up its attempts aborts the stage.
+    const Stage& stage = s.spec->stages[l.stage];
+    const bool more = l.attempt + 1 < static_cast<int>(stage.failed_attempt_s[l.partition].size());
+    if (more || stage.gives_up.empty() || !stage.gives_up[l.partition]) {
+      it->pending.insert(it->pending.begin(), l.partition);
+    } else {
+      out_.stages.push_back({l.app, l.stage, it->total, it->start, now, true});
+      abort_jobs(l.app, l.stage, now);
+    }
+    wake_->notify();
+    return;
+  }
+  s.map_host[l.stage][l.partition] = e.host;
+  s.stage_partition_done[l.stage][l.partition] = 1;
   if (++it->done == it->total) {
-    out_.stages.push_back({a, st, it->total, it->start, now});
+    out_.stages.push_back({l.app, l.stage, it->total, it->start, now, false});
     s.running.erase(it);
-    const auto& job = s.spec->jobs[s.job_open];
-    s.stage_done[st] = 1;
+    s.stage_done[l.stage] = 1;
     while (s.position < s.plan.size() && s.stage_done[s.plan[s.position]])
       ++s.position;
-    if (st == job.stages.back()) { // the job's action returned to the driver
-      s.job_open = -1;
-      s.job_ready_at = now;
-      s.iteration_ended = true;
-      for (std::size_t q = 0; q < s.stage_done.size(); ++q) // result stages may run again in a later job
-        if (s.spec->stages[q].shuffle_write_bytes <= 0)
-          s.stage_done[q] = 0;
-    }
+    for (int j : std::vector<int>(s.open_jobs)) // the job's action returned to the driver
+      if (l.stage == s.spec->jobs[j].stages.back())
+        end_job(l.app, j, now);
   }
   wake_->notify();
+}
+
+// A job ends: the driver takes over, and result stages may run again in a later job.
+void SparkRun::end_job(int a, int job, double now)
+{
+  auto& s = state_[a];
+  std::erase(s.open_jobs, job);
+  s.job_ready_at = now;
+  s.iteration_ended = true;
+  for (std::size_t q = 0; q < s.stage_done.size(); ++q)
+    if (s.spec->stages[q].shuffle_write_bytes <= 0)
+      s.stage_done[q] = 0;
+}
+
+// A task gave up (replay): Spark aborts every open job that needs its stage, and the driver goes on. Their running
+// tasks end on their own and free their slots; the jobs' unfinished stages count as passed for the cache's view of
+// the future.
+void SparkRun::abort_jobs(int a, int stage, double now)
+{
+  auto& s = state_[a];
+  const auto& jobs = s.spec->jobs;
+  for (int j : std::vector<int>(s.open_jobs)) {
+    const auto& stages = jobs[j].stages;
+    if (std::find(stages.begin(), stages.end(), stage) == stages.end())
+      continue;
+    auto in_job = [&](int st) { return std::find(stages.begin(), stages.end(), st) != stages.end(); };
+    std::erase_if(s.running, [&](const StageRun& r) { return in_job(r.stage); });
+    ++out_.failed_jobs;
+    const std::vector<char> done = s.stage_done; // what finished keeps its output; the rest has none
+    for (int st : stages)
+      s.stage_done[st] = 1;
+    while (s.position < s.plan.size() && s.stage_done[s.plan[s.position]])
+      ++s.position;
+    s.stage_done = done;
+    end_job(a, j, now);
+  }
 }
 
 } // namespace cs

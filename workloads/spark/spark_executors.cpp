@@ -118,6 +118,9 @@ void SparkRun::grant(double now)
       e.cores = p_.executor_cores;
       e.granted = now;
       e.ready = now + p_.executor_startup.value;
+      const auto& waits = apps_[a].executor_waits_s; // replay: no earlier than the log's k-th executor registered
+      if (const auto k = static_cast<std::size_t>(out_.apps[a].executors_added); k < waits.size())
+        e.ready = std::max(e.ready, apps_[a].submit_s + waits[k]);
       free_cores_[best] -= e.cores;
       free_memory_[best] -= need_mem;
       allocated_cores_ += e.cores;
@@ -332,9 +335,12 @@ double SparkRun::next_wake(double now) const
     if (!s.admitted || s.done)
       continue;
     active = true;
-    if (s.job_open < 0 && s.next_job < static_cast<int>(s.spec->jobs.size()) &&
-        s.job_ready_at + s.spec->jobs[s.next_job].driver_s > now) // (a job held for a migration is woken by it)
-      next = std::min(next, s.job_ready_at + s.spec->jobs[s.next_job].driver_s);
+    // The driver's work before the next job, or after the last (a job held for a migration is woken by it).
+    double ready = next_job_at(static_cast<int>(&s - state_.data()));
+    if (ready < 0 && s.open_jobs.empty())
+      ready = s.job_ready_at + s.spec->driver_tail_s;
+    if (ready > now && !std::isinf(ready))
+      next = std::min(next, ready);
     for (const auto& r : s.running)
       if (!r.pending.empty() && r.level < 2 && p_.locality_wait.value > 0)
         next = std::min(next, r.last_launch + p_.locality_wait.value *

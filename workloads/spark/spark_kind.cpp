@@ -45,6 +45,9 @@ std::string summary_lines(const RunEnv& env, const SparkParams& p, const std::st
   out += fmt::format("  locality  process {:.1f}%  node {:.1f}%  any {:.1f}% of {:.0f} tasks\n",
                      100 * metrics.at(metric::locality_process), 100 * metrics.at(metric::locality_node),
                      100 * metrics.at(metric::locality_any), metrics.at(metric::tasks));
+  if (metrics.at(metric::failed_task_attempts) > 0 || metrics.at(metric::failed_jobs) > 0)
+    out += fmt::format("  failures  {:.0f} failed task attempts replayed; {:.0f} jobs failed as recorded\n",
+                       metrics.at(metric::failed_task_attempts), metrics.at(metric::failed_jobs));
   return out;
 }
 

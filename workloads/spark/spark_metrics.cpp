@@ -42,12 +42,15 @@ RunMetrics spark_metrics(const SparkOutcome& o)
   r.set(metric::bytes_migrated, c.bytes_migrated);
   r.set(metric::cache_evictions, static_cast<double>(c.evictions));
   r.set(metric::blocks_lost, static_cast<double>(c.blocks_lost));
-  r.set(metric::tasks, static_cast<double>(o.tasks.size()));
+  const auto succeeded = static_cast<double>(o.tasks.size() - static_cast<std::size_t>(o.failed_attempts));
+  r.set(metric::tasks, succeeded);
+  r.set(metric::failed_task_attempts, static_cast<double>(o.failed_attempts));
+  r.set(metric::failed_jobs, o.failed_jobs);
   r.set(metric::stages, static_cast<double>(o.stages.size()));
   double local[3] = {0, 0, 0};
   for (const auto& t : o.tasks)
-    ++local[t.locality];
-  const double n = std::max<double>(1, static_cast<double>(o.tasks.size()));
+    local[t.locality] += !t.failed;
+  const double n = std::max(1.0, succeeded);
   r.set(metric::locality_process, local[0] / n);
   r.set(metric::locality_node, local[1] / n);
   r.set(metric::locality_any, local[2] / n);
@@ -75,11 +78,11 @@ std::string spark_apps_csv(const std::vector<SparkApplication>& apps, const Spar
 
 std::string spark_stages_csv(const std::vector<SparkApplication>& apps, const SparkOutcome& o)
 {
-  std::string csv = "application,stage,rdd,tasks,start_s,end_s,duration_s\n";
+  std::string csv = "application,stage,rdd,tasks,start_s,end_s,duration_s,aborted\n";
   for (const auto& s : o.stages)
-    csv +=
-        fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f}\n", apps[s.app].name, s.stage,
-                    apps[s.app].rdds[apps[s.app].stages[s.stage].rdd].name, s.tasks, s.start, s.end, s.end - s.start);
+    csv += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{}\n", apps[s.app].name, s.stage,
+                       apps[s.app].rdds[apps[s.app].stages[s.stage].rdd].name, s.tasks, s.start, s.end, s.end - s.start,
+                       s.aborted ? "yes" : "no");
   return csv;
 }
 
@@ -98,8 +101,8 @@ std::string spark_trace_json(const std::vector<SparkApplication>& apps, const Sp
   for (std::size_t h = 0; h < host_names.size(); ++h)
     trace.process(static_cast<int>(h), host_names[h]);
   for (const auto& t : o.tasks)
-    trace.complete(fmt::format("{}/s{}/p{}", apps[t.app].name, t.stage, t.partition), "task", t.host, t.executor,
-                   t.start, t.end, {{"locality", t.locality}});
+    trace.complete(fmt::format("{}/s{}/p{}{}", apps[t.app].name, t.stage, t.partition, t.failed ? " (failed)" : ""),
+                   "task", t.host, t.executor, t.start, t.end, {{"locality", t.locality}});
   return trace.dump();
 }
 

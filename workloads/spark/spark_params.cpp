@@ -27,11 +27,16 @@ void read_app(ObjectReader& r, SparkAppParams& a)
       .field("data_scale", a.data_scale, "multiplies the profile's data size")
       .field("converge", a.converge,
              "iterative workloads: share of the previous iteration's partitions still active (1 = all)")
-      .field("driver_time", a.driver_time, "driver-side work between two jobs");
+      .field("driver_time", a.driver_time, "driver-side work between two jobs")
+      .choice("executor_waits", a.recorded_executor_waits, {{"recorded", true}, {"startup", false}},
+              "event logs: recorded (each executor registers no earlier than the log recorded: its wait for a "
+              "container) or startup (granted plus executor_startup only)");
   if (r.describing())
     return;
   if (a.workload.empty() == a.event_log.empty())
     r.fail_at("workload", "give either a workload generator or an event_log");
+  if (!a.recorded_executor_waits && a.event_log.empty())
+    r.fail_at("executor_waits", "executor_waits applies to event-log replays only");
   r.require_non_negative("submit", a.submit.value);
   r.require_positive("count", a.count);
   r.require_at_most("count", a.count, 100000);

@@ -16,13 +16,14 @@ struct SparkAppParams {
   Seconds submit;
   int count = 1;
   Seconds interarrival;
-  int executors = 0;        // peak demand (static allocation); 0 = the log's or 4
-  int partitions = 0;       // 0 = input / 128 MiB
-  int iterations = 0;       // 0 = the profile's
-  std::string storage;      // persistence of the cached RDD; "" = the workload's (HiBench: MEMORY_ONLY)
-  double data_scale = 1;    // multiplies the profile's data size
-  double converge = 1;      // iterative: share of partitions still active each further iteration (1 = all)
-  Seconds driver_time{0.5}; // driver-side work between two jobs (collecting results, updating the model)
+  int executors = 0;                   // peak demand (static allocation); 0 = the log's or 4
+  int partitions = 0;                  // 0 = input / 128 MiB
+  int iterations = 0;                  // 0 = the profile's
+  std::string storage;                 // persistence of the cached RDD; "" = the workload's (HiBench: MEMORY_ONLY)
+  double data_scale = 1;               // multiplies the profile's data size
+  double converge = 1;                 // iterative: share of partitions still active each further iteration (1 = all)
+  Seconds driver_time{0.5};            // driver-side work between two jobs (collecting results, updating the model)
+  bool recorded_executor_waits = true; // event logs: executors register no earlier than the log recorded
 };
 
 /** The cluster manager: yarn (containers of heap plus overhead, on the host with the most free cores) or

@@ -27,6 +27,8 @@ struct ExecutorState {
 
 struct StageRun {
   int stage = 0;
+  int run = 0;              // which submission (a task of an aborted run that ends later finds none)
+  std::vector<int> attempt; // by partition: attempts launched (replayed failures come first)
   std::vector<int> pending; // partitions not launched
   int running = 0, done = 0, total = 0;
   double start = 0;
@@ -40,8 +42,9 @@ struct AppState {
   const SparkApplication* spec = nullptr;
   bool admitted = false, done = false;
   int next_job = 0;
-  double job_ready_at = 0; // when the driver submits the next job
-  int job_open = -1;       // the job running
+  double job_ready_at = 0;    // when the last job ended (the driver's work before the next counts from here)
+  double last_submit = 0;     // when the last job was submitted (a concurrent job's work counts from here)
+  std::vector<int> open_jobs; // the jobs running (more than one when the driver submitted them concurrently)
   std::vector<char> stage_done;
   std::vector<StageRun> running;
   std::vector<int> executors; // ids
@@ -54,6 +57,7 @@ struct AppState {
   std::vector<std::vector<int>> readers;  // per RDD: plan positions of the stages that read it
   std::size_t position = 0;               // first plan position not finished
   std::vector<std::vector<char>> stage_partition_done; // per stage, per partition
+  int runs = 0;                                        // stage submissions so far
 };
 
 class SparkRun : public BlockFuture {
@@ -87,11 +91,19 @@ private:
   void schedule(int a, double now);
   int task_level(const StageRun& r, int p, const ExecutorState& e, const std::vector<char>& live_hosts) const;
   std::vector<char> live_hosts(int a) const;
-  void on_task_end(int a, int s, int p, int e, double start, int level);
+  struct Launch {
+    int app = 0, stage = 0, run = 0, partition = 0, executor = 0, level = 0, attempt = 0;
+    double start = 0;
+  };
+  void on_task_end(const Launch& l, bool failed);
+  double next_job_at(int a) const;
+  void end_job(int a, int job, double now);
+  void abort_jobs(int a, int stage, double now);
   const std::vector<int>& replicas(int a, int rdd, int p);
 
   // spark_tasks.cpp: a task's work.
-  void run_task(int a, int s, int p, int e);
+  /** Runs attempt `attempt` of task `p`; false when it is a replayed attempt that failed. */
+  bool run_task(int a, int s, int p, int e, int attempt);
   double execution_bytes(int a, int s) const;
   void use_execution_memory(int e, double delta);
   struct TaskWork {

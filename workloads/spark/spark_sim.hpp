@@ -29,11 +29,13 @@ struct SparkTaskRecord {
   int app = 0, stage = 0, partition = 0, executor = 0, host = 0;
   int locality = 0; // 0 process-local (or no preference), 1 node-local, 2 any
   double start = 0, end = 0;
+  bool failed = false; // a replayed attempt that failed (its task ran again, or its job failed)
 };
 
 struct SparkStageRecord {
   int app = 0, stage = 0, tasks = 0;
   double start = 0, end = 0;
+  bool aborted = false; // a task gave up (replay): the stage ended there and its job failed
 };
 
 struct SparkCacheStats {
@@ -64,6 +66,8 @@ struct SparkOutcome {
   int cluster_cores = 0;
   double makespan = 0;
   long activities = 0;
+  long failed_attempts = 0; // replayed task attempts that failed
+  int failed_jobs = 0;      // jobs a task's last failure aborted (replay)
 };
 
 struct SparkSetup {

@@ -9,11 +9,16 @@ namespace cs {
 // cache layout finds one; otherwise its inputs (narrow parents, shuffle output, HDFS) are read and it is computed,
 // and cached when persisted. Reads are started together and overlap the computation (Spark's iterators stream
 // records), so a task takes about max(I/O, compute); the shuffle write and HDFS output follow.
-void SparkRun::run_task(int a, int st, int p, int id)
+bool SparkRun::run_task(int a, int st, int p, int id, int attempt)
 {
   const auto& app = apps_[a];
   const auto& stage = app.stages[st];
   const ExecutorState e = execs_[id]; // a copy: granting executors reallocates execs_ while the task runs
+  if (!stage.failed_attempt_s.empty() && attempt < static_cast<int>(stage.failed_attempt_s[p].size())) {
+    // A recorded failure: its slot time as the log saw it (what it read or wrote before failing is not recorded).
+    cluster_.compute(e.host, stage.failed_attempt_s[p][attempt] * setup_.params->cpu_scale);
+    return false;
+  }
   const double execution = execution_bytes(a, st);
   use_execution_memory(id, execution);
   TaskWork w;
@@ -40,6 +45,7 @@ void SparkRun::run_task(int a, int st, int p, int id)
   if (ClusterRuntime::some(stage.output_bytes))
     cluster_.hdfs_write(e.host, stage.output_bytes, p_.replication, rng_, [](int, int) {});
   use_execution_memory(id, -execution);
+  return true;
 }
 
 // What a task of stage `s` holds in execution memory: its shuffle output while sorting it and the shuffle input it
