@@ -46,6 +46,22 @@ double number(const json& j, const char* key, double fallback = 0)
   return x;
 }
 
+// Bounds that a real log cannot pass (a result of 1e288 seconds is a bad input, not an answer): epoch times before
+// the year 5138, durations under a year, counters under 10 PB.
+constexpr double kMaxEpochMs = 1e14, kMaxDurationMs = 3.2e10, kMaxBytes = 1e16;
+
+double bounded(const json& j, const char* key, double limit, const char* what)
+{
+  const double x = number(j, key);
+  if (x > limit)
+    throw FieldError(fmt::format("field '{}' is {:g}: {} at most {:g}", key, x, what, limit));
+  return x;
+}
+
+double epoch_ms(const json& j, const char* key) { return bounded(j, key, kMaxEpochMs, "an epoch time in ms is"); }
+double duration_ms(const json& j, const char* key) { return bounded(j, key, kMaxDurationMs, "a duration in ms is"); }
+double bytes(const json& j, const char* key) { return bounded(j, key, kMaxBytes, "a byte count is"); }
+
 std::string text(const json& j, const char* key)
 {
   const json* v = member(j, key);
@@ -108,7 +124,7 @@ public:
     } else if (type == "SparkListenerApplicationStart") {
       log_.app_name = text(e, "App Name");
       log_.app_id = text(e, "App ID");
-      log_.start_ms = number(e, "Timestamp");
+      log_.start_ms = epoch_ms(e, "Timestamp");
       started_ = true;
       for (auto& x : log_.executors) { // added before the application's start event (Spark 3 writes them first)
         x.added_s -= log_.start_ms / 1000.0;
@@ -116,16 +132,16 @@ public:
           x.removed_s -= log_.start_ms / 1000.0;
       }
     } else if (type == "SparkListenerApplicationEnd") {
-      log_.end_s = rel(number(e, "Timestamp"));
+      log_.end_s = rel(epoch_ms(e, "Timestamp"));
     } else if (type == "SparkListenerJobStart") {
-      const double submit = member(e, "Submission Time") ? rel(number(e, "Submission Time")) : -1;
+      const double submit = member(e, "Submission Time") ? rel(epoch_ms(e, "Submission Time")) : -1;
       log_.jobs.push_back({id_of(e, "Job ID"), ints(e, "Stage IDs"), submit, -1, false, false});
     } else if (type == "SparkListenerJobEnd") {
       const int id = id_of(e, "Job ID");
       const std::string result = text(object(e, "Job Result"), "Result");
       for (auto& j : log_.jobs)
         if (j.id == id) {
-          j.end_s = member(e, "Completion Time") ? rel(number(e, "Completion Time")) : -1;
+          j.end_s = member(e, "Completion Time") ? rel(epoch_ms(e, "Completion Time")) : -1;
           j.ended = true;
           j.failed = !result.empty() && result != "JobSucceeded";
         }
@@ -137,12 +153,12 @@ public:
       const json& info = object(e, "Executor Info");
       log_.executors.push_back({text(e, "Executor ID"), text(info, "Host"),
                                 std::max(1, static_cast<int>(std::min(number(info, "Total Cores", 1), 1e6))),
-                                rel(number(e, "Timestamp")), -1, ""});
+                                rel(epoch_ms(e, "Timestamp")), -1, ""});
     } else if (type == "SparkListenerExecutorRemoved") {
       const std::string id = text(e, "Executor ID");
       for (auto& x : log_.executors)
         if (x.id == id && x.removed_s < 0) {
-          x.removed_s = rel(number(e, "Timestamp"));
+          x.removed_s = rel(epoch_ms(e, "Timestamp"));
           x.removed_reason = text(e, "Removed Reason");
         }
     } else if (type == "SparkListenerBlockManagerAdded") {
@@ -155,6 +171,29 @@ public:
   }
 
   bool started() const { return started_; }
+
+  /** Where the next event is read (for errors found after the whole log is read). */
+  void at(const std::string& file, int line)
+  {
+    file_ = file;
+    line_ = line;
+  }
+
+  /** A parent stage no job lists and no stage completion names: the log lost events or was edited. */
+  void check_parents() const
+  {
+    std::set<int> known;
+    for (const auto& j : log_.jobs)
+      known.insert(j.stages.begin(), j.stages.end());
+    for (const auto& s : log_.stages)
+      known.insert(s.id);
+    for (const auto& [where, stage] : stage_lines_)
+      for (int parent : log_.stages[stage].parents)
+        if (!known.count(parent))
+          throw InputError(
+              where.first, where.second, 1,
+              fmt::format("stage {} names parent stage {}, which no job lists", log_.stages[stage].id, parent));
+  }
 
   /** Local-mode logs have no ExecutorAdded: their one executor is the driver's block manager, with as many task
    *  slots as the largest first wave of any stage (the tasks launched within 10 ms of the stage's first launch). */
@@ -188,9 +227,13 @@ private:
     s.name = text(info, "Stage Name");
     s.tasks = id_of(info, "Number of Tasks");
     s.parents = ints(info, "Parent IDs");
-    s.submit_s = member(info, "Submission Time") ? rel(number(info, "Submission Time")) : -1;
-    s.complete_s = member(info, "Completion Time") ? rel(number(info, "Completion Time")) : -1;
+    s.submit_s = member(info, "Submission Time") ? rel(epoch_ms(info, "Submission Time")) : -1;
+    s.complete_s = member(info, "Completion Time") ? rel(epoch_ms(info, "Completion Time")) : -1;
     s.failed = !text(info, "Failure Reason").empty();
+    for (int parent : s.parents) // Spark creates a stage's parents first, so their ids are smaller
+      if (parent >= s.id)
+        throw FieldError(fmt::format("stage {} names stage {} as its parent (a parent's id is smaller)", s.id, parent));
+    stage_lines_.emplace_back(std::make_pair(file_, line_), static_cast<int>(log_.stages.size()));
     if (const json* rdds = member(info, "RDD Info")) {
       if (!rdds->is_array())
         throw FieldError("field 'RDD Info' must be a list");
@@ -215,35 +258,46 @@ private:
     t.executor = text(info, "Executor ID");
     t.host = text(info, "Host");
     t.locality = text(info, "Locality");
-    t.launch_s = rel(number(info, "Launch Time"));
-    t.finish_s = rel(number(info, "Finish Time"));
+    t.launch_s = rel(epoch_ms(info, "Launch Time"));
+    t.finish_s = rel(epoch_ms(info, "Finish Time"));
+    if (t.finish_s < t.launch_s)
+      throw FieldError(fmt::format("task {} of stage {} finishes before it launches", t.index, t.stage));
     t.failed = flag(info, "Failed");
     t.killed = flag(info, "Killed");
     t.speculative = flag(info, "Speculative");
     t.end_reason = text(object(e, "Task End Reason"), "Reason");
-    t.run_s = number(m, "Executor Run Time") / 1000.0;
-    t.deserialize_s = number(m, "Executor Deserialize Time") / 1000.0;
+    t.run_s = duration_ms(m, "Executor Run Time") / 1000.0;
+    t.deserialize_s = duration_ms(m, "Executor Deserialize Time") / 1000.0;
     const json& in = object(m, "Input Metrics");
-    t.input_bytes = number(in, "Bytes Read");
+    t.input_bytes = bytes(in, "Bytes Read");
     t.read_method = text(in, "Data Read Method");
     const json& sr = object(m, "Shuffle Read Metrics");
-    t.shuffle_remote_bytes = number(sr, "Remote Bytes Read");
-    t.shuffle_local_bytes = number(sr, "Local Bytes Read");
+    t.shuffle_remote_bytes = bytes(sr, "Remote Bytes Read");
+    t.shuffle_local_bytes = bytes(sr, "Local Bytes Read");
     t.shuffle_blocks =
         static_cast<long>(std::min(number(sr, "Local Blocks Fetched") + number(sr, "Remote Blocks Fetched"), 1e15));
-    t.fetch_wait_s = number(sr, "Fetch Wait Time") / 1000.0;
+    t.fetch_wait_s = duration_ms(sr, "Fetch Wait Time") / 1000.0;
     const json& sw = object(m, "Shuffle Write Metrics");
-    t.shuffle_write_bytes = number(sw, "Shuffle Bytes Written");
-    t.shuffle_write_s = number(sw, "Shuffle Write Time") / 1e9;
-    t.output_bytes = number(object(m, "Output Metrics"), "Bytes Written");
+    t.shuffle_write_bytes = bytes(sw, "Shuffle Bytes Written");
+    t.shuffle_write_s = bounded(sw, "Shuffle Write Time", kMaxDurationMs * 1e6, "a duration in ns is") / 1e9;
+    t.output_bytes = bytes(object(m, "Output Metrics"), "Bytes Written");
     if (const json* blocks = member(m, "Updated Blocks"); blocks && blocks->is_array())
       for (const auto& b : *blocks)
         t.blocks_cached += text(b, "Block ID").rfind("rdd_", 0) == 0;
+    if (std::none_of(log_.executors.begin(), log_.executors.end(), [&](const auto& x) { return x.id == t.executor; }) &&
+        std::none_of(block_managers_.begin(), block_managers_.end(),
+                     [&](const auto& b) { return b.first == t.executor; }))
+      throw FieldError(fmt::format("a task ran on executor '{}', which no earlier ExecutorAdded or "
+                                   "BlockManagerAdded event names",
+                                   t.executor));
     log_.tasks.push_back(std::move(t));
   }
 
   SparkEventLog& log_;
   bool started_ = false;
+  std::string file_;
+  int line_ = 0;
+  std::vector<std::pair<std::pair<std::string, int>, int>> stage_lines_; // (file, line) of each stage's completion
   std::vector<std::pair<std::string, std::string>> block_managers_;
 };
 
@@ -266,6 +320,11 @@ std::vector<std::string> log_files(const std::string& path)
   if (parts.empty())
     throw InputError(path, 0, 0, "a directory without events_<N>_* files is not a rolling Spark event log");
   std::sort(parts.begin(), parts.end());
+  for (std::size_t i = 1; i < parts.size(); ++i)
+    if (parts[i].first == parts[i - 1].first) // both read, their events would count twice
+      throw InputError(parts[i].second, 0, 0,
+                       fmt::format("a second rolling event-log file with index {} (beside {})", parts[i].first,
+                                   parts[i - 1].second));
   std::vector<std::string> out;
   for (auto& [i, p] : parts)
     out.push_back(std::move(p));
@@ -292,6 +351,7 @@ void read_lines(const std::string& file, LogBuilder& builder, SparkEventLog& log
       throw InputError(file, n, 1, std::string("not a usable JSON event: ") + err.what());
     }
     try {
+      builder.at(file, n);
       if (!e.is_object() || !e.contains("Event") || !e["Event"].is_string())
         throw FieldError("an event needs a string field 'Event'");
       builder.event(e["Event"].get<std::string>(), e);
@@ -334,6 +394,7 @@ SparkEventLog read_spark_event_log(const std::string& path)
     throw InputError(files.front(), 1, 1, "no SparkListenerApplicationStart event: not a Spark event log");
   if (log.tasks.empty())
     throw InputError(files.front(), 1, 1, "the log records no task (SparkListenerTaskEnd)");
+  builder.check_parents();
   builder.add_local_executors();
   date_jobs_from_stages(log);
   return log;

@@ -137,6 +137,46 @@ TEST(SparkEventLog, MalformedLinesAreErrorsAtTheirLine)
   EXPECT_EQ(e.line(), 1);
 }
 
+TEST(SparkEventLog, ImpossibleLogsAreRefusedAtTheirLine)
+{
+  // Times past any real clock, tasks ending before they start, parents that are not earlier or that no job lists,
+  // and tasks on executors the log never added were once replayed (a 1e300 ms task gave a 1e297 s stage).
+  const std::string start = R"({"Event":"SparkListenerApplicationStart","App Name":"a","Timestamp":1000})"
+                            "\n"
+                            R"({"Event":"SparkListenerBlockManagerAdded","Block Manager ID":{"Executor ID":"driver"}})"
+                            "\n";
+  auto task = [](const std::string& executor, const std::string& launch, const std::string& finish,
+                 const std::string& metrics) {
+    return R"({"Event":"SparkListenerTaskEnd","Stage ID":0,"Task Info":{"Executor ID":")" + executor +
+           R"(","Launch Time":)" + launch + R"(,"Finish Time":)" + finish + R"(},"Task Metrics":{)" + metrics + "}}\n";
+  };
+  const auto fine = scratch("fine") / "log";
+  write(fine, start + task("driver", "2000", "3000", ""));
+  EXPECT_EQ(cs::read_spark_event_log(fine.string()).tasks.size(), 1u);
+  auto e = spark_error_of(start + task("driver", "2000", "1e300", ""));
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(std::string(e.what()).find("Finish Time"), std::string::npos) << e.what();
+  e = spark_error_of(start + task("driver", "2000", "3000", R"("Executor Run Time":1e300)"));
+  EXPECT_NE(std::string(e.what()).find("Executor Run Time"), std::string::npos) << e.what();
+  e = spark_error_of(start + task("driver", "3000", "2000", ""));
+  EXPECT_NE(std::string(e.what()).find("finishes before it launches"), std::string::npos) << e.what();
+  e = spark_error_of(start + task("7", "2000", "3000", ""));
+  EXPECT_NE(std::string(e.what()).find("executor '7'"), std::string::npos) << e.what();
+  const std::string stage = R"({"Event":"SparkListenerStageCompleted","Stage Info":{"Stage ID":1,"Parent IDs":[)";
+  e = spark_error_of(start + stage + "1]}}\n" + task("driver", "2000", "3000", ""));
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(std::string(e.what()).find("as its parent"), std::string::npos) << e.what();
+  e = spark_error_of(start + stage + "0]}}\n" + task("driver", "2000", "3000", ""));
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(std::string(e.what()).find("no job lists"), std::string::npos) << e.what();
+  // A rolling log whose index appears twice would count its events twice.
+  const auto dir = scratch("twice") / "eventlog_v2_a";
+  fs::create_directories(dir);
+  write(dir / "events_1_a", start);
+  write(dir / "events_1_a.zstd.copy", task("driver", "2000", "3000", ""));
+  EXPECT_THROW(cs::read_spark_event_log(dir.string()), cs::InputError);
+}
+
 TEST(SparkLogReplay, RebuildsStagesTheirDependenciesAndRecordedTimes)
 {
   const auto app = cs::application_from_log(cs::read_spark_event_log(spark_sample("local-1430917381534")), 0);
