@@ -59,6 +59,17 @@ TEST(Robustness, CountsThatWouldOverflowAreRefusedWhereTheyAreRead)
                        "heartbeat must be at least 1 ms");
   expect_clean_refusal(clustersim("validate " + wordcount + " --set workload.mapreduce.trace.scale=1e300"),
                        "must be at most 1000000");
+  // Once runs without end: one map per byte, 2^31 - 1 containers a host or synthetic jobs, a million tasks past the
+  // bound (refused before any job is built).
+  const std::string hit = src("scenarios/reference/mapreduce-hit-paper.yaml");
+  expect_clean_refusal(clustersim("validate " + hit + " --set workload.mapreduce.block_size=1B"), "at least 1 MiB");
+  expect_clean_refusal(clustersim("validate " + hit + " --set workload.mapreduce.containers_per_host=2147483647"),
+                       "at most 1,048,576 containers");
+  expect_clean_refusal(clustersim("validate " + hit + " --set workload.mapreduce.synthetic.jobs=2147483647"),
+                       "must be at most 100000");
+  expect_clean_refusal(clustersim("run " + hit + " --set workload.mapreduce.synthetic.jobs=100000 --out " +
+                                  (std::filesystem::temp_directory_path() / "cs_robust_tasks").string()),
+                       "more than the 1000000 a run is bounded to");
   // Once a SIGFPE in the planner: dp x micro wrapped.
   expect_clean_refusal(clustersim("plan " + src("scenarios/reference/megatron-7.5b.yaml") + " --gpus 268435456"),
                        "not in range");

@@ -100,6 +100,10 @@ public:
     const int containers = m.containers_per_host > 0 ? m.containers_per_host : platform.host.cores;
     if (containers < 1)
       throw env.error_at("workload.mapreduce.containers_per_host", "a host must hold at least one container");
+    if (static_cast<long long>(containers) * platform.topology.host_count() > 1048576)
+      throw env.error_at("workload.mapreduce.containers_per_host",
+                         fmt::format("{} containers on each of {} hosts: at most 1,048,576 containers in all",
+                                     containers, platform.topology.host_count()));
     if (platform.host.disk_bandwidth <= 0)
       throw env.error_at("cluster.host.disk_bandwidth", "mapreduce needs hosts with disks (disk_bandwidth > 0)");
     for (std::size_t i = 0; i < m.middleboxes.size(); ++i) {
@@ -127,6 +131,8 @@ public:
     try {
       workload =
           build_mapreduce_workload(p, cost.layout(), env.source->base_dir(), static_cast<std::uint64_t>(env.seed));
+    } catch (const TaskBoundError& e) {
+      throw env.error_at("workload.mapreduce.block_size", e.what());
     } catch (const std::invalid_argument& e) { // nothing to replay: bad input, not a failed run
       throw env.error_at(p.trace.file.empty() ? "workload.mapreduce.synthetic" : "workload.mapreduce.trace.start",
                          e.what());

@@ -39,6 +39,7 @@ void read_synthetic(ObjectReader g, SyntheticJobsParams& synthetic)
       .field("output_ratio", synthetic.output_ratio, "output bytes / shuffle bytes");
   g.finish();
   g.require_non_negative("jobs", synthetic.jobs);
+  g.require_at_most("jobs", synthetic.jobs, 100000);
   g.require_positive("mean_interarrival", synthetic.mean_interarrival.value);
   g.require_positive("min_input", synthetic.min_input.value);
   g.require_positive("max_input", synthetic.max_input.value);
@@ -88,6 +89,8 @@ void read_mapreduce(ObjectReader r, MapReduceParams& m, bool selected)
              "optimises and `communication_cost` measures");
   r.finish();
   r.require_positive("block_size", m.block_size.value);
+  r.require(m.block_size.value >= 1048576.0, "block_size",
+            "block_size must be at least 1 MiB (HDFS's own minimum, dfs.namenode.fs-limits.min-block-size)");
   r.require_positive("replication", m.replication);
   r.require_non_negative("writer_racks", m.writer_racks);
   r.require_non_negative("containers_per_host", m.containers_per_host);

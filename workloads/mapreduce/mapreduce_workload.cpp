@@ -5,10 +5,20 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fmt/format.h>
 #include <map>
 #include <stdexcept>
 
 namespace cs {
+
+double map_count(const TraceJob& t, const MapReduceParams& p)
+{
+  if (!t.map_input_bytes.empty())
+    return static_cast<double>(t.map_input_bytes.size());
+  if (t.maps > 0)
+    return t.maps;
+  return std::max(1.0, std::ceil(t.input_bytes * p.trace.scale / p.block_size.value));
+}
 
 MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
 {
@@ -20,7 +30,6 @@ MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
   job.startup_s = recorded && t.startup_s >= 0 ? t.startup_s : p.am_startup.value;
   job.commit_s = recorded && t.commit_s >= 0 ? t.commit_s : p.job_commit.value;
   const double scale = p.trace.scale;
-  const double block = p.block_size.value;
   if (!t.map_input_bytes.empty()) {
     for (std::size_t m = 0; m < t.map_input_bytes.size(); ++m) {
       MapTaskSpec spec;
@@ -38,7 +47,7 @@ MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& p)
     }
   } else {
     const double input = t.input_bytes * scale;
-    const int maps = t.maps > 0 ? t.maps : std::max(1, static_cast<int>(std::ceil(input / block)));
+    const int maps = static_cast<int>(map_count(t, p));
     const double per_map = input / maps;
     for (int m = 0; m < maps; ++m)
       job.maps.push_back(MapTaskSpec{per_map, {}, per_map / p.map_rate.value, {}, {}, false});
@@ -170,6 +179,20 @@ MapReduceWorkload build_mapreduce_workload(const MapReduceParams& p, const Clust
   if (source.empty())
     throw std::invalid_argument("the workload has no jobs to run (check trace.start, trace.duration and the trace's "
                                 "skipped rows)");
+  // Counted before any job is built: one map per block of a 1e18-byte input would never finish building.
+  double tasks = 0;
+  for (std::size_t j = 0; j < source.size(); ++j) {
+    const TraceJob& t = source[j];
+    const double reduces = t.reduces >= 0 ? t.reduces
+                                          : std::min<double>(p.max_reduces, std::ceil(t.shuffle_bytes * p.trace.scale /
+                                                                                      p.reduce_bytes_per_task.value));
+    tasks += map_count(t, p) + reduces;
+    if (tasks > kMaxMapReduceTasks)
+      throw TaskBoundError(
+          fmt::format("the jobs up to job {} of {} already make {:.0f} map and reduce tasks, more "
+                      "than the {} a run is bounded to: raise block_size, lower trace.scale or replay fewer jobs",
+                      j + 1, source.size(), tasks, kMaxMapReduceTasks));
+  }
   Datasets datasets(p, layout, seed);
   std::map<std::string, int> queue_index;
   for (std::size_t q = 0; q < p.queues.size(); ++q)
