@@ -92,6 +92,8 @@ std::string detect_any_trace_format(const std::string& path)
                      "this is a PyTorch execution trace (ExecutionTraceObserver's JSON), not a Chakra ET: convert it "
                      "with Chakra's chakra_converter (PyTorch to Chakra), then read that with --format chakra; for "
                      "kernel times, record a profiler (Kineto) trace of the same step instead");
+  if (sample.head.empty()) // a compressed file that yields nothing may be corrupt: the full read says so
+    read_maybe_gzip(path, "trace", std::size_t{1} << 30);
   std::string names;
   for (const auto& n : trace_format_names())
     names += (names.empty() ? "" : "|") + n;

@@ -108,3 +108,22 @@ TEST(TraceFormats, ZstdLogsAreReadWholeAndATruncatedOneIsRefused)
     EXPECT_NE(std::string(e.what()).find("zstd stream is truncated"), std::string::npos) << e.what();
   }
 }
+
+TEST(TraceFormats, GzipFilesCutShortOrCorruptAreRefused)
+{
+  // Once read 39 of 40 rows, the cut one reported as a bad row: a gzip stream that ends early ends in EOF, not an
+  // error. And a corrupt check sum once hid the format ("cannot tell") instead of naming the damage.
+  std::ifstream in(format_sample("gpu-jobs/philly.csv.gz"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = ::testing::TempDir() + "/cs_cut.csv.gz", bad = ::testing::TempDir() + "/cs_crc.csv.gz";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 30);
+  std::ofstream(bad, std::ios::binary) << bytes.substr(0, bytes.size() - 8) + std::string(8, '\0');
+  for (const auto& path : {cut, bad}) {
+    try {
+      cs::find_trace_format(cs::detect_any_trace_format(path))->summarise(path);
+      FAIL() << path << " was read";
+    } catch (const cs::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("gzip stream is corrupt or truncated"), std::string::npos) << e.what();
+    }
+  }
+}
