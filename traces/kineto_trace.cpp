@@ -41,11 +41,15 @@ long long integer(const nlohmann::json& e, const char* key)
   return it != e.end() && it->is_number_integer() ? it->get<long long>() : -1;
 }
 
-void read_collective(const nlohmann::json& args, KinetoOp& op)
+void read_collective(const nlohmann::json& args, KinetoOp& op, const std::string& file, const std::string& where)
 {
   op.collective = string_field(args, "Collective name");
-  if (auto it = args.find("In msg nelems"); it != args.end() && it->is_number())
+  if (auto it = args.find("In msg nelems"); it != args.end() && it->is_number()) {
     op.elements = std::max(0.0, it->get<double>());
+    if (!(op.elements <= 1e12)) // a 1e300-element message once priced a step at 5.6e288 s
+      bad(file, where + ".args.In msg nelems",
+          fmt::format("{:g} elements: more than any GPU's memory holds (at most 1e12)", op.elements));
+  }
   op.dtype = string_field(args, "dtype");
   if (auto it = args.find("Group size"); it != args.end() && it->is_number_integer())
     op.group_size = static_cast<int>(std::clamp<long long>(it->get<long long>(), 0, 1 << 20));
@@ -99,10 +103,12 @@ void read_event(const nlohmann::json& e, const std::string& where, KinetoTrace& 
     op.name = name;
     op.ts = number(e, "ts", t.file, where) * 1e-6;
     op.dur = number(e, "dur", t.file, where) * 1e-6;
+    if (op.dur > 86400)
+      bad(t.file, where + ".dur", fmt::format("a GPU op of {:g} s: at most a day", op.dur));
     op.device = static_cast<int>(std::max(0LL, integer(e, "pid")));
     op.stream = integer(args, "stream") >= 0 ? integer(args, "stream") : id_field(e, "tid");
     op.correlation = integer(args, "correlation");
-    read_collective(args, op);
+    read_collective(args, op, t.file, where);
     t.ops.push_back(std::move(op));
   } else if (c == "cuda_runtime") {
     t.calls.push_back(KinetoCall{name, number(e, "ts", t.file, where) * 1e-6, number(e, "dur", t.file, where) * 1e-6,

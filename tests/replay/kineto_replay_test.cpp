@@ -101,6 +101,11 @@ TEST(KinetoReplay, MalformedTracesAreRefusedWithAPosition)
   refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1}]}", "traceEvents[0].dur: expected");
   refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": -5}]}", "out of range");
   refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"ts\": 1, \"dur\": 5}]}", "nothing to replay");
+  // A result of 1e288 seconds is a bad input, not an answer: a 1e300-element message, a kernel of 1e17 us.
+  refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 5, \"args\": "
+          "{\"Collective name\": \"allreduce\", \"In msg nelems\": 1e300}}]}",
+          "traceEvents[0].args.In msg nelems: 1e+300 elements");
+  refused("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 1e17}]}", "at most a day");
   refused(std::string("\x1f\x8b\x08\x00garbage", 12), "");
   // Fields of the wrong JSON type are read as absent, not thrown past the reader (fuzzing found a numeric name).
   const fs::path odd = write_temp("odd.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": 5, "
