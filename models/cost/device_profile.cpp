@@ -116,8 +116,8 @@ void parse_gemm(JsonReader& r, DeviceProfile& p)
   p.ctas_per_sm = g.integer("ctas_per_sm", 1, 64);
   if (g.has("k_overhead")) {
     p.gemm_k_overhead = g.number("k_overhead");
-    if (p.gemm_k_overhead < 0)
-      g.item(g.at("k_overhead"), "k_overhead").fail("must not be negative");
+    if (p.gemm_k_overhead < 0 || p.gemm_k_overhead > 1e6)
+      g.item(g.at("k_overhead"), "k_overhead").fail("must be in [0, 1e6] (elements of K)");
   }
   if (g.has("overlap")) {
     p.gemm_overlap = g.number("overlap");
@@ -130,8 +130,8 @@ void parse_gemm(JsonReader& r, DeviceProfile& p)
       p.gemm_scaling_rate[key] = share(rates, key.c_str());
     }
   const auto& tiles = g.at("tiles");
-  if (!tiles.is_array())
-    g.item(tiles, "tiles").fail("expected a list");
+  if (!tiles.is_array() || tiles.empty()) // an empty list once left the wave model silently without tiles
+    g.item(tiles, "tiles").fail("expected a non-empty list of {m, n, efficiency}");
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     JsonReader t = g.item(tiles[i], "tiles/" + std::to_string(i));
     p.gemm_tiles.push_back(GemmTile{t.integer("m", 1, 1024), t.integer("n", 1, 1024), share(t, "efficiency"),
@@ -169,6 +169,8 @@ void parse_tables(JsonReader& r, DeviceProfile& p)
       }
       table.shapes.push_back(dims);
       table.seconds.push_back(pt.positive("seconds"));
+      if (table.seconds.back() > 86400)
+        pt.item(pt.at("seconds"), "seconds").fail("a kernel of more than a day");
     }
     p.tables.push_back(std::move(table));
   }
@@ -186,8 +188,8 @@ DeviceProfile parse_profile(const std::string& text, const std::string& file)
   p.device = r.string("device");
   p.origin = r.string("origin");
   p.launch_overhead = r.number("launch_overhead_s");
-  if (p.launch_overhead < 0)
-    r.item(r.at("launch_overhead_s"), "launch_overhead_s").fail("must not be negative");
+  if (p.launch_overhead < 0 || p.launch_overhead > 1)
+    r.item(r.at("launch_overhead_s"), "launch_overhead_s").fail("must be in [0, 1] s");
   p.memory_efficiency = share(r, "memory_efficiency");
   JsonReader ce = r.child("compute_efficiency");
   if (!ce.json().is_object() || ce.json().empty())
@@ -201,16 +203,20 @@ DeviceProfile parse_profile(const std::string& text, const std::string& file)
     }
   if (r.has("memory_half_bytes")) {
     p.memory_half_bytes = r.number("memory_half_bytes");
-    if (p.memory_half_bytes < 0)
-      r.item(r.at("memory_half_bytes"), "memory_half_bytes").fail("must not be negative");
+    if (p.memory_half_bytes < 0 || p.memory_half_bytes > 1e12) // past any GPU's memory: a size no kernel reaches
+      r.item(r.at("memory_half_bytes"), "memory_half_bytes").fail("must be in [0, 1e12] bytes");
   }
   if (r.has("attention"))
     parse_attention(r, p);
   if (r.has("gemm"))
     parse_gemm(r, p);
   if (r.has("copy_bandwidth"))
-    for (const auto& [dir, v] : r.at("copy_bandwidth").items())
-      p.copy_bandwidth[dir] = r.child("copy_bandwidth").positive(dir.c_str());
+    for (const auto& [dir, v] : r.at("copy_bandwidth").items()) {
+      JsonReader copies = r.child("copy_bandwidth");
+      p.copy_bandwidth[dir] = copies.positive(dir.c_str());
+      if (p.copy_bandwidth[dir] > 1e14)
+        copies.item(copies.at(dir.c_str()), dir).fail("at most 1e14 B/s");
+    }
   if (r.has("tables"))
     parse_tables(r, p);
   if (r.has("sources"))

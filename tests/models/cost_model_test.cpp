@@ -193,10 +193,18 @@ TEST(Profiles, MalformedInputIsAPositionedError)
             std::string::npos);
   EXPECT_NE(where(with("\"efficiency\": 0.379", "\"efficiency\": 1.5")).find("efficiency must be in (0, 1]"),
             std::string::npos);
-  EXPECT_NE(where(with("\"k_overhead\": 128", "\"k_overhead\": -3")).find("k_overhead: must not be negative"),
+  EXPECT_NE(where(with("\"k_overhead\": 128", "\"k_overhead\": -3")).find("k_overhead: must be in [0, 1e6]"),
             std::string::npos);
   EXPECT_NE(where(with("\"memory_half_bytes\": 2400000", "\"memory_half_bytes\": -1"))
-                .find("memory_half_bytes: must not be negative"),
+                .find("memory_half_bytes: must be in [0, 1e12] bytes"),
+            std::string::npos);
+  // Values no device has, and an empty tile list, were once taken silently (the model fell back without tiles).
+  EXPECT_NE(where(with("\"memory_half_bytes\": 2400000", "\"memory_half_bytes\": 24000000000000")).find("[0, 1e12]"),
+            std::string::npos);
+  const std::string no_tiles =
+      ok.substr(0, ok.find("\"tiles\": [") + 10) + "]" + ok.substr(ok.find(']', ok.find("\"tiles\": [")) + 1);
+  EXPECT_NE(where(no_tiles).find("tiles: expected a non-empty list"), std::string::npos) << where(no_tiles);
+  EXPECT_NE(where(with("\"launch_overhead_s\": ", "\"launch_overhead_s\": 1e300, \"y\": ")).find("[0, 1] s"),
             std::string::npos);
   EXPECT_THROW(cs::load_profile("/nonexistent.json"), cs::InputError);
   // A measured cuDNN curve and a head-size term are read like FlashAttention-2's curve.
