@@ -17,7 +17,7 @@
 namespace cs {
 namespace {
 
-constexpr std::size_t kMaxNodes = 20'000'000;
+constexpr std::size_t kMaxNodes = 5'000'000; // about 170 B each held, and a task each replayed: within 2 GB
 constexpr std::uint32_t kMaxMessageBytes = 64u << 20;
 constexpr double kMaxMicros = 1e12;      // 11.6 days: past it a duration is corrupt, not slow
 constexpr double kMaxStartMicros = 1e18; // start times may count from the Unix epoch (1.7e15 us today)

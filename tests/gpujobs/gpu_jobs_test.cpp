@@ -9,10 +9,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using namespace cs;
@@ -235,6 +235,21 @@ TEST(GpuJobsReplay, BadInputIsRefusedWithAPosition)
   EXPECT_NE(r.err.find(bad.string() + ":2:1:"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists("/tmp/cs_gj_never"));
   fs::remove(bad);
+  // A bound is where a run ends in bounded time: a million Philly jobs on 256 GPUs did not end in 300 s.
+  r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") +
+                                  " --quiet --out /tmp/cs_gj_never --set workload.trace.limit=300000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("must be at most 200000"), std::string::npos) << r.err;
+  std::string many = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n";
+  for (int i = 0; i <= 200000; ++i)
+    many += std::to_string(i) + ",1," + std::to_string(i) + ",10,vgg19,60,1\n";
+  const fs::path big = write_temp("many-jobs.csv", many);
+  r = cs::testing::run_clustersim("run " + src("scenarios/gpu-jobs-philly.yaml") +
+                                  " --quiet --out /tmp/cs_gj_never --set workload.trace.file=" + big.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("more than 200000 jobs, the most one run replays"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists("/tmp/cs_gj_never"));
+  fs::remove(big);
 }
 
 TEST(GpuJobTraces, TheTraceCommandTellsEveryFormatApart)
@@ -313,9 +328,9 @@ TEST(GpuJobTraces, ImpossibleDatesHexNumbersAndFractionalCountsAreRefused)
 {
   const auto where = gpu_trace_refusal;
   const std::string philly = "timestamp,duration,num_gpus,gpu_time,cluster\n";
-  EXPECT_NE(where("feb31.csv", philly + "2017-02-31 00:00:00,60,1,60,c1\n")
-                .find(":2:1: '2017-02-31 00:00:00' is not a date"),
-            std::string::npos);
+  EXPECT_NE(
+      where("feb31.csv", philly + "2017-02-31 00:00:00,60,1,60,c1\n").find(":2:1: '2017-02-31 00:00:00' is not a date"),
+      std::string::npos);
   EXPECT_EQ(where("feb29.csv", philly + "2016-02-29 00:00:00,60,1,60,c1\n"), "read"); // a leap year
   EXPECT_NE(where("hex.csv", philly + "2017-10-09 07:01:55,0x10,1,16,c1\n").find(":2:21: '0x10' is not a valid"),
             std::string::npos);

@@ -32,8 +32,8 @@ std::vector<GpuTraceJob> window(std::vector<GpuTraceJob> jobs, const GpuJobsPara
   for (auto& j : jobs) {
     if (j.submit_s < first || (p.duration.value > 0 && j.submit_s >= first + p.duration.value))
       continue;
-    if (p.limit > 0 && static_cast<long long>(out.size()) >= p.limit)
-      break;
+    if ((p.limit > 0 && static_cast<long long>(out.size()) >= p.limit) || out.size() > kMaxReplayedGpuJobs)
+      break; // (one past the bound is enough to refuse)
     j.submit_s = (j.submit_s - first) * p.arrival_scale;
     out.push_back(std::move(j));
   }
@@ -184,6 +184,11 @@ public:
         window(read_gpu_trace(params_.format, env.source->resolve(params_.trace), summary), params_);
     if (jobs.empty())
       throw env.error_at("workload.trace.start", "no job of the trace falls in the window");
+    if (jobs.size() > kMaxReplayedGpuJobs) // bounded before simulating (the queue's work grows faster than the jobs)
+      throw env.error_at("workload.trace",
+                         fmt::format("the window holds more than {} jobs, the most one run replays (200,000 Philly "
+                                     "jobs on 256 GPUs take about 11 s): set trace.limit or trace.duration",
+                                     kMaxReplayedGpuJobs));
     auto scheduler = env.policies->make<JobScheduler>("cluster", *env.source);
     auto placement = env.policies->make<GangPlacement>("placement", *env.source);
     PlacementPricer pricer(params_, env);

@@ -27,7 +27,7 @@ void read_gpu_jobs(ObjectReader& r, GpuJobsParams& p)
   t.require_non_negative("start", p.start.value);
   t.require_non_negative("duration", p.duration.value);
   t.require_non_negative("limit", static_cast<double>(p.limit));
-  t.require_at_most("limit", static_cast<double>(p.limit), 1e7);
+  t.require_at_most("limit", static_cast<double>(p.limit), static_cast<double>(kMaxReplayedGpuJobs));
   t.require(p.arrival_scale > 0 && p.arrival_scale <= 1e6, "arrival_scale", "arrival_scale must be in (0, 1e6]");
   read_model(r.child("model", "what every job trains: its iteration time on a placement scales the job's run time"),
              p.model);

@@ -46,8 +46,8 @@ private:
   ClusterGpus c_;
   int free_ = 0;
   double now_ = 0;
-  int busy_milli_ = 0;    // thousandths of GPUs held
-  int fragmented_ = 0;    // free whole GPUs on nodes that also hold jobs
+  int busy_milli_ = 0; // thousandths of GPUs held
+  int fragmented_ = 0; // free whole GPUs on nodes that also hold jobs
   std::vector<std::vector<int>> held_;
   std::set<std::pair<double, int>> ends_; // (end, job)
   std::vector<RunningJob> running_view_;

@@ -21,7 +21,7 @@ struct GpuJobRecord {
 struct GpuJobsOutcome {
   std::vector<GpuJobRecord> jobs;
   double makespan = 0;
-  double gpu_seconds_busy = 0;      // GPU-seconds held (fractional jobs by their share)
+  double gpu_seconds_busy = 0;       // GPU-seconds held (fractional jobs by their share)
   double fragmented_gpu_seconds = 0; // free GPU-seconds on nodes that also run jobs
   long long events = 0;
   int never_fit = 0; // jobs larger than the cluster (not queued)
