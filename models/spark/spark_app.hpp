@@ -72,6 +72,10 @@ struct SparkApplication {
   // Replay: seconds from the application's start until each of its executors registered, as recorded (sorted). The
   // k-th executor granted registers no earlier (the wait for containers the log saw); empty: the start-up delay only.
   std::vector<double> executor_waits_s;
+  // Replay: the log's reads of persisted RDDs (a task of a later stage over a partition an earlier stage stored) and
+  // how many came from memory. They are inside the recorded task times, so the simulated cache never sees them.
+  long recorded_cache_reads = -1; // -1: not a replay
+  long recorded_memory_reads = 0;
   std::vector<std::string> left_out; // what its source (an event log) held that the replay leaves out, one line each
 
   /** Stages `s` depends on through shuffles (the stages read by its RDDs' shuffle dependencies). */

@@ -239,6 +239,13 @@ TEST(SparkLogReplay, FailedAttemptsConcurrentJobsAndExecutorWaits)
   ASSERT_EQ(app.executor_waits_s.size(), 3u);
   EXPECT_NEAR(app.executor_waits_s[0], 10.310, 1e-9);
   EXPECT_TRUE(cs::application_from_log(yarn, 0, false).executor_waits_s.empty());
+  // Its DISK_ONLY RDD, stored by stage 0, is read by the two tasks of each later stage (once reported as "hit rate
+  // 0.0% of 0 reads"); the Spark 1.2 log reads its MEMORY_ONLY RDD 8 times, from memory as it marks them.
+  EXPECT_EQ(app.recorded_cache_reads, 4);
+  EXPECT_EQ(app.recorded_memory_reads, 0);
+  const auto cached = cs::application_from_log(cs::read_spark_event_log(spark_sample("local-1422981780767")), 0);
+  EXPECT_EQ(cached.recorded_cache_reads, 8);
+  EXPECT_EQ(cached.recorded_memory_reads, 8);
   // Executors dated years after the tasks they ran (spark-rapids-tools' test log) registered by their first task.
   const auto skewed = cs::application_from_log(cs::read_spark_event_log(spark_sample("eventlog_2nodes_8cores")), 0);
   for (double w : skewed.executor_waits_s)

@@ -190,6 +190,11 @@ TEST(SparkReplay, FailuresConcurrentJobsAndTheDriversTimeAsRecorded)
   EXPECT_NEAR(std::stod(yarn.apps[0][4]) / 62.168, 1.0, 0.10);
   EXPECT_LT(std::stod(yarn.stages[2][4]), std::stod(yarn.stages[1][5])); // beside stage 1
   EXPECT_NEAR(std::stod(yarn.apps[0][2]), 10.310, 1e-6);
+  const auto printed = cs::testing::run_clustersim("run " + src("scenarios/reference/spark-replay-yarn.yaml") +
+                                                   " --out " + fresh_dir("printed").string());
+  EXPECT_EQ(printed.out.find("0 reads"), std::string::npos) << printed.out;
+  EXPECT_NE(printed.out.find("the logs read persisted RDDs 4 times, 0 from memory"), std::string::npos)
+      << printed.out;
   const auto at_once = spark_run(
       replay_scenario("startup", "application_1553914137147_0018", 3, 1, ", executor_waits: startup").string());
   ASSERT_EQ(at_once.code, 0) << at_once.err;

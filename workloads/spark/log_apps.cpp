@@ -114,6 +114,29 @@ Stage stage_from_log(const std::map<int, TaskAttempts>& by_index)
   return stage;
 }
 
+/** The log's reads of persisted RDDs: each task of a stage whose lineage holds an RDD persisted by an earlier stage
+ *  reads a partition of it; Spark 1.x and 2.x also mark the reads served from memory (Data Read Method). */
+void recorded_cache_reads(const SparkEventLog& log, const std::map<int, std::map<int, TaskAttempts>>& tasks,
+                          SparkApplication& app)
+{
+  app.recorded_cache_reads = 0;
+  std::set<int> stored; // persisted RDDs an earlier stage computed
+  for (const auto& s : log.stages) {
+    if (s.failed)
+      continue;
+    const auto it = tasks.find(s.id);
+    const long n = it == tasks.end() ? 0 : static_cast<long>(it->second.size());
+    for (const auto& r : s.rdds)
+      if ((r.use_memory || r.use_disk) && stored.count(r.id))
+        app.recorded_cache_reads += n;
+    for (const auto& r : s.rdds)
+      if (r.use_memory || r.use_disk)
+        stored.insert(r.id);
+  }
+  for (const auto& t : log.tasks)
+    app.recorded_memory_reads += !t.failed && t.read_method == "Memory";
+}
+
 /** Driver time before the first job and after the last, and the executors' recorded registrations. */
 void recorded_waits(const SparkEventLog& log, SparkApplication& app, bool executor_waits)
 {
@@ -204,6 +227,7 @@ SparkApplication application_from_log(const SparkEventLog& log, int executors, b
     app.jobs.push_back(std::move(job));
   }
   recorded_waits(log, app, executor_waits);
+  recorded_cache_reads(log, tasks, app);
   const long open_jobs = std::count_if(log.jobs.begin(), log.jobs.end(), [](const auto& j) { return !j.ended; });
   if (unfinished_tasks > 0 || open_jobs > 0)
     app.left_out.push_back(fmt::format("{}: the log ends before its application did: {} job(s) never ended; {} "
