@@ -71,6 +71,9 @@ public:
   /** Whether it treats every rank and every group alike (fixed placement, no per-rank decisions): under a routing
    *  that is the same for every group and rank, one rank stands for all. */
   virtual bool ranks_alike() const { return false; }
+  /** Expert slots each GPU holds per MoE layer beyond experts / ranks (room for replicas): each holds an expert's
+   *  weights, gradients and optimizer state whether a replica fills it or not. */
+  virtual int extra_expert_slots() const { return 0; }
 };
 
 /** Expert-parallel placement: which ranks hold a replica of each expert. */

@@ -64,6 +64,15 @@ double moe_modules_freed(const ModelParams& model, double unit)
   return unit * ((act ? 2.0 * routed_ffn : 0.0) + (shared ? mlp_units * shared_ffn : 0.0));
 }
 
+// The first layer with experts (0 without any).
+int first_moe_layer(const ModelParams& model, int moe_total)
+{
+  int first = 0;
+  while (moe_total > 0 && !is_moe_layer(model.moe, first))
+    ++first;
+  return first;
+}
+
 } // namespace
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -79,9 +88,7 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const double moe_layers = layout.moe_layers_on_device >= 0
                                 ? layout.moe_layers_on_device
                                 : std::ceil(layers_per_stage * moe_total / double(model.layers));
-  int first_moe = 0;
-  while (moe_total > 0 && !is_moe_layer(model.moe, first_moe))
-    ++first_moe;
+  const int first_moe = first_moe_layer(model, moe_total);
   const double routed = moe_total > 0 ? routed_expert_parameters_at(model, first_moe) : 0.0;
   const double moe_dense = moe_total > 0 ? layer_parameters_at(model, first_moe) - routed : 0.0;
   const double dense_layers = layers_per_stage - moe_layers;
@@ -92,7 +99,9 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   if (model.mtp_depth > 0 && (layout.holds_head || l.pp == 1))
     params += model.mtp_depth * (2.0 * double(model.hidden) * model.hidden + 3.0 * model.hidden) / l.tp;
   const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
-  const double experts = moe_layers * routed / (double(l.ep) * etp);
+  // A GPU's experts per layer: experts / ep, and the slots a policy keeps beyond them (FlexMoE's replicas).
+  const double spare = model.moe.experts > 0 ? double(layout.extra_expert_slots) / model.moe.experts : 0.0;
+  const double experts = moe_layers * routed / (double(l.ep) * etp) + moe_layers * routed * spare / etp;
   const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep));
   const double shards = double(l.dp) * l.cp; // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group)
   MemoryFootprint f;

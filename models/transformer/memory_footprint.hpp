@@ -31,6 +31,8 @@ struct MemoryLayout {
   bool holds_head = false;       // the device runs the output layer (always when pp = 1)
   int moe_layers_on_device = -1; // of layers_on_device, those with experts (-1: the model's share of them)
   double moe_buffer_scale = 1;   // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
+  int extra_expert_slots = 0;    // expert slots per MoE layer beyond experts / ep (FlexMoE's replicas), each with one
+                                 // expert's weights, gradients and optimizer state
   // Full recomputation by groups or blocks (recompute_num_layers): the layer inputs kept (uniform) or the layers
   // recomputed (block) on the device, over its virtual stages; -1: from layers_on_device as one stage.
   int checkpoints_on_device = -1;

@@ -17,6 +17,8 @@ namespace {
 
 class FlexMoe : public MoePolicy {
 public:
+  int extra_expert_slots() const override { return spare_; }
+
   void configure(ObjectReader& r) override
   {
     r.field("threshold", threshold_, "balance ratio (max / mean GPU tokens) above which the planner runs")

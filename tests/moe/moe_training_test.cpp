@@ -248,6 +248,27 @@ TEST(MoeTraining, StatefulPoliciesSeeEachStepOnceOnEitherBackend)
   EXPECT_EQ(analytical, moe_metric(s, args + "--backend simgrid", "expert_placement_changes"));
 }
 
+TEST(MoeTraining, FlexMoesSpareSlotsHoldExpertState)
+{
+  // Each spare slot holds an expert's weights, gradients and optimizer state whether a replica fills it or not (they
+  // once cost nothing). With one expert per GPU, 2 spare slots hold 3 experts' state: weights grow by 2 experts'.
+  const std::string s = "scenarios/reference/moe-flexmoe-gpt.yaml";
+  auto weights = [&](int spare) {
+    return moe_report(s,
+                      "--set 'policies.moe={name: flexmoe, spare_slots: " + std::to_string(spare) + "}'")["breakdown"]
+        .value("memory_parameters_bytes", -1.0);
+  };
+  const double none = weights(0), one = weights(1), two = weights(2);
+  ASSERT_GT(none, 0);
+  EXPECT_GT(one, none);
+  EXPECT_NEAR(two - none, 2 * (one - none), 1e-6 * two);
+  // A slot adds one expert per layer: as much as a second expert per GPU (ep 16 over 32 experts).
+  const double half_ep = moe_report(s, "--set 'policies.moe={name: flexmoe, spare_slots: 0}' --set "
+                                       "workload.parallel.ep=16")["breakdown"]
+                             .value("memory_parameters_bytes", -1.0);
+  EXPECT_NEAR(half_ep - none, one - none, 1e-6 * one);
+}
+
 TEST(MoeTraining, ZeroShardsExpertStateOverTheExpertDataParallelGroup)
 {
   // dp 16, ep 8: ZeRO-1 shards dense optimizer state 16 ways but each GPU's experts only 2 ways (dp / ep). With two

@@ -94,7 +94,8 @@ StageSet layer_graph_stages(const TrainingParams& params, const KernelCostModel&
   std::vector<double> stage_params;
   for (const auto& c : out.stages)
     stage_params.push_back(c.params);
-  out.memory = [stage_params, activation_bytes, e, bucket, zero, dp, micro](int device, int in_flight, double) {
+  out.memory = [stage_params, activation_bytes, e, bucket, zero, dp, micro](int device, int in_flight,
+                                                                            const MoeMemoryUse&) {
     MemoryFootprint f;
     const double p = stage_params[device];
     f.parameters = p * e / (zero >= 3 ? dp : 1);

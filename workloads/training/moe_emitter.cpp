@@ -323,6 +323,7 @@ namespace cs {
 void MoeEmitter::finish(TrainingGraph& out) const
 {
   out.moe = stats_;
+  out.moe.extra_expert_slots = plan_.moe->extra_expert_slots();
   // EP group 0 stood for every group: the cluster's totals are its own times the groups (ratios and maxima stay).
   out.moe.routed *= copies_;
   out.moe.dropped *= copies_;

@@ -15,6 +15,7 @@ struct MoeStats {
   double moved_bytes = 0;
   double partitions_sum = 0;
   double activation_scale_min = 1; // the policy's routed-token buffers held, relative to unpipelined
+  int extra_expert_slots = 0;      // the policy's expert slots per GPU and layer beyond experts / ep
 };
 
 } // namespace cs

@@ -15,6 +15,12 @@
 
 namespace cs {
 
+/** What an MoE policy makes a device hold beyond a plain layer's experts and routed tokens. */
+struct MoeMemoryUse {
+  double buffer_scale = 1; // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
+  int extra_slots = 0;     // expert slots per layer beyond experts / ep (FlexMoE's replicas)
+};
+
 /** A piece of a stage that can run as one task: a layer, the embedding, the output head. Times are for one
  *  microbatch on one tensor-parallel rank and include that rank's blocking TP collectives. */
 struct Segment {
@@ -70,7 +76,7 @@ struct StageSet {
   double cp_seconds_per_layer = 0;         // CP key/value exchange in one layer's passes of one microbatch (exposed)
   /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak; MoE layers hold
    *  `moe_buffer_scale` of an unpipelined layer's routed-token activations (the MoE policy's, 1 otherwise). */
-  std::function<MemoryFootprint(int device, int in_flight, double moe_buffer_scale)> memory;
+  std::function<MemoryFootprint(int device, int in_flight, const MoeMemoryUse& moe)> memory;
 };
 
 /** How the stages are cut. */

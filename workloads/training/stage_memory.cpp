@@ -6,17 +6,18 @@
 
 namespace cs {
 
-std::function<MemoryFootprint(int, int, double)>
+std::function<MemoryFootprint(int, int, const MoeMemoryUse&)>
 stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape)
 {
   const ParallelLayout parallel = shape.parallel;
   const StageMap map = shape.map;
-  return [stage_layers, params, parallel, map](int device, int in_flight, double moe_scale) {
+  return [stage_layers, params, parallel, map](int device, int in_flight, const MoeMemoryUse& moe) {
     MemoryLayout layout;
     layout.parallel = parallel;
     layout.bucket_bytes = params.gradient_bucket.value;
     layout.layers_on_device = 0;
-    layout.moe_buffer_scale = moe_scale;
+    layout.moe_buffer_scale = moe.buffer_scale;
+    layout.extra_expert_slots = moe.extra_slots;
     layout.moe_layers_on_device = 0;
     const int v = map.chunks();
     for (int c = 0; c < v; ++c) {

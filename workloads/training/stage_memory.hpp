@@ -10,10 +10,10 @@
 
 namespace cs {
 
-/** Memory of device d holding `in_flight` microbatch-chunks, with `moe_scale` of an MoE layer's routed tokens: its
+/** Memory of device d holding `in_flight` microbatch-chunks, with what the MoE policy holds (`moe`): its
  *  layers (and which of them have experts, and the MTP modules on the last stage) over its chunks, the ZeRO and
  *  expert-parallel shards, and under full recomputation by groups or blocks the inputs kept and layers recomputed. */
-std::function<MemoryFootprint(int, int, double)>
+std::function<MemoryFootprint(int, int, const MoeMemoryUse&)>
 stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape);
 
 } // namespace cs

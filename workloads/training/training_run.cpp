@@ -165,7 +165,8 @@ MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& trainin
   MemoryFootprint worst;
   for (std::size_t d = 0; d < training.in_flight_per_device.size(); ++d) {
     const MemoryFootprint f =
-        stages.memory(static_cast<int>(d), training.in_flight_per_device[d], training.moe.activation_scale_min);
+        stages.memory(static_cast<int>(d), training.in_flight_per_device[d],
+                      MoeMemoryUse{training.moe.activation_scale_min, training.moe.extra_expert_slots});
     if (d == 0 || f.total() > worst.total())
       worst = f;
   }
