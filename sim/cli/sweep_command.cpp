@@ -13,10 +13,14 @@
 #include "sim/sweep/sweep_plot.hpp"
 #include "sim/sweep/sweep_results.hpp"
 
+#include "base/json_input.hpp"
+#include "core/backend.hpp"
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+
+#include <cstdint>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -42,6 +46,15 @@ struct SweepArgs {
   bool zip = false;
   double goodput_days = 0; // > 0: each variant runs `clustersim goodput --days` instead of `run`
 };
+
+// FNV-1a, 64 bits: a stable digest of the scenario's bytes (std::hash may differ between builds).
+std::uint64_t fnv1a64(const std::string& bytes)
+{
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : bytes)
+    h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
 
 // Starts `clustersim run` for one variant; its stdout is discarded and its stderr kept in runs/<n>.err.
 pid_t spawn_run(const SweepArgs& a, const SweepVariant& v, const fs::path& run_dir)
@@ -119,7 +132,7 @@ std::map<std::string, SweepRow> previous_rows(const fs::path& jsonl)
   for (std::string line; std::getline(in, line);) {
     SweepRow r;
     if (row_from_json(line, r))
-      rows[r.variant.id] = r;
+      rows[resume_key(r.variant)] = r;
   }
   return rows;
 }
@@ -149,7 +162,7 @@ void run_pending(const SweepArgs& a, const std::vector<SweepVariant>& variants, 
     SweepRow row = collect(a, variants[i], out / "runs" / std::to_string(variants[i].index), status);
     failed += row.ok ? 0 : 1;
     log << row_to_json(row).dump() << "\n" << std::flush;
-    rows[row.variant.id] = std::move(row);
+    rows[resume_key(row.variant)] = std::move(row);
     ++finished;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::string line = fmt::format("sweep: {}/{} variants run{}, {:.0f} s, about {:.0f} s left", finished,
@@ -211,8 +224,8 @@ std::map<std::string, SweepRow> gather_ranks(const fs::path& out, const MpiRank&
         break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    for (auto& [id, row] : previous_rows(out / "mpi" / std::to_string(r) / "results.jsonl"))
-      rows[id] = std::move(row);
+    for (auto& [key, row] : previous_rows(out / "mpi" / std::to_string(r) / "results.jsonl"))
+      rows[key] = std::move(row);
   }
   return rows;
 }
@@ -248,7 +261,18 @@ int sweep(const SweepArgs& a)
     spec.zip = true;
   if (a.seeds > 0)
     spec.seeds = a.seeds;
-  const std::vector<SweepVariant> variants = sweep_variants(spec, s.seed);
+  std::vector<SweepVariant> variants = sweep_variants(spec, s.seed);
+  const std::string digest = fmt::format("{:016x}", fnv1a64(read_text_file(a.scenario, "scenario")));
+  std::string overrides;
+  for (const auto& set : a.sets)
+    overrides += (overrides.empty() ? "" : " ") + set;
+  if (a.goodput_days > 0)
+    overrides += fmt::format("{}--goodput-days {:.17g}", overrides.empty() ? "" : " ", a.goodput_days);
+  for (auto& v : variants) { // a resumed sweep reuses a row only when all of these match
+    v.backend = a.backend.empty() ? backend_name(s.backend) : a.backend;
+    v.overrides = overrides;
+    v.scenario_digest = digest;
+  }
   std::vector<std::string> axes;
   for (const auto& axis : spec.axes)
     axes.push_back(axis.key);
@@ -275,7 +299,7 @@ int sweep(const SweepArgs& a)
       mine.push_back(v);
   std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < mine.size(); ++i)
-    if (!rows.count(mine[i].id))
+    if (!rows.count(resume_key(mine[i])))
       pending.push_back(i);
   if (mpi.rank == 0)
     std::cout << fmt::format(
@@ -291,7 +315,7 @@ int sweep(const SweepArgs& a)
     std::vector<SweepRow> ordered;
     std::string jsonl;
     for (const auto& v : which) {
-      ordered.push_back(rows.at(v.id));
+      ordered.push_back(rows.at(resume_key(v)));
       jsonl += row_to_json(ordered.back()).dump() + "\n";
     }
     write_output_set(folder.string(), {{"results.jsonl", jsonl}, {"results.csv", results_csv(ordered, axes)}});
@@ -321,15 +345,15 @@ int merge(const std::vector<std::string>& inputs, const std::string& out_dir)
     const fs::path jsonl = fs::path(dir) / "results.jsonl";
     if (!fs::is_regular_file(jsonl))
       throw InputError(jsonl.string(), 0, 0, "not a sweep folder: no results.jsonl");
-    for (auto& [id, row] : previous_rows(jsonl)) {
+    for (auto& [key, row] : previous_rows(jsonl)) {
       if (axes.empty())
         for (const auto& [k, v] : row.variant.settings)
           axes.push_back(k);
       auto [it, fresh] = by_index.emplace(row.variant.index, row);
-      if (!fresh && it->second.variant.id != id)
+      if (!fresh && resume_key(it->second.variant) != key)
         throw InputError(jsonl.string(), 0, 0,
                          fmt::format("variant {} is '{}' here and '{}' in an earlier folder: not shards of one sweep",
-                                     row.variant.index, id, it->second.variant.id));
+                                     row.variant.index, row.variant.id, it->second.variant.id));
     }
   }
   std::vector<SweepRow> ordered;

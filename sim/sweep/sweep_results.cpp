@@ -55,6 +55,9 @@ nlohmann::ordered_json row_to_json(const SweepRow& row)
   for (const auto& [k, v] : row.variant.settings)
     j["settings"][k] = v;
   j["seed"] = row.variant.seed;
+  j["backend"] = row.variant.backend;
+  j["overrides"] = row.variant.overrides;
+  j["scenario_digest"] = row.variant.scenario_digest;
   j["status"] = row.ok ? "ok" : "failed";
   if (!row.ok)
     j["error"] = row.error;
@@ -81,6 +84,10 @@ bool row_from_json(const std::string& line, SweepRow& row)
     row.variant.index = j["index"].get<std::size_t>();
   if (j.contains("seed") && j["seed"].is_number_integer())
     row.variant.seed = j["seed"].get<long long>();
+  for (auto [key, field] : {std::pair{"backend", &row.variant.backend}, std::pair{"overrides", &row.variant.overrides},
+                            std::pair{"scenario_digest", &row.variant.scenario_digest}})
+    if (j.contains(key) && j[key].is_string())
+      *field = j[key].get<std::string>();
   if (j.contains("metrics") && j["metrics"].is_object())
     for (const auto& [k, v] : j["metrics"].items())
       if (v.is_number())
@@ -115,7 +122,7 @@ std::string results_csv(const std::vector<SweepRow>& rows, const std::vector<std
   out += "seed,status";
   for (const auto& m : metrics)
     out += "," + csv_field(m);
-  out += ",wall_time_s,error\n";
+  out += ",backend,overrides,wall_time_s,error\n";
   for (const auto& r : rows) {
     for (const auto& a : axes)
       out += csv_field(setting_of(r, a)) + ",";
@@ -124,7 +131,8 @@ std::string results_csv(const std::vector<SweepRow>& rows, const std::vector<std
       auto it = r.metrics.find(m);
       out += it == r.metrics.end() ? "," : fmt::format(",{:.9g}", it->second);
     }
-    out += fmt::format(",{:.3f},{}\n", r.wall_time_s, csv_field(r.error));
+    out += fmt::format(",{},{},{:.3f},{}\n", csv_field(r.variant.backend), csv_field(r.variant.overrides),
+                       r.wall_time_s, csv_field(r.error));
   }
   return out;
 }

@@ -133,13 +133,18 @@ std::vector<SweepVariant> sweep_variants(const SweepSpec& spec, long long base_s
   std::vector<SweepVariant> out;
   for (const auto& c : combos)
     for (int s = 0; s < spec.seeds; ++s) {
-      SweepVariant v{"", out.size(), c, base_seed + s};
+      SweepVariant v{"", out.size(), c, base_seed + s, "", "", ""};
       for (const auto& [k, val] : c)
         v.id += k + "=" + val + ",";
       v.id += "seed=" + std::to_string(v.seed);
       out.push_back(std::move(v));
     }
   return out;
+}
+
+std::string resume_key(const SweepVariant& v)
+{
+  return v.id + '\x1f' + v.backend + '\x1f' + v.overrides + '\x1f' + v.scenario_digest;
 }
 
 } // namespace cs

@@ -25,7 +25,13 @@ struct SweepVariant {
   std::size_t index = 0; // position in the sweep's order (merged shards are put back in it)
   std::vector<std::pair<std::string, std::string>> settings;
   long long seed = 1;
+  // What every variant of the sweep shares and a resumed sweep must match: the backend that ran it, the --set
+  // overrides (and --goodput-days), and a digest of the scenario file's bytes.
+  std::string backend, overrides, scenario_digest;
 };
+
+/** What a finished row must match to count as this variant when a sweep resumes: its id and its shared settings. */
+std::string resume_key(const SweepVariant& v);
 
 /** Adds `--axis key=v1,v2,...` flags to `spec`; InputError at the command line for a malformed one. */
 void add_axis_flags(SweepSpec& spec, const std::vector<std::string>& flags);

@@ -106,7 +106,8 @@ TEST(SweepResults, SummaryHasTheMeanAndAStudentInterval)
   // mean 2, sd 1, n 3: t(2) = 4.303, half-width 4.303 / sqrt(3) = 2.48.
   const std::string table = cs::summary_table(rows, "k", "m");
   EXPECT_NE(table.find("± 2.48"), std::string::npos) << table;
-  EXPECT_NE(cs::results_csv(rows, {"k"}).find("k,seed,status,m,wall_time_s,error\na,1,ok,1,"), std::string::npos);
+  EXPECT_NE(cs::results_csv(rows, {"k"}).find("k,seed,status,m,backend,overrides,wall_time_s,error\na,1,ok,1,"),
+            std::string::npos);
 }
 
 TEST(Sweep, RunsVariantsInParallelRecordsFailuresAndResumes)
@@ -134,6 +135,18 @@ TEST(Sweep, RunsVariantsInParallelRecordsFailuresAndResumes)
   // One more axis value: only the new variants run.
   auto more = clustersim(base + " --axis workload.model.layers=2");
   EXPECT_NE(more.out.find("0 already done"), std::string::npos) << more.out; // new ids: every variant names layers
+  // Another backend or another override defines other variants: none is reused (a mixed table once resulted), and
+  // the table says which backend and overrides each row ran with.
+  std::string simgrid = base;
+  simgrid.replace(simgrid.find("--backend analytical"), 20, "--backend simgrid");
+  auto other = clustersim(simgrid);
+  EXPECT_NE(other.out.find("0 already done"), std::string::npos) << other.out;
+  auto lines = lines_of(out / "results.csv");
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_NE(lines[0].find(",backend,overrides,"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(",simgrid,workload.iterations=1,"), std::string::npos) << lines[1];
+  auto reset = clustersim(base + " --set workload.model.layers=2");
+  EXPECT_NE(reset.out.find("0 already done"), std::string::npos) << reset.out;
   fs::remove_all(out);
 }
 
