@@ -250,6 +250,22 @@ void print_summary(const std::vector<SweepRow>& ordered, const std::vector<std::
   std::cout << fmt::format("  outputs   {}/ (results.csv, results.jsonl, runs/)\n", out.string());
 }
 
+// What every variant shares, which a resumed sweep must match to reuse a row: backend, overrides, scenario bytes.
+void set_shared_settings(const SweepArgs& a, const Scenario& s, std::vector<SweepVariant>& variants)
+{
+  const std::string digest = fmt::format("{:016x}", fnv1a64(read_text_file(a.scenario, "scenario")));
+  std::string overrides;
+  for (const auto& set : a.sets)
+    overrides += (overrides.empty() ? "" : " ") + set;
+  if (a.goodput_days > 0)
+    overrides += fmt::format("{}--goodput-days {:.17g}", overrides.empty() ? "" : " ", a.goodput_days);
+  for (auto& v : variants) {
+    v.backend = a.backend.empty() ? backend_name(s.backend) : a.backend;
+    v.overrides = overrides;
+    v.scenario_digest = digest;
+  }
+}
+
 int sweep(const SweepArgs& a)
 {
   const Scenario s = load_scenario(a.scenario, a.sets);
@@ -262,17 +278,7 @@ int sweep(const SweepArgs& a)
   if (a.seeds > 0)
     spec.seeds = a.seeds;
   std::vector<SweepVariant> variants = sweep_variants(spec, s.seed);
-  const std::string digest = fmt::format("{:016x}", fnv1a64(read_text_file(a.scenario, "scenario")));
-  std::string overrides;
-  for (const auto& set : a.sets)
-    overrides += (overrides.empty() ? "" : " ") + set;
-  if (a.goodput_days > 0)
-    overrides += fmt::format("{}--goodput-days {:.17g}", overrides.empty() ? "" : " ", a.goodput_days);
-  for (auto& v : variants) { // a resumed sweep reuses a row only when all of these match
-    v.backend = a.backend.empty() ? backend_name(s.backend) : a.backend;
-    v.overrides = overrides;
-    v.scenario_digest = digest;
-  }
+  set_shared_settings(a, s, variants);
   std::vector<std::string> axes;
   for (const auto& axis : spec.axes)
     axes.push_back(axis.key);
