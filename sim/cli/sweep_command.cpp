@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -395,6 +396,10 @@ int plot(const PlotArgs& a)
   check_output_dir(prefix.has_parent_path() ? prefix.parent_path().string() : ".");
   // Not write_output_set: the pictures go beside a sweep's results, whose output set they must not replace.
   std::vector<std::string> written;
+  if (const auto pooled = pooled_axes(rows, a.request); !pooled.empty())
+    std::cerr << fmt::format("clustersim plot: each point is the mean over the settings of {} (no error bars: they "
+                             "would not be intervals over seeds); give --by one of them to see them apart\n",
+                             fmt::join(pooled, ", "));
   for (auto& [name, bytes] : render_gnuplot(gnuplot_script(rows, a.request, "{DIR}/plot"), {"plot.png", "plot.svg"})) {
     const std::string extension = name.substr(name.find('.'));
     if (!only.empty() && extension != only)

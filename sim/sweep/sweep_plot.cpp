@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <map>
 
@@ -72,6 +73,20 @@ std::vector<SweepRow> read_results_csv(const std::string& path, std::vector<std:
   return rows;
 }
 
+std::vector<std::string> pooled_axes(const std::vector<SweepRow>& rows, const PlotRequest& req)
+{
+  std::vector<std::string> out;
+  if (rows.empty())
+    return out;
+  for (const auto& [axis, first] : rows.front().variant.settings) {
+    if (axis == req.x || axis == req.by)
+      continue;
+    if (std::any_of(rows.begin(), rows.end(), [&](const SweepRow& r) { return setting_of(r, axis) != first; }))
+      out.push_back(axis);
+  }
+  return out;
+}
+
 std::string gnuplot_script(const std::vector<SweepRow>& rows, const PlotRequest& req, const std::string& prefix)
 {
   auto refuse = [](const std::string& m) { throw InputError("<command line>", 1, 1, m); };
@@ -102,6 +117,7 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows, const PlotRequest&
   if (series.empty())
     refuse("--y " + req.y + ": no successful run reports this metric");
   const bool lines = std::all_of(xs.begin(), xs.end(), numeric);
+  const std::vector<std::string> pooled = pooled_axes(rows, req);
   std::string script;
   for (std::size_t si = 0; si < series.size(); ++si) {
     script += fmt::format("$s{} << EOD\n", si);
@@ -113,12 +129,15 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows, const PlotRequest&
       for (double v : it->second)
         mean += v;
       mean /= it->second.size();
+      // Error bars are 95% intervals over seeds; over other axes' settings they would be no interval at all.
       script += fmt::format("{} {} {:.9g} {:.9g}\n", lines ? xs[xi] : std::to_string(xi), gnuplot_quote(xs[xi]), mean,
-                            mean_interval95(it->second, mean));
+                            pooled.empty() ? mean_interval95(it->second, mean) : 0.0);
     }
     script += "EOD\n";
   }
-  const std::string title = req.title.empty() ? req.y + " by " + req.x : req.title;
+  std::string title = req.title.empty() ? req.y + " by " + req.x : req.title;
+  if (!pooled.empty())
+    title += " (mean over " + fmt::format("{}", fmt::join(pooled, ", ")) + ")";
   std::string common = fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset grid\nset key outside right\n"
                                    "set yrange [0:*]\n",
                                    gnuplot_quote(title), gnuplot_quote(req.x), gnuplot_quote(req.y));
@@ -128,8 +147,8 @@ std::string gnuplot_script(const std::vector<SweepRow>& rows, const PlotRequest&
     if (lines)
       plot += fmt::format("$s{0} using 1:3:4 with yerrorlines title {1}", si, gnuplot_quote(series[si]));
     else
-      plot += fmt::format("$s{0} using ($1 - 0.4 + {2:.4f} * ({3} + 0.5)):3:4:xtic(2) with boxerrorbars title {1}", si,
-                          gnuplot_quote(series[si]), width, si);
+      plot += fmt::format("$s{0} using ($1 - 0.4 + {2:.4f} * ({3} + 0.5)):3:4{4} with boxerrorbars title {1}", si,
+                          gnuplot_quote(series[si]), width, si, si == 0 ? ":xtic(2)" : ""); // one label per group
     plot += si + 1 < series.size() ? ", " : "\n";
   }
   if (!lines)

@@ -14,6 +14,9 @@ struct PlotRequest {
   std::string title;
 };
 
+/** The axes other than `x` and `by` whose settings vary across `rows`: each point averages over them. */
+std::vector<std::string> pooled_axes(const std::vector<SweepRow>& rows, const PlotRequest& request);
+
 /** The gnuplot data blocks and script for `rows`, writing `<prefix>.png` and `<prefix>.svg`. InputError (at the
  *  command line) when `x`, `y` or `by` is not in the rows or no row succeeded. */
 std::string gnuplot_script(const std::vector<SweepRow>& rows, const PlotRequest& request, const std::string& prefix);

@@ -1,5 +1,6 @@
 #include "sim/sweep/sweep_results.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <set>
@@ -142,29 +143,48 @@ std::string summary_table(const std::vector<SweepRow>& rows, const std::string& 
   // Groups in the order their first row appears (the variants' order), not sorted as text.
   std::vector<std::string> order;
   std::map<std::string, std::vector<double>> values;
+  std::map<std::string, std::set<std::string>> settings; // per group: the other axes' settings it holds
   std::map<std::string, int> failed;
   for (const auto& r : rows) {
     const std::string g = by.empty() ? "(all)" : setting_of(r, by);
     if (!values.count(g) && !failed.count(g))
       order.push_back(g);
+    std::string others;
+    for (const auto& [k, v] : r.variant.settings)
+      if (k != by)
+        others += k + "=" + v + ",";
+    settings[g].insert(others);
     auto it = r.metrics.find(metric);
     if (r.ok && it != r.metrics.end())
       values[g].push_back(it->second);
     else
       ++failed[g];
   }
-  std::string out = fmt::format("  {:<28} {:>5} {:>16} {:>16} {:>7}\n", by.empty() ? "" : by, "n", metric + " mean",
-                                "95% interval", "failed");
+  std::string body;
+  bool pooled = false;
   for (const auto& g : order) {
     const auto& v = values[g];
     double mean = 0;
     for (double x : v)
       mean += x;
     mean = v.empty() ? 0 : mean / v.size();
-    const double half = mean_interval95(v, mean);
-    out += fmt::format("  {:<28} {:>5} {:>16.6g} {:>16} {:>7}\n", g, v.size(), mean,
-                       v.size() > 1 ? fmt::format("± {:.3g}", half) : "-", failed[g]);
+    // An interval over seeds only: a group that pools other axes' settings gives their range instead.
+    std::string spread = "-";
+    if (settings[g].size() > 1 && !v.empty()) {
+      pooled = true;
+      const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+      spread = fmt::format("{:.4g}..{:.4g}", *lo, *hi);
+    } else if (v.size() > 1) {
+      spread = fmt::format("± {:.3g}", mean_interval95(v, mean));
+    }
+    body += fmt::format("  {:<28} {:>5} {:>16.6g} {:>16} {:>7}\n", g, v.size(), mean, spread, failed[g]);
   }
+  std::string out = fmt::format("  {:<28} {:>5} {:>16} {:>16} {:>7}\n", by.empty() ? "" : by, "n", metric + " mean",
+                                pooled ? "interval / range" : "95% interval", "failed") +
+                    body;
+  if (pooled)
+    out += "  (a group that pools settings of the other axes shows their range, min..max, not an interval over seeds; "
+           "plot --by an axis, or sweep one axis, for seed intervals)\n";
   return out;
 }
 

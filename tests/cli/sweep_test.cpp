@@ -1,5 +1,6 @@
 // clustersim sweep: variants crossed and zipped, seeds, results files, resumption, failing variants.
 #include "base/yaml_reader.hpp"
+#include "sim/sweep/sweep_plot.hpp"
 #include "sim/sweep/sweep_results.hpp"
 #include "sim/sweep/sweep_spec.hpp"
 #include "tests/cli/run_cli.hpp"
@@ -106,8 +107,43 @@ TEST(SweepResults, SummaryHasTheMeanAndAStudentInterval)
   // mean 2, sd 1, n 3: t(2) = 4.303, half-width 4.303 / sqrt(3) = 2.48.
   const std::string table = cs::summary_table(rows, "k", "m");
   EXPECT_NE(table.find("± 2.48"), std::string::npos) << table;
+  // Another axis pooled into a group: its range, not an interval that mixes settings with seeds (once "± 0.0395"
+  // with one seed).
+  std::vector<cs::SweepRow> crossed = rows;
+  for (std::size_t i = 0; i < crossed.size(); ++i)
+    crossed[i].variant.settings.emplace_back("j", std::to_string(i));
+  const std::string pooled = cs::summary_table(crossed, "k", "m");
+  EXPECT_EQ(pooled.find("±"), std::string::npos) << pooled;
+  EXPECT_NE(pooled.find("1..3"), std::string::npos) << pooled;
+  EXPECT_NE(pooled.find("not an interval over seeds"), std::string::npos) << pooled;
   EXPECT_NE(cs::results_csv(rows, {"k"}).find("k,seed,status,m,backend,overrides,wall_time_s,error\na,1,ok,1,"),
             std::string::npos);
+}
+
+TEST(SweepPlot, PointsSayWhatTheyAverageAndGroupedBarsLabelEachGroupOnce)
+{
+  std::vector<cs::SweepRow> rows;
+  for (const char* policy : {"a", "b"})
+    for (const char* layers : {"2", "4"})
+      for (const char* size : {"x", "y"}) {
+        cs::SweepRow r;
+        r.variant.settings = {{"policy", policy}, {"layers", layers}, {"size", size}};
+        r.ok = true;
+        r.metrics["m"] = 1;
+        rows.push_back(r);
+      }
+  cs::PlotRequest by_policy{"size", "m", "policy", ""};
+  // Without layers as a series, each point pools both its settings: said in the title, and no error bar.
+  EXPECT_EQ(cs::pooled_axes(rows, by_policy), std::vector<std::string>{"layers"});
+  const std::string script = cs::gnuplot_script(rows, by_policy, "p");
+  EXPECT_NE(script.find("(mean over layers)"), std::string::npos) << script;
+  // Categorical x: one tick label per group (each series once repeated them all).
+  std::size_t labels = 0;
+  for (auto at = script.find("xtic(2)"); at != std::string::npos; at = script.find("xtic(2)", at + 1))
+    ++labels;
+  EXPECT_EQ(labels, 2u) << script; // the PNG's plot line and the SVG's
+  EXPECT_TRUE(cs::pooled_axes(rows, cs::PlotRequest{"size", "m", "layers", ""}) ==
+              std::vector<std::string>{"policy"});
 }
 
 TEST(Sweep, RunsVariantsInParallelRecordsFailuresAndResumes)
