@@ -98,16 +98,42 @@ TEST(Cli, RunWritesReportResolvedScenarioAndTrace)
   auto trace = read_ordered_json(out / "trace.json");
   ASSERT_TRUE(trace.contains("traceEvents"));
   std::set<int> pids;
-  int complete = 0;
+  int complete = 0, zero = 0;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "X") {
       ++complete;
-      EXPECT_GE(e["dur"].get<double>(), 0);
+      zero += e["dur"].get<double>() == 0 && e["cat"] == "gradient-sync";
       pids.insert(e["pid"].get<int>());
+    }
+    // A collective's barrier channel once showed as a thread "comm1000" of zero-length all-reduces.
+    if (e["ph"] == "M" && e["name"] == "thread_name") {
+      EXPECT_EQ(e["args"]["name"].get<std::string>().find("comm1000"), std::string::npos) << e.dump();
     }
   }
   EXPECT_EQ(pids, (std::set<int>{0, 1})); // one process per node
-  EXPECT_EQ(complete, report["metrics"]["task_count"].get<int>());
+  EXPECT_EQ(zero, 0);
+  // Every task but the zero-length joins and barriers.
+  EXPECT_LT(complete, report["metrics"]["task_count"].get<int>());
+  EXPECT_GT(complete, report["metrics"]["task_count"].get<int>() * 9 / 10);
+  EXPECT_FALSE(trace.contains("otherData")); // data parallel, every replica simulated: nothing left out
+  fs::remove_all(out);
+}
+
+TEST(Cli, TheTraceSaysItShowsTpRankZero)
+{
+  // The graph holds TP rank 0 of each tensor-parallel group: the trace says so, with the trace and on every node.
+  const fs::path out = fresh_dir("trace_tp");
+  auto r =
+      clustersim("run " + src("scenarios/reference/megatron-18.4b.yaml") + " --quiet --trace --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto trace = read_ordered_json(out / "trace.json");
+  ASSERT_TRUE(trace.contains("otherData")) << trace.dump().substr(0, 200);
+  EXPECT_NE(trace["otherData"]["note"].get<std::string>().find("TP rank 0 of its tensor-parallel group of 8"),
+            std::string::npos);
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      EXPECT_NE(e["args"]["name"].get<std::string>().find("(TP rank 0 of each group)"), std::string::npos);
+    }
   fs::remove_all(out);
 }
 

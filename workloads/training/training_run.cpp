@@ -160,6 +160,24 @@ void add_pipeline_bubble(RunMetrics& metrics, const TrainingGraph& tr, const Sta
               std::max(0.0, step - metrics.breakdown.at("compute_s") - bubble) / step);
 }
 
+// The Chrome trace of what was simulated, saying what it stands for: TP rank 0 of each group, the replicas built.
+std::string training_trace(const TrainingGraph& training, const Timeline& timeline, const PlatformSpec& platform)
+{
+  const int tp = training.tensor_parallel;
+  const int dp = training.ranks / (training.pipeline_stages * tp);
+  std::string note, suffix;
+  if (tp > 1) {
+    note = fmt::format("each device shown is TP rank 0 of its tensor-parallel group of {}: the other {} TP ranks "
+                       "run the same kernels on their own GPUs and are not simulated",
+                       tp, tp - 1);
+    suffix = " (TP rank 0 of each group)";
+  }
+  if (training.replicas_built < dp)
+    note += fmt::format("{}{} of {} data-parallel replicas simulated; the others run alike", note.empty() ? "" : "; ",
+                        training.replicas_built, dp);
+  return chrome_trace_json(training.graph, timeline, platform, note, suffix);
+}
+
 MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& training)
 {
   MemoryFootprint worst;
@@ -379,7 +397,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   for (const auto& [k, v] : memory.breakdown())
     metrics.breakdown[k] = v;
   if (env.trace)
-    out.trace_json = chrome_trace_json(training.graph, timeline, platform);
+    out.trace_json = training_trace(training, timeline, platform);
   out.summary = summary_text(params, env, training, metrics);
   out.warnings = run_warnings(params, env, plan.one_replica, gpus, parallel);
   return out;
