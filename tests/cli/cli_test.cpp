@@ -137,6 +137,25 @@ TEST(Cli, TheTraceSaysItShowsTpRankZero)
   fs::remove_all(out);
 }
 
+TEST(Cli, TheSummarySaysWhatTheFabricDid)
+{
+  // A simgrid check on the default fabric agrees with analytical by construction, and an oversubscribed level
+  // under which every node sits changes nothing: the cluster line says both.
+  const fs::path out = fresh_dir("fabric");
+  auto plain = clustersim("run " + src("scenarios/quickstart.yaml") + " --backend analytical --out " + out.string());
+  EXPECT_NE(plain.out.find("fat-tree network, non-blocking, ideal model"), std::string::npos) << plain.out;
+  auto over =
+      clustersim("run " + src("scenarios/quickstart.yaml") +
+                 " --backend analytical --set 'cluster.network.levels[0].oversubscription=4' --out " + out.string());
+  EXPECT_NE(over.out.find("4:1 above the leaves (no flow crossed it)"), std::string::npos) << over.out;
+  auto crossed = clustersim("run " + src("scenarios/quickstart.yaml") +
+                            " --backend analytical --set cluster.nodes=8 --set workload.parallel.dp=64 --set "
+                            "workload.batch.global=1024 --set 'cluster.network.levels[0].oversubscription=4' --out " +
+                            out.string());
+  EXPECT_NE(crossed.out.find("4:1 above the leaves, ideal model"), std::string::npos) << crossed.out;
+  fs::remove_all(out);
+}
+
 TEST(Cli, QuietSilencesTheSummary)
 {
   fs::path out = fresh_dir("quiet");

@@ -66,15 +66,38 @@ std::string communication_list(const TrainingParams& params, const std::map<std:
   return comm;
 }
 
+// What the fabric above the NICs does to flows. Non-blocking with ideal routing, flows never contend there, so the
+// simgrid and analytical backends agree by construction; an oversubscribed level no flow crossed changed nothing.
+std::string fabric_words(const NetworkParams& net, const std::map<std::string, double>& breakdown)
+{
+  if (net.kind == NetworkKind::STAR)
+    return "";
+  std::string out = net.routing == FabricRouting::ECMP ? ", ECMP routing" : "";
+  bool oversubscribed = false;
+  static const char* tiers[] = {"bytes_leaf_uplink", "bytes_pod_uplink"};
+  for (std::size_t l = 0; l < net.levels.size() && l < 2; ++l) {
+    if (net.levels[l].oversubscription == 1.0)
+      continue;
+    oversubscribed = true;
+    const auto it = breakdown.find(tiers[l]);
+    out += fmt::format(", {:g}:1 above the {}{}", net.levels[l].oversubscription, l == 0 ? "leaves" : "pods",
+                       it == breakdown.end() || it->second <= 0 ? " (no flow crossed it)" : "");
+  }
+  if (!oversubscribed && net.routing == FabricRouting::IDEAL && net.background.empty())
+    out += ", non-blocking";
+  return out;
+}
+
 std::string summary_text(const TrainingParams& params, const RunEnv& env, const TrainingGraph& tr, const RunMetrics& m)
 {
   const auto& B = m.breakdown;
   const ClusterParams& cluster = *env.cluster;
   const PlatformSpec& platform = *env.platform;
   std::string out;
-  out += fmt::format("  cluster   {} x {} {} ({}, {} network, {} model)\n", cluster.nodes, cluster.gpus_per_node,
+  out += fmt::format("  cluster   {} x {} {} ({}, {} network{}, {} model)\n", cluster.nodes, cluster.gpus_per_node,
                      platform.device->display_name, spelling(kIntraNodeKinds, cluster.intra_node.kind),
-                     spelling(kNetworkKinds, cluster.network.kind), spelling(kNetworkModels, platform.network_model));
+                     spelling(kNetworkKinds, cluster.network.kind), fabric_words(cluster.network, B),
+                     spelling(kNetworkModels, platform.network_model));
   const std::string shape =
       params.model.graph.empty()
           ? fmt::format("{} layers, hidden {}, seq {}", params.model.layers, params.model.hidden, params.model.seq)
