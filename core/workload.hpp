@@ -41,9 +41,9 @@ struct WorkloadEnv {
 
 /** Which data-parallel replicas a training run simulates. */
 enum class ReplicaMode {
-  AUTO, // every replica, unless the analytical backend runs a large graph on a network that treats replicas alike
-  ALL,  // every replica
-  ONE,  // replica 0; the others are symmetric and their collectives are priced by closed forms (refused where not)
+  AUTO,     // every replica, unless the analytical backend runs a large graph on a network that treats replicas alike
+  ALL,      // every replica
+  ONE,      // replica 0; the others are symmetric and their collectives are priced by closed forms (refused where not)
   ESTIMATE, // replica 0 wherever the replicas run the same work (an MoE model only when they are alike), on any
             // network, never refused: the planners' fast estimate
 };
@@ -57,6 +57,8 @@ struct RunEnv : WorkloadEnv {
   std::function<Timeline(const TaskGraph&)> execute;
   /** The actor runtime of this process's engine, for dynamic workloads (at most once per process). */
   std::function<std::unique_ptr<ActorRuntime>()> actors;
+  /** A warning shown at once, before a long simulation starts (the run's warnings come after it). */
+  std::function<void(const std::string&)> heads_up = [](const std::string&) {};
 };
 
 /** What a run produced; the engine adds the report's envelope and the summary's first and last lines. */

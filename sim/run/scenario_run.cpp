@@ -4,6 +4,7 @@
 #include "sim/runtime/simgrid_actor_runtime.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <fmt/format.h>
 
 #ifndef CS_VERSION
@@ -65,6 +66,7 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   env.trace = options.trace;
   env.replicas = options.replicas;
   env.execute = [&](const TaskGraph& graph) { return run_backend(s.backend, graph, platform); };
+  env.heads_up = [](const std::string& w) { std::fprintf(stderr, "clustersim: warning: %s\n", w.c_str()); };
   env.actors = [&] {
     return s.backend == Backend::ANALYTICAL ? make_flow_level_actor_runtime(platform)
                                             : make_simgrid_actor_runtime(platform);

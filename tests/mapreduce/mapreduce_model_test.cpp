@@ -126,6 +126,27 @@ TEST(MapReduceWorkload, SyntheticJobsAreSeededAndWriterRacksHoldAReplica)
   EXPECT_TRUE(differs);
 }
 
+TEST(MapReduceWorkload, ARunThatWillTakeMinutesOnSimgridIsSaidBeforeItStarts)
+{
+  // Once nothing warned before a replay that took 525-660 s on simgrid: the warning counts tasks and shuffle flows.
+  auto platform = cpu_cluster(4, 5, 2);
+  auto layout = cs::ClusterLayout::of(platform.topology);
+  cs::MapReduceWorkload w;
+  cs::MapReduceJob job;
+  job.maps.resize(400);
+  job.reduces = 400; // 800 tasks and 160,000 flows: under the bound
+  w.jobs.push_back(job);
+  EXPECT_EQ(cs::simgrid_duration_warning(w), "");
+  w.jobs.push_back(job); // 320,000 flows
+  EXPECT_NE(cs::simgrid_duration_warning(w).find("1600 map and reduce tasks and 320000 shuffle flows"),
+            std::string::npos)
+      << cs::simgrid_duration_warning(w);
+  // The HiT paper's scenario (80 jobs) is far below it.
+  cs::MapReduceParams p;
+  p.synthetic.jobs = 80;
+  EXPECT_EQ(cs::simgrid_duration_warning(cs::build_mapreduce_workload(p, layout, ".", 1)), "");
+}
+
 TEST(MapReduceWorkload, TraceWindowAndHostNames)
 {
   auto layout = cs::ClusterLayout::of(cpu_cluster(2, 3, 0).topology);

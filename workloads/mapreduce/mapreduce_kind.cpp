@@ -137,6 +137,9 @@ public:
       throw env.error_at(p.trace.file.empty() ? "workload.mapreduce.synthetic" : "workload.mapreduce.trace.start",
                          e.what());
     }
+    if (env.backend == Backend::SIMGRID)
+      if (const std::string w = simgrid_duration_warning(workload); !w.empty())
+        env.heads_up(w);
     const std::string policy = env.policies->name("mapreduce");
     auto scheduler = env.policies->make<MapReduceScheduler>("mapreduce", *env.source);
     auto runtime = env.actors();

@@ -37,6 +37,11 @@ double map_count(const TraceJob& t, const MapReduceParams& params);
 MapReduceWorkload build_mapreduce_workload(const MapReduceParams& params, const ClusterLayout& layout,
                                            const std::string& base_dir, std::uint64_t seed);
 
+/** SimGrid solves every shuffle flow (a map's output to each reducer) with the others in flight: past 200,000 tasks
+ *  and flows a run takes minutes there and seconds on the analytical backend. The warning to give before such a
+ *  run on simgrid starts, or "" for a smaller one. */
+std::string simgrid_duration_warning(const MapReduceWorkload& workload);
+
 /** One trace job as cluster work (no block placement): map and reduce counts, sizes and compute times. */
 MapReduceJob job_from_trace(const TraceJob& t, const MapReduceParams& params);
 
