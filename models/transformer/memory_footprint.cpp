@@ -99,9 +99,8 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   if (model.mtp_depth > 0 && (layout.holds_head || l.pp == 1))
     params += model.mtp_depth * (2.0 * double(model.hidden) * model.hidden + 3.0 * model.hidden) / l.tp;
   const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
-  // A GPU's experts per layer: experts / ep, and the slots a policy keeps beyond them (FlexMoE's replicas).
   const double spare = model.moe.experts > 0 ? double(layout.extra_expert_slots) / model.moe.experts : 0.0;
-  const double experts = moe_layers * routed / (double(l.ep) * etp) + moe_layers * routed * spare / etp;
+  const double experts = moe_layers * routed / (double(l.ep) * etp) + moe_layers * routed * spare / etp; // + slots
   const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep));
   const double shards = double(l.dp) * l.cp; // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group)
   MemoryFootprint f;
@@ -110,7 +109,8 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     const double gemm = dense_layers * layer_gemm_weights(model) + moe_layers * attention_kind_of(model).weights(model);
     f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
   }
-  f.gradients = params * e / (l.zero >= 2 ? shards : 1) + experts * e / (l.zero >= 2 ? edp : 1);
+  const bool grads = l.zero >= 2 && (layout.accumulation_steps <= 1 || layout.reduce_every_microbatch); // sharded
+  f.gradients = params * e / (grads ? shards : 1) + experts * e / (grads ? edp : 1);
   f.optimizer = params * 12.0 / (l.zero >= 1 ? shards : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
   const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();

@@ -33,6 +33,10 @@ struct MemoryLayout {
   double moe_buffer_scale = 1;   // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
   int extra_expert_slots = 0;    // expert slots per MoE layer beyond experts / ep (FlexMoE's replicas), each with one
                                  // expert's weights, gradients and optimizer state
+  // Whether ZeRO-2/3 can shard the gradients: only when each microbatch reduce-scatters its own, or a step has one
+  // microbatch. Accumulated over microbatches and reduced once a step, the whole buffer is resident until then.
+  int accumulation_steps = 1;
+  bool reduce_every_microbatch = false;
   // Full recomputation by groups or blocks (recompute_num_layers): the layer inputs kept (uniform) or the layers
   // recomputed (block) on the device, over its virtual stages; -1: from layers_on_device as one stage.
   int checkpoints_on_device = -1;

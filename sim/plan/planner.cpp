@@ -16,6 +16,7 @@
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "workloads/training/stage_costs.hpp"
+#include "workloads/training/stage_memory.hpp"
 #include "workloads/training/training_builder.hpp"
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -107,6 +108,7 @@ MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int la
   l.in_flight_microbatches = in_flight;
   l.dropout = tr(s).framework.dropout > 0;
   l.holds_head = holds_head;
+  set_gradient_buffer(l, tr(s), parallel);
   return l;
 }
 
