@@ -118,9 +118,10 @@ std::string breakdown_plot(const nlohmann::ordered_json& report, std::vector<std
     data += fmt::format("{} {} {:.9g}\n", i, gnuplot_quote(entries[i].second), entries[i].first);
   files.insert(files.end(), {"breakdown.png", "breakdown.svg"});
   return data + "EOD\nunset ytics\nset ytics\nset autoscale\nset xrange [*:*]\nunset xlabel\n" +
-         terminals("breakdown", "set title \"Time breakdown (largest entries of report.json's breakdown)\"\n"
-                                "set ylabel \"seconds\"\nset xtics rotate by -35\nset key off\nset style fill solid "
-                                "0.6\nset boxwidth 0.7\nplot $breakdown using 1:3:xtic(2) with boxes\n");
+         terminals("breakdown",
+                   "set title \"Largest times of report.json's breakdown (they overlap: not parts of one whole)\"\n"
+                   "set ylabel \"seconds\"\nset xtics rotate by -35\nset key off\nset style fill solid "
+                   "0.6\nset boxwidth 0.7\nplot $breakdown using 1:3:xtic(2) with boxes\n");
 }
 
 std::string jct_plot(const std::vector<std::pair<std::string, std::string>>& outputs, std::vector<std::string>& files)
