@@ -116,7 +116,8 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
           "when data-parallel gradients are reduced: during-backward (in buckets, as the last backward pass "
           "produces them) | after-backward (once the backward pass is done)")
       .field("reduce_every_microbatch", framework.reduce_every_microbatch,
-             "every microbatch reduces its gradients (FSDP without no_sync)")
+             "every microbatch reduce-scatters its gradients (FSDP without no_sync, DeepSpeed's ZeRO-2): only then can "
+             "ZeRO-2 shard gradients accumulated over microbatches")
       .field("optimizer_bytes_per_parameter", framework.optimizer_bytes_per_parameter,
              "bytes the mixed-precision optimizer step moves per parameter")
       .field("optimizer_flops_per_parameter", framework.optimizer_flops_per_parameter, "its FLOPs per parameter")
