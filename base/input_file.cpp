@@ -34,4 +34,29 @@ std::ifstream open_input_file(const std::string& path, const std::string& what)
   return in;
 }
 
+bool read_bounded_line(std::istream& in, std::string& line, std::size_t max_bytes, bool& too_long)
+{
+  line.clear();
+  too_long = false;
+  std::streambuf* buf = in.rdbuf();
+  bool any = false;
+  for (int c = buf->sbumpc(); c != std::char_traits<char>::eof(); c = buf->sbumpc()) {
+    any = true;
+    if (c == '\n')
+      return true;
+    if (too_long)
+      continue;
+    if (line.size() >= max_bytes) {
+      too_long = true;
+      line.clear();
+      line.shrink_to_fit();
+      continue;
+    }
+    line.push_back(static_cast<char>(c));
+  }
+  if (!any)
+    in.setstate(std::ios::eofbit | std::ios::failbit);
+  return any;
+}
+
 } // namespace cs

@@ -17,4 +17,9 @@ void check_input_file(const std::string& path, const std::string& what, std::uin
 /** Opens a checked input file for streaming (traces: any size). */
 std::ifstream open_input_file(const std::string& path, const std::string& what);
 
+/** std::getline that holds at most `max_bytes` of a line: a longer line is read to its end but not kept (`line`
+ *  empty, `too_long` set), so a 2.5 GiB line costs neither the memory nor a silent end of the read. False at the end
+ *  of the stream. */
+bool read_bounded_line(std::istream& in, std::string& line, std::size_t max_bytes, bool& too_long);
+
 } // namespace cs

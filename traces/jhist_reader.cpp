@@ -16,6 +16,8 @@ namespace cs {
 
 namespace {
 
+constexpr std::size_t kMaxJhistLine = std::size_t{16} << 20;
+
 using nlohmann::json;
 
 /** The value of counter `name` in a JhCounters record, or -1. */
@@ -183,8 +185,13 @@ TraceSummary read_jhist(const std::string& path, const TraceJobSink& sink)
   bool submitted = false, inited = false;
   std::map<std::string, TaskRecord> tasks; // by task id: sorted, so map order is the task numbering
   int number = 1;
-  while (std::getline(in, line)) {
+  bool too_long = false;
+  while (read_bounded_line(in, line, kMaxJhistLine, too_long)) {
     ++number;
+    if (too_long) { // an event with every counter is tens of KiB
+      summary.skip(number, "line longer than 16 MiB");
+      continue;
+    }
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     json e = json::parse(line, nullptr, false);

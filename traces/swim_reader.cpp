@@ -16,6 +16,8 @@ namespace cs {
 
 namespace {
 
+constexpr std::size_t kMaxSwimLine = std::size_t{1} << 20;
+
 std::vector<std::string> split_tabs(const std::string& line)
 {
   std::vector<std::string> out;
@@ -48,8 +50,13 @@ TraceSummary read_swim(const std::string& path, const TraceJobSink& sink)
   summary.format = "swim";
   std::string line;
   int number = 0;
-  while (std::getline(in, line)) {
+  bool too_long = false;
+  while (read_bounded_line(in, line, kMaxSwimLine, too_long)) {
     ++number;
+    if (too_long) { // a SWIM row is under a hundred bytes
+      summary.skip(number, "line longer than 1 MiB");
+      continue;
+    }
     if (!line.empty() && line.back() == '\r')
       line.pop_back();
     if (line.empty() || line[0] == '#')

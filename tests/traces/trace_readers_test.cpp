@@ -1,5 +1,6 @@
 // The trace readers on the real traces in traces/samples and on malformed input.
 #include "base/input_error.hpp"
+#include "base/input_file.hpp"
 #include "traces/trace_format.hpp"
 #include "traces/trace_job.hpp"
 
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 
 namespace {
 
@@ -75,6 +77,37 @@ TEST(SwimReader, MalformedRowsAreSkippedWithTheirLines)
   EXPECT_EQ(jobs[1].shuffle_bytes, 10);
   EXPECT_EQ(jobs[2].input_path, "p");
   EXPECT_NE(cs::describe(s).find("3 jobs read, 4 skipped"), std::string::npos);
+}
+
+TEST(SwimReader, AnOverlongLineIsSkippedAndTheReadGoesOn)
+{
+  // A 2.5 GiB line once ended the read silently after 40 of 80 rows; now a line past 1 MiB is skipped and counted
+  // without being held, and the rows after it are read (2 MiB here).
+  std::string text;
+  for (int i = 0; i < 3; ++i)
+    text += "job" + std::to_string(i) + "\t1\t1\t100\t10\t5\n";
+  text += std::string(2 << 20, 'x') + "\n";
+  for (int i = 3; i < 6; ++i)
+    text += "job" + std::to_string(i) + "\t1\t1\t100\t10\t5\n";
+  cs::TraceSummary s;
+  const auto jobs = read_all("swim", temp_file("long.tsv", text), &s);
+  EXPECT_EQ(jobs.size(), 6u);
+  EXPECT_EQ(s.skip_reasons["line longer than 1 MiB"], 1);
+  ASSERT_EQ(s.problems.size(), 1u);
+  EXPECT_NE(s.problems[0].find(":4: line longer than 1 MiB"), std::string::npos) << s.problems[0];
+  // The bounded line reader itself: lines kept up to the bound, the last line without a newline, then the end.
+  std::istringstream in("ab\ncdefgh\nij");
+  std::string line;
+  bool too_long = false;
+  ASSERT_TRUE(cs::read_bounded_line(in, line, 4, too_long));
+  EXPECT_EQ(line, "ab");
+  ASSERT_TRUE(cs::read_bounded_line(in, line, 4, too_long));
+  EXPECT_TRUE(too_long);
+  EXPECT_EQ(line, "");
+  ASSERT_TRUE(cs::read_bounded_line(in, line, 4, too_long));
+  EXPECT_FALSE(too_long);
+  EXPECT_EQ(line, "ij");
+  EXPECT_FALSE(cs::read_bounded_line(in, line, 4, too_long));
 }
 
 TEST(TraceReaders, MissingFileIsAnInputError)
