@@ -71,20 +71,16 @@ std::string frontier_plot(const std::vector<FrontierPoint>& points, const std::s
   }
   // A log axis only where the points span more than tenfold: over a narrower range it squeezed every point into a
   // corner, their labels over each other.
-  auto wide = [&](double FrontierPoint::*field) {
-    double lo = 0, hi = 0;
-    for (const auto& p : points) {
-      lo = lo > 0 ? std::min(lo, p.*field) : p.*field;
-      hi = std::max(hi, p.*field);
-    }
-    return lo > 0 && hi / lo > 10;
-  };
-  const std::string logs = std::string(wide(&FrontierPoint::x) ? "x" : "") + (wide(&FrontierPoint::cost) ? "y" : "");
-  const std::string body =
-      fmt::format("set title {}\nset xlabel {}\nset ylabel \"cost (USD)\"\n{}"
-                  "set grid\nset key outside right\nset offsets graph 0.05, graph 0.05, graph "
-                  "0.1, graph 0.05\n",
-                  gnuplot_quote(title), gnuplot_quote(xlabel), logs.empty() ? "" : "set logscale " + logs + "\n");
+  std::vector<double> xs, costs;
+  for (const auto& p : points) {
+    xs.push_back(p.x);
+    costs.push_back(p.cost);
+  }
+  const std::string logs = gnuplot_log_axes(xs, costs);
+  const std::string body = fmt::format("set title {}\nset xlabel {}\nset ylabel \"cost (USD)\"\n{}"
+                                       "set grid\nset key outside right\nset offsets graph 0.05, graph 0.05, graph "
+                                       "0.1, graph 0.05\n",
+                                       gnuplot_quote(title), gnuplot_quote(xlabel), logs);
   return data + "set terminal pngcairo size 1000,600 noenhanced\nset output \"{DIR}/frontier.png\"\n" + body + plot +
          "set terminal svg size 1000,600 noenhanced\nset output \"{DIR}/frontier.svg\"\nreplot\nset output\n";
 }

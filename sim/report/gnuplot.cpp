@@ -1,5 +1,6 @@
 #include "sim/report/gnuplot.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,17 @@ std::string gnuplot_quote(const std::string& text)
   for (char c : text)
     out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
   return out + "\"";
+}
+
+std::string gnuplot_log_axes(const std::vector<double>& x, const std::vector<double>& y)
+{
+  auto wide = [](const std::vector<double>& v) { // a value of zero or less cannot sit on a log axis
+    if (v.empty() || *std::min_element(v.begin(), v.end()) <= 0)
+      return false;
+    return *std::max_element(v.begin(), v.end()) / *std::min_element(v.begin(), v.end()) > 10;
+  };
+  const std::string axes = std::string(wide(x) ? "x" : "") + (wide(y) ? "y" : "");
+  return axes.empty() ? "" : "set logscale " + axes + "\n";
 }
 
 std::vector<std::pair<std::string, std::string>> render_gnuplot(const std::string& script,

@@ -18,4 +18,8 @@ std::string gnuplot_terminals(const std::string& name, const std::string& body);
 /** A quoted gnuplot string. */
 std::string gnuplot_quote(const std::string& text);
 
+/** "set logscale x|y|xy\n" for the axes whose values are all positive and span more than tenfold, "" for none: a
+ *  log axis over a narrow range squeezes every point into a corner. */
+std::string gnuplot_log_axes(const std::vector<double>& x, const std::vector<double>& y);
+
 } // namespace cs

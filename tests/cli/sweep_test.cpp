@@ -1,5 +1,6 @@
 // clustersim sweep: variants crossed and zipped, seeds, results files, resumption, failing variants.
 #include "base/yaml_reader.hpp"
+#include "sim/report/gnuplot.hpp"
 #include "sim/sweep/sweep_plot.hpp"
 #include "sim/sweep/sweep_results.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -142,8 +143,17 @@ TEST(SweepPlot, PointsSayWhatTheyAverageAndGroupedBarsLabelEachGroupOnce)
   for (auto at = script.find("xtic(2)"); at != std::string::npos; at = script.find("xtic(2)", at + 1))
     ++labels;
   EXPECT_EQ(labels, 2u) << script; // the PNG's plot line and the SVG's
-  EXPECT_TRUE(cs::pooled_axes(rows, cs::PlotRequest{"size", "m", "layers", ""}) ==
-              std::vector<std::string>{"policy"});
+  EXPECT_TRUE(cs::pooled_axes(rows, cs::PlotRequest{"size", "m", "layers", ""}) == std::vector<std::string>{"policy"});
+}
+
+TEST(SweepPlot, LogAxesOnlyWhereThePointsSpanMoreThanTenfold)
+{
+  // The capacity frontier once drew log-log axes over costs within 40% of each other: every point in one corner.
+  EXPECT_EQ(cs::gnuplot_log_axes({0.36, 0.6, 1.2, 6.5}, {2290, 2400, 2640, 3015}), "set logscale x\n");
+  EXPECT_EQ(cs::gnuplot_log_axes({1, 2}, {10, 1000}), "set logscale y\n");
+  EXPECT_EQ(cs::gnuplot_log_axes({1, 100}, {1, 100}), "set logscale xy\n");
+  EXPECT_EQ(cs::gnuplot_log_axes({1, 2}, {0, 100}), ""); // zero cannot sit on a log axis
+  EXPECT_EQ(cs::gnuplot_log_axes({}, {}), "");
 }
 
 TEST(Sweep, RunsVariantsInParallelRecordsFailuresAndResumes)
