@@ -153,6 +153,14 @@ TEST(SparkEventLog, ImpossibleLogsAreRefusedAtTheirLine)
   const auto fine = scratch("fine") / "log";
   write(fine, start + task("driver", "2000", "3000", ""));
   EXPECT_EQ(cs::read_spark_event_log(fine.string()).tasks.size(), 1u);
+  // An executor added before the application's start event (Spark 3 writes it first) is dated from that start.
+  const auto early = scratch("early") / "log";
+  write(early, R"({"Event":"SparkListenerExecutorAdded","Timestamp":1500,"Executor ID":"1","Executor Info":{}})"
+               "\n" +
+                   start + task("1", "2000", "3000", ""));
+  const auto early_log = cs::read_spark_event_log(early.string());
+  ASSERT_EQ(early_log.executors.size(), 1u);
+  EXPECT_DOUBLE_EQ(early_log.executors[0].added_s, 0.5);
   auto e = spark_error_of(start + task("driver", "2000", "1e300", ""));
   EXPECT_EQ(e.line(), 3);
   EXPECT_NE(std::string(e.what()).find("Finish Time"), std::string::npos) << e.what();
@@ -246,6 +254,11 @@ TEST(SparkLogReplay, FailedAttemptsConcurrentJobsAndExecutorWaits)
   const auto cached = cs::application_from_log(cs::read_spark_event_log(spark_sample("local-1422981780767")), 0);
   EXPECT_EQ(cached.recorded_cache_reads, 8);
   EXPECT_EQ(cached.recorded_memory_reads, 8);
+  // A speculative copy that lost is not replayed, and the warning says so (the dynamic-allocation log has one).
+  const auto speculative =
+      cs::application_from_log(cs::read_spark_event_log(spark_sample("application_1628109047826_1317105")), 0);
+  ASSERT_EQ(speculative.left_out.size(), 1u);
+  EXPECT_NE(speculative.left_out[0].find("1 killed task attempt(s)"), std::string::npos) << speculative.left_out[0];
   // Executors dated years after the tasks they ran (spark-rapids-tools' test log) registered by their first task.
   const auto skewed = cs::application_from_log(cs::read_spark_event_log(spark_sample("eventlog_2nodes_8cores")), 0);
   for (double w : skewed.executor_waits_s)

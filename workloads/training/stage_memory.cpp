@@ -6,7 +6,7 @@
 
 namespace cs {
 
-void set_gradient_buffer(MemoryLayout& layout, const TrainingParams& params, const ParallelLayout& parallel)
+void set_gradient_sharding(MemoryLayout& layout, const TrainingParams& params, const ParallelLayout& parallel)
 {
   const long long per_step = static_cast<long long>(params.batch.micro) * std::max(1, parallel.dp);
   layout.accumulation_steps =
@@ -53,7 +53,7 @@ stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers,
       }
     }
     layout.dropout = params.framework.dropout > 0;
-    set_gradient_buffer(layout, params, parallel);
+    set_gradient_sharding(layout, params, parallel);
     layout.holds_head = device == map.device_of(map.stages() - 1);
     return transformer_memory(params.model, params.batch.micro, layout);
   };

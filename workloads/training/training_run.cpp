@@ -73,18 +73,16 @@ std::string fabric_words(const NetworkParams& net, const std::map<std::string, d
   if (net.kind == NetworkKind::STAR)
     return "";
   std::string out = net.routing == FabricRouting::ECMP ? ", ECMP routing" : "";
-  bool oversubscribed = false;
+  if (uniform_fabric(net)) // the fabric the closed forms and the replica fold take as uniform
+    return ", non-blocking";
   static const char* tiers[] = {"bytes_leaf_uplink", "bytes_pod_uplink"};
   for (std::size_t l = 0; l < net.levels.size() && l < 2; ++l) {
     if (net.levels[l].oversubscription == 1.0)
       continue;
-    oversubscribed = true;
     const auto it = breakdown.find(tiers[l]);
     out += fmt::format(", {:g}:1 above the {}{}", net.levels[l].oversubscription, l == 0 ? "leaves" : "pods",
                        it == breakdown.end() || it->second <= 0 ? " (no flow crossed it)" : "");
   }
-  if (!oversubscribed && net.routing == FabricRouting::IDEAL && net.background.empty())
-    out += ", non-blocking";
   return out;
 }
 
