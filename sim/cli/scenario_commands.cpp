@@ -4,8 +4,8 @@
 #include "sim/cli/command.hpp"
 #include "sim/cli/output_files.hpp"
 #include "sim/cli/progress_reporter.hpp"
-#include "sim/run/scenario_checks.hpp"
 #include "sim/report/run_plots.hpp"
+#include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/sweep/sweep_spec.hpp"
@@ -50,9 +50,12 @@ int run(RunArgs a)
   const fs::path out_dir = a.out_dir.empty() ? fs::path("out") / s.name : fs::path(a.out_dir);
   check_output_dir(out_dir.string());
   std::optional<ProgressReporter> progress(std::in_place, "clustersim run " + s.name, !a.quiet);
-  const RunResult result = run_scenario(s, RunOptions{a.trace || a.plots, a.replicas == "one"   ? ReplicaMode::ONE
-                                                               : a.replicas == "all" ? ReplicaMode::ALL
-                                                                                     : ReplicaMode::AUTO});
+  RunOptions options;
+  options.trace = a.trace || a.plots;
+  options.replicas = a.replicas == "one"   ? ReplicaMode::ONE
+                     : a.replicas == "all" ? ReplicaMode::ALL
+                                           : ReplicaMode::AUTO;
+  const RunResult result = run_scenario(s, options);
   const fs::path& dir = out_dir;
   std::vector<std::pair<std::string, std::string>> files{{"report.json", result.report.dump(2) + "\n"},
                                                          {"scenario.resolved.yaml", resolved_yaml(s)}};

@@ -43,7 +43,7 @@ GoodputResult estimate_long_run(const LongRunSetup& setup, int seeds)
 {
   GoodputResult r;
   r.setup = setup;
-  std::vector<double> interruptions, unexpected, ettr, goodput, redo, restart, stalls;
+  std::vector<double> interruptions, unexpected, ettr, goodput, redo, restart, stalls, in_memory_losses;
   std::map<std::string, std::vector<double>> causes;
   for (const auto& c : setup.failures.causes)
     causes[c.name];
@@ -57,6 +57,7 @@ GoodputResult estimate_long_run(const LongRunSetup& setup, int seeds)
     redo.push_back(o.redo_s * gpu_h);
     restart.push_back(o.restart_s * gpu_h);
     stalls.push_back(o.checkpoint_s * gpu_h);
+    in_memory_losses.push_back(o.in_memory_losses);
     for (auto& [name, counts] : causes)
       counts.push_back(o.by_cause.count(name) ? o.by_cause.at(name) : 0);
   }
@@ -67,6 +68,7 @@ GoodputResult estimate_long_run(const LongRunSetup& setup, int seeds)
   r.redo_gpu_h = estimate_of(redo);
   r.restart_gpu_h = estimate_of(restart);
   r.checkpoint_gpu_h = estimate_of(stalls);
+  r.in_memory_losses = estimate_of(in_memory_losses);
   for (const auto& [name, counts] : causes)
     r.by_cause[name] = estimate_of(counts);
   r.mtbf_s = job_mtbf(setup);
@@ -96,30 +98,52 @@ GoodputResult best_interval(LongRunSetup setup, int seeds)
   return best;
 }
 
-CheckpointCost checkpoint_cost(const Scenario& s, double parameters)
+CheckpointCost checkpoint_cost(const Scenario& s, double parameters, const StepRun* step)
 {
   const auto& params = workload_as<TrainingWorkload>(s).params;
-  const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
   CheckpointCost c;
   c.bytes = parameters * (dtype_bytes(params.model.dtype) + 12.0); // weights, fp32 master copy, two Adam moments
   const double per_gpu = c.bytes / s.cluster.gpus;
   c.write_s = simulate_checkpoint_write(s, per_gpu);
   c.load_s = c.write_s; // the same flows the other way over full-duplex links
-  if (params.checkpoint.mode == CheckpointMode::IN_MEMORY)
-    c.load_s = simulate_peer_copy(s, per_gpu); // back from the peer's memory
   switch (params.checkpoint.mode) {
   case CheckpointMode::SYNC:
     c.stall_s = c.durable_s = c.write_s;
     break;
-  case CheckpointMode::ASYNC: // the job waits for the copy to pinned host memory over PCIe, storage follows
-    c.stall_s = per_gpu / device.pcie_bandwidth;
-    c.durable_s = c.stall_s + c.write_s;
+  case CheckpointMode::ASYNC: { // the job waits for the copy to pinned host memory over PCIe, storage follows
+    const double host_copy = simulate_host_copy(s, per_gpu);
+    c.stall_s = host_copy;
+    c.durable_s = host_copy + c.write_s;
+    if (step && step->makespan_s > 0) {
+      // The write leaves host memory beside the next steps. It has the NICs' share the step leaves (its busiest
+      // NIC's, on average), and its own load on the NICs slows the step; a write that outlasts the simulated
+      // iterations slows the later ones alike.
+      c.beside_step = true;
+      c.write_beside_s = simulate_checkpoint_write(s, per_gpu, 1 - step->nic_busy_fraction);
+      const StepRun beside =
+          run_step(s, [&](PlatformSpec& p) { load_nics_with_write(p, s, per_gpu, c.write_beside_s); });
+      c.step_slowdown_s =
+          std::max(0.0, beside.makespan_s - step->makespan_s) * std::max(1.0, c.write_beside_s / step->makespan_s);
+      c.stall_s += c.step_slowdown_s;
+      c.durable_s = host_copy + c.write_beside_s;
+    }
     break;
+  }
   case CheckpointMode::IN_MEMORY: // a peer node's host memory over the NICs and the fabric (Gemini)
-    c.stall_s = c.durable_s = simulate_peer_copy(s, per_gpu);
+    c.stall_s = c.durable_s = c.load_s = simulate_peer_copy(s, per_gpu);
     break;
   }
   return c;
+}
+
+void apply_checkpoint(LongRunSetup& setup, const CheckpointCost& cost, const CheckpointParams& checkpoint)
+{
+  setup.stall_s = cost.stall_s;
+  setup.durable_s = cost.durable_s;
+  setup.load_s = cost.load_s;
+  setup.in_memory = checkpoint.mode == CheckpointMode::IN_MEMORY;
+  setup.storage_interval_s = checkpoint.storage_interval.value;
+  setup.storage_durable_s = setup.storage_load_s = cost.write_s; // host memory to storage and back, over the fabric
 }
 
 GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
@@ -134,20 +158,18 @@ GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
     throw s.source.error_at("workload", "goodput needs workload.checkpoint (interval and mode)");
   if (s.cluster.storage.bandwidth.value <= 0)
     throw s.source.error_at("cluster", "goodput needs cluster.storage.bandwidth (where checkpoints are written)");
-  const RunResult step = run_scenario(s, RunOptions{});
+  const StepRun step = run_step(s);
   LongRunSetup setup;
-  setup.step_s = step.metrics.at(metric::iteration_time_s);
-  setup.tokens_per_step = step.metrics.at(metric::tokens_per_s) * setup.step_s;
+  setup.step_s = step.iteration_s;
+  setup.tokens_per_step = step.tokens_per_step;
   setup.gpus = s.cluster.gpus;
   setup.nodes = s.cluster.nodes;
   setup.nics = s.cluster.nodes * s.cluster.network.nics_per_node;
   setup.failures = s.cluster.failures;
   setup.spares = s.cluster.spares;
   setup.days = options.days;
-  const CheckpointCost cost = checkpoint_cost(s, step.metrics.at(metric::parameter_count));
-  setup.stall_s = cost.stall_s;
-  setup.durable_s = cost.durable_s;
-  setup.load_s = cost.load_s;
+  const CheckpointCost cost = checkpoint_cost(s, step.parameters, &step);
+  apply_checkpoint(setup, cost, ckpt);
   GoodputResult best;
   if (ckpt.optimal) {
     best = best_interval(setup, options.seeds);
@@ -160,33 +182,19 @@ GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
     best = estimate_long_run(setup, options.seeds);
   }
   best.checkpoint = cost;
-  best.ettr_by_gpus = ettr_by_gpus(best.setup, options.seeds);
+  if (options.by_gpus)
+    best.ettr_by_gpus = ettr_by_gpus(s, best.setup, options.seeds);
   return best;
-}
-
-std::vector<std::pair<int, double>> ettr_by_gpus(const LongRunSetup& setup, int seeds)
-{
-  std::vector<std::pair<int, double>> out;
-  for (double scale : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
-    LongRunSetup s = setup;
-    s.nodes = std::max(1, static_cast<int>(std::lround(setup.nodes * scale)));
-    s.gpus = s.nodes * (setup.gpus / setup.nodes);
-    s.nics = s.nodes * (setup.nics / setup.nodes);
-    if (!out.empty() && out.back().first == s.gpus)
-      continue;
-    out.emplace_back(s.gpus, estimate_long_run(s, seeds).ettr.mean);
-  }
-  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> goodput_plots(const GoodputResult& r)
 {
   std::vector<std::string> files{"ettr-gpus.png", "ettr-gpus.svg"};
   std::string script = "set grid\nset key off\n$gpus << EOD\n";
-  for (const auto& [gpus, ettr] : r.ettr_by_gpus)
-    script += fmt::format("{} {:.9g}\n", gpus, ettr);
-  script += "EOD\n" + gnuplot_terminals("ettr-gpus", "set title \"ETTR against the GPU count (per-unit rates, step and "
-                                                     "interval held)\"\nset xlabel \"GPUs\"\nset ylabel \"ETTR\"\n"
+  for (const ScaledRun& run : r.ettr_by_gpus)
+    script += fmt::format("{} {:.9g}\n", run.gpus, run.ettr);
+  script += "EOD\n" + gnuplot_terminals("ettr-gpus", "set title \"ETTR against the GPU count (weak scaling, per-unit "
+                                                     "rates held)\"\nset xlabel \"GPUs\"\nset ylabel \"ETTR\"\n"
                                                      "set logscale x 2\nplot $gpus using 1:2 with linespoints lw 2\n"
                                                      "unset logscale x\n");
   if (!r.ettr_by_interval.empty()) {
@@ -222,16 +230,26 @@ nlohmann::ordered_json goodput_json(const GoodputResult& r, const GoodputOptions
   j["lost_gpu_hours"] = {{"redone_work", est(r.redo_gpu_h)},
                          {"restarts", est(r.restart_gpu_h)},
                          {"checkpoint_stalls", est(r.checkpoint_gpu_h)}};
+  if (r.setup.in_memory)
+    j["in_memory_losses"] = est(r.in_memory_losses);
   j["mtbf_s"] = r.mtbf_s;
   j["checkpoint_bytes"] = r.checkpoint.bytes;
   j["checkpoint_write_s"] = r.checkpoint.write_s;
   j["checkpoint_stall_s"] = r.checkpoint.stall_s;
   j["checkpoint_load_s"] = r.checkpoint.load_s;
+  if (r.checkpoint.beside_step) {
+    j["checkpoint_write_beside_step_s"] = r.checkpoint.write_beside_s;
+    j["checkpoint_step_slowdown_s"] = r.checkpoint.step_slowdown_s;
+  }
   j["checkpoint_interval_s"] = r.setup.interval_s;
   j["young_daly_interval_s"] = r.young_daly_s;
-  j["ettr_by_gpus"] = nlohmann::ordered_json::array();
-  for (const auto& [gpus, ettr] : r.ettr_by_gpus)
-    j["ettr_by_gpus"].push_back({{"gpus", gpus}, {"ettr", ettr}});
+  if (!r.ettr_by_gpus.empty())
+    j["ettr_by_gpus"] = nlohmann::ordered_json::array();
+  for (const ScaledRun& run : r.ettr_by_gpus)
+    j["ettr_by_gpus"].push_back({{"gpus", run.gpus},
+                                 {"step_time_s", run.step_s},
+                                 {"ettr", run.ettr},
+                                 {"goodput_tokens_per_s", run.goodput_tokens_per_s}});
   if (!r.ettr_by_interval.empty()) {
     j["ettr_by_interval"] = nlohmann::ordered_json::array();
     for (const auto& [interval, ettr] : r.ettr_by_interval)
@@ -250,8 +268,18 @@ std::string goodput_summary(const GoodputResult& r, const GoodputOptions& option
                      units::format_bytes(r.checkpoint.bytes), units::format_time(r.setup.interval_s),
                      units::format_time(r.young_daly_s), units::format_time(r.checkpoint.write_s),
                      units::format_time(r.checkpoint.stall_s));
+  if (r.checkpoint.beside_step)
+    out +=
+        fmt::format("  beside    the background write takes {} beside the steps and slows them by {} in all\n",
+                    units::format_time(r.checkpoint.write_beside_s), units::format_time(r.checkpoint.step_slowdown_s));
   out += fmt::format("  ETTR      {:.2f}% ± {:.2f}; goodput {} tokens/s\n", 100 * r.ettr.mean, 100 * r.ettr.half,
                      units::format_count(r.goodput_tokens_per_s.mean));
+  if (r.setup.in_memory)
+    out += fmt::format("  in-memory {:.2f} ± {:.2f} checkpoints lost with a node and its partner ({})\n",
+                       r.in_memory_losses.mean, r.in_memory_losses.half,
+                       r.setup.storage_interval_s > 0
+                           ? "back to storage, copied every " + units::format_time(r.setup.storage_interval_s)
+                           : std::string("no storage_interval: each started over"));
   out += fmt::format("  lost      {} GPU-hours redone, {} restarting, {} in checkpoint stalls\n",
                      units::format_count(r.redo_gpu_h.mean), units::format_count(r.restart_gpu_h.mean),
                      units::format_count(r.checkpoint_gpu_h.mean));

@@ -53,16 +53,44 @@ struct Job {
   double pending_progress = 0; // the checkpoint being made durable
   double pending_at = -1;      // when it becomes durable (< 0: none)
   double durable = 0;          // progress of the latest durable checkpoint
+  int made_durable = 0;        // checkpoints made durable so far
+  // In-memory mode: the copies in persistent storage, taken from host memory at a checkpoint now and then.
+  double persistent = 0, persistent_pending = 0, persistent_at = -1, persistent_started = 0;
+
+  // Checkpoints whose write has ended by `t` become durable.
+  void settle(double t)
+  {
+    if (pending_at >= 0 && pending_at <= t) {
+      durable = pending_progress;
+      pending_at = -1;
+      ++made_durable;
+    }
+    if (persistent_at >= 0 && persistent_at <= t) {
+      persistent = persistent_pending;
+      persistent_at = -1;
+    }
+  }
+
+  // A checkpoint starts at `t`; in-memory mode also copies it on to storage when its storage interval has passed.
+  void start_checkpoint(double t)
+  {
+    in_segment = 0;
+    stall_left = s.stall_s;
+    pending_progress = progress;
+    pending_at = t + s.durable_s;
+    if (s.in_memory && s.storage_interval_s > 0 && persistent_at < 0 &&
+        progress - persistent_started >= s.storage_interval_s) {
+      persistent_started = persistent_pending = progress;
+      persistent_at = t + s.durable_s + s.storage_durable_s;
+    }
+  }
 
   // Runs from `from` to `to` with no failure in between; returns the stall time spent.
   double advance(double from, double to)
   {
     double t = from, stalled = 0;
     while (t < to) {
-      if (pending_at >= 0 && pending_at <= t) {
-        durable = pending_progress;
-        pending_at = -1;
-      }
+      settle(t);
       if (stall_left > 0) {
         double d = std::min(stall_left, to - t);
         if (pending_at > t)
@@ -78,17 +106,10 @@ struct Job {
       progress += d;
       in_segment += d;
       t += d;
-      if (in_segment >= s.interval_s) { // a checkpoint starts
-        in_segment = 0;
-        stall_left = s.stall_s;
-        pending_progress = progress;
-        pending_at = t + s.durable_s;
-      }
+      if (in_segment >= s.interval_s)
+        start_checkpoint(t);
     }
-    if (pending_at >= 0 && pending_at <= to) {
-      durable = pending_progress;
-      pending_at = -1;
-    }
+    settle(to);
     return stalled;
   }
 
@@ -99,12 +120,45 @@ struct Job {
     progress = durable;
     in_segment = 0;
     stall_left = 0;
-    pending_at = -1;
+    pending_at = persistent_at = -1;
     return lost;
+  }
+
+  // Both in-memory copies of a shard lost: back to the persistent copy; returns the work lost.
+  double fall_back()
+  {
+    durable = persistent_started = persistent;
+    return fail();
   }
 };
 
+// In-memory checkpoints: nodes whose host memory went with a hardware failure, each with the count of durable
+// checkpoints then (a later one copies their shards again). Returns whether `node`'s loss takes a shard with it.
+bool loses_shard(std::vector<std::pair<int, int>>& lost_memory, const Job& job, int node, int nodes)
+{
+  lost_memory.erase(std::remove_if(lost_memory.begin(), lost_memory.end(),
+                                   [&job](const std::pair<int, int>& l) { return job.made_durable > l.second; }),
+                    lost_memory.end());
+  const int partner = checkpoint_peer(node, nodes);
+  const bool lost =
+      partner != node && std::any_of(lost_memory.begin(), lost_memory.end(),
+                                     [partner](const std::pair<int, int>& l) { return l.first == partner; });
+  if (lost)
+    lost_memory.clear(); // the restart from storage copies every shard again
+  else
+    lost_memory.emplace_back(node, job.made_durable);
+  return lost;
+}
+
 } // namespace
+
+int checkpoint_peer(int node, int nodes)
+{
+  if (nodes < 2)
+    return node;
+  const int partner = node ^ 1;
+  return partner < nodes ? partner : node - 1; // an odd last node joins the pair before it
+}
 
 std::map<std::string, double> failure_rates(const LongRunSetup& setup)
 {
@@ -127,6 +181,7 @@ LongRunOutcome simulate_long_run(const LongRunSetup& s, std::uint64_t seed)
   std::vector<double> repairs; // when each node out for repair (beyond the spares) comes back
   int spares_free = s.spares;
   std::vector<double> spare_back; // when each spare in use returns to the pool (its node repaired)
+  std::vector<std::pair<int, int>> lost_memory;
   LongRunOutcome out;
   Job job{s};
   double t = 0;
@@ -150,8 +205,16 @@ LongRunOutcome simulate_long_run(const LongRunSetup& s, std::uint64_t seed)
       down = s.failures.planned_duration.value + s.failures.restart.value + s.load_s;
     } else {
       ++out.unexpected;
-      out.redo_s += job.fail();
-      down = s.failures.detect.value + s.failures.restart.value + s.load_s;
+      double load = s.load_s;
+      if (s.in_memory && cause.hardware &&
+          loses_shard(lost_memory, job, std::uniform_int_distribution<int>(0, s.nodes - 1)(rng), s.nodes)) {
+        ++out.in_memory_losses;
+        out.redo_s += job.fall_back();
+        load = s.storage_load_s;
+      } else {
+        out.redo_s += job.fail();
+      }
+      down = s.failures.detect.value + s.failures.restart.value + load;
       if (cause.hardware) { // the failed node is swapped for a spare, or the job waits for one to come back
         for (auto it = spare_back.begin(); it != spare_back.end();)
           if (*it <= t) {

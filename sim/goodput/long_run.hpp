@@ -22,7 +22,18 @@ struct LongRunSetup {
   double durable_s = 0;  // from the start of a checkpoint until it survives a failure (>= stall_s)
   double load_s = 0;     // reading the latest checkpoint back at a restart (after failures.restart)
   double days = 0;
+  // In-memory checkpoints (Gemini): each node's shard also sits in its partner node's host memory. A hardware
+  // failure takes its node's memory; one on a node whose partner lost its memory since the latest checkpoint that
+  // became durable after that loss loses the shard, and the job falls back to its copy in persistent storage.
+  bool in_memory = false;
+  double storage_interval_s = 0; // productive time between persistent copies (0: none, a double loss starts over)
+  double storage_durable_s = 0;  // from a persistent copy's start until it survives (host memory to storage)
+  double storage_load_s = 0;     // reading the persistent copy back
 };
+
+/** The partner node holding node `node`'s in-memory checkpoint, of `nodes`: pairs 0-1, 2-3, ..., an odd last node
+ *  with the one before it; a single node is its own. */
+int checkpoint_peer(int node, int nodes);
 
 /** One seed's run over `days`. Times in seconds; lost work is wall time of the whole job. */
 struct LongRunOutcome {
@@ -30,10 +41,11 @@ struct LongRunOutcome {
   int interruptions = 0; // unexpected and planned
   int unexpected = 0;
   std::map<std::string, int> by_cause;
-  double redo_s = 0;       // work done since the last durable checkpoint, lost at a failure
-  double restart_s = 0;    // detection, restart and waits for a repaired node
-  double checkpoint_s = 0; // stalls for checkpoints
-  double spare_wait_s = 0; // part of restart_s spent waiting for a node (no spare free)
+  double redo_s = 0;        // work done since the last durable checkpoint, lost at a failure
+  double restart_s = 0;     // detection, restart and waits for a repaired node
+  double checkpoint_s = 0;  // stalls for checkpoints
+  double spare_wait_s = 0;  // part of restart_s spent waiting for a node (no spare free)
+  int in_memory_losses = 0; // in-memory checkpoints lost with a node and its partner (back to persistent storage)
   double ettr() const { return wall_s > 0 ? productive_s / wall_s : 0; }
 };
 

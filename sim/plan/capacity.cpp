@@ -70,9 +70,7 @@ void count_failures(const Scenario& composed, int gpus, CapacityCandidate& c, do
   setup.nics = s.cluster.nodes * s.cluster.network.nics_per_node;
   setup.failures = s.cluster.failures;
   setup.spares = std::min(s.cluster.spares, s.cluster.nodes);
-  setup.stall_s = cost.stall_s;
-  setup.durable_s = cost.durable_s;
-  setup.load_s = cost.load_s;
+  apply_checkpoint(setup, cost, params.checkpoint);
   setup.days = std::clamp(c.time_to_train_s / 86400, 1.0, 3650.0);
   // A given interval shorter than this composition's write (goodput refuses it) becomes the write: one composition's
   // slow storage path must not stop the search over the others.

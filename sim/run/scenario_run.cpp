@@ -60,6 +60,8 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   const DeviceSpec& device = *DeviceCatalog::builtin().find(s.cluster.device);
   PlatformSpec platform = build_platform_spec(s.cluster, device);
   apply_background_traffic(platform, s.cluster.network, s.source.base_dir());
+  if (options.adjust_platform)
+    options.adjust_platform(platform);
   RunEnv env;
   static_cast<WorkloadEnv&>(env) = s.env(&device);
   env.platform = &platform;

@@ -1,8 +1,10 @@
 // Runs one checked scenario end to end: platform, the workload kind's run, report, trace, summary.
 #pragma once
 
+#include "platform/platform_spec.hpp"
 #include "sim/scenario/scenario.hpp"
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,6 +15,9 @@ struct RunOptions {
   // Training: which data-parallel replicas to simulate (ONE is the planner's fast estimate; AUTO decides by size
   // and symmetry, docs/scale.md).
   ReplicaMode replicas = ReplicaMode::AUTO;
+  // Changes the platform before the run: traffic beside the workload's own as background load on its links
+  // (goodput's asynchronous checkpoint write).
+  std::function<void(PlatformSpec&)> adjust_platform;
 };
 
 struct RunResult {

@@ -59,8 +59,15 @@ void read_checkpoint(ObjectReader c, CheckpointParams& checkpoint)
       .choice(
           "mode", checkpoint.mode,
           {{"sync", CheckpointMode::SYNC}, {"async", CheckpointMode::ASYNC}, {"in-memory", CheckpointMode::IN_MEMORY}},
-          "sync (wait for storage), async (wait for the copy to host memory only) or in-memory (to a peer node)");
+          "sync (wait for storage), async (wait for the copy to host memory only) or in-memory (to a peer node)")
+      .field("storage_interval", checkpoint.storage_interval,
+             "in-memory: productive time between copies to persistent storage, what the job falls back to when a "
+             "node and its partner both fail (0 = none: it starts over)");
   c.finish();
+  c.require(!c.has("storage_interval") || checkpoint.mode == CheckpointMode::IN_MEMORY, "storage_interval",
+            "storage_interval is for mode in-memory (the other modes write to storage each time)");
+  c.require_non_negative("storage_interval", checkpoint.storage_interval.value);
+  c.require_at_most("storage_interval", checkpoint.storage_interval.value, 365 * 86400.0);
   if (c.describing() || (!c.has("interval") && !c.has("mode")))
     return;
   checkpoint.given = true;

@@ -60,6 +60,9 @@ struct CheckpointParams {
   bool optimal = false; // interval: optimal = the one that maximises the effective training time ratio
   Seconds interval;     // productive time between two checkpoints (0 = no checkpoint)
   CheckpointMode mode = CheckpointMode::ASYNC;
+  // in-memory: productive time between the copies written from host memory to persistent storage, what a job falls
+  // back to when a node and its partner both lose their memory (0 = none: it starts over)
+  Seconds storage_interval;
   bool given = false; // the scenario has a checkpoint block
 };
 
