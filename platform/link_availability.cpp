@@ -43,6 +43,30 @@ double LinkAvailability::next_change(double t) const
   return period > 0 ? base + period : std::numeric_limits<double>::infinity();
 }
 
+LinkAvailability product(const LinkAvailability& a, const LinkAvailability& b)
+{
+  LinkAvailability out;
+  out.points.clear();
+  if (a.period == b.period) { // one cycle (or the whole schedule) holds every change of both
+    std::vector<double> times;
+    for (const auto* x : {&a, &b})
+      for (const auto& point : x->points)
+        times.push_back(point.first);
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    for (double t : times)
+      out.points.emplace_back(t, a.at(t) * b.at(t));
+    out.period = a.period;
+    return out;
+  }
+  double t = 0;
+  for (int event = 0; event < 10000 && std::isfinite(t); ++event) {
+    out.points.emplace_back(t, a.at(t) * b.at(t));
+    t = std::min(a.next_change(t), b.next_change(t));
+  }
+  return out;
+}
+
 double transfer_seconds(double t0, double bytes, const std::vector<double>& bandwidths,
                         const std::vector<const LinkAvailability*>& schedules, double rate)
 {

@@ -18,6 +18,10 @@ struct LinkAvailability {
   double next_change(double t) const;
 };
 
+/** Both loads on one link: availability a.at(t) * b.at(t). Exact when both share a period (or neither has one);
+ *  otherwise unrolled over the first 10,000 changes, after which the last value holds (as SimGrid's profiles are). */
+LinkAvailability product(const LinkAvailability& a, const LinkAvailability& b);
+
 /** Seconds to move `bytes` starting at `t0` through links of bandwidth `bandwidths[i]` scaled by `schedules[i]`
  *  (nullptr = always 1), capped at `rate` (0 = none): the bottleneck rate integrated over time. */
 double transfer_seconds(double t0, double bytes, const std::vector<double>& bandwidths,

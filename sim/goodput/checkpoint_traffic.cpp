@@ -64,9 +64,25 @@ std::vector<int> attach_host_memory(Topology& t, const ClusterParams& cluster, c
   return hosts;
 }
 
+// The scenario's platform with its background load: checkpoint flows share the fabric as the step's do.
 PlatformSpec platform_of(const Scenario& s)
 {
-  return build_platform_spec(s.cluster, *DeviceCatalog::builtin().find(s.cluster.device));
+  PlatformSpec platform = build_platform_spec(s.cluster, *DeviceCatalog::builtin().find(s.cluster.device));
+  apply_background_traffic(platform, s.cluster.network, s.source.base_dir());
+  return platform;
+}
+
+// Every NIC link also carries the load `schedule` gives it, beside the load it already had.
+void add_nic_load(PlatformSpec& platform, const std::function<LinkAvailability(const PhysicalLink&)>& schedule)
+{
+  const auto& links = platform.topology.links();
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    if (links[l].tier != "nic")
+      continue;
+    const LinkAvailability added = schedule(links[l]);
+    const auto old = platform.background.find(static_cast<int>(l));
+    platform.background[static_cast<int>(l)] = old == platform.background.end() ? added : product(old->second, added);
+  }
 }
 
 // Nodes whose flows stand for every node's: on a uniform fabric every node's flows meet their own NICs and PCIe
@@ -86,9 +102,11 @@ double simulate_checkpoint_write(const Scenario& s, double bytes_per_gpu, double
   const int storage_host =
       attach_storage(platform.topology, s.cluster, s.cluster.storage.bandwidth.value * nodes / s.cluster.nodes);
   if (nic_share < 1)
-    for (std::size_t l = 0; l < platform.topology.links().size(); ++l)
-      if (platform.topology.links()[l].tier == "nic")
-        platform.background[static_cast<int>(l)].points = {{0.0, std::max(0.01, nic_share)}};
+    add_nic_load(platform, [nic_share](const PhysicalLink&) {
+      LinkAvailability a;
+      a.points = {{0.0, std::max(0.01, nic_share)}};
+      return a;
+    });
   return simulate_flows(platform, nodes * s.cluster.gpus_per_node, bytes_per_gpu,
                         [storage_host](int) { return storage_host; });
 }
@@ -118,18 +136,14 @@ void load_nics_with_write(PlatformSpec& platform, const Scenario& s, double byte
 {
   if (write_s <= 0)
     return;
-  const auto& net = s.cluster.network;
-  const double per_nic = bytes_per_gpu * s.cluster.gpus_per_node / net.nics_per_node;
-  const auto& links = platform.topology.links();
-  for (std::size_t l = 0; l < links.size(); ++l) {
-    if (links[l].tier != "nic")
-      continue;
-    // Both directions carry it in the model's view of background load; a write is one-way, but a step's NIC traffic
-    // (rings, pipelines) goes both ways at once, so each of its transfers meets the write on its NIC.
-    const double load = std::min(0.99, per_nic / write_s / links[l].bandwidth);
-    LinkAvailability& a = platform.background[static_cast<int>(l)];
-    a.points = {{0.0, 1.0 - load}, {write_s, 1.0}};
-  }
+  const double per_nic = bytes_per_gpu * s.cluster.gpus_per_node / s.cluster.network.nics_per_node;
+  // Both directions carry it in the model's view of background load; a write is one-way, but a step's NIC traffic
+  // (rings, pipelines) goes both ways at once, so each of its transfers meets the write on its NIC.
+  add_nic_load(platform, [&](const PhysicalLink& nic) {
+    LinkAvailability a;
+    a.points = {{0.0, 1.0 - std::min(0.99, per_nic / write_s / nic.bandwidth)}, {write_s, 1.0}};
+    return a;
+  });
 }
 
 } // namespace cs

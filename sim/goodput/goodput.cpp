@@ -136,14 +136,25 @@ CheckpointCost checkpoint_cost(const Scenario& s, double parameters, const StepR
   return c;
 }
 
-void apply_checkpoint(LongRunSetup& setup, const CheckpointCost& cost, const CheckpointParams& checkpoint)
+LongRunSetup long_run_setup(const Scenario& s, const StepRun& step, const CheckpointCost& cost, double days)
 {
+  const CheckpointParams& checkpoint = workload_as<TrainingWorkload>(s).params.checkpoint;
+  LongRunSetup setup;
+  setup.step_s = step.iteration_s;
+  setup.tokens_per_step = step.tokens_per_step;
+  setup.gpus = s.cluster.gpus;
+  setup.nodes = s.cluster.nodes;
+  setup.nics = s.cluster.nodes * s.cluster.network.nics_per_node;
+  setup.failures = s.cluster.failures;
+  setup.spares = std::min(s.cluster.spares, s.cluster.nodes);
+  setup.days = days;
   setup.stall_s = cost.stall_s;
   setup.durable_s = cost.durable_s;
   setup.load_s = cost.load_s;
   setup.in_memory = checkpoint.mode == CheckpointMode::IN_MEMORY;
   setup.storage_interval_s = checkpoint.storage_interval.value;
   setup.storage_durable_s = setup.storage_load_s = cost.write_s; // host memory to storage and back, over the fabric
+  return setup;
 }
 
 GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
@@ -159,17 +170,8 @@ GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
   if (s.cluster.storage.bandwidth.value <= 0)
     throw s.source.error_at("cluster", "goodput needs cluster.storage.bandwidth (where checkpoints are written)");
   const StepRun step = run_step(s);
-  LongRunSetup setup;
-  setup.step_s = step.iteration_s;
-  setup.tokens_per_step = step.tokens_per_step;
-  setup.gpus = s.cluster.gpus;
-  setup.nodes = s.cluster.nodes;
-  setup.nics = s.cluster.nodes * s.cluster.network.nics_per_node;
-  setup.failures = s.cluster.failures;
-  setup.spares = s.cluster.spares;
-  setup.days = options.days;
   const CheckpointCost cost = checkpoint_cost(s, step.parameters, &step);
-  apply_checkpoint(setup, cost, ckpt);
+  LongRunSetup setup = long_run_setup(s, step, cost, options.days);
   GoodputResult best;
   if (ckpt.optimal) {
     best = best_interval(setup, options.seeds);
@@ -183,7 +185,7 @@ GoodputResult run_goodput(const Scenario& s, const GoodputOptions& options)
   }
   best.checkpoint = cost;
   if (options.by_gpus)
-    best.ettr_by_gpus = ettr_by_gpus(s, best.setup, options.seeds);
+    best.ettr_by_gpus = ettr_by_gpus(s, best, options.seeds);
   return best;
 }
 

@@ -41,8 +41,9 @@ StepRun run_step(const Scenario& scenario, const std::function<void(PlatformSpec
  *  run of its step), an asynchronous write is simulated beside the step's own traffic; without, on an idle fabric. */
 CheckpointCost checkpoint_cost(const Scenario& scenario, double parameters, const StepRun* step = nullptr);
 
-/** Puts `cost` (and, for in-memory checkpoints, the fallback to persistent storage) into the long run's setup. */
-void apply_checkpoint(LongRunSetup& setup, const CheckpointCost& cost, const CheckpointParams& checkpoint);
+/** The long run of `scenario` over `days` (its interval left 0): its cluster's units, failures and spares, the step,
+ *  and the checkpoint's costs (for in-memory checkpoints, also the fallback to persistent storage). */
+LongRunSetup long_run_setup(const Scenario& scenario, const StepRun& step, const CheckpointCost& cost, double days);
 
 struct GoodputOptions {
   double days = 0;
@@ -81,9 +82,9 @@ GoodputResult run_goodput(const Scenario& scenario, const GoodputOptions& option
 
 /** `scenario` on 1/8, 1/4, 1/2, 1, 2 and 4 times its nodes, weakly scaled (data-parallel degree and global batch
  *  with the GPUs; sizes the parallel layout cannot take are left out): each size's step and checkpoint simulated,
- *  then its long run at `setup`'s per-unit rates and spares, at the interval given (at least that size's checkpoint
- *  write) or, with `optimal`, at that size's own best interval. */
-std::vector<ScaledRun> ettr_by_gpus(const Scenario& scenario, const LongRunSetup& setup, int seeds);
+ *  then its long run at the same per-unit rates, at `job`'s interval (at least that size's checkpoint write) or,
+ *  with `optimal`, at that size's own best interval. The job's own size is `job` itself. */
+std::vector<ScaledRun> ettr_by_gpus(const Scenario& scenario, const GoodputResult& job, int seeds);
 
 /** The plots of --plots: ETTR against the checkpoint interval (with interval optimal) and against the GPU count, as
  *  (name, bytes) of PNG and SVG files. */

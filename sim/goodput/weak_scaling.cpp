@@ -42,30 +42,27 @@ std::optional<Scenario> weakly_scaled(const Scenario& s, int nodes)
 
 } // namespace
 
-std::vector<ScaledRun> ettr_by_gpus(const Scenario& s, const LongRunSetup& setup, int seeds)
+std::vector<ScaledRun> ettr_by_gpus(const Scenario& s, const GoodputResult& job, int seeds)
 {
   std::vector<ScaledRun> out;
   for (double scale : {0.125, 0.25, 0.5, 1.0, 2.0, 4.0}) {
-    const int nodes = std::max(1, static_cast<int>(std::lround(setup.nodes * scale)));
+    const int nodes = std::max(1, static_cast<int>(std::lround(job.setup.nodes * scale)));
     if (!out.empty() && out.back().gpus == nodes * s.cluster.gpus_per_node)
       continue;
+    if (nodes == job.setup.nodes) { // the job itself, already run
+      out.push_back({job.setup.gpus, job.setup.step_s, job.ettr.mean, job.goodput_tokens_per_s.mean});
+      continue;
+    }
     const std::optional<Scenario> v = weakly_scaled(s, nodes);
     if (!v)
       continue;
     const StepRun step = run_step(*v);
     const CheckpointCost cost = checkpoint_cost(*v, step.parameters, &step);
-    LongRunSetup at = setup;
-    at.step_s = step.iteration_s;
-    at.tokens_per_step = step.tokens_per_step;
-    at.gpus = v->cluster.gpus;
-    at.nodes = nodes;
-    at.nics = nodes * v->cluster.network.nics_per_node;
-    at.spares = v->cluster.spares;
-    const CheckpointParams& checkpoint = workload_as<TrainingWorkload>(*v).params.checkpoint;
-    apply_checkpoint(at, cost, checkpoint);
-    at.interval_s = std::max(setup.interval_s, cost.durable_s);
+    LongRunSetup at = long_run_setup(*v, step, cost, job.setup.days);
+    at.interval_s = std::max(job.setup.interval_s, cost.durable_s);
     // With `optimal`, each size takes its own best interval (its write and failure rate differ); else it is held.
-    const GoodputResult r = checkpoint.optimal ? best_interval(at, seeds) : estimate_long_run(at, seeds);
+    const bool optimal = workload_as<TrainingWorkload>(*v).params.checkpoint.optimal;
+    const GoodputResult r = optimal ? best_interval(at, seeds) : estimate_long_run(at, seeds);
     out.push_back({at.gpus, at.step_s, r.ettr.mean, r.goodput_tokens_per_s.mean});
   }
   return out;

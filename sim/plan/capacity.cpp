@@ -62,16 +62,10 @@ void count_failures(const Scenario& composed, int gpus, CapacityCandidate& c, do
   s.cluster.nodes = std::max(1, gpus / s.cluster.gpus_per_node);
   s.cluster.gpus = s.cluster.nodes * s.cluster.gpus_per_node;
   const CheckpointCost cost = checkpoint_cost(s, total_parameters(params.model));
-  LongRunSetup setup;
-  setup.step_s = c.plan.iteration_s;
-  setup.tokens_per_step = tokens_per_iteration;
-  setup.gpus = s.cluster.gpus;
-  setup.nodes = s.cluster.nodes;
-  setup.nics = s.cluster.nodes * s.cluster.network.nics_per_node;
-  setup.failures = s.cluster.failures;
-  setup.spares = std::min(s.cluster.spares, s.cluster.nodes);
-  apply_checkpoint(setup, cost, params.checkpoint);
-  setup.days = std::clamp(c.time_to_train_s / 86400, 1.0, 3650.0);
+  StepRun step; // the plan's estimate, not a run of its step
+  step.iteration_s = c.plan.iteration_s;
+  step.tokens_per_step = tokens_per_iteration;
+  LongRunSetup setup = long_run_setup(s, step, cost, std::clamp(c.time_to_train_s / 86400, 1.0, 3650.0));
   // A given interval shorter than this composition's write (goodput refuses it) becomes the write: one composition's
   // slow storage path must not stop the search over the others.
   setup.interval_s = std::max(params.checkpoint.interval.value, cost.durable_s);

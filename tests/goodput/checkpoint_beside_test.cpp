@@ -1,12 +1,15 @@
 // The asynchronous write beside the step, in-memory checkpoints lost with a node and its partner, and the
 // weak-scaling curve of the long run, each simulated.
+#include "sim/goodput/checkpoint_traffic.hpp"
 #include "sim/goodput/goodput.hpp"
 #include "sim/goodput/long_run.hpp"
 #include "sim/run/scenario_checks.hpp"
 
+#include "models/devices/device_catalog.hpp"
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_support.hpp"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 namespace {
@@ -49,6 +52,31 @@ TEST(CheckpointBesideStep, TheHostCopyCrossesEachGpusPcieLink)
   EXPECT_GT(c.stall_s, 31.25e6 / pcie * 0.5);
   EXPECT_LT(c.stall_s, 31.25e6 / pcie * 2);
   EXPECT_FALSE(c.beside_step); // no step given: the write is timed on an idle fabric
+}
+
+TEST(CheckpointBesideStep, TheScenariosOwnBackgroundLoadStaysUnderTheWrite)
+{
+  // Half of every NIC taken by the scenario's background traffic, at 1,000 TB/s storage (the write is NIC-bound).
+  cs::Scenario loaded = cs::load_scenario(src("scenarios/llama3-405b-goodput.yaml"),
+                                          {"cluster.nodes=64", "cluster.spares=4", "workload.batch.global=64",
+                                           "cluster.storage.bandwidth=1000TB/s",
+                                           "cluster.network.background=[{tier: nic, kind: constant, load: 0.5}]"});
+  cs::check_scenario(loaded);
+  const cs::Scenario idle = llama3_on_64_nodes("1000TB/s");
+  const double bytes = 1e10;
+  // The write shares the fabric as the step does: at half the NIC, twice as long.
+  EXPECT_NEAR(cs::simulate_checkpoint_write(loaded, bytes) / cs::simulate_checkpoint_write(idle, bytes), 2.0, 0.02);
+  // Beside the step, the write's load joins the scenario's on each NIC instead of replacing it.
+  cs::PlatformSpec platform =
+      cs::build_platform_spec(loaded.cluster, *cs::DeviceCatalog::builtin().find(loaded.cluster.device));
+  cs::apply_background_traffic(platform, loaded.cluster.network, loaded.source.base_dir());
+  cs::load_nics_with_write(platform, loaded, bytes, 1.0); // 10 GB a second of a 48.5 GB/s NIC: 20.6% taken
+  const auto& links = platform.topology.links();
+  const auto nic = std::find_if(links.begin(), links.end(), [](const cs::PhysicalLink& l) { return l.tier == "nic"; });
+  ASSERT_NE(nic, links.end());
+  const cs::LinkAvailability& nic0 = platform.background.at(static_cast<int>(nic - links.begin()));
+  EXPECT_NEAR(nic0.at(0.5), 0.5 * (1 - 1e10 / 48.5e9), 1e-9);
+  EXPECT_NEAR(nic0.at(1.5), 0.5, 1e-12);
 }
 
 // A pair of nodes failing often enough that both lose their memory between two checkpoints.

@@ -141,7 +141,11 @@ TEST(GoodputCli, WritesGoodputJsonAndRefusesBadInputWithAPosition)
   const std::string scenario = src("scenarios/llama3-405b-goodput.yaml");
   const auto out = std::filesystem::temp_directory_path() / "cs_goodput_cli";
   std::filesystem::remove_all(out);
-  auto r = run_clustersim("goodput " + scenario + " --days 54 --seeds 4 --plots --out " + out.string());
+  // 64 nodes: --plots simulates the job's step at five other sizes, up to four times its nodes.
+  auto r = run_clustersim("goodput " + scenario +
+                          " --days 54 --seeds 4 --plots --set cluster.nodes=64 --set cluster.spares=4 --set "
+                          "workload.batch.global=64 --out " +
+                          out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("ETTR"), std::string::npos) << r.out;
   for (const char* f : {"goodput.json", "ettr-gpus.png", "ettr-gpus.svg", "ettr-interval.png", "ettr-interval.svg"})

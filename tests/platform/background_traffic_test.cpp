@@ -108,3 +108,29 @@ TEST(BackgroundTraffic, AppliesByTierOrNameAndRejectsUnknownOnes)
   n.background = {cs::BackgroundParams{"", {"node9/nic0"}, cs::BackgroundKind::CONSTANT, 0.3, {}, {}, "", {}}};
   EXPECT_THROW(cs::apply_background_traffic(p, n, ""), std::invalid_argument);
 }
+
+TEST(BackgroundTraffic, TwoLoadsOnOneLinkMultiplyTheirAvailabilities)
+{
+  cs::LinkAvailability constant, onoff, once;
+  constant.points = {{0.0, 0.5}};
+  onoff.points = {{0.0, 0.5}, {1e-3, 1.0}};
+  onoff.period = 2e-3;
+  once.points = {{0.0, 0.8}, {3e-3, 1.0}};
+  // No period on either: exact, the union of their changes.
+  const cs::LinkAvailability a = cs::product(constant, once);
+  EXPECT_EQ(a.period, 0);
+  EXPECT_DOUBLE_EQ(a.at(1e-3), 0.4);
+  EXPECT_DOUBLE_EQ(a.at(5e-3), 0.5);
+  // A period against none: unrolled, the periodic one's cycles kept.
+  const cs::LinkAvailability b = cs::product(onoff, once);
+  EXPECT_DOUBLE_EQ(b.at(0.5e-3), 0.4);
+  EXPECT_DOUBLE_EQ(b.at(1.5e-3), 0.8);
+  EXPECT_DOUBLE_EQ(b.at(2.5e-3), 0.4);
+  EXPECT_DOUBLE_EQ(b.at(3.5e-3), 1.0);
+  EXPECT_DOUBLE_EQ(b.at(4.5e-3), 0.5);
+  EXPECT_DOUBLE_EQ(b.at(9.5e-3), 1.0);
+  // A transfer sees both: 1 MB after the 1 us latency moves 0.3996 MB at 40% until 1 ms, the rest at 80%.
+  auto p = wire(b);
+  auto g = one_transfer(1e6);
+  EXPECT_NEAR(cs::run_analytical(g, p).makespan, 1e-3 + (1e6 - 0.4e9 * (1e-3 - 1e-6)) / 0.8e9, 1e-12);
+}
