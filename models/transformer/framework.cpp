@@ -12,6 +12,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // backward pass, fp16 gradients on the wire, Adam over fp32 main parameters.
     FrameworkProfile megatron;
     megatron.name = "megatron";
+    megatron.grad_accumulation = "fp32";
     megatron.overlap = GradientOverlap::AFTER_BACKWARD;
     megatron.pipeline_scatter_gather = true;
     megatron.kernel_gap_s = 4e-6;
@@ -20,9 +21,13 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // PyTorch 1.8's F.linear on a 3-D input runs matmul, then add_ over the output.
     megatron.linear_bias_in_gemm = false;
     // Megatron-Core: the same kernels, gradients reduced in buckets as backward produces them; pipeline sends carry
-    // whole activations (sequence parallelism shards them instead).
+    // whole activations (sequence parallelism shards them instead). Its DDP's default grad_reduce_in_fp32 = false:
+    // main_grad buffers in the model's dtype, the weight-gradient GEMM accumulating into them (gradient accumulation
+    // fusion), reduced in that dtype (Megatron-Bridge's default recipes set it true; its performance recipes false).
     FrameworkProfile core = megatron;
     core.name = "megatron-core";
+    core.grad_accumulation = "none";
+    core.gradient_accumulation_fusion = true; // Megatron-LM's and Megatron-Bridge's default wherever TE is installed
     core.overlap = GradientOverlap::DURING_BACKWARD;
     core.pipeline_scatter_gather = false;
     core.linear_bias_in_gemm = true; // Transformer Engine adds it in the GEMM epilogue
@@ -70,6 +75,23 @@ static void read_moe_fields(ObjectReader& r, FrameworkProfile& framework)
              "deepep dispatcher)");
 }
 
+// Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32, in the words users type: fp32 main_grad buffers
+// reduced in fp32, or buffers and reductions in the model's dtype. grad_accumulation and reduce_dtype, read after it,
+// can still change either half.
+static void read_grad_reduce_in_fp32(ObjectReader& r, FrameworkProfile& framework)
+{
+  bool fp32 = framework.grad_accumulation == "fp32" && framework.reduce_dtype == "fp32";
+  const bool given = r.has("grad_reduce_in_fp32");
+  r.field("grad_reduce_in_fp32", fp32,
+          "Megatron-Core's grad_reduce_in_fp32: true, fp32 main_grad buffers (4 bytes a parameter) accumulated and "
+          "reduced in fp32 (grad_accumulation: fp32, reduce_dtype: fp32); false, both in the model's dtype "
+          "(grad_accumulation: none, reduce_dtype: the model's)");
+  if (given) {
+    framework.grad_accumulation = fp32 ? "fp32" : "none";
+    framework.reduce_dtype = fp32 ? "fp32" : "";
+  }
+}
+
 void read_framework(ObjectReader& parent, FrameworkProfile& framework)
 {
   std::vector<std::string> names;
@@ -93,6 +115,7 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
     for (const auto& p : builtin_frameworks())
       if (p.name == name)
         framework = p;
+  read_grad_reduce_in_fp32(r, framework);
   r.field("fused_bias_gelu", framework.fused_bias_gelu, "bias and GeLU in one kernel")
       .field("fused_bias_dropout_add", framework.fused_bias_dropout_add, "bias, dropout and residual add in one kernel")
       .field("dropout", framework.dropout, "dropout probability (0 = no dropout kernels)")
@@ -105,7 +128,11 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
       .field("cross_entropy_backward_bytes", framework.cross_entropy_backward_bytes,
              "bytes moved per logit by the loss backward")
       .choice("grad_accumulation", framework.grad_accumulation, {"fp32", "none"},
-              "fp32: each microbatch's gradients are added to fp32 main_grad buffers; none: in place")
+              "fp32: each microbatch's gradients are added to fp32 main_grad buffers (4 bytes a parameter); none: "
+              "accumulated in place in the model's dtype")
+      .field("gradient_accumulation_fusion", framework.gradient_accumulation_fusion,
+             "the weight-gradient GEMM adds into main_grad itself (Megatron --gradient-accumulation-fusion): no "
+             "separate accumulation kernel")
       .choice("reduce_dtype", framework.reduce_dtype, {"", "fp32", "bf16", "fp16"},
               "dtype gradients are reduced in (empty: the model's)")
       .field("grad_cast_predivide", framework.grad_cast_predivide,

@@ -28,10 +28,12 @@ struct FrameworkProfile {
   double cross_entropy_forward_bytes = 30;  // per logit: upcast to fp32 and the unfused softmax passes
   double cross_entropy_backward_bytes = 22; // per logit: softmax minus one-hot, scale, cast back
   // Gradients.
-  std::string grad_accumulation = "fp32"; // "fp32": each microbatch's gradient is added to an fp32 main_grad
-                                          // (Megatron); "none": gradients accumulate in place
-  std::string reduce_dtype;               // dtype gradients are reduced in ("" = the model's)
-  bool grad_cast_predivide = false;       // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
+  std::string grad_accumulation = "none";    // "fp32": each microbatch's gradient is added to an fp32 main_grad
+                                             // (Megatron-LM 2021); "none": accumulated in place in the model's dtype
+  bool gradient_accumulation_fusion = false; // the weight-gradient GEMM accumulates into main_grad (Megatron-Core,
+                                             // --gradient-accumulation-fusion): no separate kernel
+  std::string reduce_dtype;                  // dtype gradients are reduced in ("" = the model's)
+  bool grad_cast_predivide = false; // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
   GradientOverlap overlap = GradientOverlap::DURING_BACKWARD;
   bool reduce_every_microbatch = false;      // FSDP without no_sync: every microbatch reduce-scatters its gradients
   double optimizer_bytes_per_parameter = 58; // mixed-precision Adam: unscale and inf check, norm, clip, Adam, copy
@@ -51,6 +53,12 @@ struct FrameworkProfile {
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {
     return reduce_dtype.empty() ? model_dtype : reduce_dtype;
+  }
+  /** Bytes per parameter of the resident gradient buffer when it is not sharded: fp32 main_grad (4) or the model's
+   *  dtype. A buffer ZeRO-2/3 shards holds each shard in the reduce dtype (the reduce-scatter's output). */
+  std::string main_grad_dtype(const std::string& model_dtype) const
+  {
+    return grad_accumulation == "fp32" ? "fp32" : model_dtype;
   }
 };
 

@@ -92,7 +92,8 @@ void LayerKernels::gradient_handling(double params)
 {
   const auto& fw = shape_.framework;
   const double e = element_bytes_;
-  if (fw.grad_accumulation == "fp32") // main_grad += grad: read both, write fp32
+  // main_grad += grad: read both, write fp32. Fused, the weight-gradient GEMM adds into main_grad itself.
+  if (fw.grad_accumulation == "fp32" && !fw.gradient_accumulation_fusion)
     backward("main_grad_accumulate", BandwidthKernel{"grad_accumulate", params * (e + 4), params * 4, params, "fp32"},
              true);
   if (fw.grad_cast_predivide) { // FSDP: cast the unsharded gradient to the reduce dtype (if it differs), then

@@ -73,6 +73,16 @@ int first_moe_layer(const ModelParams& model, int moe_total)
   return first;
 }
 
+// The gradient buffer: whole in its own dtype (fp32 main_grad or the model's), or sharded by ZeRO-2/3 in the reduce
+// dtype, which needs each microbatch to reduce-scatter its own (or one microbatch a step).
+double gradient_bytes(const MemoryLayout& layout, double e, double params, double shards, double experts, double edp)
+{
+  const bool sharded = layout.parallel.zero >= 2 && (layout.accumulation_steps <= 1 || layout.reduce_every_microbatch);
+  const double g = sharded ? (layout.sharded_grad_bytes > 0 ? layout.sharded_grad_bytes : e)
+                           : (layout.main_grad_bytes > 0 ? layout.main_grad_bytes : e);
+  return params * g / (sharded ? shards : 1) + experts * g / (sharded ? edp : 1);
+}
+
 } // namespace
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -109,8 +119,7 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     const double gemm = dense_layers * layer_gemm_weights(model) + moe_layers * attention_kind_of(model).weights(model);
     f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
   }
-  const bool grads = l.zero >= 2 && (layout.accumulation_steps <= 1 || layout.reduce_every_microbatch); // sharded
-  f.gradients = params * e / (grads ? shards : 1) + experts * e / (grads ? edp : 1);
+  f.gradients = gradient_bytes(layout, e, params, shards, experts, edp);
   f.optimizer = params * 12.0 / (l.zero >= 1 ? shards : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
   const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();

@@ -37,14 +37,19 @@ struct MemoryLayout {
   // microbatch. Accumulated over microbatches and reduced once a step, the whole buffer is resident until then.
   int accumulation_steps = 1;
   bool reduce_every_microbatch = false;
+  // Bytes per parameter of the gradient buffer: whole (Megatron's fp32 main_grad: 4) and as ZeRO-2/3 shards (the
+  // reduce dtype); 0: the model's dtype.
+  double main_grad_bytes = 0;
+  double sharded_grad_bytes = 0;
   // Full recomputation by groups or blocks (recompute_num_layers): the layer inputs kept (uniform) or the layers
   // recomputed (block) on the device, over its virtual stages; -1: from layers_on_device as one stage.
   int checkpoints_on_device = -1;
   int recomputed_layers_on_device = -1;
 };
 
-/** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights and 2 of gradients per parameter
- *  (16-bit dtypes; 4 for fp32), 12 bytes of optimizer state (fp32 master weights, momentum, variance), each
+/** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights per parameter (16-bit dtypes; 4 for
+ *  fp32), the gradient buffer in its own dtype (layout.main_grad_bytes: Megatron's fp32 main_grad holds 4), 12 bytes
+ *  of optimizer state (fp32 master weights, momentum, variance), each
  *  divided by dp where the ZeRO stage shards it. Activations per layer and microbatch follow Korthikanti et al.
  *  (MLSys'23, "Reducing Activation Recomputation"), for s tokens, b samples, h hidden, a heads, t tensor-parallel
  *  ranks: none s b h (10 + 24/t + 5 a s / (h t)), selective s b h (10 + 24/t); with sequence parallelism the

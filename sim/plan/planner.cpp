@@ -108,7 +108,7 @@ MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int la
   l.in_flight_microbatches = in_flight;
   l.dropout = tr(s).framework.dropout > 0;
   l.holds_head = holds_head;
-  set_gradient_sharding(l, tr(s), parallel);
+  set_gradient_buffer(l, tr(s), parallel);
   return l;
 }
 

@@ -1,17 +1,20 @@
 #include "workloads/training/stage_memory.hpp"
 
+#include "models/kernels/kernel.hpp"
 #include "models/transformer/transformer.hpp"
 
 #include <algorithm>
 
 namespace cs {
 
-void set_gradient_sharding(MemoryLayout& layout, const TrainingParams& params, const ParallelLayout& parallel)
+void set_gradient_buffer(MemoryLayout& layout, const TrainingParams& params, const ParallelLayout& parallel)
 {
   const long long per_step = static_cast<long long>(params.batch.micro) * std::max(1, parallel.dp);
   layout.accumulation_steps =
       per_step > 0 ? static_cast<int>(std::max<long long>(1, params.batch.global / per_step)) : 1;
   layout.reduce_every_microbatch = params.framework.reduce_every_microbatch;
+  layout.main_grad_bytes = dtype_bytes(params.framework.main_grad_dtype(params.model.dtype));
+  layout.sharded_grad_bytes = dtype_bytes(params.framework.reduce_dtype_for(params.model.dtype));
 }
 
 std::function<MemoryFootprint(int, int, const MoeMemoryUse&)>
@@ -53,7 +56,7 @@ stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers,
       }
     }
     layout.dropout = params.framework.dropout > 0;
-    set_gradient_sharding(layout, params, parallel);
+    set_gradient_buffer(layout, params, parallel);
     layout.holds_head = device == map.device_of(map.stages() - 1);
     return transformer_memory(params.model, params.batch.micro, layout);
   };

@@ -10,9 +10,9 @@
 
 namespace cs {
 
-/** Whether ZeRO-2/3 can shard the gradients: the microbatches a replica accumulates per step, and whether each
- *  reduce-scatters its own. */
-void set_gradient_sharding(MemoryLayout& layout, const TrainingParams& params, const ParallelLayout& parallel);
+/** How the gradient buffer is held: whether ZeRO-2/3 can shard it (the microbatches a replica accumulates per step,
+ *  and whether each reduce-scatters its own), and its dtype whole (fp32 main_grad or the model's) and sharded. */
+void set_gradient_buffer(MemoryLayout& layout, const TrainingParams& params, const ParallelLayout& parallel);
 
 /** Memory of device d holding `in_flight` microbatch-chunks, with what the MoE policy holds (`moe`): its
  *  layers (and which of them have experts, and the MTP modules on the last stage) over its chunks, the ZeRO and
