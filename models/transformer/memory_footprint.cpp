@@ -13,11 +13,9 @@ namespace cs {
 
 std::map<std::string, double> MemoryFootprint::breakdown() const
 {
-  return {{"memory_parameters_bytes", parameters},
-          {"memory_gradients_bytes", gradients},
-          {"memory_optimizer_bytes", optimizer},
-          {"memory_activations_bytes", activations},
-          {"memory_buffers_bytes", buffers}};
+  return {{"memory_parameters_bytes", parameters}, {"memory_gradients_bytes", gradients},
+          {"memory_optimizer_bytes", optimizer},   {"memory_activations_bytes", activations},
+          {"memory_buffers_bytes", buffers},       {"memory_in_flight_microbatches", in_flight_microbatches}};
 }
 
 namespace {
@@ -83,6 +81,21 @@ double gradient_bytes(const MemoryLayout& layout, double e, double params, doubl
   return params * g / (sharded ? shards : 1) + experts * g / (sharded ? edp : 1);
 }
 
+// What an MoE layer keeps beyond a dense one (sbh = s b h elements): its experts' activations instead of the dense
+// MLP's, and the routed tokens. Each routed copy's input to the experts' first GEMM is kept (2 units), or under an FP8
+// recipe its FP8 copy alone (the bf16 permuted tokens are freed after the forward). The outputs coming back are not
+// kept: the routing probabilities are applied inside the experts' activation, so the combine's backward needs nothing.
+double moe_layer_extra(const ModelParams& model, const MemoryLayout& layout, double sbh, double t, double e)
+{
+  const double h = model.hidden, mlp_units = mlp_kind_of(model).activation_units(), ffn = double(model.ffn) / h;
+  const double moe_ffn =
+      (model.moe.top_k * double(expert_ffn_of(model)) + model.moe.shared_experts * shared_ffn_of(model)) / h;
+  const double k = layout.moe_buffer_scale;
+  const double going = model.fp8 ? model.fp8->saved_input_bytes() : 2.0;
+  const double extra = sbh * (mlp_units * (k * moe_ffn - ffn) / t + k * going * model.moe.top_k) * e / 2.0;
+  return extra - moe_modules_freed(model, sbh * k / t * e / 2.0);
+}
+
 } // namespace
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -123,7 +136,6 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   f.optimizer = params * 12.0 / (l.zero >= 1 ? shards : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
   const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();
-  const double mlp_units = mlp_kind_of(model).activation_units(), ffn = double(model.ffn) / h;
   const double held = held_units(model, layout, t, sp);
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
   const double scores = attention_kind_of(model).score_units(model, layout.dropout, t);
@@ -136,14 +148,9 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     per_layer = s * b * h * (held + scores);
   // Korthikanti's counts are for 16-bit activations; scale for other dtypes.
   per_layer *= e / 2.0;
-  double per_moe_layer = per_layer;
-  if (moe_total > 0 && model.recompute != Recompute::FULL) { // the dense MLP's share: experts' and permutes' instead
-    const double moe_ffn =
-        (model.moe.top_k * double(expert_ffn_of(model)) + model.moe.shared_experts * shared_ffn_of(model)) / h;
-    const double k = layout.moe_buffer_scale;
-    per_moe_layer += s * b * h * (mlp_units * (k * moe_ffn - ffn) / t + k * 4.0 * model.moe.top_k) * e / 2.0;
-    per_moe_layer -= moe_modules_freed(model, s * b * h * k / t * e / 2.0);
-  }
+  const double per_moe_layer = moe_total > 0 && model.recompute != Recompute::FULL
+                                   ? per_layer + moe_layer_extra(model, layout, s * b * h, t, e)
+                                   : per_layer;
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
   const int n = model.recompute_num_layers;
   if (model.recompute == Recompute::FULL && (model.recompute_method == RecomputeMethod::BLOCK || n > 1)) {
@@ -162,6 +169,7 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   if (layout.holds_head || l.pp == 1) // and one more for each MTP module's loss
     f.activations += s * b * model.vocab / t * 4.0 * (1.0 + model.mtp_depth);
   f.buffers = layout.bucket_bytes;
+  f.in_flight_microbatches = layout.in_flight_microbatches;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
   if (l.zero >= 3 && shards > 1)
     f.buffers += 2.0 * layer_parameters(model) / l.tp * e;

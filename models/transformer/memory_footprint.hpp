@@ -16,6 +16,7 @@ struct MemoryFootprint {
   double optimizer = 0;
   double activations = 0;
   double buffers = 0;
+  int in_flight_microbatches = 1; // the microbatches whose activations are held at the peak
   double total() const { return parameters + gradients + optimizer + activations + buffers; }
   std::map<std::string, double> breakdown() const;
 };
@@ -60,8 +61,10 @@ struct MemoryLayout {
  *  (4 s b V / t bytes). The most loaded pipeline stage (layers / pp) is the one counted. In MoE layers the GPU
  *  holds experts / ep of the routed experts (split over the tp ranks like the dense MLP), whose gradients and
  *  optimizer state ZeRO shards over the expert-data-parallel group (dp / ep); their activations are those of the
- *  top_k experts' MLPs plus the permuted copies of the routed tokens going and coming back (4 k s b h bytes)
- *  [recon: Megatron-Core's dispatcher keeps both for backward]. */
+ *  top_k experts' MLPs plus the permuted copies of the routed tokens going to them (2 k s b h bytes; k s b h under an
+ * FP8 recipe, whose grouped GEMM keeps only its input's FP8 copy). The copies coming back are not kept: Megatron-Core
+ * applies the routing probabilities in the experts' activation (its fused weighted SwiGLU), so the combine is a plain
+ * sum whose backward needs no saved tensor [recon: from Megatron-Core's experts and dispatchers, not a measurement]. */
 MemoryFootprint transformer_memory(const ModelParams& model, int micro_batch, const MemoryLayout& layout);
 
 } // namespace cs

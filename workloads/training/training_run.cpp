@@ -144,14 +144,17 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
                       units::format_time(B.at("busiest_" + key.substr(6) + "_link_busy_s")));
   if (!tiers.empty())
     out += "  links     " + tiers + "\n";
-  out += fmt::format("  memory    {} per GPU of {} ({}){}\n", units::format_bytes(m.at(metric::peak_memory_bytes)),
-                     units::format_bytes(m.at(metric::memory_capacity_bytes)),
-                     fmt::format("weights {}, grads {}, optimizer {}, activations {}",
-                                 units::format_bytes(B.at("memory_parameters_bytes")),
-                                 units::format_bytes(B.at("memory_gradients_bytes")),
-                                 units::format_bytes(B.at("memory_optimizer_bytes")),
-                                 units::format_bytes(B.at("memory_activations_bytes"))),
-                     m.at(metric::peak_memory_bytes) <= m.at(metric::memory_capacity_bytes) ? "" : "  DOES NOT FIT");
+  // Usable: the GPU less workload.memory_reserve (CUDA context, NCCL, the allocator's fragmentation).
+  const double usable = m.at(metric::memory_capacity_bytes) * (1 - params.memory_reserve);
+  const double held = B.count("memory_in_flight_microbatches") ? B.at("memory_in_flight_microbatches") : 1;
+  out += fmt::format(
+      "  memory    {} per GPU of {} usable (weights {}, grads {}, optimizer {}, activations {} for {} microbatch{} in "
+      "flight, buffers {}){}\n",
+      units::format_bytes(m.at(metric::peak_memory_bytes)), units::format_bytes(usable),
+      units::format_bytes(B.at("memory_parameters_bytes")), units::format_bytes(B.at("memory_gradients_bytes")),
+      units::format_bytes(B.at("memory_optimizer_bytes")), units::format_bytes(B.at("memory_activations_bytes")), held,
+      held == 1 ? "" : "es", units::format_bytes(B.at("memory_buffers_bytes")),
+      m.at(metric::peak_memory_bytes) <= usable ? "" : "  DOES NOT FIT");
   return out;
 }
 
