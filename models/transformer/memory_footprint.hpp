@@ -16,7 +16,7 @@ struct MemoryFootprint {
   double optimizer = 0;
   double activations = 0;
   double buffers = 0;
-  int in_flight_microbatches = 1; // the microbatches whose activations are held at the peak
+  double in_flight_microbatches = 1; // microbatches' worth of activations held at the peak
   double total() const { return parameters + gradients + optimizer + activations + buffers; }
   std::map<std::string, double> breakdown() const;
 };
@@ -24,7 +24,8 @@ struct MemoryFootprint {
 /** What decides what a GPU holds: the parallel layout and, for the most loaded device, what it runs and keeps. */
 struct MemoryLayout {
   ParallelLayout parallel;        // degrees, ZeRO stage, sequence parallelism
-  int in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m)
+  double in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m;
+                                     // interleaved: chunk-microbatches over the chunks)
   double bucket_bytes = 0;        // communication buffer (gradient bucket)
   int layers_on_device =
       -1;              // layers on the most loaded device (0: only the embedding or the loss); -1 = ceil(layers / pp)

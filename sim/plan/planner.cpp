@@ -89,16 +89,17 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   return t;
 }
 
-// Per device, the most microbatches (of whole chunks) whose activations it holds under `schedule`.
-std::vector<int> held_per_device(const PipelineSchedule& schedule, int pp, int v, int m)
+// Per device, the most microbatches' worth of activations it holds under `schedule`: chunk-microbatches in flight
+// over its v chunks (each chunk holds 1/v of the device's layers).
+std::vector<double> held_per_device(const PipelineSchedule& schedule, int pp, int v, int m)
 {
-  std::vector<int> out;
+  std::vector<double> out;
   for (int peak : peak_in_flight(schedule.order(pp, v, m)))
-    out.push_back((peak + v - 1) / v);
+    out.push_back(double(peak) / v);
   return out;
 }
 
-MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int layers_on_device, int in_flight,
+MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int layers_on_device, double in_flight,
                        bool holds_head = false)
 {
   MemoryLayout l;
@@ -116,7 +117,7 @@ MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int la
 // memory fits the budget: a dynamic program over (stages, layers), as Galvatron's DP over layers and memory with
 // this model's uniform layers. Empty when no partition fits.
 std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& parallel, const PassTimes& t,
-                                  const std::vector<int>& held, double budget, double* peak_memory)
+                                  const std::vector<double>& held, double budget, double* peak_memory)
 {
   const int pp = parallel.pp, layers = tr(s).model.layers, micro = tr(s).batch.micro;
   const double inf = std::numeric_limits<double>::infinity();

@@ -45,7 +45,7 @@ stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers,
           layout.moe_layers_on_device += params.model.mtp_depth;
       }
     }
-    layout.in_flight_microbatches = (in_flight + v - 1) / v;
+    layout.in_flight_microbatches = double(in_flight) / v; // each chunk holds 1/v of the device's layers
     const int n = params.model.recompute_num_layers;
     if (params.model.recompute == Recompute::FULL && n > 0) { // over the device's virtual stages
       layout.checkpoints_on_device = layout.recomputed_layers_on_device = 0;

@@ -148,8 +148,8 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
   const double usable = m.at(metric::memory_capacity_bytes) * (1 - params.memory_reserve);
   const double held = B.count("memory_in_flight_microbatches") ? B.at("memory_in_flight_microbatches") : 1;
   out += fmt::format(
-      "  memory    {} per GPU of {} usable (weights {}, grads {}, optimizer {}, activations {} for {} microbatch{} in "
-      "flight, buffers {}){}\n",
+      "  memory    {} per GPU of {} usable (weights {}, grads {}, optimizer {}, activations {} for {:.3g} "
+      "microbatch{} in flight, buffers {}){}\n",
       units::format_bytes(m.at(metric::peak_memory_bytes)), units::format_bytes(usable),
       units::format_bytes(B.at("memory_parameters_bytes")), units::format_bytes(B.at("memory_gradients_bytes")),
       units::format_bytes(B.at("memory_optimizer_bytes")), units::format_bytes(B.at("memory_activations_bytes")), held,
