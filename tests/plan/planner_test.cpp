@@ -136,8 +136,8 @@ TEST(Planner, RefusesWhatItCannotPlan)
 TEST(Planner, MemoryTightLlama70bPlanBeatsEveryPurePlan)
 {
   // validation.md section 4: a Galvatron-style plan is never worse than the best pure DP / TP / PP plan, and more
-  // than 1.2x better on a memory-tight case. Pure data parallelism with ZeRO-3 sharding is counted apart: this
-  // model finds it close behind.
+  // than 1.2x better on a memory-tight case. Pure data parallelism with ZeRO-3 sharding is counted apart (it does not
+  // fit here: the gradients accumulated over a replica's microbatches are held whole).
   cs::Scenario base =
       cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/reference/galvatron-llama70b.yaml", {});
   cs::check_scenario(base);
