@@ -16,4 +16,13 @@ ProgressObserver::ProgressObserver(std::size_t tasks)
 
 ProgressObserver::~ProgressObserver() { run_progress().total = 0; }
 
+ProgressStage::ProgressStage(const char* stage, std::size_t items)
+{
+  run_progress().stage_done = 0;
+  run_progress().stage_total = items;
+  run_progress().stage = stage;
+}
+
+ProgressStage::~ProgressStage() { run_progress().stage = nullptr; }
+
 } // namespace cs

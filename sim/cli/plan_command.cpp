@@ -1,6 +1,7 @@
 #include "sim/cli/plan_command.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/output_files.hpp"
+#include "sim/cli/progress_reporter.hpp"
 
 #include "base/input_error.hpp"
 #include "base/units.hpp"
@@ -60,14 +61,15 @@ int command_plan(const PlanCommand& c)
   }
   PlanSearch search;
   try {
+    ProgressReporter progress("clustersim plan " + base.name); // large MoE searches take minutes
     search = search_plans(base, options);
   } catch (const std::invalid_argument& e) {
     throw InputError("<command line>", 1, 1, e.what());
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool moe = workload_as<TrainingWorkload>(base).params.model.moe.enabled();
-  std::cout << fmt::format("clustersim plan — {} on {} GPUs ({} per GPU after the {:.0f}% memory reserve)\n",
-                           base.name, c.gpus, units::format_bytes(search.budget_bytes), 100 * search.memory_reserve);
+  std::cout << fmt::format("clustersim plan — {} on {} GPUs ({} per GPU after the {:.0f}% memory reserve)\n", base.name,
+                           c.gpus, units::format_bytes(search.budget_bytes), 100 * search.memory_reserve);
   std::cout << fmt::format("  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
                            "compute bound, {} simulated (analytical) in {:.2f} s\n",
                            search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound,

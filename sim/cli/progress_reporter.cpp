@@ -39,6 +39,8 @@ void ProgressReporter::watch()
     const double elapsed = std::chrono::duration<double>(now - start).count();
     const std::size_t done = run_progress().done, total = run_progress().total;
     std::string line = fmt::format("{}: {:.0f} s", what_, elapsed);
+    if (const char* stage = run_progress().stage)
+      line += fmt::format(", {} {} of {}", stage, run_progress().stage_done.load(), run_progress().stage_total.load());
     if (total > 0 && done <= total) {
       const double share = double(done) / double(total);
       line += fmt::format(", simulating {:.0f}% of {} tasks", 100 * share, total);

@@ -4,6 +4,7 @@
 
 #include "base/input_error.hpp"
 #include "base/registry.hpp"
+#include "core/run_progress.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/devices/device_catalog.hpp"
@@ -27,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -394,7 +396,9 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
     return candidates[a].plan.bound_s < candidates[b].plan.bound_s;
   });
   std::vector<Plan> done;
+  ProgressStage progress("plans simulated or pruned, best bound first:", order.size());
   for (std::size_t i : order) {
+    progress.advance();
     Candidate& c = candidates[i];
     if (!options.exhaustive && static_cast<int>(done.size()) >= options.top) {
       std::vector<double> t;
@@ -442,7 +446,10 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
   std::map<std::tuple<int, int, Recompute, int, int, int, int, std::string, std::vector<int>, int, int>, double> bounds;
   std::vector<Candidate> candidates;
-  for (Plan plan : enumerate_plans(base, gpus)) {
+  const std::vector<Plan> plans = enumerate_plans(base, gpus);
+  std::optional<ProgressStage> progress(std::in_place, "plans checked for memory and bounded:", plans.size());
+  for (Plan plan : plans) {
+    progress->advance();
     ++out.enumerated;
     Scenario s = candidate_scenario(base, gpus, plan);
     try {
@@ -476,6 +483,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     plan.bound_s = bound->second;
     candidates.push_back({plan});
   }
+  progress.reset();
   std::vector<Plan> done = simulate_best_first(candidates, options, out, base, gpus);
   // Fastest first; plans within 1e-9 of each other (ZeRO-1 and 2, none and selective recomputation often are)
   // rank by memory, the smaller first.
