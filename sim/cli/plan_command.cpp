@@ -68,8 +68,9 @@ int command_plan(const PlanCommand& c)
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool moe = workload_as<TrainingWorkload>(base).params.model.moe.enabled();
-  std::cout << fmt::format("clustersim plan — {} on {} GPUs ({} per GPU after the {:.0f}% memory reserve)\n", base.name,
-                           c.gpus, units::format_bytes(search.budget_bytes), 100 * search.memory_reserve);
+  const std::string title = "clustersim plan — {} on {} GPUs ({} per GPU after the {:.0f}% memory reserve)\n";
+  std::cout << fmt::format(fmt::runtime(title), base.name, c.gpus, units::format_bytes(search.budget_bytes),
+                           100 * search.memory_reserve);
   std::cout << fmt::format("  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
                            "compute bound, {} simulated (analytical) in {:.2f} s\n",
                            search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound,

@@ -1,6 +1,7 @@
 #include "sim/plan/planner.hpp"
 
 #include "sim/plan/pipeline_bound.hpp"
+#include "sim/plan/plan_enumeration.hpp"
 
 #include "base/input_error.hpp"
 #include "base/registry.hpp"
@@ -218,127 +219,6 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
 }
 
 namespace {
-
-// Every registered schedule that can run pp stages of `layers` layers over `microbatches`, with its chunks per device
-// (2 for an interleaving schedule); a schedule whose order equals one already listed (the graph pipeline on a chain
-// is 1F1B) is left out.
-std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microbatches, int layers)
-{
-  std::vector<std::pair<std::string, int>> out;
-  std::vector<std::vector<std::vector<PipelineOp>>> orders;
-  const auto& registry = Registry<PipelineSchedule>::instance();
-  for (const auto& name : registry.names()) {
-    auto schedule = registry.create(name);
-    const int v = schedule->chunks(2);
-    if (layers % (v * pp) != 0 && v > 1)
-      continue;
-    std::vector<std::vector<PipelineOp>> order;
-    try {
-      order = schedule->order(pp, v, microbatches);
-    } catch (const std::invalid_argument&) {
-      continue;
-    }
-    auto same = [&](const std::vector<std::vector<PipelineOp>>& o) {
-      if (o.size() != order.size())
-        return false;
-      for (std::size_t d = 0; d < o.size(); ++d) {
-        if (o[d].size() != order[d].size())
-          return false;
-        for (std::size_t i = 0; i < o[d].size(); ++i)
-          if (o[d][i].pass != order[d][i].pass || o[d][i].microbatch != order[d][i].microbatch ||
-              o[d][i].chunk != order[d][i].chunk)
-            return false;
-      }
-      return true;
-    };
-    if (std::any_of(orders.begin(), orders.end(), same))
-      continue;
-    orders.push_back(order);
-    out.emplace_back(name, v);
-  }
-  return out;
-}
-
-// (ep, etp) for an MoE model ({1, tp} for a dense one): ep a power of two dividing the experts, etp every divisor of tp
-// (below tp, MoE parallel folding: tp / etp EP ranks per replica) where ep is a multiple of tp / etp and the
-// ep / (tp / etp) replicas of an EP group divide dp.
-std::vector<std::pair<int, int>> expert_degrees(const ModelParams& model, int dp, int tp)
-{
-  std::vector<std::pair<int, int>> out{{1, tp}};
-  for (int ep = 2; model.moe.enabled() && ep <= dp * tp && ep <= model.moe.experts; ep *= 2) {
-    if (model.moe.experts % ep != 0)
-      continue;
-    for (int etp = tp; etp >= 1; --etp) {
-      const int fold = tp / etp;
-      if (tp % etp == 0 && ep % fold == 0 && ep / fold <= dp && dp % (ep / fold) == 0)
-        out.emplace_back(ep, etp);
-    }
-  }
-  return out;
-}
-
-// The context-parallel degrees a search tries: 1, and for dense models with sequences of 8K tokens or more the powers
-// of two whose ring chunks (2 x cp of them) divide the sequence, up to 16.
-std::vector<int> context_degrees(const ModelParams& model, int gpus)
-{
-  std::vector<int> out{1};
-  for (int cp = 2; !model.moe.enabled() && model.seq >= 8192 && cp <= 16 && cp <= gpus; cp *= 2)
-    if (model.seq % (2 * cp) == 0)
-      out.push_back(cp);
-  return out;
-}
-
-// The configurations Galvatron's decision tree generates: TP inside a node (powers of two), CP (long sequences),
-// then the PP degree, the rest data parallel; under each, micro-batch sizes, schedules, recomputation and ZeRO.
-std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
-{
-  const ModelParams& model = tr(base).model;
-  const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
-  std::vector<Plan> out;
-  for (int tp = 1; tp <= node_gpus; tp *= 2) {
-    if (node_gpus % tp != 0 || !attention_kind_of(model).tp_problem(model, tp).empty() || model.ffn % tp != 0)
-      continue;
-    for (int cp : context_degrees(model, gpus / tp))
-      for (int pp = 1; pp <= gpus / (tp * cp) && pp <= model.layers; ++pp) {
-        if (gpus % (tp * cp) != 0 || (gpus / (tp * cp)) % pp != 0)
-          continue;
-        const int dp = gpus / (tp * cp * pp);
-        for (int micro = 1; micro <= 32; micro *= 2) {
-          const long long step = static_cast<long long>(dp) * micro; // 64-bit: dp x micro must not wrap to 0
-          if (step > tr(base).batch.global || tr(base).batch.global % step != 0)
-            continue;
-          const int microbatches = static_cast<int>(tr(base).batch.global / step);
-          const auto schedules = pp == 1 ? std::vector<std::pair<std::string, int>>{{"", 1}}
-                                         : registered_schedules(pp, microbatches, model.layers);
-          for (const auto& [schedule, vpp] : schedules) {
-            // Overlapped pairs are not modelled with ZeRO-3's gathers (training_checks.cpp).
-            const bool pairs =
-                !schedule.empty() && Registry<PipelineSchedule>::instance().create(schedule)->overlaps_passes();
-            const int max_zero = dp == 1 ? 0 : pairs ? 2 : 3;
-            for (Recompute recompute : {Recompute::NONE, Recompute::SELECTIVE, Recompute::FULL})
-              for (int zero = 0; zero <= max_zero; ++zero)
-                for (const auto& [ep, etp] : expert_degrees(model, dp, tp)) {
-                  Plan plan;
-                  plan.parallel.ep = ep;
-                  plan.parallel.etp = etp;
-                  plan.parallel.dp = dp;
-                  plan.parallel.tp = tp;
-                  plan.parallel.cp = cp;
-                  plan.parallel.pp = pp;
-                  plan.parallel.vpp = vpp;
-                  plan.micro = micro;
-                  plan.parallel.zero = zero;
-                  plan.parallel.sequence_parallel = tp > 1;
-                  plan.schedule = schedule;
-                  plan.recompute = recompute;
-                  out.push_back(plan);
-                }
-          }
-        }
-      }
-  }
-  return out;
-}
 
 // Sets the plan's memory (and, for a pipeline of one stage per device, its stage partition in both the plan and
 // the scenario); false when it does not fit `budget`.

@@ -1,0 +1,14 @@
+// The planner's decision tree: the parallel configurations Galvatron's tree generates for a transformer on N GPUs.
+#pragma once
+
+#include "sim/plan/planner.hpp"
+
+#include <vector>
+
+namespace cs {
+
+/** TP inside a node (powers of two), CP for long sequences, then the PP degree, the rest data parallel; under each,
+ *  micro-batch sizes, the registered schedules that can run the shape, recomputation, ZeRO and (MoE) ep and etp. */
+std::vector<Plan> enumerate_plans(const Scenario& base, int gpus);
+
+} // namespace cs
