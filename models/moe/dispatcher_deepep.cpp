@@ -12,6 +12,8 @@
 #include "models/moe/token_dispatcher.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <map>
 
 namespace cs {
@@ -28,6 +30,42 @@ double dedup(double held, double experts, int top_k, double hit_cap)
     miss *= std::max(0.0, experts - held - t) / (experts - t);
   const double hit = std::min(1.0 - miss, hit_cap), copies = top_k * held / experts;
   return copies > 0 ? std::min(1.0, hit / copies) : 1.0;
+}
+
+// The receive-queue depths (tokens a channel buffers per peer) of DeepEP's recommended configs by EP size
+// (deep_ep/buffer.py, get_dispatch_config and get_combine_config, which agree on them): NVLink, then RDMA. A size it
+// does not list takes the next listed one [recon: DeepEP asserts instead], past the largest the largest.
+struct QueueDepths {
+  int ranks, nvl_tokens, rdma_tokens;
+};
+constexpr QueueDepths kDeepEpQueues[] = {{2, 256, 128},   {4, 256, 128},  {8, 256, 128},  {16, 288, 128},
+                                         {24, 288, 128},  {32, 288, 128}, {64, 288, 128}, {128, 560, 128},
+                                         {144, 720, 128}, {160, 720, 128}};
+
+// DeepEP's Config::get_nvl_buffer_size_hint and get_rdma_buffer_size_hint (csrc/config.hpp): per channel (two SMs)
+// and peer, a queue of tokens with their source metadata (8 bytes), top-k indices and weights and FP8 scales (128
+// slots each), the RDMA side doubled for sending and receiving, plus 1 MiB of slack; each rounded up to 128 bytes.
+double deepep_buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, int sms)
+{
+  if (ranks <= 1)
+    return 0;
+  const QueueDepths* q = &kDeepEpQueues[std::size(kDeepEpQueues) - 1];
+  for (const auto& d : kDeepEpQueues)
+    if (d.ranks >= ranks) {
+      q = &d;
+      break;
+    }
+  const double channels = sms / 2, per_token_extra = 8 + 128 * 8 + 128 * 4 + 128 * 4;
+  const double nvl_peers = std::min(ranks, gpus_per_node), rdma_peers = std::max(1, ranks / gpus_per_node);
+  auto align = [](double b) { return std::ceil(b / 128) * 128; };
+  const double nvl = align(channels * nvl_peers * (2 * rdma_peers + 3) * 4 +
+                           channels * nvl_peers * q->nvl_tokens * (hidden_bytes + per_token_extra));
+  if (ranks <= gpus_per_node) // one node: NVLink alone
+    return nvl;
+  const double rdma =
+      align(channels * rdma_peers * (gpus_per_node * 2 + 2) * 2 * 4 +
+            channels * rdma_peers * q->rdma_tokens * 2 * (hidden_bytes + per_token_extra + 16) + 1048576);
+  return nvl + rdma;
 }
 
 class DeepEpDispatcher : public TokenDispatcher {
@@ -71,6 +109,10 @@ public:
   double sm_share(double comm_sm_fraction, int sms, int device_sms) const override
   {
     return device_sms > 0 ? std::min(0.9, double(sms) / device_sms) : comm_sm_fraction;
+  }
+  double buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, int sms) const override
+  {
+    return deepep_buffer_bytes(ranks, gpus_per_node, hidden_bytes, sms);
   }
 };
 

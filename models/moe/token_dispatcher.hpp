@@ -38,6 +38,17 @@ public:
     (void)device_sms;
     return comm_sm_fraction;
   }
+  /** Bytes of communication buffers it keeps allocated on each GPU for an EP group of `ranks` (`gpus_per_node` to a
+   *  node), tokens of `hidden_bytes` each, with `sms` SMs for its kernels: none for NCCL's collectives, whose
+   *  buffers the memory reserve covers. */
+  virtual double buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, int sms) const
+  {
+    (void)ranks;
+    (void)gpus_per_node;
+    (void)hidden_bytes;
+    (void)sms;
+    return 0;
+  }
 };
 
 /** The dispatcher registered as `name`; throws std::out_of_range listing the names. */

@@ -23,10 +23,10 @@ struct MemoryFootprint {
 
 /** What decides what a GPU holds: the parallel layout and, for the most loaded device, what it runs and keeps. */
 struct MemoryLayout {
-  ParallelLayout parallel;        // degrees, ZeRO stage, sequence parallelism
+  ParallelLayout parallel;           // degrees, ZeRO stage, sequence parallelism
   double in_flight_microbatches = 1; // activations held at the peak (1F1B: p - s on stage s; GPipe: m;
                                      // interleaved: chunk-microbatches over the chunks)
-  double bucket_bytes = 0;        // communication buffer (gradient bucket)
+  double bucket_bytes = 0;           // communication buffer (gradient bucket)
   int layers_on_device =
       -1;              // layers on the most loaded device (0: only the embedding or the loss); -1 = ceil(layers / pp)
   bool dropout = true; // the framework applies dropout (its 1-byte masks are kept for backward)
@@ -43,6 +43,7 @@ struct MemoryLayout {
   // reduce dtype); 0: the model's dtype.
   double main_grad_bytes = 0;
   double sharded_grad_bytes = 0;
+  double dispatcher_buffer_bytes = 0; // the token dispatcher's own buffers (DeepEP's), held where MoE layers run
   // Full recomputation by groups or blocks (recompute_num_layers): the layer inputs kept (uniform) or the layers
   // recomputed (block) on the device, over its virtual stages; -1: from layers_on_device as one stage.
   int checkpoints_on_device = -1;

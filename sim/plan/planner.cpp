@@ -112,6 +112,7 @@ MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int la
   l.in_flight_microbatches = in_flight;
   l.dropout = tr(s).framework.dropout > 0;
   l.holds_head = holds_head;
+  l.dispatcher_buffer_bytes = dispatcher_buffer_bytes(tr(s), parallel, s.cluster.gpus_per_node);
   set_gradient_buffer(l, tr(s), parallel);
   return l;
 }

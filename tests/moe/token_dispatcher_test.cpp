@@ -87,3 +87,19 @@ TEST(TokenDispatcher, BadSettingsAreRefusedAtTheirKey)
   refused("workload.model.moe.max_nodes_per_token=3", "max_nodes_per_token = 3 but an EP group spans 2 node(s)");
   refused("workload.model.moe.max_nodes_per_token=-1", "max_nodes_per_token");
 }
+
+TEST(TokenDispatcher, DeepEpKeepsItsQueuesAllocatedAsItsSizeHintsSay)
+{
+  // DeepEP's size hints (csrc/config.hpp) for DeepSeek-V3's hidden 7168 in bf16 (14,336 bytes), 20 SMs (10 channels):
+  // EP 64 over 8 nodes, NVLink queues of 288 tokens and RDMA queues of 128 (deep_ep/buffer.py's config for 64 ranks),
+  // each token with 2,056 bytes of metadata, the RDMA side doubled plus 1 MiB: 377,677,824 + 337,095,936 bytes.
+  const auto& deepep = cs::token_dispatcher("deepep");
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(64, 8, 14336, 20), 714773760.0);
+  // One node: the NVLink queues alone (256 tokens deep for 8 ranks).
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(8, 8, 14336, 20), 335709824.0);
+  // A size DeepEP lists no config for takes the next listed one's depths (48 ranks: 64's).
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(48, 8, 14336, 20), 630760704.0);
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(1, 8, 14336, 20), 0.0);
+  // NCCL's all-to-all keeps no buffers of the dispatcher's own (the memory reserve covers NCCL's).
+  EXPECT_DOUBLE_EQ(cs::token_dispatcher("alltoall").buffer_bytes(64, 8, 14336, 20), 0.0);
+}

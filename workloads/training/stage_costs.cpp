@@ -469,7 +469,7 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
     out.stages.push_back(cut_stage(model, tp, cut, vs, first_layer));
   if (dp_beside && parallel.zero < 3 && fw.overlap != GradientOverlap::AFTER_BACKWARD && fw.comm_sm_fraction > 0)
     slow_beside_reduction(out.stages, params, parallel.zero, group_shape(platform, parallel.dp_group(0)));
-  out.memory = stage_memory(params, out.layers_per_stage, shape);
+  out.memory = stage_memory(params, out.layers_per_stage, shape, platform.hosts_per_machine);
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "workloads/training/stage_memory.hpp"
 
 #include "models/kernels/kernel.hpp"
+#include "models/moe/token_dispatcher.hpp"
 #include "models/transformer/transformer.hpp"
 
 #include <algorithm>
@@ -17,14 +18,27 @@ void set_gradient_buffer(MemoryLayout& layout, const TrainingParams& params, con
   layout.sharded_grad_bytes = dtype_bytes(params.framework.reduce_dtype_for(params.model.dtype));
 }
 
-std::function<MemoryFootprint(int, int, const MoeMemoryUse&)>
-stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape)
+double dispatcher_buffer_bytes(const TrainingParams& params, const ParallelLayout& parallel, int gpus_per_node)
+{
+  const MoeParams& moe = params.model.moe;
+  if (!moe.enabled())
+    return 0;
+  // Megatron-Core sizes them for the hidden size at 16 bits or more a value (get_hidden_bytes in its fused_a2a.py).
+  const double hidden_bytes = params.model.hidden * std::max(2.0, dtype_bytes(params.model.dtype));
+  return token_dispatcher(moe.dispatcher).buffer_bytes(parallel.ep, gpus_per_node, hidden_bytes, moe.deepep_sms);
+}
+
+std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const TrainingParams& params,
+                                                                           const std::vector<int>& stage_layers,
+                                                                           const StageShape& shape, int gpus_per_node)
 {
   const ParallelLayout parallel = shape.parallel;
   const StageMap map = shape.map;
-  return [stage_layers, params, parallel, map](int device, int in_flight, const MoeMemoryUse& moe) {
+  const double dispatcher_buffers = dispatcher_buffer_bytes(params, parallel, gpus_per_node);
+  return [stage_layers, params, parallel, map, dispatcher_buffers](int device, int in_flight, const MoeMemoryUse& moe) {
     MemoryLayout layout;
     layout.parallel = parallel;
+    layout.dispatcher_buffer_bytes = dispatcher_buffers;
     layout.bucket_bytes = params.gradient_bucket.value;
     layout.layers_on_device = 0;
     layout.moe_buffer_scale = moe.buffer_scale;

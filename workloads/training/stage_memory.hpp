@@ -14,10 +14,15 @@ namespace cs {
  *  and whether each reduce-scatters its own), and its dtype whole (fp32 main_grad or the model's) and sharded. */
 void set_gradient_buffer(MemoryLayout& layout, const TrainingParams& params, const ParallelLayout& parallel);
 
+/** The token dispatcher's buffers on each GPU of the expert-parallel group (DeepEP's NVLink and RDMA queues; 0 for a
+ *  dense model or a dispatcher that keeps none). */
+double dispatcher_buffer_bytes(const TrainingParams& params, const ParallelLayout& parallel, int gpus_per_node);
+
 /** Memory of device d holding `in_flight` microbatch-chunks, with what the MoE policy holds (`moe`): its
  *  layers (and which of them have experts, and the MTP modules on the last stage) over its chunks, the ZeRO and
  *  expert-parallel shards, and under full recomputation by groups or blocks the inputs kept and layers recomputed. */
-std::function<MemoryFootprint(int, int, const MoeMemoryUse&)>
-stage_memory(const TrainingParams& params, const std::vector<int>& stage_layers, const StageShape& shape);
+std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const TrainingParams& params,
+                                                                           const std::vector<int>& stage_layers,
+                                                                           const StageShape& shape, int gpus_per_node);
 
 } // namespace cs
