@@ -33,6 +33,7 @@ TEST(MemoryFit, TheTermsAddUpAndOneBytePastTheLimitIsRefused)
   // The usable memory is the GPU's less memory_reserve: a reserve that leaves the peak just inside fits, one that
   // leaves it just outside does not, and the summary says so.
   const double capacity = base.report["metrics"]["memory_capacity_bytes"].get<double>();
+  EXPECT_DOUBLE_EQ(B["memory_reserve_bytes"].get<double>(), 0.05 * capacity); // the default memory_reserve
   const double inside = 1 - peak * 1.0001 / capacity, outside = 1 - peak * 0.9999 / capacity;
   const auto fits = run_fit("fit_inside", "scenarios/quickstart.yaml",
                             "--set workload.iterations=1 --set workload.memory_reserve=" + std::to_string(inside));

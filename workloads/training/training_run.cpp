@@ -145,7 +145,7 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
   if (!tiers.empty())
     out += "  links     " + tiers + "\n";
   // Usable: the GPU less workload.memory_reserve (CUDA context, NCCL, the allocator's fragmentation).
-  const double usable = m.at(metric::memory_capacity_bytes) * (1 - params.memory_reserve);
+  const double usable = m.at(metric::memory_capacity_bytes) - B.at("memory_reserve_bytes");
   const double held = B.count("memory_in_flight_microbatches") ? B.at("memory_in_flight_microbatches") : 1;
   out += fmt::format(
       "  memory    {} per GPU of {} usable (weights {}, grads {}, optimizer {}, activations {} for {:.3g} "
@@ -420,6 +420,9 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   metrics.set_flag(metric::fits_in_memory, memory.total() <= (1 - params.memory_reserve) * device.memory_bytes);
   for (const auto& [k, v] : memory.breakdown())
     metrics.breakdown[k] = v;
+  // Kept back from the GPU's memory (workload.memory_reserve): the CUDA context, NCCL's buffers and the caching
+  // allocator's fragmentation, which the model does not count term by term.
+  metrics.breakdown["memory_reserve_bytes"] = params.memory_reserve * device.memory_bytes;
   if (env.trace)
     out.trace_json = training_trace(training, timeline, platform);
   out.summary = summary_text(params, env, training, metrics);
