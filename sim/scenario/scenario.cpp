@@ -133,8 +133,18 @@ void tag_override(YAML::Node node, const std::string& tag)
       tag_override(it->second, tag);
 }
 
+// The lists a scenario may leave out whose defaults have elements an override can address: how many (each element
+// written as an empty map takes its own defaults, so the written list reads as the default one).
+int default_list_length(const std::string& path)
+{
+  static const std::map<std::string, int> lists = {
+      {"cluster.network.levels", static_cast<int>(NetworkParams{}.levels.size())}};
+  const auto it = lists.find(path);
+  return it == lists.end() ? 0 : it->second;
+}
+
 // Splits "a.b[0].c=value" and writes value (parsed as YAML) there, creating maps on the way (list elements must
-// exist already: an override changes an element, it does not invent one).
+// exist already, or be a default list's: an override changes an element, it does not invent one).
 void apply_override(YAML::Node root, const std::string& text, std::size_t index)
 {
   auto fail = [&](const std::string& message) {
@@ -156,12 +166,21 @@ void apply_override(YAML::Node root, const std::string& text, std::size_t index)
   if (value.IsNull())
     value = YAML::Node(value_text);
   tag_override(value, kOverrideTag + std::to_string(index)); // errors about this value point at its --set
-  YAML::Node node = root;
-  std::string where;
+  YAML::Node node = root, parent;
+  std::string where, parent_key;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const PathStep& step = steps[i];
     const bool last = i + 1 == steps.size();
     if (step.index >= 0) {
+      if (!node.IsDefined() && parent.IsDefined() && default_list_length(where) > 0) {
+        // A list the scenario leaves at its default: written out as that many default elements to change one of.
+        YAML::Node list(YAML::NodeType::Sequence);
+        for (int k = 0; k < default_list_length(where); ++k)
+          list.push_back(YAML::Node(YAML::NodeType::Map));
+        tag_override(list, kOverrideTag + std::to_string(index));
+        parent[parent_key] = list;
+        node.reset(parent[parent_key]);
+      }
       if (!node.IsSequence() || step.index >= static_cast<long>(node.size()))
         fail(fmt::format("'{}' has no element [{}] (it has {})", where, step.index,
                          node.IsSequence() ? std::to_string(node.size()) + " elements" : "no list"));
@@ -185,6 +204,8 @@ void apply_override(YAML::Node root, const std::string& text, std::size_t index)
       next = node[step.key];
       next.SetTag(kOverrideTag + std::to_string(index)); // a map the override made: errors about its key point here
     }
+    parent.reset(node);
+    parent_key = step.key;
     node.reset(next);
     where += (where.empty() ? "" : ".") + step.key;
   }

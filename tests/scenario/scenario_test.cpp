@@ -220,8 +220,10 @@ TEST(Scenario, MalformedSetOverride)
   EXPECT_EQ(error_of(kValid, {"cluster.nodes"}), "--set:1:1: 'cluster.nodes': expected key.path=value");
   EXPECT_EQ(error_of(kValid, {"name.x=1"}), "--set:1:1: 'name.x=1': 'name' is not a map, cannot set a key inside it");
   EXPECT_EQ(error_of(kValid, {"cluster.network.levels[7].radix=4"}),
-            "--set:1:1: 'cluster.network.levels[7].radix=4': 'cluster.network.levels' has no element [7] (it has no "
-            "list)");
+            "--set:1:1: 'cluster.network.levels[7].radix=4': 'cluster.network.levels' has no element [7] (it has 2 "
+            "elements)");
+  EXPECT_EQ(error_of(kValid, {"cluster.nodes_list[0]=1"}),
+            "--set:1:1: 'cluster.nodes_list[0]=1': 'cluster.nodes_list' has no element [0] (it has no list)");
   EXPECT_EQ(error_of(kValid, {"cluster.nodes[x]=1"}),
             "--set:1:1: 'cluster.nodes[x]=1': 'nodes[x]': a list index is [N] with N a whole number");
 }
@@ -248,6 +250,12 @@ TEST(Scenario, SetOverridesListElements)
   EXPECT_EQ(s.cluster.network.levels[1].radix, 8);
   // An error in the element's value blames the override.
   EXPECT_EQ(error_of(levels, {"cluster.network.levels[0].oversubscription=0.5"}).substr(0, 12), "--set:1:1: c");
+  // A scenario that leaves the levels at their default (two non-blocking levels) can still change one of them.
+  cs::Scenario d = cs::load_scenario(write_temp(kValid), {"cluster.network.levels[0].oversubscription=4"});
+  ASSERT_EQ(d.cluster.network.levels.size(), 2u);
+  EXPECT_EQ(d.cluster.network.levels[0].oversubscription, 4.0);
+  EXPECT_EQ(d.cluster.network.levels[1].oversubscription, 1.0);
+  EXPECT_EQ(d.cluster.network.levels[1].radix, cs::FabricLevel{}.radix);
 }
 
 TEST(Scenario, DocumentMustBeAMapWithAName)
