@@ -68,6 +68,24 @@ void LayerKernels::fused_attention(double heads, double kv_heads, double head_di
                                        triton, cudnn, v_head_dim});
   backward("attention_backward", AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model_.causal, model_.dtype,
                                                  true, triton, cudnn, v_head_dim});
+  if (ring)
+    ring_attention_merges(tokens, heads, kv_heads, head_dim, v);
+}
+
+// Ring attention's steps each give a partial result (Transformer Engine's AttnFuncWithCPAndKVP2P). The forward merges
+// each step's output into the running one by their log-sum-exps: the first copied, each later one read with the
+// running output and written back. The backward adds each step's query gradient into the running one the same way,
+// and each step's key and value gradients into those passed on round the ring. All in the model's dtype, the
+// log-sum-exps in fp32.
+void LayerKernels::ring_attention_merges(double tokens, double heads, double kv_heads, double head_dim, double v)
+{
+  const double cp = shape_.parallel.cp, e = element_bytes_, reads = 2 * cp - 1;
+  const double out = tokens * heads * v * e, lse = tokens * heads * 4.0;
+  const double dq = tokens * heads * head_dim * e, dkv = tokens * kv_heads * (head_dim + v) * e;
+  forward("ring_attention_out_merge",
+          traffic("ring_attention_merge", (out + lse) * reads, (out + lse) * cp, tokens * heads * v * 4 * (cp - 1)));
+  backward("ring_attention_grad_accumulate", traffic("ring_attention_grad_accumulate", dq * reads + dkv * 2 * cp,
+                                                     (dq + dkv) * cp, (dq + dkv) / e * (cp - 1)));
 }
 
 void LayerKernels::residual(double elements)

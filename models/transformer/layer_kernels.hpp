@@ -37,6 +37,8 @@ public:
    *  `kv_heads` key/value heads on this rank, queries and keys `head_dim` wide and values `v_head_dim` (0: the same),
    *  over the rank's share of the sequence under context parallelism; with the framework's layout copies. */
   void fused_attention(double heads, double kv_heads, double head_dim, double v_head_dim = 0);
+  /** Ring attention's merges of its steps' partial outputs and gradients (context parallelism over p2p). */
+  void ring_attention_merges(double tokens, double heads, double kv_heads, double head_dim, double v);
   /** What the framework does with `params` fresh weight gradients every microbatch (fp32 main_grad accumulation,
    *  FSDP's cast and pre-division). */
   void gradient_handling(double params);

@@ -63,6 +63,24 @@ TEST(ContextParallel, EachRankComputesItsShareOfTheSequence)
   EXPECT_DOUBLE_EQ(ulysses.heads, 32.0 / 4);
 }
 
+TEST(ContextParallel, RingStepsMergeTheirPartialOutputsAndGradients)
+{
+  // Llama 3 8B, seq 8192 over cp 4 (2,048 tokens a rank), 32 query heads and 8 key/value heads of 128, bf16: the
+  // forward reads 2 cp - 1 = 7 partial outputs (2,048 x 32 x 128 x 2 bytes) with their fp32 log-sum-exps and writes
+  // 4; the backward reads 7 query gradients and 2 x 4 key/value gradients (2,048 x 8 x 256 x 2 bytes) and writes 4 of
+  // each.
+  const auto ring = layer(4, cs::CpComm::P2P);
+  const double out = 2048.0 * 32 * 128 * 2, lse = 2048.0 * 32 * 4, kv = 2048.0 * 8 * 256 * 2;
+  EXPECT_DOUBLE_EQ(cs::kernel_bytes(cp_kernel_named(ring.forward, "ring_attention_out_merge").kernel),
+                   (out + lse) * (7 + 4));
+  EXPECT_DOUBLE_EQ(cs::kernel_bytes(cp_kernel_named(ring.backward, "ring_attention_grad_accumulate").kernel),
+                   out * 7 + kv * 8 + (out + kv) * 4);
+  // All-to-all (Ulysses) and all-gather attend in one kernel: nothing to merge.
+  for (auto comm : {cs::CpComm::A2A, cs::CpComm::ALLGATHER})
+    EXPECT_THROW(cp_kernel_named(layer(4, comm).forward, "ring_attention_out_merge"), std::runtime_error);
+  EXPECT_THROW(cp_kernel_named(layer(1, cs::CpComm::P2P).forward, "ring_attention_out_merge"), std::runtime_error);
+}
+
 TEST(ContextParallel, ActivationsDivideByCpAndOptimizerStateShardsOverDpTimesCp)
 {
   cs::MemoryLayout layout;
