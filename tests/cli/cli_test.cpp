@@ -750,3 +750,23 @@ TEST(Cli, BucketReductionBesideBackwardSlowsItByTheFrameworksShare)
   const auto [after, comm3] = breakdown("{name: megatron-core, comm_sm_fraction: 0.3, overlap: after-backward}");
   EXPECT_NEAR(after, free_compute, 1e-12); // the same kernels, summed in another order
 }
+
+TEST(Cli, AnMoePipelineStatesItsBubbleApartFromExposedCommunication)
+{
+  // Mixtral's 8 layers on pp 2 under 1F1B, 8 microbatches, balanced routing: the schedule's own bubble on compute
+  // alone (routed experts at the routing's mean load) is about (p - 1) / m = 1/8 of the compute, and it and the rest
+  // of the idle (exposed all-to-alls and reductions) add up to the step's idle.
+  fs::path out = fresh_dir("moe_bubble");
+  auto r = clustersim("run " + src("scenarios/moe-mixtral.yaml") +
+                      " --quiet --backend analytical --set workload.parallel.pp=2 --set policies.pipeline=1f1b"
+                      " --set policies.moe_routing=balanced --out " +
+                      out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto report = read_ordered_json(out / "report.json");
+  const auto& m = report["metrics"];
+  const double step = m["iteration_time_s"].get<double>(), compute = report["breakdown"]["compute_s"].get<double>();
+  EXPECT_NEAR(report["breakdown"]["pipeline_bubble_s"].get<double>() / compute, 1.0 / 8, 0.03);
+  EXPECT_NEAR(m["pipeline_bubble_step_fraction"].get<double>() + m["other_idle_step_fraction"].get<double>(),
+              (step - compute) / step, 1e-9);
+  fs::remove_all(out);
+}

@@ -5,6 +5,7 @@
 #include "core/graph_stragglers.hpp"
 #include "models/cost/device_profile.hpp"
 #include "models/cost/kernel_cost_model.hpp"
+#include "models/moe/moe_layer_cost.hpp"
 #include "models/moe/moe_policy.hpp"
 #include "models/transformer/fp8_recipe.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
@@ -164,11 +165,36 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
 // no stragglers, one iteration from idle), apart from the rest of the step's idle (exposed communication, waits on
 // slower ranks); both as shares of the simulated step. MoE runs are left out: their routed experts are priced by
 // the MoE extension, not in the stage times.
-void add_pipeline_bubble(RunMetrics& metrics, const TrainingGraph& tr, const StageSet& stages)
+// An MoE layer's routed experts on one GPU at the routing's mean load: each of its experts / ep experts with the
+// microbatch's tokens x top_k of the GPU's share (the stage costs leave them to the builder, which emits them per
+// rank as routed).
+PieceTimes experts_at_mean_load(const TrainingParams& params, const ParallelLayout& parallel,
+                                const KernelCostModel& cost)
+{
+  const ModelParams& model = params.model;
+  const int local = std::max(1, model.moe.experts / std::max(1, parallel.ep));
+  const double tokens =
+      double(params.batch.micro) * model.seq / parallel.cp / parallel.ep_fold() * model.moe.top_k / local;
+  const ExpertCost experts(model, cost, params.framework, parallel.expert_tp());
+  return experts.of_gpu(std::vector<double>(static_cast<std::size_t>(local), tokens));
+}
+
+void add_pipeline_bubble(RunMetrics& metrics, const TrainingGraph& tr, const StageSet& stages,
+                         const PieceTimes& experts)
 {
   if (tr.order.empty())
     return;
-  auto seconds = [&stages](int vs, Pass pass) { return stages.stages.at(vs).seconds(static_cast<int>(pass)); };
+  std::vector<int> moe_layers(stages.stages.size(), 0);
+  for (std::size_t vs = 0; vs < stages.stages.size(); ++vs)
+    for (const Segment& seg : stages.stages[vs].segments)
+      moe_layers[vs] += seg.moe ? 1 : 0;
+  auto seconds = [&stages, &moe_layers, &experts](int vs, Pass pass) {
+    const double e = pass == Pass::FORWARD          ? experts.forward
+                     : pass == Pass::BACKWARD       ? experts.backward
+                     : pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
+                                                    : experts.weight;
+    return stages.stages.at(vs).seconds(static_cast<int>(pass)) + moe_layers[vs] * e;
+  };
   const double alone = schedule_iteration_ends(tr.order, stages.map, seconds, {}, 1).front();
   double busy = 0;
   for (std::size_t d = 0; d < tr.order.size(); ++d) {
@@ -404,8 +430,9 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   if (pipelined)
     metrics.set(metric::bubble_fraction, (metrics.at(metric::iteration_time_s) - metrics.breakdown.at("compute_s")) /
                                              metrics.breakdown.at("compute_s"));
-  if (pipelined && !shape.graph_pipeline && !params.model.moe.enabled())
-    add_pipeline_bubble(metrics, training, stages);
+  if (pipelined && !shape.graph_pipeline)
+    add_pipeline_bubble(metrics, training, stages,
+                        params.model.moe.enabled() ? experts_at_mean_load(params, parallel, *cost) : PieceTimes{});
   const MemoryFootprint memory = peak_memory(stages, training);
   if (params.model.moe.enabled())
     add_moe_metrics(metrics, training, timeline);
