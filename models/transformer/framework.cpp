@@ -69,6 +69,10 @@ static void read_moe_fields(ObjectReader& r, FrameworkProfile& framework)
              "Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): each backward runs paired with the "
              "next forward of another microbatch, their kernels alternating so that one's expert all-to-alls run "
              "under the other's compute (needs ep > 1, and vpp > 1 when pp > 1)")
+      .field("delay_wgrad_compute", framework.delay_wgrad_compute,
+             "Megatron-Core --delay-wgrad-compute: in a whole backward of an MoE layer the routed experts' weight "
+             "gradients wait until the dispatch's gradient all-to-all is sent and run beside it (needs "
+             "overlap_moe_expert_parallel_comm)")
       .field("moe_shared_expert_overlap", framework.moe_shared_expert_overlap,
              "Megatron-Core --moe-shared-expert-overlap: the shared experts' forward runs beside the dispatch "
              "all-to-all and their backward beside the combine's gradient (needs shared experts and the alltoall or "

@@ -49,6 +49,7 @@ struct FrameworkProfile {
   bool moe_grouped_gemm = false; // a GPU's routed experts run as one grouped GEMM each (--moe-grouped-gemm)
   bool overlap_moe_expert_parallel_comm = false; // combined 1F1B: one microbatch's all-to-alls under another's compute
   bool moe_shared_expert_overlap = false;        // shared experts computed beside the dispatch and combine
+  bool delay_wgrad_compute = false; // the experts' weight gradients run beside the dispatch's gradient all-to-all
 
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {

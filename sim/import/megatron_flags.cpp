@@ -105,6 +105,9 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"moe-grouped-gemm", {"workload.framework.moe_grouped_gemm", YAML::Node(true)}},
       {"overlap-moe-expert-parallel-comm", {"workload.framework.overlap_moe_expert_parallel_comm", YAML::Node(true)}},
       {"moe-shared-expert-overlap", {"workload.framework.moe_shared_expert_overlap", YAML::Node(true)}},
+      {"delay-wgrad-compute", {"workload.framework.delay_wgrad_compute", YAML::Node(true)}},
+      {"accumulate-allreduce-grads-in-fp32", {"workload.framework.grad_reduce_in_fp32", YAML::Node(true)}},
+      {"no-gradient-accumulation-fusion", {"workload.framework.gradient_accumulation_fusion", YAML::Node(false)}},
       {"moe-enable-deepep", {"workload.model.moe.dispatcher", YAML::Node("deepep")}},
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},

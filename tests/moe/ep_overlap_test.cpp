@@ -106,6 +106,20 @@ TEST(EpOverlap, SharedExpertsRunBesideTheDispatchAndTheCombinesGradient)
   EXPECT_DOUBLE_EQ(after.value("network_bytes", -1.0), before.value("network_bytes", -2.0));
 }
 
+TEST(EpOverlap, DelayedExpertWeightGradientsRunBesideTheDispatchGradient)
+{
+  // --delay-wgrad-compute: the routed experts' weight gradients move after the dispatch's gradient is sent, so they
+  // run beside it: more of the all-to-all hidden and a shorter step, with the same traffic. The same work, a little
+  // slower where it now shares the GPU with the all-to-all's kernels (the framework's comm_sm_fraction).
+  const auto paired = metrics(kOverlap),
+             delayed = metrics(kOverlap + " --set workload.framework.delay_wgrad_compute=true");
+  EXPECT_LT(step(delayed), step(paired));
+  EXPECT_LT(exposed(delayed), exposed(paired));
+  EXPECT_DOUBLE_EQ(delayed.value("network_bytes", -1.0), paired.value("network_bytes", -2.0));
+  EXPECT_GE(delayed.value("compute_s", -1.0), paired.value("compute_s", -2.0));
+  EXPECT_LT(delayed.value("compute_s", -1.0), 1.02 * paired.value("compute_s", -2.0));
+}
+
 TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
 {
   const std::vector<std::pair<std::string, std::string>> cases{
@@ -128,6 +142,7 @@ TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
        "shared-expert overlap runs with the alltoall or deepep dispatcher"},
       {" --set workload.model.moe.shared_experts=1 --set workload.framework.moe_shared_expert_overlap=true" + kOverlap,
        "are not used together"},
+      {" --set workload.framework.delay_wgrad_compute=true", "needs the all-to-all overlap"},
   };
   const fs::path dir = fs::temp_directory_path() / ("cs_overlap_bad_" + std::to_string(::getpid()));
   fs::remove_all(dir);

@@ -231,10 +231,13 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
                                st.traffic, share, false, l);
     graph_.add_dependency(pre, in[rank]);
     const PieceTimes& c = st.chunks[rank][i];
+    // Megatron-Core's --delay-wgrad-compute: a whole backward's expert weight gradients wait until the dispatch's
+    // gradient is sent, and run beside it.
+    const bool delay = !forward && op.pass == Pass::BACKWARD && plan_.params->framework.delay_wgrad_compute;
     const double seconds = beside(st,
-                                  forward                     ? c.forward
-                                  : op.pass == Pass::BACKWARD ? c.backward
-                                                              : c.backward - c.weight,
+                                  forward                               ? c.forward
+                                  : op.pass == Pass::BACKWARD && !delay ? c.backward
+                                                                        : c.backward - c.weight,
                                   group, device, op);
     const int work = graph_.add_compute(stream, seconds, forward ? "experts_forward" : "experts_backward", model, lab);
     busy += seconds;
@@ -246,6 +249,11 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
                                 st.traffic, share, true, l);
     graph_.add_dependency(work, out[rank]);
     ends.push_back(out[rank]);
+    if (delay) { // next on the compute stream, while the dispatch's gradient is on the wire
+      const double weight = beside(st, c.weight, group, device, op);
+      graph_.add_compute(stream, weight, "experts_backward_weight", model, lab);
+      busy += weight;
+    }
   }
   const int join = graph_.add_delay(stream, 0.0, forward ? "moe_combined" : "moe_gradients_back", lab);
   for (int e : ends)

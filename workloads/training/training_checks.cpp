@@ -193,6 +193,10 @@ void check_ep_overlap(const WorkloadEnv& env, const TrainingParams& params)
 {
   const ParallelParams& p = params.parallel;
   const char* key = "workload.framework.overlap_moe_expert_parallel_comm";
+  if (params.framework.delay_wgrad_compute && !params.framework.overlap_moe_expert_parallel_comm)
+    throw env.error_at("workload.framework.delay_wgrad_compute",
+                       "delaying the experts' weight gradients needs the all-to-all overlap "
+                       "(workload.framework.overlap_moe_expert_parallel_comm), as Megatron-Core requires");
   if (!params.framework.overlap_moe_expert_parallel_comm)
     return;
   if (!params.model.moe.enabled() || p.ep <= 1)
