@@ -129,9 +129,16 @@ std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& paral
   std::vector<std::vector<double>> best(pp + 1, std::vector<double>(layers + 1, inf));
   std::vector<std::vector<int>> choice(pp + 1, std::vector<int>(layers + 1, 0));
   std::vector<std::vector<double>> memory(pp, std::vector<double>(layers + 1, inf));
-  for (int st = 0; st < pp; ++st)
-    for (int l = 1; l <= layers; ++l)
-      memory[st][l] = transformer_memory(tr(s).model, micro, layout_of(s, parallel, l, held[st], st == pp - 1)).total();
+  for (int st = 0; st < pp; ++st) {
+    MemoryLayout layout = layout_of(s, parallel, 1, held[st], st == pp - 1);
+    // A stage's memory grows with its layers: past the first count over the budget, none fits (left infinite).
+    for (int l = 1; l <= layers - (pp - 1); ++l) {
+      layout.layers_on_device = l;
+      memory[st][l] = transformer_memory(tr(s).model, micro, layout).total();
+      if (memory[st][l] > budget)
+        break;
+    }
+  }
   best[0][0] = 0;
   for (int k = 1; k <= pp; ++k)
     for (int n = k; n <= layers - (pp - k); ++n)
