@@ -6,6 +6,8 @@
 #include "base/input_error.hpp"
 #include "base/units.hpp"
 #include "core/common_metrics.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "models/transformer/fp8_recipe.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/run/scenario_checks.hpp"
@@ -15,8 +17,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace cs {
 
@@ -33,9 +37,39 @@ std::string describe(const Plan& p, bool moe)
   std::string layers;
   for (int l : p.stage_layers)
     layers += (layers.empty() ? "" : "/") + std::to_string(l);
-  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15}", p.parallel.dp, p.parallel.tp,
-                     p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_name(p.recompute), p.parallel.zero,
-                     p.parallel.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
+  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:<10} {:>4}  {:<3}  {:<15}", p.parallel.dp,
+                     p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_name(p.recompute), p.fp8,
+                     p.parallel.zero, p.parallel.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
+}
+
+// --fp8: the recipes to search. "all" is none and every registered recipe the scenario's device can run.
+std::vector<std::string> fp8_choices(const std::string& list, const Scenario& base)
+{
+  std::vector<std::string> out;
+  if (list.empty())
+    return out;
+  const DeviceSpec& device = *DeviceCatalog::builtin().find(base.cluster.device);
+  const std::vector<std::string> names = fp8_recipe_names();
+  std::stringstream ss(list);
+  for (std::string name; std::getline(ss, name, ',');) {
+    if (name == "all") {
+      out.push_back("none");
+      for (const auto& recipe : names)
+        if (make_fp8_recipe(recipe)->device_problem(device).empty())
+          out.push_back(recipe);
+      continue;
+    }
+    if (name != "none" && std::find(names.begin(), names.end(), name) == names.end())
+      throw InputError("<command line>", 1, 1,
+                       "--fp8 " + list + ": unknown recipe '" + name +
+                           "' (expected none, all or one of: " + fmt::format("{}", fmt::join(names, ", ")) + ")");
+    if (name != "none")
+      if (const std::string problem = make_fp8_recipe(name)->device_problem(device); !problem.empty())
+        throw InputError("<command line>", 1, 1, "--fp8 " + list + ": " + problem);
+    if (std::find(out.begin(), out.end(), name) == out.end())
+      out.push_back(name);
+  }
+  return out;
 }
 
 } // namespace
@@ -51,6 +85,7 @@ int command_plan(const PlanCommand& c)
   options.gpus = c.gpus;
   options.top = c.top;
   options.exhaustive = c.exhaustive;
+  options.fp8 = fp8_choices(c.fp8, base);
   if (!c.memory_limit.empty()) {
     std::string error;
     auto bytes = units::parse_bytes(c.memory_limit, &error);
@@ -79,10 +114,10 @@ int command_plan(const PlanCommand& c)
     std::cout << "  no plan fits in memory\n";
     return 1;
   }
-  std::cout << fmt::format(
-      "\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:>4}  {:<3}  {:<15} {:>11} {:>10} {:>8} {:>10}\n", "#",
-      "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", "zero", "sp", "stage layers", "iteration", "samples/s",
-      "TFLOP/s", "memory");
+  std::cout << fmt::format("\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:<10} {:>4}  {:<3}  {:<15} {:>11} "
+                           "{:>10} {:>8} {:>10}\n",
+                           "#", "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", "fp8", "zero", "sp",
+                           "stage layers", "iteration", "samples/s", "TFLOP/s", "memory");
   for (std::size_t i = 0; i < search.best.size(); ++i) {
     const Plan& p = search.best[i];
     std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe),
@@ -90,7 +125,7 @@ int command_plan(const PlanCommand& c)
                              units::format_bytes(p.memory_bytes));
   }
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
-                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp\n";
+                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -108,12 +143,12 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", i + 1, p.parallel.dp,
-                    p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, recompute_name(p.recompute),
-                    p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s,
-                    p.tflops_per_gpu, p.memory_bytes, simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(),
-                    p.parallel.ep, p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp);
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{}\n", i + 1,
+                       p.parallel.dp, p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro,
+                       recompute_name(p.recompute), p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers,
+                       p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
+                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
+                       p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());
@@ -137,6 +172,9 @@ std::vector<Command> add_plan_commands(CLI::App& app)
   planner->add_option("--confirm", c->confirm, "re-run the best N plans on the simgrid backend")
       ->check(CLI::Range(0, 1000));
   planner->add_flag("--exhaustive", c->exhaustive, "simulate every plan that fits (no bound pruning)");
+  planner->add_option("--fp8", c->fp8,
+                      "FP8 recipes to search, comma-separated: none (bf16 GEMMs), a recipe (tensorwise, delayed, "
+                      "blockwise, mxfp8), or all (none and every recipe the device runs); default: the scenario's");
   planner->add_option("--set", c->sets, "override a key of the scenario (repeatable)");
   planner->add_option("--out", c->out_dir, "also write plans.csv and best.yaml (the best plan as a scenario)");
   return {{planner, [c] { return command_plan(*c); }}};

@@ -18,7 +18,7 @@ struct JobCapacityCandidate {
   std::string why; // when it did not run: what the scenario check said
   double usd_per_gpu_hour = 0;
   double mean_jct_s = 0, p95_jct_s = 0, mean_wait_s = 0, p95_wait_s = 0, makespan_s = 0, utilization = 0;
-  double cost_usd = 0; // the cluster's hourly price over the replay's makespan
+  double cost_usd = 0;                            // the cluster's hourly price over the replay's makespan
   bool meets_target = false, on_frontier = false; // frontier: no other run is both cheaper and has a lower mean JCT
   double metric(const std::string& name) const;
 };

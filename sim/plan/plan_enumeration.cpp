@@ -85,7 +85,7 @@ std::vector<int> context_degrees(const ModelParams& model, int gpus)
 
 } // namespace
 
-std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
+std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8)
 {
   const ModelParams& model = training_of(base).model;
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
@@ -126,7 +126,10 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus)
                   plan.parallel.sequence_parallel = tp > 1;
                   plan.schedule = schedule;
                   plan.recompute = recompute;
-                  out.push_back(plan);
+                  for (const std::string& recipe : fp8) {
+                    plan.fp8 = recipe;
+                    out.push_back(plan);
+                  }
                 }
           }
         }

@@ -3,12 +3,14 @@
 
 #include "sim/plan/planner.hpp"
 
+#include <string>
 #include <vector>
 
 namespace cs {
 
 /** TP inside a node (powers of two), CP for long sequences, then the PP degree, the rest data parallel; under each,
- *  micro-batch sizes, the registered schedules that can run the shape, recomputation, ZeRO and (MoE) ep and etp. */
-std::vector<Plan> enumerate_plans(const Scenario& base, int gpus);
+ *  micro-batch sizes, the registered schedules that can run the shape, recomputation, ZeRO and (MoE) ep and etp; all
+ *  of it for each of the `fp8` recipes ("none": bf16 GEMMs). */
+std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8);
 
 } // namespace cs

@@ -770,3 +770,46 @@ TEST(Cli, AnMoePipelineStatesItsBubbleApartFromExposedCommunication)
               (step - compute) / step, 1e-9);
   fs::remove_all(out);
 }
+
+TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
+{
+  // NeMo's Llama 2 7B on 8 H100 planned over bf16 and every FP8 recipe an H100 runs (not mxfp8, Blackwell's): the
+  // best plan runs its GEMMs in FP8, faster than the best bf16 plan, and best.yaml carries the recipe.
+  fs::path out = fresh_dir("plan_fp8");
+  const std::string scenario = src("scenarios/reference/nemo-llama2-7b-fp8.yaml");
+  auto all = clustersim("plan " + scenario + " --gpus 8 --top 1 --fp8 all --out " + out.string());
+  ASSERT_EQ(all.code, 0) << all.err;
+  std::ifstream csv(out / "plans.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "fp8");
+  const std::string recipe = first.substr(first.rfind(',') + 1);
+  EXPECT_NE(recipe, "none");
+  EXPECT_NE(recipe, "mxfp8");
+  std::ifstream best(out / "best.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(best)), std::istreambuf_iterator<char>());
+  EXPECT_NE(yaml.find("fp8: " + recipe), std::string::npos) << yaml;
+  fs::remove_all(out);
+  auto bf16 = clustersim("plan " + scenario + " --gpus 8 --top 1 --fp8 none --out " + out.string());
+  ASSERT_EQ(bf16.code, 0) << bf16.err;
+  std::ifstream csv2(out / "plans.csv");
+  std::string first_bf16;
+  std::getline(csv2, first_bf16);
+  std::getline(csv2, first_bf16);
+  auto cell = [](const std::string& row, int i) {
+    std::stringstream ss(row);
+    std::string c;
+    for (int k = 0; k <= i; ++k)
+      std::getline(ss, c, ',');
+    return std::stod(c);
+  };
+  EXPECT_LT(cell(first, 11), 0.95 * cell(first_bf16, 11)); // iteration_time_s
+  fs::remove_all(out);
+  auto unknown = clustersim("plan " + scenario + " --gpus 8 --fp8 fp4");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("unknown recipe 'fp4'"), std::string::npos) << unknown.err;
+  auto blackwell = clustersim("plan " + scenario + " --gpus 8 --fp8 mxfp8");
+  EXPECT_EQ(blackwell.code, 2);
+  EXPECT_NE(blackwell.err.find("--fp8 mxfp8: "), std::string::npos) << blackwell.err;
+}
