@@ -14,6 +14,7 @@
 #include "sim/run/scenario_run.hpp"
 #include "workloads/training/training_workload.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
@@ -26,7 +27,16 @@ namespace cs {
 
 namespace {
 
-std::string describe(const Plan& p, bool moe)
+// The recomputation column's text: the mode, and for selective the modules searched.
+std::string recompute_label(const Plan& p)
+{
+  std::string out = recompute_name(p.recompute);
+  if (!p.recompute_modules.empty())
+    out += ":" + fmt::format("{}", fmt::join(p.recompute_modules, "+"));
+  return out;
+}
+
+std::string describe(const Plan& p, bool moe, std::size_t recompute_width)
 {
   std::string schedule =
       p.parallel.pp == 1 ? "-" : p.schedule + (p.parallel.vpp > 1 ? fmt::format(" v{}", p.parallel.vpp) : "");
@@ -37,9 +47,10 @@ std::string describe(const Plan& p, bool moe)
   std::string layers;
   for (int l : p.stage_layers)
     layers += (layers.empty() ? "" : "/") + std::to_string(l);
-  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:<10} {:>4}  {:<3}  {:<15}", p.parallel.dp,
-                     p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_name(p.recompute), p.fp8,
-                     p.parallel.zero, p.parallel.sequence_parallel ? "yes" : "no", layers.empty() ? "-" : layers);
+  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<15}", p.parallel.dp,
+                     p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_label(p),
+                     recompute_width, p.fp8, p.parallel.zero, p.parallel.sequence_parallel ? "yes" : "no",
+                     layers.empty() ? "-" : layers);
 }
 
 // --fp8: the recipes to search. "all" is none and every registered recipe the scenario's device can run.
@@ -72,6 +83,25 @@ std::vector<std::string> fp8_choices(const std::string& list, const Scenario& ba
   return out;
 }
 
+// The plan table: one row per plan, the recomputation column as wide as its longest label.
+void print_plans(const std::vector<Plan>& plans, bool moe)
+{
+  std::size_t recompute_width = 9; // "recompute", or the longest label among the plans shown
+  for (const Plan& p : plans)
+    recompute_width = std::max(recompute_width, recompute_label(p).size());
+  std::cout << fmt::format(
+      "\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<15} {:>11} "
+      "{:>10} {:>8} {:>10}\n",
+      "#", "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", recompute_width, "fp8", "zero", "sp",
+      "stage layers", "iteration", "samples/s", "TFLOP/s", "memory");
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
+    std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe, recompute_width),
+                             units::format_time(p.iteration_s), p.samples_per_s, p.tflops_per_gpu,
+                             units::format_bytes(p.memory_bytes));
+  }
+}
+
 } // namespace
 
 int command_plan(const PlanCommand& c)
@@ -86,6 +116,7 @@ int command_plan(const PlanCommand& c)
   options.top = c.top;
   options.exhaustive = c.exhaustive;
   options.fp8 = fp8_choices(c.fp8, base);
+  options.search_recompute_modules = c.recompute_modules;
   if (!c.memory_limit.empty()) {
     std::string error;
     auto bytes = units::parse_bytes(c.memory_limit, &error);
@@ -114,18 +145,10 @@ int command_plan(const PlanCommand& c)
     std::cout << "  no plan fits in memory\n";
     return 1;
   }
-  std::cout << fmt::format("\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<9} {:<10} {:>4}  {:<3}  {:<15} {:>11} "
-                           "{:>10} {:>8} {:>10}\n",
-                           "#", "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", "fp8", "zero", "sp",
-                           "stage layers", "iteration", "samples/s", "TFLOP/s", "memory");
-  for (std::size_t i = 0; i < search.best.size(); ++i) {
-    const Plan& p = search.best[i];
-    std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe),
-                             units::format_time(p.iteration_s), p.samples_per_s, p.tflops_per_gpu,
-                             units::format_bytes(p.memory_bytes));
-  }
+  print_plans(search.best, moe);
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
-                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8\n";
+                    "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8,"
+                    "recompute_modules\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -143,12 +166,13 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{}\n", i + 1,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{}\n", i + 1,
                        p.parallel.dp, p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro,
                        recompute_name(p.recompute), p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers,
                        p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
                        simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
-                       p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8);
+                       p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8,
+                       fmt::format("{}", fmt::join(p.recompute_modules, " ")));
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());
@@ -172,6 +196,9 @@ std::vector<Command> add_plan_commands(CLI::App& app)
   planner->add_option("--confirm", c->confirm, "re-run the best N plans on the simgrid backend")
       ->check(CLI::Range(0, 1000));
   planner->add_flag("--exhaustive", c->exhaustive, "simulate every plan that fits (no bound pruning)");
+  planner->add_flag("--recompute-modules", c->recompute_modules,
+                    "search selective recomputation over sets of Megatron-Core's recompute modules (core_attn, "
+                    "layernorm, mlp, both; for MoE moe_act with and without layernorm, and MLA's mla_up_proj)");
   planner->add_option("--fp8", c->fp8,
                       "FP8 recipes to search, comma-separated: none (bf16 GEMMs), a recipe (tensorwise, delayed, "
                       "blockwise, mxfp8), or all (none and every recipe the device runs); default: the scenario's");

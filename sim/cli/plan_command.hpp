@@ -14,8 +14,9 @@ struct PlanCommand {
   int top = 5;
   int confirm = 0; // re-run this many of the best plans on the simgrid backend
   bool exhaustive = false;
-  std::string fp8;     // comma-separated recipes to search ("none", a recipe, or "all"); empty = the scenario's
-  std::string out_dir; // optional: plans.csv and best.yaml
+  std::string fp8; // comma-separated recipes to search ("none", a recipe, or "all"); empty = the scenario's
+  bool recompute_modules = false; // search selective recomputation over sets of recompute modules
+  std::string out_dir;            // optional: plans.csv and best.yaml
 };
 
 /** Runs the command; returns the exit code (0 ok, 1 no plan fits, 2 bad input). Throws InputError on bad input. */

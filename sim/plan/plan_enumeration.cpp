@@ -83,11 +83,37 @@ std::vector<int> context_degrees(const ModelParams& model, int gpus)
   return out;
 }
 
+// None, selective and full recomputation. Selective reruns the scenario's modules (default: the attention core), or,
+// searched, each set of Megatron-Core's recompute modules that can differ for this model: the norms, the MLP, both;
+// and for MoE models the experts' activation, with the norms, and with MLA's up projections (DeepSeek-V3's recipe).
+std::vector<std::pair<Recompute, std::vector<std::string>>> recompute_choices(const ModelParams& model, bool search)
+{
+  using Modules = std::vector<std::string>;
+  std::vector<std::pair<Recompute, Modules>> out{{Recompute::NONE, {}}};
+  if (!search) {
+    out.push_back(
+        {Recompute::SELECTIVE, model.recompute == Recompute::SELECTIVE ? model.recompute_modules : Modules{}});
+  } else {
+    for (const Modules& m : {Modules{"core_attn"}, Modules{"layernorm"}, Modules{"mlp"}, Modules{"layernorm", "mlp"}})
+      out.push_back({Recompute::SELECTIVE, m});
+    if (model.moe.enabled()) {
+      out.push_back({Recompute::SELECTIVE, {"moe_act"}});
+      out.push_back({Recompute::SELECTIVE, {"layernorm", "moe_act"}});
+      if (attention_kind_of(model).name() == "mla")
+        out.push_back({Recompute::SELECTIVE, {"layernorm", "mla_up_proj", "moe_act"}});
+    }
+  }
+  out.push_back({Recompute::FULL, {}});
+  return out;
+}
+
 } // namespace
 
-std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8)
+std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8,
+                                  bool search_recompute_modules)
 {
   const ModelParams& model = training_of(base).model;
+  const auto recomputations = recompute_choices(model, search_recompute_modules);
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
@@ -110,7 +136,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
             const bool pairs =
                 !schedule.empty() && Registry<PipelineSchedule>::instance().create(schedule)->overlaps_passes();
             const int max_zero = dp == 1 ? 0 : pairs ? 2 : 3;
-            for (Recompute recompute : {Recompute::NONE, Recompute::SELECTIVE, Recompute::FULL})
+            for (const auto& [recompute, modules] : recomputations)
               for (int zero = 0; zero <= max_zero; ++zero)
                 for (const auto& [ep, etp] : expert_degrees(model, dp, tp)) {
                   Plan plan;
@@ -126,6 +152,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
                   plan.parallel.sequence_parallel = tp > 1;
                   plan.schedule = schedule;
                   plan.recompute = recompute;
+                  plan.recompute_modules = modules;
                   for (const std::string& recipe : fp8) {
                     plan.fp8 = recipe;
                     out.push_back(plan);

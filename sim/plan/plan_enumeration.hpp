@@ -10,7 +10,9 @@ namespace cs {
 
 /** TP inside a node (powers of two), CP for long sequences, then the PP degree, the rest data parallel; under each,
  *  micro-batch sizes, the registered schedules that can run the shape, recomputation, ZeRO and (MoE) ep and etp; all
- *  of it for each of the `fp8` recipes ("none": bf16 GEMMs). */
-std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8);
+ *  of it for each of the `fp8` recipes ("none": bf16 GEMMs); selective recomputation of the scenario's modules, or
+ *  with `search_recompute_modules` of each set of Megatron-Core's recompute modules that matters for the model. */
+std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8,
+                                  bool search_recompute_modules);
 
 } // namespace cs

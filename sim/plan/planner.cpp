@@ -183,6 +183,7 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   p.partition = plan.parallel.pp > 1 ? StagePartition::BALANCED : StagePartition::EVEN;
   params.batch.micro = plan.micro;
   params.model.recompute = plan.recompute;
+  params.model.recompute_modules = plan.recompute_modules;
   if (plan.fp8 == "none")
     params.model.fp8 = nullptr;
   else if (!params.model.fp8 || params.model.fp8->name() != plan.fp8) // the scenario's own keeps its settings
@@ -224,6 +225,10 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
     parallel.remove("stage_layers");
   doc["workload"]["batch"]["micro"] = plan.micro;
   doc["workload"]["model"]["recompute"] = recompute_name(plan.recompute);
+  if (plan.recompute_modules.empty())
+    doc["workload"]["model"].remove("recompute_modules");
+  else
+    doc["workload"]["model"]["recompute_modules"] = plan.recompute_modules;
   if (plan.fp8 == "none")
     doc["workload"]["model"].remove("fp8");
   else
@@ -339,17 +344,18 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.memory_reserve = tr(base).memory_reserve;
   out.budget_bytes = (1 - out.memory_reserve) * limit;
 
-  // per (tp, micro, recompute, ep, etp, cp, fp8)
-  std::map<std::tuple<int, int, Recompute, int, int, int, std::string>, PassTimes> times;
+  // per (tp, micro, recompute and its modules, ep, etp, cp, fp8)
+  std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, std::string>, PassTimes> times;
   std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
-  std::map<std::tuple<int, int, Recompute, int, int, int, int, std::string, std::vector<int>, int, int, std::string>,
+  std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, int, std::string, std::vector<int>,
+                      int, int, std::string>,
            double>
       bounds;
   std::vector<Candidate> candidates;
   std::vector<std::string> fp8 = options.fp8;
   if (fp8.empty()) // the scenario's own
     fp8.push_back(tr(base).model.fp8 ? tr(base).model.fp8->name() : "none");
-  const std::vector<Plan> plans = enumerate_plans(base, gpus, fp8);
+  const std::vector<Plan> plans = enumerate_plans(base, gpus, fp8, options.search_recompute_modules);
   std::optional<ProgressStage> progress(std::in_place, "plans checked for memory and bounded:", plans.size());
   for (Plan plan : plans) {
     progress->advance();
@@ -363,8 +369,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     }
     if (!platform)
       platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
-    auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep, plan.parallel.etp,
-                               plan.parallel.cp, plan.fp8);
+    auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
+                               plan.parallel.etp, plan.parallel.cp, plan.fp8);
     auto it = times.find(key);
     if (it == times.end())
       it = times.emplace(key, pass_times(s, *cost, *platform)).first;
@@ -376,9 +382,10 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     const int microbatches = tr(base).batch.global / (plan.parallel.dp * plan.micro);
     // The bound leaves the data-parallel group out but for the optimizer's shard: plans that differ in ZeRO-3's
     // gathers alone, or in nothing it sees, share one.
-    const auto bound_key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.parallel.ep,
-                                           plan.parallel.etp, plan.parallel.pp, plan.parallel.vpp, plan.schedule,
-                                           plan.stage_layers, plan.parallel.zero, plan.parallel.cp, plan.fp8);
+    const auto bound_key =
+        std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
+                        plan.parallel.etp, plan.parallel.pp, plan.parallel.vpp, plan.schedule, plan.stage_layers,
+                        plan.parallel.zero, plan.parallel.cp, plan.fp8);
     auto bound = bounds.find(bound_key);
     if (bound == bounds.end())
       bound = bounds.emplace(bound_key, pipeline_compute_bound(tr(s), plan, t.experts, *cost, *platform, microbatches))

@@ -12,11 +12,12 @@
 namespace cs {
 
 struct PlanOptions {
-  int gpus = 0;                 // GPUs to plan for (whole nodes, or part of one node)
-  double memory_limit = 0;      // bytes per GPU; 0 = the device's memory
-  int top = 5;                  // plans to report
-  bool exhaustive = false;      // simulate every plan that fits, not only those the bound cannot rule out
-  std::vector<std::string> fp8; // FP8 recipes to try ("none": bf16 GEMMs); empty: the scenario's own setting
+  int gpus = 0;                          // GPUs to plan for (whole nodes, or part of one node)
+  double memory_limit = 0;               // bytes per GPU; 0 = the device's memory
+  int top = 5;                           // plans to report
+  bool exhaustive = false;               // simulate every plan that fits, not only those the bound cannot rule out
+  std::vector<std::string> fp8;          // FP8 recipes to try ("none": bf16 GEMMs); empty: the scenario's own setting
+  bool search_recompute_modules = false; // selective recomputation over sets of recompute modules
 };
 
 /** One parallel configuration and what the analytical backend predicts for it. */
@@ -25,11 +26,12 @@ struct Plan {
   int micro = 1;           // samples per microbatch
   std::string schedule;    // "" without pipeline parallelism
   Recompute recompute = Recompute::NONE;
-  std::string fp8 = "none";      // the layers' FP8 recipe (model.fp8), or none
-  std::vector<int> stage_layers; // chosen by the stage-partition dynamic program (pp > 1, vpp = 1)
-  double bound_s = 0;            // lower bound on the iteration time: the pipeline's compute alone
-  double memory_bytes = 0;       // the planner's estimate for the most loaded device
-  double iteration_s = 0;        // analytical backend
+  std::string fp8 = "none";                   // the layers' FP8 recipe (model.fp8), or none
+  std::vector<std::string> recompute_modules; // with selective recomputation (empty: the attention core)
+  std::vector<int> stage_layers;              // chosen by the stage-partition dynamic program (pp > 1, vpp = 1)
+  double bound_s = 0;                         // lower bound on the iteration time: the pipeline's compute alone
+  double memory_bytes = 0;                    // the planner's estimate for the most loaded device
+  double iteration_s = 0;                     // analytical backend
   double samples_per_s = 0, tflops_per_gpu = 0;
 };
 

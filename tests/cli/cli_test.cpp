@@ -783,8 +783,15 @@ TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  EXPECT_EQ(header.substr(header.rfind(',') + 1), "fp8");
-  const std::string recipe = first.substr(first.rfind(',') + 1);
+  auto column = [](const std::string& row, int i) {
+    std::stringstream ss(row);
+    std::string c;
+    for (int k = 0; k <= i; ++k)
+      std::getline(ss, c, ',');
+    return c;
+  };
+  EXPECT_EQ(column(header, 19), "fp8");
+  const std::string recipe = column(first, 19);
   EXPECT_NE(recipe, "none");
   EXPECT_NE(recipe, "mxfp8");
   std::ifstream best(out / "best.yaml");
@@ -797,14 +804,7 @@ TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
   std::string first_bf16;
   std::getline(csv2, first_bf16);
   std::getline(csv2, first_bf16);
-  auto cell = [](const std::string& row, int i) {
-    std::stringstream ss(row);
-    std::string c;
-    for (int k = 0; k <= i; ++k)
-      std::getline(ss, c, ',');
-    return std::stod(c);
-  };
-  EXPECT_LT(cell(first, 11), 0.95 * cell(first_bf16, 11)); // iteration_time_s
+  EXPECT_LT(std::stod(column(first, 11)), 0.95 * std::stod(column(first_bf16, 11))); // iteration_time_s
   fs::remove_all(out);
   auto unknown = clustersim("plan " + scenario + " --gpus 8 --fp8 fp4");
   EXPECT_EQ(unknown.code, 2);
@@ -812,4 +812,32 @@ TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
   auto blackwell = clustersim("plan " + scenario + " --gpus 8 --fp8 mxfp8");
   EXPECT_EQ(blackwell.code, 2);
   EXPECT_NE(blackwell.err.find("--fp8 mxfp8: "), std::string::npos) << blackwell.err;
+}
+
+TEST(Cli, PlanSearchesRecomputeModules)
+{
+  // Llama 2 70B on 32 H100 (the Galvatron case), with selective recomputation searched over Megatron-Core's module
+  // sets: recomputing the norms alone frees enough for tp 2 x pp 8, which edges out the plan without recomputation,
+  // and best.yaml carries the modules; without the search no plan names any.
+  fs::path out = fresh_dir("plan_modules");
+  const std::string scenario = src("scenarios/reference/galvatron-llama70b.yaml");
+  auto r = clustersim("plan " + scenario + " --gpus 32 --top 2 --recompute-modules --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("selective:layernorm"), std::string::npos) << r.out;
+  std::ifstream csv(out / "plans.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "recompute_modules");
+  EXPECT_EQ(first.substr(first.rfind(',') + 1), "layernorm");
+  std::ifstream best(out / "best.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(best)), std::istreambuf_iterator<char>());
+  EXPECT_NE(yaml.find("recompute_modules"), std::string::npos) << yaml;
+  auto run = clustersim("run " + (out / "best.yaml").string() + " --quiet --backend analytical --out " +
+                        (out / "run").string());
+  EXPECT_EQ(run.code, 0) << run.err;
+  fs::remove_all(out);
+  auto plain = clustersim("plan " + scenario + " --gpus 32 --top 2");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("selective:"), std::string::npos) << plain.out;
 }
