@@ -36,7 +36,18 @@ std::string recompute_label(const Plan& p)
   return out;
 }
 
-std::string describe(const Plan& p, bool moe, std::size_t recompute_width)
+// The stage-layers column's text: each stage's layer count, "-" without a partition of its own.
+std::string layers_label(const Plan& p)
+{
+  return p.stage_layers.empty() ? "-" : fmt::format("{}", fmt::join(p.stage_layers, "/"));
+}
+
+// Column widths that fit every plan shown.
+struct ColumnWidths {
+  std::size_t recompute = 9, layers = 12; // the headers' "recompute" and "stage layers"
+};
+
+std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
 {
   std::string schedule =
       p.parallel.pp == 1 ? "-" : p.schedule + (p.parallel.vpp > 1 ? fmt::format(" v{}", p.parallel.vpp) : "");
@@ -44,13 +55,9 @@ std::string describe(const Plan& p, bool moe, std::size_t recompute_width)
     schedule = fmt::format(
         "ep{}{} {}", p.parallel.ep,
         p.parallel.etp > 0 && p.parallel.etp != p.parallel.tp ? fmt::format(" etp{}", p.parallel.etp) : "", schedule);
-  std::string layers;
-  for (int l : p.stage_layers)
-    layers += (layers.empty() ? "" : "/") + std::to_string(l);
-  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<15}", p.parallel.dp,
-                     p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_label(p),
-                     recompute_width, p.fp8, p.parallel.zero, p.parallel.sequence_parallel ? "yes" : "no",
-                     layers.empty() ? "-" : layers);
+  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}}", p.parallel.dp,
+                     p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_label(p), w.recompute,
+                     p.fp8, p.parallel.zero, p.parallel.sequence_parallel ? "yes" : "no", layers_label(p), w.layers);
 }
 
 // --fp8: the recipes to search. "all" is none and every registered recipe the scenario's device can run.
@@ -83,20 +90,21 @@ std::vector<std::string> fp8_choices(const std::string& list, const Scenario& ba
   return out;
 }
 
-// The plan table: one row per plan, the recomputation column as wide as its longest label.
+// The plan table: one row per plan, its text columns as wide as their longest entry.
 void print_plans(const std::vector<Plan>& plans, bool moe)
 {
-  std::size_t recompute_width = 9; // "recompute", or the longest label among the plans shown
-  for (const Plan& p : plans)
-    recompute_width = std::max(recompute_width, recompute_label(p).size());
-  std::cout << fmt::format(
-      "\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<15} {:>11} "
-      "{:>10} {:>8} {:>10}\n",
-      "#", "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", recompute_width, "fp8", "zero", "sp",
-      "stage layers", "iteration", "samples/s", "TFLOP/s", "memory");
+  ColumnWidths w;
+  for (const Plan& p : plans) {
+    w.recompute = std::max(w.recompute, recompute_label(p).size());
+    w.layers = std::max(w.layers, layers_label(p).size());
+  }
+  std::cout << fmt::format("\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}} "
+                           "{:>11} {:>10} {:>8} {:>10}\n",
+                           "#", "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", w.recompute, "fp8", "zero",
+                           "sp", "stage layers", w.layers, "iteration", "samples/s", "TFLOP/s", "memory");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const Plan& p = plans[i];
-    std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe, recompute_width),
+    std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe, w),
                              units::format_time(p.iteration_s), p.samples_per_s, p.tflops_per_gpu,
                              units::format_bytes(p.memory_bytes));
   }
