@@ -27,6 +27,20 @@ nlohmann::ordered_json read_ordered_json(const fs::path& p)
   return nlohmann::ordered_json::parse(in);
 }
 
+// `clustersim run SCENARIO --quiet --backend analytical ARGS` into a fresh folder: its report (null if it failed).
+nlohmann::ordered_json analytical_report(const std::string& name, const std::string& scenario, const std::string& args)
+{
+  const fs::path out = fresh_dir(name);
+  const auto r =
+      clustersim("run " + src(scenario) + " --quiet --backend analytical " + args + " --out " + out.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  if (r.code != 0)
+    return nullptr;
+  auto report = read_ordered_json(out / "report.json");
+  fs::remove_all(out);
+  return report;
+}
+
 } // namespace
 
 TEST(Cli, HelpVersionAndLists)
@@ -756,19 +770,15 @@ TEST(Cli, AnMoePipelineStatesItsBubbleApartFromExposedCommunication)
   // Mixtral's 8 layers on pp 2 under 1F1B, 8 microbatches, balanced routing: the schedule's own bubble on compute
   // alone (routed experts at the routing's mean load) is about (p - 1) / m = 1/8 of the compute, and it and the rest
   // of the idle (exposed all-to-alls and reductions) add up to the step's idle.
-  fs::path out = fresh_dir("moe_bubble");
-  auto r = clustersim("run " + src("scenarios/moe-mixtral.yaml") +
-                      " --quiet --backend analytical --set workload.parallel.pp=2 --set policies.pipeline=1f1b"
-                      " --set policies.moe_routing=balanced --out " +
-                      out.string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto report = read_ordered_json(out / "report.json");
+  const auto report = analytical_report("moe_bubble", "scenarios/moe-mixtral.yaml",
+                                        "--set workload.parallel.pp=2 --set policies.pipeline=1f1b"
+                                        " --set policies.moe_routing=balanced");
+  ASSERT_FALSE(report.is_null());
   const auto& m = report["metrics"];
   const double step = m["iteration_time_s"].get<double>(), compute = report["breakdown"]["compute_s"].get<double>();
   EXPECT_NEAR(report["breakdown"]["pipeline_bubble_s"].get<double>() / compute, 1.0 / 8, 0.03);
   EXPECT_NEAR(m["pipeline_bubble_step_fraction"].get<double>() + m["other_idle_step_fraction"].get<double>(),
               (step - compute) / step, 1e-9);
-  fs::remove_all(out);
 }
 
 TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
