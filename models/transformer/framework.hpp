@@ -55,8 +55,8 @@ struct FrameworkProfile {
   {
     return reduce_dtype.empty() ? model_dtype : reduce_dtype;
   }
-  /** Bytes per parameter of the resident gradient buffer when it is not sharded: fp32 main_grad (4) or the model's
-   *  dtype. A buffer ZeRO-2/3 shards holds each shard in the reduce dtype (the reduce-scatter's output). */
+  /** The dtype of the resident gradient buffer when it is not sharded: fp32 (Megatron's main_grad) or the model's.
+   *  A buffer ZeRO-2/3 shards holds each shard in the reduce dtype (the reduce-scatter's output). */
   std::string main_grad_dtype(const std::string& model_dtype) const
   {
     return grad_accumulation == "fp32" ? "fp32" : model_dtype;

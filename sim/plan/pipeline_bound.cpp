@@ -16,23 +16,15 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
 {
   // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
   auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule.empty() ? "1f1b" : plan.schedule);
-  const int pp = plan.parallel.pp, v = plan.parallel.vpp, stages = pp * v;
+  const int pp = plan.parallel.pp, v = plan.parallel.vpp;
   // The passes are priced without the data-parallel reductions and gathers beside them, which only slow them; the
   // stages' memory is not asked for.
   StageShape shape;
   shape.parallel = plan.parallel;
   shape.map = schedule->stage_map(pp, v);
   const StageSet set = transformer_stages(params, cost, platform, shape);
-  std::vector<StageCost> stage(stages); // the totals only, with the routed experts added
-  for (int vs = 0; vs < stages; ++vs) {
-    const StageCost& c = set.stages.at(vs);
-    int moe_layers = 0; // `experts` is zero where the planner leaves them out of the bound
-    for (const Segment& seg : c.segments)
-      moe_layers += seg.moe ? 1 : 0;
-    stage[vs].forward_s = c.forward_s + moe_layers * experts.forward;
-    stage[vs].backward_s = c.backward_s + moe_layers * experts.backward;
-    stage[vs].weight_s = c.weight_s + moe_layers * experts.weight;
-  }
+  // `experts` is zero where the planner leaves the routed experts out of the bound.
+  const std::vector<StageCost> stage = with_routed_experts(set, experts);
   const auto order = schedule->order(pp, v, microbatches);
   // Each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
   const FrameworkProfile& fw = params.framework;

@@ -27,6 +27,21 @@ double StageCost::seconds(int pass) const
   }
 }
 
+std::vector<StageCost> with_routed_experts(const StageSet& set, const PieceTimes& experts)
+{
+  std::vector<StageCost> out(set.stages.size()); // the totals only
+  for (std::size_t vs = 0; vs < set.stages.size(); ++vs) {
+    const StageCost& c = set.stages[vs];
+    int moe_layers = 0;
+    for (const Segment& seg : c.segments)
+      moe_layers += seg.moe ? 1 : 0;
+    out[vs].forward_s = c.forward_s + moe_layers * experts.forward;
+    out[vs].backward_s = c.backward_s + moe_layers * experts.backward;
+    out[vs].weight_s = c.weight_s + moe_layers * experts.weight;
+  }
+  return out;
+}
+
 namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }

@@ -5,6 +5,7 @@
 
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/transformer/memory_footprint.hpp"
+#include "models/transformer/pass_cost.hpp"
 #include "platform/platform_spec.hpp"
 #include "policies/pipeline/stage_map.hpp"
 #include "workloads/training/training_params.hpp"
@@ -78,6 +79,10 @@ struct StageSet {
    *  `moe_buffer_scale` of an unpipelined layer's routed-token activations (the MoE policy's, 1 otherwise). */
   std::function<MemoryFootprint(int device, int in_flight, const MoeMemoryUse& moe)> memory;
 };
+
+/** The stages' pass totals with each MoE layer's routed experts added at `experts` (their time on one GPU for one
+ *  microbatch): the stage costs leave them to the builder, which emits them per rank as routed. */
+std::vector<StageCost> with_routed_experts(const StageSet& set, const PieceTimes& experts);
 
 /** How the stages are cut. */
 struct StageShape {

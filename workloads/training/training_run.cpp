@@ -159,15 +159,8 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
   return out;
 }
 
-// The device whose layers and held microbatches need the most memory (1F1B's first stage holds p microbatches,
-// its last one; a partition can give them different layer counts).
-// The schedule's own idle on its busiest device, the pipeline run on its stages' compute alone (no communication,
-// no stragglers, one iteration from idle), apart from the rest of the step's idle (exposed communication, waits on
-// slower ranks); both as shares of the simulated step. MoE runs are left out: their routed experts are priced by
-// the MoE extension, not in the stage times.
 // An MoE layer's routed experts on one GPU at the routing's mean load: each of its experts / ep experts with the
-// microbatch's tokens x top_k of the GPU's share (the stage costs leave them to the builder, which emits them per
-// rank as routed).
+// microbatch's tokens x top_k of the GPU's share.
 PieceTimes experts_at_mean_load(const TrainingParams& params, const ParallelLayout& parallel,
                                 const KernelCostModel& cost)
 {
@@ -179,22 +172,16 @@ PieceTimes experts_at_mean_load(const TrainingParams& params, const ParallelLayo
   return experts.of_gpu(std::vector<double>(static_cast<std::size_t>(local), tokens));
 }
 
+// The schedule's own idle on its busiest device, the pipeline run on its stages' compute alone (no communication,
+// no stragglers, one iteration from idle; MoE layers' routed experts at `experts`), apart from the rest of the step's
+// idle (exposed communication, waits on slower ranks, routing skew); both as shares of the simulated step.
 void add_pipeline_bubble(RunMetrics& metrics, const TrainingGraph& tr, const StageSet& stages,
                          const PieceTimes& experts)
 {
   if (tr.order.empty())
     return;
-  std::vector<int> moe_layers(stages.stages.size(), 0);
-  for (std::size_t vs = 0; vs < stages.stages.size(); ++vs)
-    for (const Segment& seg : stages.stages[vs].segments)
-      moe_layers[vs] += seg.moe ? 1 : 0;
-  auto seconds = [&stages, &moe_layers, &experts](int vs, Pass pass) {
-    const double e = pass == Pass::FORWARD          ? experts.forward
-                     : pass == Pass::BACKWARD       ? experts.backward
-                     : pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
-                                                    : experts.weight;
-    return stages.stages.at(vs).seconds(static_cast<int>(pass)) + moe_layers[vs] * e;
-  };
+  const std::vector<StageCost> stage = with_routed_experts(stages, experts);
+  auto seconds = [&stage](int vs, Pass pass) { return stage.at(vs).seconds(static_cast<int>(pass)); };
   const double alone = schedule_iteration_ends(tr.order, stages.map, seconds, {}, 1).front();
   double busy = 0;
   for (std::size_t d = 0; d < tr.order.size(); ++d) {
@@ -228,6 +215,8 @@ std::string training_trace(const TrainingGraph& training, const Timeline& timeli
   return chrome_trace_json(training.graph, timeline, platform, note, suffix);
 }
 
+// The device whose layers and held microbatches need the most memory (1F1B's first stage holds p microbatches,
+// its last one; a partition can give them different layer counts).
 MemoryFootprint peak_memory(const StageSet& stages, const TrainingGraph& training)
 {
   MemoryFootprint worst;
