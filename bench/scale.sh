@@ -22,3 +22,10 @@ run "tp8 pp1 dp256 ZeRO-3, every replica" --set workload.parallel.pp=1 --set wor
   --set workload.parallel.zero=3 --replicas all
 run_scenario "Llama 3.1 405B tp8 cp2 pp8 v8 dp8, 1,024 GPUs" scenarios/reference/mbridge-llama31-405b-fp8.yaml
 run_scenario "GPT-3 175B tp4 pp8 v6 dp16, 512 GPUs" scenarios/reference/nemo-gpt3-175b-512-fp8.yaml
+# Issue 41's 100,000-GPU target (<= 5 s, <= 2 GiB): Llama 3 405B on 98,304 H100 behind pods joined 7:1, replica 0
+# folded in with its copies' share of the oversubscribed links; then its pipeline across the pods, where the 7:1 is
+# felt; then every replica simulated, for the fold's speed-up.
+s98=bench/scenarios/llama3-405b-98304-h100.yaml
+run_scenario "Llama 3 405B tp8 pp16 v8 dp768, 98,304 GPUs, 7:1 pods, folded" $s98
+run_scenario "the same, pipeline across the pods (tp-dp-pp), folded" $s98 --set workload.parallel.placement=tp-dp-pp
+run_scenario "the same as the first, every replica" $s98 --replicas all

@@ -36,6 +36,23 @@ const char* comm_kind_name(CommKind kind)
   }
 }
 
+std::vector<int> FlowCopies::all() const
+{
+  std::vector<int> out;
+  out.reserve((beside.size() + 1) * (replicas.size() + 1));
+  for (int r = -1; r < static_cast<int>(replicas.size()); ++r)
+    for (int b = -1; b < static_cast<int>(beside.size()); ++b)
+      out.push_back((r < 0 ? 0 : replicas[r]) + (b < 0 ? 0 : beside[b]));
+  return out;
+}
+
+std::vector<int> FlowCopies::beside_only() const
+{
+  std::vector<int> out{0};
+  out.insert(out.end(), beside.begin(), beside.end());
+  return out;
+}
+
 TaskGraph::TaskGraph() { names_.emplace_back(""); }
 TaskGraph::~TaskGraph() = default;
 TaskGraph::TaskGraph(TaskGraph&&) noexcept = default;
@@ -72,8 +89,9 @@ namespace {
 std::atomic<std::size_t> g_task_limit{TaskGraph::kDefaultTaskLimit};
 } // namespace
 
-TaskLimitError::TaskLimitError(std::size_t limit)
-    : std::length_error("the task graph would hold more than " + std::to_string(limit) + " tasks"), limit_(limit)
+TaskLimitError::TaskLimitError(std::size_t limit, std::string fold)
+    : std::length_error("the task graph would hold more than " + std::to_string(limit) + " tasks"), limit_(limit),
+      fold_(std::move(fold))
 {}
 
 void TaskGraph::set_task_limit(std::size_t limit) { g_task_limit = limit; }

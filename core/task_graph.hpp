@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cs {
@@ -95,6 +96,22 @@ struct CollectiveSpec {
   double copies = 1; // identical collectives this one stands for (symmetric groups folded): its traffic counts so often
 };
 
+/** Ranks left out of a graph whose transfers copy the simulated ones, as host offsets: hosts a + o and b + o move the
+ *  same bytes at the same time as a transfer from a to b. Where the fabric is shared (an oversubscribed level), a
+ *  simulated flow stands for its copies on every link they cross with it. `beside`: the TP and CP ranks of each
+ *  simulated rank (their pipeline sends and data-parallel rings run beside TP rank 0's); it applies to every transfer
+ *  and closed-form collective. `replicas`: data-parallel replicas folded into replica 0; it applies to what stays
+ *  inside one replica (a collective spanning replicas already counts them). Empty: every transfer is alone. */
+struct FlowCopies {
+  std::vector<int> beside;
+  std::vector<int> replicas;
+  bool empty() const { return beside.empty() && replicas.empty(); }
+  /** Every offset a transfer inside one replica stands for, 0 (itself) first: {0, beside} + {0, replicas}. */
+  std::vector<int> all() const;
+  /** The offsets of a collective that spans replicas, 0 first: {0, beside}. */
+  std::vector<int> beside_only() const;
+};
+
 /** A stream runs its tasks one at a time in the order they were added (a CUDA stream, a NIC queue). */
 struct Stream {
   std::string name; // e.g. "compute", "comm"
@@ -104,11 +121,15 @@ struct Stream {
 /** Thrown when a graph would grow past TaskGraph::task_limit(): the run is refused before memory runs out. */
 class TaskLimitError : public std::length_error {
 public:
-  explicit TaskLimitError(std::size_t limit);
+  /** `fold`: what the workload says of simulating fewer ranks (which fold would apply, or why none does); "" when
+   *  it says nothing. */
+  explicit TaskLimitError(std::size_t limit, std::string fold = "");
   std::size_t limit() const { return limit_; }
+  const std::string& fold() const { return fold_; }
 
 private:
   std::size_t limit_;
+  std::string fold_;
 };
 
 /** The task DAG. Tasks are added in any order; `finalize()` freezes it into compressed successor lists
@@ -155,6 +176,9 @@ public:
    *  order. Empty when no stream was reordered (the ids in increasing order then). Copies of the graph (the
    *  collective lowering) add tasks in this order so that they keep every stream's order. */
   std::vector<int> stream_consistent_order() const;
+  /** The flows each transfer stands for beside itself (none by default); copies of the graph keep them. */
+  void set_flow_copies(FlowCopies copies) { flow_copies_ = std::move(copies); }
+  const FlowCopies& flow_copies() const { return flow_copies_; }
   /** Interns a label string (phase, kernel, model names). */
   std::uint16_t intern(const std::string& text);
 
@@ -183,6 +207,7 @@ private:
   std::vector<std::string> names_;
   std::vector<std::pair<int, int>> edges_;
   std::vector<CollectiveSpec> collectives_;
+  FlowCopies flow_copies_;
   struct Csr;
   std::unique_ptr<Csr> csr_;
   std::vector<int> pred_count_;

@@ -91,6 +91,8 @@ private:
   };
   void ensure_graph() const;
   const std::vector<int>& search_tree(int root) const;
+  const std::vector<int>& switch_tree(int root) const;
+  bool switch_route(int src, int dst, std::vector<LinkUse>& path) const;
   static void append_links(std::vector<LinkUse>& path, const Edge& e, int from);
   std::vector<TopologyVertex> vertices_;
   std::vector<PhysicalLink> links_;
@@ -105,6 +107,7 @@ private:
   mutable std::vector<std::vector<std::pair<int, int>>> route_rows_;
   mutable std::deque<std::vector<LinkUse>> route_store_;
   mutable std::map<int, std::vector<int>> search_tree_; // per source vertex: the edge each vertex was reached by
+  mutable std::map<int, std::vector<int>> switch_tree_; // per source switch: the edge each switch was reached by
   struct Bundle {
     int first = 0, ports = 1, stage = 0; // links first .. first + ports - 1
   };

@@ -3,6 +3,7 @@
 #include "models/collectives/all_to_all_v.hpp"
 
 #include "models/collectives/collective_model.hpp"
+#include "platform/shared_links.hpp"
 
 #include <map>
 #include <stdexcept>
@@ -95,10 +96,44 @@ struct Lowering {
     return it->second;
   }
 
+  // Closed forms where the graph's flows stand for copies (TaskGraph::flow_copies): the inter-node rate each flow of
+  // the group's ring gets when its copies share the links with it, by group and by whether the copies include the
+  // folded replicas (a group inside one replica) or not (a group that spans them). Larger than the NIC: no effect.
+  std::map<std::pair<std::vector<int>, bool>, double> shared_rates;
+
+  double shared_rate(const std::vector<int>& hosts, bool inside_replica, const GroupShape& shape)
+  {
+    const auto key = std::make_pair(hosts, inside_replica);
+    auto it = shared_rates.find(key);
+    if (it == shared_rates.end()) {
+      const FlowCopies& copies = in.flow_copies();
+      const auto offsets = inside_replica ? copies.all() : copies.beside_only();
+      const auto flows = ring_flows(platform.topology, hosts, offsets, shape.channels);
+      it = shared_rates.emplace(key, SharedLinks(platform.topology, flows).slowest_rate()).first;
+    }
+    return it->second;
+  }
+
+  // The chosen algorithm's closed form, its inter-node bandwidth the group's share of the links its copies cross too.
+  // NCCL's tuner does not see the other jobs' flows, so the choice stays the uncontended one.
+  double closed_form_seconds(const CollectiveSpec& c, const CollectiveChoice& choice, const GroupShape& shape,
+                             bool inside_replica)
+  {
+    if (in.flow_copies().empty() || shape.nodes < 2)
+      return choice.seconds;
+    const double rate = shared_rate(c.hosts, inside_replica, shape);
+    if (!(rate < shape.nic_bw))
+      return choice.seconds;
+    GroupShape shared = shape;
+    shared.nic_bw = rate;
+    return collective_time(c.kind, choice.algorithm, choice.protocol, c.bytes, shared);
+  }
+
   Lowering(const TaskGraph& g, const PlatformSpec& platform, CollectivePricing c)
       : in(g), platform(platform), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
   {
     out.reserve(g.size());
+    out.set_flow_copies(g.flow_copies());
   }
 
   int copy(const Task& t)
@@ -147,7 +182,7 @@ struct Lowering {
     }
     const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape);
     if (!all || pricing == CollectivePricing::CLOSED_FORM) {
-      const double seconds = n < 2 ? 0.0 : choice.seconds;
+      const double seconds = n < 2 ? 0.0 : closed_form_seconds(c, choice, shape, all);
       if (n >= 2 && c.kind != "p2p") {
         const Traffic& t = closed_form_traffic(c, choice);
         const double f = t.bytes > 0 ? c.bytes / t.bytes : 0.0; // the cached expansion's size to this one's

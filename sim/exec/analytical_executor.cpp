@@ -1,3 +1,4 @@
+#include "platform/shared_links.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/link_reservations.hpp"
 
@@ -6,6 +7,7 @@
 #include <limits>
 #include <queue>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace cs {
 namespace {
@@ -70,6 +72,30 @@ public:
 private:
   int direction(const LinkUse& use) const { return 2 * use.link + (use.up ? 0 : 1); }
 
+  // A transfer that stands for copies of itself (TaskGraph::flow_copies): per link of its route, the flows of the
+  // copies crossing it, and the slowest copy's rate (the step waits for it). Null when it stands for none.
+  struct Folded {
+    std::vector<double> copies;
+    double bandwidth = 0;
+  };
+  const Folded* folded(const Task& task)
+  {
+    if (graph_.flow_copies().empty())
+      return nullptr;
+    const auto key = static_cast<std::int64_t>(task.host) << 32 | static_cast<std::uint32_t>(task.dst);
+    auto it = folded_index_.find(key);
+    if (it == folded_index_.end()) {
+      const Topology& t = platform_.topology;
+      const SharedLinks shared(t, copied_flows(t, task.host, task.dst, graph_.flow_copies().all()));
+      Folded f{{}, shared.slowest_rate()};
+      for (const auto& use : t.route(task.host, task.dst))
+        f.copies.push_back(std::max(1.0, shared.flows_on(use)));
+      it = folded_index_.emplace(key, folded_.size()).first;
+      folded_.push_back(std::move(f));
+    }
+    return &folded_[it->second];
+  }
+
   // The earliest time >= t at which `share` more fits on link direction d for `duration` seconds.
   double earliest_fit(int d, double t, double share, double duration) const
   {
@@ -85,10 +111,13 @@ private:
   {
     const auto& route = platform_.topology.route(task.host, task.dst);
     const auto& links = platform_.topology.links();
-    double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
-    for (const auto& use : route) {
-      latency += links[use.link].latency;
-      bandwidth = std::min(bandwidth, links[use.link].bandwidth);
+    const Folded* fold = folded(task);
+    // What link i leaves this flow: its capacity over the flows that cross it with the copies this one stands for.
+    auto capacity = [&](std::size_t i) { return links[route[i].link].bandwidth / (fold ? fold->copies[i] : 1.0); };
+    double latency = 0, bandwidth = fold ? fold->bandwidth : std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < route.size(); ++i) {
+      latency += links[route[i].link].latency;
+      bandwidth = std::min(bandwidth, capacity(i));
     }
     if (task.rate > 0)
       bandwidth = std::min(bandwidth, task.rate);
@@ -101,9 +130,9 @@ private:
         return latency + task.bytes / bandwidth;
       std::vector<double> bws;
       std::vector<const LinkAvailability*> schedules;
-      for (const auto& use : route) {
-        bws.push_back(links[use.link].bandwidth);
-        auto bg = platform_.background.find(use.link);
+      for (std::size_t i = 0; i < route.size(); ++i) {
+        bws.push_back(capacity(i));
+        auto bg = platform_.background.find(route[i].link);
         schedules.push_back(bg == platform_.background.end() ? nullptr : &bg->second);
       }
       return latency + transfer_seconds(move + latency, task.bytes, bws, schedules, task.rate);
@@ -117,18 +146,17 @@ private:
     double duration = duration_from(move);
     for (int round = 0; round < 1000; ++round) {
       double fit = move;
-      for (const auto& use : route)
-        fit = std::max(fit,
-                       earliest_fit(direction(use), move, bandwidth / links[use.link].bandwidth, duration - latency));
+      for (std::size_t i = 0; i < route.size(); ++i)
+        fit = std::max(fit, earliest_fit(direction(route[i]), move, bandwidth / capacity(i), duration - latency));
       if (fit <= move)
         break;
       move = fit;
       duration = duration_from(move);
     }
     const double end = move + duration, busy_until = end - latency;
-    for (const auto& use : route) {
-      auto& link = reserved_[direction(use)];
-      const double share = bandwidth / links[use.link].bandwidth;
+    for (std::size_t i = 0; i < route.size(); ++i) {
+      auto& link = reserved_[direction(route[i])];
+      const double share = bandwidth / capacity(i);
       if (share >= 1 - kSlack)
         link.exclusive_until = std::max(link.exclusive_until, busy_until);
       else
@@ -143,6 +171,8 @@ private:
   std::vector<double> ready_at_;
   std::vector<int> position_;
   std::vector<LinkReservations> reserved_;
+  std::unordered_map<std::int64_t, std::size_t> folded_index_; // (src, dst) -> folded_: looked up, never iterated
+  std::vector<Folded> folded_;
 };
 
 } // namespace

@@ -85,11 +85,11 @@ RunResult run_scenario(const Scenario& s, const RunOptions& options)
   } catch (const TaskLimitError& e) {
     // Refused before memory runs out: at about 120 bytes a task, the limit is what the machine can hold.
     throw s.source.error_at(
-        "workload", fmt::format("this run needs more than {} tasks (about {:.1f} GB); run fewer iterations, a smaller "
-                                "cluster or model, simulate one data-parallel replica (--replicas one; an MoE model "
-                                "folds so only under balanced routing and static-ep), or raise the limit with "
-                                "--max-tasks",
-                                e.limit(), e.limit() * 120e-9));
+        "workload",
+        fmt::format("this run needs more than {} tasks (about {:.1f} GB); run fewer iterations, a smaller "
+                    "cluster or model, {}, or raise the limit with --max-tasks",
+                    e.limit(), e.limit() * 120e-9,
+                    e.fold().empty() ? "simulate fewer ranks (--replicas one where replicas fold)" : e.fold()));
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   RunResult result;

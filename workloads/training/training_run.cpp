@@ -12,6 +12,7 @@
 #include "policies/pipeline/schedule_timing.hpp"
 #include "policies/sync/gradient_sync.hpp"
 #include "workloads/training/moe_metrics.hpp"
+#include "workloads/training/replica_fold.hpp"
 #include "workloads/training/training_builder.hpp"
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -118,7 +119,9 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
       tr.replicas_built < dp
           ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
                         m.contains(metric::slowest_gpu_speed) ? "folded in (each stage at its slowest GPU's speed)"
-                                                              : "symmetric")
+                        : tr.graph.flow_copies().replicas.empty()
+                            ? "symmetric"
+                            : "folded in (each flow with its copies' share of the oversubscribed links)")
           : "");
   if (m.contains(metric::slowest_gpu_speed))
     out += fmt::format("  devices   slowest GPU at {:.3f}x the catalog's speed (cluster.stragglers)\n",
@@ -263,73 +266,6 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& params, cons
     metrics.breakdown["stage" + std::to_string(stage) + "_busy_s"] = busy;
     metrics.breakdown["stage" + std::to_string(stage) + "_idle_s"] = metrics.at(metric::iteration_time_s) - busy;
   }
-}
-
-// Whether replica 0 can stand for every data-parallel replica: a uniform fabric (no replica's traffic slows another's
-// differently) and no random slowdowns (drawn per device and step). Slow devices and the spread of speeds are folded
-// into replica 0's stages (training_stragglers).
-bool replicas_alike(const ClusterParams& cluster)
-{
-  return uniform_fabric(cluster.network) && cluster.stragglers.random.probability == 0;
-}
-
-// Whether replica 0 stands for an MoE model's replicas: each routes its own tokens to the others' experts, so they
-// differ unless the routing is the same for every group and rank (balanced) and the policy treats ranks alike; the
-// all-to-alls of the ranks left out are then their closed forms, and the other EP groups count as copies.
-bool moe_replicas_alike(const TrainingPlan& plan)
-{
-  return plan.routing && plan.moe && plan.routing->same_for_every_group() && plan.moe->ranks_alike();
-}
-
-// `--replicas one` where replica 0 cannot stand for the others: refused (exit 2, nothing written) with the reason.
-void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
-{
-  if (env.replicas != ReplicaMode::ONE || plan.parallel.dp < 2)
-    return;
-  if (!uniform_fabric(env.cluster->network))
-    throw env.error_at("cluster.network", "--replicas one cannot hold on this network: an oversubscribed level, "
-                                          "background traffic or non-ideal routing loads replicas differently (use "
-                                          "--replicas all, or auto)");
-  if (plan.params->model.moe.enabled() && !moe_replicas_alike(plan))
-    throw env.error_at(plan.routing && plan.routing->same_for_every_group() ? "policies.moe" : "policies.moe_routing",
-                       "--replicas one cannot hold for this MoE model: each replica routes its own tokens to the "
-                       "others' experts, alike only under balanced routing and static-ep (use --replicas all, or "
-                       "auto)");
-}
-
-// The lowered training graph with every replica, or with replica 0 alone when asked, or (auto) when the analytical
-// backend would otherwise run more than kAutoOneReplicaTasks tasks on a network that treats replicas alike (MoE
-// models whose replicas differ keep every replica and price their collectives by closed forms instead). The
-// estimate is exact for the collectives (their expansions are counted while pricing them) and dp times replica 0's
-// other tasks.
-TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
-{
-  constexpr double kAutoOneReplicaTasks = 2e6;
-  const PlatformSpec& platform = *env.platform;
-  const bool moe = plan.params->model.moe.enabled(), foldable = !moe || moe_replicas_alike(plan);
-  plan.one_replica = (env.replicas == ReplicaMode::ONE || env.replicas == ReplicaMode::ESTIMATE) && foldable;
-  if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == Backend::ANALYTICAL &&
-      replicas_alike(*env.cluster) && foldable) {
-    plan.one_replica = true;
-    TrainingGraph one = build_training(plan);
-    lower_training(one, platform, CollectivePricing::FLOWS);
-    if (double(one.graph.size()) * dp + one.closed_form_expansion_tasks > kAutoOneReplicaTasks)
-      return one;
-    plan.one_replica = false;
-  }
-  TrainingGraph training = build_training(plan);
-  if (moe && env.replicas == ReplicaMode::AUTO && env.backend == Backend::ANALYTICAL) {
-    // MoE at scale: every replica is simulated, so the collectives' flows (a 1,024-rank ring per bucket) would dwarf
-    // the rest; past the same task count, every collective is priced by its closed form instead. The graph is built
-    // once: MoE policies keep state from step to step (FlexMoE's placement).
-    // Counted first: the lowering not taken would be wasted (it was a fifth of a 1,024-GPU MoE run's wall time).
-    if (closed_form_lowering_size(training.graph, platform) > kAutoOneReplicaTasks) {
-      adopt_lowering(training, lower_collectives(training.graph, platform, CollectivePricing::CLOSED_FORM));
-      return training;
-    }
-  }
-  lower_training(training, platform, CollectivePricing::FLOWS);
-  return training;
 }
 
 // cluster.stragglers as the graph sees them: a tensor-parallel group is simulated as its first rank and runs at its

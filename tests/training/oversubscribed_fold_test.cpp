@@ -1,0 +1,106 @@
+// Folding replicas behind an oversubscribed fabric: replica 0 is simulated alone, each of its flows with its copies'
+// share of the links they cross together, and its data-parallel rings priced at the share their copies leave. The
+// reference is a run of every replica on the simgrid backend, whose flows share links fairly, as the copies of a
+// symmetric step do; the analytical backend's full run queues colliding flows one after another instead, so its
+// replicas drift apart and contend less.
+#include "tests/cli/run_cli.hpp"
+#include "tests/test_support.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using cs::testing::src;
+
+struct OversubscribedRun {
+  nlohmann::json metrics;
+  std::string text;
+};
+
+OversubscribedRun run_oversubscribed(const std::string& args)
+{
+  static int count = 0;
+  const fs::path dir =
+      fs::temp_directory_path() / ("cs_over_fold_" + std::to_string(::getpid()) + "_" + std::to_string(++count));
+  fs::remove_all(dir);
+  auto r = cs::testing::run_clustersim("run " + src("tests/data/oversubscribed-fold.yaml") + " --out " + dir.string() +
+                                       args);
+  EXPECT_EQ(r.code, 0) << args << "\n" << r.err;
+  std::ifstream in(dir / "report.json");
+  auto json = nlohmann::json::parse(in, nullptr, false);
+  fs::remove_all(dir);
+  return {json.is_discarded() ? nlohmann::json::object() : json["metrics"], r.out + r.err};
+}
+
+void expect_fold_matches_fair_sharing(const std::string& args)
+{
+  const auto fair = run_oversubscribed(args + " --backend simgrid --replicas all");
+  const auto queued = run_oversubscribed(args + " --replicas all");
+  const auto folded = run_oversubscribed(args + " --replicas one");
+  EXPECT_EQ(folded.metrics.value("replicas_simulated", 0.0), 1.0) << args;
+  EXPECT_NE(folded.text.find("the others folded in (each flow with its copies' share of the oversubscribed links)"),
+            std::string::npos)
+      << folded.text;
+  const double step = folded.metrics.value("iteration_time_s", 0.0);
+  EXPECT_NEAR(step / fair.metrics.value("iteration_time_s", 1.0), 1.0, 0.01) << args;
+  // Traffic: the same bytes, but that transfers move whole bytes and closed forms do not (1e-8 apart here).
+  for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"}) {
+    EXPECT_NEAR(folded.metrics.value(key, 0.0) / queued.metrics.value(key, 1.0), 1.0, 1e-6) << args << " " << key;
+    EXPECT_NEAR(fair.metrics.value(key, 0.0) / queued.metrics.value(key, 1.0), 1.0, 1e-6) << args << " " << key;
+  }
+  // The oversubscribed pods are felt: with them at 1:1 the folded step is shorter.
+  const auto open = run_oversubscribed(args + " --replicas one --set 'cluster.network.levels[1].oversubscription=1'");
+  EXPECT_LT(open.metrics.value("iteration_time_s", 0.0), step * 0.99) << args;
+}
+
+} // namespace
+
+TEST(OversubscribedFold, ReplicaZeroWithItsCopiesShareRunsAsEveryReplica)
+{
+  expect_fold_matches_fair_sharing(""); // pipeline sends across the pods
+  // Data parallelism alone, pods 16:1: each pod's ring channels (eight, one a GPU) leave through an uplink that
+  // carries two NICs' worth. The folded ring is its closed form at that share.
+  expect_fold_matches_fair_sharing(" --set workload.parallel.placement=tp-pp-dp --set workload.parallel.pp=1"
+                                   " --set workload.parallel.dp=128 --set workload.batch.global=512"
+                                   " --set 'cluster.network.levels[1].oversubscription=16'");
+}
+
+TEST(OversubscribedFold, AFoldThatCannotHoldIsRefusedAndWritesNothing)
+{
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {" --set cluster.network.routing=ecmp", "ECMP routing loads replicas differently"},
+      {" --backend simgrid", "folded with their share of its links on the analytical backend"},
+  };
+  const fs::path dir = fs::temp_directory_path() / ("cs_over_fold_bad_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  for (const auto& [args, words] : cases) {
+    auto r = cs::testing::run_clustersim("run " + src("tests/data/oversubscribed-fold.yaml") +
+                                         " --replicas one --out " + dir.string() + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(":[0-9]+:[0-9]+: "))) << r.err;
+    EXPECT_FALSE(fs::exists(dir)) << args;
+  }
+}
+
+TEST(OversubscribedFold, TheTaskLimitSaysWhichFoldWouldApply)
+{
+  const fs::path dir = fs::temp_directory_path() / ("cs_over_fold_limit_" + std::to_string(::getpid()));
+  auto r = cs::testing::run_clustersim("run " + src("tests/data/oversubscribed-fold.yaml") +
+                                       " --replicas all --max-tasks 5000 --out " + dir.string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("fold the 64 data-parallel replicas into replica 0, each flow with its copies' share"),
+            std::string::npos)
+      << r.err;
+  auto ecmp = cs::testing::run_clustersim("run " + src("tests/data/oversubscribed-fold.yaml") +
+                                          " --set cluster.network.routing=ecmp --max-tasks 5000 --out " + dir.string());
+  EXPECT_EQ(ecmp.code, 2) << ecmp.err;
+  EXPECT_NE(ecmp.err.find("no replica fold applies (ECMP routing"), std::string::npos) << ecmp.err;
+  EXPECT_FALSE(fs::exists(dir));
+}
