@@ -284,19 +284,21 @@ const std::vector<int>& Topology::switch_tree(int root) const
   return switch_tree_.emplace(root, std::move(reached_by)).first->second;
 }
 
-// The route between two hosts that each hang off one switch and share no edge: up to the source's switch, across
-// the switches, down from the destination's. A host-rooted search takes the same path (hosts are never transit, so
-// it continues from the source's switch alone, and reaches the destination only from its switch), ties included:
-// the switch-only search visits the switches in the same order. False when the shortcut does not apply.
+// The route between two hosts that share an edge: that edge. Between two that each hang off one switch: up to the
+// source's switch, across the switches, down from the destination's. A host-rooted search takes the same path (hosts
+// are never transit, so it continues from the source's switch alone, and reaches the destination only from its switch),
+// ties included: the switch-only search visits the switches in the same order. False when the shortcut does not apply.
 bool Topology::switch_route(int src, int dst, std::vector<LinkUse>& path) const
 {
   const auto& gr = *graph_;
+  for (int k = gr.offset[src]; k < gr.offset[src + 1]; ++k)
+    if (gr.next[k].first == dst) { // a direct edge: the search reaches a neighbour first by the first edge to it
+      append_links(path, edges_[gr.next[k].second], src);
+      return true;
+    }
   const int up = gr.uplink[src], down = gr.uplink[dst];
   if (up < 0 || down < 0)
     return false;
-  for (int k = gr.offset[src]; k < gr.offset[src + 1]; ++k)
-    if (gr.next[k].first == dst)
-      return false; // a direct edge: the search's first hop
   const int from = edges_[up].a == src ? edges_[up].b : edges_[up].a;
   const int to = edges_[down].a == dst ? edges_[down].b : edges_[down].a;
   append_links(path, edges_[up], src);

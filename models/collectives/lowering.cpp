@@ -84,7 +84,27 @@ struct Lowering {
     for (const auto& [link, bytes] : links)
       closed_form_links[link] += bytes * factor;
   }
-  std::map<std::tuple<std::string, std::string, std::string, int, std::vector<int>>, Traffic> traffic;
+  // Looked up by references (std::less<>): a key copy was a 1,024-rank group per collective.
+  std::map<std::tuple<std::string, std::string, std::string, int, std::vector<int>>, Traffic, std::less<>> traffic;
+  // Per shared all-to-all-v matrix (by address: SizeMatrix shares one vector among the collectives that move the same)
+  // and group: its closed form, its payload inside machines and between them, and how often a closed form ran it.
+  // An MoE step's thousands of all-to-alls repeat a few, and each was a pass over ranks x ranks sizes.
+  struct MatrixUse {
+    SizeMatrix matrix; // keeps the address alive
+    double seconds = -1, intra = -1, inter = 0, uses = 0;
+  };
+  std::map<std::tuple<const std::vector<double>*, std::vector<int>>, MatrixUse, std::less<>> matrix_uses;
+  std::vector<std::pair<const std::vector<int>*, const MatrixUse*>> matrix_order; // first use first: addresses vary
+
+  MatrixUse& matrix_use(const CollectiveSpec& c)
+  {
+    auto it = matrix_uses.find(std::tie(static_cast<const std::vector<double>* const&>(&c.matrix.values()), c.hosts));
+    if (it == matrix_uses.end()) {
+      it = matrix_uses.emplace(std::make_tuple(&c.matrix.values(), c.hosts), MatrixUse{c.matrix}).first;
+      matrix_order.emplace_back(&std::get<1>(it->first), &it->second);
+    }
+    return it->second;
+  }
   // Group shapes by member hosts: the same groups recur every bucket, microbatch and layer.
   std::map<std::vector<int>, GroupShape> shapes;
 
@@ -217,13 +237,18 @@ struct Lowering {
     if (n < 2 || c.kind == "p2p")
       return;
     if (!c.matrix.empty()) { // on the wire, as its flows would move it: payload over the protocol's efficiency
-      const auto machine = machines_of(platform, c.hosts);
+      MatrixUse& use = matrix_use(c);
+      if (use.intra < 0) {
+        const auto machine = machines_of(platform, c.hosts);
+        use.intra = 0;
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < n; ++j)
+            if (i != j)
+              (machine[i] == machine[j] ? use.intra : use.inter) += c.matrix[std::size_t(i) * n + j];
+      }
       const double wire = c.copies / all_to_all_v_protocol().efficiency;
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
-          if (i != j)
-            (machine[i] == machine[j] ? closed_form_intra : closed_form_inter) +=
-                c.matrix[std::size_t(i) * n + j] * wire;
+      closed_form_intra += use.intra * wire;
+      closed_form_inter += use.inter * wire;
       return;
     }
     const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape_of(c.hosts));
@@ -238,7 +263,6 @@ struct Lowering {
   void lower_all_to_all_v(const CollectiveSpec& c, const GroupShape& shape, const std::vector<int>& ready, bool all)
   {
     const int n = static_cast<int>(c.hosts.size());
-    const auto machine = machines_of(platform, c.hosts);
     if (all && pricing == CollectivePricing::FLOWS && !c.closed_form) {
       auto it = pools.find(c.streams);
       if (it == pools.end())
@@ -248,13 +272,13 @@ struct Lowering {
         done_of[c.members[r]] = done[r];
       return;
     }
-    const double seconds = all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machine);
+    MatrixUse& use = matrix_use(c);
+    if (use.seconds < 0)
+      use.seconds = all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts));
+    const double seconds = use.seconds;
     count_traffic(c);
     closed_form_tasks += (double(n) * (n - 1) + n) * c.copies;
-    auto& sum = exchanged[c.hosts]; // per link: the folded copies run on links of their own, loaded alike
-    sum.resize(c.matrix.size(), 0.0);
-    for (std::size_t k = 0; k < c.matrix.size(); ++k)
-      sum[k] += c.matrix[k];
+    ++use.uses; // summed per group at the end: per link, the folded copies run on links of their own, loaded alike
     // Nobody receives before everyone has sent: the members' transfers start once the last member is ready.
     int join = -1;
     for (int r = 0; r < n; ++r)
@@ -274,8 +298,7 @@ struct Lowering {
 
   const Traffic& closed_form_traffic(const CollectiveSpec& c, const CollectiveChoice& choice)
   {
-    auto key = std::make_tuple(c.kind, choice.algorithm, choice.protocol.name, c.root, c.hosts);
-    auto it = traffic.find(key);
+    auto it = traffic.find(std::tie(c.kind, choice.algorithm, choice.protocol.name, c.root, c.hosts));
     if (it == traffic.end()) {
       TaskGraph scratch;
       StreamPool pool(scratch, "comm");
@@ -294,7 +317,7 @@ struct Lowering {
             links[use.link] += t.bytes;
         }
       sum.links.assign(links.begin(), links.end());
-      it = traffic.emplace(key, sum).first;
+      it = traffic.emplace(std::make_tuple(c.kind, choice.algorithm, choice.protocol.name, c.root, c.hosts), sum).first;
     }
     return it->second;
   }
@@ -360,6 +383,13 @@ struct Lowering {
       for (int from : done_of[a])
         out.add_dependency(from, to);
     }
+    for (const auto& [hosts, use] : matrix_order)
+      if (use->uses > 0) {
+        auto& sum = exchanged[*hosts];
+        sum.resize(use->matrix.size(), 0.0);
+        for (std::size_t k = 0; k < use->matrix.size(); ++k)
+          sum[k] += use->matrix[k] * use->uses;
+      }
     for (const auto& [hosts, sum] : exchanged) {
       const int n = static_cast<int>(hosts.size());
       std::vector<std::pair<int, double>> links;

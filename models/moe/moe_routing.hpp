@@ -37,6 +37,9 @@ public:
   /** Whether every EP group gets the same routing whatever its group, seed or draw (then one group stands for all on
    *  a fabric that treats them alike: the builder folds them). */
   virtual bool same_for_every_group() const { return false; }
+  /** Whether every request gets the same routing whatever its iteration, layer, microbatch, group or seed (then a
+   *  stateless policy's step is planned once and reused). */
+  virtual bool same_for_every_step() const { return false; }
 };
 
 /** A generator for one (seed, iteration, layer, microbatch, group, stream): steps are independent of the order in

@@ -15,6 +15,7 @@ public:
     return out;
   }
   bool same_for_every_group() const override { return true; }
+  bool same_for_every_step() const override { return true; }
 };
 
 } // namespace

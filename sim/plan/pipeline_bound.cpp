@@ -1,6 +1,8 @@
 #include "sim/plan/pipeline_bound.hpp"
 
 #include "base/registry.hpp"
+#include "models/collectives/all_to_all_v.hpp"
+#include "models/moe/token_dispatcher.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
@@ -23,8 +25,13 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
   shape.parallel = plan.parallel;
   shape.map = schedule->stage_map(pp, v);
   const StageSet set = transformer_stages(params, cost, platform, shape);
-  // `experts` is zero where the planner leaves the routed experts out of the bound.
-  const std::vector<StageCost> stage = with_routed_experts(set, experts);
+  // `experts` is zero where the planner leaves the routed experts out of the bound. Each MoE layer's dispatch and
+  // combine, forward and backward, add where nothing hides them.
+  PieceTimes moe = experts;
+  const double alltoall = exposed_alltoall_seconds(params, plan, platform);
+  moe.forward += 2 * alltoall;
+  moe.backward += 2 * alltoall;
+  const std::vector<StageCost> stage = with_routed_experts(set, moe);
   const auto order = schedule->order(pp, v, microbatches);
   // Each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
   const FrameworkProfile& fw = params.framework;
@@ -38,6 +45,31 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
   const auto ends = schedule_iteration_ends(
       order, set.map, [&stage](int vs, Pass pass) { return stage[vs].seconds(static_cast<int>(pass)); }, optimizer, 2);
   return ends[1] - ends[0];
+}
+
+double exposed_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform)
+{
+  const ModelParams& model = params.model;
+  const ParallelLayout& p = plan.parallel;
+  const FrameworkProfile& fw = params.framework;
+  if (!model.moe.enabled() || p.ep < 2 || fw.overlap_moe_expert_parallel_comm || fw.moe_shared_expert_overlap)
+    return 0;
+  if (!plan.schedule.empty() && Registry<PipelineSchedule>::instance().create(plan.schedule)->overlaps_passes())
+    return 0;
+  // As the MoE emitter routes: each EP rank its 1/fold of the sequence on its CP rank, every token top_k times,
+  // 1/etp of its hidden vector a TP rank; the share bound for the rank's own experts stays home.
+  const int ep = p.ep;
+  const double tokens = double(plan.micro) * model.seq / p.ep_fold() / p.cp;
+  const double token_bytes = model.hidden * dtype_bytes(model.dtype) / p.expert_tp();
+  const double per_pair = tokens * model.moe.top_k / ep * token_bytes;
+  std::vector<double> routed(static_cast<std::size_t>(ep) * ep, per_pair);
+  for (int i = 0; i < ep; ++i)
+    routed[static_cast<std::size_t>(i) * ep + i] = 0;
+  const auto hosts = p.ep_group(0, 0);
+  const auto machines = machines_of(platform, hosts);
+  const DispatchGroup group{ep, machines, model.moe.experts, model.moe.top_k, model.moe.max_nodes_per_token};
+  const auto bytes = token_dispatcher(model.moe.dispatcher).traffic(routed, group);
+  return all_to_all_v_seconds(bytes, group_shape(platform, hosts), all_to_all_v_protocol(), machines);
 }
 
 } // namespace cs

@@ -11,12 +11,20 @@ namespace cs {
 
 /** The bound on a plan's iteration: its pipeline's compute alone. Each device runs the schedule's ops in order, each
  *  op once the pass it needs from the neighbouring virtual stage has ended, every op lasting its stage's kernels and
- *  blocking TP collectives (an MoE layer adds `experts`, the planner's price of its routed experts on one rank), then
+ *  blocking TP collectives (an MoE layer adds `experts`, the planner's price of its routed experts on one rank, and
+ *  its all-to-alls where nothing hides them: exposed_alltoall_seconds), then
  *  its optimizer step; two iterations, the second measured, as the planner's runs are. The simulation adds to these
  *  tasks and edges (pipeline sends, data-parallel reductions, ZeRO gathers, all-to-alls, skew); unlike the average
  *  device's compute this sees the pipeline's fill and drain. Not strict: delays in the first iteration can shorten
  *  the second, so the planner test holds it below the simulated time of every plan of a small model. */
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
                               const KernelCostModel& cost, const PlatformSpec& platform, int microbatches);
+
+/** One MoE layer's dispatch or combine all-to-all for one microbatch at an even load (every rank's routed tokens
+ *  spread over the experts alike), by its dispatcher's traffic and the all-to-all-v closed form, where nothing hides
+ *  it: a schedule that neither pairs passes nor overlaps the EP communication (Megatron-Core's combined 1F1B), and
+ *  shared experts not computed beside it. 0 otherwise, and for a dense model. An even load is the fastest the
+ *  all-to-all gets for the tokens routed, so the bound may add it twice to each pass. */
+double exposed_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform);
 
 } // namespace cs

@@ -85,7 +85,11 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
     // and a wave tail each), so no skewed split over the rank's experts takes less. Skew can still leave the one
     // simulated rank of an EP group below the mean (not strict for ep > 1; the searches in planner.md stay below
     // their simulated times), and folded it is an EP rank of its own, left out.
-    if (fold == 1)
+    // Under balanced routing (what Megatron-Bridge's MoE rows force) every expert gets the mean, folded or not: the
+    // rank's experts are priced as the run prices them, exactly.
+    if (s.policies.name("moe_routing") == "balanced")
+      t.experts = experts.of_gpu(std::vector<double>(local, tokens));
+    else if (fold == 1)
       t.experts = experts.of(tokens * local);
   }
   t.head = segments.back().forward_s + segments.back().backward_s;

@@ -88,3 +88,31 @@ TEST(PipelineBound, AddsTheOptimizerStepAndTheRoutedExperts)
   const double without = cs::pipeline_compute_bound(f.w, f.plan("1f1b"), {}, *f.cost, f.platform, 4);
   EXPECT_GT(cs::pipeline_compute_bound(f.w, f.plan("1f1b"), experts, *f.cost, f.platform, 4), without + 4 * 3e-3);
 }
+
+TEST(PipelineBound, AddsTheAllToAllsWhereNothingHidesThem)
+{
+  BoundFixture f;
+  f.w.model.moe.experts = 8;
+  f.w.model.moe.top_k = 2;
+  cs::Plan plan = f.plan("1f1b");
+  plan.parallel.ep = 2;
+  // ep 2 over two replicas: every token routed to the other rank's experts crosses NVLink, there and back.
+  const double alltoall = cs::exposed_alltoall_seconds(f.w, plan, f.platform);
+  const double bytes = 2.0 * 512 * 2 / 2 * 1024 * 2; // micro x seq x top_k / ep x hidden x bf16, to the other rank
+  EXPECT_GT(alltoall, bytes / f.platform.topology.route_bandwidth(0, 1));
+  // Hidden by Megatron-Core's combined 1F1B, by shared experts beside them, or by a schedule that pairs passes.
+  auto overlapped = f.w;
+  overlapped.framework.overlap_moe_expert_parallel_comm = true;
+  EXPECT_EQ(cs::exposed_alltoall_seconds(overlapped, plan, f.platform), 0.0);
+  // Exposed, four a device's each layer and microbatch (dispatch and combine, both passes): 2 layers x 4 microbatches.
+  EXPECT_GE(cs::pipeline_compute_bound(f.w, plan, {}, *f.cost, f.platform, 4),
+            cs::pipeline_compute_bound(overlapped, plan, {}, *f.cost, f.platform, 4) + 2 * 4 * 4 * alltoall);
+  overlapped = f.w;
+  overlapped.framework.moe_shared_expert_overlap = true;
+  EXPECT_EQ(cs::exposed_alltoall_seconds(overlapped, plan, f.platform), 0.0);
+  cs::Plan paired = plan;
+  paired.schedule = "dualpipev";
+  EXPECT_EQ(cs::exposed_alltoall_seconds(f.w, paired, f.platform), 0.0);
+  plan.parallel.ep = 1;
+  EXPECT_EQ(cs::exposed_alltoall_seconds(f.w, plan, f.platform), 0.0);
+}

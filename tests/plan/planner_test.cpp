@@ -215,3 +215,62 @@ TEST(Planner, LongSequencesSearchContextParallelismAndItWins)
   EXPECT_NE(cs::plan_scenario_yaml(base, o.gpus, best).find("cp: " + std::to_string(best.parallel.cp)),
             std::string::npos);
 }
+
+TEST(Planner, BalancedMoeBoundsCountEveryExpertAndStayBelowTheRuns)
+{
+  // Mixtral cut to 2 layers on 8 GPUs under balanced routing: every expert gets the mean, so the bound prices the
+  // rank's experts as the run does (MoE parallel folding included) and adds the all-to-alls 1F1B leaves exposed.
+  const cs::Scenario base = cs::load_scenario(
+      std::string(CS_SOURCE_DIR) + "/scenarios/moe-mixtral.yaml",
+      {"workload.model.layers=2", "workload.batch.global=32", "policies.moe_routing=balanced", "cluster.nodes=1"});
+  cs::PlanOptions o;
+  o.gpus = 8;
+  o.top = 1000;
+  o.exhaustive = true;
+  const cs::PlanSearch search = cs::search_plans(base, o);
+  ASSERT_GT(search.simulated, 20);
+  int folded = 0, tight = 0;
+  for (const auto& p : search.best) {
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.parallel.tp << " " << p.parallel.ep << " " << p.schedule;
+    folded += p.parallel.etp > 0 && p.parallel.etp < p.parallel.tp ? 1 : 0;
+    tight += p.bound_s > 0.8 * p.iteration_s ? 1 : 0;
+  }
+  EXPECT_GT(folded, 0);
+  EXPECT_GT(tight, search.simulated / 4);
+}
+
+TEST(Planner, UnevenLayersStillGetInterleavedSchedules)
+{
+  // 7 layers on pp 2: two chunks a device cannot split them evenly, but the balanced partition runs them (as
+  // DeepSeek-V3's 61 layers run on 32 chunks).
+  const std::string path = ::testing::TempDir() + "/cs_plan_uneven_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << R"(name: plan-uneven
+backend: analytical
+cluster:
+  device: h100-sxm5
+  nodes: 1
+  gpus_per_node: 8
+  intra_node: {kind: nvswitch}
+  network: {kind: fat-tree, nic_bandwidth: 400Gb/s, nics_per_node: 8}
+workload:
+  kind: transformer-training
+  model: {layers: 7, hidden: 1024, heads: 8, seq: 512, vocab: 32000, dtype: bf16}
+  batch: {global: 32, micro: 2}
+  iterations: 1
+policies: {sync: ring-allreduce}
+)";
+  const cs::Scenario base = cs::load_scenario(path, {});
+  cs::PlanOptions o;
+  o.gpus = 8;
+  o.top = 100000;
+  o.exhaustive = true;
+  const cs::PlanSearch search = cs::search_plans(base, o);
+  int interleaved = 0;
+  for (const auto& p : search.best)
+    if (p.parallel.vpp > 1) {
+      ++interleaved;
+      EXPECT_GE(7, p.parallel.pp * p.parallel.vpp);
+      EXPECT_NO_THROW(cs::check_scenario(cs::plan_scenario(base, o.gpus, p)));
+    }
+  EXPECT_GT(interleaved, 0);
+}

@@ -86,7 +86,12 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   const auto key = std::make_tuple(it, layer, mb, group);
   auto found = steps_.find(key);
   if (found != steps_.end())
-    return found->second;
+    return *found->second;
+  const bool invariant = plan_.routing->same_for_every_step() && plan_.moe->ranks_alike();
+  if (auto reuse = reused_.find(group); invariant && reuse != reused_.end()) {
+    account(*reuse->second, layer);
+    return *(steps_[key] = reuse->second);
+  }
   const ModelParams& model = plan_.params->model;
   RoutingRequest q;
   q.iteration = it;
@@ -121,10 +126,24 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   }
   const double shadow = st.plan.shadow_bytes > 0 ? c.broadcast_seconds(st.plan.shadow_bytes) : 0.0;
   st.shadow_s.assign(ep_, shadow);
-  // Statistics of the step.
   const auto loads = rank_loads(st.plan);
   const double mean = std::accumulate(loads.begin(), loads.end(), 0.0) / loads.size();
-  const double imbalance = mean > 0 ? *std::max_element(loads.begin(), loads.end()) / mean : 1.0;
+  st.imbalance = mean > 0 ? *std::max_element(loads.begin(), loads.end()) / mean : 1.0;
+  // What the emission no longer reads: per (rank, expert) tokens and the dispatch matrix, now in chunks and traffic
+  // (kept, they were most of a 2,048-GPU step's memory).
+  std::vector<std::vector<double>>().swap(st.plan.tokens);
+  std::vector<double>().swap(st.plan.dispatch);
+  const Step* kept = &step_store_.emplace_back(std::move(st));
+  steps_.emplace(key, kept);
+  if (invariant)
+    reused_.emplace(group, kept);
+  account(*kept, layer);
+  return *kept;
+}
+
+void MoeEmitter::account(const Step& st, int layer)
+{
+  const double imbalance = st.imbalance;
   stats_.routed += st.plan.routed;
   stats_.dropped += st.plan.dropped;
   stats_.imbalance_sum += imbalance;
@@ -135,13 +154,8 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   ++per_layer.second;
   stats_.placement_changes += st.plan.placement_changes;
   stats_.moved_bytes += st.plan.moved_bytes;
-  stats_.partitions_sum += n;
+  stats_.partitions_sum += st.plan.partitions;
   stats_.activation_scale_min = std::min(stats_.activation_scale_min, st.plan.activation_scale);
-  // What the emission no longer reads: per (rank, expert) tokens and the dispatch matrix, now in chunks and traffic
-  // (kept, they were most of a 2,048-GPU step's memory).
-  std::vector<std::vector<double>>().swap(st.plan.tokens);
-  std::vector<double>().swap(st.plan.dispatch);
-  return steps_.emplace(key, std::move(st)).first->second;
 }
 
 double MoeEmitter::beside(const Step& st, double t, int group, int device, const PipelineOp& op, bool alongside) const
@@ -183,7 +197,12 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   spec.kind = "all-to-all";
   spec.algorithm = "direct";
   spec.hosts = group_hosts(group, device);
-  spec.matrix = shared_sizes(scaled(dispatch, factor, combine_side, ep_));
+  // The same step's traffic at the same scale is the same matrix: scaled and hashed once (a reused step's traffic
+  // repeats for every layer and microbatch).
+  auto& matrix = scaled_[std::make_tuple(dispatch.data(), factor, combine_side, group, device)];
+  if (matrix.empty())
+    matrix = shared_sizes(scaled(dispatch, factor, combine_side, ep_));
+  spec.matrix = matrix;
   spec.bytes = std::accumulate(spec.matrix.begin(), spec.matrix.end(), 0.0) / ep_;
   spec.streams = combine_side ? "a2a-combine" : "a2a";
   spec.closed_form = plan_.alltoall_v_closed_form;
