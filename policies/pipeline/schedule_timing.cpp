@@ -9,6 +9,14 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
                                             const std::function<double(int, Pass)>& seconds,
                                             const std::vector<double>& tail, int iterations)
 {
+  return schedule_iteration_ends(
+      order, map, [&seconds](int vs, const PipelineOp& op) { return seconds(vs, op.pass); }, tail, iterations);
+}
+
+std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
+                                            const std::function<double(int, const PipelineOp&)>& seconds,
+                                            const std::vector<double>& tail, int iterations)
+{
   const int devices = static_cast<int>(order.size()), stages = map.stages();
   int microbatches = 0;
   for (const auto& ops : order)
@@ -36,7 +44,7 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
               break;
             ready = std::max(ready, gradient_end[at + 1]);
           }
-          free_at[d] = ready + seconds(vs, op.pass);
+          free_at[d] = ready + seconds(vs, op);
           if (op.forward())
             forward_end[at] = free_at[d];
           else if (op.sends_gradient())

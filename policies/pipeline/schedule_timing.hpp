@@ -18,5 +18,9 @@ namespace cs {
 std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
                                             const std::function<double(int, Pass)>& seconds,
                                             const std::vector<double>& tail, int iterations);
+/** The same with an op's length read off the op itself (an op that runs paired with a neighbour can be slower). */
+std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
+                                            const std::function<double(int, const PipelineOp&)>& seconds,
+                                            const std::vector<double>& tail, int iterations);
 
 } // namespace cs

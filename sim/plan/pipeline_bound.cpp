@@ -40,10 +40,33 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
     const double weights = optimizer_parameters(set, d, plan.parallel, plan.parallel.zero >= 1 && plan.parallel.dp > 1);
     optimizer[d] = pass_cost(cost, {optimizer_kernel(weights, fw)}, fw.kernel_gap_s).seconds;
   }
+  // An op paired with a neighbour (DualPipe's overlapped chunks) runs its experts beside the other's all-to-all, which
+  // takes the dispatcher's SM share: with share f for c seconds of t, no less than t + min(t f / (1 - f), c f).
+  std::vector<int> moe_layers(set.stages.size(), 0);
+  for (std::size_t vs = 0; vs < set.stages.size(); ++vs)
+    for (const Segment& seg : set.stages[vs].segments)
+      moe_layers[vs] += seg.moe ? 1 : 0;
+  const double beside = even_alltoall_seconds(params, plan, platform);
+  const ModelParams& model = params.model;
+  const double f = model.moe.enabled() && platform.device
+                       ? token_dispatcher(model.moe.dispatcher)
+                             .sm_share(fw.comm_sm_fraction, model.moe.deepep_sms, platform.device->sms)
+                       : 0.0;
+  auto slowed = [&](const PipelineOp& op) {
+    const double t = op.pass == Pass::FORWARD          ? experts.forward
+                     : op.pass == Pass::BACKWARD       ? experts.backward
+                     : op.pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
+                                                       : 0.0;
+    return op.overlap == Overlap::NONE || f <= 0 || f >= 1 || t <= 0 ? 0.0 : std::min(t * f / (1 - f), beside * f);
+  };
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
   // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.
   const auto ends = schedule_iteration_ends(
-      order, set.map, [&stage](int vs, Pass pass) { return stage[vs].seconds(static_cast<int>(pass)); }, optimizer, 2);
+      order, set.map,
+      [&](int vs, const PipelineOp& op) {
+        return stage[vs].seconds(static_cast<int>(op.pass)) + moe_layers[vs] * slowed(op);
+      },
+      optimizer, 2);
   return ends[1] - ends[0];
 }
 
@@ -55,6 +78,15 @@ double exposed_alltoall_seconds(const TrainingParams& params, const Plan& plan, 
   if (!model.moe.enabled() || p.ep < 2 || fw.overlap_moe_expert_parallel_comm || fw.moe_shared_expert_overlap)
     return 0;
   if (!plan.schedule.empty() && Registry<PipelineSchedule>::instance().create(plan.schedule)->overlaps_passes())
+    return 0;
+  return even_alltoall_seconds(params, plan, platform);
+}
+
+double even_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform)
+{
+  const ModelParams& model = params.model;
+  const ParallelLayout& p = plan.parallel;
+  if (!model.moe.enabled() || p.ep < 2)
     return 0;
   // As the MoE emitter routes: each EP rank its 1/fold of the sequence on its CP rank, every token top_k times,
   // 1/etp of its hidden vector a TP rank; the share bound for the rank's own experts stays home.

@@ -12,7 +12,8 @@ namespace cs {
 /** The bound on a plan's iteration: its pipeline's compute alone. Each device runs the schedule's ops in order, each
  *  op once the pass it needs from the neighbouring virtual stage has ended, every op lasting its stage's kernels and
  *  blocking TP collectives (an MoE layer adds `experts`, the planner's price of its routed experts on one rank, and
- *  its all-to-alls where nothing hides them: exposed_alltoall_seconds), then
+ *  its all-to-alls where nothing hides them: exposed_alltoall_seconds; an op paired with a neighbour, its experts
+ *  slowed by the dispatcher's SM share beside the other's all-to-all), then
  *  its optimizer step; two iterations, the second measured, as the planner's runs are. The simulation adds to these
  *  tasks and edges (pipeline sends, data-parallel reductions, ZeRO gathers, all-to-alls, skew); unlike the average
  *  device's compute this sees the pipeline's fill and drain. Not strict: delays in the first iteration can shorten
@@ -26,5 +27,8 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
  *  shared experts not computed beside it. 0 otherwise, and for a dense model. An even load is the fastest the
  *  all-to-all gets for the tokens routed, so the bound may add it twice to each pass. */
 double exposed_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform);
+
+/** The same all-to-all whether or not anything hides it (0 for a dense model or ep 1). */
+double even_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform);
 
 } // namespace cs

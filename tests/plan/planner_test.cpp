@@ -218,24 +218,26 @@ TEST(Planner, LongSequencesSearchContextParallelismAndItWins)
 
 TEST(Planner, BalancedMoeBoundsCountEveryExpertAndStayBelowTheRuns)
 {
-  // Mixtral cut to 2 layers on 8 GPUs under balanced routing: every expert gets the mean, so the bound prices the
+  // Mixtral cut to 4 layers on 8 GPUs under balanced routing: every expert gets the mean, so the bound prices the
   // rank's experts as the run does (MoE parallel folding included) and adds the all-to-alls 1F1B leaves exposed.
   const cs::Scenario base = cs::load_scenario(
       std::string(CS_SOURCE_DIR) + "/scenarios/moe-mixtral.yaml",
-      {"workload.model.layers=2", "workload.batch.global=32", "policies.moe_routing=balanced", "cluster.nodes=1"});
+      {"workload.model.layers=4", "workload.batch.global=32", "policies.moe_routing=balanced", "cluster.nodes=1"});
   cs::PlanOptions o;
   o.gpus = 8;
   o.top = 1000;
   o.exhaustive = true;
   const cs::PlanSearch search = cs::search_plans(base, o);
   ASSERT_GT(search.simulated, 20);
-  int folded = 0, tight = 0;
+  int folded = 0, tight = 0, paired = 0;
   for (const auto& p : search.best) {
     EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.parallel.tp << " " << p.parallel.ep << " " << p.schedule;
     folded += p.parallel.etp > 0 && p.parallel.etp < p.parallel.tp ? 1 : 0;
+    paired += p.schedule == "dualpipev" && p.parallel.ep > 1 ? 1 : 0; // experts slowed beside the paired all-to-all
     tight += p.bound_s > 0.8 * p.iteration_s ? 1 : 0;
   }
   EXPECT_GT(folded, 0);
+  EXPECT_GT(paired, 0);
   EXPECT_GT(tight, search.simulated / 4);
 }
 
