@@ -3,6 +3,8 @@
 // logging) are named in one warning, and unknown ones in another.
 #include "sim/import/megatron_args.hpp"
 
+#include "models/parallel/pipeline_layout.hpp"
+
 #include "sim/import/megatron_flags.hpp"
 
 #include "base/input_error.hpp"
@@ -123,6 +125,7 @@ private:
   void apply(const Token& flag, const std::vector<Token>& values);
   void apply_moe(const Token& flag, const Token& value);
   void uneven_stages();
+  void layout_stages();
   void finish();
 
   std::string source_;
@@ -224,6 +227,8 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
     return apply_moe(flag, value());
   if (f == "decoder-first-pipeline-num-layers" || f == "decoder-last-pipeline-num-layers")
     return run_.set(std::string("import.") + (f[8] == 'f' ? "first" : "last"), positive_int(flag, value()));
+  if (f == "pipeline-model-parallel-layout")
+    return run_.set("workload.parallel.pipeline_layout", value().text);
   if (f == "num-layers-per-virtual-pipeline-stage")
     return run_.set("import.layers_per_virtual_stage", positive_int(flag, value()));
   if (f == "multi-latent-attention" || f == "group-query-attention" || f == "attention-dropout")
@@ -281,6 +286,26 @@ void ArgReader::uneven_stages()
   run_.root.remove("import");
 }
 
+// Megatron-Core derives the virtual stages per rank from a layout's stage count (stages / pp).
+void ArgReader::layout_stages()
+{
+  if (!run_.has("workload.parallel.pipeline_layout") || run_.has("workload.parallel.vpp"))
+    return;
+  const Token& t = seen_.at("pipeline-model-parallel-layout");
+  PipelineLayout layout;
+  try {
+    layout = parse_pipeline_layout(t.text);
+  } catch (const LayoutError& e) {
+    fail(t, fmt::format("--pipeline-model-parallel-layout at character {}: {}", e.offset() + 1, e.what()));
+  }
+  const int pp = run_.has("workload.parallel.pp") ? run_.get("workload.parallel.pp").as<int>() : 1;
+  if (layout.stages() % pp != 0)
+    fail(t, fmt::format("--pipeline-model-parallel-layout has {} stages, not a multiple of the {} pipeline ranks",
+                        layout.stages(), pp));
+  if (layout.stages() > pp)
+    run_.set("workload.parallel.vpp", layout.stages() / pp);
+}
+
 void ArgReader::finish()
 {
   if (nodes_ > 0 && per_node_ > 0)
@@ -305,6 +330,7 @@ void ArgReader::finish()
     run_.root["workload"]["model"].remove("mla");
   }
   uneven_stages();
+  layout_stages();
   if (seen_.count("num-query-groups") && !seen_.count("group-query-attention"))
     run_.root["workload"]["model"].remove("kv_heads"); // Megatron reads the groups only with the switch
   const bool moe = run_.has("workload.model.moe.experts");

@@ -166,7 +166,11 @@ TEST(Import, BadInputIsRefusedWithItsPositionAndWritesNothing)
        "--gpus 8", ":5:26:"},
       {"nodes.toml", "[model]\nname = \"llama3\"\nflavor = \"8B\"\n", "--gpus 12", "do not fill whole nodes"},
       {"runs.args", "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --tensor-model-parallel-size 3",
-       "--gpus 8", "does not run"}};
+       "--gpus 8", "does not run"},
+      {"layout.args", "--num-layers 4 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et|(tt|L'",
+       "--gpus 8", ":1:82: --pipeline-model-parallel-layout at character 4: '(' is never closed"},
+      {"ranks.args", "--num-layers 4 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et|tt|tL'",
+       "--gpus 8", "has 3 stages, not a multiple of the 2 pipeline ranks"}};
   for (const auto& c : cases) {
     const auto input = cs::testing::write_temp(c.name, c.text);
     const auto i = import_file(input.string(), c.options);
@@ -174,6 +178,24 @@ TEST(Import, BadInputIsRefusedWithItsPositionAndWritesNothing)
     EXPECT_NE(i.r.err.find(c.where), std::string::npos) << c.name << ": " << i.r.err;
     EXPECT_FALSE(std::filesystem::exists(i.file)) << c.name;
   }
+}
+
+TEST(Import, APipelineLayoutSetsTheVirtualStages)
+{
+  // Megatron-Core derives VPP from the layout: 32 stages over PP 16 are two a rank, interleaved.
+  const auto args = cs::testing::write_temp(
+      "layout.args", "--num-layers 61 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --bf16 "
+                     "--mtp-num-layers 1 --micro-batch-size 1 --global-batch-size 256 --pipeline-model-parallel-size "
+                     "16 --pipeline-model-parallel-layout \"Et*3|(tt|)*29,m|L\"");
+  const auto i = import_file(args.string(), "--gpus 16");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+  const auto& p = training(s).parallel;
+  EXPECT_EQ(p.vpp, 2);
+  EXPECT_EQ(p.pipeline_layout, "Et*3|(tt|)*29,m|L");
+  ASSERT_EQ(p.stage_layers.size(), 32u);
+  EXPECT_EQ(p.stage_layers.front(), 3);
+  EXPECT_EQ(p.stage_layers[30], 0);
 }
 
 TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)

@@ -105,6 +105,12 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp
     for (int l : p.stage_layers)
       sum += l;
     const bool counts = std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l >= 0; });
+    if (!p.pipeline_layout.empty() &&
+        (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || sum != params.model.layers))
+      throw env.error_at("workload.parallel.pipeline_layout",
+                         fmt::format("the layout has {} stages and {} decoder layers (t); pp x vpp = {} stages of "
+                                     "the {} transformer layers",
+                                     p.stage_layers.size(), sum, p.pp * v, params.model.layers));
     if (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || !counts || sum != params.model.layers)
       throw env.error_at("workload.parallel.stage_layers",
                          fmt::format("stage_layers needs pp x vpp = {} entries of 0 or more layers summing to the {} "

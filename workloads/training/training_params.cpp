@@ -1,6 +1,10 @@
 #include "workloads/training/training_params.hpp"
 
+#include "models/parallel/pipeline_layout.hpp"
+
 #include "base/units.hpp"
+
+#include <fmt/format.h>
 
 namespace cs {
 namespace {
@@ -84,6 +88,68 @@ void read_checkpoint(ObjectReader c, CheckpointParams& checkpoint)
   c.require_at_most("interval", checkpoint.interval.value, 30 * 86400.0);
 }
 
+// parallel.pipeline_layout into stage_layers. Its stage count against pp x chunks is the checks' (the schedule sets
+// the chunks); here the string itself, and what the model must agree with.
+void read_pipeline_layout(const ObjectReader& p, TrainingParams& params)
+{
+  ParallelParams& par = params.parallel;
+  if (par.pipeline_layout.empty() || p.describing())
+    return;
+  PipelineLayout layout;
+  try {
+    layout = parse_pipeline_layout(par.pipeline_layout);
+  } catch (const LayoutError& e) {
+    p.fail_at("pipeline_layout", fmt::format("at character {}: {}", e.offset() + 1, e.what()));
+  }
+  if (!par.stage_layers.empty() || par.account_for_embedding || par.account_for_loss)
+    p.fail_at("pipeline_layout", "a pipeline layout places every layer itself: leave out stage_layers and the "
+                                 "account_for_embedding / account_for_loss keys");
+  const int last = layout.stages() - 1;
+  if (layout.embedding_stage != 0)
+    p.fail_at("pipeline_layout",
+              fmt::format("E (the embedding) is in stage {}; it must be in the first", layout.embedding_stage));
+  if (layout.loss_stage != last)
+    p.fail_at("pipeline_layout", fmt::format("L (the loss) is in stage {} of {}; it must be in the last",
+                                             layout.loss_stage, layout.stages()));
+  int mtp = 0;
+  for (int s = 0; s < layout.stages(); ++s) {
+    mtp += layout.mtp[s];
+    // The MTP module is modelled on the output layer's stage; a stage of MTP alone just before an L-only last stage
+    // (Megatron's DeepSeek-V3 example) is read as that.
+    const bool beside_loss = s == last || (s + 1 == last && layout.layers[last] == 0 && layout.layers[s] == 0);
+    if (layout.mtp[s] > 0 && !beside_loss)
+      p.fail_at("pipeline_layout", fmt::format("m (an MTP layer) in stage {}: clustersim runs the MTP module with the "
+                                               "loss, in the last stage or an MTP-only stage just before it",
+                                               s));
+  }
+  if (mtp != params.model.mtp_depth)
+    p.fail_at("pipeline_layout", fmt::format("the layout has {} MTP layers (m) and the model's mtp_depth is {}", mtp,
+                                             params.model.mtp_depth));
+  par.stage_layers = layout.layers;
+}
+
+// parallel: its layout string read, then every degree within its bounds.
+void check_parallel(const ObjectReader& p, TrainingParams& params)
+{
+  read_pipeline_layout(p, params);
+  p.require_non_negative("dp", params.parallel.dp);
+  p.require_positive("tp", params.parallel.tp);
+  p.require_positive("cp", params.parallel.cp);
+  p.require_at_most("cp", params.parallel.cp, kMaxGpus);
+  p.require_positive("pp", params.parallel.pp);
+  p.require_positive("vpp", params.parallel.vpp);
+  p.require_positive("ep", params.parallel.ep);
+  p.require_at_most("dp", params.parallel.dp, kMaxGpus);
+  p.require_at_most("tp", params.parallel.tp, kMaxGpus);
+  p.require_at_most("pp", params.parallel.pp, kMaxGpus);
+  p.require_at_most("vpp", params.parallel.vpp, kMaxGpus);
+  p.require_at_most("ep", params.parallel.ep, kMaxGpus);
+  p.require_non_negative("etp", params.parallel.etp);
+  p.require_at_most("etp", params.parallel.etp, kMaxGpus);
+  if (!p.describing() && (params.parallel.zero < 0 || params.parallel.zero > 3))
+    p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
+}
+
 } // namespace
 
 void read_training(ObjectReader& r, TrainingParams& params)
@@ -128,6 +194,11 @@ void read_training(ObjectReader& r, TrainingParams& params)
       .field("stage_layers", params.parallel.stage_layers,
              "layers of each virtual stage (pp x vpp entries, summing to the layers; 0 for a stage that holds only "
              "the embedding or the loss); overrides partition")
+      .field(
+          "pipeline_layout", params.parallel.pipeline_layout,
+          "Megatron-Core's --pipeline-model-parallel-layout, e.g. \"Et*3|(tt|)*29,m|L\": virtual stages in model order "
+          "split by |, E embedding, t decoder layer, m MTP layer, L loss, *N repeats, commas ignored; read into "
+          "stage_layers (the MTP layers run with the loss)")
       .field("account_for_embedding", params.parallel.account_for_embedding,
              "the embedding takes a layer's slot in the even split: the first stage holds one layer fewer (Megatron "
              "--account-for-embedding-in-pipeline-split)")
@@ -135,22 +206,7 @@ void read_training(ObjectReader& r, TrainingParams& params)
              "the output layer and loss take a layer's slot in the even split: the last stage holds one layer fewer "
              "(Megatron --account-for-loss-in-pipeline-split)");
   p.finish();
-  p.require_non_negative("dp", params.parallel.dp);
-  p.require_positive("tp", params.parallel.tp);
-  p.require_positive("cp", params.parallel.cp);
-  p.require_at_most("cp", params.parallel.cp, kMaxGpus);
-  p.require_positive("pp", params.parallel.pp);
-  p.require_positive("vpp", params.parallel.vpp);
-  p.require_positive("ep", params.parallel.ep);
-  p.require_at_most("dp", params.parallel.dp, kMaxGpus);
-  p.require_at_most("tp", params.parallel.tp, kMaxGpus);
-  p.require_at_most("pp", params.parallel.pp, kMaxGpus);
-  p.require_at_most("vpp", params.parallel.vpp, kMaxGpus);
-  p.require_at_most("ep", params.parallel.ep, kMaxGpus);
-  p.require_non_negative("etp", params.parallel.etp);
-  p.require_at_most("etp", params.parallel.etp, kMaxGpus);
-  if (!p.describing() && (params.parallel.zero < 0 || params.parallel.zero > 3))
-    p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
+  check_parallel(p, params);
   read_framework(r, params.framework);
   r.field("iterations", params.iterations, "training iterations to simulate")
       .field("gradient_bucket", params.gradient_bucket, "gradient bucket size for data-parallel all-reduce")

@@ -37,6 +37,7 @@ struct ParallelParams {
   StagePartition partition = StagePartition::EVEN;
   Placement placement = Placement::TP_PP_DP;
   std::vector<int> stage_layers; // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition
+  std::string pipeline_layout;   // Megatron-Core's layout string, as given; read into stage_layers
   // The embedding (first stage) and the loss (last stage) count as a layer each in the even split (Megatron
   // --account-for-embedding-in-pipeline-split, --account-for-loss-in-pipeline-split).
   bool account_for_embedding = false, account_for_loss = false;
