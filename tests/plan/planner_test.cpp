@@ -13,7 +13,7 @@
 namespace {
 
 // A small GPT on one node of 8 H100: every plan simulates in milliseconds.
-cs::Scenario small_gpt()
+cs::Scenario small_gpt(int layers = 8)
 {
   const std::string path = ::testing::TempDir() + "/cs_plan_" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << R"(name: plan-test
@@ -31,7 +31,7 @@ workload:
   iterations: 1
 policies: {sync: ring-allreduce}
 )";
-  cs::Scenario s = cs::load_scenario(path, {});
+  cs::Scenario s = cs::load_scenario(path, {"workload.model.layers=" + std::to_string(layers)});
   cs::check_scenario(s);
   return s;
 }
@@ -245,23 +245,7 @@ TEST(Planner, UnevenLayersStillGetInterleavedSchedules)
 {
   // 7 layers on pp 2: two chunks a device cannot split them evenly, but the balanced partition runs them (as
   // DeepSeek-V3's 61 layers run on 32 chunks).
-  const std::string path = ::testing::TempDir() + "/cs_plan_uneven_" + std::to_string(::getpid()) + ".yaml";
-  std::ofstream(path) << R"(name: plan-uneven
-backend: analytical
-cluster:
-  device: h100-sxm5
-  nodes: 1
-  gpus_per_node: 8
-  intra_node: {kind: nvswitch}
-  network: {kind: fat-tree, nic_bandwidth: 400Gb/s, nics_per_node: 8}
-workload:
-  kind: transformer-training
-  model: {layers: 7, hidden: 1024, heads: 8, seq: 512, vocab: 32000, dtype: bf16}
-  batch: {global: 32, micro: 2}
-  iterations: 1
-policies: {sync: ring-allreduce}
-)";
-  const cs::Scenario base = cs::load_scenario(path, {});
+  const cs::Scenario base = small_gpt(7);
   cs::PlanOptions o;
   o.gpus = 8;
   o.top = 100000;
