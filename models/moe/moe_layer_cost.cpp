@@ -49,7 +49,9 @@ PieceTimes ExpertCost::times(const PassKernels& k) const
   const PassCost b = pass_cost(cost_, k.backward, framework_.kernel_gap_s);
   PieceTimes t;
   t.forward = f.seconds;
-  t.backward = b.seconds + (m_.recompute == Recompute::FULL ? f.seconds : 0.0) + activation_again(k);
+  // Full recomputation and the `moe` module rerun the whole forward (moe_act only the activation).
+  const bool whole = m_.recompute == Recompute::FULL || m_.recomputes("moe");
+  t.backward = b.seconds + (whole ? f.seconds : activation_again(k));
   t.weight = b.weight_seconds;
   t.model = f.model;
   return t;

@@ -148,9 +148,11 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     per_layer = s * b * h * (held + scores);
   // Korthikanti's counts are for 16-bit activations; scale for other dtypes.
   per_layer *= e / 2.0;
-  const double per_moe_layer = moe_total > 0 && model.recompute != Recompute::FULL
-                                   ? per_layer + moe_layer_extra(model, layout, s * b * h, t, e)
-                                   : per_layer;
+  // The `moe` module keeps only the MoE layer's input (counted with the norms): its MLP part holds nothing.
+  const double mlp_part = s * b * h * mlp_kind_of(model).activation_units() * model.ffn / h / t * e / 2.0;
+  const double per_moe_layer = moe_total == 0 || model.recompute == Recompute::FULL ? per_layer
+                               : model.recomputes("moe") ? per_layer - (model.recomputes("mlp") ? 0.0 : mlp_part)
+                                                         : per_layer + moe_layer_extra(model, layout, s * b * h, t, e);
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
   const int n = model.recompute_num_layers;
   if (model.recompute == Recompute::FULL && (model.recompute_method == RecomputeMethod::BLOCK || n > 1)) {

@@ -100,15 +100,15 @@ void check_recompute_modules(ObjectReader& m, const ModelParams& model)
 {
   if (m.describing() || model.recompute_modules.empty())
     return;
-  static const std::vector<std::string> priced{"core_attn",   "layernorm", "mlp",
-                                               "mla_up_proj", "moe_act",   "shared_experts"};
-  static const std::vector<std::string> later{"moe"};
+  static const std::vector<std::string> priced{"core_attn", "layernorm",      "mlp", "mla_up_proj",
+                                               "moe_act",   "shared_experts", "moe"};
+  static const std::vector<std::string> later{};
   if (model.recompute != Recompute::SELECTIVE)
     m.fail_at("recompute_modules", "recompute_modules needs recompute: selective (full reruns the whole layer)");
   for (const auto& name : model.recompute_modules) {
     if (std::find(later.begin(), later.end(), name) != later.end())
       m.fail_at("recompute_modules", fmt::format("recompute module '{}' is not modelled yet (priced: core_attn, "
-                                                 "layernorm, mlp, mla_up_proj, moe_act, shared_experts)",
+                                                 "layernorm, mlp, mla_up_proj, moe_act, shared_experts, moe)",
                                                  name));
     if (std::find(priced.begin(), priced.end(), name) == priced.end())
       m.fail_at("recompute_modules",
@@ -135,7 +135,7 @@ void check_recompute_layers(ObjectReader& m, const ModelParams& model)
   if (model.recompute_method == RecomputeMethod::BLOCK && model.recompute_num_layers == 0)
     m.fail_at("recompute_method", "recompute_method: block needs recompute_num_layers (the layers of each stage "
                                   "recomputed)");
-  for (const char* module : {"moe_act", "shared_experts"})
+  for (const char* module : {"moe_act", "shared_experts", "moe"})
     if (model.recomputes(module) && !model.moe.enabled())
       m.fail_at("recompute_modules", fmt::format("recompute module '{}' needs an MoE model (model.moe)", module));
   if (model.recomputes("shared_experts") && model.moe.shared_experts == 0)

@@ -64,6 +64,9 @@ bool reruns(const std::string& module, const std::string& kernel)
     return kernel.rfind("ffn_", 0) == 0 || kernel == "gelu" || kernel == "swiglu" || kernel == "bias_gelu";
   if (module == "shared_experts") // an MoE layer's shared experts (their kernels carry the prefix)
     return kernel.rfind("shared_", 0) == 0;
+  if (module == "moe") // the whole MoE layer: router, permutation, shared experts (the routed experts are ExpertCost's)
+    return kernel.rfind("router_", 0) == 0 || kernel == "permute" || kernel == "unpermute" ||
+           kernel.rfind("shared_", 0) == 0;
   if (module == "mla_up_proj")
     return kernel.rfind("mla_q_up_gemm", 0) == 0 || kernel.rfind("mla_kv_up_gemm", 0) == 0 || kernel == "mla_rope" ||
            kernel == "mla_qk_concat";

@@ -243,11 +243,15 @@ double hardware_model_flops(const ModelParams& model, double global_batch)
     const double mlp = model.recomputes("mlp") ? 2.0 * mlp_kind_of(model).weights(model.hidden, model.ffn) : 0.0;
     const double own = attention_kind_of(model).rerun_flops_per_token(model);
     const double again = flops + global_batch * model.seq * (core + mlp + own) * (model.layers + model.mtp_depth);
-    if (!model.recomputes("shared_experts"))
+    // In every MoE layer, 2 FLOPs a weight a token again: the shared experts' GEMMs (shared_experts), or the whole
+    // layer's (moe: the router and each token's top_k routed experts too).
+    const bool whole = model.recomputes("moe");
+    if (!whole && !model.recomputes("shared_experts"))
       return again;
-    // The shared experts' GEMMs again in every MoE layer (2 FLOPs a weight a token).
-    return again +
-           global_batch * model.seq * 2.0 * shared_expert_parameters(model) * moe_layer_count(model.moe, model.layers);
+    const double weights =
+        shared_expert_parameters(model) +
+        (whole ? model.moe.top_k * expert_parameters(model) + double(model.hidden) * model.moe.experts : 0.0);
+    return again + global_batch * model.seq * 2.0 * weights * moe_layer_count(model.moe, model.layers);
   }
   return flops;
 }

@@ -100,6 +100,7 @@ std::vector<std::pair<Recompute, std::vector<std::string>>> recompute_choices(co
     if (model.moe.enabled()) {
       out.push_back({Recompute::SELECTIVE, {"moe_act"}});
       out.push_back({Recompute::SELECTIVE, {"layernorm", "moe_act"}});
+      out.push_back({Recompute::SELECTIVE, {"layernorm", "moe"}}); // the whole MoE layer, its all-to-alls too
       if (attention_kind_of(model).name() == "mla")
         out.push_back({Recompute::SELECTIVE, {"layernorm", "mla_up_proj", "moe_act"}});
     }

@@ -74,13 +74,13 @@ TEST(RecomputeModules, ScenariosNameModulesMegatronCoreKnows)
   EXPECT_EQ(ok.code, 0) << ok.err;
   struct Case {
     std::string sets, words;
-  } cases[] = {
-      {"--set 'workload.model.recompute_modules=[mlp]'", "needs recompute: selective"},
-      {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[mpl]'",
-       "unknown recompute module 'mpl'"},
-      {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[moe_act]'",
-       "needs an MoE model"},
-      {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[moe]'", "not modelled yet"}};
+  } cases[] = {{"--set 'workload.model.recompute_modules=[mlp]'", "needs recompute: selective"},
+               {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[mpl]'",
+                "unknown recompute module 'mpl'"},
+               {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[moe_act]'",
+                "needs an MoE model"},
+               {"--set workload.model.recompute=selective --set 'workload.model.recompute_modules=[moe]'",
+                "recompute module 'moe' needs an MoE model"}};
   for (const Case& c : cases) {
     auto r = cs::testing::run_clustersim(q + c.sets);
     EXPECT_EQ(r.code, 2) << c.sets;
@@ -202,6 +202,32 @@ TEST(RecomputeModules, MoeModulesNeedAnMoeModel)
                          "transformer-training\n  batch: {global: 8, micro: 1}\n  model: {preset: mixtral-8x7b, "
                          "recompute: selective, recompute_modules: [moe]}\n");
   const auto m = cs::testing::clustersim("validate " + moe.string());
-  EXPECT_EQ(m.code, 2);
-  EXPECT_NE(m.err.find("'moe' is not modelled yet"), std::string::npos) << m.err;
+  EXPECT_EQ(m.code, 0) << m.err;
+}
+
+TEST(RecomputeModules, TheMoeModuleRerunsTheWholeLayerAndItsAllToAlls)
+{
+  // Mixtral 8x7B as Megatron-Core ran it: with `moe` the MoE layer keeps only its input, and its backward first runs
+  // its forward again, the dispatch and combine included (2 more all-to-alls to the 4 a layer and microbatch).
+  auto run = [](const std::string& modules) {
+    static int n = 0;
+    const auto out = cs::testing::fresh_dir("moe_module_" + std::to_string(n++));
+    const auto r = cs::testing::clustersim("run " + src("scenarios/reference/mcore-mixtral-8x7b.yaml") +
+                                           " --set workload.model.recompute=selective --set "
+                                           "'workload.model.recompute_modules=" +
+                                           modules + "' --quiet --out " + out.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    return cs::testing::read_json(out / "report.json").at("metrics");
+  };
+  const auto act = run("[moe_act]"), whole = run("[moe]"), none = run("[core_attn]");
+  EXPECT_GT(whole.at("iteration_time_s").get<double>(), act.at("iteration_time_s").get<double>());
+  EXPECT_LT(whole.at("peak_memory_bytes").get<double>(), act.at("peak_memory_bytes").get<double>());
+  // The all-to-alls run again and move more; moe_act's rerun moves nothing.
+  const double moved = whole.at("network_bytes").get<double>() - none.at("network_bytes").get<double>();
+  EXPECT_GT(moved, 0.2 * none.at("network_bytes").get<double>());
+  EXPECT_GT(whole.at("alltoall_time_s").get<double>(), 1.1 * act.at("alltoall_time_s").get<double>());
+  EXPECT_NEAR(act.at("network_bytes").get<double>(), none.at("network_bytes").get<double>(), 1.0);
+  // Hardware FLOPs count the rerun: the router and each token's top-2 experts once more in every layer.
+  EXPECT_GT(whole.at("hardware_tflops_per_gpu").get<double>() * whole.at("iteration_time_s").get<double>(),
+            none.at("hardware_tflops_per_gpu").get<double>() * none.at("iteration_time_s").get<double>() * 1.1);
 }

@@ -230,13 +230,24 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   const std::string model = st.chunks[rank][0].model.empty() ? "given" : st.chunks[rank][0].model;
   std::vector<int> ends;
   int recommunicated = -1;
-  if (!forward && st.plan.recommunicate_share > 0) { // the dispatch resent to rebuild the buffer not kept
+  // The dispatch resent to rebuild the buffer not kept (MPipeMoE), or the whole layer's forward again before its
+  // backward (Megatron-Core's `moe` recompute module): dispatch and combine once more.
+  const bool rerun = !forward && plan_.params->model.recomputes("moe");
+  if (!forward && (st.plan.recommunicate_share > 0 || rerun)) {
     TaskLabels l = lab;
     l.phase = graph_.intern("dispatch_again");
+    const double again = rerun ? 1.0 : st.plan.recommunicate_share;
     const auto m = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
-                              st.traffic, st.plan.wire_scale * st.plan.recommunicate_share, false, l);
+                              st.traffic, st.plan.wire_scale * again, false, l);
     graph_.add_dependency(pre, m[rank]);
     recommunicated = m[rank];
+    if (rerun) {
+      l.phase = graph_.intern("combine_again");
+      const auto c = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 3, 0, group}, group, device,
+                                st.traffic, st.plan.wire_scale, true, l);
+      graph_.add_dependency(m[rank], c[rank]);
+      recommunicated = c[rank];
+    }
   }
   if (shared_s > 0) { // on the compute stream after `pre`, so beside the all-to-all that `pre` starts
     const double seconds = beside(st, shared_s, group, device, op, true);
