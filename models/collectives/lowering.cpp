@@ -119,17 +119,18 @@ struct Lowering {
   // Closed forms where the graph's flows stand for copies (TaskGraph::flow_copies): the inter-node rate each flow of
   // the group's ring gets when its copies share the links with it, by group and by whether the copies include the
   // folded replicas (a group inside one replica) or not (a group that spans them). Larger than the NIC: no effect.
-  std::map<std::pair<std::vector<int>, bool>, double> shared_rates;
+  std::map<std::tuple<std::vector<int>, bool>, double, std::less<>> shared_rates;
 
   double shared_rate(const std::vector<int>& hosts, bool inside_replica, const GroupShape& shape)
   {
-    const auto key = std::make_pair(hosts, inside_replica);
-    auto it = shared_rates.find(key);
+    auto it = shared_rates.find(std::tie(hosts, inside_replica));
     if (it == shared_rates.end()) {
       const FlowCopies& copies = in.flow_copies();
       const auto offsets = inside_replica ? copies.all() : copies.beside_only();
       const auto flows = ring_flows(platform.topology, hosts, offsets, shape.channels);
-      it = shared_rates.emplace(key, SharedLinks(platform.topology, flows).slowest_rate()).first;
+      it = shared_rates
+               .emplace(std::make_tuple(hosts, inside_replica), SharedLinks(platform.topology, flows).slowest_rate())
+               .first;
     }
     return it->second;
   }
