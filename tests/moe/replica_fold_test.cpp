@@ -69,7 +69,8 @@ TEST(ReplicaFold, AFoldThatCannotHoldIsRefusedAndWritesNothing)
 {
   // Asked for one replica where it cannot stand for the others: the reason, exit 2, nothing written.
   const std::vector<std::pair<std::string, std::string>> cases{
-      {"", "cannot hold for this MoE model"}, // the example's Zipf-skewed routing tells ranks apart
+      // The example's Zipf-skewed routing tells groups apart: on simgrid, whose all-to-alls are flows, nothing folds.
+      {" --backend simgrid", "cannot hold for this MoE model"},
       {" --set policies.moe_routing=balanced --set policies.moe=flexmoe", "cannot hold for this MoE model"},
       {" --set policies.moe_routing=balanced --set 'cluster.network.levels=[{oversubscription: 4}, "
        "{oversubscription: 1}]'",
@@ -87,4 +88,21 @@ TEST(ReplicaFold, AFoldThatCannotHoldIsRefusedAndWritesNothing)
   }
   // Under auto the same runs simulate every replica.
   EXPECT_EQ(run("").metrics.value("replicas_simulated", 0.0), 16.0);
+}
+
+TEST(ReplicaFold, SkewedRoutingFoldsToTheSlowestExpertParallelGroup)
+{
+  // Zipf routing differs by EP group: the replicas of one group are built, running the routing of the group whose
+  // busiest rank carries the most; the other group's all-to-alls are counted without being simulated. The step is
+  // the slowest group's, the traffic and the routing statistics every group's.
+  const auto all = run(" --replicas all").metrics;
+  const auto one = run(" --replicas one");
+  EXPECT_EQ(one.metrics.value("replicas_simulated", 0.0), 8.0);
+  EXPECT_TRUE(std::regex_search(one.err, std::regex("runs group [01]'s routing, the slowest"))) << one.err;
+  EXPECT_NEAR(one.metrics.value("iteration_time_s", 0.0) / all.value("iteration_time_s", 1.0), 1.0, 0.01);
+  for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
+    EXPECT_NEAR(one.metrics.value(key, 0.0) / all.value(key, 1.0), 1.0, 1e-6) << key;
+  for (const char* key : {"expert_load_imbalance", "expert_load_imbalance_max", "peak_memory_bytes"})
+    EXPECT_DOUBLE_EQ(one.metrics.value(key, 0.0), all.value(key, 1.0)) << key;
+  EXPECT_LT(one.metrics.value("task_count", 0.0), all.value("task_count", 0.0) / 2);
 }

@@ -36,6 +36,14 @@ MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
   groups_ = plan.parallel.dp / replicas_;
   built_ = plan.replicas_to_build();
   copies_ = double(groups_) / ((built_ + replicas_ - 1) / replicas_); // groups each built group stands for
+  if (plan.replicas_built > 0) // an EP group fold: the other groups are counted one by one (count_group)
+    copies_ = 1;
+}
+
+int MoeEmitter::routed_as(int group) const
+{
+  const int g = plan_.routing_group;
+  return group == 0 ? g : group == g ? 0 : group;
 }
 
 // EP rank k of a group: replica group * replicas_ + k / fold_, TP rank (k % fold_) * etp, the first of its etp TP
@@ -97,7 +105,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   q.iteration = it;
   q.layer = layer;
   q.microbatch = mb;
-  q.group = group;
+  q.group = routed_as(group);
   q.ranks = ep_;
   q.samples_per_rank = plan_.params->batch.micro;
   q.tokens_per_sample = model.seq / double(fold_) / plan_.parallel.cp;
@@ -109,7 +117,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   c.iteration = it;
   c.layer = layer;
   c.microbatch = mb;
-  c.group = group;
+  c.group = routed_as(group);
   Step st;
   st.plan = plan_.moe->plan(c, plan_.routing->route(q));
   const DispatchGroup dispatch_group{ep_, c.machine, model.moe.experts, model.moe.top_k, model.moe.max_nodes_per_token};
@@ -219,6 +227,29 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   return collectives_[key] = graph_.add_collective(spec, streams, {});
 }
 
+void MoeEmitter::count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab)
+{
+  // The same collectives forward_chain makes for a built group, keyed alike, with this group's own step.
+  const Step& st = step(lab.iteration, s.layer, op.microbatch, group, device);
+  const bool forward = op.forward();
+  const int pass = forward ? 0 : 1, n = st.plan.partitions;
+  const bool rerun = !forward && plan_.params->model.recomputes("moe");
+  if (!forward && (st.plan.recommunicate_share > 0 || rerun)) {
+    const double again = rerun ? 1.0 : st.plan.recommunicate_share;
+    collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device, st.traffic,
+               st.plan.wire_scale * again, false, lab);
+    if (rerun)
+      collective({op.microbatch, stage, s.layer, lab.iteration, pass, 3, 0, group}, group, device, st.traffic,
+                 st.plan.wire_scale, true, lab);
+  }
+  for (int i = 0; i < n; ++i) {
+    collective({op.microbatch, stage, s.layer, lab.iteration, pass, 0, i, group}, group, device, st.traffic,
+               st.plan.wire_scale / n, false, lab);
+    collective({op.microbatch, stage, s.layer, lab.iteration, pass, 1, i, group}, group, device, st.traffic,
+               st.plan.wire_scale / n, true, lab);
+  }
+}
+
 int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, int stream, int pre,
                               const PipelineOp& op, int stage, const Segment& s, TaskLabels lab, double& busy,
                               double shared_s)
@@ -296,6 +327,9 @@ std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, 
   const int replica = site.replica, device = site.device, stream = site.stream, stage = site.stage;
   const PipelineOp& op = *site.op;
   const int group = replica / replicas_, rank = (replica % replicas_) * fold_;
+  if (plan_.replicas_built > 0 && replica == 0 && op.pass != Pass::BACKWARD_WEIGHT)
+    for (int g = 1; g < groups_; ++g)
+      count_group(g, device, op, stage, s, lab);
   const Step& st = step(lab.iteration, s.layer, op.microbatch, group, device);
   const std::string model = st.chunks[rank][0].model.empty() ? "given" : st.chunks[rank][0].model;
   if (op.pass == Pass::BACKWARD_WEIGHT) { // no communication: the dense and expert weight gradients

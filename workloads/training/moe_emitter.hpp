@@ -42,6 +42,11 @@ private:
   };
   /** Adds one step of `layer` to the statistics. */
   void account(const Step& st, int layer);
+  /** The routing group that group `group` runs: group 0 and plan.routing_group trade places (an EP group fold). */
+  int routed_as(int group) const;
+  /** The all-to-alls of an EP group that is not built, for one op: no member is simulated; the lowering counts what
+   *  they move. */
+  void count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab);
   /** `t` seconds of compute in `op`: slowed by the dispatcher's SM share beside the paired op's all-to-all when the
    *  op runs overlapped, or beside its own when `alongside` (the all-to-all taken as long as this layer's own
    *  dispatch). [recon] */

@@ -3,6 +3,9 @@
 
 #include "models/collectives/lowering.hpp"
 #include "models/moe/moe_policy.hpp"
+#include "models/moe/moe_routing.hpp"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -38,6 +41,67 @@ bool moe_replicas_alike(const TrainingPlan& plan)
   return plan.routing && plan.moe && plan.routing->same_for_every_group() && plan.moe->ranks_alike();
 }
 
+// Whether one EP group's replicas stand for an MoE model's others although the groups route differently: a policy
+// that treats ranks alike (fixed placement, no state), a uniform fabric, the analytical backend (its all-to-alls are
+// closed forms, so the groups not built are counted, not simulated), no straggler model, and more than one group.
+bool group_foldable(const TrainingPlan& plan, const RunEnv& env)
+{
+  const StragglerParams& st = env.cluster->stragglers;
+  return plan.params->model.moe.enabled() && plan.routing && plan.moe && plan.moe->ranks_alike() &&
+         !plan.routing->same_for_every_group() && uniform_fabric(env.cluster->network) &&
+         env.backend == Backend::ANALYTICAL && st.slow.empty() && st.spread == 0 && st.random.probability == 0 &&
+         st.step_times.empty() && plan.parallel.ep_replicas() < plan.parallel.dp;
+}
+
+// The EP group whose routing loads its busiest rank most, summed over the MoE layers of the first microbatch (the
+// experts fixed in order over the ranks, as static-ep places them): the group the step waits for, lowest on ties.
+// One microbatch a layer: routing is drawn per step, and drawing every step twice (here and in the build) cost more
+// than the fold saved on a 2,048-GPU DeepSeek-V3.
+int slowest_group(const TrainingPlan& plan)
+{
+  const TrainingParams& p = *plan.params;
+  const ModelParams& model = p.model;
+  const ParallelLayout& l = plan.parallel;
+  const int ep = l.ep, groups = l.dp / l.ep_replicas(), per_rank = model.moe.experts / ep;
+  RoutingRequest q;
+  q.ranks = ep;
+  q.samples_per_rank = p.batch.micro;
+  q.tokens_per_sample = model.seq / double(l.ep_fold()) / l.cp;
+  q.experts = model.moe.experts;
+  q.top_k = model.moe.top_k;
+  q.seed = plan.seed;
+  q.rank_totals = !plan.moe->reads_samples();
+  int best = 0;
+  double worst = -1;
+  for (int g = 0; g < groups; ++g) {
+    q.group = g;
+    double score = 0;
+    for (q.layer = 0; q.layer < model.layers; ++q.layer) {
+      if (!is_moe_layer(model.moe, q.layer))
+        continue;
+      const Routing r = plan.routing->route(q);
+      std::vector<double> load(ep, 0.0);
+      for (const auto& sample : r.tokens)
+        for (int e = 0; e < model.moe.experts; ++e)
+          load[e / per_rank] += sample[e];
+      score += *std::max_element(load.begin(), load.end());
+    }
+    if (score > worst) {
+      worst = score;
+      best = g;
+    }
+  }
+  return best;
+}
+
+// EP group 0's replicas built, running the slowest group's routing.
+void fold_to_group(TrainingPlan& plan)
+{
+  plan.one_replica = false;
+  plan.replicas_built = plan.parallel.ep_replicas();
+  plan.routing_group = slowest_group(plan);
+}
+
 // `--replicas one` where replica 0 cannot stand for the others: refused (exit 2, nothing written) with the reason.
 } // namespace
 
@@ -55,7 +119,7 @@ void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
                              "models (use --backend analytical, --replicas all, or auto)"
                            : "--replicas one cannot hold on this network: background traffic or ECMP routing loads "
                              "replicas differently (use --replicas all, or auto)");
-  if (moe && !moe_replicas_alike(plan))
+  if (moe && !moe_replicas_alike(plan) && !group_foldable(plan, env))
     throw env.error_at(plan.routing && plan.routing->same_for_every_group() ? "policies.moe" : "policies.moe_routing",
                        "--replicas one cannot hold for this MoE model: each replica routes its own tokens to the "
                        "others' experts, alike only under balanced routing and static-ep (use --replicas all, or "
@@ -85,11 +149,15 @@ std::string fold_words(const TrainingPlan& plan, const RunEnv& env)
 {
   const ClusterParams& cluster = *env.cluster;
   const bool moe = plan.params->model.moe.enabled();
-  if (plan.one_replica || plan.parallel.dp < 2)
+  if (plan.one_replica || plan.replicas_built > 0 || plan.parallel.dp < 2)
     return "no replica fold is left to apply (one data-parallel replica is simulated)";
+  if (moe && !moe_replicas_alike(plan) && group_foldable(plan, env))
+    return fmt::format("fold the {} data-parallel replicas into one EP group's {}, the slowest routing's (--replicas "
+                       "one)",
+                       plan.parallel.dp, plan.parallel.ep_replicas());
   if (moe && !moe_replicas_alike(plan))
     return "no replica fold applies (this MoE model's replicas route differently: only balanced routing under "
-           "static-ep folds)";
+           "static-ep folds, or an EP group stands for the others under static-ep on the analytical backend)";
   if (!uniform_fabric(cluster.network) && !folds_shared_links(cluster))
     return "no replica fold applies (ECMP routing or background traffic loads replicas differently)";
   if (!uniform_fabric(cluster.network) && (moe || env.backend != Backend::ANALYTICAL))
@@ -116,6 +184,18 @@ TrainingGraph build_replicas_unchecked(TrainingPlan& plan, const RunEnv& env, in
   const PlatformSpec& platform = *env.platform;
   const bool moe = plan.params->model.moe.enabled(), foldable = !moe || moe_replicas_alike(plan);
   plan.one_replica = (env.replicas == ReplicaMode::ONE || env.replicas == ReplicaMode::ESTIMATE) && foldable;
+  if (!foldable && dp > 1 && group_foldable(plan, env) && env.replicas != ReplicaMode::ALL) {
+    // Routing that differs by EP group: the slowest group's replicas stand for the others. Asked for (one, the
+    // planner's estimate), or under auto where every replica would pass the task count.
+    fold_to_group(plan);
+    TrainingGraph group = build_training(plan);
+    lower_training(group, platform, CollectivePricing::FLOWS);
+    const double groups = double(dp) / plan.replicas_built;
+    if (env.replicas != ReplicaMode::AUTO || double(group.graph.size()) * groups > kAutoOneReplicaTasks)
+      return group;
+    plan.replicas_built = 0;
+    plan.routing_group = 0;
+  }
   if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == Backend::ANALYTICAL &&
       replicas_alike(*env.cluster, env.backend, moe) && foldable) {
     plan.one_replica = true;
@@ -150,7 +230,10 @@ TrainingGraph build_replicas_unchecked(TrainingPlan& plan, const RunEnv& env, in
 TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
 {
   try {
-    return build_replicas_unchecked(plan, env, dp);
+    TrainingGraph out = build_replicas_unchecked(plan, env, dp);
+    if (plan.replicas_built > 0)
+      out.routing_group = plan.routing_group;
+    return out;
   } catch (const TaskLimitError& e) {
     throw TaskLimitError(e.limit(), fold_words(plan, env));
   }

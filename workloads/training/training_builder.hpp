@@ -28,8 +28,13 @@ struct TrainingPlan {
   // Data-parallel replicas see the same network on an idle non-blocking fabric: simulate replica 0 alone; the
   // collectives whose other members are left out are then priced by their closed forms (the planner's estimate).
   bool one_replica = false;
-  /** Replicas the builder simulates: all dp, or replica 0 alone (one_replica). */
-  int replicas_to_build() const { return one_replica ? 1 : parallel.dp; }
+  // MoE under routing that differs by EP group: the replicas of EP group 0 alone (0: all, or one_replica), running
+  // the routing of group `routing_group` (the slowest), whose own routing goes to group 0's place; the other groups'
+  // all-to-alls are counted (traffic, statistics) but not simulated.
+  int replicas_built = 0;
+  int routing_group = 0;
+  /** Replicas the builder simulates: all dp, replica 0 alone (one_replica), or one EP group's (replicas_built). */
+  int replicas_to_build() const { return one_replica ? 1 : replicas_built > 0 ? replicas_built : parallel.dp; }
   // MoE models: how tokens choose experts and the placement/pipelining policy; the run's seed for the routing.
   const RoutingModel* routing = nullptr;
   MoePolicy* moe = nullptr;
@@ -61,6 +66,7 @@ struct TrainingGraph {
   std::vector<int> layers_per_device;
   int replicas_built = 1; // data-parallel replicas simulated (the others, symmetric, are not; their transfers are
                           // counted as replica 0's)
+  int routing_group = -1; // an EP group fold: the group whose routing the simulated group ran (-1: none)
   double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0; // collectives priced by their closed forms
   std::vector<double> closed_form_link_bytes;                      // the same per link (empty: none)
   double closed_form_expansion_tasks = 0;                          // tasks their expansions would have added

@@ -119,6 +119,10 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
       tr.replicas_built < dp
           ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
                         m.contains(metric::slowest_gpu_speed) ? "folded in (each stage at its slowest GPU's speed)"
+                        : tr.routing_group >= 0
+                            ? fmt::format("folded in (their EP groups' all-to-alls counted; the one simulated runs "
+                                          "group {}'s routing, the slowest)",
+                                          tr.routing_group)
                         : tr.graph.flow_copies().replicas.empty()
                             ? "symmetric"
                             : "folded in (each flow with its copies' share of the oversubscribed links)")
