@@ -98,9 +98,10 @@ struct Lowering {
 
   MatrixUse& matrix_use(const CollectiveSpec& c)
   {
-    auto it = matrix_uses.find(std::tie(static_cast<const std::vector<double>* const&>(&c.matrix.values()), c.hosts));
+    const std::vector<double>* sizes = &c.matrix.values();
+    auto it = matrix_uses.find(std::tie(sizes, c.hosts));
     if (it == matrix_uses.end()) {
-      it = matrix_uses.emplace(std::make_tuple(&c.matrix.values(), c.hosts), MatrixUse{c.matrix}).first;
+      it = matrix_uses.emplace(std::make_tuple(sizes, c.hosts), MatrixUse{c.matrix}).first;
       matrix_order.emplace_back(&std::get<1>(it->first), &it->second);
     }
     return it->second;

@@ -22,15 +22,19 @@ bool folds_shared_links(const ClusterParams& cluster)
   return !uniform_fabric(net) && net.background.empty() && net.routing == FabricRouting::IDEAL;
 }
 
-// Whether replica 0 can stand for every data-parallel replica: a uniform fabric (no replica's traffic slows another's
-// differently), or an oversubscribed one whose shared links the fold scales on the analytical backend, and no random
-// slowdowns (drawn per device and step). Slow devices and the spread of speeds are folded into replica 0's stages
+// Whether the fabric lets replica 0 stand for the others: uniform (no replica's traffic slows another's
+// differently), or oversubscribed with shared links the fold scales (the analytical backend, dense models).
+bool fabric_alike(const ClusterParams& cluster, Backend backend, bool moe)
+{
+  return uniform_fabric(cluster.network) || (backend == Backend::ANALYTICAL && !moe && folds_shared_links(cluster));
+}
+
+// Whether replica 0 can stand for every data-parallel replica: a fabric that allows it and no random slowdowns (drawn
+// per device and step). Slow devices and the spread of speeds are folded into replica 0's stages
 // (training_stragglers).
 bool replicas_alike(const ClusterParams& cluster, Backend backend, bool moe)
 {
-  const bool fabric =
-      uniform_fabric(cluster.network) || (backend == Backend::ANALYTICAL && !moe && folds_shared_links(cluster));
-  return fabric && cluster.stragglers.random.probability == 0;
+  return fabric_alike(cluster, backend, moe) && cluster.stragglers.random.probability == 0;
 }
 
 // Whether replica 0 stands for an MoE model's replicas: each routes its own tokens to the others' experts, so they
@@ -102,16 +106,15 @@ void fold_to_group(TrainingPlan& plan)
   plan.routing_group = slowest_group(plan);
 }
 
-// `--replicas one` where replica 0 cannot stand for the others: refused (exit 2, nothing written) with the reason.
 } // namespace
 
+// `--replicas one` where replica 0 cannot stand for the others: refused (exit 2, nothing written) with the reason.
 void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
 {
   if (env.replicas != ReplicaMode::ONE || plan.parallel.dp < 2)
     return;
   const bool moe = plan.params->model.moe.enabled();
-  if (!uniform_fabric(env.cluster->network) &&
-      !(env.backend == Backend::ANALYTICAL && !moe && folds_shared_links(*env.cluster)))
+  if (!fabric_alike(*env.cluster, env.backend, moe))
     throw env.error_at("cluster.network",
                        folds_shared_links(*env.cluster)
                            ? "--replicas one cannot hold on this network here: replicas behind an oversubscribed "
@@ -122,8 +125,9 @@ void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
   if (moe && !moe_replicas_alike(plan) && !group_foldable(plan, env))
     throw env.error_at(plan.routing && plan.routing->same_for_every_group() ? "policies.moe" : "policies.moe_routing",
                        "--replicas one cannot hold for this MoE model: each replica routes its own tokens to the "
-                       "others' experts, alike only under balanced routing and static-ep (use --replicas all, or "
-                       "auto)");
+                       "others' experts; replica 0 stands for them only under balanced routing and static-ep, and "
+                       "one EP group only under static-ep on the analytical backend without stragglers (use "
+                       "--replicas all, or auto)");
 }
 
 namespace {
