@@ -229,25 +229,36 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
 
 void MoeEmitter::count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab)
 {
-  // The same collectives forward_chain makes for a built group, keyed alike, with this group's own step.
+  // The same all-to-alls forward_chain makes for a built group, with this group's own step.
   const Step& st = step(lab.iteration, s.layer, op.microbatch, group, device);
-  const bool forward = op.forward();
-  const int pass = forward ? 0 : 1, n = st.plan.partitions;
-  const bool rerun = !forward && plan_.params->model.recomputes("moe");
-  if (!forward && (st.plan.recommunicate_share > 0 || rerun)) {
-    const double again = rerun ? 1.0 : st.plan.recommunicate_share;
-    collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device, st.traffic,
-               st.plan.wire_scale * again, false, lab);
-    if (rerun)
-      collective({op.microbatch, stage, s.layer, lab.iteration, pass, 3, 0, group}, group, device, st.traffic,
-                 st.plan.wire_scale, true, lab);
+  const AllToAllSite at{st, op, stage, s, group, device};
+  const int again = sends_again(st, op);
+  for (int v = 2; v < 2 + again; ++v)
+    alltoall(at, v, 0, lab);
+  for (int i = 0; i < st.plan.partitions; ++i) {
+    alltoall(at, 0, i, lab);
+    alltoall(at, 1, i, lab);
   }
-  for (int i = 0; i < n; ++i) {
-    collective({op.microbatch, stage, s.layer, lab.iteration, pass, 0, i, group}, group, device, st.traffic,
-               st.plan.wire_scale / n, false, lab);
-    collective({op.microbatch, stage, s.layer, lab.iteration, pass, 1, i, group}, group, device, st.traffic,
-               st.plan.wire_scale / n, true, lab);
-  }
+}
+
+int MoeEmitter::sends_again(const Step& st, const PipelineOp& op) const
+{
+  if (op.forward())
+    return 0;
+  return plan_.params->model.recomputes("moe") ? 2 : st.plan.recommunicate_share > 0 ? 1 : 0;
+}
+
+std::vector<int> MoeEmitter::alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels)
+{
+  const Step& st = at.step;
+  const double again = plan_.params->model.recomputes("moe") ? 1.0 : st.plan.recommunicate_share;
+  const double factor = variant == 2   ? st.plan.wire_scale * again
+                        : variant == 3 ? st.plan.wire_scale
+                                       : st.plan.wire_scale / st.plan.partitions;
+  const PipelineOp& op = at.op;
+  return collective(
+      {op.microbatch, at.stage, at.segment.layer, labels.iteration, op.forward() ? 0 : 1, variant, chunk, at.group},
+      at.group, at.device, st.traffic, factor, variant % 2 == 1, labels);
 }
 
 int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, int stream, int pre,
@@ -256,30 +267,21 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
 {
   const int n = st.plan.partitions;
   const bool forward = op.forward();
-  const int pass = forward ? 0 : 1;
-  const double share = st.plan.wire_scale / n;
+  const AllToAllSite at{st, op, stage, s, group, device};
   const std::string model = st.chunks[rank][0].model.empty() ? "given" : st.chunks[rank][0].model;
   std::vector<int> ends;
-  int recommunicated = -1;
   // The dispatch resent to rebuild the buffer not kept (MPipeMoE), or the whole layer's forward again before its
   // backward (Megatron-Core's `moe` recompute module): dispatch and combine once more.
-  const bool rerun = !forward && plan_.params->model.recomputes("moe");
-  if (!forward && (st.plan.recommunicate_share > 0 || rerun)) {
+  int recommunicated = pre;
+  for (int v = 2; v < 2 + sends_again(st, op); ++v) {
     TaskLabels l = lab;
-    l.phase = graph_.intern("dispatch_again");
-    const double again = rerun ? 1.0 : st.plan.recommunicate_share;
-    const auto m = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 2, 0, group}, group, device,
-                              st.traffic, st.plan.wire_scale * again, false, l);
-    graph_.add_dependency(pre, m[rank]);
+    l.phase = graph_.intern(v == 2 ? "dispatch_again" : "combine_again");
+    const auto m = alltoall(at, v, 0, l);
+    graph_.add_dependency(recommunicated, m[rank]);
     recommunicated = m[rank];
-    if (rerun) {
-      l.phase = graph_.intern("combine_again");
-      const auto c = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 3, 0, group}, group, device,
-                                st.traffic, st.plan.wire_scale, true, l);
-      graph_.add_dependency(m[rank], c[rank]);
-      recommunicated = c[rank];
-    }
   }
+  if (recommunicated == pre)
+    recommunicated = -1;
   if (shared_s > 0) { // on the compute stream after `pre`, so beside the all-to-all that `pre` starts
     const double seconds = beside(st, shared_s, group, device, op, true);
     graph_.add_compute(stream, seconds, forward ? "shared_experts_forward" : "shared_experts_backward", model, lab);
@@ -288,8 +290,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   for (int i = 0; i < n; ++i) {
     TaskLabels l = lab;
     l.phase = graph_.intern(forward ? "dispatch" : "combine_grad");
-    const auto in = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 0, i, group}, group, device,
-                               st.traffic, share, false, l);
+    const auto in = alltoall(at, 0, i, l);
     graph_.add_dependency(pre, in[rank]);
     const PieceTimes& c = st.chunks[rank][i];
     // Megatron-Core's --delay-wgrad-compute: a whole backward's expert weight gradients wait until the dispatch's
@@ -306,8 +307,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
     if (recommunicated >= 0)
       graph_.add_dependency(recommunicated, work);
     l.phase = graph_.intern(forward ? "combine" : "dispatch_grad");
-    const auto out = collective({op.microbatch, stage, s.layer, lab.iteration, pass, 1, i, group}, group, device,
-                                st.traffic, share, true, l);
+    const auto out = alltoall(at, 1, i, l);
     graph_.add_dependency(work, out[rank]);
     ends.push_back(out[rank]);
     if (delay) { // next on the compute stream, while the dispatch's gradient is on the wire

@@ -44,6 +44,20 @@ private:
   void account(const Step& st, int layer);
   /** The routing group that group `group` runs: group 0 and plan.routing_group trade places (an EP group fold). */
   int routed_as(int group) const;
+  /** Where a step's all-to-alls for one op go. */
+  struct AllToAllSite {
+    const Step& step;
+    const PipelineOp& op;
+    int stage;
+    const Segment& segment;
+    int group, device;
+  };
+  /** All-to-alls a backward op sends before its own: 1 the dispatch again (MPipeMoE's buffer not kept), 2 the dispatch
+   *  and the combine again (the `moe` recompute module), 0 for none. */
+  int sends_again(const Step& st, const PipelineOp& op) const;
+  /** One of a step's all-to-alls, made once per key: variant 0 chunk `chunk`'s dispatch, 1 its combine, 2 the dispatch
+   *  again, 3 the combine again; the share of the step's traffic and the side follow from the variant. */
+  std::vector<int> alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels);
   /** The all-to-alls of an EP group that is not built, for one op: no member is simulated; the lowering counts what
    *  they move. */
   void count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab);
