@@ -145,10 +145,13 @@ int command_plan(const PlanCommand& c)
   const std::string title = "clustersim plan — {} on {} GPUs ({} per GPU after the {:.0f}% memory reserve)\n";
   std::cout << fmt::format(fmt::runtime(title), base.name, c.gpus, units::format_bytes(search.budget_bytes),
                            100 * search.memory_reserve);
-  std::cout << fmt::format("  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
-                           "compute bound, {} simulated (analytical) in {:.2f} s\n",
-                           search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound,
-                           search.simulated, wall);
+  std::cout << fmt::format(
+      "  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
+      "compute bound ({} timelines), {} simulated (analytical){} in {:.2f} s ({:.2f} s bounding)\n",
+      search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound, search.timeline_bounded,
+      search.simulated,
+      search.timed_as_twin > 0 ? fmt::format(", {} ZeRO-2 plans timed as their ZeRO-1 twin", search.timed_as_twin) : "",
+      wall, search.bounding_wall_s);
   if (search.best.empty()) {
     std::cout << "  no plan fits in memory\n";
     return 1;

@@ -10,43 +10,108 @@
 #include "workloads/training/stage_costs.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <memory>
 
 namespace cs {
 
-double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
-                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches)
+namespace {
+
+// What both bounds price: the stages' passes (MoE layers with the planner's experts and the all-to-alls nothing
+// hides) and each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
+struct BoundPasses {
+  std::vector<StageCost> stage;
+  std::vector<double> optimizer;
+};
+
+BoundPasses bound_passes(const TrainingParams& params, const Plan& plan, const StageSet& set, const PieceTimes& experts,
+                         const KernelCostModel& cost, double even_alltoall_s)
+{
+  // `experts` is zero where the planner leaves the routed experts out of the bound. Each MoE layer's dispatch and
+  // combine, forward and backward, add where nothing hides them.
+  PieceTimes moe = experts;
+  const double alltoall = alltoall_exposed(params, plan) ? even_alltoall_s : 0.0;
+  moe.forward += 2 * alltoall;
+  moe.backward += 2 * alltoall;
+  BoundPasses out;
+  out.stage = with_routed_experts(set, moe);
+  const FrameworkProfile& fw = params.framework;
+  for (int d = 0; d < plan.parallel.pp; ++d) {
+    const double weights = optimizer_parameters(set, d, plan.parallel, plan.parallel.zero >= 1 && plan.parallel.dp > 1);
+    out.optimizer.push_back(pass_cost(cost, {optimizer_kernel(weights, fw)}, fw.kernel_gap_s).seconds);
+  }
+  return out;
+}
+
+std::unique_ptr<PipelineSchedule> schedule_of(const Plan& plan)
 {
   // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
-  auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule.empty() ? "1f1b" : plan.schedule);
-  const int pp = plan.parallel.pp, v = plan.parallel.vpp;
+  return Registry<PipelineSchedule>::instance().create(plan.schedule.empty() ? "1f1b" : plan.schedule);
+}
+
+} // namespace
+
+StageSet bound_stages(const TrainingParams& params, const Plan& plan, const KernelCostModel& cost,
+                      const PlatformSpec& platform)
+{
   // The passes are priced without the data-parallel reductions and gathers beside them, which only slow them; the
   // stages' memory is not asked for.
   StageShape shape;
   shape.parallel = plan.parallel;
-  shape.map = schedule->stage_map(pp, v);
-  const StageSet set = transformer_stages(params, cost, platform, shape);
-  // `experts` is zero where the planner leaves the routed experts out of the bound. Each MoE layer's dispatch and
-  // combine, forward and backward, add where nothing hides them.
-  PieceTimes moe = experts;
-  const double alltoall = exposed_alltoall_seconds(params, plan, platform);
-  moe.forward += 2 * alltoall;
-  moe.backward += 2 * alltoall;
-  const std::vector<StageCost> stage = with_routed_experts(set, moe);
-  const auto order = schedule->order(pp, v, microbatches);
-  // Each device's optimizer step over what it updates (ZeRO: its shard), as the builder prices it.
-  const FrameworkProfile& fw = params.framework;
-  std::vector<double> optimizer(pp);
-  for (int d = 0; d < pp; ++d) {
-    const double weights = optimizer_parameters(set, d, plan.parallel, plan.parallel.zero >= 1 && plan.parallel.dp > 1);
-    optimizer[d] = pass_cost(cost, {optimizer_kernel(weights, fw)}, fw.kernel_gap_s).seconds;
+  shape.map = schedule_of(plan)->stage_map(plan.parallel.pp, plan.parallel.vpp);
+  return transformer_stages(params, cost, platform, shape);
+}
+
+PassCounts pass_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)
+{
+  PassCounts out(order.size(), std::vector<std::array<int, 4>>(map.stages(), std::array<int, 4>{}));
+  for (std::size_t d = 0; d < order.size(); ++d)
+    for (const PipelineOp& op : order[d])
+      ++out[d][map.stage(static_cast<int>(d), op.chunk)][static_cast<int>(op.pass)];
+  return out;
+}
+
+double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
+                           const PieceTimes& experts, const KernelCostModel& cost, const PassCounts& counts,
+                           double even_alltoall_s)
+{
+  // The device whose iteration ends last starts the next one then and runs every op of it, one after another: the
+  // measured iteration is no shorter than its work, and so no shorter than the least any device does.
+  const BoundPasses passes = bound_passes(params, plan, set, experts, cost, even_alltoall_s);
+  double least = std::numeric_limits<double>::infinity();
+  for (std::size_t d = 0; d < counts.size(); ++d) {
+    double work = passes.optimizer[d];
+    for (std::size_t vs = 0; vs < counts[d].size(); ++vs)
+      for (int pass = 0; pass < 4; ++pass)
+        work += counts[d][vs][pass] * passes.stage[vs].seconds(pass);
+    least = std::min(least, work);
   }
+  return least;
+}
+
+double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
+                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches)
+{
+  return pipeline_compute_bound(params, plan, bound_stages(params, plan, cost, platform), experts, cost, platform,
+                                microbatches, even_alltoall_seconds(params, plan, platform));
+}
+
+double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
+                              const PieceTimes& experts, const KernelCostModel& cost, const PlatformSpec& platform,
+                              int microbatches, double even_alltoall_s)
+{
+  const int pp = plan.parallel.pp, v = plan.parallel.vpp;
+  const BoundPasses passes = bound_passes(params, plan, set, experts, cost, even_alltoall_s);
+  const std::vector<StageCost>& stage = passes.stage;
+  const auto order = schedule_of(plan)->order(pp, v, microbatches);
+  const FrameworkProfile& fw = params.framework;
   // An op paired with a neighbour (DualPipe's overlapped chunks) runs its experts beside the other's all-to-all, which
   // takes the dispatcher's SM share: with share f for c seconds of t, no less than t + min(t f / (1 - f), c f).
   std::vector<int> moe_layers(set.stages.size(), 0);
   for (std::size_t vs = 0; vs < set.stages.size(); ++vs)
     for (const Segment& seg : set.stages[vs].segments)
       moe_layers[vs] += seg.moe ? 1 : 0;
-  const double beside = even_alltoall_seconds(params, plan, platform);
+  const double beside = even_alltoall_s;
   const ModelParams& model = params.model;
   const double f = model.moe.enabled() && platform.device
                        ? token_dispatcher(model.moe.dispatcher)
@@ -66,20 +131,23 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
       [&](int vs, const PipelineOp& op) {
         return stage[vs].seconds(static_cast<int>(op.pass)) + moe_layers[vs] * slowed(op);
       },
-      optimizer, 2);
+      passes.optimizer, 2);
   return ends[1] - ends[0];
+}
+
+bool alltoall_exposed(const TrainingParams& params, const Plan& plan)
+{
+  const ModelParams& model = params.model;
+  const FrameworkProfile& fw = params.framework;
+  if (!model.moe.enabled() || plan.parallel.ep < 2 || fw.overlap_moe_expert_parallel_comm ||
+      fw.moe_shared_expert_overlap)
+    return false;
+  return plan.schedule.empty() || !Registry<PipelineSchedule>::instance().create(plan.schedule)->overlaps_passes();
 }
 
 double exposed_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform)
 {
-  const ModelParams& model = params.model;
-  const ParallelLayout& p = plan.parallel;
-  const FrameworkProfile& fw = params.framework;
-  if (!model.moe.enabled() || p.ep < 2 || fw.overlap_moe_expert_parallel_comm || fw.moe_shared_expert_overlap)
-    return 0;
-  if (!plan.schedule.empty() && Registry<PipelineSchedule>::instance().create(plan.schedule)->overlaps_passes())
-    return 0;
-  return even_alltoall_seconds(params, plan, platform);
+  return alltoall_exposed(params, plan) ? even_alltoall_seconds(params, plan, platform) : 0.0;
 }
 
 double even_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform)

@@ -4,8 +4,13 @@
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "platform/platform_spec.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 #include "sim/plan/planner.hpp"
+#include "workloads/training/stage_costs.hpp"
 #include "workloads/training/training_params.hpp"
+
+#include <array>
+#include <vector>
 
 namespace cs {
 
@@ -20,6 +25,26 @@ namespace cs {
  *  the second, so the planner test holds it below the simulated time of every plan of a small model. */
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
                               const KernelCostModel& cost, const PlatformSpec& platform, int microbatches);
+/** The same, given the plan's bound_stages and even_alltoall_seconds (a search prices each once per shape). */
+double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
+                              const PieceTimes& experts, const KernelCostModel& cost, const PlatformSpec& platform,
+                              int microbatches, double even_alltoall_s);
+
+/** The stages both bounds price: transformer_stages on the plan's shape and its schedule's stage map. */
+StageSet bound_stages(const TrainingParams& params, const Plan& plan, const KernelCostModel& cost,
+                      const PlatformSpec& platform);
+
+/** Per device and virtual stage, how many ops of each pass (0 forward, 1 backward, 2 input, 3 weight gradient) one
+ *  iteration of a schedule's order runs there. */
+using PassCounts = std::vector<std::vector<std::array<int, 4>>>;
+PassCounts pass_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map);
+
+/** A weaker bound than pipeline_compute_bound and far cheaper (no timeline): the least work, ops and optimizer step,
+ *  any device does in one iteration. Never above pipeline_compute_bound for the same inputs, so a search can sort by
+ *  it and work out the timeline only for the plans it reaches. */
+double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
+                           const PieceTimes& experts, const KernelCostModel& cost, const PassCounts& counts,
+                           double even_alltoall_s);
 
 /** One MoE layer's dispatch or combine all-to-all for one microbatch at an even load (every rank's routed tokens
  *  spread over the experts alike), by its dispatcher's traffic and the all-to-all-v closed form, where nothing hides
@@ -27,6 +52,8 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
  *  shared experts not computed beside it. 0 otherwise, and for a dense model. An even load is the fastest the
  *  all-to-all gets for the tokens routed, so the bound may add it twice to each pass. */
 double exposed_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform);
+/** Whether nothing hides the plan's all-to-alls (exposed_alltoall_seconds is then even_alltoall_seconds, else 0). */
+bool alltoall_exposed(const TrainingParams& params, const Plan& plan);
 
 /** The same all-to-all whether or not anything hides it (0 for a dense model or ep 1). */
 double even_alltoall_seconds(const TrainingParams& params, const Plan& plan, const PlatformSpec& platform);

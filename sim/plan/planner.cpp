@@ -2,6 +2,7 @@
 
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/plan_enumeration.hpp"
+#include "sim/plan/search_bounds.hpp"
 
 #include "base/input_error.hpp"
 #include "base/registry.hpp"
@@ -24,14 +25,19 @@
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <queue>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 
 namespace cs {
@@ -288,33 +294,79 @@ Scenario candidate_scenario(const Scenario& base, int gpus, const Plan& plan)
   return s;
 }
 
+// A plan that fits, with what its timeline bound needs; plan.bound_s holds its work bound until `timed`.
 struct Candidate {
   Plan plan;
+  PieceTimes experts;
+  int microbatches = 0;
+  bool timed = false;
 };
 
-// Best-first by the bound; stop simulating once the bound cannot beat the k-th best simulated plan.
-std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const PlanOptions& options, PlanSearch& out,
-                                      const Scenario& base, int gpus)
+// What a plan's simulated step depends on. ZeRO-2 differs from ZeRO-1 in memory alone: both reduce-scatter the
+// gradients once a step and gather the updated shards (training_comm), so a ZeRO-2 plan is timed as its ZeRO-1 twin.
+std::string timing_key(const Plan& plan)
 {
-  std::vector<std::size_t> order(candidates.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return candidates[a].plan.bound_s < candidates[b].plan.bound_s;
-  });
+  const ParallelLayout& p = plan.parallel;
+  std::string key =
+      fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp, p.ep, p.expert_tp(),
+                  p.zero == 2 ? 1 : p.zero, p.sequence_parallel, static_cast<int>(p.cp_comm),
+                  static_cast<int>(p.placement), plan.micro, plan.schedule, static_cast<int>(plan.recompute), plan.fp8);
+  for (const auto& m : plan.recompute_modules)
+    key += " " + m;
+  key += " |";
+  for (int l : plan.stage_layers)
+    key += " " + std::to_string(l);
+  return key;
+}
+
+// The k-th best simulated time, or infinity before k plans are simulated.
+double kth_best(const std::vector<Plan>& done, int k)
+{
+  if (static_cast<int>(done.size()) < k)
+    return std::numeric_limits<double>::infinity();
+  std::vector<double> t;
+  for (const auto& d : done)
+    t.push_back(d.iteration_s);
+  std::nth_element(t.begin(), t.begin() + (k - 1), t.end());
+  return t[k - 1];
+}
+
+// Best-first by the bound: a plan reached with its work bound gets its timeline bound and goes back in line; reached
+// with that, it is simulated (or timed as its twin). Once the bound ahead cannot beat the k-th best simulated plan,
+// neither can any behind it.
+std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const PlanOptions& options, PlanSearch& out,
+                                      const Scenario& base, int gpus, SearchBounds& bounds)
+{
+  using Entry = std::pair<double, std::size_t>; // (bound, candidate): ties go to the earlier candidate
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    queue.emplace(candidates[i].plan.bound_s, i);
   std::vector<Plan> done;
-  ProgressStage progress("plans simulated or pruned, best bound first:", order.size());
-  for (std::size_t i : order) {
+  std::map<std::string, std::tuple<double, double, double>> timed; // by timing_key: looked up, never iterated
+  ProgressStage progress("plans simulated or pruned, best bound first:", candidates.size());
+  while (!queue.empty()) {
+    Candidate& c = candidates[queue.top().second];
+    queue.pop();
+    if (!options.exhaustive && c.plan.bound_s >= kth_best(done, options.top)) {
+      out.pruned_by_bound += static_cast<int>(queue.size()) + 1;
+      break;
+    }
+    if (!c.timed) {
+      c.timed = true;
+      ++out.timeline_bounded;
+      const Scenario s = candidate_scenario(base, gpus, c.plan);
+      c.plan.bound_s = std::max(c.plan.bound_s, bounds.timeline(tr(s), c.plan, c.experts, c.microbatches));
+      queue.emplace(c.plan.bound_s, static_cast<std::size_t>(&c - candidates.data()));
+      continue;
+    }
     progress.advance();
-    Candidate& c = candidates[i];
-    if (!options.exhaustive && static_cast<int>(done.size()) >= options.top) {
-      std::vector<double> t;
-      for (const auto& d : done)
-        t.push_back(d.iteration_s);
-      std::nth_element(t.begin(), t.begin() + (options.top - 1), t.end());
-      if (c.plan.bound_s >= t[options.top - 1]) {
-        ++out.pruned_by_bound;
-        continue;
-      }
+    const std::string key = timing_key(c.plan);
+    auto twin = timed.find(key);
+    if (twin != timed.end()) {
+      std::tie(c.plan.iteration_s, c.plan.samples_per_s, c.plan.tflops_per_gpu) = twin->second;
+      ++out.timed_as_twin;
+      done.push_back(c.plan);
+      continue;
     }
     RunOptions fast;
     fast.replicas = ReplicaMode::ESTIMATE;
@@ -322,6 +374,7 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
     c.plan.iteration_s = r.metrics.at(metric::iteration_time_s);
     c.plan.samples_per_s = r.metrics.at(metric::throughput_samples_per_s);
     c.plan.tflops_per_gpu = r.metrics.at(metric::tflops_per_gpu);
+    timed.emplace(key, std::make_tuple(c.plan.iteration_s, c.plan.samples_per_s, c.plan.tflops_per_gpu));
     ++out.simulated;
     done.push_back(c.plan);
   }
@@ -334,6 +387,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
 {
   if (!dynamic_cast<const TrainingWorkload*>(base.workload.get()) || !tr(base).model.graph.empty())
     throw std::invalid_argument("plan needs a transformer-training scenario (not a layer graph)");
+  const auto start = std::chrono::steady_clock::now(); // for the CLI's account of where the search's time went
   const int per_node = base.cluster.gpus_per_node, gpus = options.gpus;
   if (gpus < 1 || (gpus >= per_node ? gpus % per_node != 0 : per_node % gpus != 0))
     throw std::invalid_argument("--gpus must be whole nodes of " + std::to_string(per_node) +
@@ -351,10 +405,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   // per (tp, micro, recompute and its modules, ep, etp, cp, fp8)
   std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, std::string>, PassTimes> times;
   std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
-  std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, int, std::string, std::vector<int>,
-                      int, int, std::string>,
-           double>
-      bounds;
+  std::unique_ptr<SearchBounds> bounds;
   std::vector<Candidate> candidates;
   std::vector<std::string> fp8 = options.fp8;
   if (fp8.empty()) // the scenario's own
@@ -371,8 +422,10 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       ++out.invalid;
       continue;
     }
-    if (!platform)
+    if (!platform) {
       platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
+      bounds = std::make_unique<SearchBounds>(*cost, *platform);
+    }
     auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
                                plan.parallel.etp, plan.parallel.cp, plan.fp8);
     auto it = times.find(key);
@@ -384,21 +437,13 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
       continue;
     }
     const int microbatches = tr(base).batch.global / (plan.parallel.dp * plan.micro);
-    // The bound leaves the data-parallel group out but for the optimizer's shard: plans that differ in ZeRO-3's
-    // gathers alone, or in nothing it sees, share one.
-    const auto bound_key =
-        std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
-                        plan.parallel.etp, plan.parallel.pp, plan.parallel.vpp, plan.schedule, plan.stage_layers,
-                        plan.parallel.zero, plan.parallel.cp, plan.fp8);
-    auto bound = bounds.find(bound_key);
-    if (bound == bounds.end())
-      bound = bounds.emplace(bound_key, pipeline_compute_bound(tr(s), plan, t.experts, *cost, *platform, microbatches))
-                  .first;
-    plan.bound_s = bound->second;
-    candidates.push_back({plan});
+    plan.bound_s = bounds->work(tr(s), plan, t.experts, microbatches);
+    candidates.push_back({plan, t.experts, microbatches});
   }
   progress.reset();
-  std::vector<Plan> done = simulate_best_first(candidates, options, out, base, gpus);
+  out.bounding_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<Plan> done =
+      candidates.empty() ? std::vector<Plan>{} : simulate_best_first(candidates, options, out, base, gpus, *bounds);
   // Fastest first; plans within 1e-9 of each other (ZeRO-1 and 2, none and selective recomputation often are)
   // rank by memory, the smaller first.
   std::stable_sort(done.begin(), done.end(), [](const Plan& a, const Plan& b) {

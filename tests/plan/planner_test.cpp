@@ -1,6 +1,7 @@
 #include "sim/plan/planner.hpp"
 #include "workloads/training/training_workload.hpp"
 
+#include "core/common_metrics.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
@@ -47,7 +48,8 @@ TEST(Planner, TheBoundNeverExceedsTheSimulatedTimeAndPruningKeepsTheBest)
   all.exhaustive = true;
   const auto every = cs::search_plans(base, all);
   ASSERT_GT(every.simulated, 50);
-  EXPECT_EQ(every.enumerated, every.invalid + every.over_memory + every.simulated);
+  EXPECT_GT(every.timed_as_twin, 0);
+  EXPECT_EQ(every.enumerated, every.invalid + every.over_memory + every.simulated + every.timed_as_twin);
   for (const auto& p : every.best) {
     EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9))
         << p.parallel.dp << " " << p.parallel.tp << " " << p.parallel.pp << " " << p.schedule;
@@ -65,6 +67,32 @@ TEST(Planner, TheBoundNeverExceedsTheSimulatedTimeAndPruningKeepsTheBest)
   ASSERT_EQ(few.best.size(), 3u);
   for (int i = 0; i < 3; ++i)
     EXPECT_DOUBLE_EQ(few.best[i].iteration_s, every.best[i].iteration_s);
+}
+
+TEST(Planner, AZeroTwoPlanTimedAsItsTwinIsWhatItsOwnRunGives)
+{
+  // The planner gives a ZeRO-2 plan its ZeRO-1 twin's time: running the ZeRO-2 plan itself must give that time.
+  const cs::Scenario base = small_gpt();
+  cs::PlanOptions all;
+  all.gpus = 8;
+  all.top = 100000;
+  all.exhaustive = true;
+  const auto every = cs::search_plans(base, all);
+  int checked = 0;
+  for (const auto& p : every.best) {
+    if (p.parallel.zero != 2 || checked >= 3)
+      continue;
+    cs::Scenario s = cs::plan_scenario(base, 8, p);
+    auto w = std::make_shared<cs::TrainingWorkload>(cs::workload_as<cs::TrainingWorkload>(s));
+    w->params.iterations = 2;
+    s.workload = w;
+    cs::RunOptions estimate;
+    estimate.replicas = cs::ReplicaMode::ESTIMATE;
+    const double own = cs::run_scenario(s, estimate).metrics.at(cs::metric::iteration_time_s);
+    EXPECT_NEAR(own, p.iteration_s, 1e-12 * own) << p.parallel.dp << " " << p.parallel.tp << " " << p.parallel.pp;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 TEST(Planner, AMemoryBudgetRulesPlansOutAndShapesStages)

@@ -49,7 +49,13 @@ int MoeEmitter::routed_as(int group) const
 // EP rank k of a group: replica group * replicas_ + k / fold_, TP rank (k % fold_) * etp, the first of its etp TP
 // ranks (only TP rank 0 is simulated; under MoE parallel folding the others are EP ranks too, with their own share of
 // the sequence).
-std::vector<int> MoeEmitter::group_hosts(int group, int device) const { return plan_.parallel.ep_group(group, device); }
+const std::vector<int>& MoeEmitter::group_hosts(int group, int device) const
+{
+  auto& hosts = hosts_[{group, device}];
+  if (hosts.empty())
+    hosts = plan_.parallel.ep_group(group, device);
+  return hosts;
+}
 
 MoeContext MoeEmitter::context(int group, int device) const
 {
@@ -208,10 +214,12 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   // The same step's traffic at the same scale is the same matrix: scaled and hashed once (a reused step's traffic
   // repeats for every layer and microbatch).
   auto& matrix = scaled_[std::make_tuple(dispatch.data(), factor, combine_side, group, device)];
-  if (matrix.empty())
-    matrix = shared_sizes(scaled(dispatch, factor, combine_side, ep_));
-  spec.matrix = matrix;
-  spec.bytes = std::accumulate(spec.matrix.begin(), spec.matrix.end(), 0.0) / ep_;
+  if (matrix.sizes.empty()) {
+    matrix.sizes = shared_sizes(scaled(dispatch, factor, combine_side, ep_));
+    matrix.bytes_per_rank = std::accumulate(matrix.sizes.begin(), matrix.sizes.end(), 0.0) / ep_;
+  }
+  spec.matrix = matrix.sizes;
+  spec.bytes = matrix.bytes_per_rank;
   spec.streams = combine_side ? "a2a-combine" : "a2a";
   spec.closed_form = plan_.alltoall_v_closed_form;
   labels.comm = CommKind::EXPERT_ALLTOALL;

@@ -69,7 +69,7 @@ private:
   /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */
   std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,
                               const std::vector<double>& dispatch, double factor, bool combine_side, TaskLabels labels);
-  std::vector<int> group_hosts(int group, int device) const;
+  const std::vector<int>& group_hosts(int group, int device) const; // made once per (group, device)
   /** `sizes` as a matrix shared with every earlier all-to-all of the same sizes. */
   SizeMatrix shared_sizes(std::vector<double> sizes);
   MoeContext context(int group, int device) const;
@@ -91,11 +91,17 @@ private:
   // Where the routing is the same for every step and the policy keeps no state, each group's one planned step (a
   // 2,048-GPU step planned 1,830 alike, a tenth of its wall time).
   std::map<int, const Step*> reused_;
+  mutable std::map<std::pair<int, int>, std::vector<int>> hosts_; // EP group hosts by (group, device); never iterated
   std::map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>> collectives_;
   std::map<std::uint64_t, std::vector<SizeMatrix>> sizes_; // by a hash of their values; looked up, never iterated
-  // Scaled matrices by (the step's traffic, scale, combine side, group, device): looked up, never iterated (the
-  // traffic's address is stable: steps are kept in step_store_).
-  std::map<std::tuple<const double*, double, bool, int, int>, SizeMatrix> scaled_;
+  // Scaled matrices by (the step's traffic, scale, combine side, group, device), with their bytes per rank (summed
+  // once: a 256-rank matrix is 65,536 sizes, and a step asks for it in every layer and microbatch): looked up, never
+  // iterated (the traffic's address is stable: steps are kept in step_store_).
+  struct ScaledMatrix {
+    SizeMatrix sizes;
+    double bytes_per_rank = 0;
+  };
+  std::map<std::tuple<const double*, double, bool, int, int>, ScaledMatrix> scaled_;
   MoeStats stats_;
 };
 

@@ -1,0 +1,79 @@
+#include "sim/plan/search_bounds.hpp"
+
+#include "base/registry.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+namespace {
+
+// What the stages' prices depend on: the model's split (not ZeRO below 3, nor the data-parallel group, which the
+// bounds leave out but for the optimizer's shard), the micro-batch, recomputation, FP8 and the schedule's stage map.
+std::string stage_key(const Plan& plan)
+{
+  const ParallelLayout& p = plan.parallel;
+  std::string key =
+      fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp, p.ep, p.expert_tp(),
+                  p.zero >= 3, p.sequence_parallel, static_cast<int>(p.cp_comm), static_cast<int>(p.placement),
+                  plan.micro, plan.schedule, static_cast<int>(plan.recompute), plan.fp8);
+  for (const auto& m : plan.recompute_modules)
+    key += " " + m;
+  key += " |";
+  for (int l : plan.stage_layers)
+    key += " " + std::to_string(l);
+  return key;
+}
+
+} // namespace
+
+const StageSet& SearchBounds::stages(const TrainingParams& params, const Plan& plan)
+{
+  auto& set = stages_[stage_key(plan)];
+  if (!set)
+    set = std::make_unique<StageSet>(bound_stages(params, plan, cost_, platform_));
+  return *set;
+}
+
+double SearchBounds::alltoall(const TrainingParams& params, const Plan& plan)
+{
+  // The all-to-all at an even load depends on where the EP group's ranks sit and on the micro-batch alone.
+  const ParallelLayout& p = plan.parallel;
+  const auto key =
+      std::make_tuple(p.dp, p.tp, p.cp, p.pp, p.ep, p.expert_tp(), static_cast<int>(p.placement), plan.micro);
+  auto it = alltoalls_.find(key);
+  if (it == alltoalls_.end())
+    it = alltoalls_.emplace(key, even_alltoall_seconds(params, plan, platform_)).first;
+  return it->second;
+}
+
+double SearchBounds::work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches)
+{
+  const StageSet& set = stages(params, plan);
+  const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
+  const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  auto counts = counts_.find(key);
+  if (counts == counts_.end()) {
+    auto order = Registry<PipelineSchedule>::instance().create(schedule)->order(plan.parallel.pp, plan.parallel.vpp,
+                                                                                microbatches);
+    counts = counts_.emplace(key, pass_counts(order, set.map)).first;
+  }
+  return pipeline_work_bound(params, plan, set, experts, cost_, counts->second, alltoall(params, plan));
+}
+
+double SearchBounds::timeline(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
+                              int microbatches)
+{
+  // The experts' price follows from the stage key's fields (tp, micro-batch, recomputation, ep, etp, cp, FP8).
+  const std::string key = fmt::format("{} z{} m{}", stage_key(plan), plan.parallel.zero, microbatches);
+  auto it = timelines_.find(key);
+  if (it == timelines_.end())
+    it = timelines_
+             .emplace(key, pipeline_compute_bound(params, plan, stages(params, plan), experts, cost_, platform_,
+                                                  microbatches, alltoall(params, plan)))
+             .first;
+  return it->second;
+}
+
+} // namespace cs

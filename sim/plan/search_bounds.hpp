@@ -1,0 +1,45 @@
+// The bounds of one planner search, with what its plans share (stages, schedule orders, all-to-alls) priced once.
+#pragma once
+
+#include "models/cost/kernel_cost_model.hpp"
+#include "models/transformer/pass_cost.hpp"
+#include "platform/platform_spec.hpp"
+#include "sim/plan/pipeline_bound.hpp"
+#include "sim/plan/planner.hpp"
+#include "workloads/training/stage_costs.hpp"
+#include "workloads/training/training_params.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace cs {
+
+/** Prices pipeline_work_bound for every plan a search keeps and pipeline_compute_bound (the timeline) only for those
+ *  the best-first search reaches, caching what plans have in common. `params` are always the plan's own (the base
+ *  scenario reshaped to it). */
+class SearchBounds {
+public:
+  SearchBounds(const KernelCostModel& cost, const PlatformSpec& platform) : cost_(cost), platform_(platform) {}
+
+  /** The cheap bound (no timeline). */
+  double work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches);
+  /** The timeline bound, never below work() for the same plan. */
+  double timeline(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches);
+
+private:
+  const StageSet& stages(const TrainingParams& params, const Plan& plan);
+  double alltoall(const TrainingParams& params, const Plan& plan);
+
+  const KernelCostModel& cost_;
+  const PlatformSpec& platform_;
+  // All looked up, never iterated.
+  std::map<std::string, std::unique_ptr<StageSet>> stages_;             // by the plan's shape (stage_key)
+  std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
+  std::map<std::tuple<int, int, int, int, int, int, int, int>, double> alltoalls_; // by layout and micro-batch
+  std::map<std::string, double> timelines_; // by the stage key, ZeRO and the microbatches
+};
+
+} // namespace cs
