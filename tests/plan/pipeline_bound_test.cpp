@@ -1,7 +1,9 @@
 #include "sim/plan/pipeline_bound.hpp"
 
 #include "models/cost/device_profile.hpp"
+#include "base/registry.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 #include "tests/test_models.hpp"
 #include "tests/test_support.hpp"
 #include "tests/training_helpers.hpp"
@@ -115,4 +117,33 @@ TEST(PipelineBound, AddsTheAllToAllsWhereNothingHidesThem)
   EXPECT_EQ(cs::exposed_alltoall_seconds(f.w, paired, f.platform), 0.0);
   plan.parallel.ep = 1;
   EXPECT_EQ(cs::exposed_alltoall_seconds(f.w, plan, f.platform), 0.0);
+}
+
+TEST(PipelineBound, TheWorkBoundIsNeverAboveTheTimelineBound)
+{
+  // The planner sorts by the work bound and works out the timeline only for the plans it reaches: pruning by it is
+  // safe only if it never exceeds the timeline bound, for every schedule, microbatch count and stage map.
+  const BoundFixture f;
+  const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
+  int checked = 0;
+  for (const auto& name : registry.names()) {
+    auto schedule = registry.create(name);
+    for (int m : {4, 8, 12}) {
+      cs::Plan p = f.plan(name);
+      p.parallel.vpp = schedule->chunks(2);
+      std::vector<std::vector<cs::PipelineOp>> order;
+      try {
+        order = schedule->order(p.parallel.pp, p.parallel.vpp, m);
+      } catch (const std::invalid_argument&) {
+        continue; // a schedule that cannot run m microbatches on 4 devices
+      }
+      const cs::StageSet set = cs::bound_stages(f.w, p, *f.cost, f.platform);
+      const double work = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, cs::pass_counts(order, set.map), 0.0);
+      const double timeline = cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0);
+      EXPECT_GT(work, 0.0) << name << " m " << m;
+      EXPECT_LE(work, timeline * (1 + 1e-12)) << name << " m " << m;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 12);
 }
