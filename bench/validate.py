@@ -211,6 +211,8 @@ FRONTIER_FP8 = [("mbridge-llama3-70b-fp8", 64, 1664), ("nemo-llama2-7b-fp8", 8, 
                 ("nemo-gpt3-175b-128-fp8", 128, 726), ("nemo-gpt3-175b-512-fp8", 512, 782),
                 ("nemo-llama3-8b-cp2-fp8", 8, 12036), ("nemo-llama3-70b-cp2-fp8", 64, 1533),
                 ("mbridge-llama31-405b-fp8", 1024, 328),
+                ("mbridge-2509-llama3-8b-fsdp-fp8", 8, 14079), ("mbridge-2509-llama3-70b-fp8", 64, 1619),
+                ("mbridge-2509-llama31-405b-fp8", 1024, 302),
                 # The MoE row (Qwen3-30B-A3B, FP8-CS, EP 16 over two nodes; its simgrid run takes about a minute).
                 ("mbridge-qwen3-30b-a3b-fp8", 16, 8960),
                 # GPT-OSS-120B in BF16 (PP 4, EP 8): printed, not asserted; +61% today (docs/validation.md §6).
