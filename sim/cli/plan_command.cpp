@@ -22,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 namespace cs {
 
@@ -123,6 +124,7 @@ int command_plan(const PlanCommand& c)
   options.gpus = c.gpus;
   options.top = c.top;
   options.exhaustive = c.exhaustive;
+  options.jobs = c.jobs > 0 ? c.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   options.fp8 = fp8_choices(c.fp8, base);
   options.search_recompute_modules = c.recompute_modules;
   if (!c.memory_limit.empty()) {
@@ -147,9 +149,9 @@ int command_plan(const PlanCommand& c)
                            100 * search.memory_reserve);
   std::cout << fmt::format(
       "  {} plans enumerated: {} refused by the scenario checks, {} over memory, {} pruned by the "
-      "compute bound ({} timelines), {} simulated (analytical){} in {:.2f} s ({:.2f} s bounding)\n",
+      "compute bound ({} timelines), {} simulated (analytical{}){} in {:.2f} s ({:.2f} s bounding)\n",
       search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound, search.timeline_bounded,
-      search.simulated,
+      search.simulated, options.jobs > 1 ? fmt::format(", {} at a time", options.jobs) : "",
       search.timed_as_twin > 0 ? fmt::format(", {} ZeRO-2 plans timed as their ZeRO-1 twin", search.timed_as_twin) : "",
       wall, search.bounding_wall_s);
   if (search.best.empty()) {
@@ -207,6 +209,11 @@ std::vector<Command> add_plan_commands(CLI::App& app)
   planner->add_option("--confirm", c->confirm, "re-run the best N plans on the simgrid backend")
       ->check(CLI::Range(0, 1000));
   planner->add_flag("--exhaustive", c->exhaustive, "simulate every plan that fits (no bound pruning)");
+  planner
+      ->add_option("--jobs", c->jobs,
+                   "plans simulated side by side, each in a child process (default: one per core); the best plans "
+                   "do not depend on it, the counts of simulated and pruned plans may")
+      ->check(CLI::Range(1, 1024));
   planner->add_flag("--recompute-modules", c->recompute_modules,
                     "search selective recomputation over sets of Megatron-Core's recompute modules (core_attn, "
                     "layernorm, mlp, both; for MoE moe_act with and without layernorm, layernorm with moe, and MLA's "

@@ -3,6 +3,7 @@
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/plan_enumeration.hpp"
 #include "sim/plan/search_bounds.hpp"
+#include "sim/plan/simulation_pool.hpp"
 
 #include "base/input_error.hpp"
 #include "base/registry.hpp"
@@ -332,52 +333,68 @@ double kth_best(const std::vector<Plan>& done, int k)
 }
 
 // Best-first by the bound: a plan reached with its work bound gets its timeline bound and goes back in line; reached
-// with that, it is simulated (or timed as its twin). Once the bound ahead cannot beat the k-th best simulated plan,
-// neither can any behind it.
+// with that, it joins the next batch to simulate (or is timed as its twin). Batches hold up to `jobs` plans, so the
+// search is the same for the same jobs whatever the machine. Once the bound ahead cannot beat the k-th best simulated
+// plan, neither can any behind it.
 std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const PlanOptions& options, PlanSearch& out,
-                                      const Scenario& base, int gpus, SearchBounds& bounds)
+                                      const Scenario& base, int gpus, SearchBounds& bounds, SimulationPool& pool)
 {
   using Entry = std::pair<double, std::size_t>; // (bound, candidate): ties go to the earlier candidate
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
   for (std::size_t i = 0; i < candidates.size(); ++i)
     queue.emplace(candidates[i].plan.bound_s, i);
   std::vector<Plan> done;
-  std::map<std::string, std::tuple<double, double, double>> timed; // by timing_key: looked up, never iterated
+  std::map<std::string, PlanTiming> timed; // by timing_key: looked up, never iterated
   ProgressStage progress("plans simulated or pruned, best bound first:", candidates.size());
-  while (!queue.empty()) {
-    Candidate& c = candidates[queue.top().second];
-    queue.pop();
-    if (!options.exhaustive && c.plan.bound_s >= kth_best(done, options.top)) {
-      out.pruned_by_bound += static_cast<int>(queue.size()) + 1;
-      break;
+  const int jobs = pool.workers();
+  for (bool more = true; more;) {
+    std::vector<std::size_t> batch, twins; // twins: their key is in this batch, or simulated before
+    std::map<std::string, std::size_t> batch_keys;
+    const double cut = options.exhaustive ? std::numeric_limits<double>::infinity() : kth_best(done, options.top);
+    while (static_cast<int>(batch.size()) < jobs && !queue.empty()) {
+      Candidate& c = candidates[queue.top().second];
+      if (c.plan.bound_s >= cut)
+        break;
+      queue.pop();
+      if (!c.timed) {
+        c.timed = true;
+        ++out.timeline_bounded;
+        const Scenario s = candidate_scenario(base, gpus, c.plan);
+        c.plan.bound_s = std::max(c.plan.bound_s, bounds.timeline(tr(s), c.plan, c.experts, c.microbatches));
+        queue.emplace(c.plan.bound_s, static_cast<std::size_t>(&c - candidates.data()));
+        continue;
+      }
+      const std::string key = timing_key(c.plan);
+      const std::size_t index = static_cast<std::size_t>(&c - candidates.data());
+      if (timed.count(key) || batch_keys.count(key))
+        twins.push_back(index);
+      else {
+        batch_keys.emplace(key, index);
+        batch.push_back(index);
+      }
     }
-    if (!c.timed) {
-      c.timed = true;
-      ++out.timeline_bounded;
-      const Scenario s = candidate_scenario(base, gpus, c.plan);
-      c.plan.bound_s = std::max(c.plan.bound_s, bounds.timeline(tr(s), c.plan, c.experts, c.microbatches));
-      queue.emplace(c.plan.bound_s, static_cast<std::size_t>(&c - candidates.data()));
-      continue;
+    more = !batch.empty() || !twins.empty();
+    std::vector<Plan> plans;
+    for (std::size_t i : batch)
+      plans.push_back(candidates[i].plan);
+    const std::vector<PlanTiming> results = pool.time(plans);
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+      Plan& p = candidates[batch[k]].plan;
+      std::tie(p.iteration_s, p.samples_per_s, p.tflops_per_gpu) = results[k];
+      timed.emplace(timing_key(p), results[k]);
+      ++out.simulated;
+      progress.advance();
+      done.push_back(p);
     }
-    progress.advance();
-    const std::string key = timing_key(c.plan);
-    auto twin = timed.find(key);
-    if (twin != timed.end()) {
-      std::tie(c.plan.iteration_s, c.plan.samples_per_s, c.plan.tflops_per_gpu) = twin->second;
+    for (std::size_t i : twins) {
+      Plan& p = candidates[i].plan;
+      std::tie(p.iteration_s, p.samples_per_s, p.tflops_per_gpu) = timed.at(timing_key(p));
       ++out.timed_as_twin;
-      done.push_back(c.plan);
-      continue;
+      progress.advance();
+      done.push_back(p);
     }
-    RunOptions fast;
-    fast.replicas = ReplicaMode::ESTIMATE;
-    const RunResult r = run_scenario(candidate_scenario(base, gpus, c.plan), fast);
-    c.plan.iteration_s = r.metrics.at(metric::iteration_time_s);
-    c.plan.samples_per_s = r.metrics.at(metric::throughput_samples_per_s);
-    c.plan.tflops_per_gpu = r.metrics.at(metric::tflops_per_gpu);
-    timed.emplace(key, std::make_tuple(c.plan.iteration_s, c.plan.samples_per_s, c.plan.tflops_per_gpu));
-    ++out.simulated;
-    done.push_back(c.plan);
   }
+  out.pruned_by_bound += static_cast<int>(queue.size());
   return done;
 }
 
@@ -392,6 +409,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   if (gpus < 1 || (gpus >= per_node ? gpus % per_node != 0 : per_node % gpus != 0))
     throw std::invalid_argument("--gpus must be whole nodes of " + std::to_string(per_node) +
                                 " GPUs, or divide one node");
+  // The workers are forked first, while this process holds little that a child would copy.
+  SimulationPool pool(base, gpus, options.jobs);
   const DeviceSpec& device = *DeviceCatalog::builtin().find(base.cluster.device);
   const DeviceProfile profile =
       base.cluster.profile.empty() ? *builtin_profile(device.name) : load_profile(base.cluster.profile);
@@ -442,8 +461,9 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   }
   progress.reset();
   out.bounding_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<Plan> done =
-      candidates.empty() ? std::vector<Plan>{} : simulate_best_first(candidates, options, out, base, gpus, *bounds);
+  std::vector<Plan> done = candidates.empty()
+                               ? std::vector<Plan>{}
+                               : simulate_best_first(candidates, options, out, base, gpus, *bounds, pool);
   // Fastest first; plans within 1e-9 of each other (ZeRO-1 and 2, none and selective recomputation often are)
   // rank by memory, the smaller first.
   std::stable_sort(done.begin(), done.end(), [](const Plan& a, const Plan& b) {

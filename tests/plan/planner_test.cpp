@@ -1,4 +1,5 @@
 #include "sim/plan/planner.hpp"
+#include "sim/plan/simulation_pool.hpp"
 #include "workloads/training/training_workload.hpp"
 
 #include "core/common_metrics.hpp"
@@ -287,4 +288,43 @@ TEST(Planner, UnevenLayersStillGetInterleavedSchedules)
       EXPECT_NO_THROW(cs::check_scenario(cs::plan_scenario(base, o.gpus, p)));
     }
   EXPECT_GT(interleaved, 0);
+}
+
+TEST(Planner, PlansSimulatedSideBySideGiveTheSameBestPlans)
+{
+  // --jobs runs plans in worker processes, a batch at a time: the best plans and their times are the serial search's.
+  const cs::Scenario base = small_gpt();
+  cs::PlanOptions serial;
+  serial.gpus = 8;
+  serial.top = 4;
+  cs::PlanOptions side_by_side = serial;
+  side_by_side.jobs = 3;
+  const auto one = cs::search_plans(base, serial);
+  const auto three = cs::search_plans(base, side_by_side);
+  ASSERT_EQ(one.best.size(), 4u);
+  ASSERT_EQ(three.best.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(three.best[i].iteration_s, one.best[i].iteration_s) << i; // exact: the timings come back in hex
+    EXPECT_EQ(three.best[i].parallel.dp, one.best[i].parallel.dp) << i;
+    EXPECT_EQ(three.best[i].parallel.pp, one.best[i].parallel.pp) << i;
+  }
+  EXPECT_EQ(three.enumerated, one.enumerated);
+  EXPECT_GE(three.simulated + three.timed_as_twin, one.simulated + one.timed_as_twin);
+}
+
+TEST(SimulationPool, AWorkersFailureComesBackAsAnError)
+{
+  const cs::Scenario base = small_gpt();
+  cs::SimulationPool pool(base, 8, 2);
+  EXPECT_EQ(pool.workers(), 2);
+  cs::Plan good;
+  good.parallel.dp = 8;
+  cs::Plan bad = good;
+  bad.parallel.dp = 3; // 3 replicas of one GPU on 8 GPUs: the run refuses it
+  const auto timed = pool.time({good});
+  ASSERT_EQ(timed.size(), 1u);
+  EXPECT_GT(std::get<0>(timed[0]), 0.0);
+  EXPECT_THROW(pool.time({good, bad}), std::runtime_error);
+  // The pool keeps serving after a failed plan.
+  EXPECT_EQ(std::get<0>(pool.time({good}).at(0)), std::get<0>(timed[0]));
 }

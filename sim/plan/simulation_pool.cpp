@@ -1,0 +1,210 @@
+#include "sim/plan/simulation_pool.hpp"
+
+#include "core/common_metrics.hpp"
+#include "sim/run/scenario_run.hpp"
+#include "workloads/training/training_metrics.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace cs {
+
+PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan)
+{
+  Scenario s = plan_scenario(base, gpus, plan);
+  s.backend = Backend::ANALYTICAL;
+  auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s));
+  w->params.iterations = 2; // the steady state: the second iteration pays the first one's post-step gathers
+  s.workload = w;
+  RunOptions fast;
+  fast.replicas = ReplicaMode::ESTIMATE;
+  const RunResult r = run_scenario(s, fast);
+  return {r.metrics.at(metric::iteration_time_s), r.metrics.at(metric::throughput_samples_per_s),
+          r.metrics.at(metric::tflops_per_gpu)};
+}
+
+namespace {
+
+nlohmann::json to_json(const Plan& plan)
+{
+  const ParallelLayout& p = plan.parallel;
+  return {{"dp", p.dp},
+          {"tp", p.tp},
+          {"cp", p.cp},
+          {"pp", p.pp},
+          {"vpp", p.vpp},
+          {"ep", p.ep},
+          {"etp", p.etp},
+          {"zero", p.zero},
+          {"sp", p.sequence_parallel},
+          {"cp_comm", static_cast<int>(p.cp_comm)},
+          {"placement", static_cast<int>(p.placement)},
+          {"micro", plan.micro},
+          {"schedule", plan.schedule},
+          {"recompute", static_cast<int>(plan.recompute)},
+          {"fp8", plan.fp8},
+          {"modules", plan.recompute_modules},
+          {"stage_layers", plan.stage_layers}};
+}
+
+Plan from_json(const nlohmann::json& j)
+{
+  Plan plan;
+  ParallelLayout& p = plan.parallel;
+  p.dp = j.at("dp");
+  p.tp = j.at("tp");
+  p.cp = j.at("cp");
+  p.pp = j.at("pp");
+  p.vpp = j.at("vpp");
+  p.ep = j.at("ep");
+  p.etp = j.at("etp");
+  p.zero = j.at("zero");
+  p.sequence_parallel = j.at("sp");
+  p.cp_comm = static_cast<CpComm>(j.at("cp_comm").get<int>());
+  p.placement = static_cast<Placement>(j.at("placement").get<int>());
+  plan.micro = j.at("micro");
+  plan.schedule = j.at("schedule");
+  plan.recompute = static_cast<Recompute>(j.at("recompute").get<int>());
+  plan.fp8 = j.at("fp8");
+  plan.recompute_modules = j.at("modules").get<std::vector<std::string>>();
+  plan.stage_layers = j.at("stage_layers").get<std::vector<int>>();
+  return plan;
+}
+
+bool write_line(int fd, const std::string& line)
+{
+  const std::string text = line + "\n";
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t w = write(fd, p, left);
+    if (w <= 0)
+      return false;
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// One line from `fd` (without its newline); false at the end of the stream before any byte.
+bool read_line(int fd, std::string* line)
+{
+  line->clear();
+  char c = 0;
+  for (ssize_t r; (r = read(fd, &c, 1)) == 1;) {
+    if (c == '\n')
+      return true;
+    line->push_back(c);
+  }
+  return !line->empty();
+}
+
+// A worker's life: a plan per line in, "ok <time> <samples/s> <TFLOP/s>" (hexadecimal floats: exact) or
+// "error <message>" per line out, until its input ends.
+[[noreturn]] void serve(const Scenario& base, int gpus, int in, int out)
+{
+  for (std::string line; read_line(in, &line);) {
+    std::string reply;
+    try {
+      const auto [t, samples, tflops] = time_plan(base, gpus, from_json(nlohmann::json::parse(line)));
+      reply = fmt::format("ok {:a} {:a} {:a}", t, samples, tflops);
+    } catch (const std::exception& e) {
+      reply = std::string("error ") + e.what();
+      for (char& c : reply)
+        c = c == '\n' ? ' ' : c;
+    }
+    if (!write_line(out, reply))
+      _exit(3);
+  }
+  _exit(0);
+}
+
+} // namespace
+
+SimulationPool::SimulationPool(const Scenario& base, int gpus, int workers) : base_(base), gpus_(gpus)
+{
+  for (int k = 0; workers > 1 && k < workers; ++k) {
+    int to[2], from[2];
+    if (pipe(to) != 0)
+      throw std::runtime_error("pipe() failed");
+    if (pipe(from) != 0) {
+      close(to[0]);
+      close(to[1]);
+      throw std::runtime_error("pipe() failed");
+    }
+    std::fflush(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0)
+      throw std::runtime_error("fork() failed");
+    if (pid == 0) {
+      for (const Child& c : children_) { // the earlier workers' pipes are not this one's
+        close(c.to);
+        close(c.from);
+      }
+      close(to[1]);
+      close(from[0]);
+      serve(base, gpus, to[0], from[1]);
+    }
+    close(to[0]);
+    close(from[1]);
+    children_.push_back({pid, to[1], from[0]});
+  }
+}
+
+SimulationPool::~SimulationPool()
+{
+  for (const Child& c : children_) {
+    close(c.to); // the worker's input ends, and it exits
+    close(c.from);
+  }
+  for (const Child& c : children_) {
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+  }
+}
+
+std::vector<PlanTiming> SimulationPool::time(const std::vector<Plan>& plans)
+{
+  if (static_cast<int>(plans.size()) > workers())
+    throw std::logic_error("SimulationPool::time: more plans than workers");
+  std::vector<PlanTiming> out;
+  if (children_.empty()) {
+    for (const Plan& p : plans)
+      out.push_back(time_plan(base_, gpus_, p));
+    return out;
+  }
+  for (std::size_t k = 0; k < plans.size(); ++k)
+    if (!write_line(children_[k].to, to_json(plans[k]).dump()))
+      throw std::runtime_error("a planner worker stopped taking plans");
+  std::string error;
+  for (std::size_t k = 0; k < plans.size(); ++k) {
+    std::string line;
+    if (!read_line(children_[k].from, &line)) {
+      error = error.empty() ? "a planner worker died" : error;
+      continue;
+    }
+    std::istringstream in(line);
+    std::string word, a, b, c;
+    in >> word;
+    if (word != "ok") {
+      error = error.empty() ? line.substr(std::min(line.size(), std::size_t{6})) : error;
+      continue;
+    }
+    in >> a >> b >> c;
+    out.emplace_back(std::strtod(a.c_str(), nullptr), std::strtod(b.c_str(), nullptr), std::strtod(c.c_str(), nullptr));
+  }
+  if (!error.empty())
+    throw std::runtime_error(error);
+  return out;
+}
+
+} // namespace cs

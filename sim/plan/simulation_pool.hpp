@@ -1,0 +1,44 @@
+// Worker processes that simulate a planner's candidate plans side by side, forked before the search grows.
+#pragma once
+
+#include "sim/plan/planner.hpp"
+#include "sim/scenario/scenario.hpp"
+
+#include <sys/types.h>
+#include <tuple>
+#include <vector>
+
+namespace cs {
+
+/** One simulated step's figures: iteration time (s), samples/s, TFLOP/s per GPU. */
+using PlanTiming = std::tuple<double, double, double>;
+
+/** The base scenario reshaped to `plan` on `gpus` GPUs and run once on the analytical backend (two iterations, the
+ *  second measured; replicas folded where symmetric), as the planner times every candidate. */
+PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan);
+
+/** `workers` child processes, forked at construction (while the parent is small, so little is copied), each timing
+ *  the plans it is sent. With fewer than two workers nothing is forked and plans are timed in this process. Children
+ *  share nothing with the parent after the fork: a plan goes out as JSON, its timing comes back exact. */
+class SimulationPool {
+public:
+  SimulationPool(const Scenario& base, int gpus, int workers);
+  ~SimulationPool();
+  SimulationPool(const SimulationPool&) = delete;
+  SimulationPool& operator=(const SimulationPool&) = delete;
+
+  int workers() const { return static_cast<int>(children_.size()) > 0 ? static_cast<int>(children_.size()) : 1; }
+  /** Times up to workers() plans at once, in the order given. Throws std::runtime_error when a worker fails. */
+  std::vector<PlanTiming> time(const std::vector<Plan>& plans);
+
+private:
+  struct Child {
+    pid_t pid = -1;
+    int to = -1, from = -1; // the pipes: plans to the child, timings back
+  };
+  const Scenario& base_;
+  int gpus_;
+  std::vector<Child> children_;
+};
+
+} // namespace cs
