@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -165,14 +166,20 @@ int command_plan(const PlanCommand& c)
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
+  // One SimGrid engine per process, --jobs of them at a time.
+  std::vector<std::function<std::string()>> confirmations;
+  for (int i = 0; i < confirm; ++i)
+    confirmations.emplace_back([&base, &c, &search, i] {
+      Scenario s = plan_scenario(base, c.gpus, search.best[static_cast<std::size_t>(i)]);
+      s.backend = Backend::SIMGRID;
+      return fmt::format("{:.17g}", run_scenario(s, RunOptions{}).metrics.at(metric::iteration_time_s));
+    });
+  const std::vector<std::string> confirmed = run_isolated_all(confirmations, options.jobs);
   for (std::size_t i = 0; i < search.best.size(); ++i) {
     const Plan& p = search.best[i];
     double simgrid = -1;
     if (static_cast<int>(i) < confirm) {
-      Scenario s = plan_scenario(base, c.gpus, p);
-      s.backend = Backend::SIMGRID;
-      simgrid = std::stod(run_isolated(
-          [&] { return fmt::format("{:.17g}", run_scenario(s, RunOptions{}).metrics.at(metric::iteration_time_s)); }));
+      simgrid = std::stod(confirmed[i]);
       std::cout << fmt::format("  {:>2}  simgrid {}  analytical {}  ({:+.1f}%)\n", i + 1, units::format_time(simgrid),
                                units::format_time(p.iteration_s), 100 * (p.iteration_s / simgrid - 1));
     }
