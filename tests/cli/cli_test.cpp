@@ -781,6 +781,32 @@ TEST(Cli, AnMoePipelineStatesItsBubbleApartFromExposedCommunication)
               (step - compute) / step, 1e-9);
 }
 
+TEST(Cli, PlanConfirmsItsBestPlansOnSimgridSideBySide)
+{
+  // --confirm 2 --jobs 2: both confirmations run at once, each in its own process, and each is printed beside the
+  // analytical time it confirms; --jobs 0 is refused.
+  fs::path out = fresh_dir("plan_confirm");
+  auto r = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 8 --top 2 --confirm 2 --jobs 2 --out " +
+                      out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("2 at a time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("   1  simgrid "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("   2  simgrid "), std::string::npos) << r.out;
+  std::ifstream csv(out / "plans.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  for (int i = 0; i < 2 && std::getline(csv, row); ++i) {
+    std::vector<std::string> cells;
+    for (std::stringstream ss(row); std::getline(ss, cells.emplace_back(), ',');) {
+    }
+    ASSERT_GT(cells.size(), 15u) << row;
+    EXPECT_GT(std::stod(cells[15]), 0.0) << row; // simgrid_iteration_time_s
+  }
+  fs::remove_all(out);
+  auto bad = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 8 --jobs 0");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+}
+
 TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
 {
   // NeMo's Llama 2 7B on 8 H100 planned over bf16 and every FP8 recipe an H100 runs (not mxfp8, Blackwell's): the
