@@ -43,6 +43,14 @@ BoundPasses bound_passes(const TrainingParams& params, const Plan& plan, const S
   return out;
 }
 
+int moe_layers(const StageSet& set, std::size_t vs)
+{
+  int n = 0;
+  for (const Segment& seg : set.stages[vs].segments)
+    n += seg.moe ? 1 : 0;
+  return n;
+}
+
 std::unique_ptr<PipelineSchedule> schedule_of(const Plan& plan)
 {
   // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
@@ -64,11 +72,26 @@ StageSet bound_stages(const TrainingParams& params, const Plan& plan, const Kern
 
 PassCounts pass_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)
 {
-  PassCounts out(order.size(), std::vector<std::array<int, 4>>(map.stages(), std::array<int, 4>{}));
+  PassCounts out(order.size(), std::vector<std::array<int, 5>>(map.stages(), std::array<int, 5>{}));
   for (std::size_t d = 0; d < order.size(); ++d)
-    for (const PipelineOp& op : order[d])
-      ++out[d][map.stage(static_cast<int>(d), op.chunk)][static_cast<int>(op.pass)];
+    for (const PipelineOp& op : order[d]) {
+      auto& counts = out[d][map.stage(static_cast<int>(d), op.chunk)];
+      ++counts[static_cast<int>(op.pass)];
+      counts[4] += op.overlap == Overlap::NONE && op.pass != Pass::BACKWARD_WEIGHT ? 1 : 0;
+    }
   return out;
+}
+
+double unpaired_alltoall_seconds(const TrainingParams& params, const Plan& plan, double even_alltoall_s)
+{
+  // Under a schedule that pairs passes, an op left unpaired (the warm-up and cool-down) has no other pass to hide its
+  // dispatch and combine behind: they add as in a schedule that pairs nothing, unless the framework hides them (and
+  // a schedule that pairs nothing has them in its passes already).
+  const FrameworkProfile& fw = params.framework;
+  if (!params.model.moe.enabled() || plan.parallel.ep < 2 || fw.overlap_moe_expert_parallel_comm ||
+      fw.moe_shared_expert_overlap || alltoall_exposed(params, plan))
+    return 0.0;
+  return 2 * even_alltoall_s;
 }
 
 double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
@@ -79,11 +102,14 @@ double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const
   // measured iteration is no shorter than its work, and so no shorter than the least any device does.
   const BoundPasses passes = bound_passes(params, plan, set, experts, cost, even_alltoall_s);
   double least = std::numeric_limits<double>::infinity();
+  const double unpaired = unpaired_alltoall_seconds(params, plan, even_alltoall_s);
   for (std::size_t d = 0; d < counts.size(); ++d) {
     double work = passes.optimizer[d];
-    for (std::size_t vs = 0; vs < counts[d].size(); ++vs)
+    for (std::size_t vs = 0; vs < counts[d].size(); ++vs) {
       for (int pass = 0; pass < 4; ++pass)
         work += counts[d][vs][pass] * passes.stage[vs].seconds(pass);
+      work += counts[d][vs][4] * moe_layers(set, vs) * unpaired;
+    }
     least = std::min(least, work);
   }
   return least;
@@ -107,29 +133,31 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
   const FrameworkProfile& fw = params.framework;
   // An op paired with a neighbour (DualPipe's overlapped chunks) runs its experts beside the other's all-to-all, which
   // takes the dispatcher's SM share: with share f for c seconds of t, no less than t + min(t f / (1 - f), c f).
-  std::vector<int> moe_layers(set.stages.size(), 0);
+  std::vector<int> moe_count(set.stages.size(), 0);
   for (std::size_t vs = 0; vs < set.stages.size(); ++vs)
-    for (const Segment& seg : set.stages[vs].segments)
-      moe_layers[vs] += seg.moe ? 1 : 0;
+    moe_count[vs] = moe_layers(set, vs);
   const double beside = even_alltoall_s;
   const ModelParams& model = params.model;
   const double f = model.moe.enabled() && platform.device
                        ? token_dispatcher(model.moe.dispatcher)
                              .sm_share(fw.comm_sm_fraction, model.moe.deepep_sms, platform.device->sms)
                        : 0.0;
+  const double unpaired = unpaired_alltoall_seconds(params, plan, even_alltoall_s);
   auto slowed = [&](const PipelineOp& op) {
+    if (op.overlap == Overlap::NONE)
+      return op.pass == Pass::BACKWARD_WEIGHT ? 0.0 : unpaired;
     const double t = op.pass == Pass::FORWARD          ? experts.forward
                      : op.pass == Pass::BACKWARD       ? experts.backward
                      : op.pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
                                                        : 0.0;
-    return op.overlap == Overlap::NONE || f <= 0 || f >= 1 || t <= 0 ? 0.0 : std::min(t * f / (1 - f), beside * f);
+    return f <= 0 || f >= 1 || t <= 0 ? 0.0 : std::min(t * f / (1 - f), beside * f);
   };
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
   // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.
   const auto ends = schedule_iteration_ends(
       order, set.map,
       [&](int vs, const PipelineOp& op) {
-        return stage[vs].seconds(static_cast<int>(op.pass)) + moe_layers[vs] * slowed(op);
+        return stage[vs].seconds(static_cast<int>(op.pass)) + moe_count[vs] * slowed(op);
       },
       passes.optimizer, 2);
   return ends[1] - ends[0];

@@ -35,9 +35,13 @@ StageSet bound_stages(const TrainingParams& params, const Plan& plan, const Kern
                       const PlatformSpec& platform);
 
 /** Per device and virtual stage, how many ops of each pass (0 forward, 1 backward, 2 input, 3 weight gradient) one
- *  iteration of a schedule's order runs there. */
-using PassCounts = std::vector<std::vector<std::array<int, 4>>>;
+ *  iteration of a schedule's order runs there, and [4] how many of its forward and backward ops run unpaired. */
+using PassCounts = std::vector<std::vector<std::array<int, 5>>>;
 PassCounts pass_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map);
+
+/** What each MoE layer of an op left unpaired under a schedule that pairs passes adds to the bounds: its dispatch and
+ *  combine at an even load, unless the framework hides them or the passes carry them already (else 0). */
+double unpaired_alltoall_seconds(const TrainingParams& params, const Plan& plan, double even_alltoall_s);
 
 /** A weaker bound than pipeline_compute_bound and far cheaper (no timeline): the least work, ops and optimizer step,
  *  any device does in one iteration. Never above pipeline_compute_bound for the same inputs, so a search can sort by
