@@ -114,7 +114,15 @@ TEST(PipelineBound, AddsTheAllToAllsWhereNothingHidesThem)
   EXPECT_EQ(cs::exposed_alltoall_seconds(overlapped, plan, f.platform), 0.0);
   cs::Plan paired = plan;
   paired.schedule = "dualpipev";
+  paired.parallel.vpp = 2;
   EXPECT_EQ(cs::exposed_alltoall_seconds(f.w, paired, f.platform), 0.0);
+  // DualPipeV pairs most passes, but its warm-up and cool-down ops run alone: those pay the dispatch and combine.
+  EXPECT_EQ(cs::unpaired_alltoall_seconds(f.w, paired, alltoall), 2 * alltoall);
+  EXPECT_EQ(cs::unpaired_alltoall_seconds(overlapped, paired, alltoall), 0.0); // shared experts hide them
+  EXPECT_EQ(cs::unpaired_alltoall_seconds(f.w, plan, alltoall), 0.0); // 1F1B's passes carry them already
+  const cs::StageSet set = cs::bound_stages(f.w, paired, *f.cost, f.platform);
+  EXPECT_GT(cs::pipeline_compute_bound(f.w, paired, set, {}, *f.cost, f.platform, 8, alltoall),
+            cs::pipeline_compute_bound(f.w, paired, set, {}, *f.cost, f.platform, 8, 0.0) + 2 * alltoall);
   plan.parallel.ep = 1;
   EXPECT_EQ(cs::exposed_alltoall_seconds(f.w, plan, f.platform), 0.0);
 }
