@@ -253,9 +253,13 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
 
 namespace {
 
+// Microbatch-chunks each device holds at its peak, by (schedule, pp, v, microbatches): looked up, never iterated.
+using HeldCache = std::map<std::tuple<std::string, int, int, int>, std::vector<double>>;
+
 // Sets the plan's memory (and, for a pipeline of one stage per device, its stage partition in both the plan and
 // the scenario); false when it does not fit `budget`.
-bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
+
+bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget, HeldCache& held_cache)
 {
   const ModelParams& model = tr(s).model;
   if (plan.parallel.pp == 1) {
@@ -264,7 +268,9 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget)
   }
   const int microbatches = tr(s).batch.global / (plan.parallel.dp * plan.micro);
   auto schedule = Registry<PipelineSchedule>::instance().create(plan.schedule);
-  const auto held = held_per_device(*schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  auto& held = held_cache[std::make_tuple(plan.schedule, plan.parallel.pp, plan.parallel.vpp, microbatches)];
+  if (held.empty())
+    held = held_per_device(*schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
   if (plan.parallel.vpp == 1) {
     plan.stage_layers = partition_stages(s, plan.parallel, t, held, budget, &plan.memory_bytes);
     own_training(s).parallel.stage_layers = plan.stage_layers;
@@ -425,6 +431,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, std::string>, PassTimes> times;
   std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
   std::unique_ptr<SearchBounds> bounds;
+  HeldCache held_cache;
   std::vector<Candidate> candidates;
   std::vector<std::string> fp8 = options.fp8;
   if (fp8.empty()) // the scenario's own
@@ -451,7 +458,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     if (it == times.end())
       it = times.emplace(key, pass_times(s, *cost, *platform)).first;
     const PassTimes& t = it->second;
-    if (!fit_in_memory(plan, s, t, out.budget_bytes)) {
+    if (!fit_in_memory(plan, s, t, out.budget_bytes, held_cache)) {
       ++out.over_memory;
       continue;
     }
