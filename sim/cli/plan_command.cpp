@@ -112,6 +112,20 @@ void print_plans(const std::vector<Plan>& plans, bool moe)
   }
 }
 
+// The best `count` plans' iteration times on the simgrid backend: one SimGrid engine per process, `jobs` at a time.
+std::vector<std::string> confirm_on_simgrid(const Scenario& base, int gpus, const std::vector<Plan>& best, int count,
+                                            int jobs)
+{
+  std::vector<std::function<std::string()>> confirmations;
+  for (int i = 0; i < count; ++i)
+    confirmations.emplace_back([&base, gpus, &best, i] {
+      Scenario s = plan_scenario(base, gpus, best[static_cast<std::size_t>(i)]);
+      s.backend = Backend::SIMGRID;
+      return fmt::format("{:.17g}", run_scenario(s, RunOptions{}).metrics.at(metric::iteration_time_s));
+    });
+  return run_isolated_all(confirmations, jobs);
+}
+
 } // namespace
 
 int command_plan(const PlanCommand& c)
@@ -166,15 +180,7 @@ int command_plan(const PlanCommand& c)
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
-  // One SimGrid engine per process, --jobs of them at a time.
-  std::vector<std::function<std::string()>> confirmations;
-  for (int i = 0; i < confirm; ++i)
-    confirmations.emplace_back([&base, &c, &search, i] {
-      Scenario s = plan_scenario(base, c.gpus, search.best[static_cast<std::size_t>(i)]);
-      s.backend = Backend::SIMGRID;
-      return fmt::format("{:.17g}", run_scenario(s, RunOptions{}).metrics.at(metric::iteration_time_s));
-    });
-  const std::vector<std::string> confirmed = run_isolated_all(confirmations, options.jobs);
+  const std::vector<std::string> confirmed = confirm_on_simgrid(base, c.gpus, search.best, confirm, options.jobs);
   for (std::size_t i = 0; i < search.best.size(); ++i) {
     const Plan& p = search.best[i];
     double simgrid = -1;

@@ -311,20 +311,7 @@ struct Candidate {
 
 // What a plan's simulated step depends on. ZeRO-2 differs from ZeRO-1 in memory alone: both reduce-scatter the
 // gradients once a step and gather the updated shards (training_comm), so a ZeRO-2 plan is timed as its ZeRO-1 twin.
-std::string timing_key(const Plan& plan)
-{
-  const ParallelLayout& p = plan.parallel;
-  std::string key =
-      fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp, p.ep, p.expert_tp(),
-                  p.zero == 2 ? 1 : p.zero, p.sequence_parallel, static_cast<int>(p.cp_comm),
-                  static_cast<int>(p.placement), plan.micro, plan.schedule, static_cast<int>(plan.recompute), plan.fp8);
-  for (const auto& m : plan.recompute_modules)
-    key += " " + m;
-  key += " |";
-  for (int l : plan.stage_layers)
-    key += " " + std::to_string(l);
-  return key;
-}
+std::string timing_key(const Plan& plan) { return plan_key(plan, plan.parallel.zero == 2 ? 1 : plan.parallel.zero); }
 
 // The k-th best simulated time, or infinity before k plans are simulated.
 double kth_best(const std::vector<Plan>& done, int k)

@@ -7,17 +7,13 @@
 
 namespace cs {
 
-namespace {
-
-// What the stages' prices depend on: the model's split (not ZeRO below 3, nor the data-parallel group, which the
-// bounds leave out but for the optimizer's shard), the micro-batch, recomputation, FP8 and the schedule's stage map.
-std::string stage_key(const Plan& plan)
+std::string plan_key(const Plan& plan, int zero)
 {
   const ParallelLayout& p = plan.parallel;
   std::string key =
       fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp, p.ep, p.expert_tp(),
-                  p.zero >= 3, p.sequence_parallel, static_cast<int>(p.cp_comm), static_cast<int>(p.placement),
-                  plan.micro, plan.schedule, static_cast<int>(plan.recompute), plan.fp8);
+                  zero, p.sequence_parallel, static_cast<int>(p.cp_comm), static_cast<int>(p.placement), plan.micro,
+                  plan.schedule, static_cast<int>(plan.recompute), plan.fp8);
   for (const auto& m : plan.recompute_modules)
     key += " " + m;
   key += " |";
@@ -25,6 +21,12 @@ std::string stage_key(const Plan& plan)
     key += " " + std::to_string(l);
   return key;
 }
+
+namespace {
+
+// What the stages' prices depend on: the model's split (not ZeRO below 3, nor the data-parallel group, which the
+// bounds leave out but for the optimizer's shard), the micro-batch, recomputation, FP8 and the schedule's stage map.
+std::string stage_key(const Plan& plan) { return plan_key(plan, plan.parallel.zero >= 3 ? 3 : 0); }
 
 } // namespace
 

@@ -17,6 +17,10 @@
 
 namespace cs {
 
+/** A text key of everything in `plan` but its bounds and results, with `zero` standing for its ZeRO stage (a
+ *  caller folds together the stages it cannot tell apart). */
+std::string plan_key(const Plan& plan, int zero);
+
 /** Prices pipeline_work_bound for every plan a search keeps and pipeline_compute_bound (the timeline) only for those
  *  the best-first search reaches, caching what plans have in common. `params` are always the plan's own (the base
  *  scenario reshaped to it). */

@@ -38,16 +38,22 @@ policies: {sync: ring-allreduce}
   return s;
 }
 
+// Every plan of `base` on 8 GPUs simulated (no pruning), fastest first.
+cs::PlanSearch every_plan(const cs::Scenario& base)
+{
+  cs::PlanOptions all;
+  all.gpus = 8;
+  all.top = 100000;
+  all.exhaustive = true;
+  return cs::search_plans(base, all);
+}
+
 } // namespace
 
 TEST(Planner, TheBoundNeverExceedsTheSimulatedTimeAndPruningKeepsTheBest)
 {
   const cs::Scenario base = small_gpt();
-  cs::PlanOptions all;
-  all.gpus = 8;
-  all.top = 100000;
-  all.exhaustive = true;
-  const auto every = cs::search_plans(base, all);
+  const auto every = every_plan(base);
   ASSERT_GT(every.simulated, 50);
   EXPECT_GT(every.timed_as_twin, 0);
   EXPECT_EQ(every.enumerated, every.invalid + every.over_memory + every.simulated + every.timed_as_twin);
@@ -74,11 +80,7 @@ TEST(Planner, AZeroTwoPlanTimedAsItsTwinIsWhatItsOwnRunGives)
 {
   // The planner gives a ZeRO-2 plan its ZeRO-1 twin's time: running the ZeRO-2 plan itself must give that time.
   const cs::Scenario base = small_gpt();
-  cs::PlanOptions all;
-  all.gpus = 8;
-  all.top = 100000;
-  all.exhaustive = true;
-  const auto every = cs::search_plans(base, all);
+  const auto every = every_plan(base);
   int checked = 0;
   for (const auto& p : every.best) {
     if (p.parallel.zero != 2 || checked >= 3)
