@@ -25,6 +25,11 @@ PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan)
   auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s));
   w->params.iterations = 2; // the steady state: the second iteration pays the first one's post-step gathers
   s.workload = w;
+  return time_scenario(s);
+}
+
+PlanTiming time_scenario(const Scenario& s)
+{
   RunOptions fast;
   fast.replicas = ReplicaMode::ESTIMATE;
   const RunResult r = run_scenario(s, fast);

@@ -16,6 +16,8 @@ using PlanTiming = std::tuple<double, double, double>;
 /** The base scenario reshaped to `plan` on `gpus` GPUs and run once on the analytical backend (two iterations, the
  *  second measured; replicas folded where symmetric), as the planner times every candidate. */
 PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan);
+/** A scenario (already set to the analytical backend and two iterations) timed as time_plan times a plan. */
+PlanTiming time_scenario(const Scenario& s);
 
 /** `workers` child processes, forked at construction (while the parent is small, so little is copied), each timing
  *  the plans it is sent. With fewer than two workers nothing is forked and plans are timed in this process. Children

@@ -807,6 +807,18 @@ TEST(Cli, PlanConfirmsItsBestPlansOnSimgridSideBySide)
   EXPECT_EQ(bad.code, 2) << bad.err;
 }
 
+TEST(Cli, PlanSetsTheScenariosOwnPlanBesideTheBest)
+{
+  // gpt-pipeline.yaml runs on 16 GPUs: planned for 16, its own plan is timed and compared; for 8, it is not.
+  auto same = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 16 --top 1");
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("the scenario's own plan (dp 4 x tp 1 x pp 4"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("slower than the best"), std::string::npos) << same.out;
+  auto other = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 8 --top 1");
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_EQ(other.out.find("the scenario's own plan"), std::string::npos) << other.out;
+}
+
 TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
 {
   // NeMo's Llama 2 7B on 8 H100 planned over bf16 and every FP8 recipe an H100 runs (not mxfp8, Blackwell's): the

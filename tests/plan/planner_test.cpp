@@ -1,3 +1,4 @@
+#include "sim/plan/own_plan.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/plan/simulation_pool.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -329,4 +330,39 @@ TEST(SimulationPool, AWorkersFailureComesBackAsAnError)
   EXPECT_THROW(pool.time({good, bad}), std::runtime_error);
   // The pool keeps serving after a failed plan.
   EXPECT_EQ(std::get<0>(pool.time({good}).at(0)), std::get<0>(timed[0]));
+}
+
+TEST(OwnPlan, TheScenariosOwnPlanIsTimedAndPlacedInTheSearch)
+{
+  // small_gpt runs dp 8 with micro-batch 2 on 8 GPUs: a plan of the tree, timed as the planner times its candidates.
+  const cs::Scenario base = small_gpt();
+  cs::PlanOptions options;
+  options.gpus = 8;
+  const cs::OwnPlan own = cs::own_plan(base, options);
+  EXPECT_TRUE(own.searched);
+  EXPECT_TRUE(own.outside.empty()) << own.outside;
+  EXPECT_EQ(own.plan.parallel.dp, 8);
+  EXPECT_EQ(own.plan.micro, 2);
+  const auto search = cs::search_plans(base, options);
+  ASSERT_FALSE(search.best.empty());
+  EXPECT_GE(own.iteration_s, search.best.front().iteration_s * (1 - 1e-9)); // the search holds it: never faster
+  EXPECT_NE(cs::own_plan_line(own, search.best.front()).find("slower than the best"), std::string::npos);
+  // Stages of its own: the layout is in the tree, but the planner partitions the layers itself.
+  const cs::Scenario staged =
+      cs::load_scenario(::testing::TempDir() + "/cs_plan_" + std::to_string(::getpid()) + ".yaml",
+                        {"workload.parallel.pp=2", "workload.parallel.dp=4", "workload.parallel.stage_layers=[3, 5]",
+                         "policies.pipeline=1f1b"});
+  const cs::OwnPlan own_staged = cs::own_plan(staged, options);
+  EXPECT_TRUE(own_staged.searched);
+  EXPECT_NE(own_staged.outside.find("stage_layers"), std::string::npos) << own_staged.outside;
+  // Faster than the best found: the line says why.
+  cs::Plan best = search.best.front();
+  cs::OwnPlan faster = own_staged;
+  faster.iteration_s = best.iteration_s / 2;
+  const std::string line = cs::own_plan_line(faster, best);
+  EXPECT_NE(line.find("faster than the best plan found"), std::string::npos) << line;
+  EXPECT_NE(line.find("stage_layers"), std::string::npos) << line;
+  faster.searched = false;
+  faster.outside = "its plan (x) is not in the planner's tree";
+  EXPECT_NE(cs::own_plan_line(faster, best).find("not in the planner's tree"), std::string::npos);
 }

@@ -1,0 +1,87 @@
+#include "sim/plan/own_plan.hpp"
+
+#include "base/units.hpp"
+#include "models/transformer/fp8_recipe.hpp"
+#include "sim/plan/plan_enumeration.hpp"
+#include "sim/plan/search_bounds.hpp"
+#include "sim/plan/simulation_pool.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+namespace {
+
+Plan plan_of(const Scenario& s)
+{
+  const TrainingParams& w = workload_as<TrainingWorkload>(s).params;
+  Plan plan;
+  plan.parallel = w.parallel.layout(static_cast<long long>(s.cluster.nodes) * s.cluster.gpus_per_node);
+  plan.micro = w.batch.micro;
+  plan.schedule = w.parallel.pp > 1 ? s.policies.name("pipeline") : "";
+  plan.recompute = w.model.recompute;
+  plan.recompute_modules = w.model.recompute_modules;
+  plan.fp8 = w.model.fp8 ? w.model.fp8->name() : "none";
+  plan.stage_layers = w.parallel.stage_layers;
+  return plan;
+}
+
+std::string layout_words(const Plan& p)
+{
+  std::string out = fmt::format("dp {} x tp {}", p.parallel.dp, p.parallel.tp);
+  if (p.parallel.cp > 1)
+    out += fmt::format(" x cp {}", p.parallel.cp);
+  if (p.parallel.pp > 1)
+    out += fmt::format(" x pp {} ({}{})", p.parallel.pp, p.schedule,
+                       p.parallel.vpp > 1 ? fmt::format(", v {}", p.parallel.vpp) : "");
+  if (p.parallel.ep > 1)
+    out += fmt::format(", ep {}", p.parallel.ep);
+  return out + fmt::format(", micro-batch {}", p.micro);
+}
+
+} // namespace
+
+OwnPlan own_plan(const Scenario& base, const PlanOptions& options)
+{
+  OwnPlan own;
+  own.plan = plan_of(base);
+  Scenario s = base;
+  s.backend = Backend::ANALYTICAL;
+  auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s));
+  w->params.iterations = 2;
+  s.workload = w;
+  own.iteration_s = std::get<0>(time_scenario(s));
+  // The tree's plans carry stages the planner chose: compare everything else.
+  Plan bare = own.plan;
+  bare.stage_layers.clear();
+  const std::string key = plan_key(bare, bare.parallel.zero);
+  std::vector<std::string> fp8 = options.fp8;
+  if (fp8.empty())
+    fp8.push_back(own.plan.fp8);
+  for (Plan p : enumerate_plans(base, options.gpus, fp8, options.search_recompute_modules)) {
+    p.stage_layers.clear();
+    if (plan_key(p, p.parallel.zero) == key) {
+      own.searched = true;
+      break;
+    }
+  }
+  if (!own.searched)
+    own.outside = fmt::format("its plan ({}) is not in the planner's tree", layout_words(own.plan));
+  else if (!own.plan.stage_layers.empty())
+    own.outside = "its stage_layers are its own, where the planner partitions the layers itself";
+  return own;
+}
+
+std::string own_plan_line(const OwnPlan& own, const Plan& best)
+{
+  const std::string head =
+      fmt::format("  the scenario's own plan ({}): {}", layout_words(own.plan), units::format_time(own.iteration_s));
+  if (own.iteration_s >= best.iteration_s)
+    return head + fmt::format(", {:.1f}% slower than the best\n", 100 * (own.iteration_s / best.iteration_s - 1));
+  return head + fmt::format(", faster than the best plan found ({}): {}\n", units::format_time(best.iteration_s),
+                            own.outside.empty() ? "its time and the best plan's differ by run-to-run state only"
+                                                : own.outside);
+}
+
+} // namespace cs
