@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs every reference row of validation.md §2, §3, §5 and §6 (its FP8 rows) and prints published, simulated and
-error per row, with the mean and max |error| per section. Usage: bench/validate.py [--build DIR] [--backend simgrid|analytical] [--fast]
+"""Runs every reference row of validation.md §2, §3, §5 and §6 (its FP8 rows and NeMo's long sequences) and prints
+published, simulated and error per row, with the mean and max |error| per section. Usage: bench/validate.py [--build DIR] [--backend simgrid|analytical] [--fast]
 (--fast leaves out the slow rows on simgrid: the 64-GPU MPT-70B FSDP run, ~45 s, and Megatron's 3,072-GPU 1T row, ~25 s;
 and the further llm-foundry rows that are printed but not asserted, which run on the analytical backend only). Exit 0 always: it reports, the tests judge."""
 import argparse
@@ -224,6 +224,40 @@ def section6(build, backend, tmp, fast):
             for name, gpus, tokens in FRONTIER_FP8 if not (fast and backend == "simgrid" and gpus > 64)]
 
 
+# NeMo 24.03.01's long-sequence table: (seq, GPUs, TP, DP, CP, TFLOP/s per GPU by NeMo's count); one sequence a DP rank.
+LONG_SEQUENCE = [(16384, 16, 2, 8, 1, 660), (32768, 32, 2, 8, 2, 610), (65536, 64, 4, 8, 2, 574),
+                 (131072, 128, 4, 8, 4, 555), (262144, 256, 4, 8, 8, 549), (524288, 512, 8, 4, 16, 549),
+                 (1048576, 1024, 8, 4, 32, 536)]
+
+
+def nemo_llama2_flops_per_token(seq, layers=32, hidden=4096, ffn=11008, heads=32, groups=32, vocab=32000):
+    """NeMo's model-FLOP count for the llama2 family, per token (attention counted whole, as NeMo 24.07 counted)."""
+    return layers * hidden * hidden * (12 + 12 * groups / heads + 18 * ffn / hidden + 12 * seq / hidden
+                                       + 6 * vocab / (layers * hidden))
+
+
+def long_sequence(build, backend, tmp, fast):
+    """The table's TFLOP/s turned into tokens/s per GPU by NeMo's own FLOP count, against the simulated tokens/s."""
+    rows = []
+    for seq, gpus, tp, dp, cp, tflops in LONG_SEQUENCE:
+        if fast and backend == "simgrid" and gpus > 64:
+            continue
+        out = os.path.join(tmp, f"longseq-{seq}")
+        args = ["run", "scenarios/reference/nemo-llama2-7b-longseq-cp.yaml", "--quiet", "--out", out]
+        for x in [f"cluster.nodes={gpus // 8}", f"workload.model.seq={seq}", f"workload.parallel.tp={tp}",
+                  f"workload.parallel.cp={cp}", f"workload.batch.global={dp}"]:
+            args += ["--set", x]
+        if backend:
+            args += ["--backend", backend]
+        clustersim(build, *args)
+        with open(os.path.join(out, "report.json")) as f:
+            simulated = json.load(f)["metrics"]["tokens_per_s"] / gpus
+        published = tflops * 1e12 / nemo_llama2_flops_per_token(seq)
+        rows.append((f"nemo-llama2-7b {seq // 1024}K, {gpus} GPUs, tp {tp} cp {cp} (tokens/s/GPU)", published,
+                     simulated))
+    return rows
+
+
 def h200_steps(build, backend, tmp):
     """Whole training steps measured on the lent H200 (HF transformers Llama, PyTorch eager): step time and peak
     allocated memory against the simulator's fsdp profile on one GPU. Own measurements, not validation rows."""
@@ -286,6 +320,8 @@ def main():
         print_section("§5 llm-foundry FSDP, tokens/s per GPU", section5(a.build, a.backend, tmp, a.fast))
         print_section("§6 frontier runs in FP8 (Megatron-Bridge, NeMo), tokens/s per GPU",
                       section6(a.build, a.backend, tmp, a.fast))
+        print_section("§6 NeMo 24.03.01 long sequences with context parallelism (TFLOP/s by NeMo's count, as tokens/s)",
+                      long_sequence(a.build, a.backend, tmp, a.fast))
         print_section("Whole steps on the lent H200, HF transformers eager (own measurements; not asserted)",
                       h200_steps(a.build, a.backend, tmp), reference="measured")
         if not a.fast and a.backend != "simgrid":

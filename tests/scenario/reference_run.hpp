@@ -10,11 +10,12 @@
 
 namespace cs::testing {
 
-inline nlohmann::json reference_metrics(const std::string& file)
+/** `sets`: further command-line arguments (e.g. " --set workload.model.seq=32768"). */
+inline nlohmann::json reference_metrics(const std::string& file, const std::string& sets = "")
 {
   auto out = std::filesystem::temp_directory_path() / ("cs_reference_" + std::to_string(::getpid()));
   auto r = run_clustersim(std::string("run ") + CS_SOURCE_DIR + "/scenarios/reference/" + file + " --quiet --out " +
-                          out.string());
+                          out.string() + sets);
   EXPECT_EQ(r.code, 0) << file << ": " << r.err;
   std::ifstream in(out / "report.json");
   auto report = nlohmann::json::parse(in);
