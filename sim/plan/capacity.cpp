@@ -89,6 +89,7 @@ CapacityCandidate candidate(const Scenario& s, const std::string& device, int gp
   PlanOptions po;
   po.gpus = gpus;
   po.top = 1;
+  po.jobs = o.jobs;
   try {
     const PlanSearch search = search_plans(s, po);
     if (!search.best.empty()) {

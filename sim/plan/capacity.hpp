@@ -30,6 +30,7 @@ struct CapacityOptions {
   double usd_per_nic_hour = 0;          // added per NIC when given (no sourced price: 0 unless the user gives one)
   double usd_per_port_hour = 0;         // added per switch port of the fabric (likewise)
   CapacityTarget target;
+  int jobs = 1; // each composition's plans simulated this many at a time (PlanOptions::jobs)
 };
 
 struct CapacityCandidate {
