@@ -96,6 +96,18 @@ TEST(Capacity, CheapestConfigurationMeetingTheTargetAndItsFrontier)
   EXPECT_EQ(rows, 5); // header, 2 devices x {8, 16} GPUs
   EXPECT_GE(frontier, 1);
   EXPECT_GT(fs::file_size(out / "frontier.png"), 1000u);
+  // The same frontier whether each search simulates one plan at a time or three.
+  const fs::path serial = out.string() + "_serial";
+  auto one = clustersim(base + "--target 'time_to_train_days<=1' --jobs 1 --out " + serial.string());
+  ASSERT_EQ(one.code, 0) << one.err;
+  auto text = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto three = clustersim(base + "--target 'time_to_train_days<=1' --jobs 3 --out " + (out / "three").string());
+  ASSERT_EQ(three.code, 0) << three.err;
+  EXPECT_EQ(text(serial / "frontier.csv"), text(out / "three" / "frontier.csv"));
+  fs::remove_all(serial);
   // Twice the GPUs cannot be cheaper than half the time it saves is worth here: a tight time target needs 16.
   auto tight = clustersim(base + "--target 'time_to_train_days<=0.035'");
   EXPECT_EQ(tight.code, 0) << tight.out;
