@@ -46,12 +46,7 @@ OwnPlan own_plan(const Scenario& base, const PlanOptions& options)
 {
   OwnPlan own;
   own.plan = plan_of(base);
-  Scenario s = base;
-  s.backend = Backend::ANALYTICAL;
-  auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s));
-  w->params.iterations = 2;
-  s.workload = w;
-  own.iteration_s = std::get<0>(time_scenario(s));
+  own.iteration_s = std::get<0>(time_scenario(as_timed(base)));
   // The tree's plans carry stages the planner chose: compare everything else.
   Plan bare = own.plan;
   bare.stage_layers.clear();

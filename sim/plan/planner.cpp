@@ -290,23 +290,12 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget, H
   return plan.memory_bytes <= budget;
 }
 
-// The scenario a plan runs: the base reshaped to the plan, analytical, two iterations (the steady state: the second
-// iteration pays the first one's post-step gathers). Made again when simulated: a scenario kept per candidate was
-// most of a 2,048-GPU MoE search's memory.
-Scenario candidate_scenario(const Scenario& base, int gpus, const Plan& plan)
-{
-  Scenario s = plan_scenario(base, gpus, plan);
-  s.backend = Backend::ANALYTICAL;
-  own_training(s).iterations = 2;
-  return s;
-}
-
-// A plan that fits, with what its timeline bound needs; plan.bound_s holds its work bound until `timed`.
+// A plan that fits, with what its timeline bound needs; plan.bound_s holds its work bound until has_timeline.
 struct Candidate {
   Plan plan;
   PieceTimes experts;
   int microbatches = 0;
-  bool timed = false;
+  bool has_timeline = false; // bound_s is the timeline bound
 };
 
 // What a plan's simulated step depends on. ZeRO-2 differs from ZeRO-1 in memory alone: both reduce-scatter the
@@ -349,10 +338,10 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
       if (c.plan.bound_s >= cut)
         break;
       queue.pop();
-      if (!c.timed) {
-        c.timed = true;
+      if (!c.has_timeline) {
+        c.has_timeline = true;
         ++out.timeline_bounded;
-        const Scenario s = candidate_scenario(base, gpus, c.plan);
+        const Scenario s = timing_scenario(base, gpus, c.plan);
         c.plan.bound_s = std::max(c.plan.bound_s, bounds.timeline(tr(s), c.plan, c.experts, c.microbatches));
         queue.emplace(c.plan.bound_s, static_cast<std::size_t>(&c - candidates.data()));
         continue;
@@ -428,7 +417,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   for (Plan plan : plans) {
     progress->advance();
     ++out.enumerated;
-    Scenario s = candidate_scenario(base, gpus, plan);
+    Scenario s = timing_scenario(base, gpus, plan);
     try {
       check_scenario(s);
     } catch (const InputError&) {

@@ -18,14 +18,23 @@
 
 namespace cs {
 
-PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan)
+Scenario as_timed(Scenario s)
 {
-  Scenario s = plan_scenario(base, gpus, plan);
   s.backend = Backend::ANALYTICAL;
-  auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s));
+  auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s)); // its own, not the base's
   w->params.iterations = 2; // the steady state: the second iteration pays the first one's post-step gathers
   s.workload = w;
-  return time_scenario(s);
+  return s;
+}
+
+Scenario timing_scenario(const Scenario& base, int gpus, const Plan& plan)
+{
+  return as_timed(plan_scenario(base, gpus, plan));
+}
+
+PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan)
+{
+  return time_scenario(timing_scenario(base, gpus, plan));
 }
 
 PlanTiming time_scenario(const Scenario& s)

@@ -13,10 +13,14 @@ namespace cs {
 /** One simulated step's figures: iteration time (s), samples/s, TFLOP/s per GPU. */
 using PlanTiming = std::tuple<double, double, double>;
 
-/** The base scenario reshaped to `plan` on `gpus` GPUs and run once on the analytical backend (two iterations, the
- *  second measured; replicas folded where symmetric), as the planner times every candidate. */
+/** `s` set to run as the planner times plans: analytical, two iterations (the second measured). */
+Scenario as_timed(Scenario s);
+/** The scenario a plan runs: `base` reshaped to `plan` on `gpus` GPUs, as_timed. Made when needed: a scenario kept per
+ * candidate was most of a 2,048-GPU MoE search's memory. */
+Scenario timing_scenario(const Scenario& base, int gpus, const Plan& plan);
+/** timing_scenario run once (replicas folded where symmetric), as the planner times every candidate. */
 PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan);
-/** A scenario (already set to the analytical backend and two iterations) timed as time_plan times a plan. */
+/** A scenario (already as_timed) run as time_plan runs a plan. */
 PlanTiming time_scenario(const Scenario& s);
 
 /** `workers` child processes, forked at construction (while the parent is small, so little is copied), each timing
