@@ -13,6 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,13 +95,14 @@ Plan from_json(const nlohmann::json& j)
   return plan;
 }
 
+// send() with MSG_NOSIGNAL: a worker that died answers EPIPE instead of killing this process with SIGPIPE.
 bool write_line(int fd, const std::string& line)
 {
   const std::string text = line + "\n";
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
-    const ssize_t w = write(fd, p, left);
+    const ssize_t w = send(fd, p, left, MSG_NOSIGNAL);
     if (w <= 0)
       return false;
     p += w;
@@ -147,43 +149,43 @@ bool read_line(int fd, std::string* line)
 SimulationPool::SimulationPool(const Scenario& base, int gpus, int workers) : base_(base), gpus_(gpus)
 {
   for (int k = 0; workers > 1 && k < workers; ++k) {
-    int to[2], from[2];
-    if (pipe(to) != 0)
-      throw std::runtime_error("pipe() failed");
-    if (pipe(from) != 0) {
-      close(to[0]);
-      close(to[1]);
-      throw std::runtime_error("pipe() failed");
-    }
+    int fds[2]; // one socket pair a worker: plans one way, timings the other
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+      throw std::runtime_error("socketpair() failed");
     std::fflush(nullptr);
     const pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+      close(fds[0]);
+      close(fds[1]);
       throw std::runtime_error("fork() failed");
-    if (pid == 0) {
-      for (const Child& c : children_) { // the earlier workers' pipes are not this one's
-        close(c.to);
-        close(c.from);
-      }
-      close(to[1]);
-      close(from[0]);
-      serve(base, gpus, to[0], from[1]);
     }
-    close(to[0]);
-    close(from[1]);
-    children_.push_back({pid, to[1], from[0]});
+    if (pid == 0) {
+      for (const Child& c : children_) // the earlier workers' sockets are not this one's
+        close(c.fd);
+      close(fds[0]);
+      serve(base, gpus, fds[1], fds[1]);
+    }
+    close(fds[1]);
+    children_.push_back({pid, fds[0]});
   }
 }
 
 SimulationPool::~SimulationPool()
 {
-  for (const Child& c : children_) {
-    close(c.to); // the worker's input ends, and it exits
-    close(c.from);
-  }
+  for (const Child& c : children_)
+    close(c.fd); // the worker's input ends, and it exits
   for (const Child& c : children_) {
     int status = 0;
     waitpid(c.pid, &status, 0);
   }
+}
+
+std::vector<pid_t> SimulationPool::worker_pids() const
+{
+  std::vector<pid_t> out;
+  for (const Child& c : children_)
+    out.push_back(c.pid);
+  return out;
 }
 
 std::vector<PlanTiming> SimulationPool::time(const std::vector<Plan>& plans)
@@ -197,12 +199,12 @@ std::vector<PlanTiming> SimulationPool::time(const std::vector<Plan>& plans)
     return out;
   }
   for (std::size_t k = 0; k < plans.size(); ++k)
-    if (!write_line(children_[k].to, to_json(plans[k]).dump()))
+    if (!write_line(children_[k].fd, to_json(plans[k]).dump()))
       throw std::runtime_error("a planner worker stopped taking plans");
   std::string error;
   for (std::size_t k = 0; k < plans.size(); ++k) {
     std::string line;
-    if (!read_line(children_[k].from, &line)) {
+    if (!read_line(children_[k].fd, &line)) {
       error = error.empty() ? "a planner worker died" : error;
       continue;
     }

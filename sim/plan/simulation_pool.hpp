@@ -34,13 +34,16 @@ public:
   SimulationPool& operator=(const SimulationPool&) = delete;
 
   int workers() const { return static_cast<int>(children_.size()) > 0 ? static_cast<int>(children_.size()) : 1; }
-  /** Times up to workers() plans at once, in the order given. Throws std::runtime_error when a worker fails. */
+  /** The workers' process ids (none without workers): for tests that end one. */
+  std::vector<pid_t> worker_pids() const;
+  /** Times up to workers() plans at once, in the order given. Throws std::runtime_error when a worker fails or has
+   *  died (its plan refused, or its process gone). */
   std::vector<PlanTiming> time(const std::vector<Plan>& plans);
 
 private:
   struct Child {
     pid_t pid = -1;
-    int to = -1, from = -1; // the pipes: plans to the child, timings back
+    int fd = -1; // this side of the socket pair: plans out, timings back
   };
   const Scenario& base_;
   int gpus_;

@@ -8,9 +8,11 @@
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 
+#include <csignal>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <set>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -365,4 +367,18 @@ TEST(OwnPlan, TheScenariosOwnPlanIsTimedAndPlacedInTheSearch)
   faster.searched = false;
   faster.outside = "its plan (x) is not in the planner's tree";
   EXPECT_NE(cs::own_plan_line(faster, best).find("not in the planner's tree"), std::string::npos);
+}
+
+TEST(SimulationPool, AWorkerThatDiedIsAnErrorNotASignal)
+{
+  // Writing to a dead worker's socket raises SIGPIPE unless the pool sends without it: this test would end there.
+  const cs::Scenario base = small_gpt();
+  cs::SimulationPool pool(base, 8, 2);
+  const auto pids = pool.worker_pids();
+  ASSERT_EQ(pids.size(), 2u);
+  ::kill(pids[0], SIGKILL);
+  ::waitpid(pids[0], nullptr, 0); // let it go before the pool writes to it
+  cs::Plan good;
+  good.parallel.dp = 8;
+  EXPECT_THROW(pool.time({good, good}), std::runtime_error);
 }
