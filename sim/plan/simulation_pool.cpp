@@ -5,6 +5,7 @@
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -128,6 +129,9 @@ bool read_line(int fd, std::string* line)
 // "error <message>" per line out, until its input ends.
 [[noreturn]] void serve(const Scenario& base, int gpus, int in, int out)
 {
+  // Interrupted, a worker just ends: the planner it serves says so once, for all of them.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   for (std::string line; read_line(in, &line);) {
     std::string reply;
     try {
