@@ -9,6 +9,7 @@
 #include "sim/plan/capacity.hpp"
 #include "sim/plan/gpu_prices.hpp"
 #include "sim/plan/job_capacity.hpp"
+#include "sim/plan/simulation_pool.hpp"
 #include "sim/report/gnuplot.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -17,7 +18,6 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
-#include <thread>
 
 namespace cs {
 namespace {
@@ -27,7 +27,7 @@ struct CapacityArgs {
   double tokens = 0;
   std::vector<std::string> devices, prices, sets;
   int min_gpus = 0, max_gpus = 1024;
-  int jobs = 0; // plans simulated side by side; 0 = one per core
+  int jobs = 0; // plans simulated side by side; 0 = default_plan_jobs()
   std::vector<int> nics;
   std::vector<double> oversubscription;
   double nic_price = -1, port_price = -1; // -1: not given (the scenario's prices block, else 0)
@@ -179,7 +179,7 @@ int plan_capacity_command(const CapacityArgs& a)
     throw InputError("<command line>", 1, 1, "plan-capacity needs a token budget: --tokens N or workload.tokens");
   o.devices = a.devices;
   o.min_gpus = a.min_gpus;
-  o.jobs = a.jobs > 0 ? a.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  o.jobs = a.jobs > 0 ? a.jobs : default_plan_jobs();
   o.max_gpus = a.max_gpus;
   o.nics_per_node = a.nics;
   o.oversubscription = a.oversubscription;
@@ -276,9 +276,10 @@ std::vector<Command> add_capacity_commands(CLI::App& app)
   cmd->add_option("--port-price", a->port_price,
                   "USD per switch-port-hour of the fabric (default: the scenario's prices.switch_port_hour, else 0)")
       ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--jobs", a->jobs,
-                  "plans simulated side by side in each composition's search (default: one per core); the answer "
-                  "does not depend on it")
+  cmd->add_option(
+         "--jobs", a->jobs,
+         "plans simulated side by side in each composition's search (default: one per core, at most 8); the answer "
+         "does not depend on it")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--set", a->sets, "override a key of the scenario (repeatable)");
   cmd->add_option("--out", a->out_dir, "also write frontier.csv and frontier.png/svg");

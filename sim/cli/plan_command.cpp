@@ -11,6 +11,7 @@
 #include "sim/exec/isolated_run.hpp"
 #include "sim/plan/own_plan.hpp"
 #include "sim/plan/planner.hpp"
+#include "sim/plan/simulation_pool.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -24,7 +25,6 @@
 #include <functional>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 namespace cs {
 
@@ -140,7 +140,7 @@ int command_plan(const PlanCommand& c)
   options.gpus = c.gpus;
   options.top = c.top;
   options.exhaustive = c.exhaustive;
-  options.jobs = c.jobs > 0 ? c.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  options.jobs = c.jobs > 0 ? c.jobs : default_plan_jobs();
   options.fp8 = fp8_choices(c.fp8, base);
   options.search_recompute_modules = c.recompute_modules;
   if (!c.memory_limit.empty()) {
@@ -228,9 +228,10 @@ std::vector<Command> add_plan_commands(CLI::App& app)
       ->check(CLI::Range(0, 1000));
   planner->add_flag("--exhaustive", c->exhaustive, "simulate every plan that fits (no bound pruning)");
   planner
-      ->add_option("--jobs", c->jobs,
-                   "plans simulated side by side, each in a child process (default: one per core); the best plans "
-                   "do not depend on it, the counts of simulated and pruned plans may")
+      ->add_option(
+          "--jobs", c->jobs,
+          "plans simulated side by side, each in a child process (default: one per core, at most 8); the best plans "
+          "do not depend on it, the counts of simulated and pruned plans may")
       ->check(CLI::Range(1, 1024));
   planner->add_flag("--recompute-modules", c->recompute_modules,
                     "search selective recomputation over sets of Megatron-Core's recompute modules (core_attn, "

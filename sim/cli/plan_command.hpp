@@ -14,7 +14,7 @@ struct PlanCommand {
   int top = 5;
   int confirm = 0; // re-run this many of the best plans on the simgrid backend
   bool exhaustive = false;
-  int jobs = 0;    // plans simulated side by side; 0 = one per core
+  int jobs = 0;    // plans simulated side by side; 0 = default_plan_jobs()
   std::string fp8; // comma-separated recipes to search ("none", a recipe, or "all"); empty = the scenario's
   bool recompute_modules = false; // search selective recomputation over sets of recompute modules
   std::string out_dir;            // optional: plans.csv and best.yaml

@@ -5,6 +5,7 @@
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 namespace cs {
@@ -38,6 +40,8 @@ PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan)
 {
   return time_scenario(timing_scenario(base, gpus, plan));
 }
+
+int default_plan_jobs() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8); }
 
 PlanTiming time_scenario(const Scenario& s)
 {

@@ -23,6 +23,10 @@ PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan);
 /** A scenario (already as_timed) run as time_plan runs a plan. */
 PlanTiming time_scenario(const Scenario& s);
 
+/** The workers a planner search uses by default: one per core, at most 8 (the bounds are worked out between batches
+ *  in one process, so more rarely pay, and each worker holds a simulated step's memory). */
+int default_plan_jobs();
+
 /** `workers` child processes, forked at construction (while the parent is small, so little is copied), each timing
  *  the plans it is sent. With fewer than two workers nothing is forked and plans are timed in this process. Children
  *  share nothing with the parent after the fork: a plan goes out as JSON, its timing comes back exact. */
