@@ -8,6 +8,18 @@
 
 namespace cs {
 
+pid_t fork_with(int fds[2])
+{
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error("fork() failed");
+  }
+  return pid;
+}
+
 namespace {
 
 // A child running one function, its result on the read end of a pipe.
@@ -21,13 +33,7 @@ Child start_child(const std::function<std::string()>& work)
   int fds[2];
   if (pipe(fds) != 0)
     throw std::runtime_error("pipe() failed");
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    throw std::runtime_error("fork() failed");
-  }
+  const pid_t pid = fork_with(fds);
   if (pid == 0) {
     close(fds[0]);
     std::string out;

@@ -4,9 +4,14 @@
 
 #include <functional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace cs {
+
+/** Flushes stdio and forks; when the fork fails, closes both of `fds` (the pipe or socket pair made for the child)
+ *  and throws std::runtime_error. Returns 0 in the child, the child's id in the parent. */
+pid_t fork_with(int fds[2]);
 
 /** Forks, runs `work` in the child, and returns the string it produced. A child that throws or crashes makes
  *  this throw std::runtime_error with the child's message (or its exit status). */

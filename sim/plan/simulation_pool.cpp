@@ -1,6 +1,7 @@
 #include "sim/plan/simulation_pool.hpp"
 
 #include "core/common_metrics.hpp"
+#include "sim/exec/isolated_run.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -160,13 +161,7 @@ SimulationPool::SimulationPool(const Scenario& base, int gpus, int workers) : ba
     int fds[2]; // one socket pair a worker: plans one way, timings the other
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
       throw std::runtime_error("socketpair() failed");
-    std::fflush(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) {
-      close(fds[0]);
-      close(fds[1]);
-      throw std::runtime_error("fork() failed");
-    }
+    const pid_t pid = fork_with(fds);
     if (pid == 0) {
       for (const Child& c : children_) // the earlier workers' sockets are not this one's
         close(c.fd);
