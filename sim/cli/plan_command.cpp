@@ -178,7 +178,7 @@ int command_plan(const PlanCommand& c)
   // Run on as many GPUs as it plans for, the scenario's own plan is set beside the best one, and when it is faster
   // the line says why the search missed it.
   if (static_cast<long long>(base.cluster.nodes) * base.cluster.gpus_per_node == c.gpus)
-    std::cout << "\n" << own_plan_line(own_plan(base, options), search.best.front());
+    std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes), search.best.front());
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
                     "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8,"
                     "recompute_modules\n";

@@ -1,10 +1,12 @@
 #include "sim/plan/own_plan.hpp"
 
 #include "base/units.hpp"
+#include "core/common_metrics.hpp"
 #include "models/transformer/fp8_recipe.hpp"
 #include "sim/plan/plan_enumeration.hpp"
 #include "sim/plan/search_bounds.hpp"
 #include "sim/plan/simulation_pool.hpp"
+#include "workloads/training/training_metrics.hpp"
 #include "workloads/training/training_workload.hpp"
 
 #include <fmt/format.h>
@@ -42,11 +44,13 @@ std::string layout_words(const Plan& p)
 
 } // namespace
 
-OwnPlan own_plan(const Scenario& base, const PlanOptions& options)
+OwnPlan own_plan(const Scenario& base, const PlanOptions& options, double budget_bytes)
 {
   OwnPlan own;
   own.plan = plan_of(base);
-  own.iteration_s = std::get<0>(time_scenario(as_timed(base)));
+  const RunResult run = run_timed(as_timed(base));
+  own.iteration_s = run.metrics.at(metric::iteration_time_s);
+  own.memory_bytes = run.metrics.at(metric::peak_memory_bytes);
   // The tree's plans carry stages the planner chose: compare everything else.
   Plan bare = own.plan;
   bare.stage_layers.clear();
@@ -63,6 +67,9 @@ OwnPlan own_plan(const Scenario& base, const PlanOptions& options)
   }
   if (!own.searched)
     own.outside = fmt::format("its plan ({}) is not in the planner's tree", layout_words(own.plan));
+  else if (own.memory_bytes > budget_bytes)
+    own.outside = fmt::format("it needs {} a GPU, over the planner's budget of {} (the memory reserve kept back)",
+                              units::format_bytes(own.memory_bytes), units::format_bytes(budget_bytes));
   else if (!own.plan.stage_layers.empty())
     own.outside = "its stage_layers are its own, where the planner partitions the layers itself";
   return own;
@@ -75,7 +82,8 @@ std::string own_plan_line(const OwnPlan& own, const Plan& best)
   if (own.iteration_s >= best.iteration_s)
     return head + fmt::format(", {:.1f}% slower than the best\n", 100 * (own.iteration_s / best.iteration_s - 1));
   return head + fmt::format(", faster than the best plan found ({}): {}\n", units::format_time(best.iteration_s),
-                            own.outside.empty() ? "its time and the best plan's differ by run-to-run state only"
+                            own.outside.empty() ? "it is in the tree and fits, so the bound, which is not strict "
+                                                  "(planner.md), ruled it out"
                                                 : own.outside);
 }
 

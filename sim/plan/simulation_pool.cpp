@@ -44,11 +44,16 @@ PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan)
 
 int default_plan_jobs() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 8); }
 
-PlanTiming time_scenario(const Scenario& s)
+RunResult run_timed(const Scenario& s)
 {
   RunOptions fast;
   fast.replicas = ReplicaMode::ESTIMATE;
-  const RunResult r = run_scenario(s, fast);
+  return run_scenario(s, fast);
+}
+
+PlanTiming time_scenario(const Scenario& s)
+{
+  const RunResult r = run_timed(s);
   return {r.metrics.at(metric::iteration_time_s), r.metrics.at(metric::throughput_samples_per_s),
           r.metrics.at(metric::tflops_per_gpu)};
 }

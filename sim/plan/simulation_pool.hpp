@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/plan/planner.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "sim/scenario/scenario.hpp"
 
 #include <sys/types.h>
@@ -20,7 +21,9 @@ Scenario as_timed(Scenario s);
 Scenario timing_scenario(const Scenario& base, int gpus, const Plan& plan);
 /** timing_scenario run once (replicas folded where symmetric), as the planner times every candidate. */
 PlanTiming time_plan(const Scenario& base, int gpus, const Plan& plan);
-/** A scenario (already as_timed) run as time_plan runs a plan. */
+/** A scenario (already as_timed) run as time_plan runs a plan: its whole result, or the figures the planner ranks by.
+ */
+RunResult run_timed(const Scenario& s);
 PlanTiming time_scenario(const Scenario& s);
 
 /** The workers a planner search uses by default: one per core, at most 8 (the bounds are worked out between batches

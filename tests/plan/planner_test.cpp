@@ -340,12 +340,12 @@ TEST(OwnPlan, TheScenariosOwnPlanIsTimedAndPlacedInTheSearch)
   const cs::Scenario base = small_gpt();
   cs::PlanOptions options;
   options.gpus = 8;
-  const cs::OwnPlan own = cs::own_plan(base, options);
+  const auto search = cs::search_plans(base, options);
+  const cs::OwnPlan own = cs::own_plan(base, options, search.budget_bytes);
   EXPECT_TRUE(own.searched);
   EXPECT_TRUE(own.outside.empty()) << own.outside;
   EXPECT_EQ(own.plan.parallel.dp, 8);
   EXPECT_EQ(own.plan.micro, 2);
-  const auto search = cs::search_plans(base, options);
   ASSERT_FALSE(search.best.empty());
   EXPECT_GE(own.iteration_s, search.best.front().iteration_s * (1 - 1e-9)); // the search holds it: never faster
   EXPECT_NE(cs::own_plan_line(own, search.best.front()).find("slower than the best"), std::string::npos);
@@ -354,7 +354,7 @@ TEST(OwnPlan, TheScenariosOwnPlanIsTimedAndPlacedInTheSearch)
       cs::load_scenario(::testing::TempDir() + "/cs_plan_" + std::to_string(::getpid()) + ".yaml",
                         {"workload.parallel.pp=2", "workload.parallel.dp=4", "workload.parallel.stage_layers=[3, 5]",
                          "policies.pipeline=1f1b"});
-  const cs::OwnPlan own_staged = cs::own_plan(staged, options);
+  const cs::OwnPlan own_staged = cs::own_plan(staged, options, search.budget_bytes);
   EXPECT_TRUE(own_staged.searched);
   EXPECT_NE(own_staged.outside.find("stage_layers"), std::string::npos) << own_staged.outside;
   // Faster than the best found: the line says why.
@@ -367,6 +367,14 @@ TEST(OwnPlan, TheScenariosOwnPlanIsTimedAndPlacedInTheSearch)
   faster.searched = false;
   faster.outside = "its plan (x) is not in the planner's tree";
   EXPECT_NE(cs::own_plan_line(faster, best).find("not in the planner's tree"), std::string::npos);
+  // Over the search's memory budget (the reserve kept back), though the run itself may fit: the planner passed it by.
+  const cs::OwnPlan tight = cs::own_plan(base, options, own.memory_bytes / 2);
+  EXPECT_TRUE(tight.searched);
+  EXPECT_NE(tight.outside.find("over the planner's budget"), std::string::npos) << tight.outside;
+  // In the tree, within the budget, with the planner's own stages: only the bound can have passed it by.
+  cs::OwnPlan in_tree = own;
+  in_tree.iteration_s = best.iteration_s / 2;
+  EXPECT_NE(cs::own_plan_line(in_tree, best).find("the bound, which is not strict"), std::string::npos);
 }
 
 TEST(SimulationPool, AWorkerThatDiedIsAnErrorNotASignal)
