@@ -123,6 +123,12 @@ TEST(PipelineBound, AddsTheAllToAllsWhereNothingHidesThem)
   const cs::StageSet set = cs::bound_stages(f.w, paired, *f.cost, f.platform);
   EXPECT_GT(cs::pipeline_compute_bound(f.w, paired, set, {}, *f.cost, f.platform, 8, alltoall),
             cs::pipeline_compute_bound(f.w, paired, set, {}, *f.cost, f.platform, 8, 0.0) + 2 * alltoall);
+  // The work bound carries them too, and stays below the timeline with them.
+  auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create("dualpipev");
+  const auto counts = cs::pass_counts(schedule->order(4, 2, 8), set.map);
+  const double work = cs::pipeline_work_bound(f.w, paired, set, {}, *f.cost, counts, alltoall);
+  EXPECT_GT(work, cs::pipeline_work_bound(f.w, paired, set, {}, *f.cost, counts, 0.0) + 2 * alltoall);
+  EXPECT_LE(work, cs::pipeline_compute_bound(f.w, paired, set, {}, *f.cost, f.platform, 8, alltoall) * (1 + 1e-12));
   plan.parallel.ep = 1;
   EXPECT_EQ(cs::exposed_alltoall_seconds(f.w, plan, f.platform), 0.0);
 }
