@@ -1,6 +1,8 @@
 #include "base/heap_policy.hpp"
 
+#include <cstdint>
 #include <cstdlib> // defines __GLIBC__ on glibc
+#include <sys/mman.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -16,6 +18,15 @@ void keep_freed_memory()
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 256 << 20);
+#ifdef MADV_HUGEPAGE
+  constexpr std::size_t arena = std::size_t{768} << 20, huge = std::size_t{2} << 20;
+  if (void* block = std::malloc(arena)) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(block);
+    const std::uintptr_t first = (begin + huge - 1) & ~(huge - 1), last = (begin + arena) & ~(huge - 1);
+    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+    std::free(block);
+  }
+#endif
 #endif
 }
 

@@ -166,6 +166,18 @@ int TaskGraph::add_delay(int stream, double seconds, const std::string& name, Ta
   return static_cast<int>(tasks_.size()) - 1;
 }
 
+int TaskGraph::add_copy(const Task& task)
+{
+  check_open(finalized_);
+  if (task.kind == TaskKind::COLLECTIVE || task.stream < 0 || task.stream >= static_cast<int>(streams_.size()) ||
+      task.name >= names_.size() || task.model >= names_.size())
+    throw std::invalid_argument("add_copy: a collective, or a stream or name this graph does not have");
+  push_task(task);
+  const int id = static_cast<int>(tasks_.size()) - 1;
+  stream_tasks_[task.stream].push_back(id);
+  return id;
+}
+
 std::vector<int> TaskGraph::add_collective(CollectiveSpec spec, const std::vector<int>& member_streams,
                                            const std::vector<int>& ready)
 {

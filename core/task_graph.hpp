@@ -156,6 +156,10 @@ public:
   int add_transfer(int stream, int src_host, int dst_host, double bytes, const std::string& name, TaskLabels labels,
                    double overhead = 0, double rate = 0);
   int add_delay(int stream, double seconds, const std::string& name, TaskLabels labels);
+  /** A copy of another graph's compute, transfer or delay task, on the same stream id, whose name and model indices
+   *  mean the same here (a graph that interned the other's names() first, in order): a lowering copies most of its
+   *  input so, without looking its names up again. */
+  int add_copy(const Task& task);
   /** A collective over spec.hosts: one COLLECTIVE task per rank whose stream is given (`member_streams[r]` >= 0),
    *  each after `ready[r]` (-1 = none; empty = none). Returns the member tasks per rank (-1 where not simulated);
    *  what a member's consumers wait for is its task. */

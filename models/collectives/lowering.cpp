@@ -53,15 +53,46 @@ CollectiveRequest request_of(const CollectiveSpec& c, const std::vector<int>& re
   return req;
 }
 
+// What an input task's successors wait for in the lowered graph: one task, except for an expanded collective's
+// member (its last transfers). One int for most, so that a million-task copy makes no allocation per task.
+class DoneTasks {
+public:
+  std::size_t size() const { return one_ >= 0 ? 1 : many_.size(); }
+  int front() const { return one_ >= 0 ? one_ : many_.at(0); }
+  void set(int task)
+  {
+    one_ = task;
+    many_.clear();
+  }
+  void set(std::vector<int> tasks)
+  {
+    one_ = tasks.size() == 1 ? tasks[0] : -1;
+    many_ = tasks.size() == 1 ? std::vector<int>{} : std::move(tasks);
+  }
+  template <class F> void each(F&& f) const
+  {
+    if (one_ >= 0)
+      f(one_);
+    else
+      for (int t : many_)
+        f(t);
+  }
+
+private:
+  int one_ = -1;
+  std::vector<int> many_;
+};
+
 struct Lowering {
   const TaskGraph& in;
   const PlatformSpec& platform;
   CollectivePricing pricing;
   TaskGraph out;
-  std::vector<std::vector<int>> preds;   // per input task
-  std::vector<std::vector<int>> done_of; // per input task: what its successors wait for in `out`
-  std::vector<int> entry;                // per collective member: the task its predecessors feed (-1: wired already)
-  std::vector<int> position;             // per input task: its place in the copy order (empty: its id)
+  std::vector<int> pred_start; // per input task: where its predecessors begin in `pred_list` (edges' order kept)
+  std::vector<int> pred_list;
+  std::vector<DoneTasks> done_of; // per input task
+  std::vector<int> entry;         // per collective member: the task its predecessors feed (-1: wired already)
+  std::vector<int> position;      // per input task: its place in the copy order (empty: its id)
   std::map<std::string, StreamPool> pools;
   ExistingStreams existing;
   double closed_form_intra = 0, closed_form_inter = 0, closed_form_tasks = 0;
@@ -152,35 +183,26 @@ struct Lowering {
   }
 
   Lowering(const TaskGraph& g, const PlatformSpec& platform, CollectivePricing c)
-      : in(g), platform(platform), pricing(c), preds(g.size()), done_of(g.size()), entry(g.size(), -1), existing(g)
+      : in(g), platform(platform), pricing(c), done_of(g.size()), entry(g.size(), -1), existing(g)
   {
     out.reserve(g.size());
     out.set_flow_copies(g.flow_copies());
   }
 
-  int copy(const Task& t)
-  {
-    const std::string& name = in.names()[t.name];
-    switch (t.kind) {
-    case TaskKind::COMPUTE:
-      return out.add_compute(t.stream, t.seconds, name, in.names()[t.model], t.labels);
-    case TaskKind::TRANSFER:
-      return out.add_transfer(t.stream, t.host, t.dst, t.bytes, name, t.labels, t.seconds, t.rate);
-    default:
-      return out.add_delay(t.stream, t.seconds, name, t.labels);
-    }
-  }
+  // run() interned the input's names first, in order, so their indices mean the same in `out`.
+  int copy(const Task& t) { return out.add_copy(t); }
 
   // What member `m` starts after: its one earlier predecessor when that maps to one task, else a zero-length
   // join its predecessors feed once they are all copied.
   int ready_of(int m)
   {
-    const auto& p = preds[m];
-    if (p.empty())
+    const int first = pred_start[m], count = pred_start[m + 1] - first;
+    if (count == 0)
       return -1;
-    const bool earlier = position.empty() ? p[0] < m : position[p[0]] < position[m];
-    if (p.size() == 1 && earlier && done_of[p[0]].size() == 1)
-      return done_of[p[0]][0];
+    const int p0 = pred_list[first];
+    const bool earlier = position.empty() ? p0 < m : position[p0] < position[m];
+    if (count == 1 && earlier && done_of[p0].size() == 1)
+      return done_of[p0].front();
     const int join = out.add_delay(in.task(m).stream, 0.0, "collective-ready", in.task(m).labels);
     entry[m] = join;
     return join;
@@ -219,7 +241,7 @@ struct Lowering {
           const int d = out.add_delay(t.stream, seconds, c.kind + "/closed-form", c.labels);
           if (ready[r] >= 0)
             out.add_dependency(ready[r], d);
-          done_of[c.members[r]] = {d};
+          done_of[c.members[r]].set(d);
         }
       return;
     }
@@ -229,7 +251,7 @@ struct Lowering {
       it = pools.emplace(c.streams, existing.pool(out, c.streams)).first;
     const auto done = expand_collective(out, it->second, platform, req, choice);
     for (int r = 0; r < n; ++r)
-      done_of[c.members[r]] = done[r];
+      done_of[c.members[r]].set(done[r]);
   }
 
   // The traffic a collective's closed form stands for, counted once per copy; no tasks.
@@ -271,7 +293,7 @@ struct Lowering {
         it = pools.emplace(c.streams, existing.pool(out, c.streams)).first;
       const auto done = expand_all_to_all_v(out, it->second, platform, request_of(c, ready));
       for (int r = 0; r < n; ++r)
-        done_of[c.members[r]] = done[r];
+        done_of[c.members[r]].set(done[r]);
       return;
     }
     MatrixUse& use = matrix_use(c);
@@ -294,7 +316,7 @@ struct Lowering {
       if (c.members[r] >= 0) {
         const int d = out.add_delay(in.task(c.members[r]).stream, seconds, "all-to-all-v/closed-form", c.labels);
         out.add_dependency(join, d);
-        done_of[c.members[r]] = {d};
+        done_of[c.members[r]].set(d);
       }
   }
 
@@ -354,8 +376,19 @@ struct Lowering {
       out.add_stream(s.host, s.name);
     for (const auto& name : in.names())
       out.intern(name);
+    if (out.names().size() != in.names().size())
+      throw std::logic_error("lowering: the input's task names are not distinct");
+    pred_start.assign(in.size() + 1, 0);
     for (const auto& [a, b] : in.edges())
-      preds[b].push_back(a);
+      ++pred_start[b + 1];
+    for (std::size_t i = 0; i < in.size(); ++i)
+      pred_start[i + 1] += pred_start[i];
+    pred_list.resize(in.edges().size());
+    {
+      std::vector<int> fill(pred_start.begin(), pred_start.end() - 1);
+      for (const auto& [a, b] : in.edges())
+        pred_list[fill[b]++] = a;
+    }
     std::vector<char> lowered(in.collectives().size(), 0);
     const std::vector<int> order = in.stream_consistent_order(); // keeps every stream's order in `out`
     if (!order.empty())
@@ -366,7 +399,7 @@ struct Lowering {
       const int id = order.empty() ? static_cast<int>(i) : order[i];
       const Task& t = in.task(id);
       if (t.kind != TaskKind::COLLECTIVE) {
-        done_of[id] = {copy(t)};
+        done_of[id].set(copy(t));
         continue;
       }
       if (!lowered[t.dst]) {
@@ -379,11 +412,10 @@ struct Lowering {
       if (!lowered[c])
         count_traffic(in.collectives()[c]);
     for (const auto& [a, b] : in.edges()) {
-      int to = in.task(b).kind == TaskKind::COLLECTIVE ? entry[b] : done_of[b].at(0);
+      const int to = in.task(b).kind == TaskKind::COLLECTIVE ? entry[b] : done_of[b].front();
       if (to < 0)
         continue; // a member's single earlier predecessor was wired as its ready task
-      for (int from : done_of[a])
-        out.add_dependency(from, to);
+      done_of[a].each([&](int from) { out.add_dependency(from, to); });
     }
     for (const auto& [hosts, use] : matrix_order)
       if (use->uses > 0) {
@@ -407,7 +439,7 @@ struct Lowering {
     result.task_map.resize(in.size(), -1);
     for (std::size_t id = 0; id < in.size(); ++id)
       if (done_of[id].size() == 1)
-        result.task_map[id] = done_of[id][0];
+        result.task_map[id] = done_of[id].front();
     out.finalize();
     result.graph = std::move(out);
     result.closed_form_intra_bytes = closed_form_intra;

@@ -168,8 +168,8 @@ int command_plan(const PlanCommand& c)
       "compute bound ({} timelines), {} simulated (analytical{}){} in {:.2f} s ({:.2f} s bounding)\n",
       search.enumerated, search.invalid, search.over_memory, search.pruned_by_bound, search.timeline_bounded,
       search.simulated, options.jobs > 1 ? fmt::format(", {} at a time", options.jobs) : "",
-      search.timed_as_twin > 0 ? fmt::format(", {} ZeRO-2 plans timed as their ZeRO-1 twin", search.timed_as_twin) : "",
-      wall, search.bounding_wall_s);
+      search.timed_as_twin > 0 ? fmt::format(", {} timed as a twin", search.timed_as_twin) : "", wall,
+      search.bounding_wall_s);
   if (search.best.empty()) {
     std::cout << "  no plan fits in memory\n";
     return 1;

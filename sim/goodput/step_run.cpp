@@ -3,6 +3,7 @@
 #include "sim/goodput/goodput.hpp"
 
 #include "sim/exec/isolated_run.hpp"
+#include "sim/run/scenario_run.hpp"
 #include "workloads/training/training_metrics.hpp"
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/plan_enumeration.hpp"
+#include "sim/plan/plan_twins.hpp"
 #include "sim/plan/search_bounds.hpp"
 #include "sim/plan/simulation_pool.hpp"
 
@@ -62,19 +63,15 @@ struct PassTimes {
   double head = 0;
   double embedding = 0;
   PieceTimes experts; // what the bound takes for an MoE layer's routed experts (none under MoE parallel folding)
+  bool recomputes_nothing = false; // the plan's selective recomputation reruns no kernel (recomputes_nothing)
 };
 
 // The stage-cost source's own times (one stage, so its segments are the embedding, the layers and the head).
 PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const PlatformSpec& platform)
 {
-  TrainingParams w = tr(s);
-  w.parallel.pp = 1;
-  w.parallel.vpp = 1;
-  w.parallel.stage_layers.clear();
-  w.parallel.dp = 1;
+  const TrainingParams& w = tr(s);
   StageShape shape;
-  shape.parallel = w.parallel.layout(static_cast<long long>(w.parallel.tp) * w.parallel.cp);
-  const StageSet set = transformer_stages(w, cost, platform, shape);
+  const StageSet set = one_stage(w, cost, platform, &shape);
   const auto& segments = set.stages.front().segments;
   const Segment& layer = segments.at(1);
   PassTimes t;
@@ -295,12 +292,22 @@ struct Candidate {
   Plan plan;
   PieceTimes experts;
   int microbatches = 0;
-  bool has_timeline = false; // bound_s is the timeline bound
+  bool has_timeline = false;       // bound_s is the timeline bound
+  bool recomputes_nothing = false; // its selective recomputation reruns no kernel (recomputes_nothing)
 };
 
 // What a plan's simulated step depends on. ZeRO-2 differs from ZeRO-1 in memory alone: both reduce-scatter the
-// gradients once a step and gather the updated shards (training_comm), so a ZeRO-2 plan is timed as its ZeRO-1 twin.
-std::string timing_key(const Plan& plan) { return plan_key(plan, plan.parallel.zero == 2 ? 1 : plan.parallel.zero); }
+// gradients once a step and gather the updated shards (training_comm), so a ZeRO-2 plan is timed as its ZeRO-1 twin;
+// a selective recomputation that reruns nothing is timed as the plan without it.
+std::string timing_key(const Candidate& c)
+{
+  Plan plan = c.plan;
+  if (c.recomputes_nothing) {
+    plan.recompute = Recompute::NONE;
+    plan.recompute_modules.clear();
+  }
+  return plan_key(plan, plan.parallel.zero == 2 ? 1 : plan.parallel.zero);
+}
 
 // The k-th best simulated time, or infinity before k plans are simulated.
 double kth_best(const std::vector<Plan>& done, int k)
@@ -346,7 +353,7 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
         queue.emplace(c.plan.bound_s, static_cast<std::size_t>(&c - candidates.data()));
         continue;
       }
-      const std::string key = timing_key(c.plan);
+      const std::string key = timing_key(c);
       const std::size_t index = static_cast<std::size_t>(&c - candidates.data());
       if (timed.count(key) || batch_keys.count(key))
         twins.push_back(index);
@@ -363,14 +370,14 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
     for (std::size_t k = 0; k < batch.size(); ++k) {
       Plan& p = candidates[batch[k]].plan;
       std::tie(p.iteration_s, p.samples_per_s, p.tflops_per_gpu) = results[k];
-      timed.emplace(timing_key(p), results[k]);
+      timed.emplace(timing_key(candidates[batch[k]]), results[k]);
       ++out.simulated;
       progress.advance();
       done.push_back(p);
     }
     for (std::size_t i : twins) {
       Plan& p = candidates[i].plan;
-      std::tie(p.iteration_s, p.samples_per_s, p.tflops_per_gpu) = timed.at(timing_key(p));
+      std::tie(p.iteration_s, p.samples_per_s, p.tflops_per_gpu) = timed.at(timing_key(candidates[i]));
       ++out.timed_as_twin;
       progress.advance();
       done.push_back(p);
@@ -431,8 +438,10 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
                                plan.parallel.etp, plan.parallel.cp, plan.fp8);
     auto it = times.find(key);
-    if (it == times.end())
+    if (it == times.end()) {
       it = times.emplace(key, pass_times(s, *cost, *platform)).first;
+      it->second.recomputes_nothing = recomputes_nothing(s, *cost, *platform);
+    }
     const PassTimes& t = it->second;
     if (!fit_in_memory(plan, s, t, out.budget_bytes, held_cache)) {
       ++out.over_memory;
@@ -440,7 +449,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     }
     const int microbatches = tr(base).batch.global / (plan.parallel.dp * plan.micro);
     plan.bound_s = bounds->work(tr(s), plan, t.experts, microbatches);
-    candidates.push_back({plan, t.experts, microbatches});
+    candidates.push_back({plan, t.experts, microbatches, false, t.recomputes_nothing});
   }
   progress.reset();
   out.bounding_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

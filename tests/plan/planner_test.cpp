@@ -18,7 +18,7 @@
 namespace {
 
 // A small GPT on one node of 8 H100: every plan simulates in milliseconds.
-cs::Scenario small_gpt(int layers = 8)
+cs::Scenario small_gpt(int layers = 8, std::vector<std::string> sets = {})
 {
   const std::string path = ::testing::TempDir() + "/cs_plan_" + std::to_string(::getpid()) + ".yaml";
   std::ofstream(path) << R"(name: plan-test
@@ -36,7 +36,8 @@ workload:
   iterations: 1
 policies: {sync: ring-allreduce}
 )";
-  cs::Scenario s = cs::load_scenario(path, {"workload.model.layers=" + std::to_string(layers)});
+  sets.push_back("workload.model.layers=" + std::to_string(layers));
+  cs::Scenario s = cs::load_scenario(path, sets);
   cs::check_scenario(s);
   return s;
 }
@@ -99,6 +100,53 @@ TEST(Planner, AZeroTwoPlanTimedAsItsTwinIsWhatItsOwnRunGives)
     ++checked;
   }
   EXPECT_EQ(checked, 3);
+}
+
+// The plan with recompute none that `p` (selective) differs from only in its recomputation; nullptr if not listed.
+const cs::Plan* without_recompute(const cs::PlanSearch& search, const cs::Plan& p)
+{
+  for (const auto& q : search.best)
+    if (q.recompute == cs::Recompute::NONE && q.parallel.dp == p.parallel.dp && q.parallel.tp == p.parallel.tp &&
+        q.parallel.pp == p.parallel.pp && q.parallel.vpp == p.parallel.vpp && q.parallel.zero == p.parallel.zero &&
+        q.micro == p.micro && q.schedule == p.schedule && q.stage_layers == p.stage_layers &&
+        q.parallel.sequence_parallel == p.parallel.sequence_parallel)
+      return &q;
+  return nullptr;
+}
+
+TEST(Planner, ASelectiveRecomputationThatRerunsNothingIsTimedAsThePlanWithout)
+{
+  // Under fused attention the attention core keeps no scores, so selective recomputation of it reruns nothing: the
+  // planner times such a plan as the plan without recomputation, and running it must give that time.
+  const cs::Scenario flash = small_gpt(8, {"workload.model.attention=flash"});
+  const auto every = every_plan(flash);
+  int checked = 0;
+  for (const auto& p : every.best) {
+    if (p.recompute != cs::Recompute::SELECTIVE || checked >= 3)
+      continue;
+    const cs::Plan* twin = without_recompute(every, p);
+    ASSERT_NE(twin, nullptr);
+    EXPECT_EQ(p.iteration_s, twin->iteration_s);
+    cs::Scenario s = cs::plan_scenario(flash, 8, p);
+    auto w = std::make_shared<cs::TrainingWorkload>(cs::workload_as<cs::TrainingWorkload>(s));
+    w->params.iterations = 2;
+    s.workload = w;
+    cs::RunOptions estimate;
+    estimate.replicas = cs::ReplicaMode::ESTIMATE;
+    const double own = cs::run_scenario(s, estimate).metrics.at(cs::metric::iteration_time_s);
+    EXPECT_NEAR(own, p.iteration_s, 1e-12 * own) << p.parallel.dp << " " << p.parallel.tp << " " << p.parallel.pp;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+  // Materialised attention keeps its scores: recomputing the core reruns its kernels, a plan of its own.
+  const auto kept = every_plan(small_gpt(8, {"workload.model.attention=materialized"}));
+  EXPECT_GT(kept.simulated, every.simulated);
+  int differ = 0;
+  for (const auto& p : kept.best)
+    if (p.recompute == cs::Recompute::SELECTIVE)
+      if (const cs::Plan* twin = without_recompute(kept, p); twin && twin->iteration_s < p.iteration_s)
+        ++differ;
+  EXPECT_GT(differ, 0);
 }
 
 TEST(Planner, AMemoryBudgetRulesPlansOutAndShapesStages)
