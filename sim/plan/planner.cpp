@@ -152,9 +152,12 @@ std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& paral
   for (int k = 1; k <= pp; ++k)
     for (int n = k; n <= layers - (pp - k); ++n)
       for (int l = 1; l <= n - (k - 1); ++l) {
-        if (memory[k - 1][l] > budget || best[k - 1][n - l] == inf)
-          continue;
+        // A stage's time grows with its layers: once it alone reaches the best so far, no later l improves on it.
         const double time = l * t.layer + (k == pp ? t.head : 0.0) + (k == 1 ? t.embedding : 0.0);
+        if (!(time < best[k][n] - 1e-15) || memory[k - 1][l] > budget)
+          break;
+        if (best[k - 1][n - l] == inf)
+          continue;
         const double slowest = std::max(best[k - 1][n - l], time);
         if (slowest < best[k][n] - 1e-15) {
           best[k][n] = slowest;
