@@ -200,9 +200,9 @@ SizeMatrix MoeEmitter::shared_sizes(std::vector<double> sizes)
   return alike.back();
 }
 
-std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
-                                        int device, const std::vector<double>& dispatch, double factor,
-                                        bool combine_side, TaskLabels labels)
+const std::vector<int>& MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
+                                               int device, const std::vector<double>& dispatch, double factor,
+                                               bool combine_side, TaskLabels labels)
 {
   auto found = collectives_.find(key); // every rank of the group asks; the matrix is made once
   if (found != collectives_.end())
@@ -227,12 +227,16 @@ std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int
   // The TP ranks folded into the group are not simulated, nor the replicas left out when one stands for all (their
   // all-to-all is then its closed form, and the groups not built count as copies of this one).
   spec.copies = copies_;
-  std::vector<int> streams;
-  for (std::size_t k = 0; k < spec.hosts.size(); ++k) {
-    const bool simulated = k % fold_ == 0 && group * replicas_ + static_cast<int>(k) / fold_ < built_;
-    streams.push_back(simulated ? (combine_side ? combine_streams_ : dispatch_streams_).get(spec.hosts[k], 0) : -1);
-  }
-  return collectives_[key] = graph_.add_collective(spec, streams, {});
+  // Rank k is simulated when it is its replica's first (k % fold_ == 0) and its replica is built: a prefix of the group
+  // (most of a 256-rank group is not, and an MoE step makes this list for every all-to-all).
+  const int n = static_cast<int>(spec.hosts.size());
+  const long long built_here =
+      std::max(0LL, static_cast<long long>(built_) - static_cast<long long>(group) * replicas_);
+  const int simulated_end = static_cast<int>(std::min<long long>(n, built_here * fold_));
+  std::vector<int> streams(n, -1);
+  for (int k = 0; k < simulated_end; k += fold_)
+    streams[k] = (combine_side ? combine_streams_ : dispatch_streams_).get(spec.hosts[k], 0);
+  return collectives_[key] = graph_.add_collective(std::move(spec), streams, {});
 }
 
 void MoeEmitter::count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab)
@@ -256,7 +260,7 @@ int MoeEmitter::sends_again(const Step& st, const PipelineOp& op) const
   return plan_.params->model.recomputes("moe") ? 2 : st.plan.recommunicate_share > 0 ? 1 : 0;
 }
 
-std::vector<int> MoeEmitter::alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels)
+const std::vector<int>& MoeEmitter::alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels)
 {
   const Step& st = at.step;
   const double again = plan_.params->model.recomputes("moe") ? 1.0 : st.plan.recommunicate_share;
@@ -284,7 +288,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   for (int v = 2; v < 2 + sends_again(st, op); ++v) {
     TaskLabels l = lab;
     l.phase = graph_.intern(v == 2 ? "dispatch_again" : "combine_again");
-    const auto m = alltoall(at, v, 0, l);
+    const auto& m = alltoall(at, v, 0, l);
     graph_.add_dependency(recommunicated, m[rank]);
     recommunicated = m[rank];
   }
@@ -298,7 +302,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
   for (int i = 0; i < n; ++i) {
     TaskLabels l = lab;
     l.phase = graph_.intern(forward ? "dispatch" : "combine_grad");
-    const auto in = alltoall(at, 0, i, l);
+    const auto& in = alltoall(at, 0, i, l);
     graph_.add_dependency(pre, in[rank]);
     const PieceTimes& c = st.chunks[rank][i];
     // Megatron-Core's --delay-wgrad-compute: a whole backward's expert weight gradients wait until the dispatch's
@@ -315,7 +319,7 @@ int MoeEmitter::forward_chain(const Step& st, int rank, int group, int device, i
     if (recommunicated >= 0)
       graph_.add_dependency(recommunicated, work);
     l.phase = graph_.intern(forward ? "combine" : "dispatch_grad");
-    const auto out = alltoall(at, 1, i, l);
+    const auto& out = alltoall(at, 1, i, l);
     graph_.add_dependency(work, out[rank]);
     ends.push_back(out[rank]);
     if (delay) { // next on the compute stream, while the dispatch's gradient is on the wire

@@ -11,9 +11,11 @@
 #include "workloads/training/training_builder.hpp"
 #include "workloads/training/training_extension.hpp"
 
+#include <boost/container_hash/hash.hpp>
 #include <deque>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace cs {
@@ -57,7 +59,7 @@ private:
   int sends_again(const Step& st, const PipelineOp& op) const;
   /** One of a step's all-to-alls, made once per key: variant 0 chunk `chunk`'s dispatch, 1 its combine, 2 the dispatch
    *  again, 3 the combine again; the share of the step's traffic and the side follow from the variant. */
-  std::vector<int> alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels);
+  const std::vector<int>& alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels);
   /** The all-to-alls of an EP group that is not built, for one op: no member is simulated; the lowering counts what
    *  they move. */
   void count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab);
@@ -67,8 +69,9 @@ private:
   double beside(const Step& st, double t, int group, int device, const PipelineOp& op, bool alongside = false) const;
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
   /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */
-  std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,
-                              const std::vector<double>& dispatch, double factor, bool combine_side, TaskLabels labels);
+  const std::vector<int>& collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
+                                     int device, const std::vector<double>& dispatch, double factor, bool combine_side,
+                                     TaskLabels labels);
   const std::vector<int>& group_hosts(int group, int device) const; // made once per (group, device)
   /** `sizes` as a matrix shared with every earlier all-to-all of the same sizes. */
   SizeMatrix shared_sizes(std::vector<double> sizes);
@@ -92,7 +95,11 @@ private:
   // 2,048-GPU step planned 1,830 alike, a tenth of its wall time).
   std::map<int, const Step*> reused_;
   mutable std::map<std::pair<int, int>, std::vector<int>> hosts_; // EP group hosts by (group, device); never iterated
-  std::map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>> collectives_;
+  // By (microbatch, stage, layer, iteration, pass, variant, chunk, group): looked up, never iterated (a step makes
+  // hundreds of thousands; a tree's pointer chase per lookup was a fifth of their emission).
+  std::unordered_map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>,
+                     boost::hash<std::tuple<int, int, int, int, int, int, int, int>>>
+      collectives_;
   std::map<std::uint64_t, std::vector<SizeMatrix>> sizes_; // by a hash of their values; looked up, never iterated
   // Scaled matrices by (the step's traffic, scale, combine side, group, device), with their bytes per rank (summed
   // once: a 256-rank matrix is 65,536 sizes, and a step asks for it in every layer and microbatch): looked up, never
