@@ -1,8 +1,11 @@
 #include "sim/plan/search_bounds.hpp"
 
+#include "sim/plan/zero3_bound.hpp"
+
 #include "base/registry.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace cs {
@@ -50,18 +53,39 @@ double SearchBounds::alltoall(const TrainingParams& params, const Plan& plan)
   return it->second;
 }
 
-double SearchBounds::work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches)
+const PassCounts& SearchBounds::counts(const TrainingParams& params, const Plan& plan, int microbatches)
 {
-  const StageSet& set = stages(params, plan);
   const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
   const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
-  auto counts = counts_.find(key);
-  if (counts == counts_.end()) {
+  auto it = counts_.find(key);
+  if (it == counts_.end()) {
     auto order = Registry<PipelineSchedule>::instance().create(schedule)->order(plan.parallel.pp, plan.parallel.vpp,
                                                                                 microbatches);
-    counts = counts_.emplace(key, pass_counts(order, set.map)).first;
+    it = counts_.emplace(key, pass_counts(order, stages(params, plan).map)).first;
   }
-  return pipeline_work_bound(params, plan, set, experts, cost_, counts->second, alltoall(params, plan));
+  return it->second;
+}
+
+double SearchBounds::gathers(const TrainingParams& params, const Plan& plan, int microbatches)
+{
+  if (plan.parallel.zero < 3)
+    return 0.0;
+  const std::string key = fmt::format("{} m{}", stage_key(plan), microbatches); // ZeRO-3 is in the stage key
+  auto it = gathers_.find(key);
+  if (it == gathers_.end()) {
+    const auto per_device =
+        zero3_gather_seconds(params, plan, stages(params, plan), platform_, counts(params, plan, microbatches));
+    it =
+        gathers_.emplace(key, per_device.empty() ? 0.0 : *std::min_element(per_device.begin(), per_device.end())).first;
+  }
+  return it->second;
+}
+
+double SearchBounds::work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches)
+{
+  const double work = pipeline_work_bound(params, plan, stages(params, plan), experts, cost_,
+                                          counts(params, plan, microbatches), alltoall(params, plan));
+  return std::max(work, gathers(params, plan, microbatches));
 }
 
 double SearchBounds::timeline(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
@@ -72,8 +96,9 @@ double SearchBounds::timeline(const TrainingParams& params, const Plan& plan, co
   auto it = timelines_.find(key);
   if (it == timelines_.end())
     it = timelines_
-             .emplace(key, pipeline_compute_bound(params, plan, stages(params, plan), experts, cost_, platform_,
-                                                  microbatches, alltoall(params, plan)))
+             .emplace(key, std::max(pipeline_compute_bound(params, plan, stages(params, plan), experts, cost_,
+                                                           platform_, microbatches, alltoall(params, plan)),
+                                    gathers(params, plan, microbatches)))
              .first;
   return it->second;
 }

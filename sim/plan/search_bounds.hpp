@@ -28,7 +28,7 @@ class SearchBounds {
 public:
   SearchBounds(const KernelCostModel& cost, const PlatformSpec& platform) : cost_(cost), platform_(platform) {}
 
-  /** The cheap bound (no timeline). */
+  /** The cheap bound (no timeline); both bounds take ZeRO-3's gathers into account where they exceed them. */
   double work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches);
   /** The timeline bound, never below work() for the same plan. */
   double timeline(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches);
@@ -36,6 +36,9 @@ public:
 private:
   const StageSet& stages(const TrainingParams& params, const Plan& plan);
   double alltoall(const TrainingParams& params, const Plan& plan);
+  const PassCounts& counts(const TrainingParams& params, const Plan& plan, int microbatches);
+  /** ZeRO-3: the least any device's communication stream spends on parameter gathers (zero3_gather_seconds); else 0. */
+  double gathers(const TrainingParams& params, const Plan& plan, int microbatches);
 
   const KernelCostModel& cost_;
   const PlatformSpec& platform_;
@@ -44,6 +47,7 @@ private:
   std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
   std::map<std::tuple<int, int, int, int, int, int, int, int>, double> alltoalls_; // by layout and micro-batch
   std::map<std::string, double> timelines_; // by the stage key, ZeRO and the microbatches
+  std::map<std::string, double> gathers_;   // by the stage key and the microbatches
 };
 
 } // namespace cs

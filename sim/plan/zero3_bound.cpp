@@ -1,0 +1,67 @@
+#include "sim/plan/zero3_bound.hpp"
+
+#include "models/collectives/collective.hpp"
+#include "models/collectives/collective_algorithm.hpp"
+#include "models/collectives/collective_model.hpp"
+#include "models/kernels/kernel.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace cs {
+namespace {
+
+// The least seconds per byte of any all-gather algorithm and protocol on `shape`: each time is latency plus bytes
+// over a bandwidth (rounded up per step), so at a size far above any latency the ratio is its slope to within far
+// less than the margin kept.
+double least_seconds_per_byte(const GroupShape& shape)
+{
+  constexpr double huge = 1e15, margin = 1e-6;
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& [name, algorithm] : collective_algorithm_list())
+    for (const ProtocolParams& protocol : protocols()) {
+      const double t = collective_time("all-gather", name, protocol, huge, shape);
+      if (std::isfinite(t))
+        least = std::min(least, t / huge);
+    }
+  return std::isfinite(least) ? least * (1 - margin) : 0.0;
+}
+
+// The bytes one op gathers on virtual stage `s` in pass `pass` (CommEmitter::plan_slots, the routed experts left out).
+double gathered_bytes(const StageCost& s, int pass, double element_bytes)
+{
+  if (pass == static_cast<int>(Pass::BACKWARD_WEIGHT))
+    return 0.0;
+  double bytes = 0;
+  for (const Segment& seg : s.segments)
+    if (pass == static_cast<int>(Pass::FORWARD) || !seg.keeps_gathered)
+      bytes += (seg.params - seg.expert_params) * element_bytes;
+  return bytes;
+}
+
+} // namespace
+
+std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Plan& plan, const StageSet& set,
+                                         const PlatformSpec& platform, const PassCounts& counts)
+{
+  const ParallelLayout& p = plan.parallel;
+  if (p.zero < 3 || p.dp * p.cp < 2)
+    return {};
+  const double element = dtype_bytes(params.model.dtype);
+  std::vector<double> out;
+  for (std::size_t d = 0; d < counts.size(); ++d) {
+    std::vector<int> hosts; // the device's data-parallel group as the run forms it (its TP rank 0s)
+    for (int r = 0; r < p.dp; ++r)
+      for (int c = 0; c < p.cp; ++c)
+        hosts.push_back(p.host(RankCoords{r, static_cast<int>(d), c, 0}));
+    const double per_byte = least_seconds_per_byte(group_shape(platform, hosts));
+    double bytes = 0;
+    for (std::size_t vs = 0; vs < counts[d].size(); ++vs)
+      for (int pass = 0; pass < 4; ++pass)
+        bytes += counts[d][vs][pass] * gathered_bytes(set.stages[vs], pass, element);
+    out.push_back(bytes * per_byte);
+  }
+  return out;
+}
+
+} // namespace cs

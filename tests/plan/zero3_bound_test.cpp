@@ -1,0 +1,79 @@
+#include "sim/plan/zero3_bound.hpp"
+
+#include "base/registry.hpp"
+#include "models/cost/device_profile.hpp"
+#include "models/devices/device_catalog.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
+#include "sim/run/scenario_checks.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace {
+
+// A GPT on 2 nodes of 8 H100 behind 25 Gb/s NICs: ZeRO-3's gathers of a stage's parameters, once per op, take
+// longer than its compute.
+cs::Scenario slow_network_gpt()
+{
+  const std::string path = ::testing::TempDir() + "/cs_zero3_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << R"(name: zero3-bound-test
+backend: analytical
+cluster:
+  device: h100-sxm5
+  nodes: 2
+  gpus_per_node: 8
+  intra_node: {kind: nvswitch}
+  network: {kind: fat-tree, nic_bandwidth: 25Gb/s, nics_per_node: 8}
+workload:
+  kind: transformer-training
+  model: {layers: 8, hidden: 2048, heads: 16, seq: 1024, vocab: 32000, dtype: bf16}
+  batch: {global: 32, micro: 1}
+  iterations: 1
+policies: {sync: ring-allreduce}
+)";
+  cs::Scenario s = cs::load_scenario(path, {});
+  cs::check_scenario(s);
+  return s;
+}
+
+} // namespace
+
+TEST(ZeroThreeBound, GathersStayBelowEverySimulatedStepAndBindWhereTheNetworkIsSlow)
+{
+  const cs::Scenario base = slow_network_gpt();
+  cs::PlanOptions all;
+  all.gpus = 16;
+  all.top = 100000;
+  all.exhaustive = true;
+  const cs::PlanSearch every = cs::search_plans(base, all);
+  const cs::DeviceSpec& device = *cs::DeviceCatalog::builtin().find("h100-sxm5");
+  const auto cost = cs::make_cost_model(device, *cs::builtin_profile("h100-sxm5"));
+  int zero3 = 0, binding = 0;
+  for (const cs::Plan& p : every.best) {
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.parallel.dp << " " << p.parallel.pp << " " << p.schedule;
+    if (p.parallel.zero < 3 || p.parallel.dp * p.parallel.cp < 2)
+      continue;
+    ++zero3;
+    const cs::Scenario s = cs::plan_scenario(base, 16, p);
+    const cs::TrainingParams& params = cs::workload_as<cs::TrainingWorkload>(s).params;
+    const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
+    const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
+    const int microbatches = params.batch.global / (p.parallel.dp * p.micro);
+    const auto order = cs::Registry<cs::PipelineSchedule>::instance()
+                           .create(p.schedule.empty() ? "1f1b" : p.schedule)
+                           ->order(p.parallel.pp, p.parallel.vpp, microbatches);
+    const auto gathers = cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map));
+    ASSERT_EQ(gathers.size(), static_cast<std::size_t>(p.parallel.pp));
+    const double least = *std::min_element(gathers.begin(), gathers.end());
+    EXPECT_GT(least, 0.0);
+    EXPECT_LE(least, p.iteration_s) << p.parallel.dp << " " << p.parallel.pp << " " << p.schedule;
+    const double compute = cs::pipeline_compute_bound(params, p, {}, *cost, platform, microbatches);
+    if (least > compute && least > 0.5 * p.iteration_s)
+      ++binding;
+  }
+  EXPECT_GT(zero3, 10);
+  EXPECT_GT(binding, 0); // where the gathers take longer than the compute, they are the bound, and a close one
+}
