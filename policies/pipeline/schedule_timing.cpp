@@ -13,47 +13,69 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
       order, map, [&seconds](int vs, const PipelineOp& op) { return seconds(vs, op.pass); }, tail, iterations);
 }
 
+namespace {
+
+// One op as the timing loop reads it: its length (asked once, the same every iteration), where its microbatch's
+// pass is recorded, and what it waits for. The planner times thousands of schedules; reading these off the ops and
+// the map again for each iteration, through the length callback, was most of that.
+struct TimedOp {
+  double seconds = 0;
+  std::size_t at = 0; // microbatch x stages + virtual stage
+  bool forward = false, sends_gradient = false;
+  bool first_stage = false, last_stage = false;
+};
+
+} // namespace
+
 std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
                                             const std::function<double(int, const PipelineOp&)>& seconds,
                                             const std::vector<double>& tail, int iterations)
 {
   const int devices = static_cast<int>(order.size()), stages = map.stages();
+  std::vector<std::vector<TimedOp>> ops(devices);
   int microbatches = 0;
-  for (const auto& ops : order)
-    for (const PipelineOp& op : ops)
+  for (int d = 0; d < devices; ++d) {
+    ops[d].reserve(order[d].size());
+    for (const PipelineOp& op : order[d]) {
+      const int vs = map.stage(d, op.chunk);
       microbatches = std::max(microbatches, op.microbatch + 1);
+      ops[d].push_back({seconds(vs, op), std::size_t(op.microbatch) * stages + vs, op.forward(), op.sends_gradient(),
+                        vs == 0, vs + 1 == stages});
+    }
+  }
   std::vector<double> free_at(devices, 0), ends;
+  std::vector<double> forward_end(std::size_t(microbatches) * stages), gradient_end(forward_end.size());
+  std::vector<std::size_t> next(devices);
   for (int it = 0; it < iterations; ++it) {
     // Ends of each microbatch's forward and gradient-sending pass per virtual stage; -1 until run.
-    std::vector<double> forward_end(std::size_t(microbatches) * stages, -1), gradient_end = forward_end;
-    std::vector<std::size_t> next(devices, 0);
+    std::fill(forward_end.begin(), forward_end.end(), -1.0);
+    std::fill(gradient_end.begin(), gradient_end.end(), -1.0);
+    std::fill(next.begin(), next.end(), std::size_t{0});
     for (bool progress = true; progress;) {
       progress = false;
       for (int d = 0; d < devices; ++d)
-        for (; next[d] < order[d].size(); ++next[d]) {
-          const PipelineOp& op = order[d][next[d]];
-          const int vs = map.stage(d, op.chunk);
-          const std::size_t at = std::size_t(op.microbatch) * stages + vs;
+        for (; next[d] < ops[d].size(); ++next[d]) {
+          const TimedOp& op = ops[d][next[d]];
           double ready = free_at[d];
-          if (op.forward() && vs > 0) {
-            if (forward_end[at - 1] < 0)
+          if (op.forward && !op.first_stage) {
+            if (forward_end[op.at - 1] < 0)
               break;
-            ready = std::max(ready, forward_end[at - 1]);
-          } else if (op.sends_gradient() && vs + 1 < stages) {
-            if (gradient_end[at + 1] < 0)
+            ready = std::max(ready, forward_end[op.at - 1]);
+          } else if (op.sends_gradient && !op.last_stage) {
+            if (gradient_end[op.at + 1] < 0)
               break;
-            ready = std::max(ready, gradient_end[at + 1]);
+            ready = std::max(ready, gradient_end[op.at + 1]);
           }
-          free_at[d] = ready + seconds(vs, op);
-          if (op.forward())
-            forward_end[at] = free_at[d];
-          else if (op.sends_gradient())
-            gradient_end[at] = free_at[d];
+          free_at[d] = ready + op.seconds;
+          if (op.forward)
+            forward_end[op.at] = free_at[d];
+          else if (op.sends_gradient)
+            gradient_end[op.at] = free_at[d];
           progress = true;
         }
     }
     for (int d = 0; d < devices; ++d) {
-      if (next[d] < order[d].size())
+      if (next[d] < ops[d].size())
         throw std::logic_error("the schedule's order waits for a pass that never runs");
       free_at[d] += tail.empty() ? 0.0 : tail[d];
     }

@@ -2,6 +2,7 @@
 
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/plan_enumeration.hpp"
+#include "sim/plan/plan_scenario.hpp"
 #include "sim/plan/plan_twins.hpp"
 #include "sim/plan/search_bounds.hpp"
 #include "sim/plan/simulation_pool.hpp"
@@ -32,6 +33,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -47,14 +49,6 @@ namespace cs {
 namespace {
 
 const TrainingParams& tr(const Scenario& s) { return workload_as<TrainingWorkload>(s).params; }
-
-// The training parameters of `s`, made its own (a scenario's copies share their workload) so they can change.
-TrainingParams& own_training(Scenario& s)
-{
-  auto w = std::make_shared<TrainingWorkload>(workload_as<TrainingWorkload>(s));
-  s.workload = w;
-  return w->params;
-}
 
 // Per microbatch on one TP rank: a layer's forward + backward with and without Megatron's blocking TP collectives
 // (priced by the tuner's closed form, as the pipeline builder folds them in), and the vocabulary-parallel head.
@@ -176,83 +170,6 @@ std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& paral
   return out;
 }
 
-} // namespace
-
-Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
-{
-  Scenario s = base;
-  const int per_node = base.cluster.gpus_per_node;
-  s.cluster.nodes = gpus >= per_node ? gpus / per_node : 1;
-  s.cluster.gpus_per_node = gpus >= per_node ? per_node : gpus;
-  if (s.cluster.network.nics_per_node > s.cluster.gpus_per_node)
-    s.cluster.network.nics_per_node = s.cluster.gpus_per_node;
-  TrainingParams& params = own_training(s);
-  auto& p = params.parallel;
-  p.assign(plan.parallel);
-  p.stage_layers = plan.stage_layers;
-  // Uneven stages are fine; stage_layers, when set, decides.
-  p.partition = plan.parallel.pp > 1 ? StagePartition::BALANCED : StagePartition::EVEN;
-  params.batch.micro = plan.micro;
-  params.model.recompute = plan.recompute;
-  params.model.recompute_modules = plan.recompute_modules;
-  if (plan.fp8 == "none")
-    params.model.fp8 = nullptr;
-  else if (!params.model.fp8 || params.model.fp8->name() != plan.fp8) // the scenario's own keeps its settings
-    params.model.fp8 = make_fp8_recipe(plan.fp8);
-  s.policies.set("pipeline", plan.schedule);
-  return s;
-}
-
-std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
-{
-  const Scenario s = plan_scenario(base, gpus, plan);
-  YAML::Node doc = YAML::Clone(base.source.resolved());
-  strip_override_tags(doc);
-  doc["cluster"]["nodes"] = s.cluster.nodes;
-  doc["cluster"]["gpus_per_node"] = s.cluster.gpus_per_node;
-  if (s.cluster.network.nics_per_node != base.cluster.network.nics_per_node)
-    doc["cluster"]["network"]["nics_per_node"] = s.cluster.network.nics_per_node;
-  const auto& p = tr(s).parallel;
-  YAML::Node parallel = doc["workload"]["parallel"];
-  parallel.SetStyle(YAML::EmitterStyle::Block);
-  parallel["dp"] = p.dp;
-  parallel["tp"] = p.tp;
-  if (p.cp > 1)
-    parallel["cp"] = p.cp;
-  else
-    parallel.remove("cp");
-  parallel["pp"] = p.pp;
-  parallel["vpp"] = p.vpp;
-  parallel["zero"] = p.zero;
-  parallel["sequence_parallel"] = p.sequence_parallel;
-  parallel["partition"] = p.partition == StagePartition::BALANCED ? "balanced" : "even";
-  if (tr(s).model.moe.enabled()) {
-    parallel["ep"] = p.ep;
-    parallel["etp"] = plan.parallel.expert_tp();
-  }
-  if (!p.stage_layers.empty())
-    parallel["stage_layers"] = p.stage_layers;
-  else
-    parallel.remove("stage_layers");
-  doc["workload"]["batch"]["micro"] = plan.micro;
-  doc["workload"]["model"]["recompute"] = recompute_name(plan.recompute);
-  if (plan.recompute_modules.empty())
-    doc["workload"]["model"].remove("recompute_modules");
-  else
-    doc["workload"]["model"]["recompute_modules"] = plan.recompute_modules;
-  if (plan.fp8 == "none")
-    doc["workload"]["model"].remove("fp8");
-  else
-    doc["workload"]["model"]["fp8"] = plan.fp8;
-  if (!plan.schedule.empty())
-    doc["policies"]["pipeline"] = plan.schedule;
-  YAML::Emitter e;
-  e << doc;
-  return std::string(e.c_str()) + "\n";
-}
-
-namespace {
-
 // Microbatch-chunks each device holds at its peak, by (schedule, pp, v, microbatches): looked up, never iterated.
 using HeldCache = std::map<std::tuple<std::string, int, int, int>, std::vector<double>>;
 
@@ -328,17 +245,48 @@ double kth_best(const std::vector<Plan>& done, int k)
 // with that, it joins the next batch to simulate (or is timed as its twin). Batches hold up to `jobs` plans, so the
 // search is the same for the same jobs whatever the machine. Once the bound ahead cannot beat the k-th best simulated
 // plan, neither can any behind it.
+using Entry = std::pair<double, std::size_t>; // (bound, candidate): ties go to the earlier candidate
+using Queue = std::priority_queue<Entry, std::vector<Entry>, std::greater<>>;
+
+// While the workers simulate a batch: the timelines the next batches will ask for, best bound first, of the plans the
+// current cut does not rule out, until `ready` plans with their timeline are in line. The cut only falls as results
+// come in, so the next rounds take no plan beyond these, and a timeline worked out early leaves the order in which
+// plans are taken as it was (each plan still goes by its timeline bound once its work bound is reached).
+void bound_ahead(Queue& queue, std::vector<Candidate>& candidates, double cut, int ready,
+                 const std::function<void(Candidate&)>& timeline)
+{
+  std::vector<Entry> kept;
+  while (static_cast<int>(kept.size()) < ready && !queue.empty() && queue.top().first < cut) {
+    const Entry e = queue.top();
+    queue.pop();
+    Candidate& c = candidates[e.second];
+    if (c.has_timeline) {
+      kept.push_back(e);
+      continue;
+    }
+    timeline(c);
+    queue.emplace(c.plan.bound_s, e.second);
+  }
+  for (const Entry& e : kept)
+    queue.push(e);
+}
+
 std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const PlanOptions& options, PlanSearch& out,
                                       const Scenario& base, int gpus, SearchBounds& bounds, SimulationPool& pool)
 {
-  using Entry = std::pair<double, std::size_t>; // (bound, candidate): ties go to the earlier candidate
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  Queue queue;
   for (std::size_t i = 0; i < candidates.size(); ++i)
     queue.emplace(candidates[i].plan.bound_s, i);
   std::vector<Plan> done;
   std::map<std::string, PlanTiming> timed; // by timing_key: looked up, never iterated
   ProgressStage progress("plans simulated or pruned, best bound first:", candidates.size());
   const int jobs = pool.workers();
+  const std::function<void(Candidate&)> timeline = [&](Candidate& c) {
+    c.has_timeline = true;
+    ++out.timeline_bounded;
+    const Scenario s = timing_scenario(base, gpus, c.plan);
+    c.plan.bound_s = std::max(c.plan.bound_s, bounds.timeline(tr(s), c.plan, c.experts, c.microbatches));
+  };
   for (bool more = true; more;) {
     std::vector<std::size_t> batch, twins; // twins: their key is in this batch, or simulated before
     std::map<std::string, std::size_t> batch_keys;
@@ -349,10 +297,7 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
         break;
       queue.pop();
       if (!c.has_timeline) {
-        c.has_timeline = true;
-        ++out.timeline_bounded;
-        const Scenario s = timing_scenario(base, gpus, c.plan);
-        c.plan.bound_s = std::max(c.plan.bound_s, bounds.timeline(tr(s), c.plan, c.experts, c.microbatches));
+        timeline(c);
         queue.emplace(c.plan.bound_s, static_cast<std::size_t>(&c - candidates.data()));
         continue;
       }
@@ -369,7 +314,10 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
     std::vector<Plan> plans;
     for (std::size_t i : batch)
       plans.push_back(candidates[i].plan);
-    const std::vector<PlanTiming> results = pool.time(plans);
+    pool.start(plans);
+    if (pool.concurrent() && !plans.empty())
+      bound_ahead(queue, candidates, cut, 8 * jobs, timeline);
+    const std::vector<PlanTiming> results = pool.collect();
     for (std::size_t k = 0; k < batch.size(); ++k) {
       Plan& p = candidates[batch[k]].plan;
       std::tie(p.iteration_s, p.samples_per_s, p.tflops_per_gpu) = results[k];

@@ -198,17 +198,32 @@ std::vector<pid_t> SimulationPool::worker_pids() const
 
 std::vector<PlanTiming> SimulationPool::time(const std::vector<Plan>& plans)
 {
+  start(plans);
+  return collect();
+}
+
+void SimulationPool::start(const std::vector<Plan>& plans)
+{
   if (static_cast<int>(plans.size()) > workers())
-    throw std::logic_error("SimulationPool::time: more plans than workers");
+    throw std::logic_error("SimulationPool::start: more plans than workers");
+  if (!pending_.empty())
+    throw std::logic_error("SimulationPool::start: the last plans were not collected");
+  pending_ = plans;
+  for (std::size_t k = 0; k < plans.size() && !children_.empty(); ++k)
+    if (!write_line(children_[k].fd, to_json(plans[k]).dump()))
+      throw std::runtime_error("a planner worker stopped taking plans");
+}
+
+std::vector<PlanTiming> SimulationPool::collect()
+{
+  const std::vector<Plan> plans = std::move(pending_);
+  pending_.clear();
   std::vector<PlanTiming> out;
   if (children_.empty()) {
     for (const Plan& p : plans)
       out.push_back(time_plan(base_, gpus_, p));
     return out;
   }
-  for (std::size_t k = 0; k < plans.size(); ++k)
-    if (!write_line(children_[k].fd, to_json(plans[k]).dump()))
-      throw std::runtime_error("a planner worker stopped taking plans");
   std::string error;
   for (std::size_t k = 0; k < plans.size(); ++k) {
     std::string line;

@@ -46,6 +46,12 @@ public:
   /** Times up to workers() plans at once, in the order given. Throws std::runtime_error when a worker fails or has
    *  died (its plan refused, or its process gone). */
   std::vector<PlanTiming> time(const std::vector<Plan>& plans);
+  /** time() in two halves, so that the caller can work while the workers simulate: start() hands the plans out (with
+   *  no workers it only keeps them), collect() waits for their times (with no workers it simulates them). */
+  void start(const std::vector<Plan>& plans);
+  std::vector<PlanTiming> collect();
+  /** Whether the plans run in other processes (so that work between start() and collect() runs beside them). */
+  bool concurrent() const { return !children_.empty(); }
 
 private:
   struct Child {
@@ -55,6 +61,7 @@ private:
   const Scenario& base_;
   int gpus_;
   std::vector<Child> children_;
+  std::vector<Plan> pending_; // handed out by start(), not yet collected
 };
 
 } // namespace cs
