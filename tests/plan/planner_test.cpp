@@ -52,6 +52,18 @@ cs::PlanSearch every_plan(const cs::Scenario& base)
   return cs::search_plans(base, all);
 }
 
+// The iteration time of plan `p` of `base` on 8 GPUs run as its own scenario, two iterations, as the planner times it.
+double own_run(const cs::Scenario& base, const cs::Plan& p)
+{
+  cs::Scenario s = cs::plan_scenario(base, 8, p);
+  auto w = std::make_shared<cs::TrainingWorkload>(cs::workload_as<cs::TrainingWorkload>(s));
+  w->params.iterations = 2;
+  s.workload = w;
+  cs::RunOptions estimate;
+  estimate.replicas = cs::ReplicaMode::ESTIMATE;
+  return cs::run_scenario(s, estimate).metrics.at(cs::metric::iteration_time_s);
+}
+
 } // namespace
 
 TEST(Planner, TheBoundNeverExceedsTheSimulatedTimeAndPruningKeepsTheBest)
@@ -89,13 +101,7 @@ TEST(Planner, AZeroTwoPlanTimedAsItsTwinIsWhatItsOwnRunGives)
   for (const auto& p : every.best) {
     if (p.parallel.zero != 2 || checked >= 3)
       continue;
-    cs::Scenario s = cs::plan_scenario(base, 8, p);
-    auto w = std::make_shared<cs::TrainingWorkload>(cs::workload_as<cs::TrainingWorkload>(s));
-    w->params.iterations = 2;
-    s.workload = w;
-    cs::RunOptions estimate;
-    estimate.replicas = cs::ReplicaMode::ESTIMATE;
-    const double own = cs::run_scenario(s, estimate).metrics.at(cs::metric::iteration_time_s);
+    const double own = own_run(base, p);
     EXPECT_NEAR(own, p.iteration_s, 1e-12 * own) << p.parallel.dp << " " << p.parallel.tp << " " << p.parallel.pp;
     ++checked;
   }
@@ -127,13 +133,7 @@ TEST(Planner, ASelectiveRecomputationThatRerunsNothingIsTimedAsThePlanWithout)
     const cs::Plan* twin = without_recompute(every, p);
     ASSERT_NE(twin, nullptr);
     EXPECT_EQ(p.iteration_s, twin->iteration_s);
-    cs::Scenario s = cs::plan_scenario(flash, 8, p);
-    auto w = std::make_shared<cs::TrainingWorkload>(cs::workload_as<cs::TrainingWorkload>(s));
-    w->params.iterations = 2;
-    s.workload = w;
-    cs::RunOptions estimate;
-    estimate.replicas = cs::ReplicaMode::ESTIMATE;
-    const double own = cs::run_scenario(s, estimate).metrics.at(cs::metric::iteration_time_s);
+    const double own = own_run(flash, p);
     EXPECT_NEAR(own, p.iteration_s, 1e-12 * own) << p.parallel.dp << " " << p.parallel.tp << " " << p.parallel.pp;
     ++checked;
   }
