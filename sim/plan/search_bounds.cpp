@@ -92,7 +92,9 @@ double SearchBounds::timeline(const TrainingParams& params, const Plan& plan, co
                               int microbatches)
 {
   // The experts' price follows from the stage key's fields (tp, micro-batch, recomputation, ep, etp, cp, FP8).
-  const std::string key = fmt::format("{} z{} m{}", stage_key(plan), plan.parallel.zero, microbatches);
+  // ZeRO-1 and ZeRO-2 shard the optimizer alike, the one thing of ZeRO below 3 the timeline sees.
+  const int zero = plan.parallel.zero == 2 ? 1 : plan.parallel.zero;
+  const std::string key = fmt::format("{} z{} m{}", stage_key(plan), zero, microbatches);
   auto it = timelines_.find(key);
   if (it == timelines_.end())
     it = timelines_
