@@ -19,6 +19,8 @@ void keep_freed_memory()
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 256 << 20);
 #ifdef MADV_HUGEPAGE
+  // Fresh pages still fault once each, about 7 us on these VMs: a block advised onto huge pages and freed untouched
+  // stays the heap's top, which the next allocations grow into 2 MiB at a time.
   constexpr std::size_t arena = std::size_t{768} << 20, huge = std::size_t{2} << 20;
   if (void* block = std::malloc(arena)) {
     const auto begin = reinterpret_cast<std::uintptr_t>(block);
