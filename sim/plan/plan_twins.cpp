@@ -22,7 +22,8 @@ StageSet one_stage(TrainingParams w, const KernelCostModel& cost, const Platform
 // attention core where a fused kernel keeps no scores), so every piece costs what it costs without it, and the FLOP
 // counts agree. The step is then the one without recomputation; only a memory estimate may differ, which the timing
 // does not read. The MoE layer's own module also repeats its all-to-alls, so it never qualifies.
-bool recomputes_nothing(const Scenario& s, const KernelCostModel& cost, const PlatformSpec& platform)
+bool recomputes_nothing(const Scenario& s, const StageSet& priced, const KernelCostModel& cost,
+                        const PlatformSpec& platform)
 {
   const TrainingParams& w = workload_as<TrainingWorkload>(s).params;
   if (w.model.recompute != Recompute::SELECTIVE || w.model.recomputes("moe"))
@@ -30,7 +31,8 @@ bool recomputes_nothing(const Scenario& s, const KernelCostModel& cost, const Pl
   TrainingParams bare = w;
   bare.model.recompute = Recompute::NONE;
   bare.model.recompute_modules.clear();
-  const StageSet a = one_stage(w, cost, platform, nullptr), b = one_stage(bare, cost, platform, nullptr);
+  const StageSet& a = priced;
+  const StageSet b = one_stage(bare, cost, platform, nullptr);
   const auto& x = a.stages.front().segments;
   const auto& y = b.stages.front().segments;
   if (x.size() != y.size() || a.model_flops_per_iteration != b.model_flops_per_iteration ||

@@ -14,7 +14,9 @@ class KernelCostModel;
 StageSet one_stage(TrainingParams w, const KernelCostModel& cost, const PlatformSpec& platform, StageShape* used);
 
 /** Whether `s`'s selective recomputation reruns nothing (its modules match no kernel of the model: the attention core
- *  where a fused kernel keeps no scores), so that its step is the one without recomputation. */
-bool recomputes_nothing(const Scenario& s, const KernelCostModel& cost, const PlatformSpec& platform);
+ *  where a fused kernel keeps no scores), so that its step is the one without recomputation. `priced`: one_stage of
+ *  `s`'s training parameters, which the caller has already. */
+bool recomputes_nothing(const Scenario& s, const StageSet& priced, const KernelCostModel& cost,
+                        const PlatformSpec& platform);
 
 } // namespace cs

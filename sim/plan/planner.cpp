@@ -92,6 +92,7 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   }
   t.head = segments.back().forward_s + segments.back().backward_s;
   t.embedding = segments.front().forward_s + segments.front().backward_s;
+  t.recomputes_nothing = recomputes_nothing(s, set, cost, platform);
   return t;
 }
 
@@ -175,7 +176,6 @@ using HeldCache = std::map<std::tuple<std::string, int, int, int>, std::vector<d
 
 // Sets the plan's memory (and, for a pipeline of one stage per device, its stage partition in both the plan and
 // the scenario); false when it does not fit `budget`.
-
 bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget, HeldCache& held_cache)
 {
   const ModelParams& model = tr(s).model;
@@ -292,17 +292,17 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
     std::map<std::string, std::size_t> batch_keys;
     const double cut = options.exhaustive ? std::numeric_limits<double>::infinity() : kth_best(done, options.top);
     while (static_cast<int>(batch.size()) < jobs && !queue.empty()) {
-      Candidate& c = candidates[queue.top().second];
+      const std::size_t index = queue.top().second;
+      Candidate& c = candidates[index];
       if (c.plan.bound_s >= cut)
         break;
       queue.pop();
       if (!c.has_timeline) {
         timeline(c);
-        queue.emplace(c.plan.bound_s, static_cast<std::size_t>(&c - candidates.data()));
+        queue.emplace(c.plan.bound_s, index);
         continue;
       }
       const std::string key = timing_key(c);
-      const std::size_t index = static_cast<std::size_t>(&c - candidates.data());
       if (timed.count(key) || batch_keys.count(key))
         twins.push_back(index);
       else {
@@ -389,10 +389,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
                                plan.parallel.etp, plan.parallel.cp, plan.fp8);
     auto it = times.find(key);
-    if (it == times.end()) {
+    if (it == times.end())
       it = times.emplace(key, pass_times(s, *cost, *platform)).first;
-      it->second.recomputes_nothing = recomputes_nothing(s, *cost, *platform);
-    }
     const PassTimes& t = it->second;
     if (!fit_in_memory(plan, s, t, out.budget_bytes, held_cache)) {
       ++out.over_memory;

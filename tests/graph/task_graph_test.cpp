@@ -110,3 +110,31 @@ TEST(TaskGraph, LoweringKeepsAReorderedStreamOrder)
   auto tl = cs::run_analytical(lowered.graph, one_node());
   EXPECT_GT(tl.start[lx], tl.end[ly]);
 }
+
+TEST(TaskGraph, ACopiedTaskKeepsItsNamesAndStreamAndRefusesWhatTheGraphLacks)
+{
+  // add_copy takes another graph's task as it is: its name and model indices mean the same once the copy interned
+  // the original's names in order, and it joins its stream's order like any task.
+  cs::TaskGraph from;
+  const int s = from.add_stream(0, "compute");
+  const int a = from.add_compute(s, 2, "gemm", "roofline", {});
+  const int b = from.add_delay(s, 1, "wait", {});
+  cs::TaskGraph to;
+  to.add_stream(0, "compute");
+  for (const auto& name : from.names())
+    to.intern(name);
+  const int ca = to.add_copy(from.task(a)), cb = to.add_copy(from.task(b));
+  EXPECT_EQ(to.names()[to.task(ca).name], "gemm");
+  EXPECT_EQ(to.names()[to.task(ca).model], "roofline");
+  EXPECT_EQ(to.task(cb).kind, cs::TaskKind::DELAY);
+  EXPECT_EQ(to.stream_tasks(0), (std::vector<int>{ca, cb}));
+  cs::Task collective = from.task(a);
+  collective.kind = cs::TaskKind::COLLECTIVE;
+  EXPECT_THROW(to.add_copy(collective), std::invalid_argument);
+  cs::Task elsewhere = from.task(a);
+  elsewhere.stream = 5;
+  EXPECT_THROW(to.add_copy(elsewhere), std::invalid_argument);
+  cs::Task unnamed = from.task(a);
+  unnamed.name = static_cast<std::uint16_t>(to.names().size());
+  EXPECT_THROW(to.add_copy(unnamed), std::invalid_argument);
+}
