@@ -2,8 +2,8 @@
 # Frontier MoE steps as they run today, with wall time and peak RSS (issue 41's targets: DeepSeek-V3-like on 2,048
 # GPUs within 10 s and 2 GiB, on 16,384 within 30 s and 4 GiB; the simgrid backend within 10x of the analytical
 # one): DeepSeek-V3 on 2,048 H800 as its report trained it (bench/scenarios/deepseek-v3-2048-h800.yaml) on both
-# backends, the same recipe on 16,384, and Megatron-Bridge's Qwen3-30B-A3B row on 16 H100 on both backends. Figures,
-# not a test. Usage: bench/frontier.sh [BUILD_DIR]
+# backends, the same recipe on 16,384 and behind 4:1 leaf uplinks (folded, each flow with its copies' share of them),
+# and Megatron-Bridge's Qwen3-30B-A3B row on 16 H100 on both backends. Figures, not a test. Usage: bench/frontier.sh [BUILD_DIR]
 set -euo pipefail
 build=${1:-build}
 out=$(mktemp -d)
@@ -18,3 +18,5 @@ run_scenario "DeepSeek-V3 PP 16 EP 64 DP 128, 2,048 H800" bench/scenarios/deepse
 run_scenario "DeepSeek-V3 PP 16 EP 64 DP 128, 2,048 H800, simgrid, replica 0 for all" \
   bench/scenarios/deepseek-v3-2048-h800.yaml --backend simgrid --replicas one
 run_scenario "DeepSeek-V3 PP 16 EP 64 DP 1,024, 16,384 H800" bench/scenarios/deepseek-v3-16384-h800.yaml
+run_scenario "DeepSeek-V3 PP 16 EP 64 DP 128, 2,048 H800, leaf uplinks 4:1, replica 0 for all" \
+  bench/scenarios/deepseek-v3-2048-h800.yaml --set 'cluster.network.levels[0].oversubscription=4'

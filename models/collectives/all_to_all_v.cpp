@@ -146,7 +146,7 @@ std::vector<int> machines_of(const PlatformSpec& platform, const std::vector<int
 }
 
 double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, const ProtocolParams& p,
-                            const std::vector<int>& machine)
+                            const std::vector<int>& machine, double fabric_seconds)
 {
   const int n = g.ranks;
   if (n < 2)
@@ -180,7 +180,7 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
   const double intra_rate = payload_rate(p, g.intra_bw), nic_rate = payload_rate(p, g.nics * g.nic_bw);
   // A GPU's own share of the machine's NICs (GPUs of the machine outside the group do not lend theirs).
   const double gpu_nic_rate = payload_rate(p, g.nic_bw * std::min(1.0, double(g.nics) / g.machine_gpus));
-  double slowest = 0;
+  double slowest = fabric_seconds;
   for (int i = 0; i < n; ++i)
     slowest = std::max(
         {slowest, send[i] / intra_rate, recv[i] / intra_rate, send_out[i] / gpu_nic_rate, recv_in[i] / gpu_nic_rate});
@@ -189,6 +189,70 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
   for (const auto& [machine_id, bytes] : into)
     slowest = std::max(slowest, bytes / nic_rate);
   return p.base_latency + step_latency(p, g) + slowest;
+}
+
+double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformSpec& platform,
+                                   const std::vector<int>& hosts, const std::vector<int>& offsets,
+                                   const ProtocolParams& p, double gpu_nic_bw)
+{
+  const Topology& topo = platform.topology;
+  const int n = static_cast<int>(hosts.size()), host_count = static_cast<int>(topo.host_count());
+  std::set<int> taken;
+  std::vector<int> shifts;
+  for (int o : offsets) {
+    const bool inside =
+        std::all_of(hosts.begin(), hosts.end(), [&](int h) { return h + o >= 0 && h + o < host_count; });
+    if (!inside || std::any_of(hosts.begin(), hosts.end(), [&](int h) { return taken.count(h + o) > 0; }))
+      continue;
+    shifts.push_back(o);
+    for (int h : hosts)
+      taken.insert(h + o);
+  }
+  // The flows go as expand_all_to_all_v sends them: each rank through its peers in ring order, kSlots at a time, so
+  // the pairs of one window of kSlots ring distances cross the fabric together, and a window lasts at least as long
+  // as its busiest link needs. The NICs are busy throughout (a rank's streams drift apart and fill them), so each
+  // window takes at least its even share of the busiest NIC's time.
+  const double nic_rate = payload_rate(p, gpu_nic_bw);
+  std::vector<double> out(n, 0.0), in(n, 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double b = m[static_cast<std::size_t>(i) * n + j];
+      if (i != j && b > 0 && topo.hop_level(hosts[i], hosts[j]) > 0) {
+        out[i] += b;
+        in[j] += b;
+      }
+    }
+  const double nic_seconds =
+      std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end())) / nic_rate;
+  const int windows = (n - 1 + kSlots - 1) / kSlots;
+  double total = 0;
+  std::vector<std::pair<int, double>> crossings;
+  for (int first = 1; first < n; first += kSlots) {
+    crossings.clear();
+    for (int i = 0; i < n; ++i)
+      for (int k = first; k < std::min(n, first + kSlots); ++k) {
+        const int j = (i + k) % n;
+        const double b = m[static_cast<std::size_t>(i) * n + j];
+        if (b <= 0 || topo.hop_level(hosts[i], hosts[j]) == 0)
+          continue;
+        for (int o : shifts) {
+          const auto& route = topo.route(hosts[i] + o, hosts[j] + o);
+          for (std::size_t r = 1; r + 1 < route.size(); ++r)
+            crossings.emplace_back(2 * route[r].link + (route[r].up ? 0 : 1), b);
+        }
+      }
+    std::sort(crossings.begin(), crossings.end());
+    double window = nic_seconds / windows;
+    for (std::size_t k = 0; k < crossings.size();) {
+      const int d = crossings[k].first;
+      double bytes = 0;
+      for (; k < crossings.size() && crossings[k].first == d; ++k)
+        bytes += crossings[k].second;
+      window = std::max(window, bytes / payload_rate(p, topo.links()[d / 2].bandwidth));
+    }
+    total += window;
+  }
+  return total;
 }
 
 bool all_to_all_v_repairs(const PlatformSpec& platform, const std::vector<int>& hosts,

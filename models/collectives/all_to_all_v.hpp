@@ -12,9 +12,19 @@ namespace cs {
  *  port carries its sends and its receives; between machines each GPU's share of its machine's NICs carries what it
  *  sends off and receives from off the machine (a hot expert's GPU is held up by its own NIC, as the flows show), and
  *  each machine's NICs what leaves and enters it; the slowest of those, plus one step's and the protocol's latency.
- * `matrix` is n x n bytes, row i sent by rank i to column j. */
+ * `matrix` is n x n bytes, row i sent by rank i to column j. `fabric_seconds`: the links between switches' own
+ * bound (all_to_all_v_fabric_seconds), one more term of the slowest. */
 double all_to_all_v_seconds(const std::vector<double>& matrix, const GroupShape& group, const ProtocolParams& protocol,
-                            const std::vector<int>& machine_of_rank);
+                            const std::vector<int>& machine_of_rank, double fabric_seconds = 0);
+
+/** The fabric's share of it where copies of the group run at once (TaskGraph::flow_copies on an oversubscribed
+ *  fabric): the group's pairs and those of each copy (the group shifted by one of `offsets`, taken when it lands on
+ *  hosts no group taken so far holds: the other EP groups and expert-TP ranks, not the group's own members), every
+ *  pair's bytes on each link between switches its route crosses; the busiest link direction's bytes over its payload
+ *  rate. The NICs at either end are left to all_to_all_v_seconds. 0 where no pair leaves its machine. */
+double all_to_all_v_fabric_seconds(const std::vector<double>& matrix, const PlatformSpec& platform,
+                                   const std::vector<int>& hosts, const std::vector<int>& offsets,
+                                   const ProtocolParams& protocol, double gpu_nic_bw);
 
 /** Its flows: one transfer per pair with bytes (up to 8 concurrent per GPU), each rank done once its sends and its
  *  receives have arrived (NCCL runs both in one kernel). Where all_to_all_v_repairs holds, the off-machine bytes

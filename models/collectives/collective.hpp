@@ -30,7 +30,7 @@ struct GroupShape {
   double inter_lat = 0; // path latency between GPUs of different machines
   bool nvls = false;    // the nodes' switches can reduce (NVLink SHARP), whether or not the group spans nodes
   double nvls_efficiency = kNvlsEfficiency; // the share of the port rate NVLS reaches (the device's, else Hopper's)
-  int machine_gpus = 1; // GPUs per machine (all of them, not only the group's): they share its NICs
+  int machine_gpus = 1;                     // GPUs per machine (all of them, not only the group's): they share its NICs
 };
 
 /** Reads the shape of `hosts` (rank order) off a platform. */

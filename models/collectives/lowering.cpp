@@ -297,8 +297,18 @@ struct Lowering {
       return;
     }
     MatrixUse& use = matrix_use(c);
-    if (use.seconds < 0)
-      use.seconds = all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts));
+    if (use.seconds < 0) {
+      // Where the graph's flows stand for copies, the other groups' and expert-TP ranks' all-to-alls load the
+      // switches' links with this one's (docs/scale.md).
+      const double fabric =
+          in.flow_copies().empty() || shape.nodes < 2
+              ? 0.0
+              : all_to_all_v_fabric_seconds(c.matrix.values(), platform, c.hosts, in.flow_copies().all(),
+                                            all_to_all_v_protocol(),
+                                            shape.nic_bw * std::min(1.0, double(shape.nics) / shape.machine_gpus));
+      use.seconds =
+          all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts), fabric);
+    }
     const double seconds = use.seconds;
     count_traffic(c);
     closed_form_tasks += (double(n) * (n - 1) + n) * c.copies;

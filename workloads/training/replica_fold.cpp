@@ -15,7 +15,8 @@ namespace {
 // Whether the analytical backend folds flows that run alike into the simulated ones (TaskGraph::flow_copies): on a
 // fabric with an oversubscribed level and ideal routing, where the TP and CP ranks left out, and the replicas when
 // folded, send over the same shared uplinks at the same time. ECMP hashes and background load treat copies
-// differently; MoE models fold their TP ranks into the all-to-alls' closed forms instead.
+// differently. An MoE model's all-to-alls whose members are left out are closed forms that load the switches' links
+// with their copies' pairs too (all_to_all_v_fabric_seconds).
 bool folds_shared_links(const ClusterParams& cluster)
 {
   const NetworkParams& net = cluster.network;
@@ -23,18 +24,18 @@ bool folds_shared_links(const ClusterParams& cluster)
 }
 
 // Whether the fabric lets replica 0 stand for the others: uniform (no replica's traffic slows another's
-// differently), or oversubscribed with shared links the fold scales (the analytical backend, dense models).
-bool fabric_alike(const ClusterParams& cluster, Backend backend, bool moe)
+// differently), or oversubscribed with shared links the fold scales (the analytical backend).
+bool fabric_alike(const ClusterParams& cluster, Backend backend)
 {
-  return uniform_fabric(cluster.network) || (backend == Backend::ANALYTICAL && !moe && folds_shared_links(cluster));
+  return uniform_fabric(cluster.network) || (backend == Backend::ANALYTICAL && folds_shared_links(cluster));
 }
 
 // Whether replica 0 can stand for every data-parallel replica: a fabric that allows it and no random slowdowns (drawn
 // per device and step). Slow devices and the spread of speeds are folded into replica 0's stages
 // (training_stragglers).
-bool replicas_alike(const ClusterParams& cluster, Backend backend, bool moe)
+bool replicas_alike(const ClusterParams& cluster, Backend backend)
 {
-  return fabric_alike(cluster, backend, moe) && cluster.stragglers.random.probability == 0;
+  return fabric_alike(cluster, backend) && cluster.stragglers.random.probability == 0;
 }
 
 // Whether replica 0 stands for an MoE model's replicas: each routes its own tokens to the others' experts, so they
@@ -114,12 +115,12 @@ void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
   if (env.replicas != ReplicaMode::ONE || plan.parallel.dp < 2)
     return;
   const bool moe = plan.params->model.moe.enabled();
-  if (!fabric_alike(*env.cluster, env.backend, moe))
+  if (!fabric_alike(*env.cluster, env.backend))
     throw env.error_at("cluster.network",
                        folds_shared_links(*env.cluster)
                            ? "--replicas one cannot hold on this network here: replicas behind an oversubscribed "
-                             "level are folded with their share of its links on the analytical backend, for dense "
-                             "models (use --backend analytical, --replicas all, or auto)"
+                             "level are folded with their share of its links on the analytical backend (use "
+                             "--backend analytical, --replicas all, or auto)"
                            : "--replicas one cannot hold on this network: background traffic or ECMP routing loads "
                              "replicas differently (use --replicas all, or auto)");
   if (moe && !moe_replicas_alike(plan) && !group_foldable(plan, env))
@@ -136,7 +137,7 @@ namespace {
 // rank (host offsets 1 .. tp x cp - 1: they are innermost) and, with replica 0 alone, the other replicas.
 void set_flow_copies(TrainingGraph& training, const TrainingPlan& plan, const RunEnv& env)
 {
-  if (env.backend != Backend::ANALYTICAL || plan.params->model.moe.enabled() || !folds_shared_links(*env.cluster))
+  if (env.backend != Backend::ANALYTICAL || !folds_shared_links(*env.cluster))
     return;
   const ParallelLayout& layout = plan.parallel;
   FlowCopies copies;
@@ -164,9 +165,9 @@ std::string fold_words(const TrainingPlan& plan, const RunEnv& env)
            "static-ep folds, or an EP group stands for the others under static-ep on the analytical backend)";
   if (!uniform_fabric(cluster.network) && !folds_shared_links(cluster))
     return "no replica fold applies (ECMP routing or background traffic loads replicas differently)";
-  if (!uniform_fabric(cluster.network) && (moe || env.backend != Backend::ANALYTICAL))
+  if (!uniform_fabric(cluster.network) && env.backend != Backend::ANALYTICAL)
     return "no replica fold applies here (replicas behind an oversubscribed level fold with their share of its links "
-           "on the analytical backend, for dense models)";
+           "on the analytical backend)";
   if (!uniform_fabric(cluster.network))
     return fmt::format("fold the {} data-parallel replicas into replica 0, each flow with its copies' share of the "
                        "oversubscribed links (--replicas one)",
@@ -201,7 +202,7 @@ TrainingGraph build_replicas_unchecked(TrainingPlan& plan, const RunEnv& env, in
     plan.routing_group = 0;
   }
   if (env.replicas == ReplicaMode::AUTO && dp > 1 && env.backend == Backend::ANALYTICAL &&
-      replicas_alike(*env.cluster, env.backend, moe) && foldable) {
+      replicas_alike(*env.cluster, env.backend) && foldable) {
     plan.one_replica = true;
     TrainingGraph one = build_training(plan);
     set_flow_copies(one, plan, env);
