@@ -125,6 +125,12 @@ TEST(OversubscribedFold, TheTaskLimitSaysWhichFoldWouldApply)
   EXPECT_NE(r.err.find("fold the 64 data-parallel replicas into replica 0, each flow with its copies' share"),
             std::string::npos)
       << r.err;
+  auto moe = cs::testing::run_clustersim("run " + src("tests/data/oversubscribed-moe-fold.yaml") +
+                                         " --replicas all --max-tasks 5000 --out " + dir.string());
+  EXPECT_EQ(moe.code, 2) << moe.err;
+  EXPECT_NE(moe.err.find("fold the 128 data-parallel replicas into replica 0, each flow with its copies' share"),
+            std::string::npos)
+      << moe.err;
   auto ecmp = cs::testing::run_clustersim("run " + src("tests/data/oversubscribed-fold.yaml") +
                                           " --set cluster.network.routing=ecmp --max-tasks 5000 --out " + dir.string());
   EXPECT_EQ(ecmp.code, 2) << ecmp.err;
