@@ -215,7 +215,7 @@ FRONTIER_FP8 = [("mbridge-llama3-70b-fp8", 64, 1664), ("nemo-llama2-7b-fp8", 8, 
                 ("mbridge-2509-llama31-405b-fp8", 1024, 302),
                 # The MoE row (Qwen3-30B-A3B, FP8-CS, EP 16 over two nodes; its simgrid run takes about a minute).
                 ("mbridge-qwen3-30b-a3b-fp8", 16, 8960),
-                # GPT-OSS-120B in BF16 (PP 4, EP 8): printed, not asserted; +61% today (docs/validation.md §6).
+                # GPT-OSS-120B in BF16 (PP 4, EP 8): printed, not asserted; +62% today (docs/validation.md §6).
                 ("mbridge-gpt-oss-120b", 64, 5824)]
 
 

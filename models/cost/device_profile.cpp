@@ -37,10 +37,15 @@ double AttentionEfficiency::share(bool backward_pass, bool causal, double seq_kv
     efficiency *= causal_scale;
     half *= causal_half_seq_scale;
   }
-  efficiency *= scale;
-  if (head_dim_half > 0 && head_dim > 0) // normalised so that head size 128, where curves are published, is 1
-    efficiency *= (head_dim / (head_dim + head_dim_half)) / (128.0 / (128.0 + head_dim_half));
+  efficiency *= scale * head_dim_factor(head_dim, head_dim_half);
   return std::min(1.0, efficiency * seq_kv / (seq_kv + half));
+}
+
+double head_dim_factor(double head_dim, double half)
+{
+  if (half <= 0 || head_dim <= 0) // normalised so that head size 128, where curves are published, is 1
+    return 1.0;
+  return std::min(1.0, (head_dim / (head_dim + half)) / (128.0 / (128.0 + half)));
 }
 
 double DeviceProfile::memory_efficiency_for(const std::string& key) const
@@ -95,6 +100,11 @@ void parse_attention(JsonReader& r, DeviceProfile& p)
   if (a.has("cudnn")) {
     JsonReader c = a.child("cudnn");
     p.attention_cudnn = parse_attention_curve(c);
+  }
+  if (a.has("cudnn_head_dim_half")) {
+    p.attention_cudnn_head_dim_half = a.number("cudnn_head_dim_half");
+    if (p.attention_cudnn_head_dim_half < 0)
+      a.item(a.at("cudnn_head_dim_half"), "cudnn_head_dim_half").fail("must not be negative");
   }
 }
 
@@ -249,6 +259,8 @@ std::string profile_to_json(const DeviceProfile& p)
     j["attention"] = attention_curve_json(p.attention);
     if (p.attention_cudnn.forward > 0)
       j["attention"]["cudnn"] = attention_curve_json(p.attention_cudnn);
+    if (p.attention_cudnn_head_dim_half > 0)
+      j["attention"]["cudnn_head_dim_half"] = p.attention_cudnn_head_dim_half;
   }
   if (!p.gemm_tiles.empty()) {
     j["gemm"]["ctas_per_sm"] = p.ctas_per_sm;

@@ -23,11 +23,16 @@ struct AttentionEfficiency {
   double backward = 0, backward_half_seq = 0;
   double causal_scale = 1, causal_half_seq_scale = 1;
   /** Head size at which the share of peak is half its asymptote in head size, the curve normalised to 1 at head size
-   *  128 (smaller heads do less work per tile load); 0: no dependence on the head size. */
+   *  128 (smaller heads do less work per tile load) and held at 1 above it; 0: no dependence on the head size. */
   double head_dim_half = 0;
   /** The share of peak the curve gives a pass (at most 1), its asymptote times `scale` (another kernel's ratio). */
   double share(bool backward_pass, bool causal, double seq_kv, double head_dim, double scale = 1) const;
 };
+
+/** A head size's rate against head size 128's under a curve whose head-size half-point is `half` (0: 1). Held at 1
+ *  above 128: FlashAttention-3's H100 sweeps show head size 256 no faster than 128 (FlashAttention-2 0.88, cuDNN
+ *  0.98 forward). */
+double head_dim_factor(double head_dim, double half);
 
 /** Measured times of one kernel family and dtype over shapes (kernel_shape() order). */
 struct ProfileTable {
@@ -54,8 +59,11 @@ struct DeviceProfile {
   AttentionEfficiency attention;
   /** cuDNN's fused attention measured on this device; forward 0: the FlashAttention-2 curve times published ratios. */
   AttentionEfficiency attention_cudnn;
+  /** Where cuDNN has no curve of its own and runs at the published ratios to `attention` (measured at head size
+   *  128): its own head-size half-point (attention.cudnn_head_dim_half; 0: the curve's). */
+  double attention_cudnn_head_dim_half = 0;
   int ctas_per_sm = 1;
-  std::vector<GemmTile> gemm_tiles;             // candidates; empty means no tile or wave quantisation
+  std::vector<GemmTile> gemm_tiles; // candidates; empty means no tile or wave quantisation
   /** A GEMM tile's prologue and epilogue (loading the first tiles of A and B, writing C) in K-steps of its main loop:
    *  a short main loop is bound by them. */
   double gemm_k_overhead = 0;

@@ -42,10 +42,17 @@ double RooflineModel::compute_efficiency(const Kernel& kernel, const std::string
   const double ratio = a->triton ? (a->backward ? kTritonAttentionBackward : kTritonAttentionForward) : 1.0;
   if (!a->cudnn)
     return e.share(a->backward, a->causal, a->seq_kv, head_dim, ratio);
+  // The published ratios are at head size 128; cuDNN's own head-size dependence replaces the curve's where the
+  // profile has one (FlashAttention-3's H100 sweeps: at head size 64 cuDNN keeps 0.69 of its rate, FA2 0.88).
+  const double heads = profile_.attention_cudnn_head_dim_half > 0
+                           ? head_dim_factor(head_dim, profile_.attention_cudnn_head_dim_half) /
+                                 head_dim_factor(head_dim, e.head_dim_half)
+                           : 1.0;
   return e.share(a->backward, a->causal, a->seq_kv, head_dim,
-                 ratio * (a->backward ? kCudnnAttentionBackward
-                          : a->causal ? kCudnnAttentionCausalForward
-                                      : kCudnnAttentionForward));
+                 heads * ratio *
+                     (a->backward ? kCudnnAttentionBackward
+                      : a->causal ? kCudnnAttentionCausalForward
+                                  : kCudnnAttentionForward));
 }
 
 CostBreakdown RooflineModel::predict(const Kernel& kernel) const

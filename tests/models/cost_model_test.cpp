@@ -260,6 +260,41 @@ TEST(GemmWaves, KOverheadIsCountedIn16BitSteps)
   EXPECT_LT(tflops(*m, 1024, "fp8"), 345);
 }
 
+TEST(Attention, HeadsOf64RunSlowerPerFlopOnHopperAsFlashAttention3PublishedThem)
+{
+  // FlashAttention-3's H100 SXM5 forward sweeps (non-causal, 16K): FlashAttention-2 324 TFLOP/s at head size 64
+  // against 370 at 128, cuDNN 413 against 595; head size 256 no faster than 128. The H100 and H800 profiles carry it.
+  for (const char* name : {"h100-sxm5", "h800-sxm5"}) {
+    auto m = cs::make_cost_model(device(name), profile(name));
+    auto rate = [&](double head_dim, bool cudnn) {
+      cs::AttentionKernel a;
+      a.batch = 1;
+      a.heads = a.kv_heads = 2048 / head_dim; // the paper's sweeps hold heads x head size at 2,048
+      a.seq_q = a.seq_kv = 16384;
+      a.head_dim = head_dim;
+      a.cudnn = cudnn;
+      const auto cost = m->predict(a);
+      return cs::kernel_flops(a) / (cost.total - cost.launch);
+    };
+    EXPECT_NEAR(rate(64, false) / rate(128, false), 324.0 / 370, 0.01) << name;
+    EXPECT_NEAR(rate(64, true) / rate(128, true), 413.0 / 595, 0.01) << name;
+    EXPECT_NEAR(rate(256, true) / rate(128, true), 1.0, 1e-9) << name;
+    EXPECT_NEAR(rate(128, true) / rate(128, false), 600.0 / 370, 0.01) << name; // the ratio at 128, as before
+  }
+  // The profile field reads, writes back and refuses what no kernel has.
+  const std::string h100 = cs::profile_to_json(profile("h100-sxm5"));
+  EXPECT_EQ(cs::profile_to_json(cs::parse_profile(h100, "h100.json")), h100);
+  std::string bad = h100;
+  bad.replace(bad.find("\"cudnn_head_dim_half\": 101"), 26, "\"cudnn_head_dim_half\": -1"); // -1 or -1.0
+  try {
+    cs::parse_profile(bad, "h100.json");
+    ADD_FAILURE() << "a negative head-size half-point was taken";
+  } catch (const cs::InputError& e) {
+    EXPECT_EQ(e.where().rfind("h100.json:", 0), 0u) << e.where();
+    EXPECT_NE(e.where().find("cudnn_head_dim_half: must not be negative"), std::string::npos) << e.where();
+  }
+}
+
 TEST(Attention, TritonFlashAttentionRunsAtTritonsMeasuredShareOfFa2)
 {
   // Triton's A100 regression point (causal, 4 x 48 heads, seq 4096, head dim 64, fp16): 0.37 forward and 0.25
