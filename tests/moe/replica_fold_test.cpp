@@ -110,3 +110,19 @@ TEST(ReplicaFold, SkewedRoutingFoldsToTheSlowestExpertParallelGroup)
     EXPECT_DOUBLE_EQ(one.metrics.value(key, 0.0), all.value(key, 1.0)) << key;
   EXPECT_LT(one.metrics.value("task_count", 0.0), all.value("task_count", 0.0) / 2);
 }
+
+TEST(ReplicaFold, TheGroupFoldKeepsTheSlowGpusOfTheGroupsItLeavesOut)
+{
+  // The same fold with stragglers: the spread of speeds, and one GPU at 0.7 in the group that is not built (GPU 18,
+  // replica 9's first under tp 2). Each built replica's stage runs at the slowest speed its place has in either group,
+  // so the slow GPU still sets the pace, as it does with every replica built.
+  const std::string stragglers = " --set 'cluster.stragglers={spread: 0.015, slow: [{devices: [18], factor: 0.7}]}'";
+  const auto all = run(stragglers + " --replicas all").metrics;
+  const auto one = run(stragglers + " --replicas one");
+  EXPECT_EQ(one.metrics.value("replicas_simulated", 0.0), 8.0);
+  EXPECT_NEAR(one.metrics.value("iteration_time_s", 0.0) / all.value("iteration_time_s", 1.0), 1.0, 0.01);
+  EXPECT_DOUBLE_EQ(one.metrics.value("slowest_gpu_speed", 0.0), all.value("slowest_gpu_speed", 1.0));
+  // Without folding the slow GPU in, the step would be the faster one of the run without it.
+  const auto fast = run(" --set 'cluster.stragglers={spread: 0.015}' --replicas one").metrics;
+  EXPECT_GT(one.metrics.value("iteration_time_s", 0.0), fast.value("iteration_time_s", 0.0) * 1.05);
+}

@@ -48,14 +48,16 @@ bool moe_replicas_alike(const TrainingPlan& plan)
 
 // Whether one EP group's replicas stand for an MoE model's others although the groups route differently: a policy
 // that treats ranks alike (fixed placement, no state), a uniform fabric, the analytical backend (its all-to-alls are
-// closed forms, so the groups not built are counted, not simulated), no straggler model, and more than one group.
+// closed forms, so the groups not built are counted, not simulated), no random slowdowns or recorded step times, and
+// more than one group. Slow GPUs and the spread of speeds fold: each built replica's stage runs at the slowest speed
+// its place has in any group (training_stragglers).
 bool group_foldable(const TrainingPlan& plan, const RunEnv& env)
 {
   const StragglerParams& st = env.cluster->stragglers;
   return plan.params->model.moe.enabled() && plan.routing && plan.moe && plan.moe->ranks_alike() &&
          !plan.routing->same_for_every_group() && uniform_fabric(env.cluster->network) &&
-         env.backend == Backend::ANALYTICAL && st.slow.empty() && st.spread == 0 && st.random.probability == 0 &&
-         st.step_times.empty() && plan.parallel.ep_replicas() < plan.parallel.dp;
+         env.backend == Backend::ANALYTICAL && st.random.probability == 0 && st.step_times.empty() &&
+         plan.parallel.ep_replicas() < plan.parallel.dp;
 }
 
 // The EP group whose routing loads its busiest rank most, summed over the MoE layers of the first microbatch (the
@@ -127,7 +129,7 @@ void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
     throw env.error_at(plan.routing && plan.routing->same_for_every_group() ? "policies.moe" : "policies.moe_routing",
                        "--replicas one cannot hold for this MoE model: each replica routes its own tokens to the "
                        "others' experts; replica 0 stands for them only under balanced routing and static-ep, and "
-                       "one EP group only under static-ep on the analytical backend without stragglers (use "
+                       "one EP group only under static-ep on the analytical backend without random slowdowns (use "
                        "--replicas all, or auto)");
 }
 

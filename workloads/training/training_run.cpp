@@ -274,21 +274,24 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& params, cons
 
 // cluster.stragglers as the graph sees them: a tensor-parallel group is simulated as its first rank and runs at its
 // slowest rank's speed. When replica 0 stands for every replica, each of its stages runs at the slowest speed that
-// stage has in any replica: the stage's data-parallel gradient sync waits for it. (Random slowdowns are not folded.)
-StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& parallel, bool one_replica)
+// stage has in any replica: the stage's data-parallel gradient sync waits for it. When one EP group's `built` replicas
+// stand for the others, each built replica's stage runs at the slowest speed it has in the replicas it stands for
+// (the same place in every group). (Random slowdowns are not folded.)
+StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& parallel, bool one_replica, int built)
 {
   // The job's GPUs only: idle ones neither take a share of the spread nor hold a step back.
   const int dp = parallel.dp, used = static_cast<int>(parallel.ranks());
   StragglerModel model =
       StragglerModel(env.cluster->stragglers, used, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
           .slowest_in_groups(parallel.tp);
-  if (!one_replica || dp < 2)
+  const int stand_for = one_replica ? 1 : built;
+  if (stand_for <= 0 || stand_for >= dp)
     return model;
-  std::vector<std::vector<int>> stages(static_cast<std::size_t>(parallel.pp));
+  std::vector<std::vector<int>> groups(static_cast<std::size_t>(parallel.pp) * stand_for);
   for (int stage = 0; stage < parallel.pp; ++stage)
     for (int r = 0; r < dp; ++r)
-      stages[static_cast<std::size_t>(stage)].push_back(parallel.host(r, stage));
-  return model.slowest_of(stages);
+      groups[static_cast<std::size_t>(stage) * stand_for + r % stand_for].push_back(parallel.host(r, stage));
+  return model.slowest_of(groups);
 }
 
 // What a user should know about how the run was simulated.
@@ -347,7 +350,7 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   // reduce buckets as backward produces them.
   plan.overlap = params.framework.overlap;
   TrainingGraph training = build_replicas(plan, env, dp);
-  const StragglerModel stragglers = training_stragglers(env, parallel, plan.one_replica);
+  const StragglerModel stragglers = training_stragglers(env, parallel, plan.one_replica, plan.replicas_built);
   if (stragglers.any())
     apply_stragglers(training.graph, stragglers);
   Timeline timeline = env.execute(training.graph);
