@@ -142,16 +142,22 @@ std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& paral
   // best[k][n]: the slowest of stages 0..k-1 holding the first n layers; choice[k][n]: layers of stage k-1.
   std::vector<std::vector<double>> best(pp + 1, std::vector<double>(layers + 1, inf));
   std::vector<std::vector<int>> choice(pp + 1, std::vector<int>(layers + 1, 0));
-  std::vector<std::vector<double>> memory(pp, std::vector<double>(layers + 1, inf));
+  std::vector<MemoryLayout> layouts;
+  std::vector<int> most(pp, 0); // the most layers each stage holds within the budget (0: not even one)
+  auto memory = [&](int st, int l) {
+    layouts[st].layers_on_device = l;
+    return transformer_memory(tr(s).model, micro, layouts[st]).total();
+  };
   for (int st = 0; st < pp; ++st) {
-    MemoryLayout layout = layout_of(s, parallel, 1, held[st], st == pp - 1);
-    // A stage's memory grows with its layers: past the first count over the budget, none fits (left infinite).
-    for (int l = 1; l <= layers - (pp - 1); ++l) {
-      layout.layers_on_device = l;
-      memory[st][l] = transformer_memory(tr(s).model, micro, layout).total();
-      if (memory[st][l] > budget)
-        break;
+    layouts.push_back(layout_of(s, parallel, 1, held[st], st == pp - 1));
+    // A stage's memory grows with its layers, so the most that fit are found by bisection (it was most of the
+    // bounding's memory work: a count at a time, up to every layer, for every stage of every plan).
+    int fits = 0, over = layers - (pp - 1) + 1; // memory(fits) <= budget < memory(over), the ends as sentinels
+    while (over - fits > 1) {
+      const int mid = (fits + over) / 2;
+      (memory(st, mid) > budget ? over : fits) = mid;
     }
+    most[st] = fits;
   }
   best[0][0] = 0;
   for (int k = 1; k <= pp; ++k)
@@ -159,7 +165,7 @@ std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& paral
       for (int l = 1; l <= n - (k - 1); ++l) {
         // A stage's time grows with its layers: once it alone reaches the best so far, no later l improves on it.
         const double time = l * t.layer + (k == pp ? t.head : 0.0) + (k == 1 ? t.embedding : 0.0);
-        if (!(time < best[k][n] - 1e-15) || memory[k - 1][l] > budget)
+        if (!(time < best[k][n] - 1e-15) || l > most[k - 1])
           break;
         if (best[k - 1][n - l] == inf)
           continue;
@@ -175,7 +181,7 @@ std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& paral
   *peak_memory = 0;
   for (int k = pp, n = layers; k >= 1; --k) {
     out[k - 1] = choice[k][n];
-    *peak_memory = std::max(*peak_memory, memory[k - 1][out[k - 1]]);
+    *peak_memory = std::max(*peak_memory, memory(k - 1, out[k - 1]));
     n -= choice[k][n];
   }
   return out;

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace cs {
 
@@ -131,11 +133,22 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp
                        fmt::format("{} overlaps passes, which ZeRO-3's per-layer parameter gathers (issued in pass "
                                    "order) are not modelled with: use zero 0, 1 or 2",
                                    name));
-  try {
-    schedule->order(p.pp, v, params.batch.global / (dp * params.batch.micro));
-  } catch (const std::invalid_argument& e) {
-    throw env.error_at("workload.batch.global", e.what());
+  // Whether the schedule runs this shape, asked once per shape: a planner checks tens of thousands of plans, and
+  // building an order only to see that it can be built was a tenth of a 2,048-GPU search's bounding.
+  static std::map<std::tuple<std::string, int, int, int>, std::string> verdicts;
+  const auto shape = std::make_tuple(name, p.pp, v, params.batch.global / (dp * params.batch.micro));
+  auto verdict = verdicts.find(shape);
+  if (verdict == verdicts.end()) {
+    std::string problem;
+    try {
+      schedule->order(p.pp, v, std::get<3>(shape));
+    } catch (const std::invalid_argument& e) {
+      problem = e.what();
+    }
+    verdict = verdicts.emplace(shape, problem).first;
   }
+  if (!verdict->second.empty())
+    throw env.error_at("workload.batch.global", verdict->second);
 }
 
 // Expert parallelism: an EP group shares a layer's experts, so ep divides the experts and the group's replicas divide
