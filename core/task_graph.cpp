@@ -46,13 +46,6 @@ std::vector<int> FlowCopies::all() const
   return out;
 }
 
-std::vector<int> FlowCopies::beside_only() const
-{
-  std::vector<int> out{0};
-  out.insert(out.end(), beside.begin(), beside.end());
-  return out;
-}
-
 TaskGraph::TaskGraph() { names_.emplace_back(""); }
 TaskGraph::~TaskGraph() = default;
 TaskGraph::TaskGraph(TaskGraph&&) noexcept = default;

@@ -108,8 +108,6 @@ struct FlowCopies {
   bool empty() const { return beside.empty() && replicas.empty(); }
   /** Every offset a transfer inside one replica stands for, 0 (itself) first: {0, beside} + {0, replicas}. */
   std::vector<int> all() const;
-  /** The offsets of a collective that spans replicas, 0 first: {0, beside}. */
-  std::vector<int> beside_only() const;
 };
 
 /** A stream runs its tasks one at a time in the order they were added (a CUDA stream, a NIC queue). */

@@ -60,6 +60,24 @@ std::vector<SharedFlow> copied_flows(const Topology& topology, int src, int dst,
   return out;
 }
 
+std::vector<int> disjoint_shifts(const std::vector<int>& hosts, const std::vector<int>& offsets, int host_count)
+{
+  std::vector<char> taken(static_cast<std::size_t>(std::max(0, host_count)), 0);
+  std::vector<int> out;
+  for (int o : offsets) {
+    // A shift onto a member or past the end shows at its first such host: most offsets are refused at once.
+    const bool clear = std::all_of(hosts.begin(), hosts.end(), [&](int h) {
+      return h + o >= 0 && h + o < host_count && !taken[static_cast<std::size_t>(h + o)];
+    });
+    if (!clear)
+      continue;
+    out.push_back(o);
+    for (int h : hosts)
+      taken[static_cast<std::size_t>(h + o)] = 1;
+  }
+  return out;
+}
+
 std::vector<SharedFlow> ring_flows(const Topology& topology, const std::vector<int>& hosts,
                                    const std::vector<int>& offsets, int channels)
 {

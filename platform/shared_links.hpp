@@ -36,6 +36,11 @@ private:
  *  last host are left out), as a flow set. */
 std::vector<SharedFlow> copied_flows(const Topology& topology, int src, int dst, const std::vector<int>& offsets);
 
+/** The offsets among `offsets` that shift the group `hosts` onto GPUs no offset kept before covers, in order: the
+ *  copies of a group that run beside it (a shift onto the group's own members, or past the last GPU, is no copy).
+ *  Offset 0, when first, keeps the group itself. */
+std::vector<int> disjoint_shifts(const std::vector<int>& hosts, const std::vector<int>& offsets, int host_count);
+
 /** A ring's flows over `hosts` in rank order, with their copies at `offsets`: one flow per pair of neighbours on
  *  different machines (the wrap included), weighted by the ring's `channels`. */
 std::vector<SharedFlow> ring_flows(const Topology& topology, const std::vector<int>& hosts,

@@ -1,6 +1,7 @@
 #include "models/collectives/all_to_all_v.hpp"
 
 #include "models/collectives/collective_algorithm.hpp"
+#include "platform/shared_links.hpp"
 
 #include <algorithm>
 #include <map>
@@ -196,22 +197,8 @@ double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformS
                                    const ProtocolParams& p, double gpu_nic_bw)
 {
   const Topology& topo = platform.topology;
-  const int n = static_cast<int>(hosts.size()), host_count = static_cast<int>(topo.host_count());
-  std::set<int> taken;
-  std::vector<int> shifts;
-  for (int o : offsets) {
-    const bool inside =
-        std::all_of(hosts.begin(), hosts.end(), [&](int h) { return h + o >= 0 && h + o < host_count; });
-    if (!inside || std::any_of(hosts.begin(), hosts.end(), [&](int h) { return taken.count(h + o) > 0; }))
-      continue;
-    shifts.push_back(o);
-    for (int h : hosts)
-      taken.insert(h + o);
-  }
-  // The flows go as expand_all_to_all_v sends them: each rank through its peers in ring order, kSlots at a time, so
-  // the pairs of one window of kSlots ring distances cross the fabric together, and a window lasts at least as long
-  // as its busiest link needs. The NICs are busy throughout (a rank's streams drift apart and fill them), so each
-  // window takes at least its even share of the busiest NIC's time.
+  const int n = static_cast<int>(hosts.size());
+  const std::vector<int> shifts = disjoint_shifts(hosts, offsets, topo.host_count());
   const double nic_rate = payload_rate(p, gpu_nic_bw);
   std::vector<double> out(n, 0.0), in(n, 0.0);
   for (int i = 0; i < n; ++i)

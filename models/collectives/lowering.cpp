@@ -149,32 +149,30 @@ struct Lowering {
   }
 
   // Closed forms where the graph's flows stand for copies (TaskGraph::flow_copies): the inter-node rate each flow of
-  // the group's ring gets when its copies share the links with it, by group and by whether the copies include the
-  // folded replicas (a group inside one replica) or not (a group that spans them). Larger than the NIC: no effect.
-  std::map<std::tuple<std::vector<int>, bool>, double, std::less<>> shared_rates;
+  // the group's ring gets when its copies share the links with it, by group. Its copies are the group shifted by the
+  // flow copies' offsets onto GPUs no copy taken covers (disjoint_shifts): a data-parallel ring over every replica has
+  // only the other TP and CP ranks' rings beside it, an expert-data-parallel ring over some replicas also the other
+  // EP ranks'. Larger than the NIC: no effect.
+  std::map<std::vector<int>, double> shared_rates;
 
-  double shared_rate(const std::vector<int>& hosts, bool inside_replica, const GroupShape& shape)
+  double shared_rate(const std::vector<int>& hosts, const GroupShape& shape)
   {
-    auto it = shared_rates.find(std::tie(hosts, inside_replica));
+    auto it = shared_rates.find(hosts);
     if (it == shared_rates.end()) {
-      const FlowCopies& copies = in.flow_copies();
-      const auto offsets = inside_replica ? copies.all() : copies.beside_only();
+      const auto offsets = disjoint_shifts(hosts, in.flow_copies().all(), platform.topology.host_count());
       const auto flows = ring_flows(platform.topology, hosts, offsets, shape.channels);
-      it = shared_rates
-               .emplace(std::make_tuple(hosts, inside_replica), SharedLinks(platform.topology, flows).slowest_rate())
-               .first;
+      it = shared_rates.emplace(hosts, SharedLinks(platform.topology, flows).slowest_rate()).first;
     }
     return it->second;
   }
 
   // The chosen algorithm's closed form, its inter-node bandwidth the group's share of the links its copies cross too.
   // NCCL's tuner does not see the other jobs' flows, so the choice stays the uncontended one.
-  double closed_form_seconds(const CollectiveSpec& c, const CollectiveChoice& choice, const GroupShape& shape,
-                             bool inside_replica)
+  double closed_form_seconds(const CollectiveSpec& c, const CollectiveChoice& choice, const GroupShape& shape)
   {
     if (in.flow_copies().empty() || shape.nodes < 2)
       return choice.seconds;
-    const double rate = shared_rate(c.hosts, inside_replica, shape);
+    const double rate = shared_rate(c.hosts, shape);
     if (!(rate < shape.nic_bw))
       return choice.seconds;
     GroupShape shared = shape;
@@ -226,7 +224,7 @@ struct Lowering {
     }
     const CollectiveChoice choice = choose_collective(c.kind, c.algorithm, c.bytes, shape);
     if (!all || pricing == CollectivePricing::CLOSED_FORM) {
-      const double seconds = n < 2 ? 0.0 : closed_form_seconds(c, choice, shape, all);
+      const double seconds = n < 2 ? 0.0 : closed_form_seconds(c, choice, shape);
       if (n >= 2 && c.kind != "p2p") {
         const Traffic& t = closed_form_traffic(c, choice);
         const double f = t.bytes > 0 ? c.bytes / t.bytes : 0.0; // the cached expansion's size to this one's
