@@ -30,6 +30,24 @@ def run(build, scenario, backend, tmp):
     return out
 
 
+def run_with(build, backend, tmp, name, scenario, sets):
+    """Runs `scenario` with `sets` (key=value overrides) into tmp/name; its report's metrics."""
+    out = os.path.join(tmp, name)
+    args = ["run", scenario, "--quiet", "--out", out]
+    for x in sets:
+        args += ["--set", x]
+    if backend:
+        args += ["--backend", backend]
+    clustersim(build, *args)
+    with open(os.path.join(out, "report.json")) as f:
+        return json.load(f)["metrics"]
+
+
+def fits_mark(metrics):
+    """What a row's label says when the simulator does not fit the configuration in memory."""
+    return "" if metrics["fits_in_memory"] else " DOES NOT FIT"
+
+
 def predict(build, device, family, **args):
     cmd = ["predict", "--device", device, family, "--json"]
     for k, v in args.items():
@@ -187,21 +205,15 @@ def more_llmfoundry(build, backend, tmp):
     for device, model, gpus, micro, accum, ckpt, seq, tokens in MORE_LLMFOUNDRY:
         base = "llmfoundry-h100-mpt-7b.yaml" if device.startswith("h100") else "llmfoundry-a100-80gb-mpt-7b.yaml"
         pure = device == "a100-sxm4-40gb" or (model == "70b" and not device.startswith("h100"))
-        out = os.path.join(tmp, f"more-{device}-{model}-{gpus}-{seq}")
-        args = ["run", os.path.join("scenarios/reference", base), "--quiet", "--out", out,
-                "--set", f"cluster.device={device}", "--set", f"cluster.nodes={max(1, gpus // 8)}",
-                "--set", f"workload.model={{preset: mpt-{model}, recompute: {'full' if ckpt else 'none'}, "
-                         f"attention: triton, seq: {seq}}}",
-                "--set", f"workload.batch={{global: {micro * accum * gpus}, micro: {micro}}}",
-                "--set", f"workload.parallel={{dp: {gpus}, zero: 3}}",
-                "--set", f"workload.framework={{name: fsdp, reduce_dtype: {'bf16' if pure else 'fp32'}}}"]
-        if backend:
-            args += ["--backend", backend]
-        clustersim(build, *args)
-        with open(os.path.join(out, "report.json")) as f:
-            m = json.load(f)["metrics"]
-        fits = "" if m["fits_in_memory"] else " DOES NOT FIT"
-        rows.append((f"{device} mpt-{model} x{gpus} seq {seq}{fits}", tokens, m["tokens_per_s"] / gpus))
+        m = run_with(build, backend, tmp, f"more-{device}-{model}-{gpus}-{seq}",
+                     os.path.join("scenarios/reference", base),
+                     [f"cluster.device={device}", f"cluster.nodes={max(1, gpus // 8)}",
+                      f"workload.model={{preset: mpt-{model}, recompute: {'full' if ckpt else 'none'}, "
+                      f"attention: triton, seq: {seq}}}",
+                      f"workload.batch={{global: {micro * accum * gpus}, micro: {micro}}}",
+                      f"workload.parallel={{dp: {gpus}, zero: 3}}",
+                      f"workload.framework={{name: fsdp, reduce_dtype: {'bf16' if pure else 'fp32'}}}"])
+        rows.append((f"{device} mpt-{model} x{gpus} seq {seq}{fits_mark(m)}", tokens, m["tokens_per_s"] / gpus))
     return rows
 
 
@@ -269,16 +281,9 @@ def torchtitan_rows(build, backend, tmp, fast):
     for hosts, tokens in TORCHTITAN_COMPILED:
         if fast and backend == "simgrid" and hosts > 8:
             continue
-        out = os.path.join(tmp, f"torchtitan-{hosts}")
-        args = ["run", "scenarios/reference/torchtitan-llama3-8b-fsdp.yaml", "--quiet", "--out", out, "--set",
-                f"cluster.nodes={hosts}", "--set", f"workload.batch.global={16 * hosts}"]
-        if backend:
-            args += ["--backend", backend]
-        clustersim(build, *args)
-        with open(os.path.join(out, "report.json")) as f:
-            m = json.load(f)["metrics"]
-        fits = "" if m["fits_in_memory"] else " DOES NOT FIT"
-        rows.append((f"torchtitan llama3-8b, {8 * hosts} GPUs, compiled (tokens/s/GPU){fits}", tokens,
+        m = run_with(build, backend, tmp, f"torchtitan-{hosts}", "scenarios/reference/torchtitan-llama3-8b-fsdp.yaml",
+                     [f"cluster.nodes={hosts}", f"workload.batch.global={16 * hosts}"])
+        rows.append((f"torchtitan llama3-8b, {8 * hosts} GPUs, compiled (tokens/s/GPU){fits_mark(m)}", tokens,
                      m["tokens_per_s"] / (8 * hosts)))
     return rows
 
