@@ -305,15 +305,7 @@ def h200_steps(build, backend, tmp):
             sets += shape_3b
         if r.get("attention_backend") == "cudnn":
             sets.append("workload.model.attention=cudnn")
-        out = os.path.join(tmp, f"step-{len(rows)}")
-        args = ["run", "scenarios/reference/h200-hf-llama-step.yaml", "--quiet", "--out", out]
-        for x in sets:
-            args += ["--set", x]
-        if backend:
-            args += ["--backend", backend]
-        clustersim(build, *args)
-        with open(os.path.join(out, "report.json")) as f:
-            m = json.load(f)["metrics"]
+        m = run_with(build, backend, tmp, f"step-{len(rows)}", "scenarios/reference/h200-hf-llama-step.yaml", sets)
         label = (f"{r['model']} seq {r['seq']} mb {r['micro_batch']}{' full recompute' if r['full_recompute'] else ''}"
                  f"{' compiled' if r.get('compiled') else ''}"
                  f"{' cuDNN' if r.get('attention_backend') == 'cudnn' else ''}")
