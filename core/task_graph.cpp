@@ -36,15 +36,24 @@ const char* comm_kind_name(CommKind kind)
   }
 }
 
-std::vector<int> FlowCopies::all() const
+namespace {
+
+// {0, beside} + {0, others}: every sum, 0 first.
+std::vector<int> offset_sums(const std::vector<int>& beside, const std::vector<int>& others)
 {
   std::vector<int> out;
-  out.reserve((beside.size() + 1) * (replicas.size() + 1));
-  for (int r = -1; r < static_cast<int>(replicas.size()); ++r)
+  out.reserve((beside.size() + 1) * (others.size() + 1));
+  for (int r = -1; r < static_cast<int>(others.size()); ++r)
     for (int b = -1; b < static_cast<int>(beside.size()); ++b)
-      out.push_back((r < 0 ? 0 : replicas[r]) + (b < 0 ? 0 : beside[b]));
+      out.push_back((r < 0 ? 0 : others[r]) + (b < 0 ? 0 : beside[b]));
   return out;
 }
+
+} // namespace
+
+std::vector<int> FlowCopies::all() const { return offset_sums(beside, replicas); }
+
+std::vector<int> FlowCopies::closed_form_offsets() const { return offset_sums(beside, collectives); }
 
 TaskGraph::TaskGraph() { names_.emplace_back(""); }
 TaskGraph::~TaskGraph() = default;

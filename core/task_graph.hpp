@@ -105,9 +105,18 @@ struct CollectiveSpec {
 struct FlowCopies {
   std::vector<int> beside;
   std::vector<int> replicas;
+  /** Every other replica's offset, for closed-form collectives: they are delays that do not see one another, so each
+   *  takes as copies the same collective of every replica that runs beside it, simulated or not (the lowering keeps
+   *  the shifts that land on GPUs of no other copy: disjoint_shifts). */
+  std::vector<int> collectives;
+  /** No transfer stands for copies. */
   bool empty() const { return beside.empty() && replicas.empty(); }
+  /** Nothing stands for copies, closed-form collectives included. */
+  bool none() const { return empty() && collectives.empty(); }
   /** Every offset a transfer inside one replica stands for, 0 (itself) first: {0, beside} + {0, replicas}. */
   std::vector<int> all() const;
+  /** The offsets a closed-form collective's copies may sit at, 0 first: {0, beside} + {0, collectives}. */
+  std::vector<int> closed_form_offsets() const;
 };
 
 /** A stream runs its tasks one at a time in the order they were added (a CUDA stream, a NIC queue). */

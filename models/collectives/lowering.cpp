@@ -159,7 +159,8 @@ struct Lowering {
   {
     auto it = shared_rates.find(hosts);
     if (it == shared_rates.end()) {
-      const auto offsets = disjoint_shifts(hosts, in.flow_copies().all(), platform.topology.host_count());
+      const auto offsets =
+          disjoint_shifts(hosts, in.flow_copies().closed_form_offsets(), platform.topology.host_count());
       const auto flows = ring_flows(platform.topology, hosts, offsets, shape.channels);
       it = shared_rates.emplace(hosts, SharedLinks(platform.topology, flows).slowest_rate()).first;
     }
@@ -170,7 +171,7 @@ struct Lowering {
   // NCCL's tuner does not see the other jobs' flows, so the choice stays the uncontended one.
   double closed_form_seconds(const CollectiveSpec& c, const CollectiveChoice& choice, const GroupShape& shape)
   {
-    if (in.flow_copies().empty() || shape.nodes < 2)
+    if (in.flow_copies().none() || shape.nodes < 2)
       return choice.seconds;
     const double rate = shared_rate(c.hosts, shape);
     if (!(rate < shape.nic_bw))
@@ -299,10 +300,10 @@ struct Lowering {
       // Where the graph's flows stand for copies, the other groups' and expert-TP ranks' all-to-alls load the
       // switches' links with this one's (docs/scale.md).
       const double fabric =
-          in.flow_copies().empty() || shape.nodes < 2
+          in.flow_copies().none() || shape.nodes < 2
               ? 0.0
-              : all_to_all_v_fabric_seconds(c.matrix.values(), platform, c.hosts, in.flow_copies().all(),
-                                            all_to_all_v_protocol(),
+              : all_to_all_v_fabric_seconds(c.matrix.values(), platform, c.hosts,
+                                            in.flow_copies().closed_form_offsets(), all_to_all_v_protocol(),
                                             shape.nic_bw * std::min(1.0, double(shape.nics) / shape.machine_gpus));
       use.seconds =
           all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts), fabric);

@@ -81,7 +81,7 @@ TEST(SharedLinks, TheAnalyticalBackendGivesATransferItsCopiesShare)
     cs::TaskGraph g;
     const int s = g.add_stream(0, "comm");
     g.add_transfer(s, 0, 32, 1e9, "send", {});
-    g.set_flow_copies(cs::FlowCopies{std::move(beside), {}});
+    g.set_flow_copies(cs::FlowCopies{std::move(beside), {}, {}});
     g.finalize();
     return cs::run_analytical(g, p, {}).makespan;
   };

@@ -55,7 +55,8 @@ bool group_foldable(const TrainingPlan& plan, const RunEnv& env)
 {
   const StragglerParams& st = env.cluster->stragglers;
   return plan.params->model.moe.enabled() && plan.routing && plan.moe && plan.moe->ranks_alike() &&
-         !plan.routing->same_for_every_group() && uniform_fabric(env.cluster->network) &&
+         !plan.routing->same_for_every_group() &&
+         (uniform_fabric(env.cluster->network) || folds_shared_links(*env.cluster)) &&
          env.backend == Backend::ANALYTICAL && st.random.probability == 0 && st.step_times.empty() &&
          plan.parallel.ep_replicas() < plan.parallel.dp;
 }
@@ -136,7 +137,9 @@ void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
 namespace {
 
 // On a fabric the fold applies to, the flows each simulated transfer stands for: the other TP and CP ranks of its
-// rank (host offsets 1 .. tp x cp - 1: they are innermost) and, with replica 0 alone, the other replicas.
+// rank (host offsets 1 .. tp x cp - 1: they are innermost) and, with replica 0 alone, the other replicas; with one EP
+// group's replicas built, the other groups (the same replica of each). A closed-form collective's copies may be any
+// replica's: closed forms do not see one another, built or not.
 void set_flow_copies(TrainingGraph& training, const TrainingPlan& plan, const RunEnv& env)
 {
   if (env.backend != Backend::ANALYTICAL || !folds_shared_links(*env.cluster))
@@ -145,9 +148,11 @@ void set_flow_copies(TrainingGraph& training, const TrainingPlan& plan, const Ru
   FlowCopies copies;
   for (int o = 1; o < layout.model_ranks(); ++o)
     copies.beside.push_back(o);
-  if (plan.one_replica)
-    for (int r = 1; r < layout.dp; ++r)
-      copies.replicas.push_back(layout.host(r, 0) - layout.host(0, 0));
+  const int step = plan.one_replica ? 1 : plan.replicas_built; // 0: every replica built, no copies
+  for (int r = step; step > 0 && r < layout.dp; r += step)
+    copies.replicas.push_back(layout.host(r, 0) - layout.host(0, 0));
+  for (int r = 1; r < layout.dp; ++r)
+    copies.collectives.push_back(layout.host(r, 0) - layout.host(0, 0));
   training.graph.set_flow_copies(std::move(copies));
 }
 
@@ -196,6 +201,7 @@ TrainingGraph build_replicas_unchecked(TrainingPlan& plan, const RunEnv& env, in
     // planner's estimate), or under auto where every replica would pass the task count.
     fold_to_group(plan);
     TrainingGraph group = build_training(plan);
+    set_flow_copies(group, plan, env);
     lower_training(group, platform, CollectivePricing::FLOWS);
     const double groups = double(dp) / plan.replicas_built;
     if (env.replicas != ReplicaMode::AUTO || double(group.graph.size()) * groups > kAutoOneReplicaTasks)
