@@ -14,7 +14,8 @@ bool megatron_switch(const std::string& flag)
       "log-throughput", "log-timers-to-tensorboard", "mock-data", "use-rotary-position-embeddings",
       "no-position-embedding", "moe-router-enable-expert-bias", "moe-router-pre-softmax", "manual-gc",
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
-      "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split"};
+      "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
+      "moe-router-force-load-balancing"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -109,6 +110,9 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"accumulate-allreduce-grads-in-fp32", {"workload.framework.grad_reduce_in_fp32", YAML::Node(true)}},
       {"no-gradient-accumulation-fusion", {"workload.framework.gradient_accumulation_fusion", YAML::Node(false)}},
       {"moe-enable-deepep", {"workload.model.moe.dispatcher", YAML::Node("deepep")}},
+      // Megatron-Core's benchmarking switch: random router logits that spread tokens evenly (what Megatron-Bridge's
+      // MoE performance rows run with).
+      {"moe-router-force-load-balancing", {"policies.moe_routing", YAML::Node("balanced")}},
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},
       {"account-for-embedding-in-pipeline-split", {"workload.parallel.account_for_embedding", YAML::Node(true)}},
