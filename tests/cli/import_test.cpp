@@ -138,6 +138,17 @@ TEST(Import, TorchtitanTomlGivesAnFsdpRunOfThePreset)
   // Op-level selective checkpointing is approximated, and says so; optimizer and logging tables are named.
   EXPECT_NE(i.r.err.find("selective_ac_option = op"), std::string::npos) << i.r.err;
   EXPECT_NE(i.r.err.find("optimizer.lr"), std::string::npos);
+  // Eager is what the fused profile approximates; the same configuration compiled is what it describes.
+  EXPECT_NE(i.r.err.find("eager PyTorch"), std::string::npos) << i.r.err;
+  std::ifstream in(data("torchtitan-llama3-8b.toml"));
+  std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  toml.replace(toml.find("[compile]\nenable = false"), 24, "[compile]\nenable = true");
+  const auto dir = cs::testing::fresh_dir("import_compiled");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "compiled.toml") << toml;
+  const auto compiled = import_file((dir / "compiled.toml").string(), "--gpus 8");
+  ASSERT_EQ(compiled.r.code, 0) << compiled.r.err;
+  EXPECT_EQ(compiled.r.err.find("eager PyTorch"), std::string::npos) << compiled.r.err;
 }
 
 TEST(Import, DeepSeekArgumentsCarryMlaMoeAndMtp)
