@@ -126,6 +126,10 @@ void TomlReader::parallelism()
   for (const auto& [key, path] : degrees)
     if (const auto v = integer("parallelism", key.c_str()); v && *v > 1)
       run_.set(path, int(*v));
+  // torchtitan's tensor-parallel plan shards the norms and the residual stream along the sequence (SequenceParallel
+  // on the norms, sequence-sharded inputs and outputs of the attention and the MLP): Megatron's sequence parallelism.
+  if (const auto tp = integer("parallelism", "tensor_parallel_degree"); tp && *tp > 1)
+    run_.set("workload.parallel.sequence_parallel", true);
   const auto shard = integer("parallelism", "data_parallel_shard_degree", true);
   const auto replicate = integer("parallelism", "data_parallel_replicate_degree");
   if (!shard || *shard != 1) // FSDP2 shards parameters, gradients and optimizer state over its shard group

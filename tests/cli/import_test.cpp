@@ -151,6 +151,25 @@ TEST(Import, TorchtitanTomlGivesAnFsdpRunOfThePreset)
   EXPECT_EQ(compiled.r.err.find("eager PyTorch"), std::string::npos) << compiled.r.err;
 }
 
+TEST(Import, TorchtitanTensorParallelismShardsTheSequenceToo)
+{
+  // torchtitan's TP plan puts SequenceParallel on the norms: without it the 70B row's full-recomputation activations
+  // came out at 168 GiB a GPU against the 71.9 GiB peak the run published.
+  const auto i = import_file(data("torchtitan-llama3-70b.toml"), "--gpus 256 --device h100-96gb-500w");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+  EXPECT_EQ(training(s).parallel.tp, 8);
+  EXPECT_TRUE(training(s).parallel.sequence_parallel);
+  const cs::Scenario reference = cs::load_scenario(src("scenarios/reference/torchtitan-llama3-70b-2d.yaml"), {});
+  expect_same_run(s, reference);
+  const auto out = cs::testing::fresh_dir("import_run_torchtitan_70b");
+  const auto r = clustersim("run " + i.file.string() + " --quiet --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(out / "report.json");
+  const auto metrics = nlohmann::json::parse(in, nullptr, false)["metrics"];
+  EXPECT_TRUE(metrics.value("fits_in_memory", false));
+}
+
 TEST(Import, DeepSeekArgumentsCarryMlaMoeAndMtp)
 {
   const auto args = cs::testing::write_temp(
