@@ -285,11 +285,15 @@ def torchtitan_rows(build, backend, tmp, fast):
                      [f"cluster.nodes={hosts}", f"workload.batch.global={16 * hosts}"])
         rows.append((f"torchtitan llama3-8b, {8 * hosts} GPUs, compiled (tokens/s/GPU){fits_mark(m)}", tokens,
                      m["tokens_per_s"] / (8 * hosts)))
-    # Table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 GPUs, Float8 and torch.compile.
+    # Table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 GPUs, Float8 and torch.compile (and Table 5's 405B).
     if not (fast and backend == "simgrid"):
         m = run_with(build, backend, tmp, "torchtitan-70b", "scenarios/reference/torchtitan-llama3-70b-2d.yaml", [])
         rows.append((f"torchtitan llama3-70b, 256 GPUs, 2D, Float8 (tokens/s/GPU){fits_mark(m)}", 829,
                      m["tokens_per_s"] / 256))
+        # Table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 under 1F1B on 512 GPUs.
+        m = run_with(build, backend, tmp, "torchtitan-405b", "scenarios/reference/torchtitan-llama3-405b-3d.yaml", [])
+        rows.append((f"torchtitan llama3.1-405b, 512 GPUs, 3D 1F1B (tokens/s/GPU){fits_mark(m)}", 100,
+                     m["tokens_per_s"] / 512))
     return rows
 
 

@@ -69,13 +69,13 @@ std::string imported_scenario_yaml(const ImportedRun& run, const ImportCluster& 
     throw InputError(source, 1, 1,
                      fmt::format("{} GPUs do not fill whole nodes of {} (--gpus-per-node)", gpus, per_node));
   YAML::Node workload = YAML::Clone(run.root["workload"]);
-  if (!workload["batch"]["global"]) { // both sources' default: one microbatch per data-parallel rank
+  if (!workload["batch"]["global"]) { // both sources' default: one local batch per data-parallel rank
     auto degree = [&](const char* key) { return workload["parallel"][key] ? workload["parallel"][key].as<int>() : 1; };
     const int dp = gpus / (degree("tp") * degree("pp") * degree("cp"));
     const int micro = workload["batch"]["micro"] ? workload["batch"]["micro"].as<int>() : 1;
     if (dp <= 0)
       throw InputError(source, 1, 1, fmt::format("{} GPUs are fewer than tp x pp x cp", gpus));
-    workload["batch"]["global"] = micro * dp;
+    workload["batch"]["global"] = (run.local_batch > 0 ? run.local_batch : micro) * dp;
   }
   YAML::Node doc(YAML::NodeType::Map);
   doc["name"] = cluster.name;

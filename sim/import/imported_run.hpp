@@ -25,6 +25,7 @@ public:
 
   int gpus = 0;          // world size when the input says it (torchrun's --nnodes x --nproc_per_node), else 0
   int gpus_per_node = 0; // when the input says it
+  int local_batch = 0; // samples per data-parallel rank a step when not one microbatch (torchtitan's pipeline), else 0
   YAML::Node root{YAML::NodeType::Map};
 
 private:

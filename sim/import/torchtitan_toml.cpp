@@ -139,6 +139,12 @@ void TomlReader::parallelism()
                             "ranks here, not over the shard group alone)");
   if (const auto async_tp = flag("parallelism", "enable_async_tensor_parallel"); async_tp && *async_tp)
     run_.set("workload.framework.tp_comm_overlap", true);
+  // torchtitan cuts a pipelined model by weight, the embedding and the output layer one layer each
+  // (generate_llm_fqn_per_model_part's input_weight and output_weight): Megatron's account-for-embedding and -loss.
+  if (const auto pp = integer("parallelism", "pipeline_parallel_degree"); pp && *pp > 1) {
+    run_.set("workload.parallel.account_for_embedding", true);
+    run_.set("workload.parallel.account_for_loss", true);
+  }
   if (const auto schedule = text("parallelism", "pipeline_parallel_schedule")) {
     static const std::map<std::string, std::string> schedules{
         {"1F1B", "1f1b"}, {"GPipe", "gpipe"}, {"Interleaved1F1B", "interleaved-1f1b"}};
@@ -155,8 +161,17 @@ void TomlReader::training()
   auto local = integer("training", "local_batch_size");
   if (!local)
     local = integer("training", "batch_size"); // its name before 2025
-  if (local)
+  // Under pipeline parallelism torchtitan cuts each rank's local batch into microbatches of
+  // pipeline_parallel_microbatch_size (1 unless set); otherwise the local batch is one microbatch.
+  const auto pp = integer("parallelism", "pipeline_parallel_degree");
+  if (pp && *pp > 1) {
+    const auto micro = integer("parallelism", "pipeline_parallel_microbatch_size");
+    run_.set("workload.batch.micro", int(micro ? *micro : 1));
+    if (local)
+      run_.local_batch = int(*local);
+  } else if (local) {
     run_.set("workload.batch.micro", int(*local));
+  }
   if (const auto global = integer("training", "global_batch_size", true); global && *global > 0)
     run_.set("workload.batch.global", int(*global));
   if (const auto seq = integer("training", "seq_len"))

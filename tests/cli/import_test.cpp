@@ -170,6 +170,21 @@ TEST(Import, TorchtitanTensorParallelismShardsTheSequenceToo)
   EXPECT_TRUE(metrics.value("fits_in_memory", false));
 }
 
+TEST(Import, TorchtitanPipelinesCutTheLocalBatchIntoMicrobatchesAndWeighTheEnds)
+{
+  // Under pipeline parallelism torchtitan runs each rank's local batch as microbatches of
+  // pipeline_parallel_microbatch_size (1 unless set), and splits the layers by weight with the embedding and the
+  // output layer one layer each: the 405B row's 126 layers and two ends fill 8 stages of 16 slots.
+  const auto i = import_file(data("torchtitan-llama3-405b.toml"), "--gpus 512 --device h100-96gb-500w");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+  EXPECT_EQ(training(s).batch.micro, 1);
+  EXPECT_EQ(training(s).batch.global, 256); // 32 a rank on 8 data-parallel ranks
+  EXPECT_TRUE(training(s).parallel.account_for_embedding);
+  EXPECT_TRUE(training(s).parallel.account_for_loss);
+  expect_same_run(s, cs::load_scenario(src("scenarios/reference/torchtitan-llama3-405b-3d.yaml"), {}));
+}
+
 TEST(Import, DeepSeekArgumentsCarryMlaMoeAndMtp)
 {
   const auto args = cs::testing::write_temp(
