@@ -297,6 +297,24 @@ def torchtitan_rows(build, backend, tmp, fast):
     return rows
 
 
+# torchtitan's Table 2 (same page): Llama 3.1 8B on 8 GPUs, FSDP x CP, local batch 1, full activation checkpointing,
+# Float8 and torch.compile, the sequence growing with CP: (cp, sequence, tokens/s per GPU). Not §6 rows of
+# reference/validation.md; printed, not asserted.
+TORCHTITAN_CP = [(1, 32768, 3890), (2, 65536, 2540), (4, 131072, 1071), (8, 262144, 548)]
+
+
+def torchtitan_cp_rows(build, backend, tmp):
+    rows = []
+    for cp, seq, tokens in TORCHTITAN_CP:
+        m = run_with(build, backend, tmp, f"torchtitan-cp{cp}", "scenarios/reference/torchtitan-llama3-8b-fsdp.yaml",
+                     [f"workload.parallel.cp={cp}", "workload.batch.micro=1", f"workload.batch.global={8 // cp}",
+                      f"workload.model={{preset: llama3-8b, dtype: bf16, recompute: full, fp8: tensorwise, "
+                      f"seq: {seq}}}"])
+        rows.append((f"torchtitan llama3-8b, 8 GPUs, cp {cp}, seq {seq // 1024}K (tokens/s/GPU){fits_mark(m)}",
+                     tokens, m["tokens_per_s"] / 8))
+    return rows
+
+
 def h200_steps(build, backend, tmp):
     """Whole training steps measured on the lent H200 (HF transformers Llama, PyTorch eager): step time and peak
     allocated memory against the simulator's fsdp profile on one GPU. Own measurements, not validation rows."""
@@ -355,6 +373,8 @@ def main():
                       long_sequence(a.build, a.backend, tmp, a.fast))
         print_section("§6 torchtitan FSDP on H100 96 GB HBM2e at 500 W (not asserted)",
                       torchtitan_rows(a.build, a.backend, tmp, a.fast))
+        print_section("torchtitan's context parallelism on 8 GPUs, Table 2 (not §6 rows; not asserted)",
+                      torchtitan_cp_rows(a.build, a.backend, tmp))
         print_section("Whole steps on the lent H200, HF transformers eager (own measurements; not asserted)",
                       h200_steps(a.build, a.backend, tmp), reference="measured")
         if not a.fast and a.backend != "simgrid":
