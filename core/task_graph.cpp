@@ -192,9 +192,11 @@ std::vector<int> TaskGraph::add_collective(CollectiveSpec spec, const std::vecto
   const int index = static_cast<int>(collectives_.size());
   const std::uint16_t name = intern(spec.kind);
   spec.members.assign(n, -1);
+  spec.present.clear();
   for (std::size_t r = 0; r < n; ++r) {
     if (member_streams[r] < 0)
       continue;
+    spec.present.push_back(static_cast<int>(r));
     Task t;
     t.kind = TaskKind::COLLECTIVE;
     t.stream = member_streams[r];

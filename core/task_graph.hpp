@@ -91,6 +91,7 @@ struct CollectiveSpec {
   SizeMatrix matrix;            // all-to-all-v: ranks x ranks bytes, row i sent by rank i (empty: even, by `bytes`)
   bool closed_form = false;     // priced by its closed form even where the graph's collectives run as flows
   std::vector<int> members;     // per rank: its COLLECTIVE task, or -1 for a rank that is not simulated
+  std::vector<int> present;     // the ranks that are simulated, in rank order (a 256-rank all-to-all may have one)
   std::string streams = "comm"; // name prefix of the members' communication streams (channel 0 is "comm")
   TaskLabels labels;
   double copies = 1; // identical collectives this one stands for (symmetric groups folded): its traffic counts so often
