@@ -15,6 +15,9 @@ namespace {
 constexpr int kSlots = 8;          // concurrent sends per GPU
 constexpr int kRepairMachines = 8; // groups over fewer machines keep their per-pair flows
 
+// A GPU's own share of its machine's NICs (GPUs of the machine outside the group do not lend theirs).
+double gpu_nic_bandwidth(const GroupShape& g) { return g.nic_bw * std::min(1.0, double(g.nics) / g.machine_gpus); }
+
 struct Flow {
   int from, to;
   double bytes;
@@ -179,8 +182,7 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
   if (any <= 0)
     return 0.0;
   const double intra_rate = payload_rate(p, g.intra_bw), nic_rate = payload_rate(p, g.nics * g.nic_bw);
-  // A GPU's own share of the machine's NICs (GPUs of the machine outside the group do not lend theirs).
-  const double gpu_nic_rate = payload_rate(p, g.nic_bw * std::min(1.0, double(g.nics) / g.machine_gpus));
+  const double gpu_nic_rate = payload_rate(p, gpu_nic_bandwidth(g));
   double slowest = fabric_seconds;
   for (int i = 0; i < n; ++i)
     slowest = std::max(
@@ -194,12 +196,12 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
 
 double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformSpec& platform,
                                    const std::vector<int>& hosts, const std::vector<int>& offsets,
-                                   const ProtocolParams& p, double gpu_nic_bw)
+                                   const ProtocolParams& p, const GroupShape& group)
 {
   const Topology& topo = platform.topology;
   const int n = static_cast<int>(hosts.size());
   const std::vector<int> shifts = disjoint_shifts(hosts, offsets, topo.host_count());
-  const double nic_rate = payload_rate(p, gpu_nic_bw);
+  const double nic_rate = payload_rate(p, gpu_nic_bandwidth(group));
   std::vector<double> out(n, 0.0), in(n, 0.0);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
@@ -211,6 +213,7 @@ double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformS
     }
   const double nic_seconds =
       std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end())) / nic_rate;
+  // The NICs stay busy throughout (a rank's streams drift apart and fill them), so each window pays its share.
   const int windows = (n - 1 + kSlots - 1) / kSlots;
   double total = 0;
   std::vector<std::pair<int, double>> crossings;

@@ -17,14 +17,16 @@ namespace cs {
 double all_to_all_v_seconds(const std::vector<double>& matrix, const GroupShape& group, const ProtocolParams& protocol,
                             const std::vector<int>& machine_of_rank, double fabric_seconds = 0);
 
-/** The fabric's share of it where copies of the group run at once (TaskGraph::flow_copies on an oversubscribed
- *  fabric): the group's pairs and those of each copy (the group shifted by one of `offsets`, taken when it lands on
- *  hosts no group taken so far holds: the other EP groups and expert-TP ranks, not the group's own members), every
- *  pair's bytes on each link between switches its route crosses; the busiest link direction's bytes over its payload
- *  rate. The NICs at either end are left to all_to_all_v_seconds. 0 where no pair leaves its machine. */
+/** The links between switches' bound where copies of the group run at once (TaskGraph::flow_copies on an
+ *  oversubscribed fabric) [recon]. The copies are the group shifted by `offsets` onto GPUs no copy taken covers
+ *  (disjoint_shifts: the other EP groups and expert-TP ranks, not the group's own members). The pairs go as the flows
+ *  are sent, each rank through its peers by ring distance, eight at a time, so one window of eight distances crosses
+ *  the fabric together: a window lasts as long as its busiest link direction needs for its pairs' and their copies'
+ *  bytes, and at least its even share of the busiest GPU's NIC time (`group`'s share of its machine's NICs). The
+ *  windows add up. 0 where no pair leaves its machine. */
 double all_to_all_v_fabric_seconds(const std::vector<double>& matrix, const PlatformSpec& platform,
                                    const std::vector<int>& hosts, const std::vector<int>& offsets,
-                                   const ProtocolParams& protocol, double gpu_nic_bw);
+                                   const ProtocolParams& protocol, const GroupShape& group);
 
 /** Its flows: one transfer per pair with bytes (up to 8 concurrent per GPU), each rank done once its sends and its
  *  receives have arrived (NCCL runs both in one kernel). Where all_to_all_v_repairs holds, the off-machine bytes

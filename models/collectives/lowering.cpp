@@ -307,8 +307,7 @@ struct Lowering {
           in.flow_copies().none() || shape.nodes < 2
               ? 0.0
               : all_to_all_v_fabric_seconds(c.matrix.values(), platform, c.hosts,
-                                            in.flow_copies().closed_form_offsets(), all_to_all_v_protocol(),
-                                            shape.nic_bw * std::min(1.0, double(shape.nics) / shape.machine_gpus));
+                                            in.flow_copies().closed_form_offsets(), all_to_all_v_protocol(), shape);
       use.seconds =
           all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts), fabric);
     }

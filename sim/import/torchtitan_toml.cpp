@@ -202,12 +202,11 @@ void TomlReader::training()
   }
   // The fsdp profile has one set of kernels, a fused stack's: compiled runs are what it describes (the H200's compiled
   // steps came within 0.3-14.4% of it, its eager ones 13-34% slower), so an eager run is the one approximated.
-  bool compiled = false;
-  if (const toml::node* n = at("training", "compile"); n && n->value<bool>().value_or(false))
-    compiled = true;
-  if (const toml::node* n = at("compile", "enable"); n && n->value<bool>().value_or(false))
-    compiled = true;
-  if (!compiled)
+  auto on = [&](const char* table, const char* key) {
+    const toml::node* n = at(table, key);
+    return n && n->value<bool>().value_or(false);
+  };
+  if (!on("training", "compile") && !on("compile", "enable"))
     approximated_.push_back("eager PyTorch (no [compile] enable): the fsdp profile prices a fused stack's kernels, "
                             "which eager runs are slower than (docs/validation.md)");
 }

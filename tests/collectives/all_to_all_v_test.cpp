@@ -192,7 +192,7 @@ TEST(AllToAllV, OnAnOversubscribedFabricTheClosedFormPaysForTheUplinksWindowByWi
     const std::vector<double> m(64 * 64, 1 << 19);
     const auto& proto = cs::all_to_all_v_protocol();
     const cs::GroupShape shape = cs::group_shape(p, h);
-    const double fabric = cs::all_to_all_v_fabric_seconds(m, p, h, {0}, proto, shape.nic_bw);
+    const double fabric = cs::all_to_all_v_fabric_seconds(m, p, h, {0}, proto, shape);
     const double form = cs::all_to_all_v_seconds(m, shape, proto, cs::machines_of(p, h), fabric);
     const double flows = makespan(expand(p, h, m), p), nics_alone = closed_form(p, h, m);
     // Measured 2026-12-05: +0.2%, -6.6% (where the windows start to bind) and -1.8%; the NICs alone: 0%, -31%, -58%.
@@ -221,10 +221,10 @@ TEST(AllToAllV, TheFabricTermCountsEachCopyOfTheGroupOnce)
       h.push_back(8 * machine + g);
   const std::vector<double> m(32 * 32, 1 << 19);
   const auto& proto = cs::all_to_all_v_protocol();
-  const double nic = cs::group_shape(p, h).nic_bw;
-  const double alone = cs::all_to_all_v_fabric_seconds(m, p, h, {0}, proto, nic);
-  const double two = cs::all_to_all_v_fabric_seconds(m, p, h, {0, 16}, proto, nic);
-  EXPECT_NEAR(cs::all_to_all_v_fabric_seconds(m, p, h, {0, 8, 16, 24}, proto, nic), two, 1e-15);
+  const cs::GroupShape shape = cs::group_shape(p, h);
+  const double alone = cs::all_to_all_v_fabric_seconds(m, p, h, {0}, proto, shape);
+  const double two = cs::all_to_all_v_fabric_seconds(m, p, h, {0, 16}, proto, shape);
+  EXPECT_NEAR(cs::all_to_all_v_fabric_seconds(m, p, h, {0, 8, 16, 24}, proto, shape), two, 1e-15);
   // Alone, the uplink carries 16 ranks' crossings; with the copy, 32 through the same uplink: twice the bytes.
   EXPECT_GT(two, 1.6 * alone);
   EXPECT_LT(two, 2.0 * alone * (1 + 1e-9));

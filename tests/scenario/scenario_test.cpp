@@ -435,3 +435,18 @@ TEST(Scenario, BlamingAKeyLeavesTheResolvedDocumentAlone)
   cs::Scenario o = cs::load_scenario(write_temp(kValid), {"workload.batch.micro=4"});
   EXPECT_TRUE(o.source.from_override("workload.batch.micro"));
 }
+
+TEST(Scenario, ASchedulesVerdictOnAShapeIsTheSameWhenAskedAgain)
+{
+  // check_pipeline asks a schedule whether it runs a shape once per process (the planner checks tens of thousands of
+  // plans): the second scenario of the same shape is refused as the first was, and another shape is asked anew.
+  const std::vector<std::string> dualpipev{"workload.parallel.pp=2", "policies.pipeline=dualpipev",
+                                           "workload.model.layers=4"};
+  const std::string refused = "F:10:19: dualpipev needs at least 2 x pp = 4 microbatches per step, not 2"; // batch
+  EXPECT_EQ(error_of(kValid, dualpipev), refused);
+  EXPECT_EQ(error_of(kValid, dualpipev), refused);
+  auto more = dualpipev;
+  more.push_back("workload.batch.global=64"); // 4 microbatches a step: runs
+  EXPECT_EQ(error_of(kValid, more), "");
+  EXPECT_EQ(error_of(kValid, dualpipev), refused);
+}

@@ -47,9 +47,10 @@ bool moe_replicas_alike(const TrainingPlan& plan)
 }
 
 // Whether one EP group's replicas stand for an MoE model's others although the groups route differently: a policy
-// that treats ranks alike (fixed placement, no state), a uniform fabric, the analytical backend (its all-to-alls are
-// closed forms, so the groups not built are counted, not simulated), no random slowdowns or recorded step times, and
-// more than one group. Slow GPUs and the spread of speeds fold: each built replica's stage runs at the slowest speed
+// that treats ranks alike (fixed placement, no state), a uniform fabric or one whose shared links the fold scales
+// (the other groups' flows and collectives as copies), the analytical backend (its all-to-alls are closed forms, so
+// the groups not built are counted, not simulated), no random slowdowns or recorded step times, and more than one
+// group. Slow GPUs and the spread of speeds fold: each built replica's stage runs at the slowest speed
 // its place has in any group (training_stragglers).
 bool group_foldable(const TrainingPlan& plan, const RunEnv& env)
 {
