@@ -124,8 +124,9 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
   const double spare = model.moe.experts > 0 ? double(layout.extra_expert_slots) / model.moe.experts : 0.0;
   const double experts = moe_layers * routed / (double(l.ep) * etp) + moe_layers * routed * spare / etp; // + slots
-  const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep));
-  const double shards = double(l.dp) * l.cp; // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group)
+  // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group), and over the copies' group under DualPipe.
+  const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep)) * layout.model_copies;
+  const double shards = double(l.dp) * l.cp * layout.model_copies;
   MemoryFootprint f;
   f.parameters = params * e / (l.zero >= 3 ? shards : 1) + experts * e / (l.zero >= 3 ? edp : 1);
   if (model.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches

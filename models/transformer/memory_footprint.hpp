@@ -48,6 +48,9 @@ struct MemoryLayout {
   // recomputed (block) on the device, over its virtual stages; -1: from layers_on_device as one stage.
   int checkpoints_on_device = -1;
   int recomputed_layers_on_device = -1;
+  // Copies of the model the pipeline holds (DualPipe: 2). The device's layers above count both; the copies' gradients
+  // are reduced together, so ZeRO shards their state over the copies' group, copies x dp x cp ranks.
+  int model_copies = 1;
 };
 
 /** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights per parameter (16-bit dtypes; 4 for

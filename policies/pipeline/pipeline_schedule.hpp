@@ -44,6 +44,8 @@ public:
   virtual ~PipelineSchedule() = default;
   /** Throws std::invalid_argument when the schedule cannot run this shape (e.g. interleaving with m % p != 0). */
   virtual std::vector<std::vector<PipelineOp>> order(int devices, int chunks, int microbatches) const = 0;
+  /** Why the schedule cannot run on `devices` pipeline devices (empty: it can); order() throws the same. */
+  virtual std::string devices_problem(int devices) const { return {}; }
   /** Whether its orders pair ops to run overlapped (Overlap::WITH_NEXT). */
   virtual bool overlaps_passes() const { return false; }
   /** Whether its orders split backward passes into BACKWARD_INPUT and BACKWARD_WEIGHT. */

@@ -40,7 +40,7 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
       const int vs = map.stage(d, op.chunk);
       microbatches = std::max(microbatches, op.microbatch + 1);
       ops[d].push_back({seconds(vs, op), std::size_t(op.microbatch) * stages + vs, op.forward(), op.sends_gradient(),
-                        vs == 0, vs + 1 == stages});
+                        map.chain_first(vs), map.chain_last(vs)});
     }
   }
   std::vector<double> free_at(devices, 0), ends;

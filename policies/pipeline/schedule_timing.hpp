@@ -10,11 +10,11 @@
 
 namespace cs {
 
-/** The ends of `iterations` back-to-back iterations of `order` (per device, its ops) on a chain of virtual stages
+/** The ends of `iterations` back-to-back iterations of `order` (per device, its ops) on the chains of virtual stages
  *  placed by `map`: an op lasts `seconds(virtual stage, pass)`, a forward waits for the previous stage's forward of
- *  its microbatch, a gradient pass for the next stage's, and device d adds `tail[d]` (its optimizer step; empty =
- *  none) after each iteration before starting the next. No communication. Throws std::logic_error when the order
- *  cannot run (a device waits for a pass that never comes). */
+ *  its microbatch, a gradient pass for the next stage's (in the same chain), and device d adds `tail[d]` (its optimizer
+ * step; empty = none) after each iteration before starting the next. No communication. Throws std::logic_error when the
+ * order cannot run (a device waits for a pass that never comes). */
 std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
                                             const std::function<double(int, Pass)>& seconds,
                                             const std::vector<double>& tail, int iterations);

@@ -41,8 +41,19 @@ StageMap StageMap::from_table(const std::vector<std::vector<int>>& stage_of)
   return map;
 }
 
+StageMap StageMap::from_table(const std::vector<std::vector<int>>& stage_of, int chains)
+{
+  StageMap map = from_table(stage_of);
+  if (chains < 1 || map.stages() % chains != 0)
+    throw std::invalid_argument("a stage map's chains divide its stages");
+  map.chains_ = chains;
+  return map;
+}
+
 bool StageMap::is_interleaved() const
 {
+  if (chains_ != 1)
+    return false;
   for (int s = 0; s < stages(); ++s)
     if (device_of(s) != s % devices_ || chunk_of(s) != s / devices_)
       return false;

@@ -26,7 +26,9 @@ std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microb
   for (const auto& name : registry.names()) {
     auto schedule = registry.create(name);
     const int v = schedule->chunks(2);
-    if (v > 1 && layers < v * pp) // uneven chunks are the balanced partition's (DeepSeek-V3: 61 layers, 32 chunks)
+    // A layer at least a stage of each copy of the model; uneven chunks are the balanced partition's (DeepSeek-V3:
+    // 61 layers, 32 chunks).
+    if (v > 1 && layers < schedule->stage_map(pp, v).chain_length())
       continue;
     std::vector<std::vector<PipelineOp>> order;
     try {

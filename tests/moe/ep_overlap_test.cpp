@@ -80,6 +80,27 @@ TEST(EpOverlap, DualPipeVOverlapsForwardAndBackwardChunks)
   EXPECT_NEAR(step(flows) / step(dual), 1.0, 0.01);
 }
 
+TEST(EpOverlap, DualPipeFeedsTwoCopiesFromBothEnds)
+{
+  // DualPipe on the same shape: device d holds stage d of one copy and stage 1 - d of the other, each half the
+  // microbatches. The all-to-alls hide as under DualPipeV; both ends now feed, so the step is shorter still, and each
+  // device holds twice the weights while ZeRO shards the two copies' optimizer state over both.
+  const std::string pp =
+      " --set workload.parallel.pp=2 --set workload.batch.global=256 --set policies.moe_routing=balanced";
+  const auto one = metrics(pp), v = metrics(pp + " --set policies.pipeline=dualpipev"),
+             dual = metrics(pp + " --set policies.pipeline=dualpipe");
+  EXPECT_LT(exposed(dual), 0.2);
+  EXPECT_LT(step(dual), 0.9 * step(one));
+  EXPECT_LT(step(dual), step(v));
+  EXPECT_GT(dual.value("memory_parameters_bytes", 0.0), 1.8 * v.value("memory_parameters_bytes", 0.0));
+  EXPECT_NEAR(dual.value("memory_optimizer_bytes", 0.0) / v.value("memory_optimizer_bytes", 1.0), 1.0, 0.05);
+  // The same tokens, and the same tensor-parallel traffic: each copy runs half the microbatches.
+  EXPECT_DOUBLE_EQ(dual.value("tokens_per_s", 0.0) * step(dual), v.value("tokens_per_s", 0.0) * step(v));
+  EXPECT_DOUBLE_EQ(dual.value("tp_communication_s", -1.0), v.value("tp_communication_s", -2.0));
+  const auto flows = metrics(pp + " --set policies.pipeline=dualpipe --backend simgrid");
+  EXPECT_NEAR(step(flows) / step(dual), 1.0, 0.01);
+}
+
 TEST(EpOverlap, DeepEpTakesItsSmsFromTheComputeItRunsBeside)
 {
   // DeepEP's 20 SMs of the H100's 132 slow the compute the paired op runs beside its all-to-all; without pairing
@@ -143,6 +164,14 @@ TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
       {" --set workload.model.moe.shared_experts=1 --set workload.framework.moe_shared_expert_overlap=true" + kOverlap,
        "are not used together"},
       {" --set workload.framework.delay_wgrad_compute=true", "needs the all-to-all overlap"},
+      {" --set policies.pipeline=dualpipe",
+       "policies.pipeline=dualpipe: dualpipe pairs device d with device pp - 1 - d: "
+       "it needs an even pp, not 1"},
+      {" --set workload.parallel.pp=2 --set policies.pipeline=dualpipe --set workload.batch.global=40",
+       "dualpipe sends half the step's microbatches each way: it needs an even number of them, at least 2 x pp = 4, "
+       "not 5"},
+      {" --set workload.parallel.pp=2 --set policies.pipeline=dualpipe --set workload.parallel.stage_layers=[1,1,3,3]",
+       "stage_layers needs pp = 2 (a copy of the model's) entries"},
   };
   const fs::path dir = fs::temp_directory_path() / ("cs_overlap_bad_" + std::to_string(::getpid()));
   fs::remove_all(dir);

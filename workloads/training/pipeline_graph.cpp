@@ -125,15 +125,16 @@ struct Edges {
   std::vector<std::vector<std::pair<int, double>>> next, prev;
 };
 
-Edges stage_edges(const std::vector<StageCost>& costs, bool chain)
+// `chain_length`: the stages of each chain (several chains: copies of the model, as DualPipe runs); 0 for a DAG.
+Edges stage_edges(const std::vector<StageCost>& costs, int chain_length)
 {
   const int stages = static_cast<int>(costs.size());
   Edges e;
   e.next.resize(stages);
   e.prev.resize(stages);
   for (int s = 0; s < stages; ++s) {
-    if (chain) {
-      if (s + 1 < stages) {
+    if (chain_length > 0) {
+      if ((s + 1) % chain_length != 0) {
         e.next[s].emplace_back(s + 1, costs[s].activation_bytes);
         e.prev[s + 1].emplace_back(s, costs[s].activation_bytes);
       }
@@ -342,7 +343,7 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
     if (in.blocking_sends && then >= 0)
       g.add_dependency(t, then);
   };
-  const Edges edges = stage_edges(costs, dag.empty());
+  const Edges edges = stage_edges(costs, dag.empty() ? map.chain_length() : 0);
   const auto& next = edges.next;
   const auto& prev = edges.prev;
   for (int d = 0; d < p; ++d)

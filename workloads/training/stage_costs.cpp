@@ -42,105 +42,6 @@ std::vector<StageCost> with_routed_experts(const StageSet& set, const PieceTimes
   return out;
 }
 
-namespace {
-
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-// Layers per device when the embedding's device and the output layer's are two: in `role` order (the embedding's
-// device, the devices between, the output layer's). Choose how many layers the end devices keep so that the slowest
-// device is fastest (ties: the more even split); the devices between share the rest evenly.
-std::vector<int> balance_two_ends(int layers, int pp, int v, double layer_s, double head_s, double embedding_s)
-{
-  // Layers on the first device when `rest` layers go to the first pp - 1 devices, and the slowest of those.
-  auto first_of = [&](int rest, double* slowest) {
-    if (pp == 2 || embedding_s <= 0) { // the first device is one of pp - 1 even shares
-      const int first = pp == 2 ? rest : ceil_div(rest, pp - 1);
-      *slowest = first * layer_s + embedding_s;
-      return first;
-    }
-    int pick = v;
-    *slowest = INFINITY;
-    for (int first = v; first <= rest - (pp - 2) * v; ++first) {
-      const double t = std::max(first * layer_s + embedding_s, ceil_div(rest - first, pp - 2) * layer_s);
-      if (t <= *slowest + 1e-15) {
-        *slowest = std::min(*slowest, t);
-        pick = first;
-      }
-    }
-    return pick;
-  };
-  int best_last = v, best_first = 0;
-  double best = INFINITY;
-  for (int last = v; last <= layers - (pp - 1) * v; ++last) {
-    double front = 0;
-    const int first = first_of(layers - last, &front);
-    const double slowest = std::max(front, last * layer_s + head_s);
-    if (slowest <= best + 1e-15) {
-      best = std::min(best, slowest);
-      best_last = last;
-      best_first = first;
-    }
-  }
-  std::vector<int> role(pp);
-  role[0] = best_first;
-  role[pp - 1] = best_last;
-  const int middle = layers - best_first - best_last;
-  for (int d = 1; d < pp - 1; ++d)
-    role[d] = middle / (pp - 2) + (d - 1 < middle % (pp - 2) ? 1 : 0);
-  return role;
-}
-
-// Layers per device when one device runs both the embedding and the output layer (a V-shaped map): in `role` order
-// (that device, then the others). It keeps the number of layers that makes the slowest device fastest (ties: more).
-std::vector<int> balance_one_end(int layers, int pp, int v, double layer_s, double ends_s)
-{
-  int pick = v;
-  double best = INFINITY;
-  for (int own = v; own <= layers - (pp - 1) * v; ++own) {
-    const double slowest = std::max(own * layer_s + ends_s, ceil_div(layers - own, pp - 1) * layer_s);
-    if (slowest <= best + 1e-15) {
-      best = std::min(best, slowest);
-      pick = own;
-    }
-  }
-  std::vector<int> role(pp);
-  role[0] = pick;
-  const int rest = layers - pick;
-  for (int d = 1; d < pp; ++d)
-    role[d] = rest / (pp - 1) + (d - 1 < rest % (pp - 1) ? 1 : 0);
-  return role;
-}
-
-} // namespace
-
-std::vector<int> partition_layers(int layers, const StageMap& map, double layer_s, double head_s, bool balanced,
-                                  double embedding_s)
-{
-  const int pp = map.devices(), v = map.chunks(), stages = map.stages();
-  std::vector<int> out(stages, layers / stages);
-  if (!balanced || pp == 1) {
-    for (int s = 0; s < layers % stages; ++s)
-      ++out[s];
-    return out;
-  }
-  // Devices by role: the embedding's first, the output layer's last (or first, when it runs both), the rest between
-  // in device order.
-  const int first = map.device_of(0), last = map.device_of(stages - 1);
-  std::vector<int> devices{first};
-  for (int d = 0; d < pp; ++d)
-    if (d != first && d != last)
-      devices.push_back(d);
-  if (last != first)
-    devices.push_back(last);
-  const std::vector<int> role = first != last ? balance_two_ends(layers, pp, v, layer_s, head_s, embedding_s)
-                                              : balance_one_end(layers, pp, v, layer_s, head_s + embedding_s);
-  // Each device spreads its layers over its chunks; earlier chunks take any remainder.
-  for (int k = 0; k < pp; ++k)
-    for (int c = 0; c < v; ++c)
-      out[map.stage(devices[k], c)] = role[k] / v + (c < role[k] % v ? 1 : 0);
-  return out;
-}
-
 double optimizer_parameters(const StageSet& set, int device, const ParallelLayout& parallel, bool sharded)
 {
   double dense = 0, experts = 0;
@@ -149,9 +50,9 @@ double optimizer_parameters(const StageSet& set, int device, const ParallelLayou
     dense += stage.params - stage.expert_params;
     experts += stage.expert_params;
   }
-  const int dp = parallel.dp;
-  const double edp = std::max(1, dp / parallel.ep_replicas());
-  return sharded ? dense / (double(dp) * parallel.cp) + experts / edp : dense + experts; // dense: over dp x cp
+  const int dp = parallel.dp, copies = set.map.chains(); // DualPipe shards both copies' state over their group
+  const double edp = std::max(1, dp / parallel.ep_replicas()) * copies;
+  return sharded ? dense / (double(dp) * parallel.cp * copies) + experts / edp : dense + experts; // over dp x cp
 }
 
 double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform, int cp)
@@ -261,6 +162,7 @@ struct StageCut {
   PieceTimes mtp_entry;    // a multi-token prediction module's own kernels before its layer (lookup, norms, projection)
   int ep = 1, etp = 1;
   std::vector<int> layers_per_stage;
+  StageMap map;                // which stages begin and end a copy of the model
   double activation_bytes = 0; // sent per microbatch by each TP rank
   double gather_s = 0;         // the receiver's all-gather of a scattered activation (0: none)
 };
@@ -312,10 +214,10 @@ void add_mtp_segments(const ModelParams& model, int tp, const StageCut& cut, Sta
 // it receives.
 StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int vs, int first_layer)
 {
-  const int stages = static_cast<int>(cut.layers_per_stage.size()), here = cut.layers_per_stage[vs];
+  const int here = cut.layers_per_stage[vs];
   const PieceTimes &layer = cut.layer, &head = cut.head, &embedding = cut.embedding;
   StageCost c;
-  const bool first = vs == 0, last = vs == stages - 1;
+  const bool first = cut.map.chain_first(vs), last = cut.map.chain_last(vs);
   c.forward_s = here * layer.forward + (last ? head.forward : 0.0) + (first ? embedding.forward : 0.0);
   c.backward_s = here * layer.backward + (last ? head.backward : 0.0) + (first ? embedding.backward : 0.0);
   c.weight_s = here * layer.weight + (last ? head.weight : 0.0) + (first ? embedding.weight : 0.0);
@@ -395,7 +297,8 @@ void recompute_block(const TrainingParams& params, const LayerShape& piece_shape
   int recomputed = 0;
   for (int here : out.layers_per_stage)
     recomputed += std::min(here, model.recompute_num_layers);
-  const double share = double(recomputed) / model.layers; // the layers whose forward reruns
+  const double share =
+      double(recomputed) / (double(model.layers) * out.map.chains()); // the layers whose forward reruns
   out.hardware_flops_per_iteration = hardware_model_flops(model, params.batch.global, share);
   out.tp_seconds_per_layer *= (4 + 2 * share) / 6;
   out.tp_bytes_per_layer *= (4 + 2 * share) / 6;
@@ -408,11 +311,12 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
 {
   const ModelParams& model = params.model;
   const ParallelLayout& parallel = shape.parallel;
-  const int stages = shape.map.stages(), tp = parallel.tp;
+  // The stages of one copy of the model (DualPipe runs two, cut alike).
+  const int stages = shape.map.stages(), chain = shape.map.chain_length(), tp = parallel.tp;
   const int slots = params.parallel.pipeline_slots(model.layers); // layers, and the embedding's and loss's slots
   if ((params.parallel.stage_layers.empty() && params.parallel.partition == StagePartition::EVEN &&
-       slots % stages != 0) ||
-      slots < stages)
+       slots % chain != 0) ||
+      slots < chain)
     throw std::invalid_argument("layers do not divide into pp x vpp stages, or are fewer");
   const FrameworkProfile& fw = params.framework;
   const bool sp = parallel.sp();
@@ -448,19 +352,8 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
                                         model.hidden * dtype_bytes(model.dtype)
                                   : 0.0;
   out.map = shape.map;
-  out.layers_per_stage =
-      partition_layers(model.layers, shape.map, layer.forward + layer.backward, head.forward + head.backward,
-                       params.parallel.partition == StagePartition::BALANCED, embedding.forward + embedding.backward);
-  if (slots != model.layers) { // the embedding and the loss hold a slot each on their stages
-    out.layers_per_stage.assign(stages, slots / stages);
-    out.layers_per_stage.front() -= params.parallel.account_for_embedding ? 1 : 0;
-    out.layers_per_stage.back() -= params.parallel.account_for_loss ? 1 : 0;
-  }
-  if (!params.parallel.stage_layers.empty()) {
-    if (static_cast<int>(params.parallel.stage_layers.size()) != stages)
-      throw std::invalid_argument("stage_layers needs one entry per virtual stage");
-    out.layers_per_stage = params.parallel.stage_layers;
-  }
+  out.layers_per_stage = stage_layer_counts(params, shape.map, layer.forward + layer.backward,
+                                            head.forward + head.backward, embedding.forward + embedding.backward);
   StageCut cut;
   cut.layer = layer;
   if (model.recompute == Recompute::FULL && model.recompute_method == RecomputeMethod::BLOCK)
@@ -480,8 +373,12 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   const bool scatter_gather = tp > 1 && !sp && fw.pipeline_scatter_gather;
   cut.activation_bytes = sp || scatter_gather ? activation / tp : activation;
   cut.gather_s = scatter_gather ? tp_gather_seconds(model, params.batch.micro, tp, platform, cp) : 0.0;
-  for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs)
+  cut.map = shape.map;
+  for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs) {
+    if (shape.map.chain_first(vs))
+      first_layer = 0;
     out.stages.push_back(cut_stage(model, tp, cut, vs, first_layer));
+  }
   if (dp_beside && parallel.zero < 3 && fw.overlap != GradientOverlap::AFTER_BACKWARD && fw.comm_sm_fraction > 0)
     slow_beside_reduction(out.stages, params, parallel.zero, group_shape(platform, parallel.dp_group(0)));
   out.memory = stage_memory(params, out.layers_per_stage, shape, platform.hosts_per_machine);

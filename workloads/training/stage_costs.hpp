@@ -8,6 +8,7 @@
 #include "models/transformer/pass_cost.hpp"
 #include "platform/platform_spec.hpp"
 #include "policies/pipeline/stage_map.hpp"
+#include "workloads/training/stage_partition.hpp"
 #include "workloads/training/training_params.hpp"
 
 #include <functional>
@@ -105,13 +106,6 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
  *  branch into a stage DAG. */
 StageSet layer_graph_stages(const TrainingParams& params, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape);
-
-/** Layers per virtual stage of `map`. Even: layers / stages each, any remainder to the first stages. Balanced: the
- *  device that runs the output layer (head_s per microbatch) and the one that runs the embedding (embedding_s) keep
- *  the numbers of layers that make the slowest device fastest; the devices between share the rest; each device
- *  spreads its layers over its chunks. Times are forward + backward seconds. */
-std::vector<int> partition_layers(int layers, const StageMap& map, double layer_s, double head_s, bool balanced,
-                                  double embedding_s = 0);
 
 /** The parameters device `device` updates in its optimizer step: those of its chunks; `sharded` (ZeRO), its 1/dp
  *  shard of the dense ones and its 1/(dp / ep_replicas) shard of the routed experts' over their expert-data-parallel

@@ -47,13 +47,13 @@ std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const
     const int v = map.chunks();
     for (int c = 0; c < v; ++c) {
       const int vs = map.stage(device, c);
-      int first = 0;
-      for (int k = 0; k < vs; ++k)
+      int first = 0; // the stage's first layer in its copy of the model
+      for (int k = vs - map.position(vs); k < vs; ++k)
         first += stage_layers[k];
       layout.layers_on_device += stage_layers[vs];
       for (int l = first; l < first + stage_layers[vs]; ++l)
         layout.moe_layers_on_device += is_moe_layer(params.model.moe, l) ? 1 : 0;
-      if (vs == map.stages() - 1) { // the MTP modules' layers, like the last
+      if (map.chain_last(vs)) { // the MTP modules' layers, like the last
         layout.layers_on_device += params.model.mtp_depth;
         if (is_moe_layer(params.model.moe, params.model.layers - 1))
           layout.moe_layers_on_device += params.model.mtp_depth;
@@ -71,7 +71,10 @@ std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const
     }
     layout.dropout = params.framework.dropout > 0;
     set_gradient_buffer(layout, params, parallel);
-    layout.holds_head = device == map.device_of(map.stages() - 1);
+    layout.holds_head = false;
+    for (int c = 0; c < v; ++c)
+      layout.holds_head = layout.holds_head || map.chain_last(map.stage(device, c));
+    layout.model_copies = map.chains();
     return transformer_memory(params.model, params.batch.micro, layout);
   };
 }

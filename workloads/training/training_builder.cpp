@@ -55,15 +55,17 @@ public:
     out_.layers_per_device.assign(pp, 0);
     for (std::size_t vs = 0; vs < costs.size(); ++vs)
       out_.layers_per_device[map.device_of(static_cast<int>(vs))] += plan_.stages->layers_per_stage.at(vs);
-    const double layer_passes =
-        double(out_.microbatches) * *std::max_element(out_.layers_per_device.begin(), out_.layers_per_device.end());
+    // Each copy of the model (DualPipe's two) sees its share of the microbatches.
+    const double layer_passes = double(out_.microbatches) / map.chains() *
+                                *std::max_element(out_.layers_per_device.begin(), out_.layers_per_device.end());
     out_.tp_seconds_per_iteration = layer_passes * plan_.stages->tp_seconds_per_layer;
     out_.cp_seconds_per_iteration = layer_passes * plan_.stages->cp_seconds_per_layer;
     out_.context_parallel = parallel.cp;
     double layers = 0;
     for (int l : plan_.stages->layers_per_stage)
       layers += l;
-    out_.tp_bytes_per_iteration = double(dp) * out_.microbatches * layers * plan_.stages->tp_bytes_per_layer;
+    out_.tp_bytes_per_iteration =
+        double(dp) * out_.microbatches / map.chains() * layers * plan_.stages->tp_bytes_per_layer;
     const int built = plan_.replicas_to_build();
     out_.replicas_built = built;
     for (int h = 0; h < built * pp; ++h)

@@ -95,6 +95,15 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp
   if (p.vpp > 1 && v == 1)
     throw env.error_at("workload.parallel.vpp",
                        fmt::format("vpp = {} needs policies.pipeline: interleaved-1f1b", p.vpp));
+  if (const std::string problem = schedule->devices_problem(p.pp); !problem.empty())
+    throw env.error_at(blamed_key(env, {"workload.parallel.pp", "policies.pipeline"}), problem);
+  // The stages of one copy of the model: DualPipe's two copies are cut alike, so stage_layers lists one.
+  const int stages = p.pp * v / schedule->stage_map(p.pp, v).chains();
+  const bool copies = stages != p.pp * v;
+  const std::string stages_are =
+      copies ? fmt::format("pp = {} (a copy of the model's)", stages) : fmt::format("pp x vpp = {} x {}", p.pp, v);
+  const std::string entries =
+      copies ? fmt::format("pp = {} (a copy of the model's)", stages) : fmt::format("pp x vpp = {}", stages);
   const int slots = p.pipeline_slots(params.model.layers);
   const bool accounted = slots != params.model.layers;
   if (accounted && (graph || !p.stage_layers.empty() || p.partition != StagePartition::EVEN))
@@ -108,26 +117,26 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp
       sum += l;
     const bool counts = std::all_of(p.stage_layers.begin(), p.stage_layers.end(), [](int l) { return l >= 0; });
     if (!p.pipeline_layout.empty() &&
-        (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || sum != params.model.layers))
+        (graph || static_cast<int>(p.stage_layers.size()) != stages || sum != params.model.layers))
       throw env.error_at("workload.parallel.pipeline_layout",
-                         fmt::format("the layout has {} stages and {} decoder layers (t); pp x vpp = {} stages of "
+                         fmt::format("the layout has {} stages and {} decoder layers (t); {} stages of "
                                      "the {} transformer layers",
-                                     p.stage_layers.size(), sum, p.pp * v, params.model.layers));
-    if (graph || static_cast<int>(p.stage_layers.size()) != p.pp * v || !counts || sum != params.model.layers)
+                                     p.stage_layers.size(), sum, entries, params.model.layers));
+    if (graph || static_cast<int>(p.stage_layers.size()) != stages || !counts || sum != params.model.layers)
       throw env.error_at("workload.parallel.stage_layers",
-                         fmt::format("stage_layers needs pp x vpp = {} entries of 0 or more layers summing to the {} "
+                         fmt::format("stage_layers needs {} entries of 0 or more layers summing to the {} "
                                      "transformer layers",
-                                     p.pp * v, params.model.layers));
+                                     entries, params.model.layers));
   }
-  if (!graph && p.stage_layers.empty() && p.partition == StagePartition::EVEN && slots % (p.pp * v) != 0)
+  if (!graph && p.stage_layers.empty() && p.partition == StagePartition::EVEN && slots % stages != 0)
     throw env.error_at("workload.model.layers",
-                       fmt::format("{} layers{} do not divide into pp x vpp = {} x {} stages (parallel.partition: "
+                       fmt::format("{} layers{} do not divide into {} stages (parallel.partition: "
                                    "balanced allows uneven stages)",
-                                   params.model.layers, accounted ? " and the embedding's and loss's slots" : "", p.pp,
-                                   v));
-  if (!graph && slots < p.pp * v)
-    throw env.error_at("workload.model.layers", fmt::format("{} layers are fewer than the pp x vpp = {} x {} stages",
-                                                            params.model.layers, p.pp, v));
+                                   params.model.layers, accounted ? " and the embedding's and loss's slots" : "",
+                                   stages_are));
+  if (!graph && slots < stages)
+    throw env.error_at("workload.model.layers",
+                       fmt::format("{} layers are fewer than the {} stages", params.model.layers, stages_are));
   if (schedule->overlaps_passes() && p.zero >= 3)
     throw env.error_at(blamed_key(env, {"policies.pipeline", "workload.parallel.zero"}),
                        fmt::format("{} overlaps passes, which ZeRO-3's per-layer parameter gathers (issued in pass "
@@ -318,7 +327,12 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   if (p.vpp > 1 && p.pp == 1)
     throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
                                                 "pp > 1");
-  if (p.pp > 1 || p.vpp > 1 || !p.stage_layers.empty())
+  // Without pipelining a schedule is only asked whether it runs on one device (DualPipe pairs two at least).
+  const bool one_device_refused = !Registry<PipelineSchedule>::instance()
+                                       .create(pipeline_schedule_name(params, *env.policies))
+                                       ->devices_problem(1)
+                                       .empty();
+  if (p.pp > 1 || p.vpp > 1 || !p.stage_layers.empty() || one_device_refused)
     check_pipeline(env, params, dp);
   if (env.device->peak(params.model.dtype) <= 0)
     throw env.error_at("workload.model.dtype",

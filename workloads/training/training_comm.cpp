@@ -14,10 +14,12 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
     : out_(out), plan_(plan), streams_(streams), order_(order)
 {
   // Gradients are averaged, and ZeRO shards, over the data-parallel replicas and, inside each, the context-parallel
-  // ranks (Megatron-Core's data-parallel group with context parallelism: dp x cp).
-  const int pp = plan.parallel.pp, dp = plan.parallel.dp * plan.parallel.cp;
+  // ranks (Megatron-Core's data-parallel group with context parallelism: dp x cp), and under DualPipe over both copies
+  // of the model.
   const StageMap& map = plan.stages->map;
+  const int pp = plan.parallel.pp, dp = plan.parallel.dp * plan.parallel.cp * map.chains();
   cp_ = plan.parallel.cp;
+  group_ = dp;
   built_ = plan.replicas_to_build();
   sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
@@ -39,12 +41,34 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
       }
   }
   if (plan.overlap == GradientOverlap::DURING_BACKWARD && dp > 1)
-    for (std::size_t vs = 0; vs < reduce_ops_.size(); ++vs)
+    for (std::size_t vs = 0; vs < static_cast<std::size_t>(map.chain_length()); ++vs) // a twin reduces whole
       for (std::size_t op : reduce_ops_[vs])
         pieces_[map.device_of(static_cast<int>(vs))][op] = 1;
 }
 
 bool CommEmitter::in_pieces(int device, std::size_t op) const { return pieces_[device][op] != 0; }
+
+int CommEmitter::twin_device(int stage) const
+{
+  const StageMap& map = plan_.stages->map;
+  return map.chains() > 1 ? map.device_of(map.twin(stage)) : -1;
+}
+
+std::size_t CommEmitter::twin_op(int stage, std::size_t op) const
+{
+  const auto& own = reduce_ops_[stage];
+  const std::size_t k = static_cast<std::size_t>(std::find(own.begin(), own.end(), op) - own.begin());
+  return reduce_ops_[plan_.stages->map.twin(stage)].at(k);
+}
+
+std::size_t CommEmitter::join(SyncRequest& req, const SyncRequest& twin)
+{
+  const std::size_t own = req.hosts.size();
+  req.hosts.insert(req.hosts.end(), twin.hosts.begin(), twin.hosts.end());
+  req.streams.insert(req.streams.end(), twin.streams.begin(), twin.streams.end());
+  req.ready.insert(req.ready.end(), twin.ready.begin(), twin.ready.end());
+  return own;
+}
 
 int CommEmitter::task_of(const PipelineTasks& p, int device, std::size_t op, int piece) const
 {
@@ -84,7 +108,7 @@ std::vector<CommEmitter::Bucket> CommEmitter::plan_buckets(const PipelineTasks& 
   const auto& costs = plan_.stages->stages;
   const double limit = plan_.params->gradient_bucket.value;
   std::vector<Bucket> out;
-  for (std::size_t vs = 0; vs < costs.size(); ++vs) {
+  for (std::size_t vs = 0; vs < static_cast<std::size_t>(plan_.stages->map.chain_length()); ++vs) { // twins join
     const int d = plan_.stages->map.device_of(static_cast<int>(vs));
     for (std::size_t op : reduce_ops_[vs]) {
       if (!pieces_[d][op] || costs[vs].segments.empty()) {
@@ -120,12 +144,26 @@ void CommEmitter::reduce_bucket(int it, std::size_t b, const Bucket& k, const st
   std::vector<int> ready;
   for (int r = 0; r < built_; ++r)
     ready.push_back(task_of(replicas[r], d, k.op, k.piece));
-  const SyncRequest req = group_request(d, k.bytes, ready,
-                                        TaskLabels{it, k.stage, -1, -1, out_.graph.intern("gradient-sync"),
-                                                   CommKind::GRADIENT_SYNC, static_cast<int>(b)});
+  const TaskLabels labels{
+      it, k.stage, -1, -1, out_.graph.intern("gradient-sync"), CommKind::GRADIENT_SYNC, static_cast<int>(b)};
+  SyncRequest req = group_request(d, k.bytes, ready, labels);
+  // DualPipe: the other copy's stage at the same place holds the same parameters; its gradients join the reduction,
+  // from its own device, once its matching pass completes.
+  const int twin = twin_device(k.stage);
+  std::size_t own = 0;
+  if (twin >= 0) {
+    const std::size_t op = twin_op(k.stage, k.op);
+    std::vector<int> twin_ready;
+    for (int r = 0; r < built_; ++r)
+      twin_ready.push_back(task_of(replicas[r], twin, op, -1));
+    own = join(req, group_request(twin, k.bytes, twin_ready, labels));
+  }
   const auto members = plan_.sync->reduce(out_.graph, req, sharded_);
-  for (int r = 0; r < built_; ++r)
+  for (int r = 0; r < built_; ++r) {
     done[r * pp + d].push_back(members[r * cp_]);
+    if (twin >= 0)
+      done[r * pp + twin].push_back(members[own + r * cp_]);
+  }
 }
 
 // Without ZeRO-3 the buckets go out in the order they close. Under ZeRO-3 each device's gathers and reductions share
@@ -176,9 +214,9 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
   // ep: the replicas of one EP group (ep / tp of them under MoE parallel folding, whose other TP ranks mirror them).
   const int pp = plan_.parallel.pp, ep = plan_.parallel.ep_replicas(), dp = plan_.parallel.dp;
   const auto& costs = plan_.stages->stages;
-  if (dp / ep < 2)
+  if (dp / ep * plan_.stages->map.chains() < 2)
     return;
-  for (std::size_t vs = 0; vs < costs.size(); ++vs) {
+  for (std::size_t vs = 0; vs < static_cast<std::size_t>(plan_.stages->map.chain_length()); ++vs) { // twins join
     const double bytes = costs[vs].expert_params * reduce_bytes_;
     if (bytes <= 0 || reduce_ops_[vs].empty())
       continue;
@@ -192,16 +230,26 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
         for (int r : group)
           if (r < built_)
             ready[r] = task_of(replicas[r], d, op, -1);
-        const SyncRequest req =
-            group_request(d, bytes / count, ready,
-                          TaskLabels{it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"),
-                                     CommKind::GRADIENT_SYNC, -1},
-                          group);
+        const TaskLabels labels{
+            it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"), CommKind::GRADIENT_SYNC, -1};
+        SyncRequest req = group_request(d, bytes / count, ready, labels, group);
+        const int twin = twin_device(static_cast<int>(vs));
+        std::size_t own = 0;
+        if (twin >= 0) {
+          std::vector<int> twin_ready(built_, -1);
+          for (int r : group)
+            if (r < built_)
+              twin_ready[r] = task_of(replicas[r], twin, reduce_ops_[plan_.stages->map.twin(int(vs))].back(), -1);
+          own = join(req, group_request(twin, bytes / count, twin_ready, labels, group));
+        }
         // ZeRO-3 keeps each expert-data-parallel rank's shard only: a reduce-scatter; otherwise an all-reduce.
         const auto members = plan_.sync->reduce(out_.graph, req, zero3_);
         for (std::size_t i = 0; i < group.size(); ++i)
-          if (group[i] < built_)
+          if (group[i] < built_) {
             done[group[i] * pp + d].push_back(members[i]);
+            if (twin >= 0)
+              done[group[i] * pp + twin].push_back(members[own + i]);
+          }
       }
   }
 }
@@ -210,7 +258,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
                                         const std::vector<int>& ends)
 {
   const int pp = plan_.parallel.pp;
-  const std::vector<Bucket> buckets = plan_.parallel.dp * cp_ > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
+  const std::vector<Bucket> buckets = group_ > 1 ? plan_buckets(replicas[0]) : std::vector<Bucket>{};
   out_.buckets = static_cast<int>(buckets.size());
   const auto reduced = communicate(it, buckets, replicas, ends);
   // The optimizer step of each device over its chunks' parameters (ZeRO: its 1/dp shard; of routed experts, its
@@ -236,16 +284,29 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     if (buckets[b].op != reduce_ops_[buckets[b].stage].back())
       continue; // an earlier microbatch's reduction: the step gathers each shard once
-    const int d = plan_.stages->map.device_of(buckets[b].stage);
-    std::vector<int> ready;
-    for (int r = 0; r < built_; ++r)
-      ready.push_back(next[r * pp + d]);
-    const auto members = plan_.sync->gather(
-        out_.graph, group_request(d, buckets[b].bytes / reduce_bytes_ * element_bytes_, ready,
-                                  TaskLabels{it, buckets[b].stage, -1, -1, out_.graph.intern("parameter-gather"),
-                                             CommKind::PARAMETER_GATHER, static_cast<int>(b)}));
-    for (int r = 0; r < built_; ++r)
+    const int d = plan_.stages->map.device_of(buckets[b].stage), twin = twin_device(buckets[b].stage);
+    const double bytes = buckets[b].bytes / reduce_bytes_ * element_bytes_;
+    const TaskLabels labels{it,
+                            buckets[b].stage,
+                            -1,
+                            -1,
+                            out_.graph.intern("parameter-gather"),
+                            CommKind::PARAMETER_GATHER,
+                            static_cast<int>(b)};
+    auto ready = [&](int device) {
+      std::vector<int> out;
+      for (int r = 0; r < built_; ++r)
+        out.push_back(next[r * pp + device]);
+      return out;
+    };
+    SyncRequest req = group_request(d, bytes, ready(d), labels);
+    const std::size_t own = twin >= 0 ? join(req, group_request(twin, bytes, ready(twin), labels)) : 0;
+    const auto members = plan_.sync->gather(out_.graph, req);
+    for (int r = 0; r < built_; ++r) {
       gathered[r * pp + d].push_back(members[r * cp_]);
+      if (twin >= 0)
+        gathered[r * pp + twin].push_back(members[own + r * cp_]);
+    }
   }
   for (int h = 0; h < built_ * pp; ++h) {
     const int join = out_.graph.add_delay(out_.compute_streams[h], 0, "gather-join",

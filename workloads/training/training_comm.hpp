@@ -51,6 +51,12 @@ private:
   std::vector<std::vector<int>> communicate(int it, const std::vector<Bucket>& buckets,
                                             const std::vector<PipelineTasks>& replicas, const std::vector<int>& ends);
   int task_of(const PipelineTasks& p, int device, std::size_t op, int piece) const;
+  /** DualPipe: the device holding the other copy's stage at `stage`'s place (its twin), or -1 with one copy. */
+  int twin_device(int stage) const;
+  /** The twin's op that reduces with `stage`'s op `op` (the same microbatch count into the step). */
+  std::size_t twin_op(int stage, std::size_t op) const;
+  /** Adds the twin's members to `req`; returns where they start among its members. */
+  static std::size_t join(SyncRequest& req, const SyncRequest& twin);
 
   TrainingGraph& out_;
   const TrainingPlan& plan_;
@@ -61,6 +67,7 @@ private:
   int built_ = 1;
   bool sharded_ = false, zero3_ = false;
   int cp_ = 1;               // context-parallel ranks in each replica's share of the dense gradient group
+  int group_ = 1;            // the dense gradient group: dp x cp x copies of the model
   double element_bytes_ = 2; // parameters (gathers)
   double reduce_bytes_ = 2;  // gradients on the wire
 };
