@@ -31,15 +31,27 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
                                             const std::function<double(int, const PipelineOp&)>& seconds,
                                             const std::vector<double>& tail, int iterations)
 {
+  std::vector<std::vector<double>> table(order.size());
+  for (std::size_t d = 0; d < order.size(); ++d)
+    for (const PipelineOp& op : order[d])
+      table[d].push_back(seconds(map.stage(static_cast<int>(d), op.chunk), op));
+  return schedule_iteration_ends(order, map, table, tail, iterations);
+}
+
+std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
+                                            const std::vector<std::vector<double>>& seconds,
+                                            const std::vector<double>& tail, int iterations)
+{
   const int devices = static_cast<int>(order.size()), stages = map.stages();
   std::vector<std::vector<TimedOp>> ops(devices);
   int microbatches = 0;
   for (int d = 0; d < devices; ++d) {
     ops[d].reserve(order[d].size());
-    for (const PipelineOp& op : order[d]) {
+    for (std::size_t i = 0; i < order[d].size(); ++i) {
+      const PipelineOp& op = order[d][i];
       const int vs = map.stage(d, op.chunk);
       microbatches = std::max(microbatches, op.microbatch + 1);
-      ops[d].push_back({seconds(vs, op), std::size_t(op.microbatch) * stages + vs, op.forward(), op.sends_gradient(),
+      ops[d].push_back({seconds[d][i], std::size_t(op.microbatch) * stages + vs, op.forward(), op.sends_gradient(),
                         map.chain_first(vs), map.chain_last(vs)});
     }
   }

@@ -22,5 +22,10 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
 std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
                                             const std::function<double(int, const PipelineOp&)>& seconds,
                                             const std::vector<double>& tail, int iterations);
+/** The same with each op's length given: seconds[device][op], as `order` lists them (an op paired with a neighbour
+ *  can depend on which one). */
+std::vector<double> schedule_iteration_ends(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map,
+                                            const std::vector<std::vector<double>>& seconds,
+                                            const std::vector<double>& tail, int iterations);
 
 } // namespace cs

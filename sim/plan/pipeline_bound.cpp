@@ -51,6 +51,31 @@ int moe_layers(const StageSet& set, std::size_t vs)
   return n;
 }
 
+// A stage whose passes, paired, alternate with the partner's all-to-alls block by block: every segment an MoE layer
+// (no embedding, dense layer, output layer or MTP module to shift the blocks), with no shared experts run beside the
+// all-to-alls, and each layer's dense part (its least, forward and backward) that runs between them.
+struct PhasedStage {
+  bool moe = false;
+  double forward = 0, backward = 0;
+};
+
+std::vector<PhasedStage> phased_stages(const StageSet& set, bool whole_alltoalls)
+{
+  std::vector<PhasedStage> out(set.stages.size());
+  for (std::size_t vs = 0; whole_alltoalls && vs < set.stages.size(); ++vs) {
+    const auto& segments = set.stages[vs].segments;
+    PhasedStage& p = out[vs];
+    p.moe = !segments.empty();
+    p.forward = p.backward = std::numeric_limits<double>::infinity();
+    for (const Segment& seg : segments) {
+      p.moe = p.moe && seg.moe && seg.shared_forward_s == 0 && seg.shared_backward_s == 0;
+      p.forward = std::min(p.forward, seg.forward_s);
+      p.backward = std::min(p.backward, seg.backward_s);
+    }
+  }
+  return out;
+}
+
 std::unique_ptr<PipelineSchedule> schedule_of(const Plan& plan)
 {
   // Without a pipeline, 1F1B's order: one device's passes add up the same in any order.
@@ -116,15 +141,16 @@ double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const
 }
 
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
-                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches)
+                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches,
+                              bool whole_alltoalls)
 {
   return pipeline_compute_bound(params, plan, bound_stages(params, plan, cost, platform), experts, cost, platform,
-                                microbatches, even_alltoall_seconds(params, plan, platform));
+                                microbatches, even_alltoall_seconds(params, plan, platform), whole_alltoalls);
 }
 
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                               const PieceTimes& experts, const KernelCostModel& cost, const PlatformSpec& platform,
-                              int microbatches, double even_alltoall_s)
+                              int microbatches, double even_alltoall_s, bool whole_alltoalls)
 {
   const int pp = plan.parallel.pp, v = plan.parallel.vpp;
   const BoundPasses passes = bound_passes(params, plan, set, experts, cost, even_alltoall_s);
@@ -136,30 +162,46 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
   std::vector<int> moe_count(set.stages.size(), 0);
   for (std::size_t vs = 0; vs < set.stages.size(); ++vs)
     moe_count[vs] = moe_layers(set, vs);
-  const double beside = even_alltoall_s;
+  const double a = even_alltoall_s;
   const ModelParams& model = params.model;
   const double f = model.moe.enabled() && platform.device
                        ? token_dispatcher(model.moe.dispatcher)
                              .sm_share(fw.comm_sm_fraction, model.moe.deepep_sms, platform.device->sms)
                        : 0.0;
+  auto slowdown = [&](double t) { return f <= 0 || f >= 1 || t <= 0 ? 0.0 : std::min(t * f / (1 - f), a * f); };
   const double unpaired = unpaired_alltoall_seconds(params, plan, even_alltoall_s);
-  auto slowed = [&](const PipelineOp& op) {
-    if (op.overlap == Overlap::NONE)
-      return op.pass == Pass::BACKWARD_WEIGHT ? 0.0 : unpaired;
-    const double t = op.pass == Pass::FORWARD          ? experts.forward
-                     : op.pass == Pass::BACKWARD       ? experts.backward
-                     : op.pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
-                                                       : 0.0;
-    return f <= 0 || f >= 1 || t <= 0 ? 0.0 : std::min(t * f / (1 - f), beside * f);
-  };
+  const auto phased = phased_stages(set, whole_alltoalls && a > 0);
+  std::vector<std::vector<double>> seconds(order.size());
+  for (std::size_t d = 0; d < order.size(); ++d)
+    for (std::size_t i = 0; i < order[d].size(); ++i) {
+      const PipelineOp& op = order[d][i];
+      const int vs = set.map.stage(static_cast<int>(d), op.chunk);
+      double per_layer = 0;
+      if (op.overlap == Overlap::NONE) {
+        per_layer = op.pass == Pass::BACKWARD_WEIGHT ? 0.0 : unpaired;
+      } else {
+        const bool forward = op.forward();
+        const double t = forward                           ? experts.forward
+                         : op.pass == Pass::BACKWARD       ? experts.backward
+                         : op.pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
+                                                           : 0.0;
+        per_layer = slowdown(t);
+        const PipelineOp& partner = order[d][op.overlap == Overlap::WITH_NEXT ? i + 1 : i - 1];
+        const int other = set.map.stage(static_cast<int>(d), partner.chunk);
+        const bool whole = op.pass == Pass::FORWARD || op.pass == Pass::BACKWARD;
+        if (whole && phased[vs].moe && phased[other].moe && moe_count[vs] == moe_count[other]) {
+          // Layer by layer the pair alternates: attention (F) beside the combine (B), experts (B) beside the
+          // dispatch (F), experts (F) beside the dispatch (B), attention (B) beside the combine (F). Each of this
+          // op's blocks lasts at least the other's all-to-all it runs beside.
+          const double dense = forward ? phased[vs].forward : phased[vs].backward;
+          per_layer = std::max(0.0, a - dense) + std::max(per_layer, a - t);
+        }
+      }
+      seconds[d].push_back(stage[vs].seconds(static_cast<int>(op.pass)) + moe_count[vs] * per_layer);
+    }
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
   // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.
-  const auto ends = schedule_iteration_ends(
-      order, set.map,
-      [&](int vs, const PipelineOp& op) {
-        return stage[vs].seconds(static_cast<int>(op.pass)) + moe_count[vs] * slowed(op);
-      },
-      passes.optimizer, 2);
+  const auto ends = schedule_iteration_ends(order, set.map, seconds, passes.optimizer, 2);
   return ends[1] - ends[0];
 }
 

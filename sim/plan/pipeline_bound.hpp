@@ -23,12 +23,16 @@ namespace cs {
  *  tasks and edges (pipeline sends, data-parallel reductions, ZeRO gathers, all-to-alls, skew); unlike the average
  *  device's compute this sees the pipeline's fill and drain. Not strict: delays in the first iteration can shorten
  *  the second, so the planner test holds it below the simulated time of every plan of a small model. */
+/** `whole_alltoalls`: the MoE policy sends each dispatch and combine whole, at the routed bytes (static placement:
+ *  no pipelined chunks, no compression). A paired op's blocks then alternate with its partner's all-to-alls, so each
+ *  lasts at least the all-to-all it runs beside, where both ops' stages are MoE layers alone, as many on each side. */
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
-                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches);
+                              const KernelCostModel& cost, const PlatformSpec& platform, int microbatches,
+                              bool whole_alltoalls = false);
 /** The same, given the plan's bound_stages and even_alltoall_seconds (a search prices each once per shape). */
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                               const PieceTimes& experts, const KernelCostModel& cost, const PlatformSpec& platform,
-                              int microbatches, double even_alltoall_s);
+                              int microbatches, double even_alltoall_s, bool whole_alltoalls = false);
 
 /** The stages both bounds price: transformer_stages on the plan's shape and its schedule's stage map. */
 StageSet bound_stages(const TrainingParams& params, const Plan& plan, const KernelCostModel& cost,

@@ -402,7 +402,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
     }
     if (!platform) {
       platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
-      bounds = std::make_unique<SearchBounds>(*cost, *platform);
+      // Static placement sends each all-to-all whole; other MoE policies split, compress or move them.
+      bounds = std::make_unique<SearchBounds>(*cost, *platform, s.policies.name("moe", "static-ep") == "static-ep");
     }
     auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
                                plan.parallel.etp, plan.parallel.cp, plan.fp8);

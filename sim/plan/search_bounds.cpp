@@ -97,11 +97,12 @@ double SearchBounds::timeline(const TrainingParams& params, const Plan& plan, co
   const std::string key = fmt::format("{} z{} m{}", stage_key(plan), zero, microbatches);
   auto it = timelines_.find(key);
   if (it == timelines_.end())
-    it = timelines_
-             .emplace(key, std::max(pipeline_compute_bound(params, plan, stages(params, plan), experts, cost_,
-                                                           platform_, microbatches, alltoall(params, plan)),
-                                    gathers(params, plan, microbatches)))
-             .first;
+    it =
+        timelines_
+            .emplace(key, std::max(pipeline_compute_bound(params, plan, stages(params, plan), experts, cost_, platform_,
+                                                          microbatches, alltoall(params, plan), whole_alltoalls_),
+                                   gathers(params, plan, microbatches)))
+            .first;
   return it->second;
 }
 

@@ -26,7 +26,10 @@ std::string plan_key(const Plan& plan, int zero);
  *  scenario reshaped to it). */
 class SearchBounds {
 public:
-  SearchBounds(const KernelCostModel& cost, const PlatformSpec& platform) : cost_(cost), platform_(platform) {}
+  /** `whole_alltoalls`: the scenario's MoE policy sends its all-to-alls whole (pipeline_compute_bound). */
+  SearchBounds(const KernelCostModel& cost, const PlatformSpec& platform, bool whole_alltoalls = false)
+      : cost_(cost), platform_(platform), whole_alltoalls_(whole_alltoalls)
+  {}
 
   /** The cheap bound (no timeline); both bounds take ZeRO-3's gathers into account where they exceed them. */
   double work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches);
@@ -42,6 +45,7 @@ private:
 
   const KernelCostModel& cost_;
   const PlatformSpec& platform_;
+  bool whole_alltoalls_ = false;
   // All looked up, never iterated.
   std::map<std::string, std::unique_ptr<StageSet>> stages_;             // by the plan's shape (stage_key)
   std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
