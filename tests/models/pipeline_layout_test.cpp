@@ -75,16 +75,26 @@ double layout_step(const std::string& args)
 
 TEST(MegatronLayoutString, RunsAsTheSameStagesWrittenOut)
 {
-  // DeepSeek-V3 under DualPipeV: its stage_layers [1, 2 x 30, 0] with the MTP module beside the loss.
+  // DeepSeek-V3 under DualPipe: each copy's stage_layers [3, 4 x 14, 2] with the MTP module beside the loss.
   const double written = layout_step("");
   const double layout = layout_step(
-      " --set 'workload.parallel.stage_layers=[]' --set 'workload.parallel.pipeline_layout=Et|(tt|)*30,mL'");
+      " --set 'workload.parallel.stage_layers=[]' --set 'workload.parallel.pipeline_layout=Ettt|(tttt|)*14,ttmL'");
+  // Under DualPipeV a layout lists the V's 32 stages: [1, 2 x 30, 0].
+  std::string v_stages = "[1";
+  for (int i = 0; i < 30; ++i)
+    v_stages += ",2";
+  v_stages += ",0]";
+  const std::string v = " --set policies.pipeline=dualpipev";
+  EXPECT_DOUBLE_EQ(
+      layout_step(
+          v + " --set 'workload.parallel.stage_layers=[]' --set 'workload.parallel.pipeline_layout=Et|(tt|)*30,mL'"),
+      layout_step(v + " --set 'workload.parallel.stage_layers=" + v_stages + "'"));
   EXPECT_GT(written, 0);
   EXPECT_DOUBLE_EQ(layout, written);
   // A layout that does not fit the pipeline or the model: exit 2 at the key, nothing written.
   const fs::path dir = fs::temp_directory_path() / ("cs_layout_bad_" + std::to_string(::getpid()));
-  for (const char* bad :
-       {"Et|(tt|)*30,m|L", "Et|(tt|)*30,L", "t|Et|(tt|)*29,mL", "Et|(tt|)*29,m|tL", "Et|(tt|*30,mL"}) {
+  for (const char* bad : {"Ettt|(tttt|)*14,tt|mL", "Ettt|(tttt|)*14,ttL", "t|Ett|(tttt|)*14,ttmL",
+                          "Ettt|(tttt|)*13,ttmt|ttL", "Ettt|(tttt|*14,ttmL"}) {
     auto r = cs::testing::run_clustersim("run " + cs::testing::src("bench/scenarios/deepseek-v3-2048-h800.yaml") +
                                          " --set 'workload.parallel.stage_layers=[]' --set "
                                          "'workload.parallel.pipeline_layout=" +
