@@ -39,6 +39,14 @@ double held_units(const ModelParams& model, const MemoryLayout& layout, double t
     const double kept = 1.0 - model.fp8->saved_input_bytes() / 2.0;
     held -= kept * (2.0 / (sp ? t : 1.0) + (4.0 + (model.recomputes("mlp") ? 0.0 : 2.0 * ffn)) / t);
   }
+  // torchtitan's op-level policy keeps only the block's input, the saved matmuls' outputs (queries, values, the MLP's
+  // first and, for SwiGLU, its last) and attention's output, 2 bytes an element (with a TP rank's share).
+  if (model.recomputes("op_sac")) {
+    const AttentionWidths w = attention_kind_of(model).widths(model);
+    const bool swiglu = mlp_units > 4.0;
+    const double whole = (2.0 + (swiglu ? 2.0 : 0.0)) / (sp ? t : 1.0);
+    return whole + 2.0 * (w.query + w.value + w.output + model.ffn) / h / t;
+  }
   // Selective recomputation's modules drop what they rerun: layernorm the two norms' outputs (2 units each,
   // replicated without sp), mlp the MLP's inner activations (only its input is kept). core_attn is the scores' below.
   if (model.recomputes("layernorm"))

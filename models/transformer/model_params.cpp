@@ -101,7 +101,7 @@ void check_recompute_modules(ObjectReader& m, const ModelParams& model)
   if (m.describing() || model.recompute_modules.empty())
     return;
   static const std::vector<std::string> priced{"core_attn", "layernorm",      "mlp", "mla_up_proj",
-                                               "moe_act",   "shared_experts", "moe"};
+                                               "moe_act",   "shared_experts", "moe", "op_sac"};
   static const std::vector<std::string> later{};
   if (model.recompute != Recompute::SELECTIVE)
     m.fail_at("recompute_modules", "recompute_modules needs recompute: selective (full reruns the whole layer)");
@@ -113,10 +113,17 @@ void check_recompute_modules(ObjectReader& m, const ModelParams& model)
     if (std::find(priced.begin(), priced.end(), name) == priced.end())
       m.fail_at("recompute_modules",
                 fmt::format("unknown recompute module '{}' (expected core_attn, layernorm, mlp, mla_up_proj, moe_act, "
-                            "shared_experts or moe)",
+                            "shared_experts, moe or op_sac)",
                             name));
     if (name == "mla_up_proj" && attention_kind_of(model).name() != "mla")
       m.fail_at("recompute_modules", "recompute module 'mla_up_proj' needs multi-head latent attention (model.mla)");
+    // torchtitan's op-level policy is a whole policy of its own, for its dense blocks with fused attention.
+    if (name == "op_sac" &&
+        (model.recompute_modules.size() > 1 || model.moe.enabled() || attention_kind_of(model).name() == "mla" ||
+         model.attention == AttentionCore::MATERIALIZED))
+      m.fail_at("recompute_modules", "recompute module 'op_sac' (torchtitan's op-level selective checkpointing) is a "
+                                     "policy of its own for dense blocks with fused attention: list it alone, "
+                                     "without MoE layers or MLA");
   }
 }
 
@@ -209,7 +216,9 @@ void read_recompute(ObjectReader& m, ModelParams& model)
              "activations (Megatron-Core --recompute-modules): core_attn (materialised attention's scores; fused "
              "attention keeps none), layernorm (the norms' outputs), mlp (the MLP's inner activations), mla_up_proj "
              "(MLA's queries, keys and values, rebuilt from the latents), moe_act (the routed experts' activation "
-             "outputs), shared_experts (the shared experts' inner activations); empty = core_attn")
+             "outputs), shared_experts (the shared experts' inner activations); or, alone, op_sac (torchtitan's "
+             "op-level selective checkpointing: every matmul output but every second one and attention's kept, all "
+             "else rerun); empty = core_attn")
       .choice("recompute_method", model.recompute_method,
               {{"uniform", RecomputeMethod::UNIFORM}, {"block", RecomputeMethod::BLOCK}},
               "with recompute: full, which layers (Megatron --recompute-method): uniform, every layer, checkpointed in "

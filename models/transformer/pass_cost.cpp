@@ -73,6 +73,55 @@ bool reruns(const std::string& module, const std::string& kernel)
   return false;
 }
 
+// torchtitan's op-level selective activation checkpointing (activation_checkpoint.mode "selective",
+// selective_ac_option "op"): in each block it saves the outputs of the matmuls but every second one, of attention and
+// of reduce-scatters, and reruns every other op in backward. A Llama block's matmuls run q, k, v, o, then w1, w3, w2
+// (SwiGLU) or fc1, fc2 (GeLU): k, o and w3 (or fc2) rerun. Here the share of each forward kernel that reruns: that of
+// the fused QKV GEMM the keys are (its kernels named after it: an FP8 linear's casts too), the output projection,
+// half the fused gate-up GEMM or GeLU's second, no attention core, and every kernel that is no matmul. [recon: from
+// torchtitan's _save_list policy and its Llama modules' order; the fused kernels are cut by their FLOPs]
+std::vector<NamedKernel> op_sac_reruns(const std::vector<NamedKernel>& forward)
+{
+  double kv_share = 0;
+  bool swiglu = false;
+  for (const auto& n : forward) {
+    if (const auto* a = std::get_if<AttentionKernel>(&n.kernel))
+      kv_share = a->kv_heads / (a->heads + 2 * a->kv_heads);
+    swiglu = swiglu || n.name.rfind("ffn_gate_up_gemm", 0) == 0;
+  }
+  auto gemm_share = [&](const std::string& name) {
+    if (name.rfind("qkv_gemm", 0) == 0)
+      return kv_share;
+    if (name.rfind("attn_out_gemm", 0) == 0)
+      return 1.0;
+    if (name.rfind("ffn_gate_up_gemm", 0) == 0)
+      return 0.5;
+    if (name.rfind("ffn_down_gemm", 0) == 0)
+      return swiglu ? 0.0 : 1.0;
+    return name.rfind("ffn_up_gemm", 0) == 0 ? 0.0 : -1.0; // -1: not a matmul
+  };
+  std::vector<NamedKernel> out;
+  for (const auto& n : forward) {
+    if (std::holds_alternative<AttentionKernel>(n.kernel))
+      continue; // attention's output is saved
+    const double share = gemm_share(n.name);
+    if (share == 0)
+      continue;
+    NamedKernel again = n;
+    if (share > 0 && share < 1) { // a part of a fused GEMM: its output columns (and a cast's elements) by the share
+      if (auto* g = std::get_if<GemmKernel>(&again.kernel))
+        g->n *= share;
+      else if (auto* b = std::get_if<BandwidthKernel>(&again.kernel)) {
+        b->bytes_in *= share;
+        b->bytes_out *= share;
+        b->flops *= share;
+      }
+    }
+    out.push_back(again);
+  }
+  return out;
+}
+
 } // namespace
 
 PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
@@ -86,7 +135,10 @@ PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const 
   t.weight = b.weight_seconds;
   if (recompute == Recompute::FULL) // the forward pass runs again inside backward
     t.backward += t.forward;
-  if (recompute == Recompute::SELECTIVE) { // the modules' forward kernels run again (default: core_attn)
+  if (recompute == Recompute::SELECTIVE &&
+      std::find(modules.begin(), modules.end(), "op_sac") != modules.end()) { // torchtitan's op-level policy
+    t.backward += pass_cost(cost, op_sac_reruns(k.forward), fw.kernel_gap_s).seconds;
+  } else if (recompute == Recompute::SELECTIVE) { // the modules' forward kernels run again (default: core_attn)
     const std::vector<std::string> given = modules.empty() ? std::vector<std::string>{"core_attn"} : modules;
     std::vector<NamedKernel> again;
     for (const auto& n : k.forward)

@@ -240,7 +240,11 @@ double hardware_model_flops(const ModelParams& model, double global_batch)
     const double core = model.recomputes("core_attn") && scores_kept
                             ? attention_kind_of(model).core_forward_flops_per_token(model)
                             : 0.0;
-    const double mlp = model.recomputes("mlp") ? 2.0 * mlp_kind_of(model).weights(model.hidden, model.ffn) : 0.0;
+    double mlp = model.recomputes("mlp") ? 2.0 * mlp_kind_of(model).weights(model.hidden, model.ffn) : 0.0;
+    if (model.recomputes("op_sac")) { // torchtitan's op level: the keys, the output projection, and w3 (GeLU: fc2)
+      const AttentionWidths w = attention_kind_of(model).widths(model);
+      mlp = 2.0 * double(model.hidden) * (w.key + w.output + model.ffn);
+    }
     const double own = attention_kind_of(model).rerun_flops_per_token(model);
     const double again = flops + global_batch * model.seq * (core + mlp + own) * (model.layers + model.mtp_depth);
     // In every MoE layer, 2 FLOPs a weight a token again: the shared experts' GEMMs (shared_experts), or the whole

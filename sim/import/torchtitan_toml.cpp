@@ -185,17 +185,18 @@ void TomlReader::training()
     if (*mode != "none" && *mode != "selective" && *mode != "full")
       fail(*at("activation_checkpoint", "mode"), "mode is none, selective or full, not '" + *mode + "'");
     run_.set("workload.model.recompute", *mode);
-    if (*mode == "selective") { // op-level: matmul and attention outputs kept, the cheap ops rerun
-      YAML::Node modules(YAML::NodeType::Sequence);
-      modules.push_back("layernorm");
-      run_.set("workload.model.recompute_modules", modules);
+    if (*mode == "selective") { // op-level (the default): every matmul output but every second one kept
       const toml::node* option = at("activation_checkpoint", "selective_ac_option");
       const std::string shown = option
                                     ? (option->is_string() ? *option->value<std::string>()
                                                            : std::to_string(option->value<std::int64_t>().value_or(0)))
                                     : "op";
-      approximated_.push_back("[activation_checkpoint] selective_ac_option = " + shown +
-                              " (priced as selective recomputation of the norms)");
+      YAML::Node modules(YAML::NodeType::Sequence);
+      modules.push_back(shown == "op" ? "op_sac" : "layernorm");
+      run_.set("workload.model.recompute_modules", modules);
+      if (shown != "op") // layer-level: every n-th block checkpointed whole
+        approximated_.push_back("[activation_checkpoint] selective_ac_option = " + shown +
+                                " (layer-level checkpointing, priced as selective recomputation of the norms)");
     }
   } else {
     run_.set("workload.model.recompute", "none");

@@ -135,8 +135,10 @@ TEST(Import, TorchtitanTomlGivesAnFsdpRunOfThePreset)
   EXPECT_EQ(t.parallel.zero, 3); // FSDP2 shards everything over data_parallel_shard_degree
   EXPECT_EQ(t.framework.name, "fsdp");
   EXPECT_EQ(t.model.recompute, cs::Recompute::SELECTIVE);
-  // Op-level selective checkpointing is approximated, and says so; optimizer and logging tables are named.
-  EXPECT_NE(i.r.err.find("selective_ac_option = op"), std::string::npos) << i.r.err;
+  // Op-level selective checkpointing is torchtitan's own policy (op_sac), not approximated; optimizer and logging
+  // tables are named.
+  EXPECT_EQ(t.model.recompute_modules, std::vector<std::string>{"op_sac"});
+  EXPECT_EQ(i.r.err.find("selective_ac_option"), std::string::npos) << i.r.err;
   EXPECT_NE(i.r.err.find("optimizer.lr"), std::string::npos);
   // Eager is what the fused profile approximates; the same configuration compiled is what it describes.
   EXPECT_NE(i.r.err.find("eager PyTorch"), std::string::npos) << i.r.err;

@@ -7,6 +7,7 @@
 #include "tests/test_support.hpp"
 
 #include <gtest/gtest.h>
+#include <regex>
 
 namespace {
 
@@ -230,4 +231,30 @@ TEST(RecomputeModules, TheMoeModuleRerunsTheWholeLayerAndItsAllToAlls)
   // Hardware FLOPs count the rerun: the router and each token's top-2 experts once more in every layer.
   EXPECT_GT(whole.at("hardware_tflops_per_gpu").get<double>() * whole.at("iteration_time_s").get<double>(),
             none.at("hardware_tflops_per_gpu").get<double>() * none.at("iteration_time_s").get<double>() * 1.1);
+}
+
+TEST(RecomputeModules, TorchtitansOpLevelPolicyRerunsEverySecondMatmul)
+{
+  // torchtitan's op-level selective checkpointing on a Llama 3 8B block: of q, k, v, o, w1, w3, w2 it reruns k, o and
+  // w3, and every op that is no matmul but attention; it keeps the block's input, q, v, attention's output, w1's and
+  // w2's outputs.
+  const cs::ModelParams op = llama("selective", {"op_sac"}), none = llama("none", {});
+  const Outcome sac = outcome(op), kept = outcome(none), mlp = outcome(llama("selective", {"mlp"}));
+  EXPECT_GT(sac.backward, kept.backward);
+  EXPECT_LT(sac.backward, outcome(llama("full", {})).backward);
+  // Rerun matmul FLOPs a token: 2 h (kv + o + ffn), between none and the whole MLP's 2 h (3 ffn) plus more.
+  const double again = cs::hardware_model_flops(op, 8) - cs::hardware_model_flops(none, 8);
+  EXPECT_DOUBLE_EQ(again, 8.0 * 8192 * 32 * 2.0 * 4096 * (1024 + 4096 + 14336));
+  // tp 2 with sequence parallelism: the block's input and w2's output split over the TP ranks, the rest too; the
+  // loss's fp32 log-probabilities beside them.
+  const double blocks = 8192.0 * 4096 * 32 * (4.0 + 2.0 * (4096 + 1024 + 4096 + 14336) / 4096) / 2;
+  EXPECT_NEAR(sac.activations, blocks + 8192.0 * 128256 / 2 * 4, 1.0);
+  EXPECT_LT(sac.activations, 0.5 * kept.activations);
+  EXPECT_GT(sac.activations, mlp.activations); // selective mlp keeps only the MLP's input of its 3 ffn units
+  // A policy of its own: not with other modules, MoE layers or MLA.
+  const std::string q = "validate " + src("scenarios/reference/torchtitan-llama3-8b-fsdp.yaml") + " ";
+  auto r = cs::testing::run_clustersim(q + "--set 'workload.model.recompute_modules=[op_sac, layernorm]'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("recompute module 'op_sac'"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(":[0-9]+:[0-9]+: "))) << r.err;
 }
