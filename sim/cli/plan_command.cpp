@@ -236,7 +236,7 @@ std::vector<Command> add_plan_commands(CLI::App& app)
   planner->add_flag("--recompute-modules", c->recompute_modules,
                     "search selective recomputation over sets of Megatron-Core's recompute modules (core_attn, "
                     "layernorm, mlp, both; for MoE moe_act with and without layernorm, layernorm with moe, and MLA's "
-                    "mla_up_proj)");
+                    "mla_up_proj; for dense models torchtitan's op_sac)");
   planner->add_option("--fp8", c->fp8,
                       "FP8 recipes to search, comma-separated: none (bf16 GEMMs), a recipe (tensorwise, delayed, "
                       "blockwise, mxfp8), or all (none and every recipe the device runs); default: the scenario's");

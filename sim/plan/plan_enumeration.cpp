@@ -88,7 +88,8 @@ std::vector<int> context_degrees(const ModelParams& model, int gpus)
 
 // None, selective and full recomputation. Selective reruns the scenario's modules (default: the attention core), or,
 // searched, each set of Megatron-Core's recompute modules that can differ for this model: the norms, the MLP, both;
-// and for MoE models the experts' activation, with the norms, and with MLA's up projections (DeepSeek-V3's recipe).
+// and for MoE models the experts' activation, with the norms, and with MLA's up projections (DeepSeek-V3's recipe);
+// for dense models with fused attention, torchtitan's op-level policy.
 std::vector<std::pair<Recompute, std::vector<std::string>>> recompute_choices(const ModelParams& model, bool search)
 {
   using Modules = std::vector<std::string>;
@@ -105,6 +106,8 @@ std::vector<std::pair<Recompute, std::vector<std::string>>> recompute_choices(co
       out.push_back({Recompute::SELECTIVE, {"layernorm", "moe"}}); // the whole MoE layer, its all-to-alls too
       if (attention_kind_of(model).name() == "mla")
         out.push_back({Recompute::SELECTIVE, {"layernorm", "mla_up_proj", "moe_act"}});
+    } else if (attention_kind_of(model).name() != "mla" && model.attention != AttentionCore::MATERIALIZED) {
+      out.push_back({Recompute::SELECTIVE, {"op_sac"}}); // torchtitan's op-level policy, for its dense blocks
     }
   }
   out.push_back({Recompute::FULL, {}});
