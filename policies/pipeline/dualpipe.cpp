@@ -53,10 +53,7 @@ public:
    *  (p .. 2p - 1, numbered from its own embedding). */
   StageMap stage_map(int devices, int chunks) const override
   {
-    std::vector<std::vector<int>> table(static_cast<std::size_t>(devices));
-    for (int d = 0; d < devices; ++d)
-      table[static_cast<std::size_t>(d)] = chunks == 2 ? std::vector<int>{d, 2 * devices - 1 - d} : std::vector<int>{d};
-    return StageMap::from_table(table, chunks == 2 ? 2 : 1);
+    return StageMap::from_table(mirrored_stages(devices, chunks), chunks == 2 ? 2 : 1);
   }
 };
 

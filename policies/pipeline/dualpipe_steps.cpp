@@ -89,4 +89,12 @@ std::vector<PipelineOp> dualpipe_rank_steps(int ranks, int h, int m)
   return ops;
 }
 
+std::vector<std::vector<int>> mirrored_stages(int devices, int chunks)
+{
+  std::vector<std::vector<int>> table(static_cast<std::size_t>(devices));
+  for (int d = 0; d < devices; ++d)
+    table[static_cast<std::size_t>(d)] = chunks == 2 ? std::vector<int>{d, 2 * devices - 1 - d} : std::vector<int>{d};
+  return table;
+}
+
 } // namespace cs

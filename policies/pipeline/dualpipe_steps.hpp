@@ -20,4 +20,8 @@ namespace cs {
  *  microbatches >= 2 ranks. */
 std::vector<PipelineOp> dualpipe_rank_steps(int ranks, int h, int microbatches);
 
+/** Where both DualPipe schedules put their chunks: device d holds stages d and 2 devices - 1 - d (one stage a device
+ *  when chunks is not 2). */
+std::vector<std::vector<int>> mirrored_stages(int devices, int chunks);
+
 } // namespace cs

@@ -31,10 +31,7 @@ public:
   /** The V: device d holds stage d going down and stage 2p - 1 - d coming back. */
   StageMap stage_map(int devices, int chunks) const override
   {
-    std::vector<std::vector<int>> table(static_cast<std::size_t>(devices));
-    for (int d = 0; d < devices; ++d)
-      table[static_cast<std::size_t>(d)] = chunks == 2 ? std::vector<int>{d, 2 * devices - 1 - d} : std::vector<int>{d};
-    return StageMap::from_table(table);
+    return StageMap::from_table(mirrored_stages(devices, chunks));
   }
 };
 

@@ -5,6 +5,7 @@
 #include "base/registry.hpp"
 #include "policies/pipeline/schedule_timing.hpp"
 #include "sim/exec/executor.hpp"
+#include "tests/policies/two_chunk_order.hpp"
 #include "tests/training_helpers.hpp"
 #include "workloads/training/pipeline_graph.hpp"
 
@@ -18,35 +19,6 @@ namespace {
 std::unique_ptr<cs::PipelineSchedule> dualpipe_schedule()
 {
   return cs::Registry<cs::PipelineSchedule>::instance().create("dualpipe");
-}
-
-// One device's order: chunk 0 runs microbatches 0 .. half - 1 and chunk 1 half .. 2 half - 1, each forward and each
-// input gradient once and in order, a weight pass for every split backward, overlapped ops in forward/backward pairs
-// of different chunks.
-void expect_two_copy_order(const std::vector<cs::PipelineOp>& ops, int half, int device)
-{
-  int forwards[2] = {0, half}, inputs[2] = {0, half}, splits = 0, weights = 0;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const auto& op = ops[i];
-    ASSERT_TRUE(op.chunk == 0 || op.chunk == 1);
-    if (op.forward()) {
-      EXPECT_EQ(op.microbatch, forwards[op.chunk]++) << "device " << device << " op " << i;
-    } else if (op.sends_gradient()) {
-      EXPECT_EQ(op.microbatch, inputs[op.chunk]++) << "device " << device << " op " << i;
-    }
-    splits += op.pass == cs::Pass::BACKWARD_INPUT ? 1 : 0;
-    weights += op.pass == cs::Pass::BACKWARD_WEIGHT ? 1 : 0;
-    if (op.overlap == cs::Overlap::WITH_NEXT) {
-      ASSERT_LT(i + 1, ops.size());
-      EXPECT_EQ(ops[i + 1].overlap, cs::Overlap::WITH_PREVIOUS);
-      EXPECT_TRUE(op.forward() && ops[i + 1].pass == cs::Pass::BACKWARD && op.chunk != ops[i + 1].chunk);
-    }
-  }
-  EXPECT_EQ(forwards[0], half);
-  EXPECT_EQ(forwards[1], 2 * half);
-  EXPECT_EQ(inputs[0], half);
-  EXPECT_EQ(inputs[1], 2 * half);
-  EXPECT_EQ(splits, weights);
 }
 
 // The per-op length DualPipe's ops take: forward F, input gradient B - W, weight gradient W.
@@ -154,7 +126,7 @@ TEST(DualPipe, RunsEveryPassOnceAndMirrorsItsRanks)
       const auto held = cs::peak_in_flight(order);
       EXPECT_EQ(*std::max_element(held.begin(), held.end()), p + 1) << "p=" << p << " m=" << m;
       for (int d = 0; d < p; ++d) {
-        expect_two_copy_order(order[d], m / 2, d);
+        cs::testing::expect_two_chunk_order(order[d], {0, m / 2}, m / 2, d);
         // Rank pp - 1 - r runs rank r's steps on the other copy (dualpipe.py's half_rank).
         const auto& mirror = order[p - 1 - d];
         ASSERT_EQ(mirror.size(), order[d].size());

@@ -76,7 +76,7 @@ TEST(PartialReduceController, AfterSspBoundTimesNUpdatesTheNextGroupConnectsEver
   c.arrive(2, 0, 1e-3);
   c.arrive(3, 0, 1e-3); // {2,3}: 4 updates = ssp_bound x N
   auto open = c.arrive(0, 1, 1e-3);
-  EXPECT_TRUE(c.arrive(1, 1, 1e-3).groups.empty()); // {0,1} is one component: it must wait for the other
+  EXPECT_TRUE(c.arrive(1, 1, 1e-3).groups.empty());   // {0,1} is one component: it must wait for the other
   EXPECT_TRUE(c.deadline(open.epoch).groups.empty()); // and the deadline does not release it
   auto merged = c.arrive(3, 1, 1e-3);
   ASSERT_EQ(merged.groups.size(), 1u);

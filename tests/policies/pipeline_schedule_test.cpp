@@ -2,6 +2,7 @@
 #include "base/registry.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
+#include "tests/policies/two_chunk_order.hpp"
 #include "tests/training_helpers.hpp"
 #include "workloads/training/pipeline_graph.hpp"
 
@@ -239,38 +240,6 @@ TEST(PipelineSchedules, CombinedOneFOneBPairsEachBackwardWithTheNextForward)
   }
 }
 
-namespace {
-
-// Checks one device's DualPipeV order: every microbatch's forward of both chunks in order, one input-gradient pass
-// each, a weight pass after each split one, overlapped ops in adjacent forward/backward pairs.
-void expect_complete_order(const std::vector<cs::PipelineOp>& ops, int m, int device)
-{
-  int forwards[2] = {0, 0}, inputs[2] = {0, 0}, splits = 0, weights = 0;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const auto& op = ops[i];
-    ASSERT_TRUE(op.chunk == 0 || op.chunk == 1);
-    if (op.forward()) {
-      EXPECT_EQ(op.microbatch, forwards[op.chunk]++) << "device " << device << " op " << i;
-    } else if (op.sends_gradient()) {
-      EXPECT_EQ(op.microbatch, inputs[op.chunk]++) << "device " << device << " op " << i;
-    }
-    splits += op.pass == cs::Pass::BACKWARD_INPUT ? 1 : 0;
-    weights += op.pass == cs::Pass::BACKWARD_WEIGHT ? 1 : 0;
-    if (op.overlap == cs::Overlap::WITH_NEXT) {
-      ASSERT_LT(i + 1, ops.size());
-      EXPECT_EQ(ops[i + 1].overlap, cs::Overlap::WITH_PREVIOUS);
-      EXPECT_TRUE(op.forward() && ops[i + 1].pass == cs::Pass::BACKWARD && op.chunk != ops[i + 1].chunk);
-    }
-  }
-  EXPECT_EQ(forwards[0], m);
-  EXPECT_EQ(forwards[1], m);
-  EXPECT_EQ(inputs[0], m);
-  EXPECT_EQ(inputs[1], m);
-  EXPECT_EQ(splits, weights);
-}
-
-} // namespace
-
 TEST(PipelineSchedules, DualPipeVRunsEveryPassOnceInAVAndBeats1f1b)
 {
   auto v = cs::Registry<cs::PipelineSchedule>::instance().create("dualpipev");
@@ -283,7 +252,7 @@ TEST(PipelineSchedules, DualPipeVRunsEveryPassOnceInAVAndBeats1f1b)
     for (int m : {2 * p, 2 * p + 3, 4 * p}) {
       const auto order = v->order(p, 2, m);
       for (int d = 0; d < p; ++d)
-        expect_complete_order(order[d], m, d);
+        cs::testing::expect_two_chunk_order(order[d], {0, 0}, m, d);
       // Forward 1 s, input gradient 1 s, weight gradient 1 s a device per microbatch, over 2p stages; 1F1B runs the
       // same layers as p stages. Without communication to hide, DualPipeV's gain is its shorter ramp.
       std::vector<int> hosts(p);
