@@ -257,4 +257,9 @@ TEST(RecomputeModules, TorchtitansOpLevelPolicyRerunsEverySecondMatmul)
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("recompute module 'op_sac'"), std::string::npos) << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(":[0-9]+:[0-9]+: "))) << r.err;
+  r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
+                                  " --set workload.model.recompute=selective"
+                                  " --set 'workload.model.recompute_modules=[op_sac]'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("without MoE layers"), std::string::npos) << r.err;
 }
