@@ -1,4 +1,5 @@
 #include "sim/plan/pipeline_bound.hpp"
+#include "sim/plan/paired_pass_bound.hpp"
 
 #include "base/registry.hpp"
 #include "models/collectives/all_to_all_v.hpp"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
 
 namespace cs {
@@ -49,31 +51,6 @@ int moe_layers(const StageSet& set, std::size_t vs)
   for (const Segment& seg : set.stages[vs].segments)
     n += seg.moe ? 1 : 0;
   return n;
-}
-
-// A stage whose passes, paired, alternate with the partner's all-to-alls block by block: every segment an MoE layer
-// (no embedding, dense layer, output layer or MTP module to shift the blocks), with no shared experts run beside the
-// all-to-alls, and each layer's dense part (its least, forward and backward) that runs between them.
-struct PhasedStage {
-  bool moe = false;
-  double forward = 0, backward = 0;
-};
-
-std::vector<PhasedStage> phased_stages(const StageSet& set, bool whole_alltoalls)
-{
-  std::vector<PhasedStage> out(set.stages.size());
-  for (std::size_t vs = 0; whole_alltoalls && vs < set.stages.size(); ++vs) {
-    const auto& segments = set.stages[vs].segments;
-    PhasedStage& p = out[vs];
-    p.moe = !segments.empty();
-    p.forward = p.backward = std::numeric_limits<double>::infinity();
-    for (const Segment& seg : segments) {
-      p.moe = p.moe && seg.moe && seg.shared_forward_s == 0 && seg.shared_backward_s == 0;
-      p.forward = std::min(p.forward, seg.forward_s);
-      p.backward = std::min(p.backward, seg.backward_s);
-    }
-  }
-  return out;
 }
 
 std::unique_ptr<PipelineSchedule> schedule_of(const Plan& plan)
@@ -169,35 +146,46 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
                              .sm_share(fw.comm_sm_fraction, model.moe.deepep_sms, platform.device->sms)
                        : 0.0;
   auto slowdown = [&](double t) { return f <= 0 || f >= 1 || t <= 0 ? 0.0 : std::min(t * f / (1 - f), a * f); };
+  auto op_experts = [&](const PipelineOp& op) { // the experts an op runs beside its partner's all-to-all
+    return op.pass == Pass::FORWARD          ? experts.forward
+           : op.pass == Pass::BACKWARD       ? experts.backward
+           : op.pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
+                                             : 0.0;
+  };
   const double unpaired = unpaired_alltoall_seconds(params, plan, even_alltoall_s);
-  const auto phased = phased_stages(set, whole_alltoalls && a > 0);
+  // A pair's idle beside its all-to-alls (paired_idle_seconds), added to its second op, by (forward's stage,
+  // backward's stage): where the policy sends each all-to-all whole and nothing else splits a pass's tasks.
+  const bool pairs_wait =
+      whole_alltoalls && a > 0 && !fw.delay_wgrad_compute && !model.recomputes("moe") && plan.parallel.cp == 1;
+  std::map<std::pair<int, int>, double> pair_idle;
   std::vector<std::vector<double>> seconds(order.size());
   for (std::size_t d = 0; d < order.size(); ++d)
     for (std::size_t i = 0; i < order[d].size(); ++i) {
       const PipelineOp& op = order[d][i];
       const int vs = set.map.stage(static_cast<int>(d), op.chunk);
-      double per_layer = 0;
+      double per_layer = 0, idle = 0;
       if (op.overlap == Overlap::NONE) {
         per_layer = op.pass == Pass::BACKWARD_WEIGHT ? 0.0 : unpaired;
       } else {
-        const bool forward = op.forward();
-        const double t = forward                           ? experts.forward
-                         : op.pass == Pass::BACKWARD       ? experts.backward
-                         : op.pass == Pass::BACKWARD_INPUT ? experts.backward - experts.weight
-                                                           : 0.0;
-        per_layer = slowdown(t);
+        per_layer = slowdown(op_experts(op));
         const PipelineOp& partner = order[d][op.overlap == Overlap::WITH_NEXT ? i + 1 : i - 1];
-        const int other = set.map.stage(static_cast<int>(d), partner.chunk);
-        const bool whole = op.pass == Pass::FORWARD || op.pass == Pass::BACKWARD;
-        if (whole && phased[vs].moe && phased[other].moe && moe_count[vs] == moe_count[other]) {
-          // Layer by layer the pair alternates: attention (F) beside the combine (B), experts (B) beside the
-          // dispatch (F), experts (F) beside the dispatch (B), attention (B) beside the combine (F). Each of this
-          // op's blocks lasts at least the other's all-to-all it runs beside.
-          const double dense = forward ? phased[vs].forward : phased[vs].backward;
-          per_layer = std::max(0.0, a - dense) + std::max(per_layer, a - t);
+        const bool whole =
+            (op.forward() && partner.pass == Pass::BACKWARD) || (op.pass == Pass::BACKWARD && partner.forward());
+        if (pairs_wait && whole && op.overlap == Overlap::WITH_PREVIOUS) {
+          const int other = set.map.stage(static_cast<int>(d), partner.chunk);
+          const int fs = op.forward() ? vs : other, bs = op.forward() ? other : vs;
+          auto found = pair_idle.find({fs, bs});
+          if (found == pair_idle.end())
+            found = pair_idle
+                        .emplace(std::make_pair(fs, bs),
+                                 paired_idle_seconds(set.stages[fs], set.stages[bs],
+                                                     experts.forward + slowdown(experts.forward),
+                                                     experts.backward + slowdown(experts.backward), a))
+                        .first;
+          idle = found->second;
         }
       }
-      seconds[d].push_back(stage[vs].seconds(static_cast<int>(op.pass)) + moe_count[vs] * per_layer);
+      seconds[d].push_back(stage[vs].seconds(static_cast<int>(op.pass)) + moe_count[vs] * per_layer + idle);
     }
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
   // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.
