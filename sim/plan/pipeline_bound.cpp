@@ -96,9 +96,31 @@ double unpaired_alltoall_seconds(const TrainingParams& params, const Plan& plan,
   return 2 * even_alltoall_s;
 }
 
+PairCounts pair_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)
+{
+  PairCounts out(order.size());
+  for (std::size_t d = 0; d < order.size(); ++d)
+    for (std::size_t i = 0; i + 1 < order[d].size(); ++i) {
+      const PipelineOp &a = order[d][i], &b = order[d][i + 1];
+      if (a.overlap != Overlap::WITH_NEXT)
+        continue;
+      const PipelineOp* f = a.forward() ? &a : b.forward() ? &b : nullptr;
+      const PipelineOp* w = a.pass == Pass::BACKWARD ? &a : b.pass == Pass::BACKWARD ? &b : nullptr;
+      if (f && w)
+        ++out[d][{map.stage(static_cast<int>(d), f->chunk), map.stage(static_cast<int>(d), w->chunk)}];
+    }
+  return out;
+}
+
+bool pairs_wait(const TrainingParams& params, const Plan& plan, bool whole_alltoalls, double even_alltoall_s)
+{
+  return whole_alltoalls && even_alltoall_s > 0 && !params.framework.delay_wgrad_compute &&
+         !params.model.recomputes("moe") && plan.parallel.cp == 1;
+}
+
 double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                            const PieceTimes& experts, const KernelCostModel& cost, const PassCounts& counts,
-                           double even_alltoall_s)
+                           double even_alltoall_s, const std::vector<double>& pair_idle)
 {
   // The device whose iteration ends last starts the next one then and runs every op of it, one after another: the
   // measured iteration is no shorter than its work, and so no shorter than the least any device does.
@@ -106,7 +128,7 @@ double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const
   double least = std::numeric_limits<double>::infinity();
   const double unpaired = unpaired_alltoall_seconds(params, plan, even_alltoall_s);
   for (std::size_t d = 0; d < counts.size(); ++d) {
-    double work = passes.optimizer[d];
+    double work = passes.optimizer[d] + (d < pair_idle.size() ? pair_idle[d] : 0.0); // paired ops' idle, if given
     for (std::size_t vs = 0; vs < counts[d].size(); ++vs) {
       for (int pass = 0; pass < 4; ++pass)
         work += counts[d][vs][pass] * passes.stage[vs].seconds(pass);
@@ -155,8 +177,7 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
   const double unpaired = unpaired_alltoall_seconds(params, plan, even_alltoall_s);
   // A pair's idle beside its all-to-alls (paired_idle_seconds), added to its second op, by (forward's stage,
   // backward's stage): where the policy sends each all-to-all whole and nothing else splits a pass's tasks.
-  const bool pairs_wait =
-      whole_alltoalls && a > 0 && !fw.delay_wgrad_compute && !model.recomputes("moe") && plan.parallel.cp == 1;
+  const bool paired_waits = pairs_wait(params, plan, whole_alltoalls, a);
   std::map<std::pair<int, int>, double> pair_idle;
   std::vector<std::vector<double>> seconds(order.size());
   for (std::size_t d = 0; d < order.size(); ++d)
@@ -171,7 +192,7 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
         const PipelineOp& partner = order[d][op.overlap == Overlap::WITH_NEXT ? i + 1 : i - 1];
         const bool whole =
             (op.forward() && partner.pass == Pass::BACKWARD) || (op.pass == Pass::BACKWARD && partner.forward());
-        if (pairs_wait && whole && op.overlap == Overlap::WITH_PREVIOUS) {
+        if (paired_waits && whole && op.overlap == Overlap::WITH_PREVIOUS) {
           const int other = set.map.stage(static_cast<int>(d), partner.chunk);
           const int fs = op.forward() ? vs : other, bs = op.forward() ? other : vs;
           auto found = pair_idle.find({fs, bs});

@@ -10,6 +10,7 @@
 #include "workloads/training/training_params.hpp"
 
 #include <array>
+#include <map>
 #include <vector>
 
 namespace cs {
@@ -43,6 +44,16 @@ StageSet bound_stages(const TrainingParams& params, const Plan& plan, const Kern
 using PassCounts = std::vector<std::vector<std::array<int, 5>>>;
 PassCounts pass_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map);
 
+/** Per device, the paired ops (a forward and a whole backward run as one) it runs of each (forward's stage,
+ *  backward's stage). */
+using PairCounts = std::vector<std::map<std::pair<int, int>, int>>;
+PairCounts pair_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map);
+
+/** Whether paired ops idle beside each other's all-to-alls as paired_idle_seconds lays them out: an MoE plan whose
+ *  policy sends each all-to-all whole (`whole_alltoalls`), with nothing that adds waits or tasks to a pass
+ *  (delay_wgrad_compute, the moe recompute module, context parallelism). */
+bool pairs_wait(const TrainingParams& params, const Plan& plan, bool whole_alltoalls, double even_alltoall_s);
+
 /** What each MoE layer of an op left unpaired under a schedule that pairs passes adds to the bounds: its dispatch and
  *  combine at an even load, unless the framework hides them or the passes carry them already (else 0). */
 double unpaired_alltoall_seconds(const TrainingParams& params, const Plan& plan, double even_alltoall_s);
@@ -52,7 +63,7 @@ double unpaired_alltoall_seconds(const TrainingParams& params, const Plan& plan,
  *  it and work out the timeline only for the plans it reaches. */
 double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                            const PieceTimes& experts, const KernelCostModel& cost, const PassCounts& counts,
-                           double even_alltoall_s);
+                           double even_alltoall_s, const std::vector<double>& pair_idle = {});
 
 /** One MoE layer's dispatch or combine all-to-all for one microbatch at an even load (every rank's routed tokens
  *  spread over the experts alike), by its dispatcher's traffic and the all-to-all-v closed form, where nothing hides

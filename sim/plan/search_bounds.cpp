@@ -1,5 +1,6 @@
 #include "sim/plan/search_bounds.hpp"
 
+#include "sim/plan/paired_pass_bound.hpp"
 #include "sim/plan/zero3_bound.hpp"
 
 #include "base/registry.hpp"
@@ -66,6 +67,39 @@ const PassCounts& SearchBounds::counts(const TrainingParams& params, const Plan&
   return it->second;
 }
 
+std::vector<double> SearchBounds::pair_idle(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
+                                            int microbatches)
+{
+  const double a = alltoall(params, plan);
+  if (!pairs_wait(params, plan, whole_alltoalls_, a) || plan.schedule.empty() ||
+      !Registry<PipelineSchedule>::instance().create(plan.schedule)->overlaps_passes())
+    return {};
+  const auto key = std::make_tuple(plan.schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  auto it = pairs_.find(key);
+  if (it == pairs_.end()) {
+    auto order = Registry<PipelineSchedule>::instance()
+                     .create(plan.schedule)
+                     ->order(plan.parallel.pp, plan.parallel.vpp, microbatches);
+    it = pairs_.emplace(key, pair_counts(order, stages(params, plan).map)).first;
+  }
+  const StageSet& set = stages(params, plan);
+  std::vector<double> out(it->second.size(), 0.0);
+  for (std::size_t d = 0; d < out.size(); ++d)
+    for (const auto& [stage_pair, count] : it->second[d]) {
+      // The experts unslowed: an idle and a work no more than the timeline's, which slows them beside the all-to-alls.
+      const auto idle_key =
+          std::make_tuple(&set, stage_pair.first, stage_pair.second, experts.forward, experts.backward, a);
+      auto found = pair_idle_.find(idle_key);
+      if (found == pair_idle_.end())
+        found = pair_idle_
+                    .emplace(idle_key, paired_idle_seconds(set.stages[stage_pair.first], set.stages[stage_pair.second],
+                                                           experts.forward, experts.backward, a))
+                    .first;
+      out[d] += count * found->second;
+    }
+  return out;
+}
+
 double SearchBounds::gathers(const TrainingParams& params, const Plan& plan, int microbatches)
 {
   if (plan.parallel.zero < 3)
@@ -83,8 +117,9 @@ double SearchBounds::gathers(const TrainingParams& params, const Plan& plan, int
 
 double SearchBounds::work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches)
 {
-  const double work = pipeline_work_bound(params, plan, stages(params, plan), experts, cost_,
-                                          counts(params, plan, microbatches), alltoall(params, plan));
+  const double work =
+      pipeline_work_bound(params, plan, stages(params, plan), experts, cost_, counts(params, plan, microbatches),
+                          alltoall(params, plan), pair_idle(params, plan, experts, microbatches));
   return std::max(work, gathers(params, plan, microbatches));
 }
 

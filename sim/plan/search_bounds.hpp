@@ -40,6 +40,9 @@ private:
   const StageSet& stages(const TrainingParams& params, const Plan& plan);
   double alltoall(const TrainingParams& params, const Plan& plan);
   const PassCounts& counts(const TrainingParams& params, const Plan& plan, int microbatches);
+  /** Per device, the idle of its paired ops beside each other's all-to-alls (empty where pairs_wait is false). */
+  std::vector<double> pair_idle(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
+                                int microbatches);
   /** ZeRO-3: the least any device's communication stream spends on parameter gathers (zero3_gather_seconds); else 0. */
   double gathers(const TrainingParams& params, const Plan& plan, int microbatches);
 
@@ -49,6 +52,9 @@ private:
   // All looked up, never iterated.
   std::map<std::string, std::unique_ptr<StageSet>> stages_;             // by the plan's shape (stage_key)
   std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
+  std::map<std::tuple<std::string, int, int, int>, PairCounts> pairs_;  // the same key
+  // paired_idle_seconds by (stages, forward's stage, backward's stage, experts forward and backward, all-to-all)
+  std::map<std::tuple<const StageSet*, int, int, double, double, double>, double> pair_idle_;
   std::map<std::tuple<int, int, int, int, int, int, int, int>, double> alltoalls_; // by layout and micro-batch
   std::map<std::string, double> timelines_; // by the stage key, ZeRO and the microbatches
   std::map<std::string, double> gathers_;   // by the stage key and the microbatches
