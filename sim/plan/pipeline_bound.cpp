@@ -149,12 +149,15 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
 
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                               const PieceTimes& experts, const KernelCostModel& cost, const PlatformSpec& platform,
-                              int microbatches, double even_alltoall_s, bool whole_alltoalls)
+                              int microbatches, double even_alltoall_s, bool whole_alltoalls,
+                              const std::vector<std::vector<PipelineOp>>* given_order)
 {
   const int pp = plan.parallel.pp, v = plan.parallel.vpp;
   const BoundPasses passes = bound_passes(params, plan, set, experts, cost, even_alltoall_s);
   const std::vector<StageCost>& stage = passes.stage;
-  const auto order = schedule_of(plan)->order(pp, v, microbatches);
+  const auto own_order =
+      given_order ? std::vector<std::vector<PipelineOp>>{} : schedule_of(plan)->order(pp, v, microbatches);
+  const auto& order = given_order ? *given_order : own_order;
   const FrameworkProfile& fw = params.framework;
   // An op paired with a neighbour (DualPipe's overlapped chunks) runs its experts beside the other's all-to-all, which
   // takes the dispatcher's SM share: with share f for c seconds of t, no less than t + min(t f / (1 - f), c f).

@@ -30,10 +30,12 @@ namespace cs {
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
                               const KernelCostModel& cost, const PlatformSpec& platform, int microbatches,
                               bool whole_alltoalls = false);
-/** The same, given the plan's bound_stages and even_alltoall_seconds (a search prices each once per shape). */
+/** The same, given the plan's bound_stages and even_alltoall_seconds (a search prices each once per shape), and the
+ *  schedule's order for these microbatches if the caller keeps it. */
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                               const PieceTimes& experts, const KernelCostModel& cost, const PlatformSpec& platform,
-                              int microbatches, double even_alltoall_s, bool whole_alltoalls = false);
+                              int microbatches, double even_alltoall_s, bool whole_alltoalls = false,
+                              const std::vector<std::vector<PipelineOp>>* order = nullptr);
 
 /** The stages both bounds price: transformer_stages on the plan's shape and its schedule's stage map. */
 StageSet bound_stages(const TrainingParams& params, const Plan& plan, const KernelCostModel& cost,

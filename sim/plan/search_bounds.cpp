@@ -54,16 +54,26 @@ double SearchBounds::alltoall(const TrainingParams& params, const Plan& plan)
   return it->second;
 }
 
+const std::vector<std::vector<PipelineOp>>& SearchBounds::order(const Plan& plan, int microbatches)
+{
+  const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
+  const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  auto it = orders_.find(key);
+  if (it == orders_.end())
+    it = orders_
+             .emplace(key, Registry<PipelineSchedule>::instance().create(schedule)->order(
+                               plan.parallel.pp, plan.parallel.vpp, microbatches))
+             .first;
+  return it->second;
+}
+
 const PassCounts& SearchBounds::counts(const TrainingParams& params, const Plan& plan, int microbatches)
 {
   const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
   const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
   auto it = counts_.find(key);
-  if (it == counts_.end()) {
-    auto order = Registry<PipelineSchedule>::instance().create(schedule)->order(plan.parallel.pp, plan.parallel.vpp,
-                                                                                microbatches);
-    it = counts_.emplace(key, pass_counts(order, stages(params, plan).map)).first;
-  }
+  if (it == counts_.end())
+    it = counts_.emplace(key, pass_counts(order(plan, microbatches), stages(params, plan).map)).first;
   return it->second;
 }
 
@@ -76,12 +86,8 @@ std::vector<double> SearchBounds::pair_idle(const TrainingParams& params, const 
     return {};
   const auto key = std::make_tuple(plan.schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
   auto it = pairs_.find(key);
-  if (it == pairs_.end()) {
-    auto order = Registry<PipelineSchedule>::instance()
-                     .create(plan.schedule)
-                     ->order(plan.parallel.pp, plan.parallel.vpp, microbatches);
-    it = pairs_.emplace(key, pair_counts(order, stages(params, plan).map)).first;
-  }
+  if (it == pairs_.end())
+    it = pairs_.emplace(key, pair_counts(order(plan, microbatches), stages(params, plan).map)).first;
   const StageSet& set = stages(params, plan);
   std::vector<double> out(it->second.size(), 0.0);
   for (std::size_t d = 0; d < out.size(); ++d)
@@ -132,12 +138,12 @@ double SearchBounds::timeline(const TrainingParams& params, const Plan& plan, co
   const std::string key = fmt::format("{} z{} m{}", stage_key(plan), zero, microbatches);
   auto it = timelines_.find(key);
   if (it == timelines_.end())
-    it =
-        timelines_
-            .emplace(key, std::max(pipeline_compute_bound(params, plan, stages(params, plan), experts, cost_, platform_,
-                                                          microbatches, alltoall(params, plan), whole_alltoalls_),
-                                   gathers(params, plan, microbatches)))
-            .first;
+    it = timelines_
+             .emplace(key, std::max(pipeline_compute_bound(params, plan, stages(params, plan), experts, cost_,
+                                                           platform_, microbatches, alltoall(params, plan),
+                                                           whole_alltoalls_, &order(plan, microbatches)),
+                                    gathers(params, plan, microbatches)))
+             .first;
   return it->second;
 }
 

@@ -53,6 +53,8 @@ private:
   std::map<std::string, std::unique_ptr<StageSet>> stages_;             // by the plan's shape (stage_key)
   std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
   std::map<std::tuple<std::string, int, int, int>, PairCounts> pairs_;  // the same key
+  std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<PipelineOp>>> orders_; // the same key
+  const std::vector<std::vector<PipelineOp>>& order(const Plan& plan, int microbatches);
   // paired_idle_seconds by (stages, forward's stage, backward's stage, experts forward and backward, all-to-all)
   std::map<std::tuple<const StageSet*, int, int, double, double, double>, double> pair_idle_;
   std::map<std::tuple<int, int, int, int, int, int, int, int>, double> alltoalls_; // by layout and micro-batch
