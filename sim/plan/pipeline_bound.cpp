@@ -1,5 +1,6 @@
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/paired_pass_bound.hpp"
+#include "sim/plan/zero3_bound.hpp"
 
 #include "base/registry.hpp"
 #include "models/collectives/all_to_all_v.hpp"
@@ -213,7 +214,12 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
     }
   // Two iterations, as the planner's runs measure the second: a device starts the next one after its own optimizer
   // step, so one device's drain overlaps another's fill and the period is shorter than one iteration from idle.
-  const auto ends = schedule_iteration_ends(order, set.map, seconds, passes.optimizer, 2);
+  // After its optimizer step a device waits for ZeRO-1/2's gathers of its updated shards before its next iteration.
+  std::vector<double> tail = passes.optimizer;
+  const std::vector<double> gathers = zero12_gather_seconds(params, plan, set, platform);
+  for (std::size_t d = 0; d < gathers.size() && d < tail.size(); ++d)
+    tail[d] += gathers[d];
+  const auto ends = schedule_iteration_ends(order, set.map, seconds, tail, 2);
   return ends[1] - ends[0];
 }
 

@@ -64,4 +64,30 @@ std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Pla
   return out;
 }
 
+std::vector<double> zero12_gather_seconds(const TrainingParams& params, const Plan& plan, const StageSet& set,
+                                          const PlatformSpec& platform)
+{
+  const ParallelLayout& p = plan.parallel;
+  const StageMap& map = set.map;
+  if (p.zero < 1 || p.zero >= 3 || p.dp * p.cp * map.chains() < 2)
+    return {};
+  const double element = dtype_bytes(params.model.dtype);
+  std::vector<double> out;
+  for (int d = 0; d < map.devices(); ++d) {
+    std::vector<int> hosts; // the reduction's group, as CommEmitter forms it (TP rank 0s; with the twin's after)
+    for (int device :
+         map.chains() > 1 ? std::vector<int>{d, map.device_of(map.twin(map.stage(d, 0)))} : std::vector<int>{d})
+      for (int r = 0; r < p.dp; ++r)
+        for (int c = 0; c < p.cp; ++c)
+          hosts.push_back(p.host(RankCoords{r, device, c, 0}));
+    double bytes = 0;
+    for (int c = 0; c < map.chunks(); ++c) {
+      const StageCost& s = set.stages[map.stage(d, c)];
+      bytes += (s.params - s.expert_params) * element;
+    }
+    out.push_back(bytes * least_seconds_per_byte(group_shape(platform, hosts)));
+  }
+  return out;
+}
+
 } // namespace cs

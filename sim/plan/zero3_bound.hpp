@@ -22,4 +22,11 @@ namespace cs {
 std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Plan& plan, const StageSet& set,
                                          const PlatformSpec& platform, const PassCounts& counts);
 
+/** Per pipeline device, no more than the seconds ZeRO-1 and ZeRO-2 take to all-gather its updated shards after its
+ *  optimizer step, before its next iteration starts (empty unless they shard over more than one rank): every dense
+ *  parameter of its chunks, at the least per-byte time of any all-gather over its data-parallel group (dp x cp, and
+ *  the twin device's under DualPipe, whose two copies share the group). */
+std::vector<double> zero12_gather_seconds(const TrainingParams& params, const Plan& plan, const StageSet& set,
+                                          const PlatformSpec& platform);
+
 } // namespace cs
