@@ -19,14 +19,14 @@ namespace cs {
  *  op once the pass it needs from the neighbouring virtual stage has ended, every op lasting its stage's kernels and
  *  blocking TP collectives (an MoE layer adds `experts`, the planner's price of its routed experts on one rank, and
  *  its all-to-alls where nothing hides them: exposed_alltoall_seconds; an op paired with a neighbour, its experts
- *  slowed by the dispatcher's SM share beside the other's all-to-all), then
- *  its optimizer step; two iterations, the second measured, as the planner's runs are. The simulation adds to these
- *  tasks and edges (pipeline sends, data-parallel reductions, ZeRO gathers, all-to-alls, skew); unlike the average
- *  device's compute this sees the pipeline's fill and drain. Not strict: delays in the first iteration can shorten
- *  the second, so the planner test holds it below the simulated time of every plan of a small model. */
-/** `whole_alltoalls`: the MoE policy sends each dispatch and combine whole, at the routed bytes (static placement:
- *  no pipelined chunks, no compression). A paired op's blocks then alternate with its partner's all-to-alls, so each
- *  lasts at least the all-to-all it runs beside, where both ops' stages are MoE layers alone, as many on each side. */
+ *  slowed by the dispatcher's SM share beside the other's all-to-all, and with `whole_alltoalls` the pair's idle
+ *  beside each other's all-to-alls, paired_idle_seconds), then its optimizer step and ZeRO-1/2's gathers after it
+ *  (zero12_gather_seconds); two iterations, the second measured, as the planner's runs are. `whole_alltoalls`: the
+ *  MoE policy sends each dispatch and combine whole, at the routed bytes (static placement: no pipelined chunks, no
+ *  compression). The simulation adds to these tasks and edges (pipeline sends, the reductions, all-to-alls slower
+ *  than at an even load, skew); unlike the average device's compute this sees the pipeline's fill and drain. Not
+ *  strict: delays in the first iteration can shorten the second, so the planner tests hold it below the simulated
+ *  time of every plan of small models. */
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,
                               const KernelCostModel& cost, const PlatformSpec& platform, int microbatches,
                               bool whole_alltoalls = false);
