@@ -24,6 +24,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace cs {
@@ -127,15 +128,9 @@ std::vector<std::string> confirm_on_simgrid(const Scenario& base, int gpus, cons
   return run_isolated_all(confirmations, jobs);
 }
 
-} // namespace
-
-int command_plan(const PlanCommand& c)
+// The search's options from the command line; a memory limit that is no positive size is bad input.
+PlanOptions plan_options(const PlanCommand& c, const Scenario& base)
 {
-  const auto start = std::chrono::steady_clock::now();
-  Scenario base = load_scenario(c.scenario, c.sets);
-  check_scenario(base);
-  if (!c.out_dir.empty())
-    check_output_dir(c.out_dir);
   PlanOptions options;
   options.gpus = c.gpus;
   options.top = c.top;
@@ -151,6 +146,24 @@ int command_plan(const PlanCommand& c)
                        "--memory-limit " + c.memory_limit + ": " + (error.empty() ? "must be a positive size" : error));
     options.memory_limit = *bytes;
   }
+  return options;
+}
+
+} // namespace
+
+int command_plan(const PlanCommand& c)
+{
+  const auto start = std::chrono::steady_clock::now();
+  Scenario base = load_scenario(c.scenario, c.sets);
+  check_scenario(base);
+  if (!c.out_dir.empty())
+    check_output_dir(c.out_dir);
+  const PlanOptions options = plan_options(c, base);
+  // Run on as many GPUs as it plans for, the scenario's own plan is timed beside the search and set beside the best
+  // one; when it is faster the line says why the search missed it.
+  std::optional<OwnPlanTiming> own_timing;
+  if (static_cast<long long>(base.cluster.nodes) * base.cluster.gpus_per_node == c.gpus)
+    own_timing.emplace(base);
   PlanSearch search;
   try {
     ProgressReporter progress("clustersim plan " + base.name); // large MoE searches take minutes
@@ -175,10 +188,8 @@ int command_plan(const PlanCommand& c)
     return 1;
   }
   print_plans(search.best, moe);
-  // Run on as many GPUs as it plans for, the scenario's own plan is set beside the best one, and when it is faster
-  // the line says why the search missed it.
-  if (static_cast<long long>(base.cluster.nodes) * base.cluster.gpus_per_node == c.gpus)
-    std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes), search.best.front());
+  if (own_timing)
+    std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes, &*own_timing), search.best.front());
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
                     "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8,"
                     "recompute_modules\n";

@@ -5,6 +5,7 @@
 #include "sim/scenario/scenario.hpp"
 
 #include <string>
+#include <utility>
 
 namespace cs {
 
@@ -17,9 +18,28 @@ struct OwnPlan {
   std::string outside;     // why the search may pass it by: not in the tree, over the budget, or stages of its own
 };
 
+/** The scenario's own run, timed as the planner's candidates are, in a child process started at construction: it
+ *  runs beside the search (its first timelines leave the workers idle). result() waits for it, or runs it here when
+ *  no child could be started or the child failed. */
+class OwnPlanTiming {
+public:
+  explicit OwnPlanTiming(const Scenario& base);
+  ~OwnPlanTiming();
+  OwnPlanTiming(const OwnPlanTiming&) = delete;
+  OwnPlanTiming& operator=(const OwnPlanTiming&) = delete;
+  /** The run's iteration time and peak memory per GPU (bytes). */
+  std::pair<double, double> result();
+
+private:
+  const Scenario& base_;
+  int pid_ = -1, fd_ = -1;
+};
+
 /** The scenario's own plan, timed as the planner's candidates are (analytical, two iterations, replicas folded where
- *  symmetric), whether the planner's tree holds it, and whether it fits `budget_bytes` (the search's). */
-OwnPlan own_plan(const Scenario& base, const PlanOptions& options, double budget_bytes);
+ *  symmetric; by `timing` when given), whether the planner's tree holds it, and whether it fits `budget_bytes` (the
+ *  search's). */
+OwnPlan own_plan(const Scenario& base, const PlanOptions& options, double budget_bytes,
+                 OwnPlanTiming* timing = nullptr);
 
 /** One line for the report: the own plan's time against the best plan's, and when the own plan is faster, why the
  *  search did not find it. */

@@ -468,6 +468,14 @@ TEST(OwnPlan, TheScenariosOwnPlanIsTimedAndPlacedInTheSearch)
   cs::OwnPlan in_tree = own;
   in_tree.iteration_s = best.iteration_s / 2;
   EXPECT_NE(cs::own_plan_line(in_tree, best).find("the bound, which is not strict"), std::string::npos);
+  // Timed in a child process beside the search, the same figures to the bit; one never asked for is ended.
+  cs::OwnPlanTiming beside(base);
+  const cs::OwnPlan timed = cs::own_plan(base, options, search.budget_bytes, &beside);
+  EXPECT_EQ(timed.iteration_s, own.iteration_s);
+  EXPECT_EQ(timed.memory_bytes, own.memory_bytes);
+  {
+    cs::OwnPlanTiming unused(base);
+  }
 }
 
 TEST(SimulationPool, AWorkerThatDiedIsAnErrorNotASignal)
