@@ -4,7 +4,18 @@
 
 namespace cs {
 
-const MlpKind& mlp_kind(const std::string& name) { return registered_instance<MlpKind>(name); }
+const MlpKind& mlp_kind(const std::string& name)
+{
+  // Asked for every layer count and memory estimate a planner search makes (hundreds of thousands of times), nearly
+  // always for the same name: the last answer is kept, per thread.
+  thread_local std::string last;
+  thread_local const MlpKind* kind = nullptr;
+  if (!kind || name != last) {
+    kind = &registered_instance<MlpKind>(name);
+    last = name;
+  }
+  return *kind;
+}
 
 const MlpKind& mlp_kind_of(const ModelParams& model) { return mlp_kind(model.mlp); }
 

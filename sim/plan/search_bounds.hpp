@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace cs {
@@ -49,8 +50,8 @@ private:
   const KernelCostModel& cost_;
   const PlatformSpec& platform_;
   bool whole_alltoalls_ = false;
-  // All looked up, never iterated.
-  std::map<std::string, std::unique_ptr<StageSet>> stages_;             // by the plan's shape (stage_key)
+  // All looked up, never iterated (long string keys with long common prefixes: hashed rather than compared).
+  std::unordered_map<std::string, std::unique_ptr<StageSet>> stages_;   // by the plan's shape (stage_key)
   std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
   std::map<std::tuple<std::string, int, int, int>, PairCounts> pairs_;  // the same key
   std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<PipelineOp>>> orders_; // the same key
@@ -58,8 +59,8 @@ private:
   // paired_idle_seconds by (stages, forward's stage, backward's stage, experts forward and backward, all-to-all)
   std::map<std::tuple<const StageSet*, int, int, double, double, double>, double> pair_idle_;
   std::map<std::tuple<int, int, int, int, int, int, int, int>, double> alltoalls_; // by layout and micro-batch
-  std::map<std::string, double> timelines_; // by the stage key, ZeRO and the microbatches
-  std::map<std::string, double> gathers_;   // by the stage key and the microbatches
+  std::unordered_map<std::string, double> timelines_; // by the stage key, ZeRO and the microbatches
+  std::unordered_map<std::string, double> gathers_;   // by the stage key and the microbatches
 };
 
 } // namespace cs
