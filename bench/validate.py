@@ -274,6 +274,9 @@ def long_sequence(build, backend, tmp, fast):
 # 3), on the H100 96 GB HBM2e at 500 W: (hosts, tokens/s per GPU). Compared with the `fsdp` profile, which describes a
 # fused stack; the eager rows (5,762 and 5,605) wait for a profile of PyTorch eager. Not asserted (docs/validation.md).
 TORCHTITAN_COMPILED = [(1, 6667), (16, 6514)]
+# The same with torchao's Float8 on top (Table 1's last step: FSDP, torch.compile and Float8), priced as the tensor-wise
+# recipe: (hosts, tokens/s per GPU).
+TORCHTITAN_FLOAT8 = [(1, 8532), (16, 8380)]
 
 
 def torchtitan_rows(build, backend, tmp, fast):
@@ -285,6 +288,14 @@ def torchtitan_rows(build, backend, tmp, fast):
                      [f"cluster.nodes={hosts}", f"workload.batch.global={16 * hosts}"])
         rows.append((f"torchtitan llama3-8b, {8 * hosts} GPUs, compiled (tokens/s/GPU){fits_mark(m)}", tokens,
                      m["tokens_per_s"] / (8 * hosts)))
+    for hosts, tokens in TORCHTITAN_FLOAT8:
+        if fast and backend == "simgrid" and hosts > 8:
+            continue
+        m = run_with(build, backend, tmp, f"torchtitan-fp8-{hosts}",
+                     "scenarios/reference/torchtitan-llama3-8b-fsdp.yaml",
+                     [f"cluster.nodes={hosts}", f"workload.batch.global={16 * hosts}", "workload.model.fp8=tensorwise"])
+        rows.append((f"torchtitan llama3-8b, {8 * hosts} GPUs, compiled, Float8 (tokens/s/GPU){fits_mark(m)}",
+                     tokens, m["tokens_per_s"] / (8 * hosts)))
     # Table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 GPUs, Float8 and torch.compile (and Table 5's 405B).
     if not (fast and backend == "simgrid"):
         m = run_with(build, backend, tmp, "torchtitan-70b", "scenarios/reference/torchtitan-llama3-70b-2d.yaml", [])
