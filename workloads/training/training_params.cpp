@@ -193,7 +193,7 @@ void read_training(ObjectReader& r, TrainingParams& params)
               "parallelism across nodes); tp-dp-pp keeps a stage's replicas together (pipeline across nodes)")
       .field("stage_layers", params.parallel.stage_layers,
              "layers of each virtual stage (pp x vpp entries, summing to the layers; 0 for a stage that holds only "
-             "the embedding or the loss); overrides partition")
+             "the embedding or the loss; under dualpipe, one copy's pp stages); overrides partition")
       .field(
           "pipeline_layout", params.parallel.pipeline_layout,
           "Megatron-Core's --pipeline-model-parallel-layout, e.g. \"Et*3|(tt|)*29,m|L\": virtual stages in model order "
