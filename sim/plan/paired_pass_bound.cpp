@@ -1,4 +1,5 @@
 #include "sim/plan/paired_pass_bound.hpp"
+#include "workloads/training/block_split.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -7,14 +8,16 @@ namespace cs {
 
 namespace {
 
-// A run of compute tasks on the stream, and whether its first task waits for an all-to-all of its own pass.
-struct PassBlock {
-  std::vector<double> tasks;
-  bool after_alltoall = false;
-  double seconds() const
+// A pass's compute blocks: each a run of task times on the stream, and whether it starts after an all-to-all of its
+// own pass.
+struct PassBlocks {
+  std::vector<std::vector<double>> tasks;
+  std::vector<char> after_alltoall;
+  std::size_t size() const { return tasks.size(); }
+  double seconds(std::size_t k) const
   {
     double t = 0;
-    for (double s : tasks)
+    for (double s : tasks[k])
       t += s;
     return t;
   }
@@ -22,24 +25,41 @@ struct PassBlock {
 
 class BlockCutter {
 public:
-  void task(double seconds) { current().tasks.push_back(seconds); }
-  void wait() { blocks_.push_back({{}, true}); }
-  std::vector<PassBlock> take()
+  void task(double seconds)
   {
-    blocks_.erase(std::remove_if(blocks_.begin(), blocks_.end(), [](const PassBlock& b) { return b.tasks.empty(); }),
-                  blocks_.end());
-    return std::move(blocks_);
+    if (out_.tasks.empty())
+      wait(false);
+    out_.tasks.back().push_back(seconds);
+  }
+  void wait(bool alltoall = true)
+  {
+    out_.tasks.emplace_back();
+    out_.after_alltoall.push_back(alltoall ? 1 : 0);
+  }
+  PassBlocks take() // without the blocks no task was put in
+  {
+    PassBlocks kept;
+    for (std::size_t k = 0; k < out_.size(); ++k)
+      if (!out_.tasks[k].empty()) {
+        kept.tasks.push_back(std::move(out_.tasks[k]));
+        kept.after_alltoall.push_back(out_.after_alltoall[k]);
+      }
+    return kept;
   }
 
 private:
-  PassBlock& current()
-  {
-    if (blocks_.empty())
-      blocks_.push_back({});
-    return blocks_.back();
-  }
-  std::vector<PassBlock> blocks_;
+  PassBlocks out_;
 };
+
+// interleave_pair's cut (split_longest_blocks); a cut's second half waits for nothing.
+void split_to(PassBlocks& blocks, std::size_t count)
+{
+  split_longest_blocks(
+      blocks.tasks, count, [](double s) { return s; },
+      [&blocks](std::size_t at) {
+        blocks.after_alltoall.insert(blocks.after_alltoall.begin() + static_cast<std::ptrdiff_t>(at), 0);
+      });
+}
 
 // A forward's tasks as the MoE emitter lays them out: a dense segment one task; an MoE layer its dense part (with
 // any shared experts), the dispatch's wait, its experts, the combine's wait and a join.
@@ -48,7 +68,7 @@ bool has_moe(const StageCost& c)
   return std::any_of(c.segments.begin(), c.segments.end(), [](const Segment& s) { return s.moe; });
 }
 
-std::vector<PassBlock> forward_blocks(const StageCost& c, double experts_s)
+PassBlocks forward_blocks(const StageCost& c, double experts_s)
 {
   BlockCutter cut;
   if (!has_moe(c)) { // a stage without MoE layers runs each pass as one task
@@ -74,7 +94,7 @@ std::vector<PassBlock> forward_blocks(const StageCost& c, double experts_s)
 
 // A whole backward's, segments in reverse: an MoE layer a join and any shared experts, the combine gradient's wait,
 // its experts, the dispatch gradient's wait, a join and its dense part.
-std::vector<PassBlock> backward_blocks(const StageCost& c, double experts_s)
+PassBlocks backward_blocks(const StageCost& c, double experts_s)
 {
   BlockCutter cut;
   if (!has_moe(c)) {
@@ -99,48 +119,23 @@ std::vector<PassBlock> backward_blocks(const StageCost& c, double experts_s)
   return cut.take();
 }
 
-// interleave_pair's split_to: the longest block with two tasks or more cut at the task nearest its middle, until
-// there are `count` blocks.
-void split_to(std::vector<PassBlock>& blocks, std::size_t count)
-{
-  while (blocks.size() < count) {
-    std::size_t longest = blocks.size();
-    for (std::size_t i = 0; i < blocks.size(); ++i)
-      if (blocks[i].tasks.size() >= 2 && (longest == blocks.size() || blocks[i].seconds() > blocks[longest].seconds()))
-        longest = i;
-    if (longest == blocks.size())
-      return;
-    PassBlock& b = blocks[longest];
-    const double half = b.seconds() / 2;
-    std::size_t at = 1;
-    double before = b.tasks[0];
-    while (at + 1 < b.tasks.size() && before + b.tasks[at] / 2 < half)
-      before += b.tasks[at++];
-    PassBlock tail{{b.tasks.begin() + static_cast<std::ptrdiff_t>(at), b.tasks.end()}, false};
-    b.tasks.resize(at);
-    blocks.insert(blocks.begin() + static_cast<std::ptrdiff_t>(longest) + 1, std::move(tail));
-  }
-}
-
 } // namespace
 
 double paired_idle_seconds(const StageCost& forward, const StageCost& backward, double experts_forward_s,
                            double experts_backward_s, double alltoall_s)
 {
-  std::vector<PassBlock> f = forward_blocks(forward, experts_forward_s);
-  std::vector<PassBlock> b = backward_blocks(backward, experts_backward_s);
-  split_to(f, b.empty() ? 0 : b.size() - 1);
+  PassBlocks f = forward_blocks(forward, experts_forward_s), b = backward_blocks(backward, experts_backward_s);
+  split_to(f, b.size() == 0 ? 0 : b.size() - 1);
   split_to(b, f.size());
   double free = 0, work = 0;
   double own_end[2] = {0, 0}; // 0: the backward's last block's end, 1: the forward's
   for (std::size_t k = 0; k < std::max(b.size(), f.size()); ++k)
     for (int side = 0; side < 2; ++side) {
-      const std::vector<PassBlock>& blocks = side == 0 ? b : f;
+      const PassBlocks& blocks = side == 0 ? b : f;
       if (k >= blocks.size())
         continue;
-      const PassBlock& block = blocks[k];
-      const double ready = block.after_alltoall ? own_end[side] + alltoall_s : 0.0;
-      const double seconds = block.seconds();
+      const double ready = blocks.after_alltoall[k] ? own_end[side] + alltoall_s : 0.0;
+      const double seconds = blocks.seconds(k);
       free = std::max(free, ready) + seconds;
       own_end[side] = free;
       work += seconds;

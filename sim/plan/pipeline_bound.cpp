@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace cs {
 
@@ -52,6 +53,18 @@ int moe_layers(const StageSet& set, std::size_t vs)
   for (const Segment& seg : set.stages[vs].segments)
     n += seg.moe ? 1 : 0;
   return n;
+}
+
+// The (forward's stage, backward's stage) of device d's ops `first` and `second` run as one, when one is a forward and
+// the other a whole backward (the pairs paired_idle_seconds lays out); none otherwise.
+std::optional<std::pair<int, int>> forward_backward_pair(const PipelineOp& first, const PipelineOp& second,
+                                                         const StageMap& map, int d)
+{
+  const PipelineOp* f = first.forward() ? &first : second.forward() ? &second : nullptr;
+  const PipelineOp* b = first.pass == Pass::BACKWARD ? &first : second.pass == Pass::BACKWARD ? &second : nullptr;
+  if (!f || !b)
+    return std::nullopt;
+  return std::make_pair(map.stage(d, f->chunk), map.stage(d, b->chunk));
 }
 
 std::unique_ptr<PipelineSchedule> schedule_of(const Plan& plan)
@@ -101,15 +114,10 @@ PairCounts pair_counts(const std::vector<std::vector<PipelineOp>>& order, const 
 {
   PairCounts out(order.size());
   for (std::size_t d = 0; d < order.size(); ++d)
-    for (std::size_t i = 0; i + 1 < order[d].size(); ++i) {
-      const PipelineOp &a = order[d][i], &b = order[d][i + 1];
-      if (a.overlap != Overlap::WITH_NEXT)
-        continue;
-      const PipelineOp* f = a.forward() ? &a : b.forward() ? &b : nullptr;
-      const PipelineOp* w = a.pass == Pass::BACKWARD ? &a : b.pass == Pass::BACKWARD ? &b : nullptr;
-      if (f && w)
-        ++out[d][{map.stage(static_cast<int>(d), f->chunk), map.stage(static_cast<int>(d), w->chunk)}];
-    }
+    for (std::size_t i = 0; i + 1 < order[d].size(); ++i)
+      if (order[d][i].overlap == Overlap::WITH_NEXT)
+        if (const auto stages = forward_backward_pair(order[d][i], order[d][i + 1], map, static_cast<int>(d)))
+          ++out[d][*stages];
   return out;
 }
 
@@ -193,19 +201,16 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
         per_layer = op.pass == Pass::BACKWARD_WEIGHT ? 0.0 : unpaired;
       } else {
         per_layer = slowdown(op_experts(op));
-        const PipelineOp& partner = order[d][op.overlap == Overlap::WITH_NEXT ? i + 1 : i - 1];
-        const bool whole =
-            (op.forward() && partner.pass == Pass::BACKWARD) || (op.pass == Pass::BACKWARD && partner.forward());
-        if (paired_waits && whole && op.overlap == Overlap::WITH_PREVIOUS) {
-          const int other = set.map.stage(static_cast<int>(d), partner.chunk);
-          const int fs = op.forward() ? vs : other, bs = op.forward() ? other : vs;
-          auto found = pair_idle.find({fs, bs});
+        const auto stages = paired_waits && op.overlap == Overlap::WITH_PREVIOUS
+                                ? forward_backward_pair(order[d][i - 1], op, set.map, static_cast<int>(d))
+                                : std::nullopt;
+        if (stages) {
+          auto found = pair_idle.find(*stages);
           if (found == pair_idle.end())
             found = pair_idle
-                        .emplace(std::make_pair(fs, bs),
-                                 paired_idle_seconds(set.stages[fs], set.stages[bs],
-                                                     experts.forward + slowdown(experts.forward),
-                                                     experts.backward + slowdown(experts.backward), a))
+                        .emplace(*stages, paired_idle_seconds(set.stages[stages->first], set.stages[stages->second],
+                                                              experts.forward + slowdown(experts.forward),
+                                                              experts.backward + slowdown(experts.backward), a))
                         .first;
           idle = found->second;
         }

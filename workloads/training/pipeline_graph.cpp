@@ -1,4 +1,5 @@
 #include "workloads/training/pipeline_graph.hpp"
+#include "workloads/training/block_split.hpp"
 
 #include <algorithm>
 #include <map>
@@ -194,35 +195,6 @@ void order_started_collectives(TaskGraph& g, int stream, int task_begin, std::si
   }
 }
 
-// Cuts the longest blocks in two at the task nearest their middle in time until there are `count` of them (or no
-// block has two tasks): a pass with fewer waits than the other is spread over the other's waits.
-void split_to(std::vector<std::vector<int>>& blocks, std::size_t count, const TaskGraph& g)
-{
-  auto seconds = [&g](const std::vector<int>& b) {
-    double t = 0;
-    for (int id : b)
-      t += g.task(id).seconds;
-    return t;
-  };
-  while (blocks.size() < count) {
-    std::size_t longest = blocks.size();
-    for (std::size_t i = 0; i < blocks.size(); ++i)
-      if (blocks[i].size() >= 2 && (longest == blocks.size() || seconds(blocks[i]) > seconds(blocks[longest])))
-        longest = i;
-    if (longest == blocks.size())
-      return;
-    std::vector<int>& b = blocks[longest];
-    const double half = seconds(b) / 2;
-    std::size_t cut = 1;
-    double before = g.task(b[0]).seconds;
-    while (cut + 1 < b.size() && before + g.task(b[cut]).seconds / 2 < half)
-      before += g.task(b[cut++]).seconds;
-    std::vector<int> tail(b.begin() + static_cast<std::ptrdiff_t>(cut), b.end());
-    b.resize(cut);
-    blocks.insert(blocks.begin() + static_cast<std::ptrdiff_t>(longest) + 1, std::move(tail));
-  }
-}
-
 // Runs the compute-stream tasks of two paired ops, emitted one after the other from stream position `begin` (the
 // second from `mid`), as one op: each op's tasks are cut before every task that waits for another stream (an
 // all-to-all, a pipeline input), and the blocks alternate, the backward's first; a pass with fewer waits than the
@@ -254,8 +226,10 @@ void interleave_pair(TaskGraph& g, int stream, std::size_t begin, std::size_t mi
   auto& forward = first_is_backward ? second : first;
   // B1 F1 B2 F2 ...: every wait of the backward needs a forward block after the block before it, and every wait of
   // the forward a backward block.
-  split_to(forward, backward.empty() ? 0 : backward.size() - 1, g);
-  split_to(backward, forward.size(), g);
+  auto seconds = [&g](int id) { return g.task(id).seconds; };
+  auto nothing = [](std::size_t) {};
+  split_longest_blocks(forward, backward.empty() ? 0 : backward.size() - 1, seconds, nothing);
+  split_longest_blocks(backward, forward.size(), seconds, nothing);
   std::vector<int> merged;
   for (std::size_t k = 0; k < std::max(backward.size(), forward.size()); ++k) {
     if (k < backward.size())

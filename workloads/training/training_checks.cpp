@@ -328,11 +328,13 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
     throw env.error_at("workload.parallel.vpp", "virtual pipeline chunks (vpp > 1) interleave a pipeline: they need "
                                                 "pp > 1");
   // Without pipelining a schedule is only asked whether it runs on one device (DualPipe pairs two at least).
-  const bool one_device_refused = !Registry<PipelineSchedule>::instance()
-                                       .create(pipeline_schedule_name(params, *env.policies))
-                                       ->devices_problem(1)
-                                       .empty();
-  if (p.pp > 1 || p.vpp > 1 || !p.stage_layers.empty() || one_device_refused)
+  auto refused_on_one_device = [&] {
+    return !Registry<PipelineSchedule>::instance()
+                .create(pipeline_schedule_name(params, *env.policies))
+                ->devices_problem(1)
+                .empty();
+  };
+  if (p.pp > 1 || p.vpp > 1 || !p.stage_layers.empty() || refused_on_one_device())
     check_pipeline(env, params, dp);
   if (env.device->peak(params.model.dtype) <= 0)
     throw env.error_at("workload.model.dtype",
