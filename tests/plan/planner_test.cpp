@@ -1,6 +1,7 @@
 #include "sim/plan/own_plan.hpp"
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/planner.hpp"
+#include "sim/plan/search_bounds.hpp"
 #include "sim/plan/simulation_pool.hpp"
 #include "workloads/training/training_workload.hpp"
 
@@ -525,5 +526,10 @@ TEST(Planner, PairedOpsLastAtLeastTheAllToAllsBesideThem)
       const double run = std::get<0>(cs::time_plan(base, 16, plan));
       EXPECT_GT(phased, 1.1 * plain) << routing << " " << schedule;
       EXPECT_LE(phased, run * (1 + 1e-9)) << routing << " " << schedule;
+      // The search's work bound, which orders it, counts the pairs' idle too and stays below the timeline.
+      cs::SearchBounds paired(*cost, platform, true), unpaired(*cost, platform, false);
+      const double work = paired.work(params, plan, {}, m);
+      EXPECT_GT(work, unpaired.work(params, plan, {}, m)) << routing << " " << schedule;
+      EXPECT_LE(work, paired.timeline(params, plan, {}, m) * (1 + 1e-12)) << routing << " " << schedule;
     }
 }
