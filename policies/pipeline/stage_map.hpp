@@ -45,6 +45,14 @@ public:
   int position(int stage) const { return stage % chain_length(); }
   bool chain_first(int stage) const { return position(stage) == 0; }
   bool chain_last(int stage) const { return position(stage) == chain_length() - 1; }
+  /** Whether `device` holds the last stage of a chain (an output layer and its loss). */
+  bool holds_chain_last(int device) const
+  {
+    for (int c = 0; c < chunks_; ++c)
+      if (chain_last(stage(device, c)))
+        return true;
+    return false;
+  }
   /** The stage at the same position of the next chain (wrapping): the one whose parameters this stage's copy shares;
    *  itself when there is one chain. */
   int twin(int stage) const { return (stage + chain_length()) % stages(); }

@@ -215,10 +215,7 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget, H
     int layers_here = 0;
     for (int c = 0; c < map.chunks(); ++c)
       layers_here += stages[map.stage(d, c)];
-    bool head = false;
-    for (int c = 0; c < map.chunks(); ++c)
-      head = head || map.chain_last(map.stage(d, c));
-    MemoryLayout layout = layout_of(s, plan.parallel, layers_here, held[d], head);
+    MemoryLayout layout = layout_of(s, plan.parallel, layers_here, held[d], map.holds_chain_last(d));
     layout.model_copies = map.chains();
     plan.memory_bytes = std::max(plan.memory_bytes, transformer_memory(model, plan.micro, layout).total());
   }

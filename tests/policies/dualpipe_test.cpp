@@ -113,6 +113,12 @@ TEST(DualPipe, HoldsTwoCopiesOfTheModelFedFromBothEnds)
   EXPECT_EQ(map.twin(1), 5);
   EXPECT_EQ(map.device_of(map.twin(1)), 2); // stage 1 of each copy: devices 1 and pp - 1 - 1
   EXPECT_FALSE(map.is_interleaved());
+  // Devices 0 and pp - 1 each run a copy's output layer and loss; DualPipeV's V runs its one on device 0.
+  EXPECT_TRUE(map.holds_chain_last(0) && map.holds_chain_last(3));
+  EXPECT_FALSE(map.holds_chain_last(1) || map.holds_chain_last(2));
+  const auto v = cs::Registry<cs::PipelineSchedule>::instance().create("dualpipev")->stage_map(4, 2);
+  EXPECT_TRUE(v.holds_chain_last(0));
+  EXPECT_FALSE(v.holds_chain_last(3));
 }
 
 TEST(DualPipe, RunsEveryPassOnceAndMirrorsItsRanks)

@@ -71,9 +71,7 @@ std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const
     }
     layout.dropout = params.framework.dropout > 0;
     set_gradient_buffer(layout, params, parallel);
-    layout.holds_head = false;
-    for (int c = 0; c < v; ++c)
-      layout.holds_head = layout.holds_head || map.chain_last(map.stage(device, c));
+    layout.holds_head = map.holds_chain_last(device);
     layout.model_copies = map.chains();
     return transformer_memory(params.model, params.batch.micro, layout);
   };
