@@ -1,5 +1,7 @@
 #include "models/moe/moe_routing.hpp"
 
+#include "models/moe/binomial_sampler.hpp"
+
 #include <cmath>
 
 namespace cs {
@@ -34,8 +36,7 @@ void draw_multinomial(std::mt19937_64& rng, double n, const std::vector<double>&
       break;
     }
     const double q = std::min(1.0, std::max(0.0, p[e] / mass));
-    std::binomial_distribution<long long> b(left, q);
-    const long long x = b(rng);
+    const long long x = draw_binomial(rng, left, q);
     out[e] = double(x);
     left -= x;
     mass -= p[e];

@@ -56,12 +56,19 @@ TEST(MoeReference, FlexMoeBeatsStaticExpertParallelismAndFasterMoe)
 
 TEST(MoeReference, NetMoeSamplePlacementBeatsStaticPlacement)
 {
+  // The band (up to 1.67x, band 1.1-2x) bounds the gain in expectation, taken over seeds 1-3. Each seed's routing
+  // draw moves it by about 1.5% (1.099-1.133 over six draws from two samplers, docs/moe.md), and the mean sits near
+  // the floor, so a seed alone is held only to what that scatter allows.
   const std::string s = "scenarios/reference/moe-netmoe-gpt.yaml";
+  double mean = 0;
   for (int seed = 1; seed <= 3; ++seed) {
     const double gain = iteration(s, seed, "static-ep") / iteration(s, seed, "netmoe");
-    EXPECT_GE(gain, 1.1) << "seed " << seed; // up to 1.67x, band 1.1-2x
+    EXPECT_GE(gain, 1.07) << "seed " << seed;
     EXPECT_LE(gain, 2.0) << "seed " << seed;
+    mean += gain / 3;
   }
+  EXPECT_GE(mean, 1.1);
+  EXPECT_LE(mean, 2.0);
 }
 
 TEST(MoeReference, LshMoeCompressionPaysWhereAllToAllIsAboutHalfTheIteration)
