@@ -36,7 +36,8 @@ MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
   groups_ = plan.parallel.dp / replicas_;
   built_ = plan.replicas_to_build();
   copies_ = double(groups_) / ((built_ + replicas_ - 1) / replicas_); // groups each built group stands for
-  if (plan.replicas_built > 0) // an EP group fold: the other groups are counted one by one (count_group)
+  counts_groups_ = plan.replicas_built > 0 || plan.slowest_rank;
+  if (counts_groups_) // an EP group fold: the other groups are counted one by one (count_group)
     copies_ = 1;
 }
 
@@ -138,6 +139,8 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
       tokens.push_back(t * st.plan.compute_scale / n);
     st.chunks[r].assign(n, expert_.of_gpu(tokens));
   }
+  if (plan_.slowest_rank && group == 0)
+    take_slowest_rank(st, device);
   const double shadow = st.plan.shadow_bytes > 0 ? c.broadcast_seconds(st.plan.shadow_bytes) : 0.0;
   st.shadow_s.assign(ep_, shadow);
   const auto loads = rank_loads(st.plan);
@@ -153,6 +156,39 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
     reused_.emplace(group, kept);
   account(*kept, layer);
   return *kept;
+}
+
+void MoeEmitter::take_slowest_rank(Step& st, int device) const
+{
+  // Of the ranks a run with every replica simulates (each replica's first TP rank), per chunk and pass, each at its
+  // own speed: the ranks of the group whose routing this is (group 0 runs plan.routing_group's). The fold runs
+  // replica 0 at the slowest speed of its stage in any replica (training_stragglers), so the slowest rank's time is
+  // given back in work at that speed.
+  const StragglerModel* speeds = plan_.device_speeds && plan_.device_speeds->any() ? plan_.device_speeds : nullptr;
+  const auto& hosts = group_hosts(routed_as(0), device);
+  double floor = 1; // the fold's speed for replica 0 here
+  if (speeds)
+    for (int r = 0; r < plan_.parallel.dp; ++r)
+      floor = std::min(floor, speeds->speed(plan_.parallel.host(r, device)));
+  auto at_floor = [&](double work, int k) { return speeds ? work * floor / speeds->speed(hosts[k]) : work; };
+  Step slowest = st;
+  for (int k = 0; k < ep_; k += fold_) {
+    for (std::size_t i = 0; i < st.chunks[0].size(); ++i) {
+      PieceTimes& s = slowest.chunks[0][i];
+      const PieceTimes& c = st.chunks[k][i];
+      const bool first = k == 0;
+      s.forward = first ? at_floor(c.forward, k) : std::max(s.forward, at_floor(c.forward, k));
+      s.backward = first ? at_floor(c.backward, k) : std::max(s.backward, at_floor(c.backward, k));
+      s.weight = first ? at_floor(c.weight, k) : std::max(s.weight, at_floor(c.weight, k));
+    }
+    double& f = slowest.plan.extra_forward_s[0];
+    double& b = slowest.plan.extra_backward_s[0];
+    f = k == 0 ? at_floor(st.plan.extra_forward_s[k], k) : std::max(f, at_floor(st.plan.extra_forward_s[k], k));
+    b = k == 0 ? at_floor(st.plan.extra_backward_s[k], k) : std::max(b, at_floor(st.plan.extra_backward_s[k], k));
+  }
+  st.chunks[0] = std::move(slowest.chunks[0]);
+  st.plan.extra_forward_s[0] = slowest.plan.extra_forward_s[0];
+  st.plan.extra_backward_s[0] = slowest.plan.extra_backward_s[0];
 }
 
 void MoeEmitter::account(const Step& st, int layer)
@@ -339,7 +375,7 @@ std::pair<int, int> MoeEmitter::emit(const SegmentSite& site, const Segment& s, 
   const int replica = site.replica, device = site.device, stream = site.stream, stage = site.stage;
   const PipelineOp& op = *site.op;
   const int group = replica / replicas_, rank = (replica % replicas_) * fold_;
-  if (plan_.replicas_built > 0 && replica == 0 && op.pass != Pass::BACKWARD_WEIGHT)
+  if (counts_groups_ && replica == 0 && op.pass != Pass::BACKWARD_WEIGHT)
     for (int g = 1; g < groups_; ++g)
       count_group(g, device, op, stage, s, lab);
   const Step& st = step(lab.iteration, s.layer, op.microbatch, group, device);

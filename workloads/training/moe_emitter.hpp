@@ -42,6 +42,9 @@ private:
     mutable double overlap_comm_s = -1; // one all-to-all's closed form, once an overlapped op asks (-1: not yet)
     double imbalance = 1;               // the busiest rank's load over the mean
   };
+  /** Rank 0's expert work (each chunk's passes, the policy's extra compute) made the slowest of its group's: what
+   *  replica 0 runs when it stands for its group (TrainingPlan::slowest_rank). */
+  void take_slowest_rank(Step& st, int device) const;
   /** Adds one step of `layer` to the statistics. */
   void account(const Step& st, int layer);
   /** The routing group that group `group` runs: group 0 and plan.routing_group trade places (an EP group fold). */
@@ -89,6 +92,7 @@ private:
   int replicas_ = 1, fold_ = 1; // replicas per EP group; EP ranks per replica (tp under MoE parallel folding, else 1)
   int built_ = 1;               // replicas simulated (replica 0 alone when it stands for all)
   double copies_ = 1;           // EP groups each simulated group stands for
+  bool counts_groups_ = false;  // the groups not built: their all-to-alls counted one by one (count_group)
   std::map<std::tuple<int, int, int, int>, const Step*> steps_; // (iteration, layer, microbatch, group)
   std::deque<Step> step_store_;                                 // what steps_ points to (a deque never moves them)
   // Where the routing is the same for every step and the policy keeps no state, each group's one planned step (a

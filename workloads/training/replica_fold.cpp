@@ -46,12 +46,12 @@ bool moe_replicas_alike(const TrainingPlan& plan)
   return plan.routing && plan.moe && plan.routing->same_for_every_group() && plan.moe->ranks_alike();
 }
 
-// Whether one EP group's replicas stand for an MoE model's others although the groups route differently: a policy
-// that treats ranks alike (fixed placement, no state), a uniform fabric or one whose shared links the fold scales
-// (the other groups' flows and collectives as copies), the analytical backend (its all-to-alls are closed forms, so
-// the groups not built are counted, not simulated), no random slowdowns or recorded step times, and more than one
-// group. Slow GPUs and the spread of speeds fold: each built replica's stage runs at the slowest speed
-// its place has in any group (training_stragglers).
+// Whether replica 0 stands for an MoE model's others although its ranks route differently (fold_to_slowest_rank): a
+// policy that treats ranks alike (fixed placement, no state), a uniform fabric or one whose shared links the fold
+// scales (the other replicas' flows and collectives as copies), the analytical backend (its all-to-alls are closed
+// forms, so the ranks not built are counted, not simulated), no random slowdowns or recorded step times, and more
+// than one replica. Slow GPUs and the spread of speeds fold: each stage runs at the slowest speed it has in any
+// replica (training_stragglers).
 bool group_foldable(const TrainingPlan& plan, const RunEnv& env)
 {
   const StragglerParams& st = env.cluster->stragglers;
@@ -59,7 +59,7 @@ bool group_foldable(const TrainingPlan& plan, const RunEnv& env)
          !plan.routing->same_for_every_group() &&
          (uniform_fabric(env.cluster->network) || folds_shared_links(*env.cluster)) &&
          env.backend == Backend::ANALYTICAL && st.random.probability == 0 && st.step_times.empty() &&
-         plan.parallel.ep_replicas() < plan.parallel.dp;
+         plan.parallel.dp > 1;
 }
 
 // The EP group whose routing loads its busiest rank most, summed over the MoE layers of the first microbatch (the
@@ -103,12 +103,44 @@ int slowest_group(const TrainingPlan& plan)
   return best;
 }
 
-// EP group 0's replicas built, running the slowest group's routing.
+// Whether a device runs two ops side by side (DualPipe's pairs, Megatron-Core's combined 1F1B): one op's experts then
+// fill the wait for the other's all-to-all, and a rank slow in one op's layers may be quick in the other's.
+bool pairs_ops(const TrainingPlan& plan)
+{
+  return plan.params->framework.overlap_moe_expert_parallel_comm || (plan.schedule && plan.schedule->overlaps_passes());
+}
+
+// Replica 0 alone, running the slowest group's routing and, each step, that group's slowest rank's expert work: a
+// layer's combine holds every rank of its group until the slowest has sent, so where no device pairs ops the group's
+// step is its slowest rank's, layer by layer (the zero-bubble weight passes, which no all-to-all closes, are each
+// the slowest rank's too, which can only lengthen them).
+void fold_to_slowest_rank(TrainingPlan& plan)
+{
+  plan.one_replica = true;
+  plan.slowest_rank = true;
+  plan.replicas_built = 0;
+  plan.routing_group = slowest_group(plan);
+}
+
+// Where devices pair ops, the slowest of each op is not one rank's pair: EP group 0's replicas are built, running the
+// slowest group's routing, and the other groups' all-to-alls are counted.
 void fold_to_group(TrainingPlan& plan)
 {
-  plan.one_replica = false;
+  plan.one_replica = plan.slowest_rank = false;
   plan.replicas_built = plan.parallel.ep_replicas();
   plan.routing_group = slowest_group(plan);
+}
+
+// Which of the two folds applies (false: neither).
+bool fold_routing(TrainingPlan& plan)
+{
+  if (!pairs_ops(plan))
+    fold_to_slowest_rank(plan);
+  else if (plan.parallel.ep_replicas() < plan.parallel.dp)
+    fold_to_group(plan);
+  else
+    return false;
+  return true;
 }
 
 } // namespace
@@ -130,9 +162,16 @@ void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
   if (moe && !moe_replicas_alike(plan) && !group_foldable(plan, env))
     throw env.error_at(plan.routing && plan.routing->same_for_every_group() ? "policies.moe" : "policies.moe_routing",
                        "--replicas one cannot hold for this MoE model: each replica routes its own tokens to the "
-                       "others' experts; replica 0 stands for them only under balanced routing and static-ep, and "
-                       "one EP group only under static-ep on the analytical backend without random slowdowns (use "
-                       "--replicas all, or auto)");
+                       "others' experts; replica 0 stands for them only under balanced routing and static-ep, or "
+                       "as its group's slowest rank under static-ep on the analytical backend without random "
+                       "slowdowns (use --replicas all, or auto)");
+  if (moe && !moe_replicas_alike(plan) && pairs_ops(plan) && plan.parallel.ep_replicas() >= plan.parallel.dp)
+    throw env.error_at(plan.params->framework.overlap_moe_expert_parallel_comm
+                           ? "workload.framework.overlap_moe_expert_parallel_comm"
+                           : "policies.pipeline",
+                       "--replicas one cannot hold here: devices run two ops side by side, so replica 0 cannot stand "
+                       "for its group as its slowest rank, and the one EP group spans every replica (use --replicas "
+                       "all, or auto)");
 }
 
 namespace {
@@ -164,7 +203,11 @@ std::string fold_words(const TrainingPlan& plan, const RunEnv& env)
   const bool moe = plan.params->model.moe.enabled();
   if (plan.one_replica || plan.replicas_built > 0 || plan.parallel.dp < 2)
     return "no replica fold is left to apply (one data-parallel replica is simulated)";
-  if (moe && !moe_replicas_alike(plan) && group_foldable(plan, env))
+  if (moe && !moe_replicas_alike(plan) && group_foldable(plan, env) && !pairs_ops(plan))
+    return fmt::format("fold the {} data-parallel replicas into replica 0, running the slowest EP group's slowest "
+                       "rank each step (--replicas one)",
+                       plan.parallel.dp);
+  if (moe && !moe_replicas_alike(plan) && group_foldable(plan, env) && plan.parallel.ep_replicas() < plan.parallel.dp)
     return fmt::format("fold the {} data-parallel replicas into one EP group's {}, the slowest routing's (--replicas "
                        "one)",
                        plan.parallel.dp, plan.parallel.ep_replicas());
@@ -197,16 +240,17 @@ TrainingGraph build_replicas_unchecked(TrainingPlan& plan, const RunEnv& env, in
   const PlatformSpec& platform = *env.platform;
   const bool moe = plan.params->model.moe.enabled(), foldable = !moe || moe_replicas_alike(plan);
   plan.one_replica = (env.replicas == ReplicaMode::ONE || env.replicas == ReplicaMode::ESTIMATE) && foldable;
-  if (!foldable && dp > 1 && group_foldable(plan, env) && env.replicas != ReplicaMode::ALL) {
-    // Routing that differs by EP group: the slowest group's replicas stand for the others. Asked for (one, the
-    // planner's estimate), or under auto where every replica would pass the task count.
-    fold_to_group(plan);
-    TrainingGraph group = build_training(plan);
-    set_flow_copies(group, plan, env);
-    lower_training(group, platform, CollectivePricing::FLOWS);
-    const double groups = double(dp) / plan.replicas_built;
-    if (env.replicas != ReplicaMode::AUTO || double(group.graph.size()) * groups > kAutoOneReplicaTasks)
-      return group;
+  if (!foldable && dp > 1 && group_foldable(plan, env) && env.replicas != ReplicaMode::ALL && fold_routing(plan)) {
+    // Routing that differs by rank: replica 0 stands for every replica as its group's slowest rank, or (devices
+    // pairing ops) the slowest group's replicas stand for the others. Asked for (one, the planner's estimate), or
+    // under auto where every replica would pass the task count.
+    TrainingGraph folded = build_training(plan);
+    set_flow_copies(folded, plan, env);
+    lower_training(folded, platform, CollectivePricing::FLOWS);
+    const double stands_for = double(dp) / plan.replicas_to_build();
+    if (env.replicas != ReplicaMode::AUTO || double(folded.graph.size()) * stands_for > kAutoOneReplicaTasks)
+      return folded;
+    plan.one_replica = plan.slowest_rank = false;
     plan.replicas_built = 0;
     plan.routing_group = 0;
   }
@@ -245,8 +289,9 @@ TrainingGraph build_replicas(TrainingPlan& plan, const RunEnv& env, int dp)
 {
   try {
     TrainingGraph out = build_replicas_unchecked(plan, env, dp);
-    if (plan.replicas_built > 0)
+    if (plan.replicas_built > 0 || plan.slowest_rank)
       out.routing_group = plan.routing_group;
+    out.slowest_rank = plan.slowest_rank;
     return out;
   } catch (const TaskLimitError& e) {
     throw TaskLimitError(e.limit(), fold_words(plan, env));

@@ -6,6 +6,7 @@
 #include "models/collectives/lowering.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 #include "models/moe/moe_policy.hpp"
+#include "platform/stragglers.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "policies/sync/gradient_sync.hpp"
 #include "workloads/training/moe_stats.hpp"
@@ -33,6 +34,13 @@ struct TrainingPlan {
   // all-to-alls are counted (traffic, statistics) but not simulated.
   int replicas_built = 0;
   int routing_group = 0;
+  // The same routing that differs by EP group, folded to replica 0 alone (one_replica): each MoE step runs the
+  // expert work of its group's slowest rank, since a layer's combine holds every rank of the group until the slowest
+  // has sent; the group runs group `routing_group`'s routing, and the other groups' all-to-alls are counted.
+  bool slowest_rank = false;
+  // Each device's speed before any fold (cluster.stragglers, a TP group at its slowest rank's): the slowest rank is
+  // the one whose expert work at its own speed takes longest. Null: every device at the catalog's speed.
+  const StragglerModel* device_speeds = nullptr;
   /** Replicas the builder simulates: all dp, replica 0 alone (one_replica), or one EP group's (replicas_built). */
   int replicas_to_build() const { return one_replica ? 1 : replicas_built > 0 ? replicas_built : parallel.dp; }
   // MoE models: how tokens choose experts and the placement/pipelining policy; the run's seed for the routing.
@@ -64,9 +72,10 @@ struct TrainingGraph {
   std::vector<int> in_flight_per_device;      // most microbatch-chunks of activations each device holds (replica 0)
   std::vector<std::vector<PipelineOp>> order; // the schedule's ops per pipeline device, one iteration
   std::vector<int> layers_per_device;
-  int replicas_built = 1; // data-parallel replicas simulated (the others, symmetric, are not; their transfers are
-                          // counted as replica 0's)
-  int routing_group = -1; // an EP group fold: the group whose routing the simulated group ran (-1: none)
+  int replicas_built = 1;    // data-parallel replicas simulated (the others, symmetric, are not; their transfers are
+                             // counted as replica 0's)
+  int routing_group = -1;    // an EP group fold: the group whose routing the simulated group ran (-1: none)
+  bool slowest_rank = false; // that group folded to one replica running its slowest rank's expert work
   double closed_form_intra_bytes = 0, closed_form_inter_bytes = 0; // collectives priced by their closed forms
   std::vector<double> closed_form_link_bytes;                      // the same per link (empty: none)
   double closed_form_expansion_tasks = 0;                          // tasks their expansions would have added

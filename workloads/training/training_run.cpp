@@ -119,6 +119,10 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
       tr.replicas_built < dp
           ? fmt::format("; {} of {} data-parallel replicas simulated, the others {}", tr.replicas_built, dp,
                         m.contains(metric::slowest_gpu_speed) ? "folded in (each stage at its slowest GPU's speed)"
+                        : tr.slowest_rank
+                            ? fmt::format("folded in (their EP groups' all-to-alls counted; the one simulated runs "
+                                          "group {}'s routing, the slowest, as its slowest rank each step)",
+                                          tr.routing_group)
                         : tr.routing_group >= 0
                             ? fmt::format("folded in (their EP groups' all-to-alls counted; the one simulated runs "
                                           "group {}'s routing, the slowest)",
@@ -346,6 +350,8 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.device_sms = device.sms;
   const MoePolicies moe = moe_policies(params, env, plan);
   check_replica_fold(env, plan);
+  const StragglerModel device_speeds = training_stragglers(env, parallel, false, 0); // before any fold
+  plan.device_speeds = &device_speeds;
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
   plan.overlap = params.framework.overlap;
