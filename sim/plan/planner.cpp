@@ -1,11 +1,13 @@
 #include "sim/plan/planner.hpp"
 
 #include "sim/plan/pipeline_bound.hpp"
+#include "sim/plan/plan_candidate.hpp"
 #include "sim/plan/plan_enumeration.hpp"
 #include "sim/plan/plan_scenario.hpp"
 #include "sim/plan/plan_twins.hpp"
 #include "sim/plan/search_bounds.hpp"
 #include "sim/plan/simulation_pool.hpp"
+#include "sim/plan/split_loop.hpp"
 
 #include "base/input_error.hpp"
 #include "base/registry.hpp"
@@ -222,15 +224,6 @@ bool fit_in_memory(Plan& plan, Scenario& s, const PassTimes& t, double budget, H
   return plan.memory_bytes <= budget;
 }
 
-// A plan that fits, with what its timeline bound needs; plan.bound_s holds its work bound until has_timeline.
-struct Candidate {
-  Plan plan;
-  PieceTimes experts;
-  int microbatches = 0;
-  bool has_timeline = false;       // bound_s is the timeline bound
-  bool recomputes_nothing = false; // its selective recomputation reruns no kernel (recomputes_nothing)
-};
-
 // What a plan's simulated step depends on. ZeRO-2 differs from ZeRO-1 in memory alone: both reduce-scatter the
 // gradients once a step and gather the updated shards (training_comm), so a ZeRO-2 plan is timed as its ZeRO-1 twin;
 // a selective recomputation that reruns nothing is timed as the plan without it.
@@ -353,6 +346,93 @@ std::vector<Plan> simulate_best_first(std::vector<Candidate>& candidates, const 
   return done;
 }
 
+// Checks, fits and bounds plans one at a time, keeping what plans share (pass times, peaks held, the bounds' caches).
+struct Bounding {
+  enum Outcome : char { INVALID = 'i', OVER_MEMORY = 'm', CANDIDATE = 'c' };
+  const Scenario& base;
+  int gpus;
+  const DeviceSpec& device;
+  const KernelCostModel& cost;
+  double budget;
+  // per (tp, micro, recompute and its modules, ep, etp, cp, fp8)
+  std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, std::string>, PassTimes> times{};
+  std::unique_ptr<PlatformSpec> platform{}; // every plan reshapes the cluster to the same `gpus`
+  std::unique_ptr<SearchBounds> bounds{};
+  HeldCache held_cache{};
+
+  void start(const Scenario& s)
+  {
+    if (platform)
+      return;
+    platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
+    // Static placement sends each all-to-all whole; other MoE policies split, compress or move them.
+    bounds = std::make_unique<SearchBounds>(cost, *platform, s.policies.name("moe", "static-ep") == "static-ep");
+  }
+
+  Outcome evaluate(Plan plan, Candidate& out)
+  {
+    Scenario s = timing_scenario(base, gpus, plan);
+    try {
+      check_scenario(s);
+    } catch (const InputError&) {
+      return INVALID;
+    }
+    start(s);
+    auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
+                               plan.parallel.etp, plan.parallel.cp, plan.fp8);
+    auto it = times.find(key);
+    if (it == times.end())
+      it = times.emplace(key, pass_times(s, cost, *platform)).first;
+    const PassTimes& t = it->second;
+    if (!fit_in_memory(plan, s, t, budget, held_cache))
+      return OVER_MEMORY;
+    const int microbatches = tr(base).batch.global / (plan.parallel.dp * plan.micro);
+    plan.bound_s = bounds->work(tr(s), plan, t.experts, microbatches);
+    out = {plan, t.experts, microbatches, false, t.recomputes_nothing};
+    return CANDIDATE;
+  }
+};
+
+// Every plan checked, fitted and given its work bound, in order; half of them in a forked child when there are many
+// and a second core (the workers wait for plans meanwhile). The same candidates either way: each is a function of its
+// plan alone, the child's sent back exact.
+std::vector<Candidate> bound_plans(const std::vector<Plan>& plans, Bounding& b, PlanSearch& out, bool split)
+{
+  std::vector<char> outcome(plans.size(), Bounding::INVALID);
+  std::vector<Candidate> found(plans.size());
+  std::optional<ProgressStage> progress(std::in_place, "plans checked for memory and bounded:", plans.size());
+  const int step = split ? 2 : 1; // each plan done here stands for the one beside it in the child
+  const auto lines = split_loop(
+      plans.size(), split,
+      [&](std::size_t i) {
+        for (int k = 0; k < step; ++k)
+          progress->advance();
+        outcome[i] = b.evaluate(plans[i], found[i]);
+      },
+      [&](std::size_t i) {
+        Candidate c;
+        const Bounding::Outcome o = b.evaluate(plans[i], c);
+        return o == Bounding::CANDIDATE ? "c " + candidate_line(c) : std::string(1, o);
+      });
+  progress.reset();
+  std::vector<Candidate> candidates;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (lines[i]) {
+      outcome[i] = lines[i]->front();
+      if (outcome[i] == Bounding::CANDIDATE)
+        found[i] = candidate_from_line(lines[i]->substr(2));
+    }
+    ++out.enumerated;
+    out.invalid += outcome[i] == Bounding::INVALID;
+    out.over_memory += outcome[i] == Bounding::OVER_MEMORY;
+    if (outcome[i] == Bounding::CANDIDATE)
+      candidates.push_back(std::move(found[i]));
+  }
+  if (!candidates.empty()) // the bounds the search goes on with, made here if every plan that fit was the child's
+    b.start(timing_scenario(b.base, b.gpus, candidates.front().plan));
+  return candidates;
+}
+
 } // namespace
 
 PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
@@ -376,51 +456,18 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   out.memory_reserve = tr(base).memory_reserve;
   out.budget_bytes = (1 - out.memory_reserve) * limit;
 
-  // per (tp, micro, recompute and its modules, ep, etp, cp, fp8)
-  std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, std::string>, PassTimes> times;
-  std::unique_ptr<PlatformSpec> platform; // every plan reshapes the cluster to the same `gpus`
-  std::unique_ptr<SearchBounds> bounds;
-  HeldCache held_cache;
-  std::vector<Candidate> candidates;
   std::vector<std::string> fp8 = options.fp8;
   if (fp8.empty()) // the scenario's own
     fp8.push_back(tr(base).model.fp8 ? tr(base).model.fp8->name() : "none");
   const std::vector<Plan> plans = enumerate_plans(base, gpus, fp8, options.search_recompute_modules);
-  std::optional<ProgressStage> progress(std::in_place, "plans checked for memory and bounded:", plans.size());
-  for (Plan plan : plans) {
-    progress->advance();
-    ++out.enumerated;
-    Scenario s = timing_scenario(base, gpus, plan);
-    try {
-      check_scenario(s);
-    } catch (const InputError&) {
-      ++out.invalid;
-      continue;
-    }
-    if (!platform) {
-      platform = std::make_unique<PlatformSpec>(build_platform_spec(s.cluster, device));
-      // Static placement sends each all-to-all whole; other MoE policies split, compress or move them.
-      bounds = std::make_unique<SearchBounds>(*cost, *platform, s.policies.name("moe", "static-ep") == "static-ep");
-    }
-    auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
-                               plan.parallel.etp, plan.parallel.cp, plan.fp8);
-    auto it = times.find(key);
-    if (it == times.end())
-      it = times.emplace(key, pass_times(s, *cost, *platform)).first;
-    const PassTimes& t = it->second;
-    if (!fit_in_memory(plan, s, t, out.budget_bytes, held_cache)) {
-      ++out.over_memory;
-      continue;
-    }
-    const int microbatches = tr(base).batch.global / (plan.parallel.dp * plan.micro);
-    plan.bound_s = bounds->work(tr(s), plan, t.experts, microbatches);
-    candidates.push_back({plan, t.experts, microbatches, false, t.recomputes_nothing});
-  }
-  progress.reset();
+  Bounding bounding{base, gpus, device, *cost, out.budget_bytes};
+  // Split where it pays: thousands of plans, and workers on more than one core.
+  const bool split = pool.workers() > 1 && plans.size() >= options.split_bounding_from;
+  std::vector<Candidate> candidates = bound_plans(plans, bounding, out, split);
   out.bounding_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<Plan> done = candidates.empty()
                                ? std::vector<Plan>{}
-                               : simulate_best_first(candidates, options, out, base, gpus, *bounds, pool);
+                               : simulate_best_first(candidates, options, out, base, gpus, *bounding.bounds, pool);
   // Fastest first; plans within 1e-9 of each other (ZeRO-1 and 2, none and selective recomputation often are)
   // rank by memory, the smaller first.
   std::stable_sort(done.begin(), done.end(), [](const Plan& a, const Plan& b) {

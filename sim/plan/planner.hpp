@@ -19,6 +19,9 @@ struct PlanOptions {
   std::vector<std::string> fp8;          // FP8 recipes to try ("none": bf16 GEMMs); empty: the scenario's own setting
   bool search_recompute_modules = false; // selective recomputation over sets of recompute modules
   int jobs = 1; // plans simulated side by side (child processes); the best plans do not depend on it, the counts may
+  // From this many plans (and with jobs > 1), half of them are checked and bounded in a forked child; the search is
+  // the same either way.
+  std::size_t split_bounding_from = 4096;
 };
 
 /** One parallel configuration and what the analytical backend predicts for it. */

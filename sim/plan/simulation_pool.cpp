@@ -58,9 +58,7 @@ PlanTiming time_scenario(const Scenario& s)
           r.metrics.at(metric::tflops_per_gpu)};
 }
 
-namespace {
-
-nlohmann::json to_json(const Plan& plan)
+nlohmann::json plan_json(const Plan& plan)
 {
   const ParallelLayout& p = plan.parallel;
   return {{"dp", p.dp},
@@ -82,7 +80,7 @@ nlohmann::json to_json(const Plan& plan)
           {"stage_layers", plan.stage_layers}};
 }
 
-Plan from_json(const nlohmann::json& j)
+Plan plan_from_json(const nlohmann::json& j)
 {
   Plan plan;
   ParallelLayout& p = plan.parallel;
@@ -105,6 +103,8 @@ Plan from_json(const nlohmann::json& j)
   plan.stage_layers = j.at("stage_layers").get<std::vector<int>>();
   return plan;
 }
+
+namespace {
 
 // send() with MSG_NOSIGNAL: a worker that died answers EPIPE instead of killing this process with SIGPIPE.
 bool write_line(int fd, const std::string& line)
@@ -145,7 +145,7 @@ bool read_line(int fd, std::string* line)
   for (std::string line; read_line(in, &line);) {
     std::string reply;
     try {
-      const auto [t, samples, tflops] = time_plan(base, gpus, from_json(nlohmann::json::parse(line)));
+      const auto [t, samples, tflops] = time_plan(base, gpus, plan_from_json(nlohmann::json::parse(line)));
       reply = fmt::format("ok {:a} {:a} {:a}", t, samples, tflops);
     } catch (const std::exception& e) {
       reply = std::string("error ") + e.what();
@@ -210,7 +210,7 @@ void SimulationPool::start(const std::vector<Plan>& plans)
     throw std::logic_error("SimulationPool::start: the last plans were not collected");
   pending_ = plans;
   for (std::size_t k = 0; k < plans.size() && !children_.empty(); ++k)
-    if (!write_line(children_[k].fd, to_json(plans[k]).dump()))
+    if (!write_line(children_[k].fd, plan_json(plans[k]).dump()))
       throw std::runtime_error("a planner worker stopped taking plans");
 }
 

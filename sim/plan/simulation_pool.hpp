@@ -5,11 +5,16 @@
 #include "sim/run/scenario_run.hpp"
 #include "sim/scenario/scenario.hpp"
 
+#include <nlohmann/json.hpp>
 #include <sys/types.h>
 #include <tuple>
 #include <vector>
 
 namespace cs {
+
+/** A plan as the workers receive it: its shape, schedule, recomputation, FP8 and stage layers (not its figures). */
+nlohmann::json plan_json(const Plan& plan);
+Plan plan_from_json(const nlohmann::json& j);
 
 /** One simulated step's figures: iteration time (s), samples/s, TFLOP/s per GPU. */
 using PlanTiming = std::tuple<double, double, double>;
