@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -166,29 +167,29 @@ void MoeEmitter::take_slowest_rank(Step& st, int device) const
   // given back in work at that speed.
   const StragglerModel* speeds = plan_.device_speeds && plan_.device_speeds->any() ? plan_.device_speeds : nullptr;
   const auto& hosts = group_hosts(routed_as(0), device);
-  double floor = 1; // the fold's speed for replica 0 here
-  if (speeds)
-    for (int r = 0; r < plan_.parallel.dp; ++r)
-      floor = std::min(floor, speeds->speed(plan_.parallel.host(r, device)));
+  double floor = std::numeric_limits<double>::infinity(); // the fold's speed for replica 0 here
+  for (int r = 0; speeds && r < plan_.parallel.dp; ++r)
+    floor = std::min(floor, speeds->speed(plan_.parallel.host(r, device)));
   auto at_floor = [&](double work, int k) { return speeds ? work * floor / speeds->speed(hosts[k]) : work; };
-  Step slowest = st;
-  for (int k = 0; k < ep_; k += fold_) {
-    for (std::size_t i = 0; i < st.chunks[0].size(); ++i) {
-      PieceTimes& s = slowest.chunks[0][i];
-      const PieceTimes& c = st.chunks[k][i];
-      const bool first = k == 0;
-      s.forward = first ? at_floor(c.forward, k) : std::max(s.forward, at_floor(c.forward, k));
-      s.backward = first ? at_floor(c.backward, k) : std::max(s.backward, at_floor(c.backward, k));
-      s.weight = first ? at_floor(c.weight, k) : std::max(s.weight, at_floor(c.weight, k));
-    }
-    double& f = slowest.plan.extra_forward_s[0];
-    double& b = slowest.plan.extra_backward_s[0];
-    f = k == 0 ? at_floor(st.plan.extra_forward_s[k], k) : std::max(f, at_floor(st.plan.extra_forward_s[k], k));
-    b = k == 0 ? at_floor(st.plan.extra_backward_s[k], k) : std::max(b, at_floor(st.plan.extra_backward_s[k], k));
+  auto& slowest = st.chunks[0];
+  double &forward = st.plan.extra_forward_s[0], &backward = st.plan.extra_backward_s[0];
+  for (PieceTimes& s : slowest) { // rank 0's own, at the floor
+    s.forward = at_floor(s.forward, 0);
+    s.backward = at_floor(s.backward, 0);
+    s.weight = at_floor(s.weight, 0);
   }
-  st.chunks[0] = std::move(slowest.chunks[0]);
-  st.plan.extra_forward_s[0] = slowest.plan.extra_forward_s[0];
-  st.plan.extra_backward_s[0] = slowest.plan.extra_backward_s[0];
+  forward = at_floor(forward, 0);
+  backward = at_floor(backward, 0);
+  for (int k = fold_; k < ep_; k += fold_) {
+    for (std::size_t i = 0; i < slowest.size(); ++i) {
+      const PieceTimes& c = st.chunks[k][i];
+      slowest[i].forward = std::max(slowest[i].forward, at_floor(c.forward, k));
+      slowest[i].backward = std::max(slowest[i].backward, at_floor(c.backward, k));
+      slowest[i].weight = std::max(slowest[i].weight, at_floor(c.weight, k));
+    }
+    forward = std::max(forward, at_floor(st.plan.extra_forward_s[k], k));
+    backward = std::max(backward, at_floor(st.plan.extra_backward_s[k], k));
+  }
 }
 
 void MoeEmitter::account(const Step& st, int layer)
