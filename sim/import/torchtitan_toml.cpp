@@ -137,6 +137,14 @@ void TomlReader::parallelism()
   if (replicate && *replicate > 1)
     approximated_.push_back("[parallelism] data_parallel_replicate_degree (HSDP: ZeRO-3 shards over all data-parallel "
                             "ranks here, not over the shard group alone)");
+  // How context-parallel ranks exchange keys and values (torchtitan's default: allgather, the shards gathered after
+  // the first block of attention; alltoall passes them round the ring).
+  const auto rotate = text("parallelism", "context_parallel_rotate_method");
+  if (rotate && *rotate != "allgather" && *rotate != "alltoall")
+    fail(*at("parallelism", "context_parallel_rotate_method"),
+         "context_parallel_rotate_method is allgather or alltoall, not '" + *rotate + "'");
+  if (const auto cp = integer("parallelism", "context_parallel_degree"); cp && *cp > 1)
+    run_.set("workload.parallel.cp_comm", rotate && *rotate == "alltoall" ? "p2p" : "allgather");
   if (const auto async_tp = flag("parallelism", "enable_async_tensor_parallel"); async_tp && *async_tp)
     run_.set("workload.framework.tp_comm_overlap", true);
   // torchtitan cuts a pipelined model by weight, the embedding and the output layer one layer each

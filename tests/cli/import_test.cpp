@@ -187,6 +187,27 @@ TEST(Import, TorchtitanPipelinesCutTheLocalBatchIntoMicrobatchesAndWeighTheEnds)
   expect_same_run(s, cs::load_scenario(src("scenarios/reference/torchtitan-llama3-405b-3d.yaml"), {}));
 }
 
+TEST(Import, TorchtitanContextParallelismExchangesKeysAsItsRotateMethodSays)
+{
+  // torchtitan's default all-gathers the key and value shards; alltoall passes them round the ring (p2p here).
+  const std::string base = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nseq_len = 65536\n"
+                           "local_batch_size = 1\n[parallelism]\ncontext_parallel_degree = 2\n";
+  const std::vector<std::pair<std::string, cs::CpComm>> cases{
+      {"", cs::CpComm::ALLGATHER},
+      {"context_parallel_rotate_method = \"allgather\"\n", cs::CpComm::ALLGATHER},
+      {"context_parallel_rotate_method = \"alltoall\"\n", cs::CpComm::P2P}};
+  int n = 0;
+  for (const auto& [line, comm] : cases) {
+    const auto input = cs::testing::write_temp("rotate" + std::to_string(n++) + ".toml", base + line);
+    const auto i = import_file(input.string(), "--gpus 8");
+    ASSERT_EQ(i.r.code, 0) << i.r.err;
+    EXPECT_EQ(i.r.err.find("context_parallel_rotate_method"), std::string::npos) << i.r.err; // modelled, not named
+    const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+    EXPECT_EQ(training(s).parallel.cp, 2);
+    EXPECT_EQ(training(s).parallel.cp_comm, comm) << line;
+  }
+}
+
 TEST(Import, DeepSeekArgumentsCarryMlaMoeAndMtp)
 {
   const auto args = cs::testing::write_temp(
@@ -239,6 +260,10 @@ TEST(Import, BadInputIsRefusedWithItsPositionAndWritesNothing)
       {"degree.toml", "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\ntensor_parallel_degree = \"2\"\n",
        "--gpus 8", ":5:26:"},
       {"nodes.toml", "[model]\nname = \"llama3\"\nflavor = \"8B\"\n", "--gpus 12", "do not fill whole nodes"},
+      {"rotate.toml",
+       "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\ncontext_parallel_degree = 2\n"
+       "context_parallel_rotate_method = \"ring\"\n",
+       "--gpus 8", ":6:34: context_parallel_rotate_method is allgather or alltoall"},
       {"runs.args", "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --tensor-model-parallel-size 3",
        "--gpus 8", "does not run"},
       {"layout.args", "--num-layers 4 --pipeline-model-parallel-size 2 --pipeline-model-parallel-layout 'Et|(tt|L'",
