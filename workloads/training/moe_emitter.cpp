@@ -134,6 +134,11 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   st.plan.partitions = n;
   st.chunks.assign(ep_, std::vector<PieceTimes>(n));
   for (int r = 0; r < ep_; ++r) {
+    // Priced where a simulated rank runs it (its replica built, its replica's first TP rank), or where the slowest
+    // rank's is taken: a group that is only counted needs its traffic alone.
+    const bool simulated = r % fold_ == 0 && group * replicas_ + r / fold_ < built_;
+    if (!simulated && !(plan_.slowest_rank && group == 0 && r % fold_ == 0))
+      continue;
     std::vector<double> tokens;
     tokens.reserve(st.plan.tokens[r].size());
     for (double t : st.plan.tokens[r])
