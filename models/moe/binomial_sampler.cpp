@@ -48,9 +48,10 @@ long long by_rejection(std::mt19937_64& rng, long long n, double p)
 {
   const double q = 1 - p, spq = std::sqrt(double(n) * p * q);
   const double b = 1.15 + 2.53 * spq, a = -0.0873 + 0.0248 * b + 0.01 * p, c = double(n) * p + 0.5;
-  const double alpha = (2.83 + 5.1 / b) * spq, v_r = 0.92 - 4.2 / b, log_odds = std::log(p / q);
-  const double mode = std::floor(double(n + 1) * p);
-  const double h = log_factorial(mode) + log_factorial(double(n) - mode);
+  const double alpha = (2.83 + 5.1 / b) * spq, v_r = 0.92 - 4.2 / b;
+  // What only the full acceptance test reads, worked out the first time a draw falls outside the squeeze.
+  double log_odds = 0, mode = 0, h = 0;
+  bool tested = false;
   for (;;) {
     const double u = unit_uniform(rng) - 0.5, v = unit_uniform(rng), us = 0.5 - std::abs(u);
     const double k = std::floor((2 * a / us + b) * u + c);
@@ -58,6 +59,12 @@ long long by_rejection(std::mt19937_64& rng, long long n, double p)
       continue;
     if (us >= 0.07 && v <= v_r)
       return static_cast<long long>(k);
+    if (!tested) {
+      log_odds = std::log(p / q);
+      mode = std::floor(double(n + 1) * p);
+      h = log_factorial(mode) + log_factorial(double(n) - mode);
+      tested = true;
+    }
     const double log_v = std::log(v * alpha / (a / (us * us) + b));
     if (log_v <= h - log_factorial(k) - log_factorial(double(n) - k) + (k - mode) * log_odds)
       return static_cast<long long>(k);
