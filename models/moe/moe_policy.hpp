@@ -68,6 +68,10 @@ public:
   /** Whether plan reads each sample's row (to place samples or gate them); if not, only each rank's totals count
    *  and routing models may draw them per rank (RoutingRequest::rank_totals). */
   virtual bool reads_samples() const { return false; }
+  /** Experts per block when plan reads only what each rank sends each block of consecutive experts and each expert's
+   *  total (RoutingRequest::rank_blocks), for a model of `experts` over `ranks` with `capacity_factor` (0: dropless);
+   *  0 when it reads more. */
+  virtual int block_sums_only(int /*experts*/, int /*ranks*/, double /*capacity_factor*/) const { return 0; }
   /** Whether it treats every rank and every group alike (fixed placement, no per-rank decisions): under a routing
    *  that is the same for every group and rank, one rank stands for all. */
   virtual bool ranks_alike() const { return false; }

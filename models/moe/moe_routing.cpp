@@ -43,6 +43,39 @@ void draw_multinomial(std::mt19937_64& rng, double n, const std::vector<double>&
   }
 }
 
+namespace {
+
+// RoutingRequest::rank_blocks: each rank's tokens over the blocks (a multinomial over the blocks' summed shares), then
+// each block's total over its experts (the multinomial of a block given its total, summed over ranks, is one
+// multinomial of the block's total); a rank's row takes its block count split as the block's experts' totals are.
+void draw_block_sums(std::mt19937_64& rng, const RoutingRequest& q, const std::vector<double>& p, Routing& out)
+{
+  const int width = q.rank_blocks, blocks = q.experts / width;
+  const std::size_t per_rank = static_cast<std::size_t>(q.samples_per_rank);
+  std::vector<double> block_p(blocks, 0.0), total(blocks, 0.0);
+  for (int e = 0; e < q.experts; ++e)
+    block_p[e / width] += p[e];
+  std::vector<std::vector<double>> sent(q.ranks);
+  for (int r = 0; r < q.ranks; ++r) {
+    draw_multinomial(rng, q.tokens_per_sample * q.top_k * double(per_rank), block_p, sent[r]);
+    for (int b = 0; b < blocks; ++b)
+      total[b] += sent[r][b];
+  }
+  std::vector<double> within(width), got;
+  for (int b = 0; b < blocks; ++b) {
+    if (total[b] <= 0 || block_p[b] <= 0)
+      continue;
+    for (int k = 0; k < width; ++k)
+      within[k] = p[b * width + k] / block_p[b];
+    draw_multinomial(rng, total[b], within, got);
+    for (int r = 0; r < q.ranks; ++r)
+      for (int k = 0; k < width; ++k)
+        out.tokens[r * per_rank][b * width + k] = sent[r][b] * got[k] / total[b];
+  }
+}
+
+} // namespace
+
 void draw_rows(std::mt19937_64& rng, const RoutingRequest& q, const std::vector<double>& p, Routing& out)
 {
   const std::size_t per_rank = static_cast<std::size_t>(q.samples_per_rank);
@@ -51,6 +84,10 @@ void draw_rows(std::mt19937_64& rng, const RoutingRequest& q, const std::vector<
   if (!q.rank_totals) {
     for (auto& row : out.tokens)
       draw_multinomial(rng, per_sample, p, row);
+    return;
+  }
+  if (q.rank_blocks > 0 && q.experts % q.rank_blocks == 0) {
+    draw_block_sums(rng, q, p, out);
     return;
   }
   for (std::size_t r = 0; r < static_cast<std::size_t>(q.ranks); ++r)

@@ -22,6 +22,11 @@ struct RoutingRequest {
    *  put a rank's whole routing in its first sample's row (the sum of the samples' multinomials is the multinomial
    *  of their sum, at a samples_per_rank-th of the draws) and leave the others zero. */
   bool rank_totals = false;
+  /** With rank_totals, the policy reads only what each rank sends each block of `rank_blocks` consecutive experts and
+   *  what each expert gets in all (static placement, no capacity): a model may draw those sums alone, each rank's
+   *  blocks then each block's total over its experts, and fill the rank's row with any split that keeps both (the
+   *  same joint law of the two at a fraction of the draws; 0: not asked). */
+  int rank_blocks = 0;
 };
 
 /** Per sample (rank r's samples are r * samples_per_rank, ...), the token-expert assignments each expert gets: a

@@ -13,6 +13,12 @@ public:
     return route_through(c, routing, contiguous_placement(c.experts, c.ranks), {}, pad_);
   }
   bool ranks_alike() const override { return true; }
+  // Dropless, each rank's experts a block: what a rank sends goes to the block's owner, and the owner computes each
+  // expert's total (a capacity would cut each rank's tokens to each expert).
+  int block_sums_only(int experts, int ranks, double capacity_factor) const override
+  {
+    return capacity_factor > 0 || ranks < 1 || experts % ranks != 0 ? 0 : experts / ranks;
+  }
 
 private:
   bool pad_ = false;

@@ -140,6 +140,65 @@ TEST(MoeRouting, RankTotalsPutEachRanksRoutingInItsFirstRowWithTheSameDistributi
   EXPECT_FALSE(policies.create("fastermoe")->reads_samples()); // its topology gate is off by default
 }
 
+TEST(MoeRouting, BlockSumsKeepWhatEachRankSendsEachBlockAndEachExpertsTotal)
+{
+  // With rank_blocks (static-ep, dropless), uniform and zipf draw what each rank sends each block of experts, then
+  // each block's total over its experts. The rows keep both sums exactly; over many steps the two match the per-rank
+  // draw's in mean and spread: rank 0's tokens to block 1 (experts 2-3), and expert 2's total.
+  for (const char* name : {"uniform", "zipf"}) {
+    auto model = cs::Registry<cs::RoutingModel>::instance().create(name);
+    auto q = request(16, 2);
+    q.rank_totals = true;
+    q.rank_blocks = 2; // 16 experts over 8 ranks
+    const cs::Routing once = model->route(q);
+    ASSERT_EQ(once.tokens.size(), 32u) << name;
+    for (std::size_t s = 0; s < once.tokens.size(); ++s) {
+      EXPECT_NEAR(row_sum(once.tokens[s]), s % 4 == 0 ? 4 * 4096 : 0, 1e-6) << name;
+      for (int b = 0; b < 8 && s % 4 == 0; ++b) { // whole tokens to each block
+        const double block = once.tokens[s][2 * b] + once.tokens[s][2 * b + 1];
+        EXPECT_NEAR(block, std::round(block), 1e-6) << name;
+      }
+    }
+    for (int e = 0; e < 16; ++e) { // and to each expert in all
+      double total = 0;
+      for (const auto& row : once.tokens)
+        total += row[e];
+      EXPECT_NEAR(total, std::round(total), 1e-6) << name << " " << e;
+    }
+    std::vector<double> block_b, block_a, expert_b, expert_a;
+    for (int mb = 0; mb < 400; ++mb) {
+      q.microbatch = mb;
+      for (int blocks : {2, 0}) {
+        q.rank_blocks = blocks;
+        const cs::Routing r = model->route(q);
+        double expert = 0;
+        for (const auto& row : r.tokens)
+          expert += row[2];
+        (blocks ? block_b : block_a).push_back(r.tokens[0][2] + r.tokens[0][3]);
+        (blocks ? expert_b : expert_a).push_back(expert);
+      }
+    }
+    auto mean = [](const std::vector<double>& v) { return row_sum(v) / v.size(); };
+    auto sd = [&](const std::vector<double>& v) {
+      const double m = mean(v);
+      double ss = 0;
+      for (double x : v)
+        ss += (x - m) * (x - m);
+      return std::sqrt(ss / (v.size() - 1));
+    };
+    EXPECT_NEAR(mean(block_b) / mean(block_a), 1.0, 0.02) << name;
+    EXPECT_NEAR(sd(block_b) / sd(block_a), 1.0, 0.2) << name;
+    EXPECT_NEAR(mean(expert_b) / mean(expert_a), 1.0, 0.02) << name;
+    EXPECT_NEAR(sd(expert_b) / sd(expert_a), 1.0, 0.2) << name;
+  }
+  // static-ep asks for block sums when dropless and the experts divide into the ranks; other policies read more.
+  auto& policies = cs::Registry<cs::MoePolicy>::instance();
+  EXPECT_EQ(policies.create("static-ep")->block_sums_only(256, 64, 0), 4);
+  EXPECT_EQ(policies.create("static-ep")->block_sums_only(256, 64, 1.25), 0);
+  EXPECT_EQ(policies.create("static-ep")->block_sums_only(10, 4, 0), 0);
+  EXPECT_EQ(policies.create("flexmoe")->block_sums_only(256, 64, 0), 0);
+}
+
 TEST(MoeRouting, ZipfSkewsAndDriftsGradually)
 {
   auto zipf = cs::Registry<cs::RoutingModel>::instance().create("zipf"); // skew 1, drift 0.1

@@ -121,6 +121,7 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   q.top_k = model.moe.top_k;
   q.seed = plan_.seed;
   q.rank_totals = !plan_.moe->reads_samples();
+  q.rank_blocks = plan_.moe->block_sums_only(model.moe.experts, ep_, model.moe.capacity_factor);
   MoeContext c = context(group, device);
   c.iteration = it;
   c.layer = layer;

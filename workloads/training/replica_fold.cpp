@@ -80,6 +80,7 @@ int slowest_group(const TrainingPlan& plan)
   q.top_k = model.moe.top_k;
   q.seed = plan.seed;
   q.rank_totals = !plan.moe->reads_samples();
+  q.rank_blocks = plan.moe->block_sums_only(model.moe.experts, ep, model.moe.capacity_factor);
   int best = 0;
   double worst = -1;
   for (int g = 0; g < groups; ++g) {
