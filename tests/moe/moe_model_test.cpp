@@ -28,6 +28,17 @@ cs::RoutingRequest request(int experts, int top_k, int iteration = 0)
   return q;
 }
 
+// The mean and the sample standard deviation of draws.
+double mean_of(const std::vector<double>& v) { return row_sum(v) / v.size(); }
+double sd_of(const std::vector<double>& v)
+{
+  const double m = mean_of(v);
+  double ss = 0;
+  for (double x : v)
+    ss += (x - m) * (x - m);
+  return std::sqrt(ss / (v.size() - 1));
+}
+
 cs::MoeContext context(int ranks, int experts, double capacity = 0)
 {
   cs::MoeContext c;
@@ -122,16 +133,8 @@ TEST(MoeRouting, RankTotalsPutEachRanksRoutingInItsFirstRowWithTheSameDistributi
       const cs::Routing r = model->route(q);
       samples.push_back(r.tokens[0][0] + r.tokens[1][0] + r.tokens[2][0] + r.tokens[3][0]);
     }
-    auto mean = [](const std::vector<double>& v) { return row_sum(v) / v.size(); };
-    auto sd = [&](const std::vector<double>& v) {
-      const double m = mean(v);
-      double ss = 0;
-      for (double x : v)
-        ss += (x - m) * (x - m);
-      return std::sqrt(ss / (v.size() - 1));
-    };
-    EXPECT_NEAR(mean(totals) / mean(samples), 1.0, 0.02) << name;
-    EXPECT_NEAR(sd(totals) / sd(samples), 1.0, 0.2) << name;
+    EXPECT_NEAR(mean_of(totals) / mean_of(samples), 1.0, 0.02) << name;
+    EXPECT_NEAR(sd_of(totals) / sd_of(samples), 1.0, 0.2) << name;
   }
   // The policies that read samples ask for them.
   auto& policies = cs::Registry<cs::MoePolicy>::instance();
@@ -178,18 +181,10 @@ TEST(MoeRouting, BlockSumsKeepWhatEachRankSendsEachBlockAndEachExpertsTotal)
         (blocks ? expert_b : expert_a).push_back(expert);
       }
     }
-    auto mean = [](const std::vector<double>& v) { return row_sum(v) / v.size(); };
-    auto sd = [&](const std::vector<double>& v) {
-      const double m = mean(v);
-      double ss = 0;
-      for (double x : v)
-        ss += (x - m) * (x - m);
-      return std::sqrt(ss / (v.size() - 1));
-    };
-    EXPECT_NEAR(mean(block_b) / mean(block_a), 1.0, 0.02) << name;
-    EXPECT_NEAR(sd(block_b) / sd(block_a), 1.0, 0.2) << name;
-    EXPECT_NEAR(mean(expert_b) / mean(expert_a), 1.0, 0.02) << name;
-    EXPECT_NEAR(sd(expert_b) / sd(expert_a), 1.0, 0.2) << name;
+    EXPECT_NEAR(mean_of(block_b) / mean_of(block_a), 1.0, 0.02) << name;
+    EXPECT_NEAR(sd_of(block_b) / sd_of(block_a), 1.0, 0.2) << name;
+    EXPECT_NEAR(mean_of(expert_b) / mean_of(expert_a), 1.0, 0.02) << name;
+    EXPECT_NEAR(sd_of(expert_b) / sd_of(expert_a), 1.0, 0.2) << name;
   }
   // static-ep asks for block sums when dropless and the experts divide into the ranks; other policies read more.
   auto& policies = cs::Registry<cs::MoePolicy>::instance();
