@@ -157,6 +157,20 @@ TEST(OversubscribedFold, TheTaskLimitSaysWhichFoldWouldApply)
               std::string::npos)
         << r.err;
   }
+  // Skewed routing: the slowest rank where no device pairs ops, else the slowest group's replicas.
+  const std::string moe = "run " + src("tests/data/oversubscribed-moe-fold.yaml") +
+                          " --set policies.moe_routing=zipf --replicas all --max-tasks 5000 --out " + dir.string();
+  auto skewed = cs::testing::run_clustersim(moe);
+  EXPECT_EQ(skewed.code, 2) << skewed.err;
+  EXPECT_NE(skewed.err.find("fold the 128 data-parallel replicas into replica 0, running the slowest EP group's "
+                            "slowest rank each step"),
+            std::string::npos)
+      << skewed.err;
+  auto paired = cs::testing::run_clustersim(moe + " --set workload.framework.overlap_moe_expert_parallel_comm=true");
+  EXPECT_EQ(paired.code, 2) << paired.err;
+  EXPECT_NE(paired.err.find("fold the 128 data-parallel replicas into one EP group's 64, the slowest routing's"),
+            std::string::npos)
+      << paired.err;
   auto ecmp = cs::testing::run_clustersim("run " + src("tests/data/oversubscribed-fold.yaml") +
                                           " --set cluster.network.routing=ecmp --max-tasks 5000 --out " + dir.string());
   EXPECT_EQ(ecmp.code, 2) << ecmp.err;
