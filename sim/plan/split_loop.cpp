@@ -16,7 +16,7 @@ using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
 // Which side runs index i: blocks of kBlock indices in turn, so that neighbours (which share the planner's caches, as
 // plans that differ in ZeRO alone share their stages' prices) mostly fall on one side.
 constexpr std::size_t kBlock = 512;
-bool childs(std::size_t i) { return i / kBlock % 2 == 1; }
+bool in_child(std::size_t i) { return i / kBlock % 2 == 1; }
 
 // The child's life: its indices' lines ("<index> <line>") into the shared file, then exit without running the
 // parent's destructors. A file, not a socket: the parent reads once it is done with its own half, and a socket's
@@ -26,7 +26,7 @@ bool childs(std::size_t i) { return i / kBlock % 2 == 1; }
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   for (std::size_t i = 0; i < n; ++i) {
-    if (!childs(i))
+    if (!in_child(i))
       continue;
     std::string line;
     try {
@@ -56,27 +56,27 @@ std::vector<std::optional<std::string>> split_loop(std::size_t n, bool split,
       answer(file.get(), n, there);
   }
   for (std::size_t i = 0; i < n; ++i)
-    if (pid <= 0 || !childs(i))
+    if (pid <= 0 || !in_child(i))
       here(i);
   if (pid <= 0)
     return lines;
   int status = 0;
   waitpid(pid, &status, 0);
   std::rewind(file.get());
-  std::string line;
-  for (int c; (c = std::fgetc(file.get())) != EOF;) {
-    if (c != '\n') {
-      line.push_back(static_cast<char>(c));
+  char* buffer = nullptr;
+  std::size_t capacity = 0;
+  for (ssize_t length; (length = getline(&buffer, &capacity, file.get())) > 0;) {
+    if (buffer[length - 1] != '\n') // cut short: the child died writing it
       continue;
-    }
+    const std::string line(buffer, static_cast<std::size_t>(length - 1));
     const std::size_t space = line.find(' ');
     const std::size_t i = std::strtoull(line.c_str(), nullptr, 10);
-    if (space != std::string::npos && i < n && childs(i))
+    if (space != std::string::npos && i < n && in_child(i))
       lines[i] = line.substr(space + 1);
-    line.clear();
   }
+  std::free(buffer);
   for (std::size_t i = 0; i < n; ++i) // what the child did not answer
-    if (childs(i) && !lines[i])
+    if (in_child(i) && !lines[i])
       here(i);
   return lines;
 }

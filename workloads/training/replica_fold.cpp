@@ -52,7 +52,7 @@ bool moe_replicas_alike(const TrainingPlan& plan)
 // forms, so the ranks not built are counted, not simulated), no random slowdowns or recorded step times, and more
 // than one replica. Slow GPUs and the spread of speeds fold: each stage runs at the slowest speed it has in any
 // replica (training_stragglers).
-bool group_foldable(const TrainingPlan& plan, const RunEnv& env)
+bool skew_foldable(const TrainingPlan& plan, const RunEnv& env)
 {
   const StragglerParams& st = env.cluster->stragglers;
   return plan.params->model.moe.enabled() && plan.routing && plan.moe && plan.moe->ranks_alike() &&
@@ -160,7 +160,7 @@ void check_replica_fold(const RunEnv& env, const TrainingPlan& plan)
                              "--backend analytical, --replicas all, or auto)"
                            : "--replicas one cannot hold on this network: background traffic or ECMP routing loads "
                              "replicas differently (use --replicas all, or auto)");
-  if (moe && !moe_replicas_alike(plan) && !group_foldable(plan, env))
+  if (moe && !moe_replicas_alike(plan) && !skew_foldable(plan, env))
     throw env.error_at(plan.routing && plan.routing->same_for_every_group() ? "policies.moe" : "policies.moe_routing",
                        "--replicas one cannot hold for this MoE model: each replica routes its own tokens to the "
                        "others' experts; replica 0 stands for them only under balanced routing and static-ep, or "
@@ -204,11 +204,11 @@ std::string fold_words(const TrainingPlan& plan, const RunEnv& env)
   const bool moe = plan.params->model.moe.enabled();
   if (plan.one_replica || plan.replicas_built > 0 || plan.parallel.dp < 2)
     return "no replica fold is left to apply (one data-parallel replica is simulated)";
-  if (moe && !moe_replicas_alike(plan) && group_foldable(plan, env) && !pairs_ops(plan))
+  if (moe && !moe_replicas_alike(plan) && skew_foldable(plan, env) && !pairs_ops(plan))
     return fmt::format("fold the {} data-parallel replicas into replica 0, running the slowest EP group's slowest "
                        "rank each step (--replicas one)",
                        plan.parallel.dp);
-  if (moe && !moe_replicas_alike(plan) && group_foldable(plan, env) && plan.parallel.ep_replicas() < plan.parallel.dp)
+  if (moe && !moe_replicas_alike(plan) && skew_foldable(plan, env) && plan.parallel.ep_replicas() < plan.parallel.dp)
     return fmt::format("fold the {} data-parallel replicas into one EP group's {}, the slowest routing's (--replicas "
                        "one)",
                        plan.parallel.dp, plan.parallel.ep_replicas());
@@ -241,7 +241,7 @@ TrainingGraph build_replicas_unchecked(TrainingPlan& plan, const RunEnv& env, in
   const PlatformSpec& platform = *env.platform;
   const bool moe = plan.params->model.moe.enabled(), foldable = !moe || moe_replicas_alike(plan);
   plan.one_replica = (env.replicas == ReplicaMode::ONE || env.replicas == ReplicaMode::ESTIMATE) && foldable;
-  if (!foldable && dp > 1 && group_foldable(plan, env) && env.replicas != ReplicaMode::ALL && fold_routing(plan)) {
+  if (!foldable && dp > 1 && skew_foldable(plan, env) && env.replicas != ReplicaMode::ALL && fold_routing(plan)) {
     // Routing that differs by rank: replica 0 stands for every replica as its group's slowest rank, or (devices
     // pairing ops) the slowest group's replicas stand for the others. Asked for (one, the planner's estimate), or
     // under auto where every replica would pass the task count.

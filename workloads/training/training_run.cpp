@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <optional>
 
 namespace cs {
 namespace {
@@ -350,8 +351,12 @@ WorkloadOutput TrainingWorkload::run(const RunEnv& env) const
   plan.device_sms = device.sms;
   const MoePolicies moe = moe_policies(params, env, plan);
   check_replica_fold(env, plan);
-  const StragglerModel device_speeds = training_stragglers(env, parallel, false, 0); // before any fold
-  plan.device_speeds = &device_speeds;
+  // Each device's speed before any fold, for the slowest-rank fold of skewed MoE routing (no other run reads it).
+  std::optional<StragglerModel> device_speeds;
+  if (params.model.moe.enabled()) {
+    device_speeds.emplace(training_stragglers(env, parallel, false, 0));
+    plan.device_speeds = &*device_speeds;
+  }
   // The framework decides: Megatron-LM's 2021 local DDP reduces after the backward pass; Megatron-Core and FSDP
   // reduce buckets as backward produces them.
   plan.overlap = params.framework.overlap;
