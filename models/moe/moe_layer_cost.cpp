@@ -43,6 +43,21 @@ PassKernels shared_expert_kernels(const ModelParams& model, double tokens, int t
   return out;
 }
 
+PassKernels moe_layer_kernels(const ModelParams& model, const LayerShape& shape, bool shared)
+{
+  LayerShape dense_part = shape;
+  dense_part.mlp = false;
+  PassKernels k = layer_kernels(model, dense_part);
+  const double tokens = shape.tokens(model);
+  for (const PassKernels& extra :
+       {moe_routing_kernels(model, tokens),
+        shared ? shared_expert_kernels(model, tokens, shape.parallel.tp, shape.framework) : PassKernels{}}) {
+    k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
+    k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
+  }
+  return k;
+}
+
 PieceTimes ExpertCost::times(const PassKernels& k) const
 {
   const PassCost f = pass_cost(cost_, k.forward, framework_.kernel_gap_s);
@@ -118,13 +133,42 @@ PieceTimes ExpertCost::of_gpu(const std::vector<double>& tokens) const
   const auto key = std::make_pair(std::llround(total), experts);
   if (auto it = grouped_memo_.find(key); it != grouped_memo_.end())
     return it->second;
-  PassKernels k = expert_mlp_kernels(m_, double(key.first), expert_ffn_of(m_) / double(etp_), framework_);
-  for (auto& named : k.backward)
+  const PassKernels k = kernels_of_gpu(tokens);
+  return grouped_memo_.emplace(key, times(k)).first->second;
+}
+
+PassKernels ExpertCost::kernels_of_gpu(const std::vector<double>& tokens) const
+{
+  const double ffn = expert_ffn_of(m_) / double(etp_);
+  PassKernels out;
+  if (!framework_.moe_grouped_gemm) {
+    for (double n : tokens) {
+      const long long whole = std::llround(std::max(0.0, n)); // as `of` prices it
+      if (whole <= 0)
+        continue;
+      const PassKernels one = expert_mlp_kernels(m_, double(whole), ffn, framework_);
+      out.forward.insert(out.forward.end(), one.forward.begin(), one.forward.end());
+      out.backward.insert(out.backward.end(), one.backward.begin(), one.backward.end());
+    }
+    return out;
+  }
+  double total = 0;
+  int experts = 0;
+  for (double n : tokens)
+    if (n > 0) {
+      total += n;
+      ++experts;
+    }
+  if (experts == 0)
+    return out;
+  const double rows = double(std::llround(total));
+  out = expert_mlp_kernels(m_, rows, ffn, framework_);
+  for (auto& named : out.backward)
     if (auto* g = std::get_if<GemmKernel>(&named.kernel); g && named.weight) {
-      g->k = double(key.first) / experts;
+      g->k = rows / experts;
       g->batch = experts;
     }
-  return grouped_memo_.emplace(key, times(k)).first->second;
+  return out;
 }
 
 } // namespace cs

@@ -19,6 +19,10 @@ PassKernels moe_routing_kernels(const ModelParams& model, double tokens);
 /** The shared experts (dense MLPs every token runs), split over `tp` ranks. */
 PassKernels shared_expert_kernels(const ModelParams& model, double tokens, int tp, const FrameworkProfile& framework);
 
+/** An MoE layer's kernels besides its routed experts on one TP rank: the layer without its MLP (norms, attention,
+ *  projections), the router and permutations, and the shared experts unless `shared` is false. */
+PassKernels moe_layer_kernels(const ModelParams& model, const LayerShape& shape, bool shared = true);
+
 /** One routed expert's passes over n tokens (its ffn split over `etp` ranks), memoised by whole token counts. */
 class ExpertCost {
 public:
@@ -28,6 +32,9 @@ public:
   /** One GPU's experts with `tokens` each (zeros skipped): the sum of `of`, or under the framework's grouped GEMM one
    *  GEMM over all their tokens for each of the MLP's GEMMs, the weight gradients as a batch of one per expert. */
   PieceTimes of_gpu(const std::vector<double>& tokens) const;
+  /** The kernels `of_gpu` prices for these experts: each expert's MLP in turn, or under grouped GEMMs one kernel per
+   *  GEMM over every expert's tokens (weight gradients a batch of one per expert). */
+  PassKernels kernels_of_gpu(const std::vector<double>& tokens) const;
 
 private:
   /** The passes of one expert MLP's kernels (full recomputation and moe_act included). */

@@ -62,3 +62,24 @@ TEST(GroupedExpertGemm, AgreesWithTheGroupedGemmsMeasuredOnTheH200)
     EXPECT_NEAR(t.backward / r.backward_s, 1.0, 0.08) << r.preset << " " << r.local_experts;
   }
 }
+
+TEST(GroupedExpertGemm, TheKernelsListedAreTheKernelsPriced)
+{
+  // `clustersim kernels` lists ExpertCost::kernels_of_gpu; priced pass by pass they give of_gpu's forward, either way.
+  const cs::ModelParams& v3 = cs::model_presets().at("deepseek-v3");
+  const auto cost = cs::make_cost_model(cs::testing::device("h200-sxm"), cs::testing::profile("h200-sxm"));
+  for (bool grouped : {false, true}) {
+    const cs::FrameworkProfile f = grouped_framework(grouped);
+    const cs::ExpertCost experts(v3, *cost, f, 1);
+    const std::vector<double> tokens = {1000, 0, 3000, 512};
+    const cs::PassKernels k = experts.kernels_of_gpu(tokens);
+    EXPECT_NEAR(cs::pass_cost(*cost, k.forward, f.kernel_gap_s).seconds, experts.of_gpu(tokens).forward, 1e-12)
+        << grouped;
+    double gate_up_flops = 0; // the fused gate and up GEMMs over every routed row: 2 x rows x hidden x 2 ffn
+    for (const auto& named : k.forward)
+      if (named.name == "ffn_gate_up_gemm")
+        gate_up_flops += cs::kernel_flops(named.kernel);
+    EXPECT_DOUBLE_EQ(gate_up_flops, 2.0 * 4512 * v3.hidden * 2 * cs::expert_ffn_of(v3)) << grouped;
+  }
+  EXPECT_TRUE(cs::ExpertCost(v3, *cost, grouped_framework(true), 1).kernels_of_gpu({0, 0}).forward.empty());
+}

@@ -134,17 +134,8 @@ PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& c
                           double tp_s, const PlatformSpec& platform, bool shared = true)
 {
   const ModelParams& model = params.model;
-  LayerShape dense_part = shape;
-  dense_part.mlp = false;
-  PassKernels k = layer_kernels(model, dense_part);
+  const PassKernels k = moe_layer_kernels(model, shape, shared);
   const PieceTimes cp = cp_exchange(model, shape, k, cost, platform);
-  const double tokens = shape.tokens(model);
-  for (const PassKernels& extra :
-       {moe_routing_kernels(model, tokens),
-        shared ? shared_expert_kernels(model, tokens, shape.parallel.tp, shape.framework) : PassKernels{}}) {
-    k.forward.insert(k.forward.end(), extra.forward.begin(), extra.forward.end());
-    k.backward.insert(k.backward.end(), extra.backward.begin(), extra.backward.end());
-  }
   PieceTimes t =
       piece_times(k, cost, shape.framework, tp_s, model.recompute, shape.parallel.tp, model.recompute_modules);
   t.forward += cp.forward;
