@@ -89,6 +89,7 @@ struct CollectiveSpec {
   int root = 0;
   std::vector<int> hosts;       // the group, in rank order
   SizeMatrix matrix;            // all-to-all-v: ranks x ranks bytes, row i sent by rank i (empty: even, by `bytes`)
+  bool transposed = false;      // `matrix` read transposed: row i received by rank i (a combine sharing its dispatch's)
   bool closed_form = false;     // priced by its closed form even where the graph's collectives run as flows
   std::vector<int> members;     // per rank: its COLLECTIVE task, or -1 for a rank that is not simulated
   std::vector<int> present;     // the ranks that are simulated, in rank order (a 256-rank all-to-all may have one)

@@ -39,6 +39,19 @@ private:
   std::map<std::pair<int, std::string>, int> by_name_;
 };
 
+// An all-to-all-v's sizes with row i what rank i sends (a transposed spec's read back the other way).
+std::vector<double> sizes_sent(const CollectiveSpec& c)
+{
+  if (!c.transposed)
+    return c.matrix.values();
+  const std::size_t n = c.hosts.size();
+  std::vector<double> out(c.matrix.size());
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      out[i * n + j] = c.matrix[j * n + i];
+  return out;
+}
+
 CollectiveRequest request_of(const CollectiveSpec& c, const std::vector<int>& ready)
 {
   CollectiveRequest req;
@@ -47,7 +60,7 @@ CollectiveRequest request_of(const CollectiveSpec& c, const std::vector<int>& re
   req.hosts = c.hosts;
   req.bytes = c.bytes;
   req.root = c.root;
-  req.matrix = c.matrix;
+  req.matrix = sizes_sent(c);
   req.ready = ready;
   req.labels = c.labels;
   return req;
@@ -122,18 +135,19 @@ struct Lowering {
   // An MoE step's thousands of all-to-alls repeat a few, and each was a pass over ranks x ranks sizes.
   struct MatrixUse {
     SizeMatrix matrix; // keeps the address alive
+    bool transposed = false;
     double seconds = -1, intra = -1, inter = 0, uses = 0;
   };
-  std::map<std::tuple<const std::vector<double>*, std::vector<int>>, MatrixUse, std::less<>> matrix_uses;
+  std::map<std::tuple<const std::vector<double>*, bool, std::vector<int>>, MatrixUse, std::less<>> matrix_uses;
   std::vector<std::pair<const std::vector<int>*, const MatrixUse*>> matrix_order; // first use first: addresses vary
 
   MatrixUse& matrix_use(const CollectiveSpec& c)
   {
     const std::vector<double>* sizes = &c.matrix.values();
-    auto it = matrix_uses.find(std::tie(sizes, c.hosts));
+    auto it = matrix_uses.find(std::tie(sizes, c.transposed, c.hosts));
     if (it == matrix_uses.end()) {
-      it = matrix_uses.emplace(std::make_tuple(sizes, c.hosts), MatrixUse{c.matrix}).first;
-      matrix_order.emplace_back(&std::get<1>(it->first), &it->second);
+      it = matrix_uses.emplace(std::make_tuple(sizes, c.transposed, c.hosts), MatrixUse{c.matrix, c.transposed}).first;
+      matrix_order.emplace_back(&std::get<2>(it->first), &it->second);
     }
     return it->second;
   }
@@ -279,7 +293,8 @@ struct Lowering {
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
           if (i != j)
-            (machine[i] == machine[j] ? use.intra : use.inter) += c.matrix[std::size_t(i) * n + j];
+            (machine[i] == machine[j] ? use.intra : use.inter) +=
+                c.matrix[c.transposed ? std::size_t(j) * n + i : std::size_t(i) * n + j];
     }
     const double wire = c.copies / all_to_all_v_protocol().efficiency;
     closed_form_intra += use.intra * wire;
@@ -303,13 +318,13 @@ struct Lowering {
     if (use.seconds < 0) {
       // Where the graph's flows stand for copies, the other groups' and expert-TP ranks' all-to-alls load the
       // switches' links with this one's (docs/scale.md).
+      const std::vector<double> sent = sizes_sent(c);
       const double fabric =
           in.flow_copies().none() || shape.nodes < 2
               ? 0.0
-              : all_to_all_v_fabric_seconds(c.matrix.values(), platform, c.hosts,
-                                            in.flow_copies().closed_form_offsets(), all_to_all_v_protocol(), shape);
-      use.seconds =
-          all_to_all_v_seconds(c.matrix, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts), fabric);
+              : all_to_all_v_fabric_seconds(sent, platform, c.hosts, in.flow_copies().closed_form_offsets(),
+                                            all_to_all_v_protocol(), shape);
+      use.seconds = all_to_all_v_seconds(sent, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts), fabric);
     }
     const double seconds = use.seconds;
     count_matrix_traffic(c, use);
@@ -429,8 +444,9 @@ struct Lowering {
       if (use->uses > 0) {
         auto& sum = exchanged[*hosts];
         sum.resize(use->matrix.size(), 0.0);
-        for (std::size_t k = 0; k < use->matrix.size(); ++k)
-          sum[k] += use->matrix[k] * use->uses;
+        const std::size_t n = hosts->size();
+        for (std::size_t k = 0; k < use->matrix.size(); ++k) // a transposed use's (i, j) is stored at (j, i)
+          sum[k] += use->matrix[use->transposed ? (k % n) * n + k / n : k] * use->uses;
       }
     for (const auto& [hosts, sum] : exchanged) {
       const int n = static_cast<int>(hosts.size());

@@ -7,6 +7,7 @@
 #include "models/transformer/pass_cost.hpp"
 
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 namespace cs {
@@ -46,8 +47,15 @@ private:
   const KernelCostModel& cost_;
   FrameworkProfile framework_;
   int etp_;
-  mutable std::map<long long, PieceTimes> memo_;
-  mutable std::map<std::pair<long long, int>, PieceTimes> grouped_memo_;
+  // Looked up, never iterated (a skewed 2,048-GPU step asks for each simulated rank of every layer and microbatch).
+  struct PairHash {
+    std::size_t operator()(const std::pair<long long, int>& k) const
+    {
+      return std::hash<long long>()(k.first) * 31 + std::hash<int>()(k.second);
+    }
+  };
+  mutable std::unordered_map<long long, PieceTimes> memo_;
+  mutable std::unordered_map<std::pair<long long, int>, PieceTimes, PairHash> grouped_memo_;
 };
 
 } // namespace cs

@@ -22,12 +22,24 @@ MoeStep route_through(const MoeContext& c, const Routing& routing, const ExpertP
   s.dispatch.assign(static_cast<std::size_t>(n) * n, 0.0);
   s.extra_forward_s.assign(n, 0.0);
   s.extra_backward_s.assign(n, 0.0);
-  // What each rank sends each expert, before capacity.
-  std::vector<std::vector<double>> sent(n, std::vector<double>(E, 0.0));
-  for (std::size_t i = 0; i < routing.tokens.size(); ++i) {
-    const int src = sample_rank.empty() ? static_cast<int>(i) / c.samples_per_rank : sample_rank[i];
-    for (int e = 0; e < E; ++e)
-      sent[src][e] += routing.tokens[i][e];
+  // What each rank sends each expert, before capacity: a row per rank. Where the routing has one row per rank
+  // (per-rank draws or one sample a rank) the rows are read where they are; otherwise summed into one block, not a
+  // vector each (this runs for every MoE layer, microbatch and group of a step).
+  std::vector<const double*> sent(n, nullptr);
+  std::vector<double> summed;
+  if (sample_rank.empty() && c.samples_per_rank == 1 && routing.tokens.size() == static_cast<std::size_t>(n)) {
+    for (int src = 0; src < n; ++src)
+      sent[src] = routing.tokens[src].data();
+  } else {
+    summed.assign(static_cast<std::size_t>(n) * E, 0.0);
+    for (std::size_t i = 0; i < routing.tokens.size(); ++i) {
+      const int src = sample_rank.empty() ? static_cast<int>(i) / c.samples_per_rank : sample_rank[i];
+      double* row = &summed[static_cast<std::size_t>(src) * E];
+      for (int e = 0; e < E; ++e)
+        row[e] += routing.tokens[i][e];
+    }
+    for (int src = 0; src < n; ++src)
+      sent[src] = &summed[static_cast<std::size_t>(src) * E];
   }
   const double even = c.samples_per_rank * c.tokens_per_sample * c.top_k / E; // one rank's even share per expert
   const double capacity = c.capacity_factor > 0 ? c.capacity_factor * even : -1;

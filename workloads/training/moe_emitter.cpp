@@ -25,6 +25,15 @@ std::vector<double> scaled(const std::vector<double>& m, double factor, bool tra
   return out;
 }
 
+bool symmetric(const std::vector<double>& m, int n)
+{
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j)
+      if (m[std::size_t(i) * n + j] != m[std::size_t(j) * n + i])
+        return false;
+  return true;
+}
+
 } // namespace
 
 MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
@@ -130,18 +139,18 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   Step st;
   st.plan = plan_.moe->plan(c, plan_.routing->route(q));
   const DispatchGroup dispatch_group{ep_, c.machine, model.moe.experts, model.moe.top_k, model.moe.max_nodes_per_token};
-  st.traffic = token_dispatcher(model.moe.dispatcher).traffic(st.plan.dispatch, dispatch_group);
+  st.traffic = shared_sizes(token_dispatcher(model.moe.dispatcher).traffic(st.plan.dispatch, dispatch_group));
   const int n = std::max(1, st.plan.partitions);
   st.plan.partitions = n;
   st.chunks.assign(ep_, std::vector<PieceTimes>(n));
+  std::vector<double> tokens;
   for (int r = 0; r < ep_; ++r) {
     // Priced where a simulated rank runs it (its replica built, its replica's first TP rank), or where the slowest
     // rank's is taken: a group that is only counted needs its traffic alone.
     const bool simulated = r % fold_ == 0 && group * replicas_ + r / fold_ < built_;
     if (!simulated && !(plan_.slowest_rank && group == 0 && r % fold_ == 0))
       continue;
-    std::vector<double> tokens;
-    tokens.reserve(st.plan.tokens[r].size());
+    tokens.clear();
     for (double t : st.plan.tokens[r])
       tokens.push_back(t * st.plan.compute_scale / n);
     st.chunks[r].assign(n, expert_.of_gpu(tokens));
@@ -244,8 +253,8 @@ SizeMatrix MoeEmitter::shared_sizes(std::vector<double> sizes)
 }
 
 const std::vector<int>& MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
-                                               int device, const std::vector<double>& dispatch, double factor,
-                                               bool combine_side, TaskLabels labels)
+                                               int device, const SizeMatrix& dispatch, double factor, bool combine_side,
+                                               TaskLabels labels)
 {
   auto found = collectives_.find(key); // every rank of the group asks; the matrix is made once
   if (found != collectives_.end())
@@ -256,12 +265,21 @@ const std::vector<int>& MoeEmitter::collective(const std::tuple<int, int, int, i
   spec.hosts = group_hosts(group, device);
   // The same step's traffic at the same scale is the same matrix: scaled and hashed once (a reused step's traffic
   // repeats for every layer and microbatch).
-  auto& matrix = scaled_[std::make_tuple(dispatch.data(), factor, combine_side, group, device)];
+  auto& matrix = scaled_[std::make_tuple(dispatch.values().data(), factor, combine_side, group, device)];
   if (matrix.sizes.empty()) {
-    matrix.sizes = shared_sizes(scaled(dispatch, factor, combine_side, ep_));
-    matrix.bytes_per_rank = std::accumulate(matrix.sizes.begin(), matrix.sizes.end(), 0.0) / ep_;
+    // Unscaled, it is the step's own matrix, shared rather than copied: as it is on the dispatch side, read
+    // transposed on the combine side (under skewed routing every step's matrix differs, and a 2,048-GPU step's
+    // copies were two thirds of its memory). A symmetric one is its own transpose, as balanced routing's are.
+    matrix.transposed = factor == 1.0 && combine_side && !symmetric(dispatch, ep_);
+    matrix.sizes = factor == 1.0 ? dispatch : shared_sizes(scaled(dispatch, factor, combine_side, ep_));
+    double sum = 0; // in the order of the matrix the collective moves
+    for (int i = 0; i < ep_; ++i)
+      for (int j = 0; j < ep_; ++j)
+        sum += matrix.sizes[matrix.transposed ? std::size_t(j) * ep_ + i : std::size_t(i) * ep_ + j];
+    matrix.bytes_per_rank = sum / ep_;
   }
   spec.matrix = matrix.sizes;
+  spec.transposed = matrix.transposed;
   spec.bytes = matrix.bytes_per_rank;
   spec.streams = combine_side ? "a2a-combine" : "a2a";
   spec.closed_form = plan_.alltoall_v_closed_form;

@@ -38,7 +38,7 @@ private:
     MoeStep plan;
     std::vector<std::vector<PieceTimes>> chunks; // [rank][chunk]: expert compute of one chunk
     std::vector<double> shadow_s;                // per rank (all equal): closed-form shadow weight broadcast
-    std::vector<double> traffic;                 // the dispatch's bytes between ranks, as the dispatcher sends them
+    SizeMatrix traffic; // the dispatch's bytes between ranks, as the dispatcher sends them (the dispatch side's matrix)
     mutable double overlap_comm_s = -1; // one all-to-all's closed form, once an overlapped op asks (-1: not yet)
     double imbalance = 1;               // the busiest rank's load over the mean
   };
@@ -73,7 +73,7 @@ private:
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
   /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */
   const std::vector<int>& collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
-                                     int device, const std::vector<double>& dispatch, double factor, bool combine_side,
+                                     int device, const SizeMatrix& dispatch, double factor, bool combine_side,
                                      TaskLabels labels);
   const std::vector<int>& group_hosts(int group, int device) const; // made once per (group, device)
   /** `sizes` as a matrix shared with every earlier all-to-all of the same sizes. */
@@ -111,6 +111,7 @@ private:
   struct ScaledMatrix {
     SizeMatrix sizes;
     double bytes_per_rank = 0;
+    bool transposed = false; // `sizes` is the step's dispatch, read transposed (the combine side)
   };
   std::map<std::tuple<const double*, double, bool, int, int>, ScaledMatrix> scaled_;
   MoeStats stats_;
