@@ -5,6 +5,23 @@
 #include <cmath>
 
 namespace cs {
+namespace {
+
+// A grouped GEMM's rows: every expert's tokens in all (whole tokens, as the memo keys them) and how many experts get
+// any.
+std::pair<long long, int> grouped_rows(const std::vector<double>& tokens)
+{
+  double total = 0;
+  int experts = 0;
+  for (double n : tokens)
+    if (n > 0) {
+      total += n;
+      ++experts;
+    }
+  return {std::llround(total), experts};
+}
+
+} // namespace
 
 PassKernels moe_routing_kernels(const ModelParams& model, double tokens)
 {
@@ -116,25 +133,12 @@ PieceTimes ExpertCost::of_gpu(const std::vector<double>& tokens) const
     }
     return sum;
   }
-  // A grouped GEMM's tiles run as one kernel over every expert's rows, so its cost is that of one GEMM over all of
-  // them (the launch and the last wave paid once); a weight gradient sums over each expert's own tokens, a batch of
-  // one GEMM per expert. On the lent H200 this priced DeepSeek-V3's and Qwen3-235B's experts within -0.3% to +1.5%
-  // forward and -4.0% to -5.6% backward of torch._grouped_mm, where one GEMM per expert was 12-20% slow
-  // (docs/calibration.md).
-  double total = 0;
-  int experts = 0;
-  for (double n : tokens)
-    if (n > 0) {
-      total += n;
-      ++experts;
-    }
-  if (experts == 0)
+  const auto key = grouped_rows(tokens);
+  if (key.second == 0)
     return sum;
-  const auto key = std::make_pair(std::llround(total), experts);
   if (auto it = grouped_memo_.find(key); it != grouped_memo_.end())
     return it->second;
-  const PassKernels k = kernels_of_gpu(tokens);
-  return grouped_memo_.emplace(key, times(k)).first->second;
+  return grouped_memo_.emplace(key, times(kernels_of_gpu(tokens))).first->second;
 }
 
 PassKernels ExpertCost::kernels_of_gpu(const std::vector<double>& tokens) const
@@ -152,16 +156,15 @@ PassKernels ExpertCost::kernels_of_gpu(const std::vector<double>& tokens) const
     }
     return out;
   }
-  double total = 0;
-  int experts = 0;
-  for (double n : tokens)
-    if (n > 0) {
-      total += n;
-      ++experts;
-    }
+  // A grouped GEMM's tiles run as one kernel over every expert's rows, so its cost is that of one GEMM over all of
+  // them (the launch and the last wave paid once); a weight gradient sums over each expert's own tokens, a batch of
+  // one GEMM per expert. On the lent H200 this priced DeepSeek-V3's and Qwen3-235B's experts within -0.3% to +1.5%
+  // forward and -4.0% to -5.6% backward of torch._grouped_mm, where one GEMM per expert was 12-20% slow
+  // (docs/calibration.md).
+  const auto [whole, experts] = grouped_rows(tokens);
   if (experts == 0)
     return out;
-  const double rows = double(std::llround(total));
+  const double rows = double(whole);
   out = expert_mlp_kernels(m_, rows, ffn, framework_);
   for (auto& named : out.backward)
     if (auto* g = std::get_if<GemmKernel>(&named.kernel); g && named.weight) {
