@@ -44,9 +44,9 @@ void LayerKernels::norm(double rows, double cols)
 }
 
 // The scores stay on chip. Under context parallelism a rank attends its 1/cp of the queries to every key: in cp ring
-// steps of a 1/cp block of keys each (p2p: priced as a batch of cp kernels at that block's length; with causal load
-// balancing each rank does 1/cp of the causal work), or at once against the gathered keys (allgather); with
-// all-to-alls (Ulysses) it attends all of the sequence for 1/cp of the heads.
+// steps of a 1/cp block of keys each (p2p: with causal load balancing each rank does 1/cp of the causal work, one
+// step masked and the others not), or at once against the gathered keys (allgather); with all-to-alls (Ulysses) it
+// attends all of the sequence for 1/cp of the heads.
 void LayerKernels::fused_attention(double heads, double kv_heads, double head_dim, double v_head_dim)
 {
   const ParallelLayout& parallel = shape_.parallel;
@@ -64,10 +64,23 @@ void LayerKernels::fused_attention(double heads, double kv_heads, double head_di
     backward("dqkv_layout_copy", MemcpyKernel{qkv_bytes, "d2d"});
   }
   const bool triton = model_.attention == AttentionCore::TRITON, cudnn = model_.attention == AttentionCore::CUDNN;
-  forward("attention", AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model_.causal, model_.dtype, false,
-                                       triton, cudnn, v_head_dim});
-  backward("attention_backward", AttentionKernel{batch, heads, kv_heads, q, kv, head_dim, model_.causal, model_.dtype,
-                                                 true, triton, cudnn, v_head_dim});
+  auto core = [&](double b, double queries, double keys, bool causal, bool backward) {
+    return AttentionKernel{b,      heads,        kv_heads, queries, keys,  head_dim,
+                           causal, model_.dtype, backward, triton,  cudnn, v_head_dim};
+  };
+  if (ring && model_.causal) {
+    // The load-balanced ring (Transformer Engine's AttnFuncWithCPAndKVP2P): a rank holds two mirrored chunks of
+    // s / 2cp. Only its own step is causal; in each of the other cp - 1 the mask drops half the work, and what is
+    // left is unmasked: all its queries against the received first chunk, or its second chunk's queries against
+    // both. Every step has ranks of each kind and waits for the slower, the shorter keys: priced so.
+    forward("attention", core(micro, q, kv, true, false));
+    forward("attention_ring_steps", core(micro * (cp - 1), q, kv / 2, false, false));
+    backward("attention_backward", core(micro, q, kv, true, true));
+    backward("attention_ring_steps_backward", core(micro * (cp - 1), q, kv / 2, false, true));
+  } else {
+    forward("attention", core(batch, q, kv, model_.causal, false));
+    backward("attention_backward", core(batch, q, kv, model_.causal, true));
+  }
   if (ring)
     ring_attention_merges(tokens, heads, kv_heads, head_dim, v);
 }

@@ -31,6 +31,16 @@ const cs::NamedKernel& cp_kernel_named(const std::vector<cs::NamedKernel>& ks, c
   throw std::runtime_error("no kernel " + name);
 }
 
+// The attention core's FLOPs in a pass: the ring's own masked block and its unmasked steps, or the one kernel.
+double attention_flops(const std::vector<cs::NamedKernel>& pass)
+{
+  double flops = 0;
+  for (const auto& k : pass)
+    if (k.name == "attention" || k.name == "attention_ring_steps")
+      flops += cs::kernel_flops(k.kernel);
+  return flops;
+}
+
 cs::PassKernels layer(int cp, cs::CpComm comm)
 {
   cs::LayerShape shape;
@@ -49,14 +59,24 @@ TEST(ContextParallel, EachRankComputesItsShareOfTheSequence)
     // The linear layers see a quarter of the tokens; attention does a quarter of the causal work.
     EXPECT_DOUBLE_EQ(std::get<cs::GemmKernel>(cp_kernel_named(part.forward, "qkv_gemm").kernel).m,
                      std::get<cs::GemmKernel>(cp_kernel_named(whole.forward, "qkv_gemm").kernel).m / 4);
-    EXPECT_DOUBLE_EQ(cs::kernel_flops(cp_kernel_named(part.forward, "attention").kernel),
-                     cs::kernel_flops(cp_kernel_named(whole.forward, "attention").kernel) / 4);
+    EXPECT_DOUBLE_EQ(attention_flops(part.forward), attention_flops(whole.forward) / 4);
   }
-  // Ring attention runs cp blocks of a quarter of the keys; Ulysses all of the sequence for a quarter of the heads.
-  const auto ring =
-      std::get<cs::AttentionKernel>(cp_kernel_named(layer(4, cs::CpComm::P2P).forward, "attention").kernel);
-  EXPECT_DOUBLE_EQ(ring.seq_kv, 8192.0 / 4);
-  EXPECT_DOUBLE_EQ(ring.batch, 4);
+  // Ring attention: the rank's own block of a quarter of the keys under the causal mask, and the other three steps
+  // unmasked over half of such a block (Transformer Engine's load-balanced ring); Ulysses all of the sequence for a
+  // quarter of the heads.
+  const cs::PassKernels ring_layer = layer(4, cs::CpComm::P2P);
+  const auto own = std::get<cs::AttentionKernel>(cp_kernel_named(ring_layer.forward, "attention").kernel);
+  EXPECT_DOUBLE_EQ(own.seq_kv, 8192.0 / 4);
+  EXPECT_DOUBLE_EQ(own.batch, 1);
+  EXPECT_TRUE(own.causal);
+  const auto steps = std::get<cs::AttentionKernel>(cp_kernel_named(ring_layer.forward, "attention_ring_steps").kernel);
+  EXPECT_DOUBLE_EQ(steps.batch, 3);
+  EXPECT_DOUBLE_EQ(steps.seq_q, 8192.0 / 4);
+  EXPECT_DOUBLE_EQ(steps.seq_kv, 8192.0 / 8);
+  EXPECT_FALSE(steps.causal);
+  const auto steps_back =
+      std::get<cs::AttentionKernel>(cp_kernel_named(ring_layer.backward, "attention_ring_steps_backward").kernel);
+  EXPECT_TRUE(steps_back.backward);
   const auto ulysses =
       std::get<cs::AttentionKernel>(cp_kernel_named(layer(4, cs::CpComm::A2A).forward, "attention").kernel);
   EXPECT_DOUBLE_EQ(ulysses.seq_q, 8192);

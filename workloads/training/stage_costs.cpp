@@ -111,8 +111,11 @@ PieceTimes cp_exchange(const ModelParams& model, const LayerShape& shape, const 
     return 0.0;
   };
   if (l.cp_comm == CpComm::P2P) {
-    const double hidden_f = core(layer.forward, "attention") * (cp - 1) / cp;
-    const double hidden_b = core(layer.backward, "attention_backward") * (cp - 1) / cp;
+    const double hidden_f =
+        (core(layer.forward, "attention") + core(layer.forward, "attention_ring_steps")) * (cp - 1) / cp;
+    const double hidden_b =
+        (core(layer.backward, "attention_backward") + core(layer.backward, "attention_ring_steps_backward")) *
+        (cp - 1) / cp;
     out.forward = std::max(0.0, seconds("all-gather", cp * kv) - hidden_f);
     out.backward = std::max(0.0, 2 * seconds("all-gather", cp * kv) - hidden_b);
   } else if (l.cp_comm == CpComm::ALLGATHER) {
