@@ -37,7 +37,8 @@ struct Routing {
 
 class RoutingModel : public Configurable {
 public:
-  /** The routing of one step; the same request always gives the same routing. */
+  /** The routing of one step; the same request always gives the same routing. It may be called from two threads
+   *  at once (the MoE emitter draws the next steps' routings beside the current one): keep no state between calls. */
   virtual Routing route(const RoutingRequest& request) const = 0;
   /** Whether every EP group gets the same routing whatever its group, seed or draw (then one group stands for all on
    *  a fabric that treats them alike: the builder folds them). */

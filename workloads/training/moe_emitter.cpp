@@ -7,38 +7,16 @@
 #include "workloads/training/beside_communication.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
 
 namespace cs {
 
-namespace {
-
-std::vector<double> scaled(const std::vector<double>& m, double factor, bool transpose, int n)
-{
-  std::vector<double> out(m.size());
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j)
-      out[std::size_t(i) * n + j] = factor * (transpose ? m[std::size_t(j) * n + i] : m[std::size_t(i) * n + j]);
-  return out;
-}
-
-bool symmetric(const std::vector<double>& m, int n)
-{
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j)
-      if (m[std::size_t(i) * n + j] != m[std::size_t(j) * n + i])
-        return false;
-  return true;
-}
-
-} // namespace
-
 MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
     : plan_(plan), graph_(graph), dispatch_streams_(graph, "a2a"), combine_streams_(graph, "a2a-combine"),
-      expert_(plan.params->model, *plan.cost, plan.params->framework, plan.parallel.expert_tp())
+      expert_(plan.params->model, *plan.cost, plan.params->framework, plan.parallel.expert_tp()),
+      ahead_(*plan.routing, kDrawAhead * 64)
 {
   ep_ = plan.parallel.ep;
   replicas_ = plan.parallel.ep_replicas();
@@ -49,12 +27,34 @@ MoeEmitter::MoeEmitter(const TrainingPlan& plan, TaskGraph& graph)
   counts_groups_ = plan.replicas_built > 0 || plan.slowest_rank;
   if (counts_groups_) // an EP group fold: the other groups are counted one by one (count_group)
     copies_ = 1;
+  asking_groups_ = counts_groups_ ? groups_ : (built_ + replicas_ - 1) / replicas_;
+  const auto& batch = plan.params->batch;
+  microbatches_ = std::max(1, batch.global / std::max(1, plan.parallel.dp * batch.micro));
 }
 
 int MoeEmitter::routed_as(int group) const
 {
   const int g = plan_.routing_group;
   return group == 0 ? g : group == g ? 0 : group;
+}
+
+RoutingRequest MoeEmitter::request(int it, int layer, int mb, int group) const
+{
+  const ModelParams& model = plan_.params->model;
+  RoutingRequest q;
+  q.iteration = it;
+  q.layer = layer;
+  q.microbatch = mb;
+  q.group = routed_as(group);
+  q.ranks = ep_;
+  q.samples_per_rank = plan_.params->batch.micro;
+  q.tokens_per_sample = model.seq / double(fold_) / plan_.parallel.cp;
+  q.experts = model.moe.experts;
+  q.top_k = model.moe.top_k;
+  q.seed = plan_.seed;
+  q.rank_totals = !plan_.moe->reads_samples();
+  q.rank_blocks = plan_.moe->block_sums_only(model.moe.experts, ep_, model.moe.capacity_factor);
+  return q;
 }
 
 // EP rank k of a group: replica group * replicas_ + k / fold_, TP rank (k % fold_) * etp, the first of its etp TP
@@ -118,28 +118,22 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
     return *(steps_[key] = reuse->second);
   }
   const ModelParams& model = plan_.params->model;
-  RoutingRequest q;
-  q.iteration = it;
-  q.layer = layer;
-  q.microbatch = mb;
-  q.group = routed_as(group);
-  q.ranks = ep_;
-  q.samples_per_rank = plan_.params->batch.micro;
-  q.tokens_per_sample = model.seq / double(fold_) / plan_.parallel.cp;
-  q.experts = model.moe.experts;
-  q.top_k = model.moe.top_k;
-  q.seed = plan_.seed;
-  q.rank_totals = !plan_.moe->reads_samples();
-  q.rank_blocks = plan_.moe->block_sums_only(model.moe.experts, ep_, model.moe.capacity_factor);
+  // The same layer's steps for the next microbatches, in every group that asks for its steps, are drawn beside this
+  // one (not where one step stands for every step: it is drawn once).
+  RoutingAhead::Ahead next;
+  for (int m = mb; !invariant && m < std::min(microbatches_, mb + kDrawAhead); ++m)
+    for (int g = 0; g < asking_groups_; ++g)
+      if (const auto k = std::make_tuple(it, layer, m, g); k != key && !steps_.count(k) && !ahead_.holds(k))
+        next.emplace_back(k, request(it, layer, m, g));
   MoeContext c = context(group, device);
   c.iteration = it;
   c.layer = layer;
   c.microbatch = mb;
   c.group = routed_as(group);
   Step st;
-  st.plan = plan_.moe->plan(c, plan_.routing->route(q));
+  st.plan = plan_.moe->plan(c, ahead_.take(key, request(it, layer, mb, group), next));
   const DispatchGroup dispatch_group{ep_, c.machine, model.moe.experts, model.moe.top_k, model.moe.max_nodes_per_token};
-  st.traffic = shared_sizes(token_dispatcher(model.moe.dispatcher).traffic(st.plan.dispatch, dispatch_group));
+  st.traffic = sizes_.share(token_dispatcher(model.moe.dispatcher).traffic(st.plan.dispatch, dispatch_group));
   const int n = std::max(1, st.plan.partitions);
   st.plan.partitions = n;
   st.chunks.assign(ep_, std::vector<PieceTimes>(n));
@@ -230,26 +224,11 @@ double MoeEmitter::beside(const Step& st, double t, int group, int device, const
     return t;
   const ModelParams& model = plan_.params->model;
   if (st.overlap_comm_s < 0)
-    st.overlap_comm_s = context(group, device).alltoall_seconds(scaled(st.traffic, st.plan.wire_scale, false, ep_));
+    st.overlap_comm_s =
+        context(group, device).alltoall_seconds(scaled_sizes(st.traffic, st.plan.wire_scale, false, ep_));
   const double f = token_dispatcher(model.moe.dispatcher)
                        .sm_share(plan_.params->framework.comm_sm_fraction, model.moe.deepep_sms, plan_.device_sms);
   return beside_communication(t, st.overlap_comm_s, f);
-}
-
-SizeMatrix MoeEmitter::shared_sizes(std::vector<double> sizes)
-{
-  std::uint64_t hash = 1469598103934665603ull; // FNV-1a over the values' bits
-  for (double x : sizes) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &x, sizeof bits);
-    hash = (hash ^ bits) * 1099511628211ull;
-  }
-  auto& alike = sizes_[hash];
-  for (const SizeMatrix& m : alike)
-    if (m.values() == sizes)
-      return m;
-  alike.emplace_back(std::move(sizes));
-  return alike.back();
 }
 
 const std::vector<int>& MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
@@ -270,8 +249,8 @@ const std::vector<int>& MoeEmitter::collective(const std::tuple<int, int, int, i
     // Unscaled, it is the step's own matrix, shared rather than copied: as it is on the dispatch side, read
     // transposed on the combine side (under skewed routing every step's matrix differs, and a 2,048-GPU step's
     // copies were two thirds of its memory). A symmetric one is its own transpose, as balanced routing's are.
-    matrix.transposed = factor == 1.0 && combine_side && !symmetric(dispatch, ep_);
-    matrix.sizes = factor == 1.0 ? dispatch : shared_sizes(scaled(dispatch, factor, combine_side, ep_));
+    matrix.transposed = factor == 1.0 && combine_side && !symmetric_sizes(dispatch, ep_);
+    matrix.sizes = factor == 1.0 ? dispatch : sizes_.share(scaled_sizes(dispatch, factor, combine_side, ep_));
     double sum = 0; // in the order of the matrix the collective moves
     for (int i = 0; i < ep_; ++i)
       for (int j = 0; j < ep_; ++j)

@@ -7,6 +7,8 @@
 #include "models/moe/moe_layer_cost.hpp"
 #include "models/moe/moe_policy.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
+#include "workloads/training/routing_ahead.hpp"
+#include "workloads/training/size_matrix_pool.hpp"
 #include "workloads/training/stage_costs.hpp"
 #include "workloads/training/training_builder.hpp"
 #include "workloads/training/training_extension.hpp"
@@ -49,6 +51,8 @@ private:
   void account(const Step& st, int layer);
   /** The routing group that group `group` runs: group 0 and plan.routing_group trade places (an EP group fold). */
   int routed_as(int group) const;
+  /** The routing request of step (iteration, layer, microbatch, group). */
+  RoutingRequest request(int iteration, int layer, int microbatch, int group) const;
   /** Where a step's all-to-alls for one op go. */
   struct AllToAllSite {
     const Step& step;
@@ -76,8 +80,6 @@ private:
                                      int device, const SizeMatrix& dispatch, double factor, bool combine_side,
                                      TaskLabels labels);
   const std::vector<int>& group_hosts(int group, int device) const; // made once per (group, device)
-  /** `sizes` as a matrix shared with every earlier all-to-all of the same sizes. */
-  SizeMatrix shared_sizes(std::vector<double> sizes);
   MoeContext context(int group, int device) const;
   /** The all-to-alls and experts after `pre`; `shared_s` of shared-expert compute runs between them, beside the
    *  first all-to-all (framework.moe_shared_expert_overlap). Returns the join of the last all-to-all. */
@@ -88,6 +90,10 @@ private:
   TaskGraph& graph_;
   StreamPool dispatch_streams_, combine_streams_;
   ExpertCost expert_;
+  static constexpr int kDrawAhead = 4; // microbatches of a layer whose routings are drawn together
+  RoutingAhead ahead_;
+  int microbatches_ = 1;  // per replica per iteration
+  int asking_groups_ = 1; // the EP groups whose steps are asked for (built or counted)
   int ep_ = 1, groups_ = 1;
   int replicas_ = 1, fold_ = 1; // replicas per EP group; EP ranks per replica (tp under MoE parallel folding, else 1)
   int built_ = 1;               // replicas simulated (replica 0 alone when it stands for all)
@@ -104,7 +110,7 @@ private:
   std::unordered_map<std::tuple<int, int, int, int, int, int, int, int>, std::vector<int>,
                      boost::hash<std::tuple<int, int, int, int, int, int, int, int>>>
       collectives_;
-  std::map<std::uint64_t, std::vector<SizeMatrix>> sizes_; // by a hash of their values; looked up, never iterated
+  SizeMatrixPool sizes_; // every all-to-all's sizes, shared by value
   // Scaled matrices by (the step's traffic, scale, combine side, group, device), with their bytes per rank (summed
   // once: a 256-rank matrix is 65,536 sizes, and a step asks for it in every layer and microbatch): looked up, never
   // iterated (the traffic's address is stable: steps are kept in step_store_).
