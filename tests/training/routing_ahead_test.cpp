@@ -11,17 +11,15 @@ namespace {
 
 cs::RoutingRequest request(int microbatch, int group)
 {
-  cs::RoutingRequest q;
-  q.layer = 2;
-  q.microbatch = microbatch;
-  q.group = group;
-  q.ranks = 8;
-  q.samples_per_rank = 2;
-  q.tokens_per_sample = 1024;
-  q.experts = 16;
-  q.top_k = 2;
-  q.seed = 11;
-  return q;
+  return {.layer = 2,
+          .microbatch = microbatch,
+          .group = group,
+          .ranks = 8,
+          .samples_per_rank = 2,
+          .tokens_per_sample = 1024,
+          .experts = 16,
+          .top_k = 2,
+          .seed = 11};
 }
 
 cs::RoutingAhead::Key key(int microbatch, int group) { return {0, 2, microbatch, group}; }
