@@ -32,6 +32,9 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     core.pipeline_scatter_gather = false;
     core.linear_bias_in_gemm = true; // Transformer Engine adds it in the GEMM epilogue
     core.moe_grouped_gemm = true;    // the MoE recipes' --moe-grouped-gemm (TE's grouped GEMM)
+    // Interleaved schedules overlap their pipeline sends with compute (Megatron-Core's overlap_p2p_comm), which NeMo's
+    // and Megatron-Bridge's communication-overlap settings turn on whenever vp > 1 (batch_p2p_comm otherwise).
+    core.overlap_p2p_comm = true;
     // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
     // "MP Mode" column): bf16 compute, each unsharded gradient cast to fp32 and pre-divided, then reduce-scattered in
     // fp32, every microbatch; eager kernels (bias and dropout unfused; MPT has neither), q/k/v layout copies around
@@ -153,6 +156,9 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
              "bytes the mixed-precision optimizer step moves per parameter")
       .field("optimizer_flops_per_parameter", framework.optimizer_flops_per_parameter, "its FLOPs per parameter")
       .field("p2p_blocking", framework.p2p_blocking, "a pipeline stage waits for its send before its next op")
+      .field("overlap_p2p_comm", framework.overlap_p2p_comm,
+             "with virtual pipeline stages (vpp > 1) the sends run beside the next op instead of blocking it "
+             "(Megatron-Core --overlap-p2p-communication; NeMo and Megatron-Bridge set it whenever vp > 1)")
       .field("pipeline_scatter_gather", framework.pipeline_scatter_gather,
              "TP ranks send 1/tp of each activation and the receivers all-gather it (without sequence parallelism)")
       .field("kernel_gap", framework.kernel_gap_s, "host time to launch one kernel (seconds)")

@@ -40,6 +40,7 @@ struct FrameworkProfile {
   double optimizer_flops_per_parameter = 15;
   // Pipeline parallelism.
   bool p2p_blocking = true;             // the sender waits for its p2p send before its next op (Megatron synchronises)
+  bool overlap_p2p_comm = false;        // with virtual stages the sends do not block (Megatron-Core overlap_p2p_comm)
   bool pipeline_scatter_gather = false; // without sequence parallelism each TP rank sends 1/tp of the activation and
                                         // the receivers all-gather it (Megatron-LM 2021); else each sends it whole
   // Host and SMs.

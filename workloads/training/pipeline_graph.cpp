@@ -324,7 +324,11 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
     for (std::size_t i = 0; i < out.order[d].size(); ++i) {
       const PipelineOp& op = out.order[d][i];
       const int vs = map.stage(d, op.chunk), mb = op.microbatch;
-      const std::size_t after = op.overlap == Overlap::WITH_NEXT ? i + 2 : i + 1; // the op after its pair
+      std::size_t after = op.overlap == Overlap::WITH_NEXT ? i + 2 : i + 1; // the op after its pair
+      // Megatron-Core's overlap_p2p_comm waits for a send's handle before the next op of its pass, so an op of the
+      // other pass between them runs beside it.
+      while (in.sends_wait_same_pass && after < out.order[d].size() && out.order[d][after].forward() != op.forward())
+        ++after;
       const int then = after < out.ops[d].size() ? out.ops[d][after].first : -1;
       if (op.forward()) {
         if (next[vs].empty())

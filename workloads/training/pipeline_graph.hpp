@@ -42,7 +42,8 @@ struct PipelineInput {
   std::vector<int> ready;                                    // per device: its first op waits for this task (-1 = none)
   TaskLabels labels;                                         // iteration and (for traces) the rest
   std::function<bool(int device, std::size_t op)> in_pieces; // empty = every op is one task
-  bool blocking_sends = false; // a device's next op waits for its sends (Megatron synchronises after each p2p)
+  bool blocking_sends = false;       // a device's next op waits for its sends (Megatron synchronises after each p2p)
+  bool sends_wait_same_pass = false; // with blocking sends: the next op of the same pass waits, not the next op
   /** The ops each device runs (null: the schedule's order): the builder's, which may pair ops (combined 1F1B). */
   const std::vector<std::vector<PipelineOp>>* order = nullptr;
   /** The extensions that emit the segments they claim (training_extension.hpp); ops with claimed segments always run

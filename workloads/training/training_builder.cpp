@@ -103,6 +103,7 @@ private:
     in.labels = TaskLabels{it, -1, -1, -1, 0};
     in.in_pieces = [&comm](int d, std::size_t i) { return comm.in_pieces(d, i); };
     in.blocking_sends = w_.framework.p2p_blocking;
+    in.sends_wait_same_pass = w_.framework.overlap_p2p_comm && plan_.parallel.vpp > 1;
     in.order = &order_;
     for (const auto& extension : extensions_)
       in.extensions.push_back(extension.get());
