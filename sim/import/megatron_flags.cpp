@@ -15,7 +15,7 @@ bool megatron_switch(const std::string& flag)
       "no-position-embedding", "moe-router-enable-expert-bias", "moe-router-pre-softmax", "manual-gc",
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
-      "moe-router-force-load-balancing"};
+      "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -109,6 +109,9 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"delay-wgrad-compute", {"workload.framework.delay_wgrad_compute", YAML::Node(true)}},
       {"accumulate-allreduce-grads-in-fp32", {"workload.framework.grad_reduce_in_fp32", YAML::Node(true)}},
       {"no-gradient-accumulation-fusion", {"workload.framework.gradient_accumulation_fusion", YAML::Node(false)}},
+      // Megatron-LM overlaps interleaved schedules' pipeline sends by default; older versions spelt the switch on.
+      {"no-overlap-p2p-communication", {"workload.framework.overlap_p2p_comm", YAML::Node(false)}},
+      {"overlap-p2p-communication", {"workload.framework.overlap_p2p_comm", YAML::Node(true)}},
       {"moe-enable-deepep", {"workload.model.moe.dispatcher", YAML::Node("deepep")}},
       // Megatron-Core's benchmarking switch: random router logits that spread tokens evenly (what Megatron-Bridge's
       // MoE performance rows run with).

@@ -323,11 +323,13 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
   {
     const auto args = cs::testing::write_temp(
         "delay.args", moe + "--overlap-moe-expert-parallel-comm --delay-wgrad-compute "
-                            "--accumulate-allreduce-grads-in-fp32 --no-gradient-accumulation-fusion");
+                            "--accumulate-allreduce-grads-in-fp32 --no-gradient-accumulation-fusion "
+                            "--no-overlap-p2p-communication");
     const auto i = import_file(args.string(), "--gpus 16");
     EXPECT_EQ(i.r.code, 0) << i.r.err;
     const auto fw = training(cs::load_scenario(i.file.string(), {})).framework;
     EXPECT_TRUE(fw.delay_wgrad_compute);
+    EXPECT_FALSE(fw.overlap_p2p_comm);       // --no-overlap-p2p-communication
     EXPECT_EQ(fw.grad_accumulation, "fp32"); // fp32 main_grad, reduced in fp32
     EXPECT_EQ(fw.reduce_dtype, "fp32");
     EXPECT_FALSE(fw.gradient_accumulation_fusion);
