@@ -162,10 +162,14 @@ void ArgReader::read(const std::vector<Token>& tokens)
       std::replace(key.begin(), key.end(), '_', '-');
       name = key;
       values.push_back(Token{t.text.substr(eq + 1), t.line, t.column + int(eq) + 1});
-      if (values.back().text == "true" || values.back().text == "True") {
+      const bool on = values.back().text == "true" || values.back().text == "True";
+      const bool off = values.back().text == "false" || values.back().text == "False";
+      if (const auto* spelt = bridge_switch(name, on)) { // a config field whose argument is spelt otherwise
+        name = spelt;
+        values.clear();
+      } else if (on) {
         values.clear(); // a switch turned on
-      } else if (values.back().text == "false" || values.back().text == "False" || values.back().text == "null" ||
-                 values.back().text == "None") {
+      } else if (off || values.back().text == "null" || values.back().text == "None") {
         ignored_.push_back(t.text); // a switch left off, or unset
         continue;
       }

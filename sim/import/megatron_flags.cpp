@@ -20,6 +20,17 @@ bool megatron_switch(const std::string& flag)
   return s.count(flag) > 0;
 }
 
+const char* bridge_switch(const std::string& field, bool on)
+{
+  // Config fields (dashed) that are on by default: turning one off is a --no- switch. Megatron-Core's
+  // overlap_p2p_comm is --overlap-p2p-communication on the command line.
+  if (field == "gradient-accumulation-fusion")
+    return on ? nullptr : "no-gradient-accumulation-fusion";
+  if (field == "overlap-p2p-comm")
+    return on ? "overlap-p2p-communication" : "no-overlap-p2p-communication";
+  return nullptr;
+}
+
 bool launcher_flag(const std::string& flag)
 {
   static const std::set<std::string> s{"nproc_per_node", "nproc-per-node", "nnodes",        "node_rank",

@@ -122,6 +122,25 @@ TEST(Import, MegatronBridgeOverridesGiveTheSameRun)
   EXPECT_NE(i.r.err.find("checkpoint.save=null"), std::string::npos) << i.r.err;
 }
 
+TEST(Import, BridgeFieldsOnByDefaultCanBeTurnedOff)
+{
+  // overlap_p2p_comm and gradient_accumulation_fusion are on unless told: false is their --no- switch, not "left off".
+  auto framework = [](const std::string& overrides) {
+    const std::string model = "model.num_layers=8 model.hidden_size=1024 model.num_attention_heads=8 "
+                              "model.seq_length=2048 train.global_batch_size=16 train.micro_batch_size=1 ";
+    const auto file = cs::testing::write_temp("fields.overrides", model + overrides);
+    const auto i = import_file(file.string(), "--gpus 8");
+    EXPECT_EQ(i.r.code, 0) << i.r.err;
+    return training(cs::load_scenario(i.file.string(), {})).framework;
+  };
+  const auto off = framework("comm_overlap.overlap_p2p_comm=false model.gradient_accumulation_fusion=false");
+  EXPECT_FALSE(off.overlap_p2p_comm);
+  EXPECT_FALSE(off.gradient_accumulation_fusion);
+  const auto on = framework("comm_overlap.overlap_p2p_comm=true model.gradient_accumulation_fusion=true");
+  EXPECT_TRUE(on.overlap_p2p_comm);
+  EXPECT_TRUE(on.gradient_accumulation_fusion);
+}
+
 TEST(Import, TorchtitanTomlGivesAnFsdpRunOfThePreset)
 {
   const auto i = import_file(data("torchtitan-llama3-8b.toml"), "--gpus 8");
