@@ -2,6 +2,7 @@
 // and that re-paired flows, per-pair flows and the closed form give one answer.
 #include "models/collectives/all_to_all_v.hpp"
 #include "models/collectives/collective_algorithm.hpp"
+#include "models/collectives/lowering.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/isolated_run.hpp"
 
@@ -228,4 +229,49 @@ TEST(AllToAllV, TheFabricTermCountsEachCopyOfTheGroupOnce)
   // Alone, the uplink carries 16 ranks' crossings; with the copy, 32 through the same uplink: twice the bytes.
   EXPECT_GT(two, 1.6 * alone);
   EXPECT_LT(two, 2.0 * alone * (1 + 1e-9));
+}
+
+TEST(AllToAllV, ATransposedSpecLowersAsItsTransposeWrittenOut)
+{
+  // A combine shares its dispatch's sizes and reads them transposed (CollectiveSpec::transposed): priced by its
+  // closed form or as flows, it lowers to what the transpose written out gives, traffic per link included.
+  const auto p = platform(2);
+  const auto h = hosts(2, 4);
+  const int n = static_cast<int>(h.size());
+  const auto m = skewed(n, 3);
+  std::vector<double> t(m.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      t[std::size_t(i) * n + j] = m[std::size_t(j) * n + i];
+  auto lower = [&](const std::vector<double>& sizes, bool transposed, cs::CollectivePricing pricing) {
+    cs::TaskGraph g;
+    std::vector<int> streams;
+    for (int host : h)
+      streams.push_back(g.add_stream(host, "a2a"));
+    cs::CollectiveSpec spec;
+    spec.kind = "all-to-all";
+    spec.algorithm = "direct";
+    spec.hosts = h;
+    spec.matrix = sizes;
+    spec.transposed = transposed;
+    g.add_collective(spec, streams, {});
+    return cs::lower_collectives(g, p, pricing);
+  };
+  for (auto pricing : {cs::CollectivePricing::CLOSED_FORM, cs::CollectivePricing::FLOWS}) {
+    const auto read = lower(m, true, pricing), written = lower(t, false, pricing);
+    ASSERT_EQ(read.graph.size(), written.graph.size());
+    for (std::size_t id = 0; id < read.graph.size(); ++id) {
+      const auto &a = read.graph.task(int(id)), &b = written.graph.task(int(id));
+      EXPECT_EQ(a.host, b.host);
+      EXPECT_EQ(a.dst, b.dst);
+      EXPECT_DOUBLE_EQ(a.seconds, b.seconds);
+      EXPECT_DOUBLE_EQ(a.bytes, b.bytes);
+    }
+    EXPECT_DOUBLE_EQ(read.closed_form_intra_bytes, written.closed_form_intra_bytes);
+    EXPECT_DOUBLE_EQ(read.closed_form_inter_bytes, written.closed_form_inter_bytes);
+    EXPECT_EQ(read.closed_form_link_bytes, written.closed_form_link_bytes);
+  }
+  // And not as the matrix read the other way: the sizes are not symmetric.
+  EXPECT_NE(lower(m, false, cs::CollectivePricing::FLOWS).graph.task(0).bytes,
+            lower(m, true, cs::CollectivePricing::FLOWS).graph.task(0).bytes);
 }
