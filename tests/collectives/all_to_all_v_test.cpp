@@ -9,6 +9,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <random>
+#include <tuple>
 
 namespace {
 
@@ -262,14 +263,11 @@ TEST(AllToAllV, ATransposedSpecLowersAsItsTransposeWrittenOut)
     ASSERT_EQ(read.graph.size(), written.graph.size());
     for (std::size_t id = 0; id < read.graph.size(); ++id) {
       const auto &a = read.graph.task(int(id)), &b = written.graph.task(int(id));
-      EXPECT_EQ(a.host, b.host);
-      EXPECT_EQ(a.dst, b.dst);
-      EXPECT_DOUBLE_EQ(a.seconds, b.seconds);
-      EXPECT_DOUBLE_EQ(a.bytes, b.bytes);
+      EXPECT_EQ(std::tie(a.host, a.dst, a.seconds, a.bytes), std::tie(b.host, b.dst, b.seconds, b.bytes)) << id;
     }
-    EXPECT_DOUBLE_EQ(read.closed_form_intra_bytes, written.closed_form_intra_bytes);
-    EXPECT_DOUBLE_EQ(read.closed_form_inter_bytes, written.closed_form_inter_bytes);
-    EXPECT_EQ(read.closed_form_link_bytes, written.closed_form_link_bytes);
+    EXPECT_EQ(
+        std::tie(read.closed_form_intra_bytes, read.closed_form_inter_bytes, read.closed_form_link_bytes),
+        std::tie(written.closed_form_intra_bytes, written.closed_form_inter_bytes, written.closed_form_link_bytes));
   }
   // And not as the matrix read the other way: the sizes are not symmetric.
   EXPECT_NE(lower(m, false, cs::CollectivePricing::FLOWS).graph.task(0).bytes,
