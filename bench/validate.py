@@ -231,6 +231,21 @@ FRONTIER_FP8 = [("mbridge-llama3-70b-fp8", 64, 1664), ("nemo-llama2-7b-fp8", 8, 
                 ("mbridge-gpt-oss-120b", 64, 5824)]
 
 
+# Megatron-Core's Mixtral rows (docs/moe.md): TFLOP/s per GPU by Megatron's own count (active experts, attention
+# 12 s h per token and layer), which the report's tflops_per_gpu follows. (scenario, published TFLOP/s per GPU)
+MCORE_MIXTRAL = [("mcore-mixtral-8x7b", 468), ("mcore-mixtral-8x22b", 455)]
+
+
+def section_mixtral(build, backend, tmp):
+    rows = []
+    for name, tflops in MCORE_MIXTRAL:
+        out = run(build, f"{name}.yaml", backend, tmp)
+        with open(os.path.join(out, "report.json")) as f:
+            m = json.load(f)["metrics"]
+        rows.append((f"{name} (TFLOP/s/GPU, Megatron's count)", tflops, m["tflops_per_gpu"]))
+    return rows
+
+
 def section6(build, backend, tmp, fast):
     return [tokens_row(build, backend, tmp, name, name, gpus, tokens)
             for name, gpus, tokens in FRONTIER_FP8 if not (fast and backend == "simgrid" and gpus > 64)]
@@ -380,6 +395,8 @@ def main():
                       public_sweeps(a.build, a.backend, tmp))
         print_section("§3 Megatron-LM Table 1, iteration time", section3(a.build, a.backend, tmp, a.fast))
         print_section("§5 llm-foundry FSDP, tokens/s per GPU", section5(a.build, a.backend, tmp, a.fast))
+        print_section("Megatron-Core Mixtral (docs/moe.md; TFLOP/s by Megatron's own FLOP count)",
+                      section_mixtral(a.build, a.backend, tmp))
         print_section("§6 frontier runs in FP8 (Megatron-Bridge, NeMo), tokens/s per GPU",
                       section6(a.build, a.backend, tmp, a.fast))
         print_section("§6 NeMo 24.03.01 long sequences with context parallelism (TFLOP/s by NeMo's count, as tokens/s)",
