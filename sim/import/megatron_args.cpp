@@ -160,16 +160,16 @@ void ArgReader::read(const std::vector<Token>& tokens)
       std::string key = t.text.substr(0, eq);
       key = key.substr(key.rfind('.') + 1);
       std::replace(key.begin(), key.end(), '_', '-');
-      name = key;
+      const char* argument = argument_of_field(key);
+      name = argument ? argument : key;
       values.push_back(Token{t.text.substr(eq + 1), t.line, t.column + int(eq) + 1});
-      const bool on = values.back().text == "true" || values.back().text == "True";
-      const bool off = values.back().text == "false" || values.back().text == "False";
-      if (const auto* spelt = bridge_switch(name, on)) { // a config field whose argument is spelt otherwise
-        name = spelt;
-        values.clear();
-      } else if (on) {
+      const std::string& v = values.back().text;
+      if (v == "true" || v == "True") {
         values.clear(); // a switch turned on
-      } else if (off || values.back().text == "null" || values.back().text == "None") {
+      } else if ((v == "false" || v == "False") && switch_flags().count("no-" + name)) {
+        name = "no-" + name; // a field on by default, turned off
+        values.clear();
+      } else if (v == "false" || v == "False" || v == "null" || v == "None") {
         ignored_.push_back(t.text); // a switch left off, or unset
         continue;
       }

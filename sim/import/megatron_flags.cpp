@@ -20,15 +20,10 @@ bool megatron_switch(const std::string& flag)
   return s.count(flag) > 0;
 }
 
-const char* bridge_switch(const std::string& field, bool on)
+const char* argument_of_field(const std::string& field)
 {
-  // Config fields (dashed) that are on by default: turning one off is a --no- switch. Megatron-Core's
-  // overlap_p2p_comm is --overlap-p2p-communication on the command line.
-  if (field == "gradient-accumulation-fusion")
-    return on ? nullptr : "no-gradient-accumulation-fusion";
-  if (field == "overlap-p2p-comm")
-    return on ? "overlap-p2p-communication" : "no-overlap-p2p-communication";
-  return nullptr;
+  // Megatron-Core's overlap_p2p_comm is --overlap-p2p-communication on the command line.
+  return field == "overlap-p2p-comm" ? "overlap-p2p-communication" : nullptr;
 }
 
 bool launcher_flag(const std::string& flag)

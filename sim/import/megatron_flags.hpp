@@ -12,9 +12,9 @@ namespace cs {
 
 /** Flags that take no value (store_true), whether modelled or not. */
 bool megatron_switch(const std::string& flag);
-/** A Megatron-Bridge config field (dashed) set to `on` whose command-line switch is spelt otherwise (a field on by
- *  default turned off is its --no- switch), or nullptr. */
-const char* bridge_switch(const std::string& field, bool on);
+/** The command-line argument of a Megatron-Bridge config field (dashed) where it is spelt otherwise, or nullptr. A
+ *  field set false whose argument has a --no- switch (a field on by default) reads as that switch. */
+const char* argument_of_field(const std::string& field);
 /** torchrun's own flags before the script (--nnodes, --nproc_per_node, rendezvous): they give the world size. */
 bool launcher_flag(const std::string& flag);
 /** Flags that change nothing a step costs: optimisation, data, checkpoints, logging, initialisation, loss weights. */
