@@ -75,6 +75,15 @@ PassKernels moe_layer_kernels(const ModelParams& model, const LayerShape& shape,
   return k;
 }
 
+MeanExpertLoad mean_expert_load(const ModelParams& model, const LayerShape& shape)
+{
+  const ParallelLayout& l = shape.parallel;
+  MeanExpertLoad load;
+  load.experts = std::max(1, model.moe.experts / std::max(1, l.ep));
+  load.tokens = shape.tokens(model) / l.ep_fold() * model.moe.top_k / load.experts;
+  return load;
+}
+
 PieceTimes ExpertCost::times(const PassKernels& k) const
 {
   const PassCost f = pass_cost(cost_, k.forward, framework_.kernel_gap_s);

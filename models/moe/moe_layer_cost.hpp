@@ -24,6 +24,14 @@ PassKernels shared_expert_kernels(const ModelParams& model, double tokens, int t
  *  projections), the router and permutations, and the shared experts unless `shared` is false. */
 PassKernels moe_layer_kernels(const ModelParams& model, const LayerShape& shape, bool shared = true);
 
+/** A GPU's routed experts at the routing's mean load: each of its experts / ep experts gets the microbatch's tokens on
+ *  the GPU (its share under MoE parallel folding) x top_k over them. */
+struct MeanExpertLoad {
+  int experts = 1;   // on one GPU
+  double tokens = 0; // each
+};
+MeanExpertLoad mean_expert_load(const ModelParams& model, const LayerShape& shape);
+
 /** One routed expert's passes over n tokens (its ffn split over `etp` ranks), memoised by whole token counts. */
 class ExpertCost {
 public:

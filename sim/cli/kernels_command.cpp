@@ -49,13 +49,11 @@ int command_kernels(const KernelsCommand& c)
     // As the run prices an MoE layer: its dense part, then the GPU's routed experts, here at the mean load (each of
     // its experts / ep experts gets the microbatch's tokens x top_k of the GPU's share; the run draws the routing).
     pieces.emplace_back("moe_layer", moe_layer_kernels(model, shape));
-    const ParallelLayout& l = shape.parallel;
-    const int local = std::max(1, model.moe.experts / std::max(1, l.ep));
-    const double tokens = shape.tokens(model) / l.ep_fold() * model.moe.top_k / local;
-    const ExpertCost experts(model, *cost, params.framework, l.expert_tp());
-    pieces.emplace_back("experts",
-                        experts.kernels_of_gpu(std::vector<double>(static_cast<std::size_t>(local), tokens)));
-    experts_note = fmt::format("; experts: {} a GPU at {:.0f} tokens each, {}", local, tokens,
+    const MeanExpertLoad load = mean_expert_load(model, shape);
+    const ExpertCost experts(model, *cost, params.framework, shape.parallel.expert_tp());
+    pieces.emplace_back(
+        "experts", experts.kernels_of_gpu(std::vector<double>(static_cast<std::size_t>(load.experts), load.tokens)));
+    experts_note = fmt::format("; experts: {} a GPU at {:.0f} tokens each, {}", load.experts, load.tokens,
                                params.framework.moe_grouped_gemm ? "grouped GEMMs" : "one expert after another");
   }
   pieces.emplace_back("head", head_kernels(model, shape));

@@ -119,9 +119,9 @@ const MoeEmitter::Step& MoeEmitter::step(int it, int layer, int mb, int group, i
   }
   const ModelParams& model = plan_.params->model;
   // The same layer's steps for the next microbatches, in every group that asks for its steps, are drawn beside this
-  // one (not where one step stands for every step: it is drawn once).
+  // one, unless it was drawn ahead itself (nor where one step stands for every step: it is drawn once).
   RoutingAhead::Ahead next;
-  for (int m = mb; !invariant && m < std::min(microbatches_, mb + kDrawAhead); ++m)
+  for (int m = mb; !invariant && !ahead_.holds(key) && m < std::min(microbatches_, mb + kDrawAhead); ++m)
     for (int g = 0; g < asking_groups_; ++g)
       if (const auto k = std::make_tuple(it, layer, m, g); k != key && !steps_.count(k) && !ahead_.holds(k))
         next.emplace_back(k, request(it, layer, m, g));

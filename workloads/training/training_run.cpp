@@ -171,17 +171,14 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
   return out;
 }
 
-// An MoE layer's routed experts on one GPU at the routing's mean load: each of its experts / ep experts with the
-// microbatch's tokens x top_k of the GPU's share.
+// An MoE layer's routed experts on one GPU at the routing's mean load.
 PieceTimes experts_at_mean_load(const TrainingParams& params, const ParallelLayout& parallel,
                                 const KernelCostModel& cost)
 {
-  const ModelParams& model = params.model;
-  const int local = std::max(1, model.moe.experts / std::max(1, parallel.ep));
-  const double tokens =
-      double(params.batch.micro) * model.seq / parallel.cp / parallel.ep_fold() * model.moe.top_k / local;
-  const ExpertCost experts(model, cost, params.framework, parallel.expert_tp());
-  return experts.of_gpu(std::vector<double>(static_cast<std::size_t>(local), tokens));
+  const MeanExpertLoad load =
+      mean_expert_load(params.model, LayerShape{params.batch.micro, parallel, params.framework});
+  const ExpertCost experts(params.model, cost, params.framework, parallel.expert_tp());
+  return experts.of_gpu(std::vector<double>(static_cast<std::size_t>(load.experts), load.tokens));
 }
 
 // The schedule's own idle on its busiest device, the pipeline run on its stages' compute alone (no communication,
