@@ -1,6 +1,7 @@
 #include "models/collectives/all_to_all_v.hpp"
 
 #include "models/collectives/collective_algorithm.hpp"
+#include "models/collectives/fluid_all_to_all_v.hpp"
 #include "platform/shared_links.hpp"
 
 #include <algorithm>
@@ -183,7 +184,7 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
     return 0.0;
   const double intra_rate = payload_rate(p, g.intra_bw), nic_rate = payload_rate(p, g.nics * g.nic_bw);
   const double gpu_nic_rate = payload_rate(p, gpu_nic_bandwidth(g));
-  double slowest = fabric_seconds;
+  double slowest = 0;
   for (int i = 0; i < n; ++i)
     slowest = std::max(
         {slowest, send[i] / intra_rate, recv[i] / intra_rate, send_out[i] / gpu_nic_rate, recv_in[i] / gpu_nic_rate});
@@ -191,58 +192,27 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
     slowest = std::max(slowest, bytes / nic_rate);
   for (const auto& [machine_id, bytes] : into)
     slowest = std::max(slowest, bytes / nic_rate);
-  return p.base_latency + step_latency(p, g) + slowest;
+  return std::max(fabric_seconds, p.base_latency + step_latency(p, g) + slowest);
 }
 
 double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformSpec& platform,
                                    const std::vector<int>& hosts, const std::vector<int>& offsets,
-                                   const ProtocolParams& p, const GroupShape& group)
+                                   const ProtocolParams& p)
 {
   const Topology& topo = platform.topology;
   const int n = static_cast<int>(hosts.size());
-  const std::vector<int> shifts = disjoint_shifts(hosts, offsets, topo.host_count());
-  const double nic_rate = payload_rate(p, gpu_nic_bandwidth(group));
-  std::vector<double> out(n, 0.0), in(n, 0.0);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      const double b = m[static_cast<std::size_t>(i) * n + j];
-      if (i != j && b > 0 && topo.hop_level(hosts[i], hosts[j]) > 0) {
-        out[i] += b;
-        in[j] += b;
-      }
-    }
-  const double nic_seconds =
-      std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end())) / nic_rate;
-  // The NICs stay busy throughout (a rank's streams drift apart and fill them), so each window pays its share.
-  const int windows = (n - 1 + kSlots - 1) / kSlots;
-  double total = 0;
-  std::vector<std::pair<int, double>> crossings;
-  for (int first = 1; first < n; first += kSlots) {
-    crossings.clear();
-    for (int i = 0; i < n; ++i)
-      for (int k = first; k < std::min(n, first + kSlots); ++k) {
-        const int j = (i + k) % n;
-        const double b = m[static_cast<std::size_t>(i) * n + j];
-        if (b <= 0 || topo.hop_level(hosts[i], hosts[j]) == 0)
-          continue;
-        for (int o : shifts) {
-          const auto& route = topo.route(hosts[i] + o, hosts[j] + o);
-          for (std::size_t r = 1; r + 1 < route.size(); ++r)
-            crossings.emplace_back(2 * route[r].link + (route[r].up ? 0 : 1), b);
-        }
-      }
-    std::sort(crossings.begin(), crossings.end());
-    double window = nic_seconds / windows;
-    for (std::size_t k = 0; k < crossings.size();) {
-      const int d = crossings[k].first;
-      double bytes = 0;
-      for (; k < crossings.size() && crossings[k].first == d; ++k)
-        bytes += crossings[k].second;
-      window = std::max(window, bytes / payload_rate(p, topo.links()[d / 2].bandwidth));
-    }
-    total += window;
-  }
-  return total;
+  bool leaves = false;
+  for (int i = 0; i < n && !leaves; ++i)
+    for (int j = 0; j < n && !leaves; ++j)
+      leaves = i != j && m[static_cast<std::size_t>(i) * n + j] > 0 && topo.hop_level(hosts[i], hosts[j]) > 0;
+  if (!leaves)
+    return 0.0;
+  FluidAllToAllParams fluid;
+  fluid.slots = kSlots;
+  fluid.efficiency = p.efficiency;
+  fluid.rate_cap = p.rate_cap;
+  fluid.overhead = p.base_latency + p.step_overhead; // what each of expand_all_to_all_v's transfers waits
+  return fluid_all_to_all_v_seconds(m, topo, hosts, disjoint_shifts(hosts, offsets, topo.host_count()), fluid);
 }
 
 bool all_to_all_v_repairs(const PlatformSpec& platform, const std::vector<int>& hosts,

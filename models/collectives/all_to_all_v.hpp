@@ -12,21 +12,19 @@ namespace cs {
  *  port carries its sends and its receives; between machines each GPU's share of its machine's NICs carries what it
  *  sends off and receives from off the machine (a hot expert's GPU is held up by its own NIC, as the flows show), and
  *  each machine's NICs what leaves and enters it; the slowest of those, plus one step's and the protocol's latency.
- * `matrix` is n x n bytes, row i sent by rank i to column j. `fabric_seconds`: the links between switches' own
- * bound (all_to_all_v_fabric_seconds), one more term of the slowest. */
+ * `matrix` is n x n bytes, row i sent by rank i to column j. `fabric_seconds`: the whole collective's time where links
+ * between switches bind (all_to_all_v_fabric_seconds); the answer is never below it. */
 double all_to_all_v_seconds(const std::vector<double>& matrix, const GroupShape& group, const ProtocolParams& protocol,
                             const std::vector<int>& machine_of_rank, double fabric_seconds = 0);
 
-/** The links between switches' bound where copies of the group run at once (TaskGraph::flow_copies on an
- *  oversubscribed fabric) [recon]. The copies are the group shifted by `offsets` onto GPUs no copy taken covers
- *  (disjoint_shifts: the other EP groups and expert-TP ranks, not the group's own members). The pairs go as the flows
- *  are sent, each rank through its peers by ring distance, eight at a time, so one window of eight distances crosses
- *  the fabric together: a window lasts as long as its busiest link direction needs for its pairs' and their copies'
- *  bytes, and at least its even share of the busiest GPU's NIC time (`group`'s share of its machine's NICs). The
- *  windows add up. 0 where no pair leaves its machine. */
+/** The collective's time where copies of the group run at once on a fabric whose links between switches they share
+ *  (TaskGraph::flow_copies on an oversubscribed fabric) [recon]: its per-pair flows, with the copies' flows on the
+ *  links between switches, replayed under SimGrid's sharing (fluid_all_to_all_v_seconds). The copies are the group
+ *  shifted by `offsets` onto GPUs no copy taken covers (disjoint_shifts: the other EP groups and expert-TP ranks, not
+ *  the group's own members). 0 where no pair leaves its machine. */
 double all_to_all_v_fabric_seconds(const std::vector<double>& matrix, const PlatformSpec& platform,
                                    const std::vector<int>& hosts, const std::vector<int>& offsets,
-                                   const ProtocolParams& protocol, const GroupShape& group);
+                                   const ProtocolParams& protocol);
 
 /** Its flows: one transfer per pair with bytes (up to 8 concurrent per GPU), each rank done once its sends and its
  *  receives have arrived (NCCL runs both in one kernel). Where all_to_all_v_repairs holds, the off-machine bytes

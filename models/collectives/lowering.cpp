@@ -323,7 +323,7 @@ struct Lowering {
           in.flow_copies().none() || shape.nodes < 2
               ? 0.0
               : all_to_all_v_fabric_seconds(sent, platform, c.hosts, in.flow_copies().closed_form_offsets(),
-                                            all_to_all_v_protocol(), shape);
+                                            all_to_all_v_protocol());
       use.seconds = all_to_all_v_seconds(sent, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts), fabric);
     }
     const double seconds = use.seconds;

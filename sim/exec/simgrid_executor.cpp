@@ -158,27 +158,20 @@ struct Run {
   }
 };
 
-/** How many streams send to other hosts, and whether their transfers are long. */
+/** Whether many streams send to other hosts. */
 struct Senders {
-  static constexpr int kMany = 4096;               // streams that send: thousands of flows in flight
-  static constexpr double kWideMeanBytes = 262144; // transfers long enough on average to overlap on the fabric
-  bool many = false;                               // thousands of streams send: inboxes instead of sendto
-  bool wide = false; // and their transfers average long enough that flows overlap: full solver updates
+  static constexpr int kMany = 4096; // streams that send: thousands of flows in flight
+  bool many = false;                 // thousands of streams send: inboxes instead of sendto
 };
 
 Senders senders(const TaskGraph& graph)
 {
   std::vector<char> sends(graph.streams().size(), 0);
-  double bytes = 0, transfers = 0;
   for (const auto& t : graph.tasks())
-    if (t.kind == TaskKind::TRANSFER && t.host != t.dst) {
+    if (t.kind == TaskKind::TRANSFER && t.host != t.dst)
       sends[t.stream] = 1;
-      bytes += t.bytes;
-      transfers += 1;
-    }
   Senders out;
   out.many = std::count(sends.begin(), sends.end(), 1) >= Senders::kMany;
-  out.wide = out.many && bytes >= Senders::kWideMeanBytes * transfers;
   return out;
 }
 
@@ -217,7 +210,6 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   // streams ran out of Linux's 65,536 mappings per process and SimGrid aborted (a 1 MiB tree all-reduce over 256 x 8
   // GPUs has 63,473). Where one mapping per actor does not fit, the run is refused before it starts.
   const Senders sending = senders(graph);
-  const bool wide = sending.wide;
   const std::vector<int> expected = receives(graph, platform.topology.host_count(), sending);
   const long active = actors_needed(graph, expected), left = simgrid_mappings_left();
   if (active > left)
@@ -232,7 +224,6 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   if (pairs.empty() && platform.topology.host_count() > 1)
     pairs.emplace_back(0, 1); // an empty list means "all pairs"; one route is enough when there is no traffic
   const std::vector<char> never_bind = links_that_never_bind(platform, pairs);
-  const bool fabric_left_out = std::any_of(never_bind.begin(), never_bind.end(), [](char c) { return c != 0; });
 
   // Tight timing precision: on the ideal model the backends must agree to 1e-9 relative on contention-free graphs.
   // The max-min solver's own precision is 1e-7, not tighter: at 1e-12 a 16-GPU MoE step (Qwen3-30B-A3B, EP 16 over
@@ -244,16 +235,14 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
       platform.network_model == NetworkModel::IDEAL ? SimgridPrecision{1e-13, 1e-7} : SimgridPrecision{};
   auto engine = start_simgrid_session(platform.network_model, precision);
   fit_actor_stacks(active, left);
-  // When thousands of flows share the fabric, every completion changes nearly every rate: recomputing them all
-  // beats the lazy model's per-flow heap updates (1.3 s instead of 1.7 s on the 1,024-GPU all-to-all). Where the
-  // fabric's links are left out of the routes (they never bind), flows share only their NICs, and between compute
-  // phases few are in flight at once: the lazy model re-solves just what a completion touches (a 4-layer,
-  // 1,024-GPU MoE step: 12.0 s against 16.0 s with full updates). A graph of communication alone still has them all
-  // in flight together (the all-to-all: 2.4-2.5 s with full updates, 2.9-3.7 s lazy).
-  const bool communication_only = std::none_of(graph.tasks().begin(), graph.tasks().end(),
-                                               [](const Task& t) { return t.kind == TaskKind::COMPUTE; });
-  if (wide && (!fabric_left_out || communication_only))
-    s4u::Engine::set_config("network/optim:Full");
+  // Every rate is recomputed at every event (SimGrid's full update), never only the part a completion touches: SimGrid
+  // 3.32's lazy update leaves some flows off their max-min share. On one machine, GPU l sending 512 KiB to every
+  // GPU m > l, max-min sharing gives the five flows into GPU 6 from GPUs 1 to 5 one rate: the lazy model ended
+  // them 14.5 to 21.3 us apart, the full one together at 21.3 (tests/collectives/ fluid_all_to_all_v_test.cpp has the
+  // case worked out). On a 64-GPU all-to-all over 2:1 uplinks with one pair empty, the lazy model's step was 11% long;
+  // on a 128-GPU MoE step behind 2:1 pods, 9% (docs/scale.md). The cost is speed where few flows are in flight at once:
+  // a 4-layer 1,024-GPU MoE step took 16.0 s against 12.0 s lazy; the 1,024-GPU all-to-all 2.4-2.5 s against 2.9-3.7 s.
+  s4u::Engine::set_config("network/optim:Full");
   SimgridPlatform sg = instantiate_on_simgrid(platform, pairs, never_bind);
 
   TimelineRecorder recorder(graph.size());

@@ -78,26 +78,29 @@ TEST(OversubscribedFold, ReplicaZeroWithItsCopiesShareRunsAsEveryReplica)
 
 TEST(OversubscribedFold, AnMoeReplicaStandsForTheOthersWithItsAllToAllsOnTheSharedUplinks)
 {
-  // EP groups of 64 over two pods joined 4:1, balanced routing: replica 0 stands for the other 127, its all-to-alls'
-  // closed forms with the pairs of the other EP group on the links between switches, window by window of the ring
-  // order the flows are sent in (all_to_all_v_fabric_seconds), and its expert-data-parallel ring with the other EP
-  // ranks' rings beside it. Measured 2026-12-05: simgrid 24.04 ms, the analytical full run 19.71 (-18.0%), the fold
-  // 23.57 (-1.9%). Not within 1%: the flows' start times drift apart between the all-to-alls, which no closed form
-  // sees.
+  // EP groups of 64 over two pods joined 4:1 (and 2:1), balanced routing: replica 0 stands for the other 127, its
+  // all-to-alls' closed forms their flows replayed with the other EP group's on the links between switches
+  // (all_to_all_v_fabric_seconds), and its expert-data-parallel ring with the other EP ranks' rings beside it.
+  // Measured 2026-12-05: simgrid 23.41 ms, the analytical full run 23.30 (-0.4%), the fold 23.68 (+1.2%); at 2:1
+  // 19.83, 19.54 (-1.4%) and 19.78 (-0.2%).
   const std::string moe = "tests/data/oversubscribed-moe-fold.yaml";
-  const auto fair = run_oversubscribed(" --backend simgrid --replicas all", moe);
-  const auto queued = run_oversubscribed(" --replicas all", moe);
-  const auto folded = run_oversubscribed("", moe); // auto folds behind the oversubscribed level
-  EXPECT_EQ(folded.metrics.value("replicas_simulated", 0.0), 1.0);
-  EXPECT_NE(folded.text.find("the others folded in (each flow with its copies' share of the oversubscribed links)"),
-            std::string::npos)
-      << folded.text;
-  const double step = folded.metrics.value("iteration_time_s", 0.0),
-               reference = fair.metrics.value("iteration_time_s", 1.0);
-  EXPECT_LT(std::abs(step / reference - 1), 0.03);
-  EXPECT_LT(std::abs(step - reference), std::abs(queued.metrics.value("iteration_time_s", 0.0) - reference) * 0.7);
-  for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
-    EXPECT_NEAR(folded.metrics.value(key, 0.0) / queued.metrics.value(key, 1.0), 1.0, 1e-6) << key;
+  double step = 0;
+  for (const std::string over : {"", " --set 'cluster.network.levels[1].oversubscription=2'"}) {
+    const auto fair = run_oversubscribed(over + " --backend simgrid --replicas all", moe);
+    const auto queued = run_oversubscribed(over + " --replicas all", moe);
+    const auto folded = run_oversubscribed(over, moe); // auto folds behind the oversubscribed level
+    EXPECT_EQ(folded.metrics.value("replicas_simulated", 0.0), 1.0);
+    EXPECT_NE(folded.text.find("the others folded in (each flow with its copies' share of the oversubscribed links)"),
+              std::string::npos)
+        << folded.text;
+    const double reference = fair.metrics.value("iteration_time_s", 1.0);
+    EXPECT_NEAR(folded.metrics.value("iteration_time_s", 0.0) / reference, 1.0, 0.015) << over;
+    EXPECT_NEAR(queued.metrics.value("iteration_time_s", 0.0) / reference, 1.0, 0.02) << over;
+    for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
+      EXPECT_NEAR(folded.metrics.value(key, 0.0) / queued.metrics.value(key, 1.0), 1.0, 1e-6) << key;
+    if (over.empty())
+      step = folded.metrics.value("iteration_time_s", 0.0);
+  }
   const auto open = run_oversubscribed(" --set 'cluster.network.levels[1].oversubscription=1'", moe);
   EXPECT_LT(open.metrics.value("iteration_time_s", 0.0), step * 0.9);
 }
@@ -106,7 +109,8 @@ TEST(OversubscribedFold, ZipfRoutingFoldsToTheSlowestRankWithTheOthersAsCopies)
 {
   // The same fabric under drifting Zipf routing: the ranks route differently, so replica 0 runs the slowest group's
   // routing as its slowest rank each step, and every other replica's transfers and collectives are copies of its own on
-  // the uplinks. Measured 2026-12-05 at 4:1: simgrid 65.27 ms, the fold 66.39 (+1.7%); at 1:1 64.36 and 64.24.
+  // the uplinks. Measured 2026-12-05 at 4:1: simgrid 65.27 ms, the fold 66.63 (+2.1%; its all-to-alls +0.7%, its rings
+  // below); at 1:1 64.36 and 64.24.
   const std::string moe = "tests/data/oversubscribed-moe-fold.yaml", zipf = " --set policies.moe_routing=zipf";
   const auto fair = run_oversubscribed(zipf + " --backend simgrid --replicas all", moe);
   const auto queued = run_oversubscribed(zipf + " --replicas all", moe);

@@ -1,0 +1,258 @@
+#include "models/collectives/fluid_all_to_all_v.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <utility>
+
+namespace cs {
+namespace {
+
+struct FluidFlow {
+  double bytes = 0, latency = 0;
+  double share = 1; // its weight where links are shared: 1 / its route's latency, as SimGrid's CM02 weighs flows
+  int first_use = 0, last_use = 0; // its [first, last) entries in Fluid::uses
+};
+
+// A link direction's capacity and, during one sharing round, its load.
+struct Resource {
+  double capacity = 0;
+  double left = 0, weight = 0; // capacity not yet given out; weight of the flows on it not yet fixed
+  int unfixed = 0;
+  std::vector<int> users;
+  bool touched = false;
+};
+
+class Fluid {
+public:
+  Fluid(const Topology& topo, const FluidAllToAllParams& params) : topo_(topo), params_(params)
+  {
+    index_.assign(2 * topo.links().size(), -1);
+  }
+
+  // Adds the pair's flow with its route's links (every link for the group itself, the links between switches for
+  // each copy) and returns its id.
+  int add_flow(int src, int dst, double bytes, const std::vector<int>& shifts)
+  {
+    FluidFlow f;
+    f.bytes = bytes;
+    const double route_latency = topo_.route_latency(src, dst);
+    f.latency = params_.overhead + route_latency;
+    f.share = route_latency > 0 ? 1 / route_latency : 1.0;
+    f.first_use = static_cast<int>(uses_.size());
+    const int hosts = topo_.host_count();
+    for (std::size_t s = 0; s < shifts.size(); ++s) {
+      const int a = src + shifts[s], b = dst + shifts[s];
+      if (a < 0 || b < 0 || a >= hosts || b >= hosts)
+        continue;
+      const auto& route = topo_.route(a, b);
+      const bool itself = shifts[s] == 0;
+      for (std::size_t k = itself ? 0 : 1; k + (itself ? 0 : 1) < route.size(); ++k)
+        add_use(f, route[k]);
+    }
+    if (params_.rate_cap > 0) { // the channel's own bound: a resource only this flow uses
+      Resource own;
+      own.capacity = params_.rate_cap * params_.efficiency;
+      resources_.push_back(own);
+      uses_.emplace_back(static_cast<int>(resources_.size()) - 1, 1.0);
+    }
+    f.last_use = static_cast<int>(uses_.size());
+    flows_.push_back(f);
+    return static_cast<int>(flows_.size()) - 1;
+  }
+
+  // Runs the chains (each a list of flow ids sent one after another) from time 0; returns when the last one ends.
+  double run(const std::vector<std::vector<int>>& chains)
+  {
+    const std::size_t nf = flows_.size();
+    remaining_.assign(nf, 0.0);
+    rate_.assign(nf, 0.0);
+    fixed_.assign(nf, 0);
+    std::vector<std::size_t> next(chains.size(), 0);
+    std::vector<int> chain_of(nf, -1);
+    for (std::size_t c = 0; c < chains.size(); ++c)
+      for (int f : chains[c])
+        chain_of[f] = static_cast<int>(c);
+    std::vector<std::pair<double, int>> waiting; // (when its latency ends, flow)
+    std::vector<int> active;
+    double now = 0;
+    auto start = [&](int c) {
+      if (next[c] >= chains[c].size())
+        return;
+      const int f = chains[c][next[c]++];
+      remaining_[f] = flows_[f].bytes;
+      waiting.emplace_back(now + flows_[f].latency, f);
+    };
+    for (std::size_t c = 0; c < chains.size(); ++c)
+      start(static_cast<int>(c));
+    std::vector<int> still;
+    while (!active.empty() || !waiting.empty()) {
+      // Flows whose latency has passed join; a flow with no links moves at once.
+      for (std::size_t k = 0; k < waiting.size();) {
+        if (waiting[k].first <= now * (1 + 1e-12)) {
+          active.push_back(waiting[k].second);
+          waiting[k] = waiting.back();
+          waiting.pop_back();
+        } else {
+          ++k;
+        }
+      }
+      if (active.empty()) {
+        double soonest = std::numeric_limits<double>::infinity();
+        for (const auto& w : waiting)
+          soonest = std::min(soonest, w.first);
+        now = soonest;
+        continue;
+      }
+      share(active);
+      double step = std::numeric_limits<double>::infinity();
+      for (int f : active)
+        step = std::min(step, rate_[f] > 0 ? remaining_[f] / rate_[f] : std::numeric_limits<double>::infinity());
+      for (const auto& w : waiting)
+        step = std::min(step, w.first - now);
+      if (!(step < std::numeric_limits<double>::infinity()))
+        return std::numeric_limits<double>::infinity(); // a flow over a link of no capacity never ends
+      now += step;
+      still.clear();
+      for (int f : active) {
+        remaining_[f] -= rate_[f] * step;
+        if (remaining_[f] <= 1e-9 * flows_[f].bytes) {
+          start(chain_of[f]);
+        } else
+          still.push_back(f);
+      }
+      active.swap(still);
+    }
+    return now;
+  }
+
+private:
+  void add_use(FluidFlow& f, const LinkUse& use)
+  {
+    const PhysicalLink& link = topo_.links()[use.link];
+    const int key = 2 * use.link + (link.full_duplex && !use.up ? 1 : 0);
+    if (index_[key] < 0) {
+      index_[key] = static_cast<int>(resources_.size());
+      Resource r;
+      r.capacity = link.bandwidth * params_.efficiency;
+      resources_.push_back(r);
+    }
+    const int r = index_[key];
+    for (int u = f.first_use; u < static_cast<int>(uses_.size()); ++u)
+      if (uses_[u].first == r) {
+        uses_[u].second += 1; // a copy crossing the same link direction as another
+        return;
+      }
+    uses_.emplace_back(r, 1.0);
+  }
+
+  // Max-min fair rates by progressive filling: the link direction that can give its unfixed flows the least fixes
+  // them at that rate, and so on. A flow standing for w copies on a link takes w times its rate there.
+  void share(const std::vector<int>& active)
+  {
+    touched_.clear();
+    for (int f : active) {
+      fixed_[f] = 0;
+      for (int u = flows_[f].first_use; u < flows_[f].last_use; ++u) {
+        Resource& r = resources_[uses_[u].first];
+        if (!r.touched) {
+          r.touched = true;
+          r.left = r.capacity;
+          r.weight = 0;
+          r.unfixed = 0;
+          r.users.clear();
+          touched_.push_back(uses_[u].first);
+        }
+        r.weight += uses_[u].second * flows_[f].share;
+        ++r.unfixed;
+        r.users.push_back(f);
+      }
+    }
+    std::size_t unfixed = active.size();
+    for (int f : active)
+      if (flows_[f].first_use == flows_[f].last_use) { // no link: nothing holds it back
+        rate_[f] = std::numeric_limits<double>::infinity();
+        fixed_[f] = 1;
+        --unfixed;
+      }
+    // Levels only rise as flows are fixed below them, so a heap of possibly stale levels finds each bottleneck: a
+    // popped level that has risen goes back in.
+    heap_.clear();
+    for (int r : touched_)
+      if (resources_[r].unfixed > 0)
+        heap_.emplace_back(level_of(resources_[r]), r);
+    std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
+    while (unfixed > 0 && !heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      const auto [stale, bottleneck] = heap_.back();
+      heap_.pop_back();
+      const Resource& b = resources_[bottleneck];
+      if (b.unfixed <= 0)
+        continue;
+      const double level = level_of(b);
+      if (level > stale * (1 + 1e-12) + 1e-300) {
+        heap_.emplace_back(level, bottleneck);
+        std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+        continue;
+      }
+      for (int f : b.users) {
+        if (fixed_[f])
+          continue;
+        fixed_[f] = 1;
+        --unfixed;
+        rate_[f] = level * flows_[f].share;
+        for (int u = flows_[f].first_use; u < flows_[f].last_use; ++u) {
+          Resource& r = resources_[uses_[u].first];
+          r.left -= uses_[u].second * rate_[f];
+          r.weight -= uses_[u].second * flows_[f].share;
+          --r.unfixed;
+        }
+      }
+    }
+    for (int r : touched_)
+      resources_[r].touched = false;
+  }
+
+  static double level_of(const Resource& r) { return r.weight > 0 ? std::max(0.0, r.left) / r.weight : 0.0; }
+
+  const Topology& topo_;
+  FluidAllToAllParams params_;
+  std::vector<std::pair<double, int>> heap_;
+  std::vector<int> index_; // link direction -> resource, -1 none yet
+  std::vector<Resource> resources_;
+  std::vector<FluidFlow> flows_;
+  std::vector<std::pair<int, double>> uses_; // (resource, weight) per flow, contiguous
+  std::vector<double> remaining_, rate_;
+  std::vector<char> fixed_;
+  std::vector<int> touched_;
+};
+
+} // namespace
+
+double fluid_all_to_all_v_seconds(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,
+                                  const std::vector<int>& shifts, const FluidAllToAllParams& params)
+{
+  const int n = static_cast<int>(hosts.size());
+  const int slots = std::max(1, params.slots);
+  std::vector<int> own = shifts;
+  if (own.empty() || own.front() != 0)
+    own.insert(own.begin(), 0);
+  Fluid fluid(topology, params);
+  std::vector<std::vector<int>> chains;
+  chains.reserve(std::size_t(n) * slots);
+  for (int i = 0; i < n; ++i) {
+    const std::size_t first = chains.size();
+    chains.resize(first + slots);
+    int sent = 0;
+    for (int k = 1; k < n; ++k) { // ring order from i + 1, as expand_all_to_all_v sends
+      const int j = (i + k) % n;
+      const double b = m[std::size_t(i) * n + j];
+      if (b <= 0)
+        continue;
+      chains[first + sent++ % slots].push_back(fluid.add_flow(hosts[i], hosts[j], b, own));
+    }
+  }
+  return fluid.run(chains);
+}
+
+} // namespace cs
