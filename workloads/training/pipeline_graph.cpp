@@ -118,8 +118,37 @@ OpTasks emit_op(TaskGraph& g, const PipelineInput& in, int d, const PipelineOp& 
 }
 
 // A pass's tasks by (kind of pass, microbatch, virtual stage): 0 forward, 1 the gradient-sending pass, 2 weight.
-using TaskKey = std::tuple<int, int, int>;
 int key_kind(const PipelineOp& op) { return op.forward() ? 0 : op.sends_gradient() ? 1 : 2; }
+
+// Each op's first and last task by (kind, microbatch, virtual stage), in a flat table: a 2,048-GPU plan's pipeline
+// has hundreds of thousands of ops, and a map of them (with their tasks' lists copied in) was a tenth of a planner
+// search.
+class OpEnds {
+public:
+  OpEnds(int microbatches, int stages)
+      : m_(microbatches), stages_(stages), ends_(std::size_t(3) * microbatches * stages, {-1, -1})
+  {}
+  void set(int kind, int mb, int vs, const OpTasks& t) { ends_[index(kind, mb, vs)] = {t.first, t.last}; }
+  int first(int kind, int mb, int vs) const { return get(kind, mb, vs).first; }
+  int last(int kind, int mb, int vs) const { return get(kind, mb, vs).second; }
+
+private:
+  std::size_t index(int kind, int mb, int vs) const
+  {
+    if (mb < 0 || mb >= m_ || vs < 0 || vs >= stages_)
+      throw std::out_of_range("append_pipeline: an op outside the schedule's microbatches or stages");
+    return (std::size_t(kind) * m_ + mb) * stages_ + vs;
+  }
+  const std::pair<int, int>& get(int kind, int mb, int vs) const
+  {
+    const auto& e = ends_[index(kind, mb, vs)];
+    if (e.first < 0)
+      throw std::out_of_range("append_pipeline: the schedule has no such op");
+    return e;
+  }
+  int m_, stages_;
+  std::vector<std::pair<int, int>> ends_;
+};
 
 // Per stage: the stages it feeds (bytes per edge) and the stages that feed it; a chain unless the costs give a DAG.
 struct Edges {
@@ -245,7 +274,7 @@ void interleave_pair(TaskGraph& g, int stream, std::size_t begin, std::size_t mi
 }
 
 // Emits device d's ops in its order, a pair of overlapped ops as one (interleave_pair), into `out` and `task_of`.
-void emit_device(TaskGraph& g, const PipelineInput& in, int d, PipelineTasks& out, std::map<TaskKey, OpTasks>& task_of)
+void emit_device(TaskGraph& g, const PipelineInput& in, int d, PipelineTasks& out, OpEnds& task_of)
 {
   const auto& ops = out.order[d];
   const int stream = in.compute_streams[d];
@@ -255,7 +284,7 @@ void emit_device(TaskGraph& g, const PipelineInput& in, int d, PipelineTasks& ou
     const bool starts = i == 0 || (i == 1 && op.overlap == Overlap::WITH_PREVIOUS); // a pair may lead with either
     if (starts && d < static_cast<int>(in.ready.size()) && in.ready[d] >= 0)
       g.add_dependency(in.ready[d], t.first);
-    task_of[{key_kind(op), op.microbatch, in.map.stage(d, op.chunk)}] = t;
+    task_of.set(key_kind(op), op.microbatch, in.map.stage(d, op.chunk), t);
     out.ops[d].push_back(std::move(t));
   };
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -289,13 +318,13 @@ PipelineTasks append_pipeline(TaskGraph& g, StreamPool& pool, const PipelineInpu
     throw std::invalid_argument("append_pipeline: a stage DAG runs one stage per device");
   out.order = in.order ? *in.order : dag.empty() ? in.schedule->order(p, v, m) : in.schedule->order_dag(dag, m);
   // Create every op's tasks in schedule order per device, then wire the data dependencies.
-  std::map<TaskKey, OpTasks> task_of;
+  OpEnds task_of(m, map.stages());
   out.ops.resize(p);
   out.busy_s.assign(p, 0.0);
   for (int d = 0; d < p; ++d)
     emit_device(g, in, d, out, task_of);
-  auto first = [&](int kind, int mb, int vs) { return task_of.at({kind, mb, vs}).first; };
-  auto last = [&](int kind, int mb, int vs) { return task_of.at({kind, mb, vs}).last; };
+  auto first = [&](int kind, int mb, int vs) { return task_of.first(kind, mb, vs); };
+  auto last = [&](int kind, int mb, int vs) { return task_of.last(kind, mb, vs); };
   // Sends are created in each device's op order, on one stream for activations and one for their gradients, so
   // no stream ever has to run a send before one the schedule needs earlier.
   // `then`: the sender's next op's first task (-1: none), which waits for the send when sends block.
