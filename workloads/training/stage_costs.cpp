@@ -87,7 +87,8 @@ namespace {
 // Context parallelism's key and value exchange in one layer's forward and backward of one microbatch, what of it
 // shows, by the tuner's closed forms over the layout's CP group (its ranks in nodes first: tp innermost, then cp).
 // p2p (ring attention): cp - 1 sends of the rank's keys and values, as a ring all-gather moves them, each hidden
-// behind the attention block computing beside it; backward sends them again with their gradients. allgather: the
+// behind the attention block computing beside it; backward sends them again with their gradients, the last gradients'
+// send shown. allgather: the
 // keys and values gathered whole before attention, their gradients reduce-scattered after, nothing hidden. a2a
 // (Ulysses): queries, keys and values traded for a head split before attention, the output back after, in each pass.
 PieceTimes cp_exchange(const ModelParams& model, const LayerShape& shape, const PassKernels& layer,
@@ -116,8 +117,11 @@ PieceTimes cp_exchange(const ModelParams& model, const LayerShape& shape, const 
     const double hidden_b =
         (core(layer.backward, "attention_backward") + core(layer.backward, "attention_ring_steps_backward")) *
         (cp - 1) / cp;
-    out.forward = std::max(0.0, seconds("all-gather", cp * kv) - hidden_f);
-    out.backward = std::max(0.0, 2 * seconds("all-gather", cp * kv) - hidden_b);
+    // Backward, the last step's key and value gradients go back to their owner after the last block: Transformer
+    // Engine waits for that send with no attention left to hide it.
+    const double ring = seconds("all-gather", cp * kv), last = ring / (cp - 1);
+    out.forward = std::max(0.0, ring - hidden_f);
+    out.backward = std::max(0.0, 2 * ring - last - hidden_b) + last;
   } else if (l.cp_comm == CpComm::ALLGATHER) {
     out.forward = seconds("all-gather", cp * kv);
     out.backward = seconds("all-gather", cp * kv) + seconds("reduce-scatter", cp * kv);
