@@ -64,10 +64,15 @@ struct ParallelLayout {
 
   /** The expert tensor-parallel degree in effect: etp, or tp when not given. */
   int expert_tp() const { return etp > 0 ? etp : tp; }
-  /** Expert-parallel ranks per replica's TP group: tp / etp (1 unless MoE parallel folding). */
+  /** Expert-parallel ranks per TP group: tp / etp (1 unless MoE parallel folding), each routing its etp / tp of the
+   *  group's tokens. */
   int ep_fold() const { return tp / expert_tp(); }
-  /** Data-parallel replicas one expert-parallel group spans: ep / (tp / etp). */
-  int ep_replicas() const { return ep / ep_fold(); }
+  /** Expert-parallel ranks per replica's stage: cp x tp / etp. The expert grid folds the CP ranks too (each routes
+   *  its own 1/cp of the sequence), as Megatron-Core builds its expert groups over tp x cp x dp. 1 without expert
+   *  parallelism (ep = 1: every GPU holds every expert). */
+  int ep_ranks_per_replica() const { return ep > 1 ? cp * ep_fold() : ep_fold(); }
+  /** Data-parallel replicas one expert-parallel group spans: ep / (cp x tp / etp). */
+  int ep_replicas() const { return ep / ep_ranks_per_replica(); }
   /** Expert data parallelism: copies of each expert, tp x cp x dp / (etp x ep). */
   int expert_dp() const;
 

@@ -17,6 +17,7 @@ struct SyncRequest {
   std::vector<int> ready;   // per member: the task after which its data is ready (-1 = none)
   double bytes = 0;         // bucket size on every member (nccl-tests' size)
   TaskLabels labels;
+  double copies = 1; // identical groups beside it that the graph leaves out (CollectiveSpec::copies)
 };
 
 class GradientSync : public Configurable {

@@ -13,6 +13,7 @@ std::vector<int> add_sync_collective(TaskGraph& graph, const SyncRequest& r, con
   spec.bytes = r.bytes;
   spec.hosts = r.hosts;
   spec.labels = r.labels;
+  spec.copies = r.copies;
   return graph.add_collective(spec, r.streams, r.ready);
 }
 

@@ -76,7 +76,7 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
   if (model.moe.enabled()) { // the experts at an even load, averaged over the layers
     // Under MoE parallel folding (etp < tp) each group of etp TP ranks routes its etp/tp of the sequence.
     const int ep = w.parallel.ep, local = model.moe.experts / ep, fold = shape.parallel.ep_fold();
-    const double tokens = double(w.batch.micro) * model.seq * model.moe.top_k / local / fold;
+    const double tokens = double(w.batch.micro) * model.seq / shape.parallel.cp * model.moe.top_k / local / fold;
     const ExpertCost experts(model, cost, w.framework, shape.parallel.expert_tp());
     const PieceTimes e = experts.of(tokens); // a copy: of() returns into the cost's own cache
     const double share = double(moe_layer_count(model.moe, model.layers)) / model.layers;
@@ -95,7 +95,7 @@ PassTimes pass_times(const Scenario& s, const KernelCostModel& cost, const Platf
     // rank's experts are priced as the run prices them, exactly.
     if (s.policies.name("moe_routing") == "balanced")
       t.experts = experts.of_gpu(std::vector<double>(local, tokens));
-    else if (fold > 1 && shape.parallel.ep_replicas() < 2)
+    else if (shape.parallel.ep_ranks_per_replica() > 1 && shape.parallel.ep_replicas() < 2)
       t.experts = PieceTimes{};
     else if (w.framework.moe_grouped_gemm)
       t.experts = experts.of_gpu(std::vector<double>(local, tokens));

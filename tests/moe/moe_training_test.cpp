@@ -246,6 +246,33 @@ TEST(MoeTraining, ExpertTensorParallelismBetweenOneAndTpFoldsGroupsOfTpRanks)
   EXPECT_NE(r.err.find("must be a multiple of tp / etp = 4"), std::string::npos) << r.err;
 }
 
+TEST(MoeTraining, ContextParallelRanksAreExpertParallelRanksOfTheirOwn)
+{
+  // Megatron-Core builds its expert groups over tp x cp x dp: each CP rank routes its own 1/cp of the sequence. On
+  // moe-mixtral (tp 2, ep 8, 32 GPUs) cp 2 x dp 8 and cp 1 x dp 16 put an EP group on the same eight GPUs (four
+  // replicas' two CP ranks, or eight replicas), the expert-data-parallel pairs on the same two, and the dense
+  // gradients over the same sixteen: the gradient sync and the all-to-alls match, and the traffic is the other's
+  // plus the CP exchange. (Before the CP ranks were EP ranks, cp 2 reduced no expert gradient and counted half the
+  // all-to-alls.)
+  const std::string small = "--set workload.model.layers=2 --set policies.moe_routing=balanced ";
+  const auto one = moe_report("scenarios/moe-mixtral.yaml", small)["breakdown"];
+  const auto two = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.cp=2")["breakdown"];
+  const auto one_m = moe_report("scenarios/moe-mixtral.yaml", small)["metrics"];
+  const auto two_m = moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.cp=2")["metrics"];
+  const char* sync = "communication_gradient_sync_s";
+  ASSERT_GT(one.value(sync, 0.0), 0.0);
+  EXPECT_NEAR(two.value(sync, 0.0) / one.value(sync, 1.0), 1.0, 0.01);
+  EXPECT_NEAR(two.value("communication_expert_alltoall_s", 0.0) / one.value("communication_expert_alltoall_s", 1.0),
+              1.0, 0.05);
+  EXPECT_GT(two_m.value("network_bytes", 0.0), one_m.value("network_bytes", 0.0));
+  EXPECT_LT(two_m.value("network_bytes", 0.0), 1.2 * one_m.value("network_bytes", 0.0));
+  // ep 2 under cp 4 would split a replica's CP ranks over EP groups: refused at the key, nothing run.
+  const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
+                                             " --set workload.parallel.cp=4 --set workload.parallel.ep=2");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("must be 1 or a multiple of cp x tp / etp = 4"), std::string::npos) << r.err;
+}
+
 TEST(MoeTraining, StatefulPoliciesSeeEachStepOnceOnEitherBackend)
 {
   // FlexMoE keeps its placement from step to step: the analytical backend, which may price collectives by closed

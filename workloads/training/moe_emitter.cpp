@@ -48,7 +48,7 @@ RoutingRequest MoeEmitter::request(int it, int layer, int mb, int group) const
   q.group = routed_as(group);
   q.ranks = ep_;
   q.samples_per_rank = plan_.params->batch.micro;
-  q.tokens_per_sample = model.seq / double(fold_) / plan_.parallel.cp;
+  q.tokens_per_sample = model.seq / double(plan_.parallel.ep_fold()) / plan_.parallel.cp;
   q.experts = model.moe.experts;
   q.top_k = model.moe.top_k;
   q.seed = plan_.seed;
@@ -57,9 +57,9 @@ RoutingRequest MoeEmitter::request(int it, int layer, int mb, int group) const
   return q;
 }
 
-// EP rank k of a group: replica group * replicas_ + k / fold_, TP rank (k % fold_) * etp, the first of its etp TP
-// ranks (only TP rank 0 is simulated; under MoE parallel folding the others are EP ranks too, with their own share of
-// the sequence).
+// EP rank k of a group: replica group * replicas_ + k / fold_, and inside it EP rank k % fold_ of its cp x tp / etp:
+// CP rank (k % fold_) / (tp / etp), TP rank (k % fold_) % (tp / etp) x etp, the first of its etp TP ranks (only CP
+// rank 0's TP rank 0 is simulated; the others are EP ranks too, with their own share of the sequence).
 const std::vector<int>& MoeEmitter::group_hosts(int group, int device) const
 {
   auto& hosts = hosts_[{group, device}];
@@ -80,7 +80,7 @@ MoeContext MoeEmitter::context(int group, int device) const
   c.experts = model.moe.experts;
   c.top_k = model.moe.top_k;
   c.samples_per_rank = plan_.params->batch.micro;
-  c.tokens_per_sample = model.seq / double(fold_) / plan_.parallel.cp; // a CP rank routes its 1/cp of the sequence
+  c.tokens_per_sample = model.seq / double(plan_.parallel.ep_fold()) / plan_.parallel.cp; // a CP rank routes 1/cp
   c.capacity_factor = model.moe.capacity_factor;
   c.hidden = model.hidden;
   // Each TP rank dispatches its 1/etp slice of the hidden vector of every token its EP rank routes (the other ranks,

@@ -2,6 +2,7 @@
 #include "workloads/training/beside_communication.hpp"
 #include "workloads/training/stage_memory.hpp"
 
+#include "models/collectives/all_to_all_v.hpp"
 #include "models/collectives/collective_model.hpp"
 #include "models/moe/moe_layer_cost.hpp"
 #include "models/transformer/pass_cost.hpp"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 namespace cs {
 
@@ -133,6 +135,42 @@ PieceTimes cp_exchange(const ModelParams& model, const LayerShape& shape, const 
   if (model.recompute == Recompute::FULL) // the forward runs again inside backward, its exchange with it
     out.backward += out.forward;
   return out;
+}
+
+// What context parallelism's exchange moves in one layer's passes of one microbatch, over the ranks of one CP group
+// (TP rank 0's; each TP rank has its own), inside nodes and between them. p2p and allgather move cp - 1 of each rank's
+// keys and values to its ring neighbour forward and twice that backward (their gradients too), as cp_exchange prices
+// them; a2a sends (cp - 1) / cp of each rank's queries, keys, values and output to the others, in each pass. Full
+// recomputation runs the forward's exchange again.
+std::pair<double, double> cp_exchange_bytes(const ModelParams& model, const LayerShape& shape,
+                                            const PlatformSpec& platform)
+{
+  const ParallelLayout& l = shape.parallel;
+  if (l.cp <= 1)
+    return {0.0, 0.0};
+  const std::vector<int> hosts = l.cp_group(0, 0);
+  const auto machine = machines_of(platform, hosts);
+  const int cp = l.cp;
+  const AttentionWidths w = attention_kind_of(model).widths(model);
+  const double e = dtype_bytes(model.dtype), tokens = shape.tokens(model);
+  const double passes = model.recompute == Recompute::FULL ? 4 : 3; // forward, backward twice (values, gradients)
+  double crossing = 0;                                              // share of each rank's sends that leave its node
+  if (l.cp_comm == CpComm::A2A) {
+    for (int i = 0; i < cp; ++i)
+      for (int j = 0; j < cp; ++j)
+        crossing += i != j && machine[i] != machine[j] ? 1.0 / (double(cp) * (cp - 1)) : 0.0;
+  } else {
+    for (int i = 0; i < cp; ++i)
+      crossing += machine[i] != machine[(i + 1) % cp] ? 1.0 / cp : 0.0;
+  }
+  double bytes = 0; // the whole group's, all passes
+  if (l.cp_comm == CpComm::A2A) {
+    const double per_rank = tokens * (w.query + w.key + w.value + w.output) / l.tp * e * (cp - 1) / cp;
+    bytes = cp * per_rank * (model.recompute == Recompute::FULL ? 3 : 2);
+  } else {
+    bytes = cp * (cp - 1.0) * tokens * (w.key + w.value) / l.tp * e * passes;
+  }
+  return {bytes * (1 - crossing), bytes * crossing};
 }
 
 // The dense part of an MoE layer for one microbatch on one TP rank: attention, router, permutations, shared experts
@@ -345,6 +383,8 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   out.hardware_flops_per_iteration = hardware_model_flops(model, params.batch.global);
   out.tp_seconds_per_layer = tp_exposed;
   out.cp_seconds_per_layer = cp_s.forward + cp_s.backward;
+  std::tie(out.cp_intra_bytes_per_layer, out.cp_inter_bytes_per_layer) =
+      cp_exchange_bytes(model, piece_shape, platform);
   // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
   out.tp_bytes_per_layer = tp > 1 ? collectives * 2.0 * (tp - 1) * double(params.batch.micro) * model.seq / cp *
                                         model.hidden * dtype_bytes(model.dtype)

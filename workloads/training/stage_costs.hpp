@@ -76,6 +76,8 @@ struct StageSet {
   double tp_seconds_per_layer = 0;         // TP collectives' time in one layer's passes of one microbatch (exposed)
   double tp_bytes_per_layer = 0;           // the bytes those collectives move, over all ranks of one TP group
   double cp_seconds_per_layer = 0;         // CP key/value exchange in one layer's passes of one microbatch (exposed)
+  double cp_intra_bytes_per_layer = 0;     // the bytes that exchange moves inside nodes, over all ranks of one CP group
+  double cp_inter_bytes_per_layer = 0;     // and between nodes
   /** Memory of device d, holding `in_flight` microbatch-chunks of activations at its peak; MoE layers hold
    *  `moe_buffer_scale` of an unpipelined layer's routed-token activations (the MoE policy's, 1 otherwise). */
   std::function<MemoryFootprint(int device, int in_flight, const MoeMemoryUse& moe)> memory;

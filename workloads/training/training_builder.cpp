@@ -64,8 +64,11 @@ public:
     double layers = 0;
     for (int l : plan_.stages->layers_per_stage)
       layers += l;
-    out_.tp_bytes_per_iteration =
-        double(dp) * out_.microbatches / map.chains() * layers * plan_.stages->tp_bytes_per_layer;
+    // Every replica's stage has cp TP groups and tp CP groups.
+    const double layer_microbatches = double(dp) * out_.microbatches / map.chains() * layers;
+    out_.tp_bytes_per_iteration = layer_microbatches * parallel.cp * plan_.stages->tp_bytes_per_layer;
+    out_.cp_intra_bytes_per_iteration = layer_microbatches * parallel.tp * plan_.stages->cp_intra_bytes_per_layer;
+    out_.cp_inter_bytes_per_iteration = layer_microbatches * parallel.tp * plan_.stages->cp_inter_bytes_per_layer;
     const int built = plan_.replicas_to_build();
     out_.replicas_built = built;
     for (int h = 0; h < built * pp; ++h)

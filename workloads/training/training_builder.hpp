@@ -69,6 +69,8 @@ struct TrainingGraph {
   int context_parallel = 1;                   // cp: the ranks each sample's sequence is split over
   double cp_seconds_per_iteration = 0;        // CP key/value exchanges folded into them (exposed), per iteration
   double tp_bytes_per_iteration = 0;          // what those collectives move, over every TP group of the cluster
+  double cp_intra_bytes_per_iteration = 0;    // what the CP exchanges move inside nodes, over every CP group
+  double cp_inter_bytes_per_iteration = 0;    // and between nodes
   std::vector<int> in_flight_per_device;      // most microbatch-chunks of activations each device holds (replica 0)
   std::vector<std::vector<PipelineOp>> order; // the schedule's ops per pipeline device, one iteration
   std::vector<int> layers_per_device;

@@ -193,11 +193,17 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& params, const P
                                      "whole replicas)",
                                      p.etp, p.ep, layout.ep_fold()));
   }
+  if (p.ep % layout.ep_ranks_per_replica() != 0) // the expert grid folds the CP ranks (each its own EP rank)
+    throw env.error_at(blamed_key(env, {"workload.parallel.ep", "workload.parallel.cp"}),
+                       fmt::format("with cp = {}, ep = {} must be 1 or a multiple of cp x tp / etp = {} (an EP group "
+                                   "takes whole replicas, whose CP ranks are EP ranks of their own)",
+                                   layout.cp, p.ep, layout.ep_ranks_per_replica()));
   if (dp % layout.ep_replicas() != 0)
     throw env.error_at(blamed_key(env, {"workload.parallel.dp", "workload.parallel.ep"}),
-                       fmt::format("ep = {} must divide the data-parallel degree {} (ep x etp must divide the GPUs of "
-                                   "each pipeline stage, dp x tp = {})",
-                                   p.ep, dp, static_cast<long long>(dp) * p.tp));
+                       fmt::format("ep = {} must divide the data-parallel degree {} times cp x tp / etp = {} (ep x etp "
+                                   "must divide the GPUs of each pipeline stage, dp x cp x tp = {})",
+                                   p.ep, dp, layout.ep_ranks_per_replica(),
+                                   static_cast<long long>(dp) * layout.cp * p.tp));
   if (moe.dispatcher == "deepep" && env.cluster->intra_node.kind == IntraNode::PCIE)
     throw env.error_at(blamed_key(env, {"cluster.intra_node.kind", "workload.model.moe.dispatcher"}),
                        "the deepep dispatcher forwards tokens over NVLink inside a node: it needs nvswitch or "

@@ -96,6 +96,9 @@ SyncRequest CommEmitter::group_request(int device, double bytes, const std::vect
     req.streams.push_back(r < built_ ? streams_.get(host, 0) : -1);
     req.ready.push_back(r < built_ ? ready[r] : -1);
   }
+  // An expert-data-parallel group of CP rank 0's: each other CP rank, an EP rank of its own, has its group beside it.
+  if (!replicas.empty())
+    req.copies = cp_;
   req.bytes = bytes;
   req.labels = labels;
   return req;
@@ -232,7 +235,13 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
             ready[r] = task_of(replicas[r], d, op, -1);
         const TaskLabels labels{
             it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"), CommKind::GRADIENT_SYNC, -1};
-        SyncRequest req = group_request(d, bytes / count, ready, labels, group);
+        // Without expert parallelism every GPU holds every expert: the group is the dense one, every replica's CP
+        // ranks (member r x cp is replica r's simulated rank). Otherwise the CP ranks are EP ranks of their own, and
+        // the group is the replicas holding the same experts, at CP rank 0 (the other CP ranks' groups mirror it).
+        const bool dense = plan_.parallel.ep == 1 && cp_ > 1;
+        const std::vector<int> members_of = dense ? std::vector<int>{} : group;
+        const std::size_t stride = dense ? cp_ : 1;
+        SyncRequest req = group_request(d, bytes / count, ready, labels, members_of);
         const int twin = twin_device(static_cast<int>(vs));
         std::size_t own = 0;
         if (twin >= 0) {
@@ -240,15 +249,15 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
           for (int r : group)
             if (r < built_)
               twin_ready[r] = task_of(replicas[r], twin, reduce_ops_[plan_.stages->map.twin(int(vs))].back(), -1);
-          own = join(req, group_request(twin, bytes / count, twin_ready, labels, group));
+          own = join(req, group_request(twin, bytes / count, twin_ready, labels, members_of));
         }
         // ZeRO-3 keeps each expert-data-parallel rank's shard only: a reduce-scatter; otherwise an all-reduce.
         const auto members = plan_.sync->reduce(out_.graph, req, zero3_);
         for (std::size_t i = 0; i < group.size(); ++i)
           if (group[i] < built_) {
-            done[group[i] * pp + d].push_back(members[i]);
+            done[group[i] * pp + d].push_back(members[i * stride]);
             if (twin >= 0)
-              done[group[i] * pp + twin].push_back(members[own + i]);
+              done[group[i] * pp + twin].push_back(members[own + i * stride]);
           }
       }
   }

@@ -183,14 +183,16 @@ RunMetrics training_metrics(const TrainingGraph& tr, const Timeline& tl, const P
   const double comm = length(union_of(spans)) / iterations;
   const double exposed = std::max(0.0, iteration - compute);
   // Every GPU's traffic: the graph holds TP rank 0 of each group (the others move the same bytes on their own links),
-  // and the TP collectives themselves, folded into the passes, stay inside the node.
+  // and the TP collectives themselves, folded into the passes, stay inside the node; the CP exchanges, folded in too,
+  // move what their groups' rings (or all-to-alls) carry, inside nodes and between them.
   // Replicas left out (symmetric ones) move what replica 0 moves; collectives priced by their closed forms move
   // what their expansions would, over every rank of their groups.
   const double dp = double(tr.ranks) / (tr.pipeline_stages * tr.tensor_parallel);
   const double replicas = dp / tr.replicas_built;
-  const double intra =
-      (t.intra * replicas + tr.closed_form_intra_bytes) * tr.tensor_parallel + tr.tp_bytes_per_iteration * iterations;
-  const double inter = (t.inter * replicas + tr.closed_form_inter_bytes) * tr.tensor_parallel;
+  const double intra = (t.intra * replicas + tr.closed_form_intra_bytes) * tr.tensor_parallel +
+                       (tr.tp_bytes_per_iteration + tr.cp_intra_bytes_per_iteration) * iterations;
+  const double inter = (t.inter * replicas + tr.closed_form_inter_bytes) * tr.tensor_parallel +
+                       tr.cp_inter_bytes_per_iteration * iterations;
   RunMetrics m;
   m.set(metric::iteration_time_s, iteration);
   m.set(metric::throughput_samples_per_s, tr.samples_per_iteration / iteration);
