@@ -241,7 +241,8 @@ struct Lowering {
       const double seconds = n < 2 ? 0.0 : closed_form_seconds(c, choice, shape);
       if (n >= 2 && c.kind != "p2p") {
         const Traffic& t = closed_form_traffic(c, choice);
-        const double f = t.bytes > 0 ? c.bytes / t.bytes : 0.0; // the cached expansion's size to this one's
+        // The cached expansion's size to this one's, and once per copy the graph leaves out (CollectiveSpec::copies).
+        const double f = t.bytes > 0 ? c.bytes / t.bytes * c.copies : 0.0;
         closed_form_intra += t.intra * f;
         closed_form_inter += t.inter * f;
         closed_form_tasks += t.tasks;

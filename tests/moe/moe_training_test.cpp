@@ -266,6 +266,12 @@ TEST(MoeTraining, ContextParallelRanksAreExpertParallelRanksOfTheirOwn)
               1.0, 0.05);
   EXPECT_GT(two_m.value("network_bytes", 0.0), one_m.value("network_bytes", 0.0));
   EXPECT_LT(two_m.value("network_bytes", 0.0), 1.2 * one_m.value("network_bytes", 0.0));
+  // Replica 0 standing for the others counts the same traffic: the other CP ranks' expert-data-parallel groups as
+  // copies of CP rank 0's, whether or not one of its members is simulated.
+  const auto folded =
+      moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.cp=2 --replicas one")["metrics"];
+  for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
+    EXPECT_NEAR(folded.value(key, 0.0) / two_m.value(key, 1.0), 1.0, 1e-6) << key;
   // ep 2 under cp 4 would split a replica's CP ranks over EP groups: refused at the key, nothing run.
   const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
                                              " --set workload.parallel.cp=4 --set workload.parallel.ep=2");
