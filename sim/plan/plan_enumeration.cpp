@@ -58,16 +58,16 @@ std::vector<std::pair<std::string, int>> registered_schedules(int pp, int microb
 }
 
 // (ep, etp) for an MoE model ({1, tp} for a dense one): ep a power of two dividing the experts, etp every divisor of tp
-// (below tp, MoE parallel folding: tp / etp EP ranks per replica) where ep is a multiple of tp / etp and the
-// ep / (tp / etp) replicas of an EP group divide dp.
-std::vector<std::pair<int, int>> expert_degrees(const ModelParams& model, int dp, int tp)
+// (below tp, MoE parallel folding: tp / etp EP ranks per TP group). A replica's cp x tp / etp ranks are EP ranks of
+// their own, so ep is a multiple of that and the ep / (cp x tp / etp) replicas of an EP group divide dp.
+std::vector<std::pair<int, int>> expert_degrees(const ModelParams& model, int dp, int tp, int cp)
 {
   std::vector<std::pair<int, int>> out{{1, tp}};
-  for (int ep = 2; model.moe.enabled() && ep <= dp * tp && ep <= model.moe.experts; ep *= 2) {
+  for (int ep = 2; model.moe.enabled() && ep <= dp * tp * cp && ep <= model.moe.experts; ep *= 2) {
     if (model.moe.experts % ep != 0)
       continue;
     for (int etp = tp; etp >= 1; --etp) {
-      const int fold = tp / etp;
+      const int fold = cp * (tp / etp);
       if (tp % etp == 0 && ep % fold == 0 && ep / fold <= dp && dp % (ep / fold) == 0)
         out.emplace_back(ep, etp);
     }
@@ -75,12 +75,12 @@ std::vector<std::pair<int, int>> expert_degrees(const ModelParams& model, int dp
   return out;
 }
 
-// The context-parallel degrees a search tries: 1, and for dense models with sequences of 8K tokens or more the powers
-// of two whose ring chunks (2 x cp of them) divide the sequence, up to 16.
+// The context-parallel degrees a search tries: 1, and for sequences of 8K tokens or more the powers of two whose ring
+// chunks (2 x cp of them) divide the sequence, up to 16 (an MoE model's CP ranks are EP ranks of their own).
 std::vector<int> context_degrees(const ModelParams& model, int gpus)
 {
   std::vector<int> out{1};
-  for (int cp = 2; !model.moe.enabled() && model.seq >= 8192 && cp <= 16 && cp <= gpus; cp *= 2)
+  for (int cp = 2; model.seq >= 8192 && cp <= 16 && cp <= gpus; cp *= 2)
     if (model.seq % (2 * cp) == 0)
       out.push_back(cp);
   return out;
@@ -145,7 +145,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
             const int max_zero = dp == 1 ? 0 : pairs ? 2 : 3;
             for (const auto& [recompute, modules] : recomputations)
               for (int zero = 0; zero <= max_zero; ++zero)
-                for (const auto& [ep, etp] : expert_degrees(model, dp, tp)) {
+                for (const auto& [ep, etp] : expert_degrees(model, dp, tp, cp)) {
                   Plan plan;
                   plan.parallel.ep = ep;
                   plan.parallel.etp = etp;

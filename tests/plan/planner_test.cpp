@@ -303,6 +303,32 @@ TEST(Planner, LongSequencesSearchContextParallelismAndItWins)
             std::string::npos);
 }
 
+TEST(Planner, LongMoeSequencesSearchContextParallelismWithCpRanksAsEpRanks)
+{
+  // Mixtral cut to 4 layers at 16K tokens on 8 GPUs, balanced routing: the search tries cp beside ep, each CP rank an
+  // EP rank of its own (ep 1 or a multiple of cp x tp / etp), every such plan a valid scenario, and every bound below
+  // its run.
+  const cs::Scenario base =
+      cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/moe-mixtral.yaml",
+                        {"workload.model.layers=4", "workload.model.seq=16384", "workload.batch.global=16",
+                         "policies.moe_routing=balanced", "cluster.nodes=1"});
+  cs::PlanOptions o;
+  o.gpus = 8;
+  o.top = 1000;
+  o.exhaustive = true;
+  const cs::PlanSearch search = cs::search_plans(base, o);
+  int with_cp = 0;
+  for (const auto& p : search.best) {
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.parallel.cp << " " << p.parallel.ep << " " << p.schedule;
+    if (p.parallel.cp > 1 && p.parallel.ep > 1) {
+      ++with_cp;
+      EXPECT_EQ(p.parallel.ep % p.parallel.ep_ranks_per_replica(), 0);
+      EXPECT_NO_THROW(cs::check_scenario(cs::plan_scenario(base, o.gpus, p)));
+    }
+  }
+  EXPECT_GT(with_cp, 0);
+}
+
 TEST(Planner, BalancedMoeBoundsCountEveryExpertAndStayBelowTheRuns)
 {
   // Mixtral cut to 4 layers on 8 GPUs under balanced routing: every expert gets the mean, so the bound prices the
