@@ -238,7 +238,7 @@ Timeline run_simgrid(const TaskGraph& graph, const PlatformSpec& platform,
   // Every rate is recomputed at every event (SimGrid's full update), never only the part a completion touches: SimGrid
   // 3.32's lazy update leaves some flows off their max-min share. On one machine, GPU l sending 512 KiB to every
   // GPU m > l, max-min sharing gives the five flows into GPU 6 from GPUs 1 to 5 one rate: the lazy model ended
-  // them 14.5 to 21.3 us apart, the full one together at 21.3 (tests/collectives/ fluid_all_to_all_v_test.cpp has the
+  // them 14.5 to 21.3 us apart, the full one together at 21.3 (tests/collectives/fluid_all_to_all_v_test.cpp has the
   // case worked out). On a 64-GPU all-to-all over 2:1 uplinks with one pair empty, the lazy model's step was 11% long;
   // on a 128-GPU MoE step behind 2:1 pods, 9% (docs/scale.md). The cost is speed where few flows are in flight at once:
   // a 4-layer 1,024-GPU MoE step took 16.0 s against 12.0 s lazy; the 1,024-GPU all-to-all 2.4-2.5 s against 2.9-3.7 s.

@@ -1,6 +1,7 @@
 #include "sim/plan/plan_enumeration.hpp"
 
 #include "base/registry.hpp"
+#include "models/parallel/parallel_layout.hpp"
 #include "models/transformer/attention_kind.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -67,7 +68,12 @@ std::vector<std::pair<int, int>> expert_degrees(const ModelParams& model, int dp
     if (model.moe.experts % ep != 0)
       continue;
     for (int etp = tp; etp >= 1; --etp) {
-      const int fold = cp * (tp / etp);
+      ParallelLayout l;
+      l.tp = tp;
+      l.cp = cp;
+      l.ep = ep;
+      l.etp = etp;
+      const int fold = l.ep_ranks_per_replica();
       if (tp % etp == 0 && ep % fold == 0 && ep / fold <= dp && dp % (ep / fold) == 0)
         out.emplace_back(ep, etp);
     }

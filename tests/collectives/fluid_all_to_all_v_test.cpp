@@ -99,7 +99,7 @@ TEST(FluidAllToAllV, CopiesOfTheGroupTakeTheirShareOfTheUplinksOnly)
   // Eight machines, four a leaf, leaves joined 4:1. A group of one GPU on machine 0 sending to one on machine 4
   // (across the leaves); its copies at offsets 8, 16 and 24 (machines 1 to 3 to 5 to 7) cross the same uplink, each
   // from a NIC of its own. The leaf's uplink carries 32 NICs' worth / 4 = 8 NICs: four flows fit, so the copies
-  // cost nothing; with 16 copies (every GPU of machines 0 to 1 in turn) they would not.
+  // cost nothing; with every GPU of the first leaf sending to its peer on the second (32 flows) each gets a quarter.
   const auto p = fabric(8, 4, 4);
   const auto& t = p.topology;
   const double b = 1e6, nic = link_rate(t, "nic");

@@ -272,6 +272,14 @@ TEST(MoeTraining, ContextParallelRanksAreExpertParallelRanksOfTheirOwn)
       moe_report("scenarios/moe-mixtral.yaml", small + "--set workload.parallel.cp=2 --replicas one")["metrics"];
   for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
     EXPECT_NEAR(folded.value(key, 0.0) / two_m.value(key, 1.0), 1.0, 1e-6) << key;
+  // Without expert parallelism every GPU holds every expert: their gradients reduce over the dense group, the same
+  // sixteen GPUs either way (over CP rank 0's eight replicas alone they took 54% longer).
+  const std::string no_ep = small + "--set workload.parallel.ep=1 ";
+  const double dense_one = moe_report("scenarios/moe-mixtral.yaml", no_ep)["breakdown"].value(sync, 0.0);
+  const double dense_two =
+      moe_report("scenarios/moe-mixtral.yaml", no_ep + "--set workload.parallel.cp=2")["breakdown"].value(sync, 0.0);
+  ASSERT_GT(dense_one, 0.0);
+  EXPECT_NEAR(dense_two / dense_one, 1.0, 0.01);
   // ep 2 under cp 4 would split a replica's CP ranks over EP groups: refused at the key, nothing run.
   const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
                                              " --set workload.parallel.cp=4 --set workload.parallel.ep=2");

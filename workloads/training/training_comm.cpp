@@ -96,11 +96,18 @@ SyncRequest CommEmitter::group_request(int device, double bytes, const std::vect
     req.streams.push_back(r < built_ ? streams_.get(host, 0) : -1);
     req.ready.push_back(r < built_ ? ready[r] : -1);
   }
-  // An expert-data-parallel group of CP rank 0's: each other CP rank, an EP rank of its own, has its group beside it.
-  if (!replicas.empty())
-    req.copies = cp_;
   req.bytes = bytes;
   req.labels = labels;
+  return req;
+}
+
+SyncRequest CommEmitter::expert_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
+                                        const std::vector<int>& group)
+{
+  if (plan_.parallel.ep == 1)
+    return group_request(device, bytes, ready, labels);
+  SyncRequest req = group_request(device, bytes, ready, labels, group);
+  req.copies = cp_;
   return req;
 }
 
@@ -217,7 +224,7 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
   // ep: the replicas of one EP group (ep / tp of them under MoE parallel folding, whose other TP ranks mirror them).
   const int pp = plan_.parallel.pp, ep = plan_.parallel.ep_replicas(), dp = plan_.parallel.dp;
   const auto& costs = plan_.stages->stages;
-  if (dp / ep * plan_.stages->map.chains() < 2)
+  if (dp / ep * int(expert_stride()) * plan_.stages->map.chains() < 2)
     return;
   for (std::size_t vs = 0; vs < static_cast<std::size_t>(plan_.stages->map.chain_length()); ++vs) { // twins join
     const double bytes = costs[vs].expert_params * reduce_bytes_;
@@ -235,13 +242,8 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
             ready[r] = task_of(replicas[r], d, op, -1);
         const TaskLabels labels{
             it, static_cast<int>(vs), -1, -1, out_.graph.intern("expert-gradient-sync"), CommKind::GRADIENT_SYNC, -1};
-        // Without expert parallelism every GPU holds every expert: the group is the dense one, every replica's CP
-        // ranks (member r x cp is replica r's simulated rank). Otherwise the CP ranks are EP ranks of their own, and
-        // the group is the replicas holding the same experts, at CP rank 0 (the other CP ranks' groups mirror it).
-        const bool dense = plan_.parallel.ep == 1 && cp_ > 1;
-        const std::vector<int> members_of = dense ? std::vector<int>{} : group;
-        const std::size_t stride = dense ? cp_ : 1;
-        SyncRequest req = group_request(d, bytes / count, ready, labels, members_of);
+        const std::size_t stride = expert_stride();
+        SyncRequest req = expert_request(d, bytes / count, ready, labels, group);
         const int twin = twin_device(static_cast<int>(vs));
         std::size_t own = 0;
         if (twin >= 0) {
@@ -249,7 +251,7 @@ void CommEmitter::reduce_expert_gradients(int it, std::vector<std::vector<int>>&
           for (int r : group)
             if (r < built_)
               twin_ready[r] = task_of(replicas[r], twin, reduce_ops_[plan_.stages->map.twin(int(vs))].back(), -1);
-          own = join(req, group_request(twin, bytes / count, twin_ready, labels, members_of));
+          own = join(req, expert_request(twin, bytes / count, twin_ready, labels, group));
         }
         // ZeRO-3 keeps each expert-data-parallel rank's shard only: a reduce-scatter; otherwise an all-reduce.
         const auto members = plan_.sync->reduce(out_.graph, req, zero3_);
@@ -383,12 +385,12 @@ void CommEmitter::gather_slot(int it, int d, const std::vector<Slot>& slots, std
   // Routed experts are sharded over their expert-data-parallel group (replicas k, k + ep, ...), not over dp.
   for (int k = 0; slots[s].expert_bytes > 0 && k < ep; ++k) {
     const std::vector<int> group = plan_.parallel.expert_dp_replicas(k);
-    if (group.size() < 2)
+    if (group.size() * expert_stride() < 2)
       break;
-    const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].expert_bytes, ready, lab, group));
+    const auto members = plan_.sync->gather(out_.graph, expert_request(d, slots[s].expert_bytes, ready, lab, group));
     for (std::size_t i = 0; i < group.size(); ++i)
       if (group[i] < built_)
-        before_piece(group[i], members[i]);
+        before_piece(group[i], members[i * expert_stride()]);
   }
 }
 

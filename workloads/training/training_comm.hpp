@@ -40,6 +40,13 @@ private:
   std::vector<Slot> plan_slots(int device, const PipelineTasks& replica0) const;
   SyncRequest group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
                             const std::vector<int>& replicas = {});
+  /** The expert-data-parallel group of the replicas `group` (one per EP group, expert_dp_replicas): CP rank 0's, each
+   *  other CP rank's group (an EP rank of its own) beside it as a copy; without expert parallelism (ep = 1) the
+   *  dense group, every replica's CP ranks. */
+  SyncRequest expert_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
+                             const std::vector<int>& group);
+  /** Where replica group[i]'s member sits in expert_request's members: i x this. */
+  std::size_t expert_stride() const { return plan_.parallel.ep == 1 ? cp_ : 1; }
   void reduce_expert_gradients(int it, std::vector<std::vector<int>>& done, const std::vector<PipelineTasks>& replicas);
   /** ZeRO-3: slot `s` of device `d` gathers its parameters (prefetched: after the piece two slots before). */
   void gather_slot(int it, int d, const std::vector<Slot>& slots, std::size_t s,
