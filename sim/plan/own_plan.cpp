@@ -1,8 +1,10 @@
 #include "sim/plan/own_plan.hpp"
 
+#include "base/registry.hpp"
 #include "base/units.hpp"
 #include "core/common_metrics.hpp"
 #include "models/transformer/fp8_recipe.hpp"
+#include "policies/pipeline/pipeline_schedule.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "sim/plan/plan_enumeration.hpp"
 #include "sim/plan/search_bounds.hpp"
@@ -13,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <tuple>
@@ -29,6 +32,10 @@ Plan plan_of(const Scenario& s)
   plan.parallel = w.parallel.layout(static_cast<long long>(s.cluster.nodes) * s.cluster.gpus_per_node);
   plan.micro = w.batch.micro;
   plan.schedule = w.parallel.pp > 1 ? s.policies.name("pipeline") : "";
+  // The model chunks a device holds, as the tree counts them: a schedule's own (DualPipe's two) over the scenario's
+  // vpp.
+  if (!plan.schedule.empty())
+    plan.parallel.vpp = Registry<PipelineSchedule>::instance().create(plan.schedule)->chunks(plan.parallel.vpp);
   plan.recompute = w.model.recompute;
   plan.recompute_modules = w.model.recompute_modules;
   plan.fp8 = w.model.fp8 ? w.model.fp8->name() : "none";
@@ -47,6 +54,34 @@ std::string layout_words(const Plan& p)
   if (p.parallel.ep > 1)
     out += fmt::format(", ep {}", p.parallel.ep);
   return out + fmt::format(", micro-batch {}", p.micro);
+}
+
+// A plan's choices one by one, as the report names them: what the tree's nearest plan differs in.
+std::vector<std::pair<std::string, std::string>> plan_fields(const Plan& p)
+{
+  const ParallelLayout& l = p.parallel;
+  std::string modules;
+  for (const auto& m : p.recompute_modules)
+    modules += (modules.empty() ? "" : "+") + m;
+  const char* recompute = p.recompute == Recompute::NONE   ? "none"
+                          : p.recompute == Recompute::FULL ? "full"
+                                                           : "selective";
+  return {{"dp", std::to_string(l.dp)},
+          {"tp", std::to_string(l.tp)},
+          {"cp", std::to_string(l.cp)},
+          {"pp", std::to_string(l.pp)},
+          {"vpp", std::to_string(l.vpp)},
+          {"ep", std::to_string(l.ep)},
+          {"etp", std::to_string(l.expert_tp())},
+          {"zero", std::to_string(l.zero)},
+          {"sequence_parallel", l.sequence_parallel ? "true" : "false"},
+          {"cp_comm", std::to_string(static_cast<int>(l.cp_comm))},
+          {"placement", placement_name(l.placement)},
+          {"micro-batch", std::to_string(p.micro)},
+          {"schedule", p.schedule.empty() ? "none" : p.schedule},
+          {"recompute", recompute},
+          {"recompute_modules", modules.empty() ? "none" : modules},
+          {"fp8", p.fp8}};
 }
 
 std::pair<double, double> time_own_run(const Scenario& base)
@@ -125,15 +160,29 @@ OwnPlan own_plan(const Scenario& base, const PlanOptions& options, double budget
   std::vector<std::string> fp8 = options.fp8;
   if (fp8.empty())
     fp8.push_back(own.plan.fp8);
+  const auto own_fields = plan_fields(bare);
+  std::string nearest; // the fields the tree's nearest plan differs in, with the own plan's and the tree's values
+  std::size_t fewest = own_fields.size() + 1;
   for (Plan p : enumerate_plans(base, options.gpus, fp8, options.search_recompute_modules)) {
     p.stage_layers.clear();
     if (plan_key(p, p.parallel.zero) == key) {
       own.searched = true;
       break;
     }
+    const auto fields = plan_fields(p);
+    std::vector<std::string> differ;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (fields[i].second != own_fields[i].second)
+        differ.push_back(
+            fmt::format("{} {} where the tree has {}", fields[i].first, own_fields[i].second, fields[i].second));
+    if (differ.size() < fewest) {
+      fewest = differ.size();
+      nearest = fmt::format("{}", fmt::join(differ, ", "));
+    }
   }
   if (!own.searched)
-    own.outside = fmt::format("its plan ({}) is not in the planner's tree", layout_words(own.plan));
+    own.outside = fmt::format("its plan ({}) is not in the planner's tree{}", layout_words(own.plan),
+                              nearest.empty() ? "" : " (its nearest plan there: " + nearest + ")");
   else if (own.memory_bytes > budget_bytes)
     own.outside = fmt::format("it needs {} a GPU, over the planner's budget of {} (the memory reserve kept back)",
                               units::format_bytes(own.memory_bytes), units::format_bytes(budget_bytes));

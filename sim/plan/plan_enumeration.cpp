@@ -127,6 +127,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
 {
   const ModelParams& model = training_of(base).model;
   const auto recomputations = recompute_choices(model, search_recompute_modules);
+  const Placement placement = training_of(base).parallel.placement;
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
@@ -163,6 +164,8 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
                   plan.micro = micro;
                   plan.parallel.zero = zero;
                   plan.parallel.sequence_parallel = tp > 1;
+                  // The scenario's rank order: Megatron-Core's default puts the pipeline outermost (tp-dp-pp).
+                  plan.parallel.placement = placement;
                   plan.schedule = schedule;
                   plan.recompute = recompute;
                   plan.recompute_modules = modules;

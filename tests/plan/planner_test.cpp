@@ -1,5 +1,6 @@
 #include "sim/plan/own_plan.hpp"
 #include "sim/plan/pipeline_bound.hpp"
+#include "sim/plan/plan_enumeration.hpp"
 #include "sim/plan/planner.hpp"
 #include "sim/plan/search_bounds.hpp"
 #include "sim/plan/simulation_pool.hpp"
@@ -499,6 +500,30 @@ TEST(OwnPlan, TheScenariosOwnPlanIsTimedAndPlacedInTheSearch)
   {
     cs::OwnPlanTiming unused(base);
   }
+}
+
+TEST(OwnPlan, PlansKeepTheScenariosRankOrderAndAPlanOutsideTheTreeNamesWhereItDiffers)
+{
+  // Megatron-Core's default order puts the pipeline outermost (tp-dp-pp). The planner searched every plan in the
+  // simulator's default order instead, so a scenario written in Megatron's order was never in its tree.
+  const cs::Scenario megatron = small_gpt(8, {"workload.parallel.placement=tp-dp-pp", "workload.parallel.pp=2",
+                                              "workload.parallel.dp=4", "policies.pipeline=1f1b"});
+  cs::PlanOptions options;
+  options.gpus = 8;
+  const auto plans = cs::enumerate_plans(megatron, 8, {"none"}, false);
+  ASSERT_FALSE(plans.empty());
+  for (const auto& p : plans)
+    EXPECT_EQ(p.parallel.placement, cs::Placement::TP_DP_PP);
+  const auto search = cs::search_plans(megatron, options);
+  const cs::OwnPlan own = cs::own_plan(megatron, options, search.budget_bytes);
+  EXPECT_TRUE(own.searched) << own.outside;
+  // A micro-batch the tree does not try (it doubles from 1): the report names the choice and the tree's nearest value.
+  const cs::Scenario odd = small_gpt(8, {"workload.batch.global=24", "workload.batch.micro=3"});
+  const cs::OwnPlan outside = cs::own_plan(odd, options, search.budget_bytes);
+  EXPECT_FALSE(outside.searched);
+  EXPECT_NE(outside.outside.find("not in the planner's tree (its nearest plan there: micro-batch 3 where the tree has"),
+            std::string::npos)
+      << outside.outside;
 }
 
 TEST(SimulationPool, AWorkerThatDiedIsAnErrorNotASignal)
