@@ -153,6 +153,8 @@ void TomlReader::parallelism()
     run_.set("workload.parallel.account_for_embedding", true);
     run_.set("workload.parallel.account_for_loss", true);
   }
+  // torchtitan's device mesh is [pp, dp_replicate, dp_shard, cp, tp] (ParallelDims): the pipeline outermost.
+  run_.set("workload.parallel.placement", "tp-dp-pp");
   if (const auto schedule = text("parallelism", "pipeline_parallel_schedule")) {
     static const std::map<std::string, std::string> schedules{
         {"1F1B", "1f1b"}, {"GPipe", "gpipe"}, {"Interleaved1F1B", "interleaved-1f1b"}};
