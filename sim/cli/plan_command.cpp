@@ -49,12 +49,15 @@ std::string layers_label(const Plan& p)
 // Column widths that fit every plan shown.
 struct ColumnWidths {
   std::size_t recompute = 9, layers = 12; // the headers' "recompute" and "stage layers"
+  bool orders = false;                    // --placements: a pipelined plan's rank order follows its schedule
 };
 
 std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
 {
   std::string schedule =
       p.parallel.pp == 1 ? "-" : p.schedule + (p.parallel.vpp > 1 ? fmt::format(" v{}", p.parallel.vpp) : "");
+  if (w.orders && p.parallel.pp > 1)
+    schedule += fmt::format(" {}", placement_name(p.parallel.placement));
   if (moe) // expert parallelism rides with the schedule column (MoE models only)
     schedule = fmt::format(
         "ep{}{} {}", p.parallel.ep,
@@ -95,9 +98,10 @@ std::vector<std::string> fp8_choices(const std::string& list, const Scenario& ba
 }
 
 // The plan table: one row per plan, its text columns as wide as their longest entry.
-void print_plans(const std::vector<Plan>& plans, bool moe)
+void print_plans(const std::vector<Plan>& plans, bool moe, bool orders)
 {
   ColumnWidths w;
+  w.orders = orders;
   for (const Plan& p : plans) {
     w.recompute = std::max(w.recompute, recompute_label(p).size());
     w.layers = std::max(w.layers, layers_label(p).size());
@@ -138,6 +142,7 @@ PlanOptions plan_options(const PlanCommand& c, const Scenario& base)
   options.jobs = c.jobs > 0 ? c.jobs : default_plan_jobs();
   options.fp8 = fp8_choices(c.fp8, base);
   options.search_recompute_modules = c.recompute_modules;
+  options.search_placement = c.placements;
   if (!c.memory_limit.empty()) {
     std::string error;
     auto bytes = units::parse_bytes(c.memory_limit, &error);
@@ -187,12 +192,12 @@ int command_plan(const PlanCommand& c)
     std::cout << "  no plan fits in memory\n";
     return 1;
   }
-  print_plans(search.best, moe);
+  print_plans(search.best, moe, options.search_placement);
   if (own_timing)
     std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes, &*own_timing), search.best.front());
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
                     "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8,"
-                    "recompute_modules\n";
+                    "recompute_modules,placement\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -208,13 +213,13 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{}\n", i + 1,
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{}\n", i + 1,
                        p.parallel.dp, p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro,
                        recompute_name(p.recompute), p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers,
                        p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
                        simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
                        p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8,
-                       fmt::format("{}", fmt::join(p.recompute_modules, " ")));
+                       fmt::format("{}", fmt::join(p.recompute_modules, " ")), placement_name(p.parallel.placement));
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());
@@ -248,6 +253,9 @@ std::vector<Command> add_plan_commands(CLI::App& app)
                     "search selective recomputation over sets of Megatron-Core's recompute modules (core_attn, "
                     "layernorm, mlp, both; for MoE moe_act with and without layernorm, layernorm with moe, and MLA's "
                     "mla_up_proj; for dense models torchtitan's op_sac)");
+  planner->add_flag("--placements", c->placements,
+                    "search pipelined plans in both rank orders: tp-pp-dp (a replica's stages together) and tp-dp-pp "
+                    "(Megatron-Core's default, the pipeline outermost); default: the scenario's order only");
   planner->add_option("--fp8", c->fp8,
                       "FP8 recipes to search, comma-separated: none (bf16 GEMMs), a recipe (tensorwise, delayed, "
                       "blockwise, mxfp8), or all (none and every recipe the device runs); default: the scenario's");

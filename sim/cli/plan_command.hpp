@@ -17,6 +17,7 @@ struct PlanCommand {
   int jobs = 0;    // plans simulated side by side; 0 = default_plan_jobs()
   std::string fp8; // comma-separated recipes to search ("none", a recipe, or "all"); empty = the scenario's
   bool recompute_modules = false; // search selective recomputation over sets of recompute modules
+  bool placements = false;        // search both rank orders (tp-pp-dp, tp-dp-pp) for pipelined plans
   std::string out_dir;            // optional: plans.csv and best.yaml
 };
 

@@ -123,11 +123,12 @@ std::vector<std::pair<Recompute, std::vector<std::string>>> recompute_choices(co
 } // namespace
 
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8,
-                                  bool search_recompute_modules)
+                                  bool search_recompute_modules, bool search_placement)
 {
   const ModelParams& model = training_of(base).model;
   const auto recomputations = recompute_choices(model, search_recompute_modules);
-  const Placement placement = training_of(base).parallel.placement;
+  const Placement own_order = training_of(base).parallel.placement;
+  const Placement other_order = own_order == Placement::TP_PP_DP ? Placement::TP_DP_PP : Placement::TP_PP_DP;
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
@@ -164,14 +165,18 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
                   plan.micro = micro;
                   plan.parallel.zero = zero;
                   plan.parallel.sequence_parallel = tp > 1;
-                  // The scenario's rank order: Megatron-Core's default puts the pipeline outermost (tp-dp-pp).
-                  plan.parallel.placement = placement;
                   plan.schedule = schedule;
                   plan.recompute = recompute;
                   plan.recompute_modules = modules;
                   for (const std::string& recipe : fp8) {
                     plan.fp8 = recipe;
+                    plan.parallel.placement = own_order;
                     out.push_back(plan);
+                    // Megatron-LM runs either order (--use-tp-pp-dp-mapping); they differ only with a pipeline.
+                    if (search_placement && pp > 1) {
+                      plan.parallel.placement = other_order;
+                      out.push_back(plan);
+                    }
                   }
                 }
           }

@@ -70,6 +70,7 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
   parallel["zero"] = p.zero;
   parallel["sequence_parallel"] = p.sequence_parallel;
   parallel["partition"] = p.partition == StagePartition::BALANCED ? "balanced" : "even";
+  parallel["placement"] = placement_name(p.placement);
   if (training_of(s).model.moe.enabled()) {
     parallel["ep"] = p.ep;
     parallel["etp"] = plan.parallel.expert_tp();

@@ -18,6 +18,7 @@ struct PlanOptions {
   bool exhaustive = false;               // simulate every plan that fits, not only those the bound cannot rule out
   std::vector<std::string> fp8;          // FP8 recipes to try ("none": bf16 GEMMs); empty: the scenario's own setting
   bool search_recompute_modules = false; // selective recomputation over sets of recompute modules
+  bool search_placement = false;         // pipelined plans in both rank orders, not only the scenario's
   int jobs = 1; // plans simulated side by side (child processes); the best plans do not depend on it, the counts may
   // From this many plans (and with jobs > 1), half of them are checked and bounded in a forked child; the search is
   // the same either way.

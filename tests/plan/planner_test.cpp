@@ -526,6 +526,35 @@ TEST(OwnPlan, PlansKeepTheScenariosRankOrderAndAPlanOutsideTheTreeNamesWhereItDi
       << outside.outside;
 }
 
+TEST(Planner, BothRankOrdersAreSearchedOnRequestAndTheBestPlanKeepsItsOwn)
+{
+  // --placements: a pipelined plan comes in both orders, one without a pipeline once (the orders are then the same).
+  const cs::Scenario base =
+      small_gpt(8, {"workload.parallel.pp=2", "workload.parallel.dp=4", "policies.pipeline=1f1b"});
+  const auto own = cs::enumerate_plans(base, 8, {"none"}, false);
+  const auto both = cs::enumerate_plans(base, 8, {"none"}, false, true);
+  std::size_t pipelined = 0, flat = 0, other = 0;
+  for (const auto& p : own)
+    (p.parallel.pp > 1 ? pipelined : flat) += 1;
+  for (const auto& p : both)
+    other += p.parallel.placement == cs::Placement::TP_DP_PP ? 1 : 0;
+  ASSERT_GT(pipelined, 0u);
+  EXPECT_EQ(both.size(), own.size() + pipelined);
+  EXPECT_EQ(other, pipelined);
+  // The best plan written as a scenario runs in its own order: best.yaml gives back its time.
+  cs::PlanOptions options;
+  options.gpus = 8;
+  options.search_placement = true;
+  const auto search = cs::search_plans(base, options);
+  ASSERT_FALSE(search.best.empty());
+  for (const auto& best : search.best) {
+    const std::string path = ::testing::TempDir() + "/cs_plan_order_" + std::to_string(::getpid()) + ".yaml";
+    std::ofstream(path) << cs::plan_scenario_yaml(base, 8, best);
+    const cs::Scenario s = cs::load_scenario(path, {});
+    EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.parallel.placement, best.parallel.placement);
+  }
+}
+
 TEST(SimulationPool, AWorkerThatDiedIsAnErrorNotASignal)
 {
   // Writing to a dead worker's socket raises SIGPIPE unless the pool sends without it: this test would end there.
