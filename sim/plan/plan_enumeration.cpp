@@ -128,6 +128,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
   const ModelParams& model = training_of(base).model;
   const auto recomputations = recompute_choices(model, search_recompute_modules);
   const Placement own_order = training_of(base).parallel.placement;
+  const CpComm cp_comm = training_of(base).parallel.cp_comm; // how the framework exchanges keys (not searched)
   const Placement other_order = own_order == Placement::TP_PP_DP ? Placement::TP_DP_PP : Placement::TP_PP_DP;
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
@@ -165,6 +166,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
                   plan.micro = micro;
                   plan.parallel.zero = zero;
                   plan.parallel.sequence_parallel = tp > 1;
+                  plan.parallel.cp_comm = cp_comm;
                   plan.schedule = schedule;
                   plan.recompute = recompute;
                   plan.recompute_modules = modules;

@@ -304,6 +304,24 @@ TEST(Planner, LongSequencesSearchContextParallelismAndItWins)
             std::string::npos);
 }
 
+TEST(Planner, PlansExchangeKeysAsTheScenariosFrameworkDoes)
+{
+  // cp_comm is how the framework passes keys and values (torchtitan all-gathers them by default), not a choice the
+  // search makes: every plan keeps the scenario's, and so a scenario's own context-parallel plan is in the tree.
+  const cs::Scenario base = cs::load_scenario(
+      std::string(CS_SOURCE_DIR) + "/scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml",
+      {"workload.model.seq=16384", "workload.batch.global=16", "workload.parallel.cp_comm=allgather"});
+  const auto plans = cs::enumerate_plans(base, 8, {"delayed"}, false);
+  ASSERT_FALSE(plans.empty());
+  for (const auto& p : plans)
+    EXPECT_EQ(p.parallel.cp_comm, cs::CpComm::ALLGATHER);
+  cs::PlanOptions o;
+  o.gpus = 8;
+  const cs::PlanSearch search = cs::search_plans(base, o);
+  const cs::OwnPlan own = cs::own_plan(base, o, search.budget_bytes);
+  EXPECT_TRUE(own.searched) << own.outside;
+}
+
 TEST(Planner, LongMoeSequencesSearchContextParallelismWithCpRanksAsEpRanks)
 {
   // Mixtral cut to 4 layers at 16K tokens on 8 GPUs, balanced routing: the search tries cp beside ep, each CP rank an
