@@ -348,8 +348,9 @@ void ArgReader::finish()
   for (const char* key : {"workload.model.mlp", "workload.model.norm"})
     if (!run_.has(key)) // Megatron's defaults: GeLU, LayerNorm
       run_.set(key, std::string(key).find("mlp") != std::string::npos ? "gelu" : "layernorm");
-  // Megatron-Core's rank order (tp-cp-ep-dp-pp): the pipeline outermost.
-  run_.set("workload.parallel.placement", "tp-dp-pp");
+  // Megatron-Core's rank order (tp-cp-ep-dp-pp): the pipeline outermost, unless --use-tp-pp-dp-mapping said otherwise.
+  if (!run_.has("workload.parallel.placement"))
+    run_.set("workload.parallel.placement", "tp-dp-pp");
   const bool interleaved = run_.has("workload.parallel.vpp") && run_.get("workload.parallel.vpp").as<int>() > 1;
   run_.set("policies.pipeline", interleaved ? "interleaved-1f1b" : "1f1b");
   if (!run_.has("workload.model.vocab"))

@@ -15,7 +15,8 @@ bool megatron_switch(const std::string& flag)
       "no-position-embedding", "moe-router-enable-expert-bias", "moe-router-pre-softmax", "manual-gc",
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
-      "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication"};
+      "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication",
+      "use-tp-pp-dp-mapping"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -125,7 +126,9 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},
       {"account-for-embedding-in-pipeline-split", {"workload.parallel.account_for_embedding", YAML::Node(true)}},
-      {"account-for-loss-in-pipeline-split", {"workload.parallel.account_for_loss", YAML::Node(true)}}};
+      {"account-for-loss-in-pipeline-split", {"workload.parallel.account_for_loss", YAML::Node(true)}},
+      // Megatron-LM's other rank order: a replica's pipeline stages next to its tensor-parallel ranks.
+      {"use-tp-pp-dp-mapping", {"workload.parallel.placement", YAML::Node("tp-pp-dp")}}};
   return switches;
 }
 

@@ -316,6 +316,21 @@ TEST(Import, APipelineLayoutSetsTheVirtualStages)
   EXPECT_EQ(p.stage_layers[30], 0);
 }
 
+TEST(Import, MegatronsRankOrderIsThePipelineOutermostUnlessAskedOtherwise)
+{
+  // Megatron-Core orders ranks tp-cp-ep-dp-pp; --use-tp-pp-dp-mapping puts a replica's stages next to its TP ranks.
+  const std::string dense = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --pipeline-model-parallel-size 2 --bf16 ";
+  for (const auto& [flag, order] : {std::pair<std::string, cs::Placement>{"", cs::Placement::TP_DP_PP},
+                                    {"--use-tp-pp-dp-mapping", cs::Placement::TP_PP_DP}}) {
+    const auto args = cs::testing::write_temp("order.args", dense + flag);
+    const auto i = import_file(args.string(), "--gpus 8");
+    ASSERT_EQ(i.r.code, 0) << flag << ": " << i.r.err;
+    EXPECT_EQ(i.r.err.find("use-tp-pp-dp-mapping"), std::string::npos) << i.r.err; // modelled, not named
+    EXPECT_EQ(training(cs::load_scenario(i.file.string(), {})).parallel.placement, order) << flag;
+  }
+}
+
 TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
 {
   const std::string moe = "--num-layers 4 --hidden-size 1024 --ffn-hidden-size 4096 --num-attention-heads 16 "
