@@ -193,6 +193,15 @@ int command_plan(const PlanCommand& c)
     return 1;
   }
   print_plans(search.best, moe, options.search_placement);
+  // Which rank order the pipelined plans ran in, and how to try the other.
+  const auto pipelined =
+      std::find_if(search.best.begin(), search.best.end(), [](const Plan& p) { return p.parallel.pp > 1; });
+  if (!options.search_placement && pipelined != search.best.end()) {
+    const Placement order = pipelined->parallel.placement;
+    std::cout << fmt::format("\n  rank order {} (the scenario's) for every plan; --placements also tries {}\n",
+                             placement_name(order),
+                             placement_name(order == Placement::TP_PP_DP ? Placement::TP_DP_PP : Placement::TP_PP_DP));
+  }
   if (own_timing)
     std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes, &*own_timing), search.best.front());
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"

@@ -814,6 +814,13 @@ TEST(Cli, PlanSetsTheScenariosOwnPlanBesideTheBest)
   ASSERT_EQ(same.code, 0) << same.err;
   EXPECT_NE(same.out.find("the scenario's own plan (dp 4 x tp 1 x pp 4"), std::string::npos) << same.out;
   EXPECT_NE(same.out.find("slower than the best"), std::string::npos) << same.out;
+  // With pipelined plans among those shown, a line names the order every plan ran in and the flag that tries the other.
+  auto deeper = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 16 --top 40");
+  ASSERT_EQ(deeper.code, 0) << deeper.err;
+  EXPECT_NE(deeper.out.find("rank order tp-pp-dp (the scenario's) for every plan; --placements also tries tp-dp-pp"),
+            std::string::npos)
+      << deeper.out;
+  EXPECT_EQ(same.out.find("rank order"), std::string::npos) << same.out; // the best one is not pipelined
   auto other = clustersim("plan " + src("scenarios/gpt-pipeline.yaml") + " --gpus 8 --top 1");
   ASSERT_EQ(other.code, 0) << other.err;
   EXPECT_EQ(other.out.find("the scenario's own plan"), std::string::npos) << other.out;
