@@ -7,6 +7,16 @@ namespace cs {
 
 const char* placement_name(Placement placement) { return placement == Placement::TP_DP_PP ? "tp-dp-pp" : "tp-pp-dp"; }
 
+Placement other_placement(Placement placement)
+{
+  return placement == Placement::TP_PP_DP ? Placement::TP_DP_PP : Placement::TP_PP_DP;
+}
+
+const char* cp_comm_name(CpComm comm)
+{
+  return comm == CpComm::A2A ? "a2a" : comm == CpComm::ALLGATHER ? "allgather" : "p2p";
+}
+
 Placement placement_from_name(const std::string& name)
 {
   if (name == "tp-pp-dp")

@@ -18,6 +18,8 @@ enum class Placement {
 const char* placement_name(Placement placement);
 /** The placement a scenario names; throws std::invalid_argument for another spelling. */
 Placement placement_from_name(const std::string& name);
+/** The other rank order of the two. */
+Placement other_placement(Placement placement);
 
 /** Where one GPU sits in the layout. */
 /** How the ranks of a context-parallel group exchange keys and values (Megatron-Core's cp_comm_type): p2p, a ring
@@ -25,6 +27,9 @@ Placement placement_from_name(const std::string& name);
  *  all-to-alls that trade the sequence split for a head split (DeepSpeed-Ulysses); allgather, the keys and values
  *  gathered whole before attention and their gradients reduce-scattered after. */
 enum class CpComm { P2P, A2A, ALLGATHER };
+
+/** The scenario spelling of a CP exchange ("p2p", "a2a", "allgather"). */
+const char* cp_comm_name(CpComm comm);
 
 struct RankCoords {
   int replica = 0; // data-parallel index

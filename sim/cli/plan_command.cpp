@@ -199,8 +199,7 @@ int command_plan(const PlanCommand& c)
   if (!options.search_placement && pipelined != search.best.end()) {
     const Placement order = pipelined->parallel.placement;
     std::cout << fmt::format("\n  rank order {} (the scenario's) for every plan; --placements also tries {}\n",
-                             placement_name(order),
-                             placement_name(order == Placement::TP_PP_DP ? Placement::TP_DP_PP : Placement::TP_PP_DP));
+                             placement_name(order), placement_name(other_placement(order)));
   }
   if (own_timing)
     std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes, &*own_timing), search.best.front());

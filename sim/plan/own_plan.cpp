@@ -60,12 +60,7 @@ std::string layout_words(const Plan& p)
 std::vector<std::pair<std::string, std::string>> plan_fields(const Plan& p)
 {
   const ParallelLayout& l = p.parallel;
-  std::string modules;
-  for (const auto& m : p.recompute_modules)
-    modules += (modules.empty() ? "" : "+") + m;
-  const char* recompute = p.recompute == Recompute::NONE   ? "none"
-                          : p.recompute == Recompute::FULL ? "full"
-                                                           : "selective";
+  const std::string modules = fmt::format("{}", fmt::join(p.recompute_modules, "+"));
   return {{"dp", std::to_string(l.dp)},
           {"tp", std::to_string(l.tp)},
           {"cp", std::to_string(l.cp)},
@@ -75,11 +70,11 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const Plan& p)
           {"etp", std::to_string(l.expert_tp())},
           {"zero", std::to_string(l.zero)},
           {"sequence_parallel", l.sequence_parallel ? "true" : "false"},
-          {"cp_comm", std::to_string(static_cast<int>(l.cp_comm))},
+          {"cp_comm", cp_comm_name(l.cp_comm)},
           {"placement", placement_name(l.placement)},
           {"micro-batch", std::to_string(p.micro)},
           {"schedule", p.schedule.empty() ? "none" : p.schedule},
-          {"recompute", recompute},
+          {"recompute", recompute_name(p.recompute)},
           {"recompute_modules", modules.empty() ? "none" : modules},
           {"fp8", p.fp8}};
 }

@@ -129,7 +129,7 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
   const auto recomputations = recompute_choices(model, search_recompute_modules);
   const Placement own_order = training_of(base).parallel.placement;
   const CpComm cp_comm = training_of(base).parallel.cp_comm; // how the framework exchanges keys (not searched)
-  const Placement other_order = own_order == Placement::TP_PP_DP ? Placement::TP_DP_PP : Placement::TP_PP_DP;
+  const Placement other_order = other_placement(own_order);
   const int node_gpus = std::min(base.cluster.gpus_per_node, gpus);
   std::vector<Plan> out;
   for (int tp = 1; tp <= node_gpus; tp *= 2) {
