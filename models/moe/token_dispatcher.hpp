@@ -1,5 +1,6 @@
 // Token dispatchers: how an MoE layer's routed tokens reach their experts' ranks and come back (Megatron-Core's
-// moe_token_dispatcher_type), one registered file each: alltoall, allgather, deepep.
+// moe_token_dispatcher_type, and the flex dispatcher's backends), one registered file each: alltoall, allgather,
+// deepep, hybridep.
 #pragma once
 
 #include "base/registry.hpp"
@@ -50,6 +51,14 @@ public:
     return 0;
   }
 };
+
+/** The bytes of a dispatch that goes to another node once per token, over RDMA to the GPU of its sender's rail there,
+ *  which forwards it over NVLink to each GPU holding one of its experts; within a node once per GPU however many of
+ *  that GPU's experts it chose (DeepEP's normal kernels, HybridEP). [recon] The routing gives bytes per (sender,
+ *  receiver) pair, not per token, so the deduplication is the expected one under uniform choice of top_k of `experts`
+ *  experts spread evenly: a GPU or node holding e of them gets a token with probability 1 - C(E-e, k)/C(E, k) against
+ *  k e / E copies, and with node-limited routing at most max_nodes_per_token of the group's nodes. */
+std::vector<double> node_forwarded_traffic(const std::vector<double>& routed, const DispatchGroup& group);
 
 /** The dispatcher registered as `name`; throws std::out_of_range listing the names. */
 const TokenDispatcher& token_dispatcher(const std::string& name);

@@ -78,8 +78,8 @@ static void read_moe_fields(ObjectReader& r, FrameworkProfile& framework)
              "overlap_moe_expert_parallel_comm)")
       .field("moe_shared_expert_overlap", framework.moe_shared_expert_overlap,
              "Megatron-Core --moe-shared-expert-overlap: the shared experts' forward runs beside the dispatch "
-             "all-to-all and their backward beside the combine's gradient (needs shared experts and the alltoall or "
-             "deepep dispatcher)");
+             "all-to-all and their backward beside the combine's gradient (needs shared experts and the alltoall, "
+             "deepep or hybridep dispatcher)");
 }
 
 // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32, in the words users type: fp32 main_grad buffers

@@ -20,12 +20,14 @@ void read_moe(ObjectReader& r, MoeParams& moe)
       .field("capacity_factor", moe.capacity_factor,
              "tokens an expert takes per step as a multiple of the even share; more are dropped (absent = dropless)")
       .field("dispatcher", moe.dispatcher,
-             "how tokens reach their experts: alltoall | allgather | deepep (Megatron moe_token_dispatcher_type; "
-             "deepep = flex with DeepEP)")
+             "how tokens reach their experts: alltoall | allgather | deepep | hybridep (Megatron "
+             "moe_token_dispatcher_type; deepep and hybridep = flex with that moe_flex_dispatcher_backend)")
       .field("max_nodes_per_token", moe.max_nodes_per_token,
              "node-limited routing: a token's experts on at most this many nodes (DeepSeek-V3: 4; 0 = any)")
       .field("deepep_sms", moe.deepep_sms,
-             "SMs the deepep dispatcher's kernels take from compute while they overlap it (moe_deepep_num_sms)");
+             "SMs the deepep dispatcher's kernels take from compute while they overlap it (moe_deepep_num_sms)")
+      .field("hybridep_sms", moe.hybridep_sms,
+             "SMs the hybridep dispatcher's kernels take from compute while they overlap it (moe_hybridep_num_sms)");
   r.finish();
   r.require(Registry<TokenDispatcher>::instance().has(moe.dispatcher), "dispatcher",
             "unknown dispatcher '" + moe.dispatcher +
@@ -33,6 +35,8 @@ void read_moe(ObjectReader& r, MoeParams& moe)
   r.require_non_negative("max_nodes_per_token", moe.max_nodes_per_token);
   r.require_positive("deepep_sms", moe.deepep_sms);
   r.require_at_most("deepep_sms", moe.deepep_sms, 1024);
+  r.require_positive("hybridep_sms", moe.hybridep_sms);
+  r.require_at_most("hybridep_sms", moe.hybridep_sms, 1024);
   r.require_at_most("max_nodes_per_token", moe.max_nodes_per_token, 1 << 16);
   r.require_non_negative("experts", moe.experts);
   r.require_at_most("experts", moe.experts, 1 << 16);

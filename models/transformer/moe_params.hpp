@@ -25,7 +25,10 @@ struct MoeParams {
   std::string dispatcher = "alltoall"; // a registered token dispatcher (models/moe/token_dispatcher.hpp)
   int max_nodes_per_token = 0;         // node-limited routing: a token's experts on at most this many nodes (0: any)
   int deepep_sms = 20; // SMs DeepEP's kernels take while they run (Megatron-Core moe_deepep_num_sms; DeepEP's default)
+  int hybridep_sms = 16; // SMs HybridEP's kernels take while they run (Megatron-Core moe_hybridep_num_sms's default)
   bool enabled() const { return experts > 0; }
+  /** The SMs the chosen dispatcher's kernels take (the flex backends'; NCCL's all-to-all ignores it). */
+  int dispatcher_sms() const { return dispatcher == "hybridep" ? hybridep_sms : deepep_sms; }
 };
 
 /** Reads `model.moe:` (absent: dense). */

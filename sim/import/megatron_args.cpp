@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <functional>
 #include <map>
 
@@ -124,6 +125,8 @@ public:
 private:
   void apply(const Token& flag, const std::vector<Token>& values);
   void apply_moe(const Token& flag, const Token& value);
+  void apply_dispatcher(const Token& flag, const std::vector<Token>& values);
+  void resolve_dispatcher();
   void uneven_stages();
   void layout_stages();
   void finish();
@@ -132,6 +135,9 @@ private:
   ImportedRun& run_;
   std::map<std::string, Token> seen_; // flag (without dashes) -> its first value, for the cross-flag rules
   std::vector<std::string> ignored_, unknown_;
+  // Megatron's dispatcher flags, resolved together in finish(): the flex backend counts only with the flex type.
+  std::string dispatcher_type_, flex_backend_;
+  int flex_sms_ = 0;
   int nodes_ = 0, per_node_ = 0;
 };
 
@@ -201,6 +207,9 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
       fail(flag, "--" + f + " needs a value");
     return values[0];
   };
+  if (f == "moe-token-dispatcher-type" || f == "moe-flex-dispatcher-backend" || f == "moe-enable-deepep" ||
+      f == "moe-flex-dispatcher-num-sms")
+    return apply_dispatcher(flag, values);
   if (auto it = size_flags().find(f); it != size_flags().end()) {
     if (f == "moe-shared-expert-intermediate-size") // Megatron's shared experts are one MLP of this size
       run_.set("workload.model.moe.shared_experts", 1);
@@ -239,6 +248,45 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
     return; // read in finish() (MLA's and GQA's flags count only with these), one dropout: hidden-dropout's
   const std::string shown = "--" + f + (values.empty() ? "" : " " + values[0].text);
   (no_step_effect_flags().count(f) ? ignored_ : unknown_).push_back(shown);
+}
+
+// Megatron-Core's dispatcher: --moe-token-dispatcher-type (allgather by default), and with flex the backend
+// --moe-flex-dispatcher-backend (deepep by default, or hybridep); --moe-enable-deepep is the old spelling of flex with
+// DeepEP. The unified --moe-flex-dispatcher-num-sms sets the chosen backend's SMs.
+void ArgReader::apply_dispatcher(const Token& flag, const std::vector<Token>& values)
+{
+  const std::string& f = flag.text;
+  if (f == "moe-enable-deepep") {
+    dispatcher_type_ = "flex";
+    flex_backend_ = "deepep";
+    return;
+  }
+  if (values.empty())
+    fail(flag, "--" + f + " needs a value");
+  const Token& v = values[0];
+  if (f == "moe-flex-dispatcher-num-sms") {
+    flex_sms_ = positive_int(flag, v);
+    return;
+  }
+  const bool type = f == "moe-token-dispatcher-type";
+  const std::set<std::string> valid =
+      type ? std::set<std::string>{"allgather", "alltoall", "flex"} : std::set<std::string>{"deepep", "hybridep"};
+  if (!valid.count(v.text))
+    fail(v, fmt::format("--{} is one of {}, not '{}'", f, fmt::join(valid, ", "), v.text));
+  (type ? dispatcher_type_ : flex_backend_) = v.text;
+}
+
+void ArgReader::resolve_dispatcher()
+{
+  if (!run_.has("workload.model.moe.experts"))
+    return;
+  const std::string type = dispatcher_type_.empty() ? "allgather" : dispatcher_type_; // Megatron's default
+  const std::string chosen = type != "flex" ? type : flex_backend_.empty() ? "deepep" : flex_backend_;
+  run_.set("workload.model.moe.dispatcher", chosen);
+  if (!flex_backend_.empty() && type != "flex")
+    ignored_.push_back("--moe-flex-dispatcher-backend " + flex_backend_ + " (read only with the flex dispatcher type)");
+  if (flex_sms_ > 0 && type == "flex")
+    run_.set(chosen == "hybridep" ? "workload.model.moe.hybridep_sms" : "workload.model.moe.deepep_sms", flex_sms_);
 }
 
 void ArgReader::apply_moe(const Token& flag, const Token& v)
@@ -337,6 +385,7 @@ void ArgReader::finish()
   layout_stages();
   if (seen_.count("num-query-groups") && !seen_.count("group-query-attention"))
     run_.root["workload"]["model"].remove("kv_heads"); // Megatron reads the groups only with the switch
+  resolve_dispatcher();
   const bool moe = run_.has("workload.model.moe.experts");
   if (moe && !run_.has("workload.framework.moe_grouped_gemm")) // Megatron's default: one GEMM per expert
     run_.set("workload.framework.moe_grouped_gemm", false);

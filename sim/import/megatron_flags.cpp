@@ -16,7 +16,7 @@ bool megatron_switch(const std::string& flag)
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
       "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication",
-      "use-tp-pp-dp-mapping"};
+      "use-tp-pp-dp-mapping", "moe-enable-deepep"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -94,7 +94,8 @@ const std::map<std::string, const char*>& size_flags()
       {"v-head-dim", "workload.model.mla.v_head_dim"},
       // Group-limited routing with the EP group's nodes as the groups (DeepSeek-V3: 8 groups, 4 per token).
       {"moe-router-group-topk", "workload.model.moe.max_nodes_per_token"},
-      {"moe-deepep-num-sms", "workload.model.moe.deepep_sms"}};
+      {"moe-deepep-num-sms", "workload.model.moe.deepep_sms"},
+      {"moe-hybridep-num-sms", "workload.model.moe.hybridep_sms"}};
   return ints;
 }
 
@@ -119,7 +120,6 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       // Megatron-LM overlaps interleaved schedules' pipeline sends by default; older versions spelt the switch on.
       {"no-overlap-p2p-communication", {"workload.framework.overlap_p2p_comm", YAML::Node(false)}},
       {"overlap-p2p-communication", {"workload.framework.overlap_p2p_comm", YAML::Node(true)}},
-      {"moe-enable-deepep", {"workload.model.moe.dispatcher", YAML::Node("deepep")}},
       // Megatron-Core's benchmarking switch: random router logits that spread tokens evenly (what Megatron-Bridge's
       // MoE performance rows run with).
       {"moe-router-force-load-balancing", {"policies.moe_routing", YAML::Node("balanced")}},
@@ -141,10 +141,6 @@ const std::map<std::string, std::pair<const char*, std::map<std::string, std::st
         {{"tensorwise", "tensorwise"}, {"delayed", "delayed"}, {"blockwise", "blockwise"}, {"mxfp8", "mxfp8"}}}},
       {"recompute-granularity", {"workload.model.recompute", {{"full", "full"}, {"selective", "selective"}}}},
       {"recompute-method", {"workload.model.recompute_method", {{"uniform", "uniform"}, {"block", "block"}}}},
-      // flex runs DeepEP unless told otherwise (moe_flex_dispatcher_backend's default); HybridEP is not priced.
-      {"moe-token-dispatcher-type",
-       {"workload.model.moe.dispatcher", {{"alltoall", "alltoall"}, {"allgather", "allgather"}, {"flex", "deepep"}}}},
-      {"moe-flex-dispatcher-backend", {"workload.model.moe.dispatcher", {{"deepep", "deepep"}}}},
       {"cp-comm-type", {"workload.parallel.cp_comm", {{"p2p", "p2p"}, {"a2a", "a2a"}, {"all_gather", "allgather"}}}},
       // auto: Transformer Engine picks cuDNN's fused attention on Hopper [recon].
       {"attention-backend",

@@ -177,7 +177,7 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
   const ModelParams& model = params.model;
   const double f = model.moe.enabled() && platform.device
                        ? token_dispatcher(model.moe.dispatcher)
-                             .sm_share(fw.comm_sm_fraction, model.moe.deepep_sms, platform.device->sms)
+                             .sm_share(fw.comm_sm_fraction, model.moe.dispatcher_sms(), platform.device->sms)
                        : 0.0;
   auto slowdown = [&](double t) { return f <= 0 || f >= 1 || t <= 0 ? 0.0 : std::min(t * f / (1 - f), a * f); };
   auto op_experts = [&](const PipelineOp& op) { // the experts an op runs beside its partner's all-to-all

@@ -342,23 +342,39 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
     EXPECT_EQ(i.r.code, 0) << flags << ": " << i.r.err;
     return training(cs::load_scenario(i.file.string(), {})).model.moe;
   };
-  EXPECT_EQ(dispatcher("").dispatcher, "alltoall");
-  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type allgather").dispatcher, "allgather");
+  EXPECT_EQ(dispatcher("").dispatcher, "allgather"); // Megatron's default moe_token_dispatcher_type
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type alltoall").dispatcher, "alltoall");
   EXPECT_EQ(dispatcher("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep").dispatcher, "deepep");
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type flex").dispatcher, "deepep"); // the flex backend's default
+  EXPECT_EQ(dispatcher("--moe-flex-dispatcher-backend hybridep --moe-token-dispatcher-type flex").dispatcher,
+            "hybridep"); // in either order
+  // The backend counts only with the flex type (the GPT-OSS recipes set alltoall with a deepep backend).
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-backend deepep").dispatcher,
+            "alltoall");
   EXPECT_EQ(dispatcher("--moe-enable-deepep").dispatcher, "deepep");
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+                       "--moe-hybridep-num-sms 32")
+                .hybridep_sms,
+            32);
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+                       "--moe-flex-dispatcher-num-sms 24")
+                .hybridep_sms,
+            24);
   EXPECT_EQ(dispatcher("--moe-router-group-topk 2").max_nodes_per_token, 2);
   EXPECT_EQ(dispatcher("--moe-enable-deepep --moe-deepep-num-sms 24").deepep_sms, 24);
+  const std::string a2a = "--moe-token-dispatcher-type alltoall "; // the overlaps need it (or flex), as in Megatron
   {
-    const auto args = cs::testing::write_temp("overlap.args", moe + "--overlap-moe-expert-parallel-comm");
+    const auto args = cs::testing::write_temp("overlap.args", moe + a2a + "--overlap-moe-expert-parallel-comm");
     const auto i = import_file(args.string(), "--gpus 16");
     EXPECT_EQ(i.r.code, 0) << i.r.err;
     EXPECT_TRUE(training(cs::load_scenario(i.file.string(), {})).framework.overlap_moe_expert_parallel_comm);
   }
   {
     const auto args = cs::testing::write_temp(
-        "delay.args", moe + "--overlap-moe-expert-parallel-comm --delay-wgrad-compute "
-                            "--accumulate-allreduce-grads-in-fp32 --no-gradient-accumulation-fusion "
-                            "--no-overlap-p2p-communication");
+        "delay.args", moe + a2a +
+                          "--overlap-moe-expert-parallel-comm --delay-wgrad-compute "
+                          "--accumulate-allreduce-grads-in-fp32 --no-gradient-accumulation-fusion "
+                          "--no-overlap-p2p-communication");
     const auto i = import_file(args.string(), "--gpus 16");
     EXPECT_EQ(i.r.code, 0) << i.r.err;
     const auto fw = training(cs::load_scenario(i.file.string(), {})).framework;
@@ -370,16 +386,17 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
   }
   {
     const auto args = cs::testing::write_temp(
-        "shared.args", moe + "--moe-shared-expert-intermediate-size 1024 --moe-shared-expert-overlap");
+        "shared.args", moe + a2a + "--moe-shared-expert-intermediate-size 1024 --moe-shared-expert-overlap");
     const auto i = import_file(args.string(), "--gpus 16");
     EXPECT_EQ(i.r.code, 0) << i.r.err;
     EXPECT_TRUE(training(cs::load_scenario(i.file.string(), {})).framework.moe_shared_expert_overlap);
   }
-  // HybridEP is not priced: refused at the value, nothing written.
-  const auto bad = cs::testing::write_temp("hybrid.args", "--moe-flex-dispatcher-backend hybridep");
+  // A backend Megatron-Core has that is not priced here: refused at the value, nothing written.
+  const auto bad = cs::testing::write_temp("nccl.args", "--moe-flex-dispatcher-backend ncclep");
   const auto i = import_file(bad.string(), "--gpus 16");
   EXPECT_EQ(i.r.code, 2) << i.r.err;
-  EXPECT_NE(i.r.err.find(":1:31: --moe-flex-dispatcher-backend is one of deepep, not 'hybridep'"), std::string::npos)
+  EXPECT_NE(i.r.err.find(":1:31: --moe-flex-dispatcher-backend is one of deepep, hybridep, not 'ncclep'"),
+            std::string::npos)
       << i.r.err;
   EXPECT_FALSE(std::filesystem::exists(i.file));
 }

@@ -145,7 +145,7 @@ TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
 {
   const std::vector<std::pair<std::string, std::string>> cases{
       {kOverlap + " --set workload.parallel.pp=2", "needs the interleaved schedule (vpp > 1)"},
-      {kOverlap + " --set workload.model.moe.dispatcher=allgather", "alltoall or deepep dispatcher"},
+      {kOverlap + " --set workload.model.moe.dispatcher=allgather", "alltoall, deepep or hybridep dispatcher"},
       {kOverlap + " --set workload.model.recompute=full", "full recomputation"},
       {kOverlap + " --set workload.parallel.ep=1", "needs expert parallelism"},
       {kOverlap + " --set policies.pipeline=gpipe", "has its own order"},
@@ -160,7 +160,7 @@ TEST(EpOverlap, WhatMegatronCoreRefusesIsRefusedAtItsKey)
       {" --set workload.framework.moe_shared_expert_overlap=true", "needs shared experts"},
       {" --set workload.model.moe.shared_experts=1 --set workload.framework.moe_shared_expert_overlap=true"
        " --set workload.model.moe.dispatcher=allgather",
-       "shared-expert overlap runs with the alltoall or deepep dispatcher"},
+       "shared-expert overlap runs with the alltoall, deepep or hybridep dispatcher"},
       {" --set workload.model.moe.shared_experts=1 --set workload.framework.moe_shared_expert_overlap=true" + kOverlap,
        "are not used together"},
       {" --set workload.framework.delay_wgrad_compute=true", "needs the all-to-all overlap"},

@@ -2,6 +2,7 @@
 // node limit by the documented expectation, and a run on each: DeepEP moves fewer bytes between nodes, the permutation
 // fused away, and bad settings refused at their key.
 #include "models/moe/token_dispatcher.hpp"
+#include "models/transformer/moe_params.hpp"
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_support.hpp"
 
@@ -83,9 +84,48 @@ TEST(TokenDispatcher, BadSettingsAreRefusedAtTheirKey)
     EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
   };
   refused("workload.model.moe.dispatcher=nccl",
-          "unknown dispatcher 'nccl' (expected one of: allgather, alltoall, deepep)");
+          "unknown dispatcher 'nccl' (expected one of: allgather, alltoall, deepep, hybridep)");
   refused("workload.model.moe.max_nodes_per_token=3", "max_nodes_per_token = 3 but an EP group spans 2 node(s)");
   refused("workload.model.moe.max_nodes_per_token=-1", "max_nodes_per_token");
+}
+
+TEST(TokenDispatcher, HybridEpMovesWhatDeepEpMovesOnFewerSms)
+{
+  // HybridEP forwards as DeepEP's normal kernels do (RDMA once per node, then NVLink), the permutation fused; what
+  // differs is the SMs its kernels take (Megatron-Core's moe_hybridep_num_sms, 16 by default, against DeepEP's 20).
+  const auto& hybrid = cs::token_dispatcher("hybridep");
+  for (int limit : {0, 1})
+    EXPECT_EQ(hybrid.traffic(kEven, two_nodes(limit)), cs::token_dispatcher("deepep").traffic(kEven, two_nodes(limit)))
+        << limit;
+  EXPECT_TRUE(hybrid.fuses_permutation());
+  EXPECT_DOUBLE_EQ(hybrid.sm_share(0.15, 16, 132), 16.0 / 132.0);
+  EXPECT_DOUBLE_EQ(hybrid.sm_share(0.15, 16, 0), 0.15); // no device: the framework's share
+  cs::MoeParams moe;
+  moe.dispatcher = "hybridep";
+  EXPECT_EQ(moe.dispatcher_sms(), 16);
+  moe.dispatcher = "deepep";
+  EXPECT_EQ(moe.dispatcher_sms(), 20);
+  // A run with it moves DeepEP's bytes, and refuses a node without NVLink as DeepEP does.
+  auto run = [](const std::string& dispatcher) {
+    const auto out = cs::testing::fresh_dir("hybridep_" + dispatcher);
+    const auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") +
+                                               " --quiet --set workload.model.moe.dispatcher=" + dispatcher +
+                                               " --out " + out.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    return cs::testing::read_json(out / "report.json")["metrics"];
+  };
+  EXPECT_DOUBLE_EQ(run("hybridep").value("network_bytes_inter_node", -1.0),
+                   run("deepep").value("network_bytes_inter_node", -2.0));
+  const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
+                                             " --set workload.model.moe.dispatcher=hybridep --set "
+                                             "cluster.intra_node.kind=pcie");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("the hybridep dispatcher forwards tokens over NVLink inside a node"), std::string::npos)
+      << r.err;
+  const auto zero = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
+                                                " --set workload.model.moe.hybridep_sms=0");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("hybridep_sms"), std::string::npos) << zero.err;
 }
 
 TEST(TokenDispatcher, DeepEpKeepsItsQueuesAllocatedAsItsSizeHintsSay)

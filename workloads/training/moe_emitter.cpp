@@ -226,8 +226,9 @@ double MoeEmitter::beside(const Step& st, double t, int group, int device, const
   if (st.overlap_comm_s < 0)
     st.overlap_comm_s =
         context(group, device).alltoall_seconds(scaled_sizes(st.traffic, st.plan.wire_scale, false, ep_));
-  const double f = token_dispatcher(model.moe.dispatcher)
-                       .sm_share(plan_.params->framework.comm_sm_fraction, model.moe.deepep_sms, plan_.device_sms);
+  const double f =
+      token_dispatcher(model.moe.dispatcher)
+          .sm_share(plan_.params->framework.comm_sm_fraction, model.moe.dispatcher_sms(), plan_.device_sms);
   return beside_communication(t, st.overlap_comm_s, f);
 }
 

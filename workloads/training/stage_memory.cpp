@@ -25,7 +25,7 @@ double dispatcher_buffer_bytes(const TrainingParams& params, const ParallelLayou
     return 0;
   // Megatron-Core sizes them for the hidden size at 16 bits or more a value (get_hidden_bytes in its fused_a2a.py).
   const double hidden_bytes = params.model.hidden * std::max(2.0, dtype_bytes(params.model.dtype));
-  return token_dispatcher(moe.dispatcher).buffer_bytes(parallel.ep, gpus_per_node, hidden_bytes, moe.deepep_sms);
+  return token_dispatcher(moe.dispatcher).buffer_bytes(parallel.ep, gpus_per_node, hidden_bytes, moe.dispatcher_sms());
 }
 
 std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const TrainingParams& params,

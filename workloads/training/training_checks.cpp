@@ -204,10 +204,11 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& params, const P
                                    "must divide the GPUs of each pipeline stage, dp x cp x tp = {})",
                                    p.ep, dp, layout.ep_ranks_per_replica(),
                                    static_cast<long long>(dp) * layout.cp * p.tp));
-  if (moe.dispatcher == "deepep" && env.cluster->intra_node.kind == IntraNode::PCIE)
+  if ((moe.dispatcher == "deepep" || moe.dispatcher == "hybridep") && env.cluster->intra_node.kind == IntraNode::PCIE)
     throw env.error_at(blamed_key(env, {"cluster.intra_node.kind", "workload.model.moe.dispatcher"}),
-                       "the deepep dispatcher forwards tokens over NVLink inside a node: it needs nvswitch or "
-                       "nvlink-mesh, not pcie");
+                       "the " + moe.dispatcher +
+                           " dispatcher forwards tokens over NVLink inside a node: it needs nvswitch or nvlink-mesh, "
+                           "not pcie");
   if (moe.max_nodes_per_token > 0) { // node-limited routing needs that many nodes in the EP group to choose from
     std::set<int> nodes;
     for (int host : layout.ep_group(0, 0))
@@ -236,7 +237,8 @@ void check_ep_overlap(const WorkloadEnv& env, const TrainingParams& params)
   if (!params.model.moe.enabled() || p.ep <= 1)
     throw env.error_at(key, "the all-to-all overlap needs expert parallelism (an MoE model with ep > 1)");
   if (params.model.moe.dispatcher == "allgather")
-    throw env.error_at(key, "the all-to-all overlap runs with the alltoall or deepep dispatcher, not allgather");
+    throw env.error_at(key,
+                       "the all-to-all overlap runs with the alltoall, deepep or hybridep dispatcher, not allgather");
   if (params.model.recompute == Recompute::FULL)
     throw env.error_at(key, "the all-to-all overlap cannot run with full recomputation (Megatron-Core refuses it)");
   if (p.zero >= 3)
@@ -262,7 +264,8 @@ void check_shared_expert_overlap(const WorkloadEnv& env, const TrainingParams& p
   if (!moe.enabled() || moe.shared_experts == 0)
     throw env.error_at(key, "the shared-expert overlap needs shared experts (workload.model.moe.shared_experts)");
   if (moe.dispatcher == "allgather")
-    throw env.error_at(key, "the shared-expert overlap runs with the alltoall or deepep dispatcher, not allgather");
+    throw env.error_at(
+        key, "the shared-expert overlap runs with the alltoall, deepep or hybridep dispatcher, not allgather");
   if (params.framework.overlap_moe_expert_parallel_comm)
     throw env.error_at(key, "the shared-expert overlap and the all-to-all overlap (combined 1F1B) are not used "
                             "together (Megatron-Bridge's guidance): choose one");

@@ -1,0 +1,37 @@
+// HybridEP, NVIDIA's hierarchical dispatch in DeepEP (its hybrid-ep branch, Hybrid-EP_Implementation.md), as
+// Megatron-Core's flex dispatcher runs it (--moe-flex-dispatcher-backend hybridep): over RDMA between nodes and over
+// NVLink by TMA copies inside a node, a token crossing to another node once and forwarded there to each GPU holding
+// one of its experts, so it moves what DeepEP's normal kernels move (node_forwarded_traffic). The permutation is fused
+// into the dispatch and combine. Its kernels take fewer SMs than DeepEP's: `moe.hybridep_sms`, Megatron-Core's
+// moe_hybridep_num_sms (16 by default), which compute beside an overlapped dispatch loses.
+//
+// Left out: its buffers (sized in its C++ buffer coordinators, not read here), which the memory reserve covers, and
+// the all-gather of each rank's routing map before the first dispatch of a layer (tokens x experts bytes, under 1%
+// of the dispatch's bytes for the rows we run).
+#include "models/moe/token_dispatcher.hpp"
+
+#include <algorithm>
+
+namespace cs {
+namespace {
+
+class HybridEpDispatcher : public TokenDispatcher {
+public:
+  bool fuses_permutation() const override { return true; }
+  std::vector<double> traffic(const std::vector<double>& routed, const DispatchGroup& g) const override
+  {
+    return node_forwarded_traffic(routed, g);
+  }
+  double sm_share(double comm_sm_fraction, int sms, int device_sms) const override
+  {
+    return device_sms > 0 ? std::min(0.9, double(sms) / device_sms) : comm_sm_fraction;
+  }
+};
+
+} // namespace
+
+CS_REGISTER_TOKEN_DISPATCHER(
+    HybridEpDispatcher, "hybridep",
+    "HybridEP (flex backend): once per node over RDMA, forwarded over NVLink by TMA, permutation fused, fewer SMs");
+
+} // namespace cs
