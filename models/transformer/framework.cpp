@@ -62,6 +62,20 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
   return profiles;
 }
 
+std::pair<double, double> FrameworkProfile::cross_entropy_bytes(double e) const
+{
+  // native (megatron/core/fusions/fused_cross_entropy.py): the logits upcast to fp32 with their row max (e read, 4
+  // written), exp in place (4 + 4), the row sum (4), the division in place (4 + 4); backward the in-place scaling
+  // (4 + 4) and the cast back (4 + e). te (transformer_engine/pytorch/triton/cross_entropy.py): one online-softmax
+  // pass reads the logits (e), the loss reads per-row sums only; backward reads them again and writes the gradient
+  // in place (e + e).
+  if (cross_entropy_fusion == "native")
+    return {e + 24, 12 + e};
+  if (cross_entropy_fusion == "te")
+    return {e, 2 * e};
+  return {cross_entropy_forward_bytes, cross_entropy_backward_bytes};
+}
+
 // The MoE kernels' and overlaps' fields of `framework:`.
 static void read_moe_fields(ObjectReader& r, FrameworkProfile& framework)
 {
@@ -99,6 +113,19 @@ static void read_grad_reduce_in_fp32(ObjectReader& r, FrameworkProfile& framewor
   }
 }
 
+// The loss's fields of `framework:`: its bytes per logit unfused, or which fused kernels run it.
+static void read_loss_fields(ObjectReader& r, FrameworkProfile& framework)
+{
+  r.field("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes,
+          "bytes moved per logit by the loss forward")
+      .field("cross_entropy_backward_bytes", framework.cross_entropy_backward_bytes,
+             "bytes moved per logit by the loss backward")
+      .choice("cross_entropy_fusion", framework.cross_entropy_fusion, {"none", "native", "te"},
+              "Megatron-Core --cross-entropy-loss-fusion and its --cross-entropy-fusion-impl: none prices the two byte "
+              "counts above; native (the jit-fused loss, 26 and 14 bytes a bf16 logit) and te (Transformer Engine's "
+              "Triton kernels, 2 and 4) their own passes");
+}
+
 void read_framework(ObjectReader& parent, FrameworkProfile& framework)
 {
   std::vector<std::string> names;
@@ -123,6 +150,7 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
       if (p.name == name)
         framework = p;
   read_grad_reduce_in_fp32(r, framework);
+  read_loss_fields(r, framework);
   r.field("fused_bias_gelu", framework.fused_bias_gelu, "bias and GeLU in one kernel")
       .field("fused_bias_dropout_add", framework.fused_bias_dropout_add, "bias, dropout and residual add in one kernel")
       .field("dropout", framework.dropout, "dropout probability (0 = no dropout kernels)")
@@ -130,10 +158,6 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
              "q, k, v (and their gradients) copied into the attention kernel's layout")
       .field("linear_bias_in_gemm", framework.linear_bias_in_gemm,
              "a linear layer's own bias is added in the GEMM epilogue (false: a separate pass over the output)")
-      .field("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes,
-             "bytes moved per logit by the loss forward")
-      .field("cross_entropy_backward_bytes", framework.cross_entropy_backward_bytes,
-             "bytes moved per logit by the loss backward")
       .choice("grad_accumulation", framework.grad_accumulation, {"fp32", "none"},
               "fp32: each microbatch's gradients are added to fp32 main_grad buffers (4 bytes a parameter); none: "
               "accumulated in place in the model's dtype")

@@ -6,6 +6,7 @@
 #include "base/yaml_reader.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cs {
@@ -27,6 +28,9 @@ struct FrameworkProfile {
                                             // separate pass over the output (PyTorch <= 1.12 F.linear on 3-D input)
   double cross_entropy_forward_bytes = 30;  // per logit: upcast to fp32 and the unfused softmax passes
   double cross_entropy_backward_bytes = 22; // per logit: softmax minus one-hot, scale, cast back
+  // Megatron-Core's --cross-entropy-loss-fusion with --cross-entropy-fusion-impl: "none" prices the two byte counts
+  // above; "native" (its jit-fused vocab-parallel loss) and "te" (Transformer Engine's Triton kernels) their passes.
+  std::string cross_entropy_fusion = "none";
   // Gradients.
   std::string grad_accumulation = "none";    // "fp32": each microbatch's gradient is added to an fp32 main_grad
                                              // (Megatron-LM 2021); "none": accumulated in place in the model's dtype
@@ -52,6 +56,8 @@ struct FrameworkProfile {
   bool moe_shared_expert_overlap = false;        // shared experts computed beside the dispatch and combine
   bool delay_wgrad_compute = false; // the experts' weight gradients run beside the dispatch's gradient all-to-all
 
+  /** Bytes the loss moves per logit, forward and backward, for logits of `logit_bytes` each. */
+  std::pair<double, double> cross_entropy_bytes(double logit_bytes) const;
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {
     return reduce_dtype.empty() ? model_dtype : reduce_dtype;

@@ -59,13 +59,12 @@ PassKernels head_kernels(const ModelParams& model, const LayerShape& shape)
   const double e = b.element_bytes();
   b.norm(tokens, model.hidden);
   b.linear("logits_gemm", tokens, vocab, model.hidden, false, false);
-  const auto& fw = shape.framework;
-  b.forward("cross_entropy",
-            BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_forward_bytes / 2,
-                            tokens * vocab * fw.cross_entropy_forward_bytes / 2, 5 * tokens * vocab, "fp32"});
+  const auto [forward_bytes, backward_bytes] = shape.framework.cross_entropy_bytes(e);
+  b.forward("cross_entropy", BandwidthKernel{"cross_entropy", tokens * vocab * forward_bytes / 2,
+                                             tokens * vocab * forward_bytes / 2, 5 * tokens * vocab, "fp32"});
   b.backward("cross_entropy_backward",
-             BandwidthKernel{"cross_entropy", tokens * vocab * fw.cross_entropy_backward_bytes / 2,
-                             tokens * vocab * fw.cross_entropy_backward_bytes / 2, 2 * tokens * vocab, "fp32"});
+             BandwidthKernel{"cross_entropy", tokens * vocab * backward_bytes / 2, tokens * vocab * backward_bytes / 2,
+                             2 * tokens * vocab, "fp32"});
   if (model.tie_embeddings) // the logits' weight gradient is added into the embedding's
     b.backward("tied_grad_add", b.traffic("tied_grad_add", 2 * vocab * model.hidden * e, vocab * model.hidden * e),
                true);

@@ -137,6 +137,9 @@ private:
   std::vector<std::string> ignored_, unknown_;
   // Megatron's dispatcher flags, resolved together in finish(): the flex backend counts only with the flex type.
   std::string dispatcher_type_, flex_backend_;
+  // --cross-entropy-loss-fusion and its --cross-entropy-fusion-impl (native by default), resolved in finish().
+  bool cross_entropy_fusion_ = false;
+  std::string cross_entropy_impl_;
   int flex_sms_ = 0;
   int nodes_ = 0, per_node_ = 0;
 };
@@ -207,6 +210,16 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
       fail(flag, "--" + f + " needs a value");
     return values[0];
   };
+  if (f == "cross-entropy-loss-fusion") {
+    cross_entropy_fusion_ = true;
+    return;
+  }
+  if (f == "cross-entropy-fusion-impl") {
+    if (value().text != "native" && value().text != "te")
+      fail(value(), "--cross-entropy-fusion-impl is one of native, te, not '" + value().text + "'");
+    cross_entropy_impl_ = value().text;
+    return;
+  }
   if (f == "moe-token-dispatcher-type" || f == "moe-flex-dispatcher-backend" || f == "moe-enable-deepep" ||
       f == "moe-flex-dispatcher-num-sms")
     return apply_dispatcher(flag, values);
@@ -386,6 +399,11 @@ void ArgReader::finish()
   if (seen_.count("num-query-groups") && !seen_.count("group-query-attention"))
     run_.root["workload"]["model"].remove("kv_heads"); // Megatron reads the groups only with the switch
   resolve_dispatcher();
+  if (cross_entropy_fusion_)
+    run_.set("workload.framework.cross_entropy_fusion", cross_entropy_impl_.empty() ? "native" : cross_entropy_impl_);
+  else if (!cross_entropy_impl_.empty())
+    ignored_.push_back("--cross-entropy-fusion-impl " + cross_entropy_impl_ +
+                       " (read only with --cross-entropy-loss-fusion)");
   const bool moe = run_.has("workload.model.moe.experts");
   if (moe && !run_.has("workload.framework.moe_grouped_gemm")) // Megatron's default: one GEMM per expert
     run_.set("workload.framework.moe_grouped_gemm", false);

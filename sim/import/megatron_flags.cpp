@@ -55,7 +55,7 @@ const std::set<std::string>& no_step_effect_flags()
       "moe-router-topk-scaling-factor", "moe-router-dtype", "mtp-loss-scaling-factor", "fp8-amax-history-len",
       "fp8-amax-compute-algo", "fp8-margin", "fp8-format", "transformer-impl", "overlap-grad-reduce",
       "overlap-param-gather", "ddp-average-in-collective", "manual-gc", "use-torch-fsdp2",
-      "distributed-timeout-minutes", "bias-swiglu-fusion", "cross-entropy-loss-fusion", "apply-rope-fusion",
+      "distributed-timeout-minutes", "bias-swiglu-fusion", "apply-rope-fusion",
       "moe-permute-fusion"};
   // clang-format on
   return flags;

@@ -65,6 +65,7 @@ void expect_same_run(const cs::Scenario& a, const cs::Scenario& b)
   EXPECT_EQ(x.parallel.sequence_parallel, y.parallel.sequence_parallel);
   EXPECT_EQ(x.parallel.placement, y.parallel.placement);
   EXPECT_EQ(x.framework.name, y.framework.name);
+  EXPECT_EQ(x.framework.cross_entropy_fusion, y.framework.cross_entropy_fusion);
   EXPECT_EQ(x.framework.dropout, y.framework.dropout);
   EXPECT_EQ(x.framework.tp_comm_overlap, y.framework.tp_comm_overlap);
   EXPECT_EQ(x.batch.micro, y.batch.micro);
@@ -314,6 +315,34 @@ TEST(Import, APipelineLayoutSetsTheVirtualStages)
   ASSERT_EQ(p.stage_layers.size(), 32u);
   EXPECT_EQ(p.stage_layers.front(), 3);
   EXPECT_EQ(p.stage_layers[30], 0);
+}
+
+TEST(Import, TheLossFusionFlagsChooseItsKernels)
+{
+  // --cross-entropy-loss-fusion fuses the loss, with Megatron-Core's native kernels unless --cross-entropy-fusion-impl
+  // says te; the implementation alone fuses nothing and is named as read but not modelled.
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --bf16 ";
+  auto imported = [&](const std::string& flags) {
+    const auto args = cs::testing::write_temp("loss.args", dense + flags);
+    const auto i = import_file(args.string(), "--gpus 8");
+    EXPECT_EQ(i.r.code, 0) << flags << ": " << i.r.err;
+    return std::pair{training(cs::load_scenario(i.file.string(), {})).framework.cross_entropy_fusion, i.r.err};
+  };
+  EXPECT_EQ(imported("").first, "none");
+  EXPECT_EQ(imported("--cross-entropy-loss-fusion").first, "native");
+  EXPECT_EQ(imported("--cross-entropy-fusion-impl te --cross-entropy-loss-fusion").first, "te");
+  const auto [alone, warning] = imported("--cross-entropy-fusion-impl te");
+  EXPECT_EQ(alone, "none");
+  EXPECT_NE(warning.find("--cross-entropy-fusion-impl te (read only with --cross-entropy-loss-fusion)"),
+            std::string::npos)
+      << warning;
+  const auto bad = cs::testing::write_temp("loss_bad.args", "--cross-entropy-fusion-impl triton");
+  const auto i = import_file(bad.string(), "--gpus 8");
+  EXPECT_EQ(i.r.code, 2);
+  EXPECT_NE(i.r.err.find(":1:29: --cross-entropy-fusion-impl is one of native, te, not 'triton'"), std::string::npos)
+      << i.r.err;
+  EXPECT_FALSE(std::filesystem::exists(i.file));
 }
 
 TEST(Import, MegatronsRankOrderIsThePipelineOutermostUnlessAskedOtherwise)

@@ -163,6 +163,32 @@ TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKerne
   EXPECT_DOUBLE_EQ(bytes_of(cs::layer_kernels(m, megatron).forward, "qkv_gemm_bias_add"), 0);
 }
 
+TEST(Transformer, AFusedLossMovesWhatItsKernelsPass)
+{
+  // Per bf16 logit, forward and backward: unfused 30 and 22 bytes (the profile's), Megatron-Core's jit-fused loss 26
+  // and 14 (upcast with the max, exp and division in place, the sum; the scaling in place and the cast back),
+  // Transformer Engine's Triton kernels 2 and 4 (one online-softmax read; the gradient read and written in place).
+  cs::ModelParams m = cs::model_presets().at("llama3-8b");
+  cs::LayerShape shape;
+  shape.parallel.tp = 2;
+  const double logits = shape.tokens(m) * m.vocab / 2.0;
+  auto bytes = [&](const std::string& fusion) {
+    shape.framework.cross_entropy_fusion = fusion;
+    const auto head = cs::head_kernels(m, shape);
+    double f = -1, b = -1;
+    for (const auto& k : head.forward)
+      if (k.name == "cross_entropy")
+        f = cs::kernel_bytes(k.kernel) / logits;
+    for (const auto& k : head.backward)
+      if (k.name == "cross_entropy_backward")
+        b = cs::kernel_bytes(k.kernel) / logits;
+    return std::pair<double, double>{f, b};
+  };
+  EXPECT_EQ(bytes("none"), (std::pair<double, double>{30, 22}));
+  EXPECT_EQ(bytes("native"), (std::pair<double, double>{26, 14}));
+  EXPECT_EQ(bytes("te"), (std::pair<double, double>{2, 4}));
+}
+
 TEST(Transformer, TheOutputLayerComputesTheLossInFp32AndAddsTiedGradients)
 {
   cs::ModelParams m = cs::model_presets().at("mpt-7b");
