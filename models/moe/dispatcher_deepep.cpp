@@ -50,18 +50,8 @@ double deepep_buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, in
   return nvl + rdma;
 }
 
-class DeepEpDispatcher : public TokenDispatcher {
+class DeepEpDispatcher : public NodeForwardingDispatcher {
 public:
-  bool fuses_permutation() const override { return true; }
-
-  std::vector<double> traffic(const std::vector<double>& routed, const DispatchGroup& g) const override
-  {
-    return node_forwarded_traffic(routed, g);
-  }
-  double sm_share(double comm_sm_fraction, int sms, int device_sms) const override
-  {
-    return device_sms > 0 ? std::min(0.9, double(sms) / device_sms) : comm_sm_fraction;
-  }
   double buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, int sms) const override
   {
     return deepep_buffer_bytes(ranks, gpus_per_node, hidden_bytes, sms);

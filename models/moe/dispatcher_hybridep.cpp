@@ -10,23 +10,11 @@
 // of the dispatch's bytes for the rows we run).
 #include "models/moe/token_dispatcher.hpp"
 
-#include <algorithm>
-
 namespace cs {
 namespace {
 
-class HybridEpDispatcher : public TokenDispatcher {
-public:
-  bool fuses_permutation() const override { return true; }
-  std::vector<double> traffic(const std::vector<double>& routed, const DispatchGroup& g) const override
-  {
-    return node_forwarded_traffic(routed, g);
-  }
-  double sm_share(double comm_sm_fraction, int sms, int device_sms) const override
-  {
-    return device_sms > 0 ? std::min(0.9, double(sms) / device_sms) : comm_sm_fraction;
-  }
-};
+// Only its SM count differs from DeepEP's (moe.hybridep_sms, read by the callers through MoeParams::dispatcher_sms).
+class HybridEpDispatcher : public NodeForwardingDispatcher {};
 
 } // namespace
 

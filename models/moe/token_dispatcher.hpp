@@ -5,6 +5,7 @@
 
 #include "base/registry.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,21 @@ public:
  *  experts spread evenly: a GPU or node holding e of them gets a token with probability 1 - C(E-e, k)/C(E, k) against
  *  k e / E copies, and with node-limited routing at most max_nodes_per_token of the group's nodes. */
 std::vector<double> node_forwarded_traffic(const std::vector<double>& routed, const DispatchGroup& group);
+
+/** A dispatcher that moves node_forwarded_traffic with the permutation fused and its kernels on SMs of their own (the
+ *  flex dispatcher's backends: DeepEP's normal kernels, HybridEP). */
+class NodeForwardingDispatcher : public TokenDispatcher {
+public:
+  bool fuses_permutation() const override { return true; }
+  std::vector<double> traffic(const std::vector<double>& routed, const DispatchGroup& group) const override
+  {
+    return node_forwarded_traffic(routed, group);
+  }
+  double sm_share(double comm_sm_fraction, int sms, int device_sms) const override
+  {
+    return device_sms > 0 ? std::min(0.9, double(sms) / device_sms) : comm_sm_fraction;
+  }
+};
 
 /** The dispatcher registered as `name`; throws std::out_of_range listing the names. */
 const TokenDispatcher& token_dispatcher(const std::string& name);

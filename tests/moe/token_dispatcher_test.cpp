@@ -26,6 +26,17 @@ double inter_node(const std::vector<double>& m, const cs::DispatchGroup& g)
   return sum;
 }
 
+// The report of scenarios/moe-mixtral.yaml run with `dispatcher`.
+nlohmann::json mixtral_report(const std::string& dispatcher)
+{
+  const auto out = cs::testing::fresh_dir("dispatcher_" + dispatcher);
+  const auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") +
+                                             " --quiet --set workload.model.moe.dispatcher=" + dispatcher + " --out " +
+                                             out.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  return cs::testing::read_json(out / "report.json");
+}
+
 } // namespace
 
 TEST(TokenDispatcher, AllToAllSendsEveryRoutedCopyAndAllGatherEveryTokenOnce)
@@ -60,15 +71,8 @@ TEST(TokenDispatcher, DeepEpSendsATokenOncePerNodeToTheSendersRailAndForwardsIt)
 
 TEST(TokenDispatcher, DeepEpMovesLessBetweenNodesAndTheRunIsFaster)
 {
-  auto run = [](const std::string& dispatcher) {
-    const auto out = cs::testing::fresh_dir("dispatcher_" + dispatcher);
-    const auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") +
-                                               " --quiet --set workload.model.moe.dispatcher=" + dispatcher +
-                                               " --out " + out.string());
-    EXPECT_EQ(r.code, 0) << r.err;
-    return cs::testing::read_json(out / "report.json");
-  };
-  const auto a2a = run("alltoall"), deepep = run("deepep"), allgather = run("allgather");
+  const auto a2a = mixtral_report("alltoall"), deepep = mixtral_report("deepep"),
+             allgather = mixtral_report("allgather");
   const auto inter = [](const nlohmann::json& r) { return r["metrics"].value("network_bytes_inter_node", -1.0); };
   const auto step = [](const nlohmann::json& r) { return r["metrics"].value("iteration_time_s", -1.0); };
   EXPECT_LT(inter(deepep), inter(a2a));
@@ -106,16 +110,8 @@ TEST(TokenDispatcher, HybridEpMovesWhatDeepEpMovesOnFewerSms)
   moe.dispatcher = "deepep";
   EXPECT_EQ(moe.dispatcher_sms(), 20);
   // A run with it moves DeepEP's bytes, and refuses a node without NVLink as DeepEP does.
-  auto run = [](const std::string& dispatcher) {
-    const auto out = cs::testing::fresh_dir("hybridep_" + dispatcher);
-    const auto r = cs::testing::run_clustersim("run " + src("scenarios/moe-mixtral.yaml") +
-                                               " --quiet --set workload.model.moe.dispatcher=" + dispatcher +
-                                               " --out " + out.string());
-    EXPECT_EQ(r.code, 0) << r.err;
-    return cs::testing::read_json(out / "report.json")["metrics"];
-  };
-  EXPECT_DOUBLE_EQ(run("hybridep").value("network_bytes_inter_node", -1.0),
-                   run("deepep").value("network_bytes_inter_node", -2.0));
+  EXPECT_DOUBLE_EQ(mixtral_report("hybridep")["metrics"].value("network_bytes_inter_node", -1.0),
+                   mixtral_report("deepep")["metrics"].value("network_bytes_inter_node", -2.0));
   const auto r = cs::testing::run_clustersim("validate " + src("scenarios/moe-mixtral.yaml") +
                                              " --set workload.model.moe.dispatcher=hybridep --set "
                                              "cluster.intra_node.kind=pcie");
