@@ -1,4 +1,4 @@
-// `clustersim list policies|devices|traces|workloads|metrics` and `clustersim trace FILE`.
+// `clustersim list policies|kinds|devices|traces|workloads|metrics` and `clustersim trace FILE`.
 #include "base/input_error.hpp"
 #include "base/input_file.hpp"
 #include "base/registry.hpp"
@@ -6,7 +6,11 @@
 #include "core/metric.hpp"
 #include "core/workload.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "models/moe/token_dispatcher.hpp"
 #include "models/spark/spark_cache.hpp"
+#include "models/transformer/attention_kind.hpp"
+#include "models/transformer/fp8_recipe.hpp"
+#include "models/transformer/mlp_kind.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/progress_reporter.hpp"
 #include "traces/trace_format.hpp"
@@ -37,6 +41,24 @@ void list_devices()
   }
 }
 
+// One registry of a transformer's pieces, under the scenario key that chooses among them.
+template <typename Kind> void list_kind(const char* heading, bool first)
+{
+  const auto& kinds = Registry<Kind>::instance();
+  std::cout << (first ? "" : "\n") << heading << ":\n";
+  for (const auto& name : kinds.names())
+    std::cout << fmt::format("  {:<22} {}\n", name, kinds.description(name));
+}
+
+// The pieces a training model is built from, each a registered file (docs/architecture.md, "Seams").
+void list_kinds()
+{
+  list_kind<AttentionKind>("attention kinds (a block workload.model.<kind>: {...}; gqa without one)", true);
+  list_kind<MlpKind>("workload.model.mlp", false);
+  list_kind<Fp8Recipe>("workload.model.fp8", false);
+  list_kind<TokenDispatcher>("workload.model.moe.dispatcher", false);
+}
+
 int list(const std::string& what)
 {
   if (what == "policies") {
@@ -52,6 +74,8 @@ int list(const std::string& what)
     std::cout << "\nspark_cache eviction (policies.spark_cache: {name: ..., eviction: ...}):\n";
     for (const auto& name : evictions.names())
       std::cout << fmt::format("  {:<22} {}\n", name, evictions.description(name));
+  } else if (what == "kinds") {
+    list_kinds();
   } else if (what == "workloads") {
     const auto& kinds = Registry<Workload>::instance();
     for (const auto& name : kinds.names())
@@ -97,11 +121,12 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
 {
   auto what = std::make_shared<std::string>();
   auto* lister =
-      app.add_subcommand("list", "list registered policies and workload kinds, catalog devices, trace formats or the "
-                                 "metrics runs report");
-  lister->add_option("what", *what, "policies | workloads | devices | traces | metrics")
+      app.add_subcommand("list", "list registered policies, a model's pieces (attention, MLP, FP8 recipe, token "
+                                 "dispatcher) and workload kinds, catalog devices, trace formats or the metrics runs "
+                                 "report");
+  lister->add_option("what", *what, "policies | kinds | workloads | devices | traces | metrics")
       ->required()
-      ->check(CLI::IsMember({"policies", "workloads", "devices", "traces", "metrics"}));
+      ->check(CLI::IsMember({"policies", "kinds", "workloads", "devices", "traces", "metrics"}));
   auto path = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>();
   auto* tracer = app.add_subcommand(

@@ -56,6 +56,12 @@ TEST(Cli, HelpVersionAndLists)
   EXPECT_EQ(policies.code, 0);
   EXPECT_NE(policies.out.find("ring-allreduce"), std::string::npos);
   EXPECT_NE(policies.out.find("sync:"), std::string::npos);
+  // A model's pieces, under the keys that choose them: every registered dispatcher among them.
+  auto kinds = clustersim("list kinds");
+  EXPECT_EQ(kinds.code, 0);
+  for (const char* k : {"attention kinds (a block workload.model.<kind>", "workload.model.mlp:", "workload.model.fp8:",
+                        "workload.model.moe.dispatcher:", "hybridep", "deepep", "tensorwise", "swiglu", "mla"})
+    EXPECT_NE(kinds.out.find(k), std::string::npos) << k << "\n" << kinds.out;
   auto devices = clustersim("list devices");
   EXPECT_EQ(devices.code, 0);
   for (const char* d : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "cpu-node"})
