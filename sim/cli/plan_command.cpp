@@ -4,9 +4,11 @@
 #include "sim/cli/progress_reporter.hpp"
 
 #include "base/input_error.hpp"
+#include "base/registry.hpp"
 #include "base/units.hpp"
 #include "core/common_metrics.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "models/moe/token_dispatcher.hpp"
 #include "models/transformer/fp8_recipe.hpp"
 #include "sim/exec/isolated_run.hpp"
 #include "sim/plan/own_plan.hpp"
@@ -50,6 +52,7 @@ std::string layers_label(const Plan& p)
 struct ColumnWidths {
   std::size_t recompute = 9, layers = 12; // the headers' "recompute" and "stage layers"
   bool orders = false;                    // --placements: a pipelined plan's rank order follows its schedule
+  bool dispatchers = false;               // --dispatchers: an MoE plan's dispatcher follows its expert degrees
 };
 
 std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
@@ -59,9 +62,10 @@ std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
   if (w.orders && p.parallel.pp > 1)
     schedule += fmt::format(" {}", placement_name(p.parallel.placement));
   if (moe) // expert parallelism rides with the schedule column (MoE models only)
-    schedule = fmt::format(
-        "ep{}{} {}", p.parallel.ep,
-        p.parallel.etp > 0 && p.parallel.etp != p.parallel.tp ? fmt::format(" etp{}", p.parallel.etp) : "", schedule);
+    schedule =
+        fmt::format("ep{}{}{} {}", p.parallel.ep,
+                    p.parallel.etp > 0 && p.parallel.etp != p.parallel.tp ? fmt::format(" etp{}", p.parallel.etp) : "",
+                    w.dispatchers ? " " + p.dispatcher : std::string(), schedule);
   return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}}", p.parallel.dp,
                      p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_label(p), w.recompute,
                      p.fp8, p.parallel.zero, p.parallel.sequence_parallel ? "yes" : "no", layers_label(p), w.layers);
@@ -98,10 +102,11 @@ std::vector<std::string> fp8_choices(const std::string& list, const Scenario& ba
 }
 
 // The plan table: one row per plan, its text columns as wide as their longest entry.
-void print_plans(const std::vector<Plan>& plans, bool moe, bool orders)
+void print_plans(const std::vector<Plan>& plans, bool moe, bool orders, bool dispatchers)
 {
   ColumnWidths w;
   w.orders = orders;
+  w.dispatchers = dispatchers;
   for (const Plan& p : plans) {
     w.recompute = std::max(w.recompute, recompute_label(p).size());
     w.layers = std::max(w.layers, layers_label(p).size());
@@ -132,6 +137,30 @@ std::vector<std::string> confirm_on_simgrid(const Scenario& base, int gpus, cons
   return run_isolated_all(confirmations, jobs);
 }
 
+// --dispatchers: the MoE token dispatchers to search; "all" is every registered one. A dense model has none to choose.
+std::vector<std::string> dispatcher_choices(const std::string& list, const Scenario& base)
+{
+  std::vector<std::string> out;
+  if (list.empty())
+    return out;
+  if (!workload_as<TrainingWorkload>(base).params.model.moe.enabled())
+    throw InputError("<command line>", 1, 1, "--dispatchers " + list + ": the model has no experts to dispatch to");
+  const auto& registry = Registry<TokenDispatcher>::instance();
+  std::stringstream ss(list);
+  for (std::string name; std::getline(ss, name, ',');) {
+    const std::vector<std::string> names = name == "all" ? registry.names() : std::vector<std::string>{name};
+    for (const auto& n : names) {
+      if (!registry.has(n))
+        throw InputError("<command line>", 1, 1,
+                         "--dispatchers " + list + ": unknown dispatcher '" + n +
+                             "' (expected all or one of: " + registry.joined_names() + ")");
+      if (std::find(out.begin(), out.end(), n) == out.end())
+        out.push_back(n);
+    }
+  }
+  return out;
+}
+
 // The search's options from the command line; a memory limit that is no positive size is bad input.
 PlanOptions plan_options(const PlanCommand& c, const Scenario& base)
 {
@@ -143,6 +172,7 @@ PlanOptions plan_options(const PlanCommand& c, const Scenario& base)
   options.fp8 = fp8_choices(c.fp8, base);
   options.search_recompute_modules = c.recompute_modules;
   options.search_placement = c.placements;
+  options.dispatchers = dispatcher_choices(c.dispatchers, base);
   if (!c.memory_limit.empty()) {
     std::string error;
     auto bytes = units::parse_bytes(c.memory_limit, &error);
@@ -192,7 +222,7 @@ int command_plan(const PlanCommand& c)
     std::cout << "  no plan fits in memory\n";
     return 1;
   }
-  print_plans(search.best, moe, options.search_placement);
+  print_plans(search.best, moe, options.search_placement, !options.dispatchers.empty());
   // Which rank order the pipelined plans ran in, and how to try the other.
   const auto pipelined =
       std::find_if(search.best.begin(), search.best.end(), [](const Plan& p) { return p.parallel.pp > 1; });
@@ -205,7 +235,7 @@ int command_plan(const PlanCommand& c)
     std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes, &*own_timing), search.best.front());
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
                     "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8,"
-                    "recompute_modules,placement\n";
+                    "recompute_modules,placement,dispatcher\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -221,13 +251,13 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{}\n", i + 1,
-                       p.parallel.dp, p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro,
-                       recompute_name(p.recompute), p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers,
-                       p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
-                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
-                       p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8,
-                       fmt::format("{}", fmt::join(p.recompute_modules, " ")), placement_name(p.parallel.placement));
+    csv += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n", i + 1, p.parallel.dp,
+        p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, recompute_name(p.recompute), p.parallel.zero,
+        p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
+        simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
+        p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8,
+        fmt::format("{}", fmt::join(p.recompute_modules, " ")), placement_name(p.parallel.placement), p.dispatcher);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());
@@ -267,6 +297,9 @@ std::vector<Command> add_plan_commands(CLI::App& app)
   planner->add_option("--fp8", c->fp8,
                       "FP8 recipes to search, comma-separated: none (bf16 GEMMs), a recipe (tensorwise, delayed, "
                       "blockwise, mxfp8), or all (none and every recipe the device runs); default: the scenario's");
+  planner->add_option("--dispatchers", c->dispatchers,
+                      "MoE token dispatchers to search, comma-separated (alltoall, allgather, deepep, hybridep) or "
+                      "all; default: the scenario's");
   planner->add_option("--set", c->sets, "override a key of the scenario (repeatable)");
   planner->add_option("--out", c->out_dir, "also write plans.csv and best.yaml (the best plan as a scenario)");
   return {{planner, [c] { return command_plan(*c); }}};

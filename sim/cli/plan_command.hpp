@@ -18,6 +18,7 @@ struct PlanCommand {
   std::string fp8; // comma-separated recipes to search ("none", a recipe, or "all"); empty = the scenario's
   bool recompute_modules = false; // search selective recomputation over sets of recompute modules
   bool placements = false;        // search both rank orders (tp-pp-dp, tp-dp-pp) for pipelined plans
+  std::string dispatchers;        // MoE: comma-separated token dispatchers to search, or "all"; empty = the scenario's
   std::string out_dir;            // optional: plans.csv and best.yaml
 };
 

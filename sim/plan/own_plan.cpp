@@ -39,6 +39,7 @@ Plan plan_of(const Scenario& s)
   plan.recompute = w.model.recompute;
   plan.recompute_modules = w.model.recompute_modules;
   plan.fp8 = w.model.fp8 ? w.model.fp8->name() : "none";
+  plan.dispatcher = w.model.moe.enabled() ? w.model.moe.dispatcher : "";
   plan.stage_layers = w.parallel.stage_layers;
   return plan;
 }
@@ -76,7 +77,8 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const Plan& p)
           {"schedule", p.schedule.empty() ? "none" : p.schedule},
           {"recompute", recompute_name(p.recompute)},
           {"recompute_modules", modules.empty() ? "none" : modules},
-          {"fp8", p.fp8}};
+          {"fp8", p.fp8},
+          {"dispatcher", p.dispatcher.empty() ? "none" : p.dispatcher}};
 }
 
 std::pair<double, double> time_own_run(const Scenario& base)
@@ -158,7 +160,8 @@ OwnPlan own_plan(const Scenario& base, const PlanOptions& options, double budget
   const auto own_fields = plan_fields(bare);
   std::string nearest; // the fields the tree's nearest plan differs in, with the own plan's and the tree's values
   std::size_t fewest = own_fields.size() + 1;
-  for (Plan p : enumerate_plans(base, options.gpus, fp8, options.search_recompute_modules, options.search_placement)) {
+  for (Plan p : enumerate_plans(base, options.gpus, fp8, options.search_recompute_modules, options.search_placement,
+                                options.dispatchers)) {
     p.stage_layers.clear();
     if (plan_key(p, p.parallel.zero) == key) {
       own.searched = true;

@@ -123,9 +123,14 @@ std::vector<std::pair<Recompute, std::vector<std::string>>> recompute_choices(co
 } // namespace
 
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8,
-                                  bool search_recompute_modules, bool search_placement)
+                                  bool search_recompute_modules, bool search_placement,
+                                  const std::vector<std::string>& dispatchers)
 {
   const ModelParams& model = training_of(base).model;
+  // A dense model has no dispatcher to choose; an MoE model keeps its own unless told which to try.
+  const std::vector<std::string> dispatch = !model.moe.enabled()  ? std::vector<std::string>{""}
+                                            : dispatchers.empty() ? std::vector<std::string>{model.moe.dispatcher}
+                                                                  : dispatchers;
   const auto recomputations = recompute_choices(model, search_recompute_modules);
   const Placement own_order = training_of(base).parallel.placement;
   const CpComm cp_comm = training_of(base).parallel.cp_comm; // how the framework exchanges keys (not searched)
@@ -170,16 +175,18 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
                   plan.schedule = schedule;
                   plan.recompute = recompute;
                   plan.recompute_modules = modules;
-                  for (const std::string& recipe : fp8) {
-                    plan.fp8 = recipe;
-                    plan.parallel.placement = own_order;
-                    out.push_back(plan);
-                    // Megatron-LM runs either order (--use-tp-pp-dp-mapping); they differ only with a pipeline.
-                    if (search_placement && pp > 1) {
-                      plan.parallel.placement = other_order;
+                  for (const std::string& recipe : fp8)
+                    for (const std::string& dispatcher : dispatch) {
+                      plan.fp8 = recipe;
+                      plan.dispatcher = dispatcher;
+                      plan.parallel.placement = own_order;
                       out.push_back(plan);
+                      // Megatron-LM runs either order (--use-tp-pp-dp-mapping); they differ only with a pipeline.
+                      if (search_placement && pp > 1) {
+                        plan.parallel.placement = other_order;
+                        out.push_back(plan);
+                      }
                     }
-                  }
                 }
           }
         }

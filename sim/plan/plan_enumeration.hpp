@@ -13,8 +13,10 @@ namespace cs {
  *  of it for each of the `fp8` recipes ("none": bf16 GEMMs); selective recomputation of the scenario's modules, or
  *  with `search_recompute_modules` of each set of Megatron-Core's recompute modules that matters for the model. Plans
  *  keep the scenario's rank order (workload.parallel.placement); with `search_placement` a pipelined plan also comes in
- *  the other one (without pipeline parallelism the two orders are the same). */
+ *  the other one (without pipeline parallelism the two orders are the same). An MoE model's plans come with each of
+ *  `dispatchers` (empty: the scenario's own dispatcher). */
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8,
-                                  bool search_recompute_modules, bool search_placement = false);
+                                  bool search_recompute_modules, bool search_placement = false,
+                                  const std::vector<std::string>& dispatchers = {});
 
 } // namespace cs

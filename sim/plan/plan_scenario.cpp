@@ -43,6 +43,8 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
     params.model.fp8 = nullptr;
   else if (!params.model.fp8 || params.model.fp8->name() != plan.fp8) // the scenario's own keeps its settings
     params.model.fp8 = make_fp8_recipe(plan.fp8);
+  if (!plan.dispatcher.empty())
+    params.model.moe.dispatcher = plan.dispatcher;
   s.policies.set("pipeline", plan.schedule);
   return s;
 }
@@ -89,6 +91,8 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
     doc["workload"]["model"].remove("fp8");
   else
     doc["workload"]["model"]["fp8"] = plan.fp8;
+  if (!plan.dispatcher.empty())
+    doc["workload"]["model"]["moe"]["dispatcher"] = plan.dispatcher;
   if (!plan.schedule.empty())
     doc["policies"]["pipeline"] = plan.schedule;
   YAML::Emitter e;

@@ -354,8 +354,10 @@ struct Bounding {
   const DeviceSpec& device;
   const KernelCostModel& cost;
   double budget;
-  // per (tp, micro, recompute and its modules, ep, etp, cp, fp8)
-  std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, std::string>, PassTimes> times{};
+  // per (tp, micro, recompute and its modules, ep, etp, cp, fp8, dispatcher: whether it fuses the permutation)
+  std::map<std::tuple<int, int, Recompute, std::vector<std::string>, int, int, int, std::string, std::string>,
+           PassTimes>
+      times{};
   std::unique_ptr<PlatformSpec> platform{}; // every plan reshapes the cluster to the same `gpus`
   std::unique_ptr<SearchBounds> bounds{};
   HeldCache held_cache{};
@@ -379,7 +381,7 @@ struct Bounding {
     }
     start(s);
     auto key = std::make_tuple(plan.parallel.tp, plan.micro, plan.recompute, plan.recompute_modules, plan.parallel.ep,
-                               plan.parallel.etp, plan.parallel.cp, plan.fp8);
+                               plan.parallel.etp, plan.parallel.cp, plan.fp8, plan.dispatcher);
     auto it = times.find(key);
     if (it == times.end())
       it = times.emplace(key, pass_times(s, cost, *platform)).first;
@@ -460,7 +462,7 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   if (fp8.empty()) // the scenario's own
     fp8.push_back(tr(base).model.fp8 ? tr(base).model.fp8->name() : "none");
   const std::vector<Plan> plans =
-      enumerate_plans(base, gpus, fp8, options.search_recompute_modules, options.search_placement);
+      enumerate_plans(base, gpus, fp8, options.search_recompute_modules, options.search_placement, options.dispatchers);
   Bounding bounding{base, gpus, device, *cost, out.budget_bytes};
   // Split where it pays: thousands of plans, and workers on more than one core.
   const bool split = pool.workers() > 1 && plans.size() >= options.split_bounding_from;

@@ -19,6 +19,7 @@ struct PlanOptions {
   std::vector<std::string> fp8;          // FP8 recipes to try ("none": bf16 GEMMs); empty: the scenario's own setting
   bool search_recompute_modules = false; // selective recomputation over sets of recompute modules
   bool search_placement = false;         // pipelined plans in both rank orders, not only the scenario's
+  std::vector<std::string> dispatchers;  // MoE token dispatchers to try; empty: the scenario's own
   int jobs = 1; // plans simulated side by side (child processes); the best plans do not depend on it, the counts may
   // From this many plans (and with jobs > 1), half of them are checked and bounded in a forked child; the search is
   // the same either way.
@@ -32,6 +33,7 @@ struct Plan {
   std::string schedule;    // "" without pipeline parallelism
   Recompute recompute = Recompute::NONE;
   std::string fp8 = "none";                   // the layers' FP8 recipe (model.fp8), or none
+  std::string dispatcher;                     // MoE: the token dispatcher (model.moe.dispatcher); dense: empty
   std::vector<std::string> recompute_modules; // with selective recomputation (empty: the attention core)
   std::vector<int> stage_layers;              // chosen by the stage-partition dynamic program (pp > 1, vpp = 1)
   double bound_s = 0;                         // lower bound on the iteration time: the pipeline's compute alone

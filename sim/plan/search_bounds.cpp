@@ -15,9 +15,9 @@ std::string plan_key(const Plan& plan, int zero)
 {
   const ParallelLayout& p = plan.parallel;
   std::string key =
-      fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp, p.ep, p.expert_tp(),
+      fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp, p.ep, p.expert_tp(),
                   zero, p.sequence_parallel, static_cast<int>(p.cp_comm), static_cast<int>(p.placement), plan.micro,
-                  plan.schedule, static_cast<int>(plan.recompute), plan.fp8);
+                  plan.schedule, static_cast<int>(plan.recompute), plan.fp8, plan.dispatcher);
   for (const auto& m : plan.recompute_modules)
     key += " " + m;
   key += " |";
@@ -44,10 +44,10 @@ const StageSet& SearchBounds::stages(const TrainingParams& params, const Plan& p
 
 double SearchBounds::alltoall(const TrainingParams& params, const Plan& plan)
 {
-  // The all-to-all at an even load depends on where the EP group's ranks sit and on the micro-batch alone.
+  // The all-to-all at an even load depends on where the EP group's ranks sit, the micro-batch and the dispatcher.
   const ParallelLayout& p = plan.parallel;
-  const auto key =
-      std::make_tuple(p.dp, p.tp, p.cp, p.pp, p.ep, p.expert_tp(), static_cast<int>(p.placement), plan.micro);
+  const auto key = std::make_tuple(p.dp, p.tp, p.cp, p.pp, p.ep, p.expert_tp(), static_cast<int>(p.placement),
+                                   plan.micro, plan.dispatcher);
   auto it = alltoalls_.find(key);
   if (it == alltoalls_.end())
     it = alltoalls_.emplace(key, even_alltoall_seconds(params, plan, platform_)).first;

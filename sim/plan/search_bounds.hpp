@@ -58,7 +58,8 @@ private:
   const std::vector<std::vector<PipelineOp>>& order(const Plan& plan, int microbatches);
   // paired_idle_seconds by (stages, forward's stage, backward's stage, experts forward and backward, all-to-all)
   std::map<std::tuple<const StageSet*, int, int, double, double, double>, double> pair_idle_;
-  std::map<std::tuple<int, int, int, int, int, int, int, int>, double> alltoalls_; // by layout and micro-batch
+  // by layout, micro-batch and dispatcher
+  std::map<std::tuple<int, int, int, int, int, int, int, int, std::string>, double> alltoalls_;
   std::unordered_map<std::string, double> timelines_; // by the stage key, ZeRO and the microbatches
   std::unordered_map<std::string, double> gathers_;   // by the stage key and the microbatches
 };

@@ -76,6 +76,7 @@ nlohmann::json plan_json(const Plan& plan)
           {"schedule", plan.schedule},
           {"recompute", static_cast<int>(plan.recompute)},
           {"fp8", plan.fp8},
+          {"dispatcher", plan.dispatcher},
           {"modules", plan.recompute_modules},
           {"stage_layers", plan.stage_layers}};
 }
@@ -99,6 +100,7 @@ Plan plan_from_json(const nlohmann::json& j)
   plan.schedule = j.at("schedule");
   plan.recompute = static_cast<Recompute>(j.at("recompute").get<int>());
   plan.fp8 = j.at("fp8");
+  plan.dispatcher = j.at("dispatcher");
   plan.recompute_modules = j.at("modules").get<std::vector<std::string>>();
   plan.stage_layers = j.at("stage_layers").get<std::vector<int>>();
   return plan;

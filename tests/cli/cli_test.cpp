@@ -875,6 +875,34 @@ TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
   EXPECT_NE(blackwell.err.find("--fp8 mxfp8: "), std::string::npos) << blackwell.err;
 }
 
+TEST(Cli, PlanSearchesDispatchersAndRefusesThemWithoutExperts)
+{
+  // Mixtral cut to 2 layers on two nodes of 4 GPUs, every dispatcher searched: the table names each plan's, plans.csv
+  // has a dispatcher column (its last) and best.yaml writes the best plan's.
+  fs::path out = fresh_dir("plan_dispatch");
+  const std::string mixtral = src("scenarios/moe-mixtral.yaml") +
+                              " --set workload.model.layers=2 --set workload.batch.global=16 --set "
+                              "cluster.gpus_per_node=4 --set cluster.network.nics_per_node=4";
+  auto all = clustersim("plan " + mixtral + " --gpus 8 --top 3 --dispatchers all --out " + out.string());
+  ASSERT_EQ(all.code, 0) << all.err;
+  std::ifstream csv(out / "plans.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "dispatcher");
+  const std::string dispatcher = first.substr(first.rfind(',') + 1);
+  EXPECT_NE(all.out.find(" " + dispatcher + " "), std::string::npos) << all.out;
+  std::ifstream best(out / "best.yaml");
+  const std::string yaml((std::istreambuf_iterator<char>(best)), std::istreambuf_iterator<char>());
+  EXPECT_NE(yaml.find("dispatcher: " + dispatcher), std::string::npos) << yaml;
+  auto unknown = clustersim("plan " + mixtral + " --gpus 8 --dispatchers nccl");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("--dispatchers nccl: unknown dispatcher 'nccl'"), std::string::npos) << unknown.err;
+  auto dense = clustersim("plan " + src("scenarios/quickstart.yaml") + " --gpus 8 --dispatchers deepep");
+  EXPECT_EQ(dense.code, 2);
+  EXPECT_NE(dense.err.find("the model has no experts to dispatch to"), std::string::npos) << dense.err;
+}
+
 TEST(Cli, PlanSearchesRecomputeModules)
 {
   // Llama 2 70B on 32 H100 (the Galvatron case), with selective recomputation searched over Megatron-Core's module
@@ -889,16 +917,19 @@ TEST(Cli, PlanSearchesRecomputeModules)
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  // The last two columns: the recompute modules and the plan's rank order.
-  const auto next_to_last = [](const std::string& line) {
-    const std::size_t last = line.rfind(',');
-    const std::size_t before = line.rfind(',', last - 1);
-    return line.substr(before + 1, last - before - 1);
+  // The last three columns: the recompute modules, the plan's rank order and (MoE models only) its dispatcher.
+  const std::string tail = ",recompute_modules,placement,dispatcher";
+  EXPECT_EQ(header.substr(header.size() - tail.size()), tail) << header;
+  const auto from_end = [](const std::string& line, int k) { // the k-th column from the end (0: the last)
+    std::size_t end = line.size();
+    for (int i = 0; i < k; ++i)
+      end = line.rfind(',', end - 1);
+    const std::size_t start = line.rfind(',', end - 1);
+    return line.substr(start + 1, end - start - 1);
   };
-  EXPECT_EQ(next_to_last(header), "recompute_modules");
-  EXPECT_EQ(next_to_last(first), "layernorm");
-  EXPECT_EQ(header.substr(header.rfind(',') + 1), "placement");
-  EXPECT_EQ(first.substr(first.rfind(',') + 1), "tp-pp-dp"); // galvatron-llama70b.yaml's order
+  EXPECT_EQ(from_end(first, 2), "layernorm");
+  EXPECT_EQ(from_end(first, 1), "tp-pp-dp"); // galvatron-llama70b.yaml's order
+  EXPECT_EQ(from_end(first, 0), "");         // a dense model dispatches nothing
   std::ifstream best(out / "best.yaml");
   const std::string yaml((std::istreambuf_iterator<char>(best)), std::istreambuf_iterator<char>());
   EXPECT_NE(yaml.find("recompute_modules"), std::string::npos) << yaml;

@@ -573,6 +573,49 @@ TEST(Planner, BothRankOrdersAreSearchedOnRequestAndTheBestPlanKeepsItsOwn)
   }
 }
 
+TEST(Planner, DispatchersAreSearchedOnRequestAndTheBestPlanWritesItsOwn)
+{
+  // Mixtral cut to 2 layers over two nodes of 4 GPUs: each MoE plan comes once per dispatcher asked for, a dense one
+  // with none; DeepEP fuses the permutation and sends a token once per node, so with both on the table the best plans
+  // dispatch with it, and the best one's scenario says so.
+  const cs::Scenario base = cs::load_scenario(std::string(CS_SOURCE_DIR) + "/scenarios/moe-mixtral.yaml",
+                                              {"workload.model.layers=2", "workload.batch.global=16",
+                                               "cluster.gpus_per_node=4", "cluster.network.nics_per_node=4"});
+  const auto own = cs::enumerate_plans(base, 8, {"none"}, false);
+  const auto both = cs::enumerate_plans(base, 8, {"none"}, false, false, {"alltoall", "deepep"});
+  ASSERT_FALSE(own.empty());
+  EXPECT_EQ(both.size(), 2 * own.size());
+  for (const auto& p : own)
+    EXPECT_EQ(p.dispatcher, "alltoall"); // the scenario's own
+  EXPECT_EQ(cs::plan_key(both[0], 0) == cs::plan_key(both[1], 0), false);
+  for (const auto& p : cs::enumerate_plans(small_gpt(), 8, {"none"}, false, false, {"deepep"}))
+    EXPECT_EQ(p.dispatcher, ""); // a dense model has nothing to dispatch
+  cs::PlanOptions options;
+  options.gpus = 8;
+  options.top = 50;
+  options.dispatchers = {"alltoall", "deepep"};
+  const auto search = cs::search_plans(base, options);
+  ASSERT_FALSE(search.best.empty());
+  std::set<std::string> seen;
+  for (const auto& p : search.best)
+    seen.insert(p.dispatcher);
+  EXPECT_TRUE(seen.count("deepep")) << search.best.front().dispatcher;
+  const cs::Plan& best = search.best.front();
+  const std::string path = ::testing::TempDir() + "/cs_plan_dispatch_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << cs::plan_scenario_yaml(base, 8, best);
+  const cs::Scenario s = cs::load_scenario(path, {});
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.moe.dispatcher, best.dispatcher);
+  // The same plan with the all-to-all is slower: its permutation kernels of its own, and its copies of a token.
+  const auto crossing = std::find_if(search.best.begin(), search.best.end(),
+                                     [](const cs::Plan& p) { return p.dispatcher == "deepep" && p.parallel.ep > 1; });
+  ASSERT_NE(crossing, search.best.end());
+  cs::Plan a2a = *crossing;
+  a2a.dispatcher = "alltoall";
+  const double t =
+      cs::run_scenario(cs::plan_scenario(base, 8, a2a), cs::RunOptions{}).metrics.at(cs::metric::iteration_time_s);
+  EXPECT_GT(t, crossing->iteration_s) << crossing->parallel.ep;
+}
+
 TEST(SimulationPool, AWorkerThatDiedIsAnErrorNotASignal)
 {
   // Writing to a dead worker's socket raises SIGPIPE unless the pool sends without it: this test would end there.
