@@ -58,6 +58,8 @@ struct FrameworkProfile {
 
   /** Bytes the loss moves per logit, forward and backward, for logits of `logit_bytes` each. */
   std::pair<double, double> cross_entropy_bytes(double logit_bytes) const;
+  /** Bytes per logit the loss keeps for its backward: fp32 probabilities, or (te) the logits, recomputed from. */
+  double cross_entropy_kept_bytes(double logit_bytes) const { return cross_entropy_fusion == "te" ? logit_bytes : 4; }
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {
     return reduce_dtype.empty() ? model_dtype : reduce_dtype;

@@ -176,9 +176,10 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
       f.activations = per_layer * groups * layout.in_flight_microbatches + kept * (n - 1);
     }
   }
-  // The loss keeps one microbatch's fp32 log-probabilities for its backward (vocabulary-parallel over the TP ranks).
+  // The loss keeps one microbatch's fp32 log-probabilities (or, fused by Transformer Engine, the logits) for its
+  // backward, vocabulary-parallel over the TP ranks.
   if (layout.holds_head || l.pp == 1) // and one more for each MTP module's loss
-    f.activations += s * b * model.vocab / t * 4.0 * (1.0 + model.mtp_depth);
+    f.activations += s * b * model.vocab / t * layout.loss_bytes_per_logit * (1.0 + model.mtp_depth);
   f.buffers = layout.bucket_bytes + (moe_layers > 0 ? layout.dispatcher_buffer_bytes : 0.0);
   f.in_flight_microbatches = layout.in_flight_microbatches;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.

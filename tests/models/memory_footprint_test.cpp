@@ -1,3 +1,4 @@
+#include "models/transformer/framework.hpp"
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/transformer.hpp"
 
@@ -74,6 +75,23 @@ TEST(MemoryFootprint, RecomputationAndInFlightMicrobatches)
   l.parallel.pp = 4;
   l.in_flight_microbatches = 4;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 6 * sbh * 2 * 4);
+}
+
+TEST(MemoryFootprint, TransformerEnginesFusedLossKeepsTheLogitsNotFp32Probabilities)
+{
+  // Unfused and Megatron-Core's native fused loss keep fp32 probabilities for the backward (4 bytes a logit);
+  // Transformer Engine's kernels keep the bf16 logits and recompute from them (2), which the framework says.
+  cs::MemoryLayout l;
+  cs::ModelParams m = kGpt13B;
+  m.recompute = cs::Recompute::FULL;
+  const double fp32 = cs::transformer_memory(m, 1, l).activations;
+  cs::FrameworkProfile fw;
+  fw.cross_entropy_fusion = "native";
+  EXPECT_DOUBLE_EQ(fw.cross_entropy_kept_bytes(2), 4.0);
+  fw.cross_entropy_fusion = "te";
+  l.loss_bytes_per_logit = fw.cross_entropy_kept_bytes(2);
+  EXPECT_DOUBLE_EQ(l.loss_bytes_per_logit, 2.0);
+  EXPECT_DOUBLE_EQ(fp32 - cs::transformer_memory(m, 1, l).activations, logits(m, 1) / 2);
 }
 
 TEST(MemoryFootprint, SwigluAndGroupedQueryAttentionActivationsByHand)
