@@ -126,6 +126,8 @@ private:
   void apply(const Token& flag, const std::vector<Token>& values);
   void apply_moe(const Token& flag, const Token& value);
   void apply_dispatcher(const Token& flag, const std::vector<Token>& values);
+  void apply_window(const Token& flag, const Token& value);
+  void resolve_window();
   void resolve_dispatcher();
   void uneven_stages();
   void layout_stages();
@@ -137,6 +139,9 @@ private:
   std::vector<std::string> ignored_, unknown_;
   // Megatron's dispatcher flags, resolved together in finish(): the flex backend counts only with the flex type.
   std::string dispatcher_type_, flex_backend_;
+  // Sliding-window attention: --window-size (left, right), --window-attn-skip-freq, --softmax-type; read in finish().
+  int window_left_ = -1, window_skip_ = 0;
+  std::string softmax_type_;
   // --cross-entropy-loss-fusion and its --cross-entropy-fusion-impl (native by default), resolved in finish().
   bool cross_entropy_fusion_ = false;
   std::string cross_entropy_impl_;
@@ -210,6 +215,8 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
       fail(flag, "--" + f + " needs a value");
     return values[0];
   };
+  if (f == "window-size" || f == "window-attn-skip-freq" || f == "softmax-type")
+    return apply_window(flag, value());
   if (f == "cross-entropy-loss-fusion") {
     cross_entropy_fusion_ = true;
     return;
@@ -300,6 +307,55 @@ void ArgReader::resolve_dispatcher()
     ignored_.push_back("--moe-flex-dispatcher-backend " + flex_backend_ + " (read only with the flex dispatcher type)");
   if (flex_sms_ > 0 && type == "flex")
     run_.set(chosen == "hybridep" ? "workload.model.moe.hybridep_sms" : "workload.model.moe.deepep_sms", flex_sms_);
+}
+
+// Megatron-Core's sliding-window attention (GPT-OSS, Mistral): --window-size "(left,right)" as Transformer Engine reads
+// it (a query attends the `left` keys before it and itself, `right` after it: 0 in a causal decoder),
+// --window-attn-skip-freq N (every N-th layer attends the whole sequence) and --softmax-type learnable (a learned sink
+// logit a head; off-by-one, a fixed one, costs the same).
+void ArgReader::apply_window(const Token& flag, const Token& v)
+{
+  const std::string& f = flag.text;
+  if (f == "softmax-type") {
+    if (v.text != "vanilla" && v.text != "off-by-one" && v.text != "learnable")
+      fail(v, "--softmax-type is one of vanilla, off-by-one, learnable, not '" + v.text + "'");
+    softmax_type_ = v.text;
+    return;
+  }
+  if (f == "window-attn-skip-freq") {
+    window_skip_ = positive_int(flag, v);
+    return;
+  }
+  std::string digits = v.text; // "(128,0)", "[128, 0]" or "128,0"
+  digits.erase(std::remove_if(digits.begin(), digits.end(),
+                              [](char c) { return c == '(' || c == ')' || c == '[' || c == ']' || c == ' '; }),
+               digits.end());
+  int left = 0, right = 0;
+  char comma = 0, extra = 0;
+  if (std::sscanf(digits.c_str(), "%d%c%d%c", &left, &comma, &right, &extra) != 3 || comma != ',' || left < 1 ||
+      left > (1 << 24))
+    fail(v, "--window-size takes (left,right) with left a positive key count, not '" + v.text + "'");
+  if (right != 0)
+    fail(v, "--window-size " + v.text + ": keys after the query (right > 0) are not modelled (a causal decoder has 0)");
+  window_left_ = left;
+}
+
+void ArgReader::resolve_window()
+{
+  const bool sinks = softmax_type_ == "learnable" || softmax_type_ == "off-by-one";
+  if (window_left_ < 0) {
+    if (sinks)
+      ignored_.push_back("--softmax-type " + softmax_type_ +
+                         " (attention sinks are priced with a sliding window only)");
+    if (window_skip_ > 0)
+      ignored_.push_back(fmt::format("--window-attn-skip-freq {} (read only with --window-size)", window_skip_));
+    return;
+  }
+  run_.set("workload.model.sliding_window.window", window_left_ + 1); // the query itself included
+  if (window_skip_ > 0)
+    run_.set("workload.model.sliding_window.full_every", window_skip_);
+  if (sinks)
+    run_.set("workload.model.sliding_window.sinks", true);
 }
 
 void ArgReader::apply_moe(const Token& flag, const Token& v)
@@ -399,6 +455,7 @@ void ArgReader::finish()
   if (seen_.count("num-query-groups") && !seen_.count("group-query-attention"))
     run_.root["workload"]["model"].remove("kv_heads"); // Megatron reads the groups only with the switch
   resolve_dispatcher();
+  resolve_window();
   if (cross_entropy_fusion_)
     run_.set("workload.framework.cross_entropy_fusion", cross_entropy_impl_.empty() ? "native" : cross_entropy_impl_);
   else if (!cross_entropy_impl_.empty())

@@ -317,6 +317,39 @@ TEST(Import, APipelineLayoutSetsTheVirtualStages)
   EXPECT_EQ(p.stage_layers[30], 0);
 }
 
+TEST(Import, SlidingWindowFlagsGiveTheSlidingWindowAttention)
+{
+  // GPT-OSS's attention as Megatron-Bridge's provider sets it: a 128-key left window (Transformer Engine's (128,0): the
+  // query and the 128 keys before it), every second layer full, a learned sink a head.
+  const std::string dense = "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --bf16 --attention-backend fused ";
+  auto imported = [&](const std::string& flags) {
+    const auto args = cs::testing::write_temp("window.args", dense + flags);
+    const auto i = import_file(args.string(), "--gpus 8");
+    EXPECT_EQ(i.r.code, 0) << flags << ": " << i.r.err;
+    std::ifstream in(i.file);
+    return std::pair{std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), i.r.err};
+  };
+  const auto [yaml, err] = imported("--window-size '(128,0)' --window-attn-skip-freq 2 --softmax-type learnable");
+  for (const char* key : {"sliding_window:", "window: 129", "full_every: 2", "sinks: true"})
+    EXPECT_NE(yaml.find(key), std::string::npos) << key << "\n" << yaml;
+  const auto [plain, plain_err] = imported("--softmax-type learnable");
+  EXPECT_EQ(plain.find("sliding_window"), std::string::npos) << plain;
+  EXPECT_NE(plain_err.find("--softmax-type learnable (attention sinks are priced with a sliding window only)"),
+            std::string::npos)
+      << plain_err;
+  for (const auto& [flags, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--window-size '(128,64)'", "keys after the query (right > 0) are not modelled"},
+           {"--window-size wide", "--window-size takes (left,right)"},
+           {"--softmax-type sparse", "--softmax-type is one of vanilla, off-by-one, learnable, not 'sparse'"}}) {
+    const auto bad = cs::testing::write_temp("window_bad.args", dense + flags);
+    const auto i = import_file(bad.string(), "--gpus 8");
+    EXPECT_EQ(i.r.code, 2) << flags;
+    EXPECT_NE(i.r.err.find(words), std::string::npos) << i.r.err;
+    EXPECT_FALSE(std::filesystem::exists(i.file));
+  }
+}
+
 TEST(Import, TheLossFusionFlagsChooseItsKernels)
 {
   // --cross-entropy-loss-fusion fuses the loss, with Megatron-Core's native kernels unless --cross-entropy-fusion-impl
