@@ -300,19 +300,16 @@ void ArgReader::resolve_dispatcher()
 {
   if (!run_.has("workload.model.moe.experts"))
     return;
-  const std::string type = dispatcher_type_.empty() ? "allgather" : dispatcher_type_; // Megatron's default
-  const std::string chosen = type != "flex" ? type : flex_backend_.empty() ? "deepep" : flex_backend_;
+  const std::string chosen = megatron_dispatcher(dispatcher_type_, flex_backend_);
   run_.set("workload.model.moe.dispatcher", chosen);
-  if (!flex_backend_.empty() && type != "flex")
+  if (!flex_backend_.empty() && dispatcher_type_ != "flex")
     ignored_.push_back("--moe-flex-dispatcher-backend " + flex_backend_ + " (read only with the flex dispatcher type)");
-  if (flex_sms_ > 0 && type == "flex")
+  if (flex_sms_ > 0 && dispatcher_type_ == "flex")
     run_.set(chosen == "hybridep" ? "workload.model.moe.hybridep_sms" : "workload.model.moe.deepep_sms", flex_sms_);
 }
 
-// Megatron-Core's sliding-window attention (GPT-OSS, Mistral): --window-size "(left,right)" as Transformer Engine reads
-// it (a query attends the `left` keys before it and itself, `right` after it: 0 in a causal decoder),
-// --window-attn-skip-freq N (every N-th layer attends the whole sequence) and --softmax-type learnable (a learned sink
-// logit a head; off-by-one, a fixed one, costs the same).
+// Sliding-window attention: --window-size (left,right) as Transformer Engine reads it (the query, `left` keys before
+// and `right` after it), --window-attn-skip-freq N (every N-th layer full), --softmax-type learnable or off-by-one.
 void ArgReader::apply_window(const Token& flag, const Token& v)
 {
   const std::string& f = flag.text;
@@ -326,14 +323,8 @@ void ArgReader::apply_window(const Token& flag, const Token& v)
     window_skip_ = positive_int(flag, v);
     return;
   }
-  std::string digits = v.text; // "(128,0)", "[128, 0]" or "128,0"
-  digits.erase(std::remove_if(digits.begin(), digits.end(),
-                              [](char c) { return c == '(' || c == ')' || c == '[' || c == ']' || c == ' '; }),
-               digits.end());
   int left = 0, right = 0;
-  char comma = 0, extra = 0;
-  if (std::sscanf(digits.c_str(), "%d%c%d%c", &left, &comma, &right, &extra) != 3 || comma != ',' || left < 1 ||
-      left > (1 << 24))
+  if (!parse_window_size(v.text, left, right) || left < 1 || left > (1 << 24))
     fail(v, "--window-size takes (left,right) with left a positive key count, not '" + v.text + "'");
   if (right != 0)
     fail(v, "--window-size " + v.text + ": keys after the query (right > 0) are not modelled (a causal decoder has 0)");

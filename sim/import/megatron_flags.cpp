@@ -1,5 +1,7 @@
 #include "sim/import/megatron_flags.hpp"
 
+#include <cstdio>
+
 namespace cs {
 
 bool megatron_switch(const std::string& flag)
@@ -19,6 +21,23 @@ bool megatron_switch(const std::string& flag)
       "use-tp-pp-dp-mapping", "moe-enable-deepep"};
   // clang-format on
   return s.count(flag) > 0;
+}
+
+bool parse_window_size(const std::string& text, int& left, int& right)
+{
+  std::string digits;
+  for (char c : text)
+    if (c != '(' && c != ')' && c != '[' && c != ']' && c != ' ')
+      digits += c;
+  char comma = 0, extra = 0;
+  return std::sscanf(digits.c_str(), "%d%c%d%c", &left, &comma, &right, &extra) == 3 && comma == ',';
+}
+
+std::string megatron_dispatcher(const std::string& type, const std::string& backend)
+{
+  if (type.empty())
+    return "allgather";
+  return type != "flex" ? type : backend.empty() ? "deepep" : backend;
 }
 
 const char* argument_of_field(const std::string& field)

@@ -23,6 +23,12 @@ const std::set<std::string>& no_step_effect_flags();
 const std::map<std::string, const char*>& size_flags();
 /** Switches that set a scenario key, and the value they set. */
 const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags();
+/** --window-size's value, "(left,right)", "[left, right]" or "left,right": whether it parses, into left and right. */
+bool parse_window_size(const std::string& text, int& left, int& right);
+/** The dispatcher Megatron-Core runs for --moe-token-dispatcher-type `type` ("" = its default, allgather) and, with
+ *  flex, --moe-flex-dispatcher-backend `backend` ("" = its default, deepep). */
+std::string megatron_dispatcher(const std::string& type, const std::string& backend);
+
 /** Flags with spelt values: the scenario key and Megatron's spelling to ours. */
 const std::map<std::string, std::pair<const char*, std::map<std::string, std::string>>>& choice_flags();
 
