@@ -50,12 +50,14 @@ std::string layers_label(const Plan& p)
 
 // Column widths that fit every plan shown.
 struct ColumnWidths {
-  std::size_t recompute = 9, layers = 12; // the headers' "recompute" and "stage layers"
-  bool orders = false;                    // --placements: a pipelined plan's rank order follows its schedule
-  bool dispatchers = false;               // --dispatchers: an MoE plan's dispatcher follows its expert degrees
+  std::size_t schedule = 20, recompute = 9, layers = 12; // at least the headers' "recompute" and "stage layers"
+  bool orders = false;      // --placements: a pipelined plan's rank order follows its schedule
+  bool dispatchers = false; // --dispatchers: an MoE plan's dispatcher follows its expert degrees
 };
 
-std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
+// The schedule column's text: the schedule and its virtual stages, the rank order under --placements, and for an MoE
+// model the expert degrees (and under --dispatchers the dispatcher) before them.
+std::string schedule_label(const Plan& p, bool moe, const ColumnWidths& w)
 {
   std::string schedule =
       p.parallel.pp == 1 ? "-" : p.schedule + (p.parallel.vpp > 1 ? fmt::format(" v{}", p.parallel.vpp) : "");
@@ -66,9 +68,15 @@ std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
         fmt::format("ep{}{}{} {}", p.parallel.ep,
                     p.parallel.etp > 0 && p.parallel.etp != p.parallel.tp ? fmt::format(" etp{}", p.parallel.etp) : "",
                     w.dispatchers ? " " + p.dispatcher : std::string(), schedule);
-  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}}", p.parallel.dp,
-                     p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule, p.micro, recompute_label(p), w.recompute,
-                     p.fp8, p.parallel.zero, p.parallel.sequence_parallel ? "yes" : "no", layers_label(p), w.layers);
+  return schedule;
+}
+
+std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
+{
+  return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<{}} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}}", p.parallel.dp,
+                     p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule_label(p, moe, w), w.schedule, p.micro,
+                     recompute_label(p), w.recompute, p.fp8, p.parallel.zero,
+                     p.parallel.sequence_parallel ? "yes" : "no", layers_label(p), w.layers);
 }
 
 // --fp8: the recipes to search. "all" is none and every registered recipe the scenario's device can run.
@@ -108,13 +116,15 @@ void print_plans(const std::vector<Plan>& plans, bool moe, bool orders, bool dis
   w.orders = orders;
   w.dispatchers = dispatchers;
   for (const Plan& p : plans) {
+    w.schedule = std::max(w.schedule, schedule_label(p, moe, w).size());
     w.recompute = std::max(w.recompute, recompute_label(p).size());
     w.layers = std::max(w.layers, layers_label(p).size());
   }
-  std::cout << fmt::format("\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<20} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}} "
+  std::cout << fmt::format("\n  {:>2}  {:>3} {:>3} {:>3} {:>3}  {:<{}} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}} "
                            "{:>11} {:>10} {:>8} {:>10}\n",
-                           "#", "dp", "tp", "cp", "pp", "schedule", "micro", "recompute", w.recompute, "fp8", "zero",
-                           "sp", "stage layers", w.layers, "iteration", "samples/s", "TFLOP/s", "memory");
+                           "#", "dp", "tp", "cp", "pp", "schedule", w.schedule, "micro", "recompute", w.recompute,
+                           "fp8", "zero", "sp", "stage layers", w.layers, "iteration", "samples/s", "TFLOP/s",
+                           "memory");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const Plan& p = plans[i];
     std::cout << fmt::format("  {:>2}  {} {:>11} {:>10.1f} {:>8.1f} {:>10}\n", i + 1, describe(p, moe, w),
