@@ -52,9 +52,9 @@ double deepep_buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, in
 
 class DeepEpDispatcher : public NodeForwardingDispatcher {
 public:
-  double buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, int sms) const override
+  double buffer_bytes(const DispatchBufferShape& s) const override
   {
-    return deepep_buffer_bytes(ranks, gpus_per_node, hidden_bytes, sms);
+    return deepep_buffer_bytes(s.ranks, s.gpus_per_node, s.hidden_bytes, s.sms);
   }
 };
 

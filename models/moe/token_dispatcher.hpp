@@ -21,6 +21,17 @@ struct DispatchGroup {
   int max_nodes_per_token = 0; // node-limited routing (DeepSeek-V3: 4); 0 = unlimited
 };
 
+/** What a dispatcher's communication buffers are sized by, on one GPU of an EP group. */
+struct DispatchBufferShape {
+  int ranks = 1;            // the EP group
+  int gpus_per_node = 8;    // of them on a node at most
+  double hidden = 0;        // a token's values
+  double hidden_bytes = 0;  // a token's bytes as the dispatch sends it (Megatron-Core: at 16 bits or more a value)
+  double tokens = 0;        // tokens a rank dispatches per microbatch
+  int experts_per_rank = 1; // routed experts each rank holds
+  int sms = 0;              // SMs its kernels run on
+};
+
 class TokenDispatcher {
 public:
   virtual ~TokenDispatcher() = default;
@@ -40,15 +51,11 @@ public:
     (void)device_sms;
     return comm_sm_fraction;
   }
-  /** Bytes of communication buffers it keeps allocated on each GPU for an EP group of `ranks` (`gpus_per_node` to a
-   *  node), tokens of `hidden_bytes` each, with `sms` SMs for its kernels: none for NCCL's collectives, whose
-   *  buffers the memory reserve covers. */
-  virtual double buffer_bytes(int ranks, int gpus_per_node, double hidden_bytes, int sms) const
+  /** Bytes of communication buffers it keeps allocated on each GPU: none for NCCL's collectives, whose buffers the
+   *  memory reserve covers. */
+  virtual double buffer_bytes(const DispatchBufferShape& shape) const
   {
-    (void)ranks;
-    (void)gpus_per_node;
-    (void)hidden_bytes;
-    (void)sms;
+    (void)shape;
     return 0;
   }
 };

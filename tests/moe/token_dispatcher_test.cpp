@@ -124,18 +124,50 @@ TEST(TokenDispatcher, HybridEpMovesWhatDeepEpMovesOnFewerSms)
   EXPECT_NE(zero.err.find("hybridep_sms"), std::string::npos) << zero.err;
 }
 
+TEST(TokenDispatcher, HybridEpSizesItsBuffersForEveryTokenOfTheGroup)
+{
+  // Qwen3-30B-A3B's EP 16 over two nodes (hidden 2,048 in bf16, 4,096 tokens a rank, 8 experts a rank): the NVLink
+  // side's dispatch and combine buffers for the group's 65,536 tokens (each with 4,096 bytes of values, 256 of
+  // probabilities over the node's 64 experts and 64 of scales), 574,619,648 bytes; the RDMA side's own tokens
+  // staged and one node's worth each way, 72,876,032.
+  cs::DispatchBufferShape s;
+  s.ranks = 16;
+  s.gpus_per_node = 8;
+  s.hidden = 2048;
+  s.hidden_bytes = 4096;
+  s.tokens = 4096;
+  s.experts_per_rank = 8;
+  s.sms = 16;
+  const auto& hybrid = cs::token_dispatcher("hybridep");
+  EXPECT_DOUBLE_EQ(hybrid.buffer_bytes(s), 574619648.0 + 72876032.0);
+  // On one node the dispatch and the combine share their buffers, and there is no RDMA side.
+  s.ranks = 8;
+  EXPECT_DOUBLE_EQ(hybrid.buffer_bytes(s), 32768.0 * 64 + 32768.0 * (4096 + 256));
+  s.ranks = 1;
+  EXPECT_DOUBLE_EQ(hybrid.buffer_bytes(s), 0.0);
+}
+
 TEST(TokenDispatcher, DeepEpKeepsItsQueuesAllocatedAsItsSizeHintsSay)
 {
   // DeepEP's size hints (csrc/config.hpp) for DeepSeek-V3's hidden 7168 in bf16 (14,336 bytes), 20 SMs (10 channels):
   // EP 64 over 8 nodes, NVLink queues of 288 tokens and RDMA queues of 128 (deep_ep/buffer.py's config for 64 ranks),
   // each token with 2,056 bytes of metadata, the RDMA side doubled plus 1 MiB: 377,677,824 + 337,095,936 bytes.
   const auto& deepep = cs::token_dispatcher("deepep");
-  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(64, 8, 14336, 20), 714773760.0);
+  auto shape = [](int ranks) {
+    cs::DispatchBufferShape s;
+    s.ranks = ranks;
+    s.gpus_per_node = 8;
+    s.hidden = 7168;
+    s.hidden_bytes = 14336;
+    s.sms = 20;
+    return s;
+  };
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(shape(64)), 714773760.0);
   // One node: the NVLink queues alone (256 tokens deep for 8 ranks).
-  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(8, 8, 14336, 20), 335709824.0);
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(shape(8)), 335709824.0);
   // A size DeepEP lists no config for takes the next listed one's depths (48 ranks: 64's).
-  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(48, 8, 14336, 20), 630760704.0);
-  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(1, 8, 14336, 20), 0.0);
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(shape(48)), 630760704.0);
+  EXPECT_DOUBLE_EQ(deepep.buffer_bytes(shape(1)), 0.0);
   // NCCL's all-to-all keeps no buffers of the dispatcher's own (the memory reserve covers NCCL's).
-  EXPECT_DOUBLE_EQ(cs::token_dispatcher("alltoall").buffer_bytes(64, 8, 14336, 20), 0.0);
+  EXPECT_DOUBLE_EQ(cs::token_dispatcher("alltoall").buffer_bytes(shape(64)), 0.0);
 }

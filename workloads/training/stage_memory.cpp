@@ -23,9 +23,19 @@ double dispatcher_buffer_bytes(const TrainingParams& params, const ParallelLayou
   const MoeParams& moe = params.model.moe;
   if (!moe.enabled())
     return 0;
+  DispatchBufferShape s;
+  s.ranks = parallel.ep;
+  s.gpus_per_node = gpus_per_node;
+  s.hidden = params.model.hidden;
   // Megatron-Core sizes them for the hidden size at 16 bits or more a value (get_hidden_bytes in its fused_a2a.py).
-  const double hidden_bytes = params.model.hidden * std::max(2.0, dtype_bytes(params.model.dtype));
-  return token_dispatcher(moe.dispatcher).buffer_bytes(parallel.ep, gpus_per_node, hidden_bytes, moe.dispatcher_sms());
+  s.hidden_bytes = params.model.hidden * std::max(2.0, dtype_bytes(params.model.dtype));
+  // A rank's tokens of a microbatch: its share of the sequence under context and (sequence-parallel) tensor
+  // parallelism.
+  s.tokens = double(params.batch.micro) * params.model.seq / std::max(1, parallel.cp) /
+             (parallel.sequence_parallel ? std::max(1, parallel.tp) : 1);
+  s.experts_per_rank = std::max(1, moe.experts / std::max(1, parallel.ep));
+  s.sms = moe.dispatcher_sms();
+  return token_dispatcher(moe.dispatcher).buffer_bytes(s);
 }
 
 std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const TrainingParams& params,
