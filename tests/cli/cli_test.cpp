@@ -41,6 +41,16 @@ nlohmann::ordered_json analytical_report(const std::string& name, const std::str
   return report;
 }
 
+// A plans.csv's header and its first plan's row.
+std::pair<std::string, std::string> plans_head(const fs::path& csv_path)
+{
+  std::ifstream csv(csv_path);
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  return {header, first};
+}
+
 } // namespace
 
 TEST(Cli, HelpVersionAndLists)
@@ -840,10 +850,7 @@ TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
   const std::string scenario = src("scenarios/reference/nemo-llama2-7b-fp8.yaml");
   auto all = clustersim("plan " + scenario + " --gpus 8 --top 1 --fp8 all --out " + out.string());
   ASSERT_EQ(all.code, 0) << all.err;
-  std::ifstream csv(out / "plans.csv");
-  std::string header, first;
-  std::getline(csv, header);
-  std::getline(csv, first);
+  const auto [header, first] = plans_head(out / "plans.csv");
   auto column = [](const std::string& row, int i) {
     std::stringstream ss(row);
     std::string c;
@@ -885,10 +892,7 @@ TEST(Cli, PlanSearchesDispatchersAndRefusesThemWithoutExperts)
                               "cluster.gpus_per_node=4 --set cluster.network.nics_per_node=4";
   auto all = clustersim("plan " + mixtral + " --gpus 8 --top 3 --dispatchers all --out " + out.string());
   ASSERT_EQ(all.code, 0) << all.err;
-  std::ifstream csv(out / "plans.csv");
-  std::string header, first;
-  std::getline(csv, header);
-  std::getline(csv, first);
+  const auto [header, first] = plans_head(out / "plans.csv");
   EXPECT_EQ(header.substr(header.rfind(',') + 1), "dispatcher");
   const std::string dispatcher = first.substr(first.rfind(',') + 1);
   EXPECT_NE(all.out.find(" " + dispatcher + " "), std::string::npos) << all.out;

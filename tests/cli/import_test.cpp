@@ -33,6 +33,15 @@ Imported import_file(const std::string& input, const std::string& options = "")
   return {clustersim("import " + input + " " + options + " --out " + file.string()), file};
 }
 
+// Imports Megatron-LM arguments `args` for 8 GPUs, expecting success.
+Imported import_args(const std::string& args)
+{
+  const auto file = cs::testing::write_temp("args.args", args);
+  Imported i = import_file(file.string(), "--gpus 8");
+  EXPECT_EQ(i.r.code, 0) << args << ": " << i.r.err;
+  return i;
+}
+
 const cs::TrainingParams& training(const cs::Scenario& s) { return cs::workload_as<cs::TrainingWorkload>(s).params; }
 
 // The step-shaping fields of two scenarios' training workloads are the same.
@@ -324,9 +333,7 @@ TEST(Import, SlidingWindowFlagsGiveTheSlidingWindowAttention)
   const std::string dense = "--num-layers 4 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
                             "--micro-batch-size 1 --bf16 --attention-backend fused ";
   auto imported = [&](const std::string& flags) {
-    const auto args = cs::testing::write_temp("window.args", dense + flags);
-    const auto i = import_file(args.string(), "--gpus 8");
-    EXPECT_EQ(i.r.code, 0) << flags << ": " << i.r.err;
+    const auto i = import_args(dense + flags);
     std::ifstream in(i.file);
     return std::pair{std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), i.r.err};
   };
@@ -357,9 +364,7 @@ TEST(Import, TheLossFusionFlagsChooseItsKernels)
   const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
                             "--micro-batch-size 1 --bf16 ";
   auto imported = [&](const std::string& flags) {
-    const auto args = cs::testing::write_temp("loss.args", dense + flags);
-    const auto i = import_file(args.string(), "--gpus 8");
-    EXPECT_EQ(i.r.code, 0) << flags << ": " << i.r.err;
+    const auto i = import_args(dense + flags);
     return std::pair{training(cs::load_scenario(i.file.string(), {})).framework.cross_entropy_fusion, i.r.err};
   };
   EXPECT_EQ(imported("").first, "none");

@@ -130,14 +130,8 @@ TEST(TokenDispatcher, HybridEpSizesItsBuffersForEveryTokenOfTheGroup)
   // side's dispatch and combine buffers for the group's 65,536 tokens (each with 4,096 bytes of values, 256 of
   // probabilities over the node's 64 experts and 64 of scales), 574,619,648 bytes; the RDMA side's own tokens
   // staged and one node's worth each way, 72,876,032.
-  cs::DispatchBufferShape s;
-  s.ranks = 16;
-  s.gpus_per_node = 8;
-  s.hidden = 2048;
-  s.hidden_bytes = 4096;
-  s.tokens = 4096;
-  s.experts_per_rank = 8;
-  s.sms = 16;
+  cs::DispatchBufferShape s{
+      .ranks = 16, .gpus_per_node = 8, .hidden = 2048, .hidden_bytes = 4096, .tokens = 4096, .experts_per_rank = 8};
   const auto& hybrid = cs::token_dispatcher("hybridep");
   EXPECT_DOUBLE_EQ(hybrid.buffer_bytes(s), 574619648.0 + 72876032.0);
   // On one node the dispatch and the combine share their buffers, and there is no RDMA side.
@@ -154,13 +148,8 @@ TEST(TokenDispatcher, DeepEpKeepsItsQueuesAllocatedAsItsSizeHintsSay)
   // each token with 2,056 bytes of metadata, the RDMA side doubled plus 1 MiB: 377,677,824 + 337,095,936 bytes.
   const auto& deepep = cs::token_dispatcher("deepep");
   auto shape = [](int ranks) {
-    cs::DispatchBufferShape s;
-    s.ranks = ranks;
-    s.gpus_per_node = 8;
-    s.hidden = 7168;
-    s.hidden_bytes = 14336;
-    s.sms = 20;
-    return s;
+    return cs::DispatchBufferShape{
+        .ranks = ranks, .gpus_per_node = 8, .hidden = 7168, .hidden_bytes = 14336, .sms = 20};
   };
   EXPECT_DOUBLE_EQ(deepep.buffer_bytes(shape(64)), 714773760.0);
   // One node: the NVLink queues alone (256 tokens deep for 8 ranks).
