@@ -40,6 +40,7 @@ printf 'sworker,step,seconds\n0,0,0.5\n0,1,0.25\n1,0,0.3\n' >"$work/seeds/job_tr
 { printf m; cat "$root/tests/data/import/mbridge-llama3-70b-fp8.args"; } >"$work/seeds/import/megatron"
 { printf m; cat "$root/tests/data/import/mbridge-llama3-70b-fp8.overrides"; } >"$work/seeds/import/bridge"
 { printf t; cat "$root/tests/data/import/torchtitan-llama3-8b.toml"; } >"$work/seeds/import/torchtitan"
+{ printf m; cat "$root/tests/data/import/mbridge-gpt-oss-120b.args"; } >"$work/seeds/import/gpt-oss"
 status=0
 for t in "${targets[@]}"; do
   kept="$root/tests/corpus/fuzz-regressions/$t"
