@@ -67,6 +67,7 @@ public:
 private:
   void model();
   void parallelism();
+  void expert_parallelism();
   void training();
   void report_the_rest();
 
@@ -75,6 +76,8 @@ private:
   ImportedRun& run_;
   std::set<std::string> used_;
   std::vector<std::string> approximated_;
+  std::vector<std::string> no_effect_; // read, but torchtitan itself ignores them in this configuration
+  bool moe_ = false; // the flavor's preset routes its tokens to experts
 };
 
 void TomlReader::model()
@@ -84,16 +87,20 @@ void TomlReader::model()
   if (!name || !flavor)
     throw InputError(source_, 1, 1, "[model] needs name and flavor (torchtitan's model and its size)");
   // torchtitan's flavors (torchtitan/models/*/__init__.py) that have a preset here.
-  static const std::map<std::pair<std::string, std::string>, std::string> presets{
-      {{"llama3", "8B"}, "llama3-8b"},
-      {{"llama3", "70B"}, "llama3-70b"},
-      {{"llama3", "405B"}, "llama3.1-405b"},
-      {{"qwen3", "8B"}, "qwen3-8b"},
-      {{"qwen3", "32B"}, "qwen3-32b"},
-      {{"qwen3", "30B-A3B"}, "qwen3-30b-a3b"},
-      {{"qwen3", "235B-A22B"}, "qwen3-235b-a22b"},
-      {{"deepseek_v3", "671B"}, "deepseek-v3"},
-      {{"deepseek_v3", "16B"}, "deepseek-v2-lite"}};
+  struct Preset {
+    const char* name;
+    bool moe;
+  };
+  static const std::map<std::pair<std::string, std::string>, Preset> presets{
+      {{"llama3", "8B"}, {"llama3-8b", false}},
+      {{"llama3", "70B"}, {"llama3-70b", false}},
+      {{"llama3", "405B"}, {"llama3.1-405b", false}},
+      {{"qwen3", "8B"}, {"qwen3-8b", false}},
+      {{"qwen3", "32B"}, {"qwen3-32b", false}},
+      {{"qwen3", "30B-A3B"}, {"qwen3-30b-a3b", true}},
+      {{"qwen3", "235B-A22B"}, {"qwen3-235b-a22b", true}},
+      {{"deepseek_v3", "671B"}, {"deepseek-v3", true}},
+      {{"deepseek_v3", "16B"}, {"deepseek-v2-lite", true}}};
   const auto it = presets.find({*name, *flavor});
   if (it == presets.end()) {
     std::string known;
@@ -101,7 +108,8 @@ void TomlReader::model()
       known += (known.empty() ? "" : ", ") + k.first + " " + k.second;
     fail(*at("model", "flavor"), fmt::format("no preset for torchtitan's {} {} (known: {})", *name, *flavor, known));
   }
-  run_.set("workload.model.preset", it->second);
+  run_.set("workload.model.preset", it->second.name);
+  moe_ = it->second.moe;
   // Float8 training as a model converter (newer torchtitan) or a [float8] table (older).
   bool float8 = doc_.contains("float8");
   if (const toml::node* conv = at("model", "converters"); conv && conv->is_array())
@@ -164,6 +172,38 @@ void TomlReader::parallelism()
            "pipeline_parallel_schedule is 1F1B, GPipe or Interleaved1F1B here, not '" + *schedule + "'");
     run_.set("policies.pipeline", it->second);
   }
+  expert_parallelism();
+}
+
+// torchtitan's expert parallelism (ParallelDims, job_config.py): the experts' tensor parallelism is 1, the TP ranks
+// then joining the EP group, or tp; the EP exchange is PyTorch's all-to-all ("standard"), DeepEP's or HybridEP's
+// kernels. Both are read only for a model with experts and ep > 1, as torchtitan reads them.
+void TomlReader::expert_parallelism()
+{
+  const auto ep = integer("parallelism", "expert_parallel_degree");
+  const auto tp = integer("parallelism", "tensor_parallel_degree");
+  const auto etp = integer("parallelism", "expert_tensor_parallel_degree");
+  const auto backend = text("parallelism", "expert_parallel_comm_backend");
+  static const std::map<std::string, std::string> dispatchers{
+      {"standard", "alltoall"}, {"deepep", "deepep"}, {"hybridep", "hybridep"}};
+  if (backend && !dispatchers.count(*backend))
+    fail(*at("parallelism", "expert_parallel_comm_backend"),
+         "expert_parallel_comm_backend is standard, deepep or hybridep, not '" + *backend + "'");
+  if (!moe_ || !ep || *ep == 1) {
+    if (etp)
+      no_effect_.push_back("parallelism.expert_tensor_parallel_degree (without experts and ep > 1)");
+    if (backend)
+      no_effect_.push_back("parallelism.expert_parallel_comm_backend (without experts and ep > 1)");
+    return;
+  }
+  const std::int64_t tensor = tp ? *tp : 1, expert_tensor = etp ? *etp : 1;
+  if (expert_tensor != 1 && expert_tensor != tensor)
+    fail(*at("parallelism", "expert_tensor_parallel_degree"),
+         fmt::format("expert_tensor_parallel_degree is 1 or the tensor-parallel degree ({}), not {}", tensor,
+                     expert_tensor));
+  if (tensor > 1)
+    run_.set("workload.parallel.etp", int(expert_tensor));
+  run_.set("workload.model.moe.dispatcher", dispatchers.at(backend ? *backend : "standard"));
 }
 
 void TomlReader::training()
@@ -231,7 +271,7 @@ void TomlReader::report_the_rest()
   static const std::set<std::string> no_effect_keys{
       "model.tokenizer_path", "model.hf_assets_path", "training.dataset", "training.dataset_path", "training.steps",
       "training.max_norm",    "training.seed",        "training.gc_freq", "training.deterministic"};
-  std::vector<std::string> ignored, unknown;
+  std::vector<std::string> ignored(no_effect_), unknown;
   for (const auto& [table, node] : doc_) {
     const std::string t(table.str());
     if (!node.is_table()) {

@@ -245,6 +245,57 @@ TEST(Import, TorchtitanContextParallelismExchangesKeysAsItsRotateMethodSays)
   }
 }
 
+TEST(Import, TorchtitanExpertParallelismReadsItsBackendAndExpertTensorDegree)
+{
+  // Qwen3-30B-A3B on 16 GPUs, TP 2, EP 8: torchtitan's experts are not tensor-parallel unless asked (etp 1, the TP
+  // ranks joining the EP group), and its EP exchange is PyTorch's all-to-all unless DeepEP or HybridEP is named.
+  const std::string base = "[model]\nname = \"qwen3\"\nflavor = \"30B-A3B\"\n[training]\nseq_len = 4096\n"
+                           "local_batch_size = 1\n[parallelism]\ntensor_parallel_degree = 2\n"
+                           "expert_parallel_degree = 8\n";
+  struct Case {
+    std::string lines, dispatcher;
+    int etp;
+  };
+  const std::vector<Case> cases{{"", "alltoall", 1},
+                                {"expert_parallel_comm_backend = \"standard\"\n", "alltoall", 1},
+                                {"expert_parallel_comm_backend = \"deepep\"\n", "deepep", 1},
+                                {"expert_parallel_comm_backend = \"hybridep\"\n", "hybridep", 1},
+                                {"expert_tensor_parallel_degree = 2\n", "alltoall", 2}};
+  int n = 0;
+  for (const auto& c : cases) {
+    const auto input = cs::testing::write_temp("ep" + std::to_string(n++) + ".toml", base + c.lines);
+    const auto i = import_file(input.string(), "--gpus 16");
+    ASSERT_EQ(i.r.code, 0) << c.lines << i.r.err;
+    EXPECT_EQ(i.r.err.find("expert_"), std::string::npos) << i.r.err; // modelled, not named
+    const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+    EXPECT_EQ(training(s).model.moe.dispatcher, c.dispatcher) << c.lines;
+    EXPECT_EQ(training(s).parallel.etp, c.etp) << c.lines;
+  }
+  // On a dense model the backend does nothing, as in torchtitan, and the warning says so.
+  const auto dense = cs::testing::write_temp(
+      "dense-ep.toml", "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\n[parallelism]\n"
+                       "expert_parallel_comm_backend = \"deepep\"\n");
+  const auto d = import_file(dense.string(), "--gpus 8");
+  ASSERT_EQ(d.r.code, 0) << d.r.err;
+  EXPECT_NE(d.r.err.find("read but not modelled (no effect on the simulated step): "
+                         "parallelism.expert_parallel_comm_backend (without experts and ep > 1)"),
+            std::string::npos)
+      << d.r.err;
+  // A backend torchtitan does not have, and an expert tensor degree it refuses: the value's position, nothing written.
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"expert_parallel_comm_backend = \"nccl\"\n",
+       ":10:32: expert_parallel_comm_backend is standard, deepep or hybridep, not 'nccl'"},
+      {"expert_tensor_parallel_degree = 4\n",
+       ":10:33: expert_tensor_parallel_degree is 1 or the tensor-parallel degree (2), not 4"}};
+  for (const auto& [line, message] : bad) {
+    const auto input = cs::testing::write_temp("bad-ep" + std::to_string(n++) + ".toml", base + line);
+    const auto i = import_file(input.string(), "--gpus 16");
+    EXPECT_EQ(i.r.code, 2) << i.r.err;
+    EXPECT_NE(i.r.err.find(message), std::string::npos) << i.r.err;
+    EXPECT_FALSE(std::filesystem::exists(i.file));
+  }
+}
+
 TEST(Import, DeepSeekArgumentsCarryMlaMoeAndMtp)
 {
   const auto args = cs::testing::write_temp(
