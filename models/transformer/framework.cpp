@@ -35,6 +35,8 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // Interleaved schedules overlap their pipeline sends with compute (Megatron-Core's overlap_p2p_comm), which NeMo's
     // and Megatron-Bridge's communication-overlap settings turn on whenever vp > 1 (batch_p2p_comm otherwise).
     core.overlap_p2p_comm = true;
+    // Its linear layers (Megatron-Core's and Transformer Engine's) issue the backward's TP collectives asynchronously.
+    core.async_tensor_model_parallel_allreduce = true;
     // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
     // "MP Mode" column): bf16 compute, each unsharded gradient cast to fp32 and pre-divided, then reduce-scattered in
     // fp32, every microbatch; eager kernels (bias and dropout unfused; MPT has neither), q/k/v layout copies around
@@ -113,6 +115,18 @@ static void read_grad_reduce_in_fp32(ObjectReader& r, FrameworkProfile& framewor
   }
 }
 
+// How `framework:`'s tensor-parallel collectives meet the GEMMs beside them.
+static void read_tensor_parallel_fields(ObjectReader& r, FrameworkProfile& framework)
+{
+  r.field("tp_comm_overlap", framework.tp_comm_overlap,
+          "tensor-parallel all-gathers and reduce-scatters split into chunks and pipelined with the GEMMs beside "
+          "them (Transformer Engine's userbuffers; Megatron --tp-comm-overlap): only a chunk of each shows")
+      .field("async_tensor_model_parallel_allreduce", framework.async_tensor_model_parallel_allreduce,
+             "in backward, a column-parallel layer's TP collectives (its input gradient's all-reduce; under sequence "
+             "parallelism its input's re-gather and the gradient's reduce-scatter) run beside its GEMMs, not after "
+             "them (Megatron --async-tensor-model-parallel-allreduce; true in megatron-core)");
+}
+
 // The loss's fields of `framework:`: its bytes per logit unfused, or which fused kernels run it.
 static void read_loss_fields(ObjectReader& r, FrameworkProfile& framework)
 {
@@ -186,11 +200,9 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
       .field("pipeline_scatter_gather", framework.pipeline_scatter_gather,
              "TP ranks send 1/tp of each activation and the receivers all-gather it (without sequence parallelism)")
       .field("kernel_gap", framework.kernel_gap_s, "host time to launch one kernel (seconds)")
-      .field("tp_comm_overlap", framework.tp_comm_overlap,
-             "tensor-parallel all-gathers and reduce-scatters split into chunks and pipelined with the GEMMs beside "
-             "them (Transformer Engine's userbuffers; Megatron --tp-comm-overlap): only a chunk of each shows")
       .field("comm_sm_fraction", framework.comm_sm_fraction,
              "share of the GPU's compute that communication kernels take while they run");
+  read_tensor_parallel_fields(r, framework);
   read_moe_fields(r, framework);
   r.finish();
   r.require(framework.dropout >= 0 && framework.dropout < 1, "dropout", "dropout must be in [0, 1)");

@@ -51,6 +51,10 @@ struct FrameworkProfile {
   double kernel_gap_s = 0;       // host time to launch one kernel; a shorter kernel leaves the GPU waiting
   double comm_sm_fraction = 0;   // share of a GPU's compute that communication kernels take while they run
   bool tp_comm_overlap = false;  // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
+  // Megatron's asynchronous TP communication in backward (--async-tensor-model-parallel-allreduce, on by default
+  // since 2021-09): a column-parallel layer's input-gradient all-reduce, or under sequence parallelism its input's
+  // re-gather and the gradient's reduce-scatter, run beside its own GEMMs instead of after them.
+  bool async_tensor_model_parallel_allreduce = false;
   bool moe_grouped_gemm = false; // a GPU's routed experts run as one grouped GEMM each (--moe-grouped-gemm)
   bool overlap_moe_expert_parallel_comm = false; // combined 1F1B: one microbatch's all-to-alls under another's compute
   bool moe_shared_expert_overlap = false;        // shared experts computed beside the dispatch and combine

@@ -49,6 +49,29 @@ double exposed_tp(double tp_s, double gemm_s, const FrameworkProfile& fw, int tp
   return 2 * std::max(tp_s / tp, tp_s - gemm_s / 2);
 }
 
+// The backward's asynchronous TP collectives (Megatron's LinearWithGradAccumulationAndAsyncCommunication): each
+// column-parallel layer issues them before its own data- and weight-gradient GEMMs and waits after, so what shows is
+// what those GEMMs cannot cover, and while they run the GEMMs lose the SMs the collectives take (comm_sm_fraction).
+// [recon: the layer's GEMMs are the ones named after the column-parallel projections; without them, every GEMM]
+double exposed_async(double async_s, const KernelCostModel& cost, const std::vector<NamedKernel>& backward,
+                     const FrameworkProfile& fw)
+{
+  if (async_s <= 0)
+    return 0;
+  static const char* const column[] = {"qkv_gemm", "ffn_up_gemm", "ffn_gate_up_gemm"};
+  double cover = 0, every = 0;
+  for (const auto& k : backward)
+    if (std::holds_alternative<GemmKernel>(k.kernel)) {
+      const double s = cost.predict(k.kernel).total;
+      every += s;
+      if (std::any_of(std::begin(column), std::end(column), [&](const char* c) { return k.name.rfind(c, 0) == 0; }))
+        cover += s;
+    }
+  if (cover <= 0)
+    cover = every;
+  return std::max(0.0, async_s - cover) + fw.comm_sm_fraction * std::min(async_s, cover);
+}
+
 // The forward kernels a recompute module reruns, by the names the layer gives them (an FP8 linear's quantisation
 // carries its GEMM's name as a prefix): core_attn, materialised attention's scores, softmax, dropout and values
 // (fused attention keeps none to rerun); layernorm, the norms; mlp, the MLP's GEMMs and activation; mla_up_proj,
@@ -124,14 +147,17 @@ std::vector<NamedKernel> op_sac_reruns(const std::vector<NamedKernel>& forward)
 
 } // namespace
 
-PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       Recompute recompute, int tp, const std::vector<std::string>& modules)
+PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw,
+                       const TpCollectives& tp_s, Recompute recompute, int tp, const std::vector<std::string>& modules)
 {
   const PassCost f = pass_cost(cost, k.forward, fw.kernel_gap_s), b = pass_cost(cost, k.backward, fw.kernel_gap_s);
   PieceTimes t;
   t.model = f.model;
-  t.forward = f.seconds + (tp_s > 0 ? exposed_tp(tp_s, gemm_seconds(cost, k.forward), fw, tp) : 0.0);
-  t.backward = b.seconds + (tp_s > 0 ? exposed_tp(tp_s, gemm_seconds(cost, k.backward), fw, tp) : 0.0);
+  t.forward = f.seconds + (tp_s.each > 0 ? exposed_tp(tp_s.each, gemm_seconds(cost, k.forward), fw, tp) : 0.0);
+  if (tp_s.backward_each < 0)
+    t.backward = b.seconds + (tp_s.each > 0 ? exposed_tp(tp_s.each, gemm_seconds(cost, k.backward), fw, tp) : 0.0);
+  else
+    t.backward = b.seconds + 2 * tp_s.backward_each + exposed_async(tp_s.backward_async, cost, k.backward, fw);
   t.weight = b.weight_seconds;
   if (recompute == Recompute::FULL) // the forward pass runs again inside backward
     t.backward += t.forward;

@@ -25,11 +25,22 @@ struct PieceTimes {
   std::string model;
 };
 
-/** A piece's passes with two TP collectives of `tp_s` each in each pass (blocking, or pipelined with the pass's GEMMs
- *  over `tp` chunks under the framework's tp_comm_overlap), the forward run again inside backward under full
- *  recomputation (under selective, the forward kernels of the recompute `modules`: core_attn, layernorm, mlp; none
- *  given = core_attn, materialised attention's core), and the weight-gradient part of backward. */
-PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw, double tp_s,
-                       Recompute recompute, int tp = 1, const std::vector<std::string>& modules = {});
+/** One layer's TP collectives for one microbatch (seconds). A number is two blocking collectives of that length in
+ *  each pass; under asynchronous backward communication the backward's blocking ones differ and the rest run beside
+ *  the column-parallel GEMMs. */
+struct TpCollectives {
+  double each = 0;           // each of the forward's two (and the backward's, unless backward_each is set)
+  double backward_each = -1; // each of the backward's two blocking collectives when they differ (-1: each)
+  double backward_async = 0; // all of the backward's collectives issued beside its column-parallel GEMMs
+  TpCollectives(double seconds = 0) : each(seconds) {} // NOLINT: a plain number keeps the blocking pattern
+};
+
+/** A piece's passes with their TP collectives (blocking; pipelined with the pass's GEMMs over `tp` chunks under the
+ *  framework's tp_comm_overlap; or, in backward, beside the column-parallel GEMMs), the forward run again inside
+ *  backward under full recomputation (under selective, the forward kernels of the recompute `modules`: core_attn,
+ *  layernorm, mlp; none given = core_attn, materialised attention's core), and the weight-gradient part of backward. */
+PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const FrameworkProfile& fw,
+                       const TpCollectives& tp_s, Recompute recompute, int tp = 1,
+                       const std::vector<std::string>& modules = {});
 
 } // namespace cs

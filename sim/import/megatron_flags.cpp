@@ -136,6 +136,8 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"delay-wgrad-compute", {"workload.framework.delay_wgrad_compute", YAML::Node(true)}},
       {"accumulate-allreduce-grads-in-fp32", {"workload.framework.grad_reduce_in_fp32", YAML::Node(true)}},
       {"no-gradient-accumulation-fusion", {"workload.framework.gradient_accumulation_fusion", YAML::Node(false)}},
+      {"no-async-tensor-model-parallel-allreduce",
+       {"workload.framework.async_tensor_model_parallel_allreduce", YAML::Node(false)}},
       // Megatron-LM overlaps interleaved schedules' pipeline sends by default; older versions spelt the switch on.
       {"no-overlap-p2p-communication", {"workload.framework.overlap_p2p_comm", YAML::Node(false)}},
       {"overlap-p2p-communication", {"workload.framework.overlap_p2p_comm", YAML::Node(true)}},

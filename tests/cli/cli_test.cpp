@@ -494,10 +494,12 @@ TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
   const double loss = 4.0 * 2048 * 4 * 51200 / 4;
   EXPECT_NEAR(report["trueanalytical"]["breakdown"]["memory_activations_bytes"].get<double>() * 4 - 3 * loss,
               report["falseanalytical"]["breakdown"]["memory_activations_bytes"].get<double>(), 1.0);
-  // Reduce-scatter + all-gather move what the all-reduce moved.
+  // Reduce-scatter + all-gather move what the all-reduce moved, and in backward each column-parallel layer gathers
+  // its saved input shard again (Megatron-Core's asynchronous backward): two all-gathers more a layer, 7/6 of the six
+  // all-reduces' bytes under full recomputation (the data-parallel rings here cross the nodes).
   EXPECT_NEAR(report["trueanalytical"]["metrics"]["network_bytes_intra_node"].get<double>() /
                   report["falseanalytical"]["metrics"]["network_bytes_intra_node"].get<double>(),
-              1.0, 0.02);
+              7.0 / 6.0, 0.02);
   for (const char* sp : {"false", "true"})
     EXPECT_NEAR(report[std::string(sp) + "analytical"]["metrics"]["iteration_time_s"].get<double>() /
                     report[std::string(sp) + "simgrid"]["metrics"]["iteration_time_s"].get<double>(),
@@ -909,11 +911,12 @@ TEST(Cli, PlanSearchesDispatchersAndRefusesThemWithoutExperts)
 
 TEST(Cli, PlanSearchesRecomputeModules)
 {
-  // Llama 2 70B on 32 H100 (the Galvatron case), with selective recomputation searched over Megatron-Core's module
-  // sets: recomputing the norms alone frees enough for tp 2 x pp 8, which edges out the plan without recomputation,
-  // and best.yaml carries the modules; without the search no plan names any.
+  // Llama 2 70B on 32 H100 (the Galvatron case) held to 50 GiB a GPU, with selective recomputation searched over
+  // Megatron-Core's module sets: recomputing the norms alone frees enough for tp 4 x pp 8 under 1F1B with a better
+  // layer split (27.8 s against 30.1 s without the search), and best.yaml carries the modules; without the search no
+  // plan names any.
   fs::path out = fresh_dir("plan_modules");
-  const std::string scenario = src("scenarios/reference/galvatron-llama70b.yaml");
+  const std::string scenario = src("scenarios/reference/galvatron-llama70b.yaml") + " --memory-limit 50GiB";
   auto r = clustersim("plan " + scenario + " --gpus 32 --top 2 --recompute-modules --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("selective:layernorm"), std::string::npos) << r.out;

@@ -500,7 +500,7 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
         "delay.args", moe + a2a +
                           "--overlap-moe-expert-parallel-comm --delay-wgrad-compute "
                           "--accumulate-allreduce-grads-in-fp32 --no-gradient-accumulation-fusion "
-                          "--no-overlap-p2p-communication");
+                          "--no-overlap-p2p-communication --no-async-tensor-model-parallel-allreduce");
     const auto i = import_file(args.string(), "--gpus 16");
     EXPECT_EQ(i.r.code, 0) << i.r.err;
     const auto fw = training(cs::load_scenario(i.file.string(), {})).framework;
@@ -509,6 +509,7 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
     EXPECT_EQ(fw.grad_accumulation, "fp32"); // fp32 main_grad, reduced in fp32
     EXPECT_EQ(fw.reduce_dtype, "fp32");
     EXPECT_FALSE(fw.gradient_accumulation_fusion);
+    EXPECT_FALSE(fw.async_tensor_model_parallel_allreduce); // the backward's TP collectives block again
   }
   {
     const auto args = cs::testing::write_temp(

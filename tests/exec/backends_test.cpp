@@ -180,6 +180,7 @@ TEST(TensorParallel, CollectivesArePricedAlikeUnderDataAndPipelineParallelism)
   w.model = cs::testing::model(4, 512, 2048, 8, 256, 1000, "bf16", "none");
   w.batch = cs::BatchParams{8, 2};
   w.parallel.tp = 2;
+  w.framework.async_tensor_model_parallel_allreduce = false; // every collective blocking, as Megatron-LM 2021 ran
   auto cost = cs::make_cost_model(h100(), *cs::builtin_profile("h100-sxm5"));
   auto p = platform(1, 8, 8);
   const double tp = cs::tp_block_collective_seconds(w.model, 2, 2, false, p);
@@ -197,6 +198,13 @@ TEST(TensorParallel, CollectivesArePricedAlikeUnderDataAndPipelineParallelism)
     EXPECT_LT(layer.forward_s - 2 * tp, one.stages[0].segments[1].forward_s); // a TP rank's share of the kernels
     EXPECT_GT(layer.forward_s, 2 * tp);
   }
+  // Megatron-Core's asynchronous backward: the backward's all-reduces beside the column-parallel GEMMs, of which
+  // these small layers cover part; the forward's two still block.
+  cs::TrainingParams async = w;
+  async.framework.async_tensor_model_parallel_allreduce = true;
+  const auto overlapped = cs::transformer_stages(async, *cost, p, cs::testing::stage_shape(async, 4, 1));
+  EXPECT_GT(overlapped.tp_seconds_per_layer, 2 * tp);
+  EXPECT_LT(overlapped.tp_seconds_per_layer, 4 * tp);
   // The built data-parallel graph holds no tensor-parallel transfers: they are in the passes.
   const auto built = cs::testing::build_transformer_training(w, *cost, 4, 1, "1f1b", p);
   for (const auto& t : built.training.graph.tasks())

@@ -21,7 +21,7 @@ const std::string kMixtral = "scenarios/moe-mixtral.yaml";
 const std::string kOverlap = " --set workload.framework.overlap_moe_expert_parallel_comm=true";
 
 // The report's metrics and breakdown in one object.
-nlohmann::json metrics(const std::string& args)
+nlohmann::json overlap_metrics(const std::string& args)
 {
   static int count = 0;
   const fs::path dir =
@@ -46,7 +46,7 @@ double exposed(const nlohmann::json& m) { return m.value("alltoall_exposed_fract
 
 TEST(EpOverlap, CombinedOneFOneBHidesTheAllToAllAndHoldsTwoMicrobatches)
 {
-  const auto plain = metrics(""), paired = metrics(kOverlap);
+  const auto plain = overlap_metrics(""), paired = overlap_metrics(kOverlap);
   EXPECT_GT(exposed(plain), 0.95); // nothing to hide under without pairing
   EXPECT_LT(exposed(paired), 0.75);
   EXPECT_LT(step(paired), 0.85 * step(plain));
@@ -54,14 +54,14 @@ TEST(EpOverlap, CombinedOneFOneBHidesTheAllToAllAndHoldsTwoMicrobatches)
   EXPECT_GT(paired.value("peak_memory_bytes", 0.0), plain.value("peak_memory_bytes", 0.0));
   // The same expert traffic: the pairing reorders, it does not remove.
   EXPECT_DOUBLE_EQ(paired.value("network_bytes", -1.0), plain.value("network_bytes", -2.0));
-  const auto flows = metrics(kOverlap + " --backend simgrid");
+  const auto flows = overlap_metrics(kOverlap + " --backend simgrid");
   EXPECT_NEAR(step(flows) / step(paired), 1.0, 0.01);
 }
 
 TEST(EpOverlap, InterleavedCombinedOneFOneBIsFaster)
 {
   const std::string interleaved = " --set workload.parallel.pp=2 --set workload.parallel.vpp=2";
-  const auto plain = metrics(interleaved), paired = metrics(interleaved + kOverlap);
+  const auto plain = overlap_metrics(interleaved), paired = overlap_metrics(interleaved + kOverlap);
   EXPECT_LT(step(paired), 0.9 * step(plain));
   EXPECT_LT(exposed(paired), exposed(plain));
 }
@@ -72,11 +72,11 @@ TEST(EpOverlap, DualPipeVOverlapsForwardAndBackwardChunks)
   // example's Zipf skew every all-to-all also waits for the hottest rank's experts, which no schedule hides.
   const std::string pp =
       " --set workload.parallel.pp=2 --set workload.batch.global=256 --set policies.moe_routing=balanced";
-  const auto one = metrics(pp), dual = metrics(pp + " --set policies.pipeline=dualpipev");
+  const auto one = overlap_metrics(pp), dual = overlap_metrics(pp + " --set policies.pipeline=dualpipev");
   EXPECT_GT(exposed(one), 0.95);
   EXPECT_LT(exposed(dual), 0.2);
   EXPECT_LT(step(dual), 0.9 * step(one));
-  const auto flows = metrics(pp + " --set policies.pipeline=dualpipev --backend simgrid");
+  const auto flows = overlap_metrics(pp + " --set policies.pipeline=dualpipev --backend simgrid");
   EXPECT_NEAR(step(flows) / step(dual), 1.0, 0.01);
 }
 
@@ -87,8 +87,8 @@ TEST(EpOverlap, DualPipeFeedsTwoCopiesFromBothEnds)
   // device holds twice the weights while ZeRO shards the two copies' optimizer state over both.
   const std::string pp =
       " --set workload.parallel.pp=2 --set workload.batch.global=256 --set policies.moe_routing=balanced";
-  const auto one = metrics(pp), v = metrics(pp + " --set policies.pipeline=dualpipev"),
-             dual = metrics(pp + " --set policies.pipeline=dualpipe");
+  const auto one = overlap_metrics(pp), v = overlap_metrics(pp + " --set policies.pipeline=dualpipev"),
+             dual = overlap_metrics(pp + " --set policies.pipeline=dualpipe");
   EXPECT_LT(exposed(dual), 0.2);
   EXPECT_LT(step(dual), 0.9 * step(one));
   EXPECT_LT(step(dual), step(v));
@@ -97,7 +97,7 @@ TEST(EpOverlap, DualPipeFeedsTwoCopiesFromBothEnds)
   // The same tokens, and the same tensor-parallel traffic: each copy runs half the microbatches.
   EXPECT_DOUBLE_EQ(dual.value("tokens_per_s", 0.0) * step(dual), v.value("tokens_per_s", 0.0) * step(v));
   EXPECT_DOUBLE_EQ(dual.value("tp_communication_s", -1.0), v.value("tp_communication_s", -2.0));
-  const auto flows = metrics(pp + " --set policies.pipeline=dualpipe --backend simgrid");
+  const auto flows = overlap_metrics(pp + " --set policies.pipeline=dualpipe --backend simgrid");
   EXPECT_NEAR(step(flows) / step(dual), 1.0, 0.01);
 }
 
@@ -106,11 +106,11 @@ TEST(EpOverlap, DeepEpTakesItsSmsFromTheComputeItRunsBeside)
   // DeepEP's 20 SMs of the H100's 132 slow the compute the paired op runs beside its all-to-all; without pairing
   // nothing runs beside it.
   const std::string deepep = " --set workload.model.moe.dispatcher=deepep";
-  const auto few = metrics(deepep + kOverlap + " --set workload.model.moe.deepep_sms=8");
-  const auto many = metrics(deepep + kOverlap + " --set workload.model.moe.deepep_sms=40");
+  const auto few = overlap_metrics(deepep + kOverlap + " --set workload.model.moe.deepep_sms=8");
+  const auto many = overlap_metrics(deepep + kOverlap + " --set workload.model.moe.deepep_sms=40");
   EXPECT_GT(many.value("compute_s", 0.0), few.value("compute_s", 0.0));
-  const auto alone = metrics(deepep + " --set workload.model.moe.deepep_sms=40");
-  EXPECT_DOUBLE_EQ(alone.value("compute_s", -1.0), metrics(deepep).value("compute_s", -2.0));
+  const auto alone = overlap_metrics(deepep + " --set workload.model.moe.deepep_sms=40");
+  EXPECT_DOUBLE_EQ(alone.value("compute_s", -1.0), overlap_metrics(deepep).value("compute_s", -2.0));
 }
 
 TEST(EpOverlap, SharedExpertsRunBesideTheDispatchAndTheCombinesGradient)
@@ -118,8 +118,8 @@ TEST(EpOverlap, SharedExpertsRunBesideTheDispatchAndTheCombinesGradient)
   // Megatron-Core's --moe-shared-expert-overlap: the shared expert (here one of Mixtral's expert size) computes while
   // the dispatch and the combine's gradient cross; it loses SMs to them, and moves nothing more.
   const std::string shared = " --set workload.model.moe.shared_experts=1";
-  const auto before = metrics(shared),
-             after = metrics(shared + " --set workload.framework.moe_shared_expert_overlap=true");
+  const auto before = overlap_metrics(shared),
+             after = overlap_metrics(shared + " --set workload.framework.moe_shared_expert_overlap=true");
   EXPECT_DOUBLE_EQ(exposed(before), 1.0);
   EXPECT_LT(exposed(after), 0.95);
   EXPECT_LT(step(after), 0.97 * step(before));
@@ -132,8 +132,8 @@ TEST(EpOverlap, DelayedExpertWeightGradientsRunBesideTheDispatchGradient)
   // --delay-wgrad-compute: the routed experts' weight gradients move after the dispatch's gradient is sent, so they
   // run beside it: more of the all-to-all hidden and a shorter step, with the same traffic. The same work, a little
   // slower where it now shares the GPU with the all-to-all's kernels (the framework's comm_sm_fraction).
-  const auto paired = metrics(kOverlap),
-             delayed = metrics(kOverlap + " --set workload.framework.delay_wgrad_compute=true");
+  const auto paired = overlap_metrics(kOverlap),
+             delayed = overlap_metrics(kOverlap + " --set workload.framework.delay_wgrad_compute=true");
   EXPECT_LT(step(delayed), step(paired));
   EXPECT_LT(exposed(delayed), exposed(paired));
   EXPECT_DOUBLE_EQ(delayed.value("network_bytes", -1.0), paired.value("network_bytes", -2.0));

@@ -84,6 +84,32 @@ double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, 
                            : choose_collective("all-reduce", "auto", bytes, shape).seconds;
 }
 
+TpCollectives tp_layer_collectives(const ModelParams& model, int micro, int tp, bool sequence_parallel,
+                                   const PlatformSpec& platform, int cp, const FrameworkProfile& fw)
+{
+  TpCollectives c(tp_block_collective_seconds(model, micro, tp, sequence_parallel, platform, cp));
+  if (tp <= 1 || !fw.async_tensor_model_parallel_allreduce || fw.tp_comm_overlap)
+    return c;
+  std::vector<int> group(tp);
+  for (int k = 0; k < tp; ++k)
+    group[k] = k;
+  const GroupShape shape = group_shape(platform, group);
+  const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
+  if (!sequence_parallel) { // the row-parallel layers' backward is an identity; the column-parallel all-reduce waits
+    c.backward_each = 0;
+    c.backward_async = 2 * choose_collective("all-reduce", "auto", bytes, shape).seconds;
+    return c;
+  }
+  // Under sequence parallelism the row-parallel layers' output gradients are gathered (blocking); each
+  // column-parallel layer re-gathers its saved input shard beside its data-gradient GEMM and reduce-scatters its
+  // input gradient beside its weight-gradient GEMM (the quantised input under FP8, as in forward).
+  const double gathered = model.fp8 ? bytes / dtype_bytes(model.dtype) : bytes;
+  c.backward_each = choose_collective("all-gather", "auto", bytes, shape).seconds;
+  c.backward_async = 2 * (choose_collective("all-gather", "auto", gathered, shape).seconds +
+                          choose_collective("reduce-scatter", "auto", bytes, shape).seconds);
+  return c;
+}
+
 namespace {
 
 // Context parallelism's key and value exchange in one layer's forward and backward of one microbatch, what of it
@@ -176,7 +202,7 @@ std::pair<double, double> cp_exchange_bytes(const ModelParams& model, const Laye
 // The dense part of an MoE layer for one microbatch on one TP rank: attention, router, permutations, shared experts
 // (its routed experts and all-to-alls are priced per step by the builder).
 PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& cost, const LayerShape& shape,
-                          double tp_s, const PlatformSpec& platform, bool shared = true)
+                          const TpCollectives& tp_s, const PlatformSpec& platform, bool shared = true)
 {
   const ModelParams& model = params.model;
   const PassKernels k = moe_layer_kernels(model, shape, shared);
@@ -205,7 +231,7 @@ struct StageCut {
 
 // An MoE layer's dense part and, when they run beside the all-to-alls, the shared experts' share of it.
 void cut_moe_layer(StageCut& cut, const TrainingParams& params, const KernelCostModel& cost, const LayerShape& shape,
-                   double tp_s, const PlatformSpec& platform)
+                   const TpCollectives& tp_s, const PlatformSpec& platform)
 {
   cut.moe_layer = moe_dense_part(params, cost, shape, tp_s, platform);
   if (params.model.moe.shared_experts == 0 || !params.framework.moe_shared_expert_overlap)
@@ -318,8 +344,8 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
 // its passes without recomputation (and its CP exchange once); the hardware FLOPs and TP collectives follow the
 // share of layers that do rerun.
 void recompute_block(const TrainingParams& params, const LayerShape& piece_shape, const PassKernels& layer_passes,
-                     const KernelCostModel& cost, double tp_s, const PlatformSpec& platform, StageCut& cut,
-                     StageSet& out)
+                     const KernelCostModel& cost, const TpCollectives& tp_s, const PlatformSpec& platform,
+                     StageCut& cut, StageSet& out)
 {
   const ModelParams& model = params.model;
   ModelParams kept_model = model;
@@ -358,14 +384,17 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   const bool sp = parallel.sp();
   const LayerShape piece_shape{params.batch.micro, parallel, fw};
   const int cp = parallel.cp;
-  const double tp_s = tp_block_collective_seconds(model, params.batch.micro, tp, sp, platform, cp);
+  const TpCollectives tp_s = tp_layer_collectives(model, params.batch.micro, tp, sp, platform, cp, fw);
   const PassKernels layer_passes = layer_kernels(model, piece_shape);
   PieceTimes layer = piece_times(layer_passes, cost, fw, tp_s, model.recompute, tp, model.recompute_modules);
   // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward;
-  // what of them shows in the passes (all, or a chunk of each when overlapped with the GEMMs).
+  // what of them shows in the passes (all, or a chunk of each when overlapped with the GEMMs or, in backward, what
+  // the column-parallel GEMMs leave of the asynchronous ones). Sequence parallelism's asynchronous backward also
+  // re-gathers each column-parallel layer's input: two more all-gathers' bytes.
   const int collectives = model.recompute == Recompute::FULL ? 6 : 4;
-  double tp_exposed = collectives * tp_s;
-  if (fw.tp_comm_overlap && tp > 1) { // the passes with and without the collectives (priced again only here)
+  const bool async = tp_s.backward_each >= 0;
+  double tp_exposed = collectives * tp_s.each;
+  if ((fw.tp_comm_overlap || async) && tp > 1) { // the passes with and without the collectives (priced again here)
     const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, model.recompute, tp, model.recompute_modules);
     tp_exposed = layer.forward + layer.backward - bare.forward - bare.backward;
   }
@@ -386,8 +415,9 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   std::tie(out.cp_intra_bytes_per_layer, out.cp_inter_bytes_per_layer) =
       cp_exchange_bytes(model, piece_shape, platform);
   // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
-  out.tp_bytes_per_layer = tp > 1 ? collectives * 2.0 * (tp - 1) * double(params.batch.micro) * model.seq / cp *
-                                        model.hidden * dtype_bytes(model.dtype)
+  out.tp_bytes_per_layer = tp > 1 ? (collectives + (async && sp ? 1 : 0)) * 2.0 * (tp - 1) *
+                                        double(params.batch.micro) * model.seq / cp * model.hidden *
+                                        dtype_bytes(model.dtype)
                                   : 0.0;
   out.map = shape.map;
   out.layers_per_stage = stage_layer_counts(params, shape.map, layer.forward + layer.backward,

@@ -123,4 +123,9 @@ double tp_gather_seconds(const ModelParams& model, int micro, int tp, const Plat
 double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
                                    const PlatformSpec& platform, int cp = 1);
 
+/** One layer's TP collectives as the framework issues them: tp_block_collective_seconds in both passes, or under
+ *  Megatron's asynchronous backward communication the backward's blocking and asynchronous parts. */
+TpCollectives tp_layer_collectives(const ModelParams& model, int micro, int tp, bool sequence_parallel,
+                                   const PlatformSpec& platform, int cp, const FrameworkProfile& fw);
+
 } // namespace cs
