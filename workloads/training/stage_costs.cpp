@@ -57,13 +57,23 @@ double optimizer_parameters(const StageSet& set, int device, const ParallelLayou
   return sharded ? dense / (double(dp) * parallel.cp * copies) + experts / edp : dense + experts; // over dp x cp
 }
 
-double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform, int cp)
+namespace {
+
+// A TP group's shape: its ranks are a node's first tp GPUs.
+GroupShape tp_group_shape(const PlatformSpec& platform, int tp)
 {
   std::vector<int> group(tp);
   for (int k = 0; k < tp; ++k)
     group[k] = k;
+  return group_shape(platform, group);
+}
+
+} // namespace
+
+double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform, int cp)
+{
   const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
-  return choose_collective("all-gather", "auto", bytes, group_shape(platform, group)).seconds;
+  return choose_collective("all-gather", "auto", bytes, tp_group_shape(platform, tp)).seconds;
 }
 
 double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, bool sequence_parallel,
@@ -71,10 +81,7 @@ double tp_block_collective_seconds(const ModelParams& model, int micro, int tp, 
 {
   if (tp <= 1)
     return 0.0;
-  std::vector<int> group(tp);
-  for (int k = 0; k < tp; ++k)
-    group[k] = k;
-  const GroupShape shape = group_shape(platform, group);
+  const GroupShape shape = tp_group_shape(platform, tp);
   const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
   // Under an FP8 recipe the all-gathers move the quantised tensor, one byte an element (Transformer Engine casts
   // before it gathers) [recon: taken for the backward's gathers too]; the reduce-scatters stay in dtype.
@@ -90,10 +97,7 @@ TpCollectives tp_layer_collectives(const ModelParams& model, int micro, int tp, 
   TpCollectives c(tp_block_collective_seconds(model, micro, tp, sequence_parallel, platform, cp));
   if (tp <= 1 || !fw.async_tensor_model_parallel_allreduce || fw.tp_comm_overlap)
     return c;
-  std::vector<int> group(tp);
-  for (int k = 0; k < tp; ++k)
-    group[k] = k;
-  const GroupShape shape = group_shape(platform, group);
+  const GroupShape shape = tp_group_shape(platform, tp);
   const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
   if (!sequence_parallel) { // the row-parallel layers' backward is an identity; the column-parallel all-reduce waits
     c.backward_each = 0;
