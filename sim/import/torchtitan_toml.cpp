@@ -129,8 +129,7 @@ void TomlReader::parallelism()
 {
   static const std::map<std::string, const char*> degrees{{"tensor_parallel_degree", "workload.parallel.tp"},
                                                           {"pipeline_parallel_degree", "workload.parallel.pp"},
-                                                          {"context_parallel_degree", "workload.parallel.cp"},
-                                                          {"expert_parallel_degree", "workload.parallel.ep"}};
+                                                          {"context_parallel_degree", "workload.parallel.cp"}};
   for (const auto& [key, path] : degrees)
     if (const auto v = integer("parallelism", key.c_str()); v && *v > 1)
       run_.set(path, int(*v));
@@ -175,9 +174,9 @@ void TomlReader::parallelism()
   expert_parallelism();
 }
 
-// torchtitan's expert parallelism (ParallelDims, job_config.py): the experts' tensor parallelism is 1, the TP ranks
-// then joining the EP group, or tp; the EP exchange is PyTorch's all-to-all ("standard"), DeepEP's or HybridEP's
-// kernels. Both are read only for a model with experts and ep > 1, as torchtitan reads them.
+// torchtitan's expert parallelism (ParallelDims, job_config.py): its degree, the experts' tensor parallelism (1, the
+// TP ranks then joining the EP group, or tp) and the EP exchange (PyTorch's all-to-all, "standard", DeepEP's or
+// HybridEP's kernels), all read only for a model with experts (and the last two with ep > 1), as torchtitan reads them.
 void TomlReader::expert_parallelism()
 {
   const auto ep = integer("parallelism", "expert_parallel_degree");
@@ -190,6 +189,8 @@ void TomlReader::expert_parallelism()
     fail(*at("parallelism", "expert_parallel_comm_backend"),
          "expert_parallel_comm_backend is standard, deepep or hybridep, not '" + *backend + "'");
   if (!moe_ || !ep || *ep == 1) {
+    if (ep && *ep > 1)
+      no_effect_.push_back("parallelism.expert_parallel_degree (the model has no experts)");
     if (etp)
       no_effect_.push_back("parallelism.expert_tensor_parallel_degree (without experts and ep > 1)");
     if (backend)
@@ -201,6 +202,7 @@ void TomlReader::expert_parallelism()
     fail(*at("parallelism", "expert_tensor_parallel_degree"),
          fmt::format("expert_tensor_parallel_degree is 1 or the tensor-parallel degree ({}), not {}", tensor,
                      expert_tensor));
+  run_.set("workload.parallel.ep", int(*ep));
   if (tensor > 1)
     run_.set("workload.parallel.etp", int(expert_tensor));
   run_.set("workload.model.moe.dispatcher", dispatchers.at(backend ? *backend : "standard"));

@@ -270,17 +270,20 @@ TEST(Import, TorchtitanExpertParallelismReadsItsBackendAndExpertTensorDegree)
     const cs::Scenario s = cs::load_scenario(i.file.string(), {});
     EXPECT_EQ(training(s).model.moe.dispatcher, c.dispatcher) << c.lines;
     EXPECT_EQ(training(s).parallel.etp, c.etp) << c.lines;
+    EXPECT_EQ(training(s).parallel.ep, 8) << c.lines;
   }
-  // On a dense model the backend does nothing, as in torchtitan, and the warning says so.
+  // On a dense model the degree and the backend do nothing, as in torchtitan, and the warning says so.
   const auto dense = cs::testing::write_temp(
       "dense-ep.toml", "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\n[parallelism]\n"
-                       "expert_parallel_comm_backend = \"deepep\"\n");
+                       "expert_parallel_degree = 2\nexpert_parallel_comm_backend = \"deepep\"\n");
   const auto d = import_file(dense.string(), "--gpus 8");
   ASSERT_EQ(d.r.code, 0) << d.r.err;
   EXPECT_NE(d.r.err.find("read but not modelled (no effect on the simulated step): "
+                         "parallelism.expert_parallel_degree (the model has no experts), "
                          "parallelism.expert_parallel_comm_backend (without experts and ep > 1)"),
             std::string::npos)
       << d.r.err;
+  EXPECT_EQ(training(cs::load_scenario(d.file.string(), {})).parallel.ep, 1);
   // A backend torchtitan does not have, and an expert tensor degree it refuses: the value's position, nothing written.
   const std::vector<std::pair<std::string, std::string>> bad{
       {"expert_parallel_comm_backend = \"nccl\"\n",
