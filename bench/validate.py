@@ -168,6 +168,21 @@ def korthikanti(build, backend, tmp):
     return rows
 
 
+# MegaScale (NSDI'24) Table 2, the Megatron-LM baseline: (nodes of 8 A100, batch, published iteration seconds).
+MEGASCALE_ROWS = [(32, 768, 40.0), (64, 768, 21.2), (96, 768, 15.2), (128, 768, 11.9), (384, 6144, 29.02),
+                  (768, 6144, 14.78), (1024, 6144, 12.24), (1536, 6144, 8.57)]
+
+
+def megascale(build, backend, tmp):
+    rows = []
+    scenario = os.path.join("scenarios/reference", "megascale-175b.yaml")
+    for nodes, batch, seconds in MEGASCALE_ROWS:
+        m = run_with(build, backend, tmp, f"megascale-{nodes}", scenario,
+                     [f"cluster.nodes={nodes}", f"workload.batch.global={batch}"])
+        rows.append((f"175B, {nodes * 8} GPUs, batch {batch} (s){fits_mark(m)}", seconds, m["iteration_time_s"]))
+    return rows
+
+
 def tokens_row(build, backend, tmp, scenario, label, gpus, tokens):
     """One row compared on tokens/s per GPU, marked when the simulator does not fit it in memory."""
     out = run(build, f"{scenario}.yaml", backend, tmp)
@@ -414,6 +429,8 @@ def main():
                       section_mixtral(a.build, a.backend, tmp))
         print_section("§6 frontier runs in FP8 (Megatron-Bridge, NeMo), tokens/s per GPU",
                       section6(a.build, a.backend, tmp, a.fast))
+        print_section("§6 MegaScale Table 2, the Megatron-LM baseline (175B on A100), iteration time",
+                      megascale(a.build, a.backend, tmp))
         print_section("§6 NeMo 24.03.01 long sequences with context parallelism (TFLOP/s by NeMo's count, as tokens/s)",
                       long_sequence(a.build, a.backend, tmp, a.fast))
         print_section("§6 torchtitan FSDP on H100 96 GB HBM2e at 500 W (not asserted)",
