@@ -31,9 +31,9 @@ struct MemoryLayout {
       -1;              // layers on the most loaded device (0: only the embedding or the loss); -1 = ceil(layers / pp)
   bool dropout = true; // the framework applies dropout (its 1-byte masks are kept for backward)
   bool holds_head = false; // the device runs the output layer (always when pp = 1)
-  double loss_bytes_per_logit =
-      4; // what the loss keeps for its backward: fp32 probabilities (unfused and Megatron-Core's
-         // native fused loss), or Transformer Engine's the logits themselves (their dtype)
+  // What the loss keeps for its backward, per logit: fp32 probabilities (unfused, and Megatron-Core's native fused
+  // loss), or under Transformer Engine's fused loss the logits themselves (their dtype).
+  double loss_bytes_per_logit = 4;
   int moe_layers_on_device = -1; // of layers_on_device, those with experts (-1: the model's share of them)
   double moe_buffer_scale = 1;   // routed-token activations held, relative to an unpipelined MoE layer (MPipeMoE)
   int extra_expert_slots = 0;    // expert slots per MoE layer beyond experts / ep (FlexMoE's replicas), each with one

@@ -97,20 +97,17 @@ TpCollectives tp_layer_collectives(const ModelParams& model, int micro, int tp, 
   TpCollectives c(tp_block_collective_seconds(model, micro, tp, sequence_parallel, platform, cp));
   if (tp <= 1 || !fw.async_tensor_model_parallel_allreduce || fw.tp_comm_overlap)
     return c;
-  const GroupShape shape = tp_group_shape(platform, tp);
-  const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
-  if (!sequence_parallel) { // the row-parallel layers' backward is an identity; the column-parallel all-reduce waits
-    c.backward_each = 0;
-    c.backward_async = 2 * choose_collective("all-reduce", "auto", bytes, shape).seconds;
-    return c;
+  // What runs beside the column-parallel GEMMs is what a pass's two collectives move: without sequence parallelism
+  // their input gradients' all-reduces; with it each layer's re-gather of its saved input shard (beside the
+  // data-gradient GEMM; the quantised input under FP8, as in forward) and its input gradient's reduce-scatter (beside
+  // the weight-gradient GEMM). The row-parallel layers' backward is an identity, or under sequence parallelism the
+  // gather of their output gradients, which blocks.
+  c.backward_async = 2 * c.each;
+  c.backward_each = 0;
+  if (sequence_parallel) {
+    const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
+    c.backward_each = choose_collective("all-gather", "auto", bytes, tp_group_shape(platform, tp)).seconds;
   }
-  // Under sequence parallelism the row-parallel layers' output gradients are gathered (blocking); each
-  // column-parallel layer re-gathers its saved input shard beside its data-gradient GEMM and reduce-scatters its
-  // input gradient beside its weight-gradient GEMM (the quantised input under FP8, as in forward).
-  const double gathered = model.fp8 ? bytes / dtype_bytes(model.dtype) : bytes;
-  c.backward_each = choose_collective("all-gather", "auto", bytes, shape).seconds;
-  c.backward_async = 2 * (choose_collective("all-gather", "auto", gathered, shape).seconds +
-                          choose_collective("reduce-scatter", "auto", bytes, shape).seconds);
   return c;
 }
 
