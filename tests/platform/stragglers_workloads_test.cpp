@@ -54,6 +54,21 @@ TEST(StragglersEverywhere, ATensorParallelGroupRunsAtItsSlowestRank)
   EXPECT_GT(slow / base, 1.5) << base << " " << slow;
 }
 
+TEST(StragglersEverywhere, AContextParallelGroupRunsAtItsSlowestRank)
+{
+  // tp 2 x cp 2: the group is simulated as its first rank, but every step of the ring waits for its slowest member.
+  // Before, only the TP ranks were folded, so a half-speed GPU on CP rank 1 (GPU 3) left the step unchanged and a
+  // spread of speeds could even speed a run up (CP rank 0 drawn fast).
+  const std::string q = "scenarios/quickstart.yaml",
+                    a = "--backend analytical --set 'workload.parallel={dp: 4, tp: 2, cp: 2}' ";
+  const double base = straggler_metric(q, a, "iteration_time_s");
+  const double slow =
+      straggler_metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [3], factor: 0.5}]'", "iteration_time_s");
+  EXPECT_GT(slow / base, 1.5) << base << " " << slow;
+  const double spread = straggler_metric(q, a + "--set cluster.stragglers.spread=0.02", "iteration_time_s");
+  EXPECT_GT(spread, base);
+}
+
 TEST(StragglersEverywhere, ASpreadOfGpuSpeedsSlowsTheStepByTheSlowestGpu)
 {
   // 16 GPUs: the slowest of 16 runs 1.77 standard deviations below the median, and every replica waits for its

@@ -274,9 +274,26 @@ void add_stage_breakdown(RunMetrics& metrics, const TrainingParams& params, cons
   }
 }
 
-// cluster.stragglers as the graph sees them: a tensor-parallel group is simulated as its first rank and runs at its
-// slowest rank's speed. When replica 0 stands for every replica, each of its stages runs at the slowest speed that
-// stage has in any replica: the stage's data-parallel gradient sync waits for it. When one EP group's `built` replicas
+// The GPUs of each replica's stage that the graph simulates as one rank: its tp x cp model ranks (the CP ring is priced
+// inside the passes, on CP rank 0).
+std::vector<std::vector<int>> model_rank_groups(const ParallelLayout& parallel)
+{
+  std::vector<std::vector<int>> groups;
+  groups.reserve(static_cast<std::size_t>(parallel.pp) * parallel.dp);
+  for (int stage = 0; stage < parallel.pp; ++stage)
+    for (int r = 0; r < parallel.dp; ++r) {
+      std::vector<int>& group = groups.emplace_back();
+      for (int c = 0; c < parallel.cp; ++c)
+        for (int host : parallel.tp_group(r, stage, c))
+          group.push_back(host);
+    }
+  return groups;
+}
+
+// cluster.stragglers as the graph sees them: a tensor- and context-parallel group is simulated as its first rank and
+// runs at its slowest rank's speed (each step of the CP ring waits for its slowest rank). When replica 0 stands for
+// every replica, each of its stages runs at the slowest speed that stage has in any replica: the stage's
+// data-parallel gradient sync waits for it. When one EP group's `built` replicas
 // stand for the others, each built replica's stage runs at the slowest speed it has in the replicas it stands for
 // (the same place in every group). (Random slowdowns are not folded.)
 StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& parallel, bool one_replica, int built)
@@ -284,8 +301,9 @@ StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& para
   // The job's GPUs only: idle ones neither take a share of the spread nor hold a step back.
   const int dp = parallel.dp, used = static_cast<int>(parallel.ranks());
   StragglerModel model =
-      StragglerModel(env.cluster->stragglers, used, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed))
-          .slowest_in_groups(parallel.tp);
+      StragglerModel(env.cluster->stragglers, used, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed));
+  if (parallel.model_ranks() > 1)
+    model = model.slowest_of(model_rank_groups(parallel));
   const int stand_for = one_replica ? 1 : built;
   if (stand_for <= 0 || stand_for >= dp)
     return model;
