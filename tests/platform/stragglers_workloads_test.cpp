@@ -43,15 +43,31 @@ TEST(StragglersEverywhere, TrainingWaitsForItsSlowestGpu)
   EXPECT_NEAR(late - base, 0.05, 0.005);
 }
 
+namespace {
+
+// The quickstart's step with `parallel` as its layout: alone, with GPU `slow_device` at half speed, and with a spread
+// of speeds.
+struct GroupSteps {
+  double base, slow, spread;
+};
+
+GroupSteps group_steps(const std::string& parallel, int slow_device)
+{
+  const std::string q = "scenarios/quickstart.yaml",
+                    a = "--backend analytical --set 'workload.parallel=" + parallel + "' ";
+  const std::string slow = "--set 'cluster.stragglers.slow=[{devices: [" + std::to_string(slow_device) +
+                           "], factor: 0.5}]'";
+  return {straggler_metric(q, a, "iteration_time_s"), straggler_metric(q, a + slow, "iteration_time_s"),
+          straggler_metric(q, a + "--set cluster.stragglers.spread=0.02", "iteration_time_s")};
+}
+
+} // namespace
+
 TEST(StragglersEverywhere, ATensorParallelGroupRunsAtItsSlowestRank)
 {
   // tp 4: the group is simulated as its first rank, but a slow third rank holds back every layer's all-reduce.
-  const std::string q = "scenarios/quickstart.yaml",
-                    a = "--backend analytical --set 'workload.parallel={dp: 4, tp: 4}' ";
-  const double base = straggler_metric(q, a, "iteration_time_s");
-  const double slow =
-      straggler_metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [6], factor: 0.5}]'", "iteration_time_s");
-  EXPECT_GT(slow / base, 1.5) << base << " " << slow;
+  const GroupSteps t = group_steps("{dp: 4, tp: 4}", 6);
+  EXPECT_GT(t.slow / t.base, 1.5) << t.base << " " << t.slow;
 }
 
 TEST(StragglersEverywhere, AContextParallelGroupRunsAtItsSlowestRank)
@@ -59,14 +75,9 @@ TEST(StragglersEverywhere, AContextParallelGroupRunsAtItsSlowestRank)
   // tp 2 x cp 2: the group is simulated as its first rank, but every step of the ring waits for its slowest member.
   // Before, only the TP ranks were folded, so a half-speed GPU on CP rank 1 (GPU 3) left the step unchanged and a
   // spread of speeds could even speed a run up (CP rank 0 drawn fast).
-  const std::string q = "scenarios/quickstart.yaml",
-                    a = "--backend analytical --set 'workload.parallel={dp: 4, tp: 2, cp: 2}' ";
-  const double base = straggler_metric(q, a, "iteration_time_s");
-  const double slow =
-      straggler_metric(q, a + "--set 'cluster.stragglers.slow=[{devices: [3], factor: 0.5}]'", "iteration_time_s");
-  EXPECT_GT(slow / base, 1.5) << base << " " << slow;
-  const double spread = straggler_metric(q, a + "--set cluster.stragglers.spread=0.02", "iteration_time_s");
-  EXPECT_GT(spread, base);
+  const GroupSteps c = group_steps("{dp: 4, tp: 2, cp: 2}", 3);
+  EXPECT_GT(c.slow / c.base, 1.5) << c.base << " " << c.slow;
+  EXPECT_GT(c.spread, c.base);
 }
 
 TEST(StragglersEverywhere, ASpreadOfGpuSpeedsSlowsTheStepByTheSlowestGpu)
