@@ -158,6 +158,16 @@ double StragglerModel::speed(int device) const
 
 double StragglerModel::delay(int device, long long step) const
 {
+  if (device < 0 || device >= static_cast<int>(delay_group_.size()) || delay_group_[device] < 0)
+    return own_delay(device, step);
+  double longest = 0;
+  for (int member : delay_groups_[static_cast<std::size_t>(delay_group_[device])])
+    longest = std::max(longest, own_delay(member, step));
+  return longest;
+}
+
+double StragglerModel::own_delay(int device, long long step) const
+{
   if (random_.probability <= 0 || random_.duration.value <= 0)
     return 0;
   // Counter-based draws (two mixes of seed, device and step): cheap, and independent of the order actors ask in.
@@ -220,5 +230,27 @@ double StragglerModel::slowest() const
 }
 
 int StragglerModel::slow_devices() const { return slow_devices_; }
+
+StragglerModel StragglerModel::slowest_and_latest_of(const std::vector<std::vector<int>>& groups) const
+{
+  StragglerModel out = slowest_of(groups);
+  if (random_.probability <= 0 || random_.duration.value <= 0)
+    return out; // no slowdowns to fold: keep the model small on 100,000-GPU runs
+  const int n = static_cast<int>(speed_.size());
+  out.delay_group_.assign(static_cast<std::size_t>(n), -1);
+  out.delay_groups_.clear();
+  for (const auto& group : groups) {
+    std::vector<int> members;
+    for (int d : group)
+      if (d >= 0 && d < n)
+        members.push_back(d);
+    if (members.size() < 2)
+      continue;
+    for (int d : members)
+      out.delay_group_[static_cast<std::size_t>(d)] = static_cast<int>(out.delay_groups_.size());
+    out.delay_groups_.push_back(std::move(members));
+  }
+  return out;
+}
 
 } // namespace cs

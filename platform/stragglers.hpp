@@ -77,9 +77,17 @@ public:
   StragglerModel slowest_in_groups(int size) const;
   /** The same for arbitrary groups of devices (indices past the model's devices are ignored). */
   StragglerModel slowest_of(const std::vector<std::vector<int>>& groups) const;
+  /** slowest_of, and each device's random slowdown before a step its group's longest: for groups simulated as one
+   *  device that meet at every layer (the tensor- and context-parallel ranks of a training graph), so a slowdown on
+   *  any member holds the group back. Groups must not overlap. */
+  StragglerModel slowest_and_latest_of(const std::vector<std::vector<int>>& groups) const;
 
 private:
+  double own_delay(int device, long long step) const;
+
   std::vector<double> speed_;
+  std::vector<int> delay_group_;                // per device: its index in delay_groups_, or -1 (empty: none)
+  std::vector<std::vector<int>> delay_groups_; // devices whose longest slowdown each member takes
   RandomSlowdown random_;
   std::uint64_t seed_ = 1;
   StepTimeTrace trace_;

@@ -145,6 +145,27 @@ TEST(Stragglers, ASpreadMultipliesSlowFactorsAndAGroupRunsAtItsSlowestDevice)
   EXPECT_DOUBLE_EQ(folded.speed(2), both.speed(2));
 }
 
+TEST(Stragglers, AGroupSimulatedAsOneDeviceWaitsForItsLongestSlowdown)
+{
+  // Four groups of two: each member takes its group's longest slowdown before a step, the same draw as its own where
+  // it is the longer; devices outside every group keep their own. Without slowdowns nothing is kept per group.
+  StragglerParams s;
+  s.random = {0.3, cs::Seconds{0.05}, cs::SlowdownDistribution::EXPONENTIAL};
+  const StragglerModel alone(s, 10, 8, 3);
+  const StragglerModel grouped = alone.slowest_and_latest_of({{0, 1}, {2, 3}, {4, 5}, {6, 7, 42}});
+  int raised = 0;
+  for (long long step = 0; step < 200; ++step) {
+    for (int d = 0; d < 8; ++d) {
+      const int other = d ^ 1;
+      EXPECT_DOUBLE_EQ(grouped.delay(d, step), std::max(alone.delay(d, step), alone.delay(other, step))) << d;
+      raised += grouped.delay(d, step) > alone.delay(d, step);
+    }
+    EXPECT_DOUBLE_EQ(grouped.delay(8, step), alone.delay(8, step));
+  }
+  EXPECT_GT(raised, 100); // about 0.3 x 0.7 of 1,600 draws: a member's partner was slowed and it was not
+  EXPECT_DOUBLE_EQ(grouped.speed(3), alone.speed(3));
+}
+
 TEST(Stragglers, StepTimeTracesAreReadAndMalformedRowsRefusedWhereTheyAre)
 {
   const fs::path ok = write_temp("ok.csv", "worker,step,seconds\n0,0,0.5\n1,0,0.25\n0,1,0.75\n");

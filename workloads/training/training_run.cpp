@@ -291,11 +291,11 @@ std::vector<std::vector<int>> model_rank_groups(const ParallelLayout& parallel)
 }
 
 // cluster.stragglers as the graph sees them: a tensor- and context-parallel group is simulated as its first rank and
-// runs at its slowest rank's speed (each step of the CP ring waits for its slowest rank). When replica 0 stands for
-// every replica, each of its stages runs at the slowest speed that stage has in any replica: the stage's
-// data-parallel gradient sync waits for it. When one EP group's `built` replicas
+// runs at its slowest rank's speed (each step of the CP ring waits for its slowest rank), each step after its longest
+// random slowdown. When replica 0 stands for every replica, each of its stages runs at the slowest speed that stage
+// has in any replica: the stage's data-parallel gradient sync waits for it. When one EP group's `built` replicas
 // stand for the others, each built replica's stage runs at the slowest speed it has in the replicas it stands for
-// (the same place in every group). (Random slowdowns are not folded.)
+// (the same place in every group). (Random slowdowns are not folded across replicas.)
 StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& parallel, bool one_replica, int built)
 {
   // The job's GPUs only: idle ones neither take a share of the spread nor hold a step back.
@@ -303,7 +303,7 @@ StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& para
   StragglerModel model =
       StragglerModel(env.cluster->stragglers, used, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed));
   if (parallel.model_ranks() > 1)
-    model = model.slowest_of(model_rank_groups(parallel));
+    model = model.slowest_and_latest_of(model_rank_groups(parallel));
   const int stand_for = one_replica ? 1 : built;
   if (stand_for <= 0 || stand_for >= dp)
     return model;
