@@ -59,16 +59,13 @@ double exposed_async(double async_s, const KernelCostModel& cost, const std::vec
   if (async_s <= 0)
     return 0;
   static const char* const column[] = {"qkv_gemm", "ffn_up_gemm", "ffn_gate_up_gemm"};
-  double cover = 0, every = 0;
+  double cover = 0;
   for (const auto& k : backward)
-    if (std::holds_alternative<GemmKernel>(k.kernel)) {
-      const double s = cost.predict(k.kernel).total;
-      every += s;
-      if (std::any_of(std::begin(column), std::end(column), [&](const char* c) { return k.name.rfind(c, 0) == 0; }))
-        cover += s;
-    }
+    if (std::holds_alternative<GemmKernel>(k.kernel) &&
+        std::any_of(std::begin(column), std::end(column), [&](const char* c) { return k.name.rfind(c, 0) == 0; }))
+      cover += cost.predict(k.kernel).total;
   if (cover <= 0)
-    cover = every;
+    cover = gemm_seconds(cost, backward);
   return std::max(0.0, async_s - cover) + fw.comm_sm_fraction * std::min(async_s, cover);
 }
 

@@ -104,10 +104,8 @@ TpCollectives tp_layer_collectives(const ModelParams& model, int micro, int tp, 
   // gather of their output gradients, which blocks.
   c.backward_async = 2 * c.each;
   c.backward_each = 0;
-  if (sequence_parallel) {
-    const double bytes = double(micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
-    c.backward_each = choose_collective("all-gather", "auto", bytes, tp_group_shape(platform, tp)).seconds;
-  }
+  if (sequence_parallel)
+    c.backward_each = tp_gather_seconds(model, micro, tp, platform, cp);
   return c;
 }
 

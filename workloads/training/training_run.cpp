@@ -302,6 +302,8 @@ StragglerModel training_stragglers(const RunEnv& env, const ParallelLayout& para
   const int dp = parallel.dp, used = static_cast<int>(parallel.ranks());
   StragglerModel model =
       StragglerModel(env.cluster->stragglers, used, env.cluster->gpus_per_node, static_cast<std::uint64_t>(env.seed));
+  if (!model.any()) // a uniform cluster: no groups to fold (they run to 100,000 GPUs)
+    return model;
   if (parallel.model_ranks() > 1)
     model = model.slowest_and_latest_of(model_rank_groups(parallel));
   const int stand_for = one_replica ? 1 : built;
