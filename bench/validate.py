@@ -388,6 +388,8 @@ def h200_steps(build, backend, tmp):
             sets += shape_3b
         if r.get("attention_backend") == "cudnn":
             sets.append("workload.model.attention=cudnn")
+        if not r.get("compiled"):  # HF's apply_rotary_pos_emb in eager: the unfused rotate-half passes
+            sets.append("workload.framework.fused_rope=false")
         m = run_with(build, backend, tmp, f"step-{len(rows)}", "scenarios/reference/h200-hf-llama-step.yaml", sets)
         label = (f"{r['model']} seq {r['seq']} mb {r['micro_batch']}{' full recompute' if r['full_recompute'] else ''}"
                  f"{' compiled' if r.get('compiled') else ''}"

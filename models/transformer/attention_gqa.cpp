@@ -93,6 +93,8 @@ public:
       b.forward("qk_norm", NormKernel{tokens * (heads + kv_heads), head_dim, true, model.dtype});
       b.backward("qk_norm_backward", NormKernel{1.5 * tokens * (heads + kv_heads), head_dim, true, model.dtype});
     }
+    if (model.position_embedding == PositionEmbedding::ROPE)
+      b.rope(heads, kv_heads, head_dim);
     if (model.attention == AttentionCore::MATERIALIZED)
       materialized_core(b, tokens, heads, kv_heads, head_dim);
     else

@@ -167,6 +167,9 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
   read_loss_fields(r, framework);
   r.field("fused_bias_gelu", framework.fused_bias_gelu, "bias and GeLU in one kernel")
       .field("fused_bias_dropout_add", framework.fused_bias_dropout_add, "bias, dropout and residual add in one kernel")
+      .field("fused_rope", framework.fused_rope,
+             "rotary position embedding in one kernel each way (Megatron-Core apply_rope_fusion, on in Megatron-LM's "
+             "arguments and Megatron-Bridge's providers; torch.compile); false: the unfused rotate-half passes")
       .field("dropout", framework.dropout, "dropout probability (0 = no dropout kernels)")
       .field("attention_layout_copies", framework.attention_layout_copies,
              "q, k, v (and their gradients) copied into the attention kernel's layout")

@@ -22,6 +22,8 @@ struct FrameworkProfile {
   // Kernels.
   bool fused_bias_gelu = true;              // bias + GeLU in one pass (Megatron); two passes in eager PyTorch
   bool fused_bias_dropout_add = true;       // bias + dropout + residual add in one pass (Megatron)
+  bool fused_rope = true; // rotary embedding in one pass each way (Megatron-Core apply_rope_fusion, Transformer
+                          // Engine's kernel; torch.compile); false: Megatron's and Hugging Face's unfused passes
   double dropout = 0.1;                     // hidden and attention dropout probability; 0 = no dropout kernels
   bool attention_layout_copies = false;     // q, k, v and their gradients copied into the attention kernel's layout
   bool linear_bias_in_gemm = true;          // a linear layer's own bias is added in the GEMM's epilogue; false: by a

@@ -43,6 +43,26 @@ void LayerKernels::norm(double rows, double cols)
   backward("layernorm_backward", NormKernel{1.5 * rows, cols, rms, model_.dtype});
 }
 
+// Fused (Transformer Engine's fused_apply_rotary_pos_emb, or what torch.compile makes of it): each of q and k read
+// once and written once, forward and backward; the frequencies (sequence x rotary_dim, shared by the heads) are
+// cached. Unfused (Megatron-Core's _apply_rotary_pos_emb_bshd; Hugging Face's apply_rotary_pos_emb is the same but
+// for the last copy): t * cos + rotate_half(t) * sin, where rotate_half negates one half and concatenates the halves
+// (0.5 + 1 element read, as many written), the two products (1 + 1 each), their sum (2 read, 1 written) and the
+// concatenation with the empty unrotated part (1 + 1): 6.5 elements read and 5.5 written per element. Backward: the
+// gradient times cos and times sin (1 + 1 each), the rotation's negation and concatenation undone (1.5 + 1.5), and
+// the two branches added into t's gradient (2 + 1): 5.5 and 4.5. [recon: counted from those sources]
+void LayerKernels::rope(double heads, double kv_heads, double rotary_dim)
+{
+  const double elements = shape_.tokens(model_) * (heads + kv_heads) * rotary_dim, e = element_bytes_;
+  if (shape_.framework.fused_rope) {
+    forward("rope", traffic("rope", elements * e, elements * e, 3 * elements));
+    backward("rope_backward", traffic("rope", elements * e, elements * e, 3 * elements));
+  } else {
+    forward("rope", traffic("rope", 6.5 * elements * e, 5.5 * elements * e, 3 * elements));
+    backward("rope_backward", traffic("rope", 5.5 * elements * e, 4.5 * elements * e, 3 * elements));
+  }
+}
+
 // The scores stay on chip. Under context parallelism a rank attends its 1/cp of the queries to every key: in cp ring
 // steps of a 1/cp block of keys each (p2p: with causal load balancing each rank does 1/cp of the causal work, one
 // step masked and the others not), or at once against the gathered keys (allgather); with all-to-alls (Ulysses) it

@@ -33,6 +33,9 @@ public:
   /** The end of a block: bias, dropout and the residual add over `elements`, fused or not as the framework does it;
    *  in backward the dropout gradient and the add of the branch's gradient into the residual's. */
   void residual(double elements);
+  /** Rotary position embedding of `heads` query and `kv_heads` key heads of `rotary_dim` each on this rank's tokens:
+   *  one pass each way when the framework fuses it, else the unfused rotate-half passes. */
+  void rope(double heads, double kv_heads, double rotary_dim);
   /** The fused attention core (FlashAttention-2, Triton's or cuDNN's, as the model says) of `heads` query and
    *  `kv_heads` key/value heads on this rank, queries and keys `head_dim` wide and values `v_head_dim` (0: the same),
    *  over the rank's share of the sequence under context parallelism; with the framework's layout copies. */

@@ -205,6 +205,20 @@ bool ModelParams::recomputes(const std::string& module) const
 
 namespace {
 
+// How tokens learn their positions (Megatron-Core --position-embedding-type).
+void read_position_embedding(ObjectReader& m, ModelParams& model)
+{
+  m.choice("position_embedding", model.position_embedding,
+           {{"learned", PositionEmbedding::LEARNED},
+            {"rope", PositionEmbedding::ROPE},
+            {"alibi", PositionEmbedding::ALIBI},
+            {"none", PositionEmbedding::NONE}},
+           "positions: learned (an absolute table added to the embedding, Megatron-Core's default), rope (rotary: "
+           "every query and key head rotated before attention, one pass each way, or Megatron's unfused passes under "
+           "framework.fused_rope: false; Llama, Qwen, Mixtral), alibi (a bias inside the attention kernel; MPT) or "
+           "none; multi-head latent attention rotates its own rotary parts whatever this says");
+}
+
 // How activations are recomputed: the granularity, Megatron-Core's modules (selective) and which layers (full).
 void read_recompute(ObjectReader& m, ModelParams& model)
 {
@@ -286,6 +300,7 @@ void read_model(ObjectReader m, ModelParams& model)
                               "a generic layer graph (layers with costs and inputs) that replaces the transformer; "
                               "branches run concurrently under policies.pipeline: graph-pipeline",
                               read_layer);
+  read_position_embedding(m, model);
   read_recompute(m, model);
   read_attention_kind(m, model);
   read_fp8_recipe(m, model);

@@ -37,6 +37,11 @@ enum class AttentionCore {
 
 enum class Norm { LAYERNORM, RMSNORM };
 
+/** How tokens learn their positions (Megatron-Core --position-embedding-type). Only rope costs kernels of its own:
+ *  the rotation of every query and key head; a learned table's lookup and add ride on the embedding's, ALiBi's bias
+ *  and T5's relative bias are added inside the attention kernel. */
+enum class PositionEmbedding { LEARNED, ROPE, ALIBI, NONE };
+
 /** Activation recomputation (Megatron-Core --recompute-granularity): none; selective, the recompute modules' forward
  *  kernels rerun in backward; full, the whole layer's forward reruns and only its input is kept. */
 enum class Recompute { NONE, SELECTIVE, FULL };
@@ -74,6 +79,7 @@ struct ModelParams {
   bool qk_norm = false;     // an RMSNorm over each query and key head before attention (Qwen3, OLMo 2)
   std::string mlp = "gelu"; // a registered MLP kind: gelu (up, GeLU, down) | swiglu (gate and up, SiLU product, down)
   Norm norm = Norm::LAYERNORM;                         // rmsnorm: weight only
+  PositionEmbedding position_embedding = PositionEmbedding::LEARNED; // Megatron-Core's default, learned_absolute
   std::shared_ptr<const AttentionKind> attention_kind; // a kind configured by its block (model.<kind>); null = gqa
   std::shared_ptr<const Fp8Recipe> fp8; // the FP8 recipe of the layers' linear layers; null = none (model.fp8)
   bool tie_embeddings = true;           // the output layer reuses the input embedding

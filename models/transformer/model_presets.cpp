@@ -31,13 +31,14 @@ ModelParams dense(const Shape& s)
 }
 
 // The Llama family's choices, which later open models kept: grouped-query attention with `kv_heads` key/value heads,
-// SwiGLU, RMSNorm, untied embeddings, no biases.
+// SwiGLU, RMSNorm, rotary position embedding, untied embeddings, no biases.
 ModelParams llama_style(const Shape& s, int kv_heads)
 {
   ModelParams m = dense(s);
   m.kv_heads = kv_heads;
   m.mlp = "swiglu";
   m.norm = Norm::RMSNORM;
+  m.position_embedding = PositionEmbedding::ROPE;
   m.tie_embeddings = false;
   m.bias = false;
   return m;
@@ -113,6 +114,7 @@ void add_mpt(std::map<std::string, ModelParams>& p)
     ModelParams m =
         dense({layers, hidden, 4 * hidden, heads, 2048, 50368, "bf16", Recompute::NONE, AttentionCore::FLASH});
     m.bias = false;
+    m.position_embedding = PositionEmbedding::ALIBI;
     return m;
   };
   p["mpt-760m"] = mpt(24, 1536, 12);
@@ -192,6 +194,7 @@ void add_moe(std::map<std::string, ModelParams>& p)
   ModelParams sw = dense({24, 768, 3072, 12, 512, 32128, "bf16", Recompute::NONE, AttentionCore::FLASH});
   sw.bias = false;
   sw.norm = Norm::RMSNORM;
+  sw.position_embedding = PositionEmbedding::NONE; // T5's relative bias, added inside attention
   sw.moe = {128, 1, 3072, 0, 0, 2, 0, 1.25};
   p["switch-base-128"] = sw;
   add_frontier_moe(p);

@@ -71,6 +71,7 @@ private:
   // --cross-entropy-loss-fusion and its --cross-entropy-fusion-impl (native by default), resolved in finish().
   bool cross_entropy_fusion_ = false;
   std::string cross_entropy_impl_;
+  bool rope_unfused_ = false; // a rotary variant Megatron does not fuse (yarn, mrope)
   int flex_sms_ = 0;
   int nodes_ = 0, per_node_ = 0;
 };

@@ -117,8 +117,8 @@ void ArgReader::read(const std::vector<Token>& tokens)
       const std::string& v = values.back().text;
       if (v == "true" || v == "True") {
         values.clear(); // a switch turned on
-      } else if ((v == "false" || v == "False") && switch_flags().count("no-" + name)) {
-        name = "no-" + name; // a field on by default, turned off
+      } else if ((v == "false" || v == "False") && !switch_turned_off(name).empty()) {
+        name = switch_turned_off(name); // a field on by default, turned off
         values.clear();
       } else if (v == "false" || v == "False" || v == "null" || v == "None") {
         ignored_.push_back(t.text); // a switch left off, or unset
@@ -164,6 +164,10 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
     cross_entropy_impl_ = value().text;
     return;
   }
+  // Megatron-LM turns apply_rope_fusion off for every position embedding but plain rope (arguments.py), and
+  // Megatron-Bridge's providers that pick yarn (GPT-OSS) leave it at TransformerConfig's off.
+  if (f == "position-embedding-type" && (value().text == "yarn" || value().text == "mrope"))
+    rope_unfused_ = true;
   if (f == "moe-token-dispatcher-type" || f == "moe-flex-dispatcher-backend" || f == "moe-enable-deepep" ||
       f == "moe-flex-dispatcher-num-sms")
     return apply_dispatcher(flag, values);
@@ -241,6 +245,8 @@ void ArgReader::finish()
   else if (!cross_entropy_impl_.empty())
     ignored_.push_back("--cross-entropy-fusion-impl " + cross_entropy_impl_ +
                        " (read only with --cross-entropy-loss-fusion)");
+  if (rope_unfused_)
+    run_.set("workload.framework.fused_rope", false);
   const bool moe = run_.has("workload.model.moe.experts");
   if (moe && !run_.has("workload.framework.moe_grouped_gemm")) // Megatron's default: one GEMM per expert
     run_.set("workload.framework.moe_grouped_gemm", false);

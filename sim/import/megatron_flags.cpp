@@ -18,7 +18,7 @@ bool megatron_switch(const std::string& flag)
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
       "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication",
-      "use-tp-pp-dp-mapping", "moe-enable-deepep"};
+      "use-tp-pp-dp-mapping", "moe-enable-deepep", "no-rope-fusion"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -46,6 +46,13 @@ const char* argument_of_field(const std::string& field)
   return field == "overlap-p2p-comm" ? "overlap-p2p-communication" : nullptr;
 }
 
+std::string switch_turned_off(const std::string& field)
+{
+  if (field == "apply-rope-fusion") // Megatron-LM spells it --no-rope-fusion
+    return "no-rope-fusion";
+  return switch_flags().count("no-" + field) ? "no-" + field : "";
+}
+
 bool launcher_flag(const std::string& flag)
 {
   static const std::set<std::string> s{"nproc_per_node", "nproc-per-node", "nnodes",        "node_rank",
@@ -64,18 +71,17 @@ const std::set<std::string>& no_step_effect_flags()
       "init-method-std", "seed", "train-iters", "train-samples", "eval-iters", "eval-interval", "save", "load",
       "save-interval", "log-interval", "data-path", "split", "tokenizer-type", "tokenizer-model", "vocab-file",
       "merge-file", "tensorboard-dir", "wandb-project", "wandb-exp-name", "distributed-backend",
-      "position-embedding-type", "rotary-base", "rotary-percent", "rotary-scaling-factor", "max-position-embeddings",
+      "rotary-base", "rotary-percent", "rotary-scaling-factor", "max-position-embeddings",
       "make-vocab-size-divisible-by", "norm-epsilon", "use-mcore-models", "no-masked-softmax-fusion",
       "attention-softmax-in-fp32", "accumulate-allreduce-grads-in-fp32", "exit-duration-in-mins", "no-load-optim",
       "no-load-rng", "log-throughput", "log-timers-to-tensorboard", "timing-log-level", "data-cache-path",
-      "mock-data", "ckpt-format", "num-workers", "use-rotary-position-embeddings", "no-position-embedding",
-      "moe-aux-loss-coeff", "moe-router-load-balancing-type", "moe-z-loss-coeff", "moe-router-score-function",
+      "mock-data", "ckpt-format", "num-workers", "moe-aux-loss-coeff", "moe-router-load-balancing-type",
+      "moe-z-loss-coeff", "moe-router-score-function",
       "moe-router-enable-expert-bias", "moe-router-bias-update-rate", "moe-router-pre-softmax",
       "moe-router-topk-scaling-factor", "moe-router-dtype", "mtp-loss-scaling-factor", "fp8-amax-history-len",
       "fp8-amax-compute-algo", "fp8-margin", "fp8-format", "transformer-impl", "overlap-grad-reduce",
       "overlap-param-gather", "ddp-average-in-collective", "manual-gc", "use-torch-fsdp2",
-      "distributed-timeout-minutes", "bias-swiglu-fusion", "apply-rope-fusion",
-      "moe-permute-fusion"};
+      "distributed-timeout-minutes", "bias-swiglu-fusion", "moe-permute-fusion"};
   // clang-format on
   return flags;
 }
@@ -146,6 +152,11 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"moe-router-force-load-balancing", {"policies.moe_routing", YAML::Node("balanced")}},
       {"recompute-activations", {"workload.model.recompute", YAML::Node("selective")}}, // its old spelling
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},
+      // Rotary embedding: --position-embedding-type rope, or its old switch; fused unless --no-rope-fusion.
+      {"use-rotary-position-embeddings", {"workload.model.position_embedding", YAML::Node("rope")}},
+      {"no-position-embedding", {"workload.model.position_embedding", YAML::Node("none")}},
+      {"apply-rope-fusion", {"workload.framework.fused_rope", YAML::Node(true)}},
+      {"no-rope-fusion", {"workload.framework.fused_rope", YAML::Node(false)}},
       {"account-for-embedding-in-pipeline-split", {"workload.parallel.account_for_embedding", YAML::Node(true)}},
       {"account-for-loss-in-pipeline-split", {"workload.parallel.account_for_loss", YAML::Node(true)}},
       // Megatron-LM's other rank order: a replica's pipeline stages next to its tensor-parallel ranks.
@@ -157,6 +168,9 @@ const std::map<std::string, std::pair<const char*, std::map<std::string, std::st
 {
   static const std::map<std::string, std::pair<const char*, std::map<std::string, std::string>>> c{
       {"normalization", {"workload.model.norm", {{"RMSNorm", "rmsnorm"}, {"LayerNorm", "layernorm"}}}},
+      {"position-embedding-type",
+       {"workload.model.position_embedding",
+        {{"learned_absolute", "learned"}, {"rope", "rope"}, {"yarn", "rope"}, {"mrope", "rope"}, {"none", "none"}}}},
       {"fp8-recipe",
        {"workload.model.fp8",
         {{"tensorwise", "tensorwise"}, {"delayed", "delayed"}, {"blockwise", "blockwise"}, {"mxfp8", "mxfp8"}}}},

@@ -13,8 +13,11 @@ namespace cs {
 /** Flags that take no value (store_true), whether modelled or not. */
 bool megatron_switch(const std::string& flag);
 /** The command-line argument of a Megatron-Bridge config field (dashed) where it is spelt otherwise, or nullptr. A
- *  field set false whose argument has a --no- switch (a field on by default) reads as that switch. */
+ */
 const char* argument_of_field(const std::string& field);
+/** The switch a Megatron-Bridge field set false reads as (a field on by default has a --no- switch; apply_rope_fusion
+ *  is --no-rope-fusion), or "" when false just leaves a switch off. */
+std::string switch_turned_off(const std::string& field);
 /** torchrun's own flags before the script (--nnodes, --nproc_per_node, rendezvous): they give the world size. */
 bool launcher_flag(const std::string& flag);
 /** Flags that change nothing a step costs: optimisation, data, checkpoints, logging, initialisation, loss weights. */

@@ -57,6 +57,7 @@ void expect_same_run(const cs::Scenario& a, const cs::Scenario& b)
   EXPECT_EQ(x.model.vocab, y.model.vocab);
   EXPECT_EQ(x.model.mlp, y.model.mlp);
   EXPECT_EQ(x.model.norm, y.model.norm);
+  EXPECT_EQ(x.model.position_embedding, y.model.position_embedding);
   EXPECT_EQ(x.model.tie_embeddings, y.model.tie_embeddings);
   EXPECT_EQ(x.model.bias, y.model.bias);
   EXPECT_EQ(x.model.dtype, y.model.dtype);
@@ -75,6 +76,7 @@ void expect_same_run(const cs::Scenario& a, const cs::Scenario& b)
   EXPECT_EQ(x.parallel.placement, y.parallel.placement);
   EXPECT_EQ(x.framework.name, y.framework.name);
   EXPECT_EQ(x.framework.cross_entropy_fusion, y.framework.cross_entropy_fusion);
+  EXPECT_EQ(x.framework.fused_rope, y.framework.fused_rope);
   EXPECT_EQ(x.framework.dropout, y.framework.dropout);
   EXPECT_EQ(x.framework.tp_comm_overlap, y.framework.tp_comm_overlap);
   EXPECT_EQ(x.batch.micro, y.batch.micro);
@@ -443,6 +445,40 @@ TEST(Import, TheLossFusionFlagsChooseItsKernels)
   EXPECT_NE(i.r.err.find(":1:29: --cross-entropy-fusion-impl is one of native, te, not 'triton'"), std::string::npos)
       << i.r.err;
   EXPECT_FALSE(std::filesystem::exists(i.file));
+}
+
+TEST(Import, PositionEmbeddingFlagsChooseTheRotation)
+{
+  // Megatron's default is a learned table; rope (or its old switch) rotates the queries and keys, fused unless
+  // --no-rope-fusion, which a Megatron-Bridge override spells apply_rope_fusion=false.
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --bf16 ";
+  auto imported = [&](const std::string& flags) {
+    const auto i = import_args(dense + flags);
+    const auto& t = training(cs::load_scenario(i.file.string(), {}));
+    return std::pair{t.model.position_embedding, t.framework.fused_rope};
+  };
+  EXPECT_EQ(imported("").first, cs::PositionEmbedding::LEARNED);
+  EXPECT_EQ(imported("--position-embedding-type rope"), std::pair(cs::PositionEmbedding::ROPE, true));
+  EXPECT_EQ(imported("--use-rotary-position-embeddings --no-rope-fusion"),
+            std::pair(cs::PositionEmbedding::ROPE, false));
+  EXPECT_EQ(imported("--position-embedding-type none").first, cs::PositionEmbedding::NONE);
+  // YaRN rotates too, and Megatron-LM leaves every rotary variant but plain rope unfused.
+  EXPECT_EQ(imported("--position-embedding-type yarn"), std::pair(cs::PositionEmbedding::ROPE, false));
+  const auto overrides = cs::testing::write_temp(
+      "rope.overrides", "model.num_layers=2 model.hidden_size=1024 model.num_attention_heads=16 model.seq_length=1024 "
+                        "train.micro_batch_size=1 model.position_embedding_type=rope model.apply_rope_fusion=false\n");
+  const auto i = import_file(overrides.string(), "--gpus 8");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  EXPECT_FALSE(training(cs::load_scenario(i.file.string(), {})).framework.fused_rope);
+  const auto bad = cs::testing::write_temp("rope_bad.args", "--position-embedding-type sideways");
+  const auto b = import_file(bad.string(), "--gpus 8");
+  EXPECT_EQ(b.r.code, 2);
+  EXPECT_NE(b.r.err.find(":1:27: --position-embedding-type is one of learned_absolute, mrope, none, rope, yarn, "
+                         "not 'sideways'"),
+            std::string::npos)
+      << b.r.err;
+  EXPECT_FALSE(std::filesystem::exists(b.file));
 }
 
 TEST(Import, MegatronsRankOrderIsThePipelineOutermostUnlessAskedOtherwise)
