@@ -315,8 +315,10 @@ def long_sequence(build, backend, tmp, fast):
 
 # torchtitan's Llama 3.1 8B FSDP rows with torch.compile (benchmarks/llama3_h100_202412_torchtitan.md, Tables 1 and
 # 3), on the H100 96 GB HBM2e at 500 W: (hosts, tokens/s per GPU). Compared with the `fsdp` profile, which describes a
-# fused stack; the eager rows (5,762 and 5,605) wait for a profile of PyTorch eager. Not asserted (docs/validation.md).
+# fused stack. Not asserted (docs/validation.md).
 TORCHTITAN_COMPILED = [(1, 6667), (16, 6514)]
+# The same rows without torch.compile (Table 1's first step), with the `torch-eager` profile.
+TORCHTITAN_EAGER = [(1, 5762), (16, 5605)]
 # The same with torchao's Float8 on top (Table 1's last step: FSDP, torch.compile and Float8), priced as the tensor-wise
 # recipe: (hosts, tokens/s per GPU).
 TORCHTITAN_FLOAT8 = [(1, 8532), (16, 8380)]
@@ -330,6 +332,15 @@ def torchtitan_rows(build, backend, tmp, fast):
         m = run_with(build, backend, tmp, f"torchtitan-{hosts}", "scenarios/reference/torchtitan-llama3-8b-fsdp.yaml",
                      [f"cluster.nodes={hosts}", f"workload.batch.global={16 * hosts}"])
         rows.append((f"torchtitan llama3-8b, {8 * hosts} GPUs, compiled (tokens/s/GPU){fits_mark(m)}", tokens,
+                     m["tokens_per_s"] / (8 * hosts)))
+    for hosts, tokens in TORCHTITAN_EAGER:
+        if fast and backend == "simgrid" and hosts > 8:
+            continue
+        m = run_with(build, backend, tmp, f"torchtitan-eager-{hosts}",
+                     "scenarios/reference/torchtitan-llama3-8b-fsdp.yaml",
+                     [f"cluster.nodes={hosts}", f"workload.batch.global={16 * hosts}",
+                      "workload.framework.name=torch-eager"])
+        rows.append((f"torchtitan llama3-8b, {8 * hosts} GPUs, eager (tokens/s/GPU){fits_mark(m)}", tokens,
                      m["tokens_per_s"] / (8 * hosts)))
     for hosts, tokens in TORCHTITAN_FLOAT8:
         if fast and backend == "simgrid" and hosts > 8:
@@ -388,8 +399,8 @@ def h200_steps(build, backend, tmp):
             sets += shape_3b
         if r.get("attention_backend") == "cudnn":
             sets.append("workload.model.attention=cudnn")
-        if not r.get("compiled"):  # HF's apply_rotary_pos_emb in eager: the unfused rotate-half passes
-            sets.append("workload.framework.fused_rope=false")
+        if not r.get("compiled"):  # eager PyTorch: composite RMSNorm, SiLU then the product, unfused rotation
+            sets.append("workload.framework.name=torch-eager")
         m = run_with(build, backend, tmp, f"step-{len(rows)}", "scenarios/reference/h200-hf-llama-step.yaml", sets)
         label = (f"{r['model']} seq {r['seq']} mb {r['micro_batch']}{' full recompute' if r['full_recompute'] else ''}"
                  f"{' compiled' if r.get('compiled') else ''}"

@@ -95,6 +95,12 @@ public:
     }
     if (model.position_embedding == PositionEmbedding::ROPE)
       b.rope(heads, kv_heads, head_dim);
+    if (b.shape().framework.repeat_kv && kv_heads < heads) { // eager repeat_kv: expand, then a copy
+      const double e = b.element_bytes(), kv = 2 * tokens * kv_heads * head_dim * e;
+      const double all = 2 * tokens * heads * head_dim * e;
+      b.forward("repeat_kv", b.traffic("repeat_kv", kv, all));
+      b.backward("repeat_kv_backward", b.traffic("repeat_kv", all, kv, all / e)); // the copies' gradients summed
+    }
     if (model.attention == AttentionCore::MATERIALIZED)
       materialized_core(b, tokens, heads, kv_heads, head_dim);
     else

@@ -59,7 +59,17 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     fsdp.kernel_gap_s = 8e-6;
     fsdp.comm_sm_fraction = 0.2;
     fsdp.p2p_blocking = false;
-    return std::vector<FrameworkProfile>{megatron, core, fsdp};
+    // PyTorch eager, as torchtitan writes a Llama without torch.compile (its late-2024 model code, FSDP2 with bf16
+    // parameters): RMSNorm composed of eager ops, SiLU then the product, the complex rotation unfused, the grouped
+    // keys and values repeated to every query head before SDPA; the rest as fsdp. [recon: from torchtitan's
+    // models/llama/model.py of that time; the passes are counted in layer_kernels.cpp and mlp_swiglu.cpp]
+    FrameworkProfile eager = fsdp;
+    eager.name = "torch-eager";
+    eager.fused_rmsnorm = false;
+    eager.fused_swiglu = false;
+    eager.fused_rope = false;
+    eager.repeat_kv = true;
+    return std::vector<FrameworkProfile>{megatron, core, fsdp, eager};
   }();
   return profiles;
 }
@@ -128,6 +138,23 @@ static void read_tensor_parallel_fields(ObjectReader& r, FrameworkProfile& frame
 }
 
 // The loss's fields of `framework:`: its bytes per logit unfused, or which fused kernels run it.
+// What a compiler or hand-written kernels fuse, and PyTorch eager runs pass by pass.
+static void read_eager_fields(ObjectReader& r, FrameworkProfile& framework)
+{
+  r.field("fused_rmsnorm", framework.fused_rmsnorm,
+          "RMSNorm in one kernel each way; false: PyTorch eager's composite (upcast to fp32, square, mean, rsqrt, "
+          "scale, downcast, weight), 36 bytes an element forward and 84 backward in bf16 against 4 and 6, and its fp32 "
+          "upcast kept for backward")
+      .field("fused_swiglu", framework.fused_swiglu,
+             "SiLU and the gated product in one kernel; false: eager's silu, then a multiply (the SiLU output kept)")
+      .field("repeat_kv", framework.repeat_kv,
+             "grouped-query keys and values copied to every query head before attention, and the copies' gradients "
+             "summed back (torchtitan's and Hugging Face's eager repeat_kv); the copies are kept for backward")
+      .field("fused_rope", framework.fused_rope,
+             "rotary position embedding in one kernel each way (Megatron-Core apply_rope_fusion, on in Megatron-LM's "
+             "arguments and Megatron-Bridge's providers; torch.compile); false: the unfused rotate-half passes");
+}
+
 static void read_loss_fields(ObjectReader& r, FrameworkProfile& framework)
 {
   r.field("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes,
@@ -145,7 +172,8 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
   std::vector<std::string> names;
   for (const auto& p : builtin_frameworks())
     names.push_back(p.name);
-  const char* help = "training stack: a name (megatron, megatron-core, fsdp) or {name: ..., fields to change}";
+  const char* help =
+      "training stack: a name (megatron, megatron-core, fsdp, torch-eager) or {name: ..., fields to change}";
   if (!parent.describing()) {
     auto node = parent.raw("framework", "name or map", help);
     if (node && !node->IsMap()) {
@@ -165,11 +193,9 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
         framework = p;
   read_grad_reduce_in_fp32(r, framework);
   read_loss_fields(r, framework);
+  read_eager_fields(r, framework);
   r.field("fused_bias_gelu", framework.fused_bias_gelu, "bias and GeLU in one kernel")
       .field("fused_bias_dropout_add", framework.fused_bias_dropout_add, "bias, dropout and residual add in one kernel")
-      .field("fused_rope", framework.fused_rope,
-             "rotary position embedding in one kernel each way (Megatron-Core apply_rope_fusion, on in Megatron-LM's "
-             "arguments and Megatron-Bridge's providers; torch.compile); false: the unfused rotate-half passes")
       .field("dropout", framework.dropout, "dropout probability (0 = no dropout kernels)")
       .field("attention_layout_copies", framework.attention_layout_copies,
              "q, k, v (and their gradients) copied into the attention kernel's layout")

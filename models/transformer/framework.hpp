@@ -22,6 +22,11 @@ struct FrameworkProfile {
   // Kernels.
   bool fused_bias_gelu = true;              // bias + GeLU in one pass (Megatron); two passes in eager PyTorch
   bool fused_bias_dropout_add = true;       // bias + dropout + residual add in one pass (Megatron)
+  bool fused_rmsnorm = true; // RMSNorm in one kernel each way (Transformer Engine, Apex, torch.compile); false: PyTorch
+                             // eager's composite (upcast, square, mean, rsqrt, scale, downcast, weight)
+  bool fused_swiglu = true;  // SiLU and the gated product in one kernel; false: eager's silu, then a multiply
+  bool repeat_kv = false;    // grouped-query keys and values copied to every query head before attention (torchtitan's
+                             // and Hugging Face's eager repeat_kv)
   bool fused_rope = true; // rotary embedding in one pass each way (Megatron-Core apply_rope_fusion, Transformer
                           // Engine's kernel; torch.compile); false: Megatron's and Hugging Face's unfused passes
   double dropout = 0.1;                     // hidden and attention dropout probability; 0 = no dropout kernels
@@ -79,7 +84,8 @@ struct FrameworkProfile {
 };
 
 /** The built-in profiles by name: megatron (Megatron-LM as in its SC'21 runs), megatron-core (today's Megatron-Core),
- *  fsdp (PyTorch FSDP with bf16 mixed precision, as llm-foundry runs it). */
+ *  fsdp (PyTorch FSDP with bf16 mixed precision, as llm-foundry runs it), torch-eager (the same without a compiler:
+ *  torchtitan's Llama in PyTorch eager). */
 const std::vector<FrameworkProfile>& builtin_frameworks();
 
 /** Reads `workload.framework`: a built-in name, or {name: <built-in>, <field>: <value>, ...} to change some fields. */

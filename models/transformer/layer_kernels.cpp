@@ -36,9 +36,22 @@ void LayerKernels::linear(const std::string& name, double tokens, double n, doub
     backward(name + "_bias_grad", ReductionKernel{tokens * n, model_.dtype}, true);
 }
 
+// PyTorch eager's RMSNorm (torch.nn.RMSNorm before its fused kernel, Hugging Face's LlamaRMSNorm, torchtitan's):
+// a = x.float(), a.pow(2).mean(-1), rsqrt, f = a * rstd, g = f.to(x.dtype), y = g * weight. Forward, per element:
+// the upcast (e read, 4 written), the square (4, 4), the mean (4 read), the scaling (4, 4), the downcast (4, e) and
+// the weight (e, e). Backward, autograd's graph of the same: the weight's product and its gradient's reduction (4e
+// read, 2e written), the downcast's (e, 4), the scaling's two products and the reduction over the row (16, 8), the
+// mean's expansion (0, 4), the square's two products (12, 8), the two gradients of a added (8, 4) and the upcast's
+// (4, e). LayerNorm is one native kernel in eager too. [recon: counted from those sources]
 void LayerKernels::norm(double rows, double cols)
 {
   const bool rms = model_.norm == Norm::RMSNORM;
+  if (rms && !shape_.framework.fused_rmsnorm) {
+    const double n = rows * cols, e = element_bytes_;
+    forward("layernorm", traffic("rmsnorm_eager", (16 + 2 * e) * n, (12 + 2 * e) * n, 4 * n));
+    backward("layernorm_backward", traffic("rmsnorm_eager", (40 + 5 * e) * n, (28 + 3 * e) * n, 10 * n));
+    return;
+  }
   forward("layernorm", NormKernel{rows, cols, rms, model_.dtype});
   backward("layernorm_backward", NormKernel{1.5 * rows, cols, rms, model_.dtype});
 }

@@ -28,10 +28,17 @@ double held_units(const ModelParams& model, const MemoryLayout& layout, double t
   // inputs, the two block inputs, dropout masks) and 24 split (queries 2, keys 2, values 2, projection input 2,
   // GeLU input 8 and output 8), plus 5 a s / h for scores. Keys and values shrink with grouped-query attention;
   // SwiGLU keeps gate, up and product (6 f / h) where GeLU keeps two (4 f / h).
-  const double mlp_units = mlp_kind_of(model).activation_units(), ffn = double(model.ffn) / h;
-  const double split = attention_kind_of(model).activation_units(model) + mlp_units * ffn;
+  // Eager SwiGLU keeps its SiLU output as well (2 f / h more); eager repeat_kv keeps keys and values as wide as the
+  // queries; eager RMSNorm keeps each norm's fp32 upcast (4 units, two norms).
+  const double eager_silu = layout.eager_swiglu && model.mlp == "swiglu" ? 2.0 : 0.0;
+  const double mlp_units = mlp_kind_of(model).activation_units() + eager_silu;
+  const double ffn = double(model.ffn) / h;
+  const AttentionWidths widths = attention_kind_of(model).widths(model);
+  const double repeated = layout.repeat_kv ? 4.0 * std::max(0.0, widths.query - widths.key) / h : 0.0;
+  const double split = attention_kind_of(model).activation_units(model) + mlp_units * ffn + repeated;
   // Without dropout its two 1-byte masks go; MLA adds its latents, which TP does not split.
-  const double replicated = (layout.dropout ? 10.0 : 8.0) + attention_kind_of(model).replicated_units(model);
+  const double replicated = (layout.dropout ? 10.0 : 8.0) + attention_kind_of(model).replicated_units(model) +
+                            (layout.eager_rmsnorm && model.norm == Norm::RMSNORM ? 8.0 : 0.0);
   double held = sp ? (replicated + split) / t : replicated + split / t;
   // The linear layers keep their inputs in FP8: QKV's (replicated without sp), the projection's and the MLP's first
   // (2 units each) and its second GEMM's (2 f / h).
@@ -42,8 +49,8 @@ double held_units(const ModelParams& model, const MemoryLayout& layout, double t
   // torchtitan's op-level policy keeps only the block's input, the saved matmuls' outputs (queries, values, the MLP's
   // first and, for SwiGLU, its last) and attention's output, 2 bytes an element (with a TP rank's share).
   if (model.recomputes("op_sac")) {
-    const AttentionWidths w = attention_kind_of(model).widths(model);
-    const bool swiglu = mlp_units > 4.0;
+    const AttentionWidths& w = widths;
+    const bool swiglu = mlp_kind_of(model).activation_units() > 4.0;
     const double whole = (2.0 + (swiglu ? 2.0 : 0.0)) / (sp ? t : 1.0);
     return whole + 2.0 * (w.query + w.value + w.output + model.ffn) / h / t;
   }
@@ -105,6 +112,15 @@ double moe_layer_extra(const ModelParams& model, const MemoryLayout& layout, dou
 }
 
 } // namespace
+
+void apply_framework(MemoryLayout& layout, const FrameworkProfile& framework, const std::string& model_dtype)
+{
+  layout.dropout = framework.dropout > 0;
+  layout.loss_bytes_per_logit = framework.cross_entropy_kept_bytes(dtype_bytes(model_dtype));
+  layout.eager_rmsnorm = !framework.fused_rmsnorm;
+  layout.eager_swiglu = !framework.fused_swiglu;
+  layout.repeat_kv = framework.repeat_kv;
+}
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
 {

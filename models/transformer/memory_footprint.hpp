@@ -2,6 +2,7 @@
 #pragma once
 
 #include "models/parallel/parallel_layout.hpp"
+#include "models/transformer/framework.hpp"
 #include "models/transformer/model_params.hpp"
 
 #include <map>
@@ -30,6 +31,9 @@ struct MemoryLayout {
   int layers_on_device =
       -1;              // layers on the most loaded device (0: only the embedding or the loss); -1 = ceil(layers / pp)
   bool dropout = true; // the framework applies dropout (its 1-byte masks are kept for backward)
+  bool eager_rmsnorm = false; // each RMSNorm keeps its fp32 upcast for backward (PyTorch eager's composite)
+  bool eager_swiglu = false;  // SwiGLU keeps its SiLU output too (eager's separate product)
+  bool repeat_kv = false;     // attention keeps the keys and values repeated to every query head
   bool holds_head = false; // the device runs the output layer (always when pp = 1)
   // What the loss keeps for its backward, per logit: fp32 probabilities (unfused, and Megatron-Core's native fused
   // loss), or under Transformer Engine's fused loss the logits themselves (their dtype).
@@ -74,5 +78,8 @@ struct MemoryLayout {
  * applies the routing probabilities in the experts' activation (its fused weighted SwiGLU), so the combine is a plain
  * sum whose backward needs no saved tensor [recon: from Megatron-Core's experts and dispatchers, not a measurement]. */
 MemoryFootprint transformer_memory(const ModelParams& model, int micro_batch, const MemoryLayout& layout);
+
+/** What the framework's kernels keep: dropout masks, what the loss keeps a logit, eager kernels' extra copies. */
+void apply_framework(MemoryLayout& layout, const FrameworkProfile& framework, const std::string& model_dtype);
 
 } // namespace cs

@@ -14,9 +14,15 @@ public:
   {
     const double e = b.element_bytes(), h = b.model().hidden;
     b.linear("ffn_gate_up_gemm", tokens, 2 * inner, h, bias);
-    b.forward("swiglu", b.traffic("swiglu", 2 * tokens * inner * e, tokens * inner * e, 6 * tokens * inner));
-    b.backward("swiglu_backward",
-               b.traffic("swiglu_backward", 3 * tokens * inner * e, 2 * tokens * inner * e, 8 * tokens * inner));
+    const double n = tokens * inner;
+    if (b.shape().framework.fused_swiglu) {
+      b.forward("swiglu", b.traffic("swiglu", 2 * n * e, n * e, 6 * n));
+      b.backward("swiglu_backward", b.traffic("swiglu_backward", 3 * n * e, 2 * n * e, 8 * n));
+    } else { // eager: silu(gate) (1 read, 1 written), then its product with up (2, 1); backward the product's two
+             // gradients (2, 1 each) and SiLU's (2, 1) [recon: autograd's graph of F.silu(a) * b]
+      b.forward("swiglu", b.traffic("swiglu_eager", 3 * n * e, 2 * n * e, 6 * n));
+      b.backward("swiglu_backward", b.traffic("swiglu_eager", 6 * n * e, 3 * n * e, 8 * n));
+    }
     b.linear("ffn_down_gemm", tokens, h, inner, bias);
   }
 };

@@ -126,8 +126,7 @@ MemoryLayout layout_of(const Scenario& s, const ParallelLayout& parallel, int la
   l.bucket_bytes = tr(s).gradient_bucket.value;
   l.layers_on_device = layers_on_device;
   l.in_flight_microbatches = in_flight;
-  l.dropout = tr(s).framework.dropout > 0;
-  l.loss_bytes_per_logit = tr(s).framework.cross_entropy_kept_bytes(dtype_bytes(tr(s).model.dtype));
+  apply_framework(l, tr(s).framework, tr(s).model.dtype);
   l.holds_head = holds_head;
   l.dispatcher_buffer_bytes = dispatcher_buffer_bytes(tr(s), parallel, s.cluster.gpus_per_node);
   set_gradient_buffer(l, tr(s), parallel);

@@ -79,8 +79,7 @@ std::function<MemoryFootprint(int, int, const MoeMemoryUse&)> stage_memory(const
         layout.recomputed_layers_on_device += std::min(here, n);
       }
     }
-    layout.dropout = params.framework.dropout > 0;
-    layout.loss_bytes_per_logit = params.framework.cross_entropy_kept_bytes(dtype_bytes(params.model.dtype));
+    apply_framework(layout, params.framework, params.model.dtype);
     set_gradient_buffer(layout, params, parallel);
     layout.holds_head = map.holds_chain_last(device);
     layout.model_copies = map.chains();
