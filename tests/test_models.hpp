@@ -1,9 +1,22 @@
 // Small transformer shapes for tests, written out field by field.
 #pragma once
 
+#include "models/transformer/framework.hpp"
 #include "models/transformer/model_params.hpp"
 
+#include <stdexcept>
+#include <string>
+
 namespace cs::testing {
+
+/** The built-in framework profile `name` (megatron, megatron-core, fsdp, torch-eager). */
+inline FrameworkProfile framework(const std::string& name)
+{
+  for (const auto& p : builtin_frameworks())
+    if (p.name == name)
+      return p;
+  throw std::invalid_argument("no framework profile " + name);
+}
 
 inline ModelParams model(int layers, int hidden, int ffn, int heads, int seq, int vocab, const char* dtype = "bf16",
                          const char* recompute = "none")

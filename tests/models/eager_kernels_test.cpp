@@ -4,6 +4,7 @@
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
+#include "tests/test_models.hpp"
 #include "tests/test_support.hpp"
 
 #include <fstream>
@@ -12,14 +13,7 @@
 
 namespace {
 
-cs::FrameworkProfile builtin(const std::string& name)
-{
-  for (const auto& p : cs::builtin_frameworks())
-    if (p.name == name)
-      return p;
-  throw std::runtime_error("no framework " + name);
-}
-
+using cs::testing::framework;
 const cs::NamedKernel& named(const std::vector<cs::NamedKernel>& kernels, const std::string& name)
 {
   for (const auto& k : kernels)
@@ -39,7 +33,7 @@ bool has(const std::vector<cs::NamedKernel>& kernels, const std::string& name)
 
 TEST(EagerKernels, TheProfileIsFsdpWithoutItsFusions)
 {
-  const auto eager = builtin("torch-eager"), fsdp = builtin("fsdp");
+  const auto eager = framework("torch-eager"), fsdp = framework("fsdp");
   EXPECT_FALSE(eager.fused_rmsnorm);
   EXPECT_FALSE(eager.fused_swiglu);
   EXPECT_FALSE(eager.fused_rope);
@@ -53,8 +47,8 @@ TEST(EagerKernels, TheCompositeRmsNormAndSwigluMoveWhatTheirPassesCount)
 {
   const auto& m = cs::model_presets().at("llama3-8b");
   cs::LayerShape fused, eager;
-  fused.framework = builtin("fsdp");
-  eager.framework = builtin("torch-eager");
+  fused.framework = framework("fsdp");
+  eager.framework = framework("torch-eager");
   const auto a = cs::layer_kernels(m, fused), b = cs::layer_kernels(m, eager);
   const double rows = 8192, h = 4096, inner = 14336;
   // RMSNorm in bf16: 36 bytes an element forward (20 read, 16 written), 84 backward (50, 34).
@@ -82,8 +76,8 @@ TEST(EagerKernels, EagerLayersKeepTheUpcastsTheSiluOutputAndTheRepeatedKeys)
   m.recompute = cs::Recompute::NONE;
   m.layers = 4;
   cs::MemoryLayout fused, eager;
-  cs::apply_framework(fused, builtin("fsdp"), m.dtype);
-  cs::apply_framework(eager, builtin("torch-eager"), m.dtype);
+  cs::apply_framework(fused, framework("fsdp"), m.dtype);
+  cs::apply_framework(eager, framework("torch-eager"), m.dtype);
   const double extra =
       cs::transformer_memory(m, 1, eager).activations - cs::transformer_memory(m, 1, fused).activations;
   // Per layer, in bytes per token and hidden element (bf16): each norm's fp32 upcast (4, two norms), the SiLU output
@@ -114,10 +108,10 @@ TEST(EagerKernels, TheEagerProfileMeetsTheEagerLlamaLayersMeasuredOnTheH200)
     m.recompute = cs::Recompute::NONE;
     m.attention = cs::AttentionCore::FLASH;
     m.seq = r.at("seq").get<int>();
-    auto layer = [&](const std::string& framework) {
+    auto layer = [&](const std::string& name) {
       cs::LayerShape shape;
       shape.micro = r.at("batch").get<int>();
-      shape.framework = builtin(framework);
+      shape.framework = framework(name);
       const auto k = cs::layer_kernels(m, shape);
       return cs::pass_cost(*cost, k.forward, shape.framework.kernel_gap_s).seconds +
              cs::pass_cost(*cost, k.backward, shape.framework.kernel_gap_s).seconds;

@@ -8,13 +8,7 @@
 
 namespace {
 
-cs::FrameworkProfile profile(const std::string& name)
-{
-  for (const auto& p : cs::builtin_frameworks())
-    if (p.name == name)
-      return p;
-  throw std::runtime_error("no framework " + name);
-}
+using cs::testing::framework;
 
 } // namespace
 
@@ -90,7 +84,7 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
       out.insert(k.name);
     return out;
   };
-  cs::LayerShape megatron{1, {}, profile("megatron")}, fsdp{1, {}, profile("fsdp")};
+  cs::LayerShape megatron{1, {}, framework("megatron")}, fsdp{1, {}, framework("fsdp")};
   const auto a = cs::layer_kernels(m, megatron), b = cs::layer_kernels(m, fsdp);
   // Megatron fuses bias, dropout and the residual add; eager FSDP runs them apart (and without dropout).
   EXPECT_TRUE(names(a.forward).count("bias_dropout_add"));
@@ -128,7 +122,7 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
       grad_c += cs::kernel_bytes(k.kernel);
   EXPECT_DOUBLE_EQ(grad_c, 4 * cs::layer_parameters(m));
   // The optimizer step moves the profile's bytes per parameter.
-  EXPECT_DOUBLE_EQ(cs::kernel_bytes(cs::optimizer_kernel(1e9, profile("fsdp")).kernel), 52e9);
+  EXPECT_DOUBLE_EQ(cs::kernel_bytes(cs::optimizer_kernel(1e9, framework("fsdp")).kernel), 52e9);
 }
 
 TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKernels)
@@ -148,8 +142,8 @@ TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKerne
   const double micro = 4, tp = 2, tokens = micro * m.seq, width = 3.0 * m.hidden / tp, e = 2;
   cs::ParallelLayout two;
   two.tp = static_cast<int>(tp);
-  cs::LayerShape megatron{static_cast<int>(micro), two, profile("megatron")},
-      core{static_cast<int>(micro), two, profile("megatron-core")};
+  cs::LayerShape megatron{static_cast<int>(micro), two, framework("megatron")},
+      core{static_cast<int>(micro), two, framework("megatron-core")};
   const auto a = cs::layer_kernels(m, megatron), c = cs::layer_kernels(m, core);
   EXPECT_DOUBLE_EQ(bytes_of(a.forward, "qkv_gemm_bias_add"), 2 * tokens * width * e);   // read and write the output
   EXPECT_DOUBLE_EQ(bytes_of(c.forward, "qkv_gemm_bias_add"), 0);                        // in the GEMM epilogue
@@ -320,9 +314,7 @@ TEST(Transformer, DropoutBackwardMovesFiveBytesPerElementAndGptIsCausal)
   cs::ModelParams m = cs::model_presets().at("gpt-1.7b");
   cs::LayerShape shape;
   shape.micro = 2;
-  for (const auto& p : cs::builtin_frameworks())
-    if (p.name == "megatron")
-      shape.framework = p;
+  shape.framework = framework("megatron");
   const auto k = cs::layer_kernels(m, shape);
   const double scores = 2.0 * m.heads * m.seq * m.seq;
   bool seen = false;
