@@ -89,10 +89,8 @@ public:
     if (model.bias && !b.shape().framework.linear_bias_in_gemm)
       b.forward("qkv_gemm_bias_add", b.traffic("bias_add", tokens * qkv_width * b.element_bytes(),
                                                tokens * qkv_width * b.element_bytes(), tokens * qkv_width));
-    if (model.qk_norm) { // one RMSNorm per query and key head (its rows are the tokens times the heads)
-      b.forward("qk_norm", NormKernel{tokens * (heads + kv_heads), head_dim, true, model.dtype});
-      b.backward("qk_norm_backward", NormKernel{1.5 * tokens * (heads + kv_heads), head_dim, true, model.dtype});
-    }
+    if (model.qk_norm) // one RMSNorm per query and key head (its rows are the tokens times the heads)
+      b.norm(tokens * (heads + kv_heads), head_dim, "qk_norm");
     if (model.position_embedding == PositionEmbedding::ROPE)
       b.rope(heads, kv_heads, head_dim);
     if (b.shape().framework.repeat_kv && kv_heads < heads) { // eager repeat_kv: expand, then a copy

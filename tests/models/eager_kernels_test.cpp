@@ -64,6 +64,10 @@ TEST(EagerKernels, TheCompositeRmsNormAndSwigluMoveWhatTheirPassesCount)
   EXPECT_DOUBLE_EQ(moved(named(b.forward, "repeat_kv")), kv + all);
   EXPECT_DOUBLE_EQ(moved(named(b.backward, "repeat_kv_backward")), kv + all);
   EXPECT_FALSE(has(a.forward, "repeat_kv"));
+  // Qwen3's QK-norm is an RMSNorm over each head: eager, its composite too.
+  const auto qwen = cs::layer_kernels(cs::model_presets().at("qwen3-8b"), eager);
+  EXPECT_DOUBLE_EQ(moved(named(qwen.forward, "qk_norm")), 36 * 4096.0 * (32 + 8) * 128);
+  EXPECT_DOUBLE_EQ(moved(named(qwen.backward, "qk_norm_backward")), 84 * 4096.0 * (32 + 8) * 128);
   // Multi-head attention has nothing to repeat, and LayerNorm is one native kernel in eager too.
   EXPECT_FALSE(has(cs::layer_kernels(cs::model_presets().at("llama2-7b"), eager).forward, "repeat_kv"));
   const auto gpt = cs::layer_kernels(cs::model_presets().at("gpt-1.7b"), eager);
