@@ -306,8 +306,10 @@ void TomlReader::read()
   parallelism();
   training();
   report_the_rest();
-  // FSDP2 with torchtitan's policy (bf16 compute, fp32 reduction), compiled or in eager.
+  // FSDP2 with torchtitan's policy (bf16 compute, fp32 reduction), compiled or in eager. Its attention repeats the
+  // grouped keys and values to every query head before SDPA either way (repeat_kv in its model code).
   run_.set("workload.framework.name", compiled_ ? "fsdp" : "torch-eager");
+  run_.set("workload.framework.repeat_kv", true);
 }
 
 } // namespace

@@ -77,6 +77,7 @@ void expect_same_run(const cs::Scenario& a, const cs::Scenario& b)
   EXPECT_EQ(x.framework.name, y.framework.name);
   EXPECT_EQ(x.framework.cross_entropy_fusion, y.framework.cross_entropy_fusion);
   EXPECT_EQ(x.framework.fused_rope, y.framework.fused_rope);
+  EXPECT_EQ(x.framework.repeat_kv, y.framework.repeat_kv);
   EXPECT_EQ(x.framework.dropout, y.framework.dropout);
   EXPECT_EQ(x.framework.tp_comm_overlap, y.framework.tp_comm_overlap);
   EXPECT_EQ(x.batch.micro, y.batch.micro);
