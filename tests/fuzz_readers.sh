@@ -41,6 +41,9 @@ printf 'sworker,step,seconds\n0,0,0.5\n0,1,0.25\n1,0,0.3\n' >"$work/seeds/job_tr
 { printf m; cat "$root/tests/data/import/mbridge-llama3-70b-fp8.overrides"; } >"$work/seeds/import/bridge"
 { printf t; cat "$root/tests/data/import/torchtitan-llama3-8b.toml"; } >"$work/seeds/import/torchtitan"
 { printf m; cat "$root/tests/data/import/mbridge-gpt-oss-120b.args"; } >"$work/seeds/import/gpt-oss"
+for f in "$root"/tests/data/import/hf/*.config.json; do
+  { printf h; cat "$f"; } >"$work/seeds/import/hf-$(basename "$f" .config.json)"
+done
 printf 't[model]\nname = "qwen3"\nflavor = "30B-A3B"\n[training]\nlocal_batch_size = 1\n[parallelism]\ntensor_parallel_degree = 2\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 1\nexpert_parallel_comm_backend = "deepep"\n' \
   >"$work/seeds/import/torchtitan-moe"
 status=0

@@ -1,8 +1,10 @@
-// `clustersim import FILE [--gpus N] [--out SCENARIO.yaml]`: a Megatron-LM argument list, Megatron-Bridge overrides
-// or a torchtitan TOML turned into a scenario the user can run and edit, with every setting it could not model named.
+// `clustersim import FILE [--gpus N] [--out SCENARIO.yaml]`: a Megatron-LM argument list, Megatron-Bridge overrides,
+// a torchtitan TOML or a Hugging Face config.json turned into a scenario the user can run and edit, with every setting
+// it could not model named.
 #include "base/input_error.hpp"
 #include "base/json_input.hpp"
 #include "sim/cli/command.hpp"
+#include "sim/import/hf_config.hpp"
 #include "sim/import/megatron_args.hpp"
 #include "sim/import/torchtitan_toml.hpp"
 #include "sim/run/scenario_checks.hpp"
@@ -34,11 +36,15 @@ int import_config(ImportArgs a)
 {
   const std::string text = read_text_file(a.input, "configuration");
   std::string format = a.format;
-  if (format == "auto")
-    format = std::filesystem::path(a.input).extension() == ".toml" || looks_like_torchtitan(text) ? "torchtitan"
-                                                                                                  : "megatron";
-  const ImportedRun run =
-      format == "torchtitan" ? read_torchtitan_toml(text, a.input) : read_megatron_args(text, a.input);
+  if (format == "auto") {
+    const auto ext = std::filesystem::path(a.input).extension();
+    format = ext == ".toml" || looks_like_torchtitan(text) ? "torchtitan"
+             : ext == ".json" || looks_like_hf_config(text) ? "hf"
+                                                            : "megatron";
+  }
+  const ImportedRun run = format == "torchtitan" ? read_torchtitan_toml(text, a.input)
+                          : format == "hf"       ? read_hf_config(text, a.input)
+                                                 : read_megatron_args(text, a.input);
   if (a.cluster.name.empty())
     a.cluster.name = std::filesystem::path(a.input).stem().string();
   const std::string yaml = imported_scenario_yaml(run, a.cluster, a.input, format);
@@ -68,14 +74,15 @@ int import_config(ImportArgs a)
 std::vector<Command> add_import_commands(CLI::App& app)
 {
   auto a = std::make_shared<ImportArgs>();
-  auto* cmd = app.add_subcommand("import", "turn a Megatron-LM argument list, Megatron-Bridge overrides or a "
-                                           "torchtitan TOML into a scenario (warnings name what is not modelled)");
+  auto* cmd = app.add_subcommand("import", "turn a Megatron-LM argument list, Megatron-Bridge overrides, a torchtitan "
+                                           "TOML or a Hugging Face config.json into a scenario (warnings name what is "
+                                           "not modelled)");
   cmd->add_option("input", a->input,
                   "the arguments (a text file, as typed after pretrain_gpt.py or torchrun) or "
-                  "the torchtitan .toml")
+                  "the torchtitan .toml, or a Hugging Face config.json")
       ->required();
-  cmd->add_option("--format", a->format, "auto (by extension and content), megatron or torchtitan")
-      ->check(CLI::IsMember({"auto", "megatron", "torchtitan"}));
+  cmd->add_option("--format", a->format, "auto (by extension and content), megatron, torchtitan or hf")
+      ->check(CLI::IsMember({"auto", "megatron", "torchtitan", "hf"}));
   cmd->add_option("--gpus", a->cluster.gpus,
                   "GPUs of the run, when the input does not say (torchrun's --nnodes x "
                   "--nproc_per_node)")

@@ -1,0 +1,106 @@
+// clustersim import of a Hugging Face config.json: the published models' configurations read into the same shapes as
+// the presets, the run's defaults said, what is not modelled named, and bad input refused where it is.
+#include "models/transformer/transformer.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "tests/test_support.hpp"
+#include "workloads/training/training_workload.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace {
+
+using cs::testing::clustersim;
+
+struct HfImported {
+  cs::testing::CliResult r;
+  std::filesystem::path file;
+};
+
+HfImported import_hf(const std::string& input, const std::string& options = "--gpus 8")
+{
+  static int n = 0;
+  const auto dir = cs::testing::fresh_dir("import_hf_" + std::to_string(n++));
+  const auto file = dir / "imported.yaml";
+  return {clustersim("import " + input + " " + options + " --out " + file.string()), file};
+}
+
+const cs::ModelParams& model_of(const cs::Scenario& s) { return cs::workload_as<cs::TrainingWorkload>(s).params.model; }
+
+} // namespace
+
+TEST(ImportHf, PublishedConfigsReadAsThePresetsShapes)
+{
+  // The configs as published on the Hugging Face Hub: each imports to the preset's shape, so to its parameters.
+  const std::pair<const char*, const char*> rows[] = {{"llama3-8b", "llama3-8b"},
+                                                      {"qwen3-30b-a3b", "qwen3-30b-a3b"},
+                                                      {"mixtral-8x7b", "mixtral-8x7b"},
+                                                      {"deepseek-v3", "deepseek-v3"}};
+  for (const auto& [file, preset] : rows) {
+    const auto i = import_hf(cs::testing::src(std::string("tests/data/import/hf/") + file + ".config.json"));
+    ASSERT_EQ(i.r.code, 0) << file << ": " << i.r.err;
+    const cs::Scenario scenario = cs::load_scenario(i.file.string(), {});
+    const cs::ModelParams& m = model_of(scenario);
+    cs::ModelParams p = cs::model_presets().at(preset);
+    if (std::string(preset) == "deepseek-v3") // its config has the MTP module the preset leaves to mtp_depth
+      p.mtp_depth = 1;
+    EXPECT_DOUBLE_EQ(cs::total_parameters(m), cs::total_parameters(p)) << file;
+    EXPECT_EQ(m.layers, p.layers) << file;
+    EXPECT_EQ(m.kv(), p.kv()) << file;
+    EXPECT_EQ(m.qk_norm, p.qk_norm) << file;
+    EXPECT_EQ(m.position_embedding, cs::PositionEmbedding::ROPE) << file;
+    EXPECT_EQ(m.moe.experts, p.moe.experts) << file;
+    EXPECT_EQ(m.moe.top_k, p.moe.top_k) << file;
+    EXPECT_EQ(m.moe.first_dense, p.moe.first_dense) << file;
+    EXPECT_EQ(m.mtp_depth, p.mtp_depth) << file;
+    EXPECT_EQ(m.seq, 4096) << file;
+    // The run is not in a model configuration, and the defaults it gets are said.
+    EXPECT_NE(i.r.err.find("a model configuration carries no run"), std::string::npos) << i.r.err;
+    EXPECT_EQ(i.r.err.find("not known to the importer"), std::string::npos) << file << ": " << i.r.err;
+  }
+}
+
+TEST(ImportHf, WhatItDoesNotModelIsNamed)
+{
+  const auto v3 = import_hf(cs::testing::src("tests/data/import/hf/deepseek-v3.config.json"));
+  ASSERT_EQ(v3.r.code, 0) << v3.r.err;
+  EXPECT_NE(v3.r.err.find("quantization_config (how the checkpoint is stored"), std::string::npos) << v3.r.err;
+  EXPECT_NE(v3.r.err.find("max_nodes_per_token"), std::string::npos) << v3.r.err;
+  const auto odd = cs::testing::write_temp(
+      "odd.json", R"({"model_type": "qwen2", "num_hidden_layers": 2, "hidden_size": 512, "intermediate_size": 1024,
+"num_attention_heads": 8, "vocab_size": 1000, "hidden_act": "gelu", "frobnicate": 3, "use_sliding_window": true,
+"sliding_window": 128, "max_position_embeddings": 2048})");
+  const auto i = import_hf(odd.string());
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  for (const char* said : {"hidden_act gelu (priced as SwiGLU's SiLU)", "QKV biases", "use_sliding_window",
+                           "not known to the importer, so not modelled: frobnicate", "2048 tokens assumed"})
+    EXPECT_NE(i.r.err.find(said), std::string::npos) << said << "\n" << i.r.err;
+  const cs::Scenario scenario = cs::load_scenario(i.file.string(), {});
+  EXPECT_EQ(model_of(scenario).seq, 2048); // the model's whole context, shorter
+}
+
+TEST(ImportHf, BadInputIsRefusedWithItsPositionAndWritesNothing)
+{
+  const std::string base = R"("num_hidden_layers": 2, "hidden_size": 512, "intermediate_size": 1024, )"
+                           R"("num_attention_heads": 8, "vocab_size": 1000)";
+  struct Case {
+    std::string name, text, where;
+  };
+  const Case cases[] = {
+      {"syntax.json", "{\"model_type\": \"llama\",\n  \"hidden_size\": }", ":2:18:"},
+      {"family.json", "{\"model_type\": \"gemma\", " + base + "}", ":1:2: at /model_type: 'gemma' is not a model_type"},
+      {"layers.json", "{\"model_type\": \"llama\",\n \"num_hidden_layers\": 2.5, \"hidden_size\": 512}",
+       ":2:2: at /num_hidden_layers: must be a whole number"},
+      {"missing.json", "{\"model_type\": \"llama\", \"hidden_size\": 512}", "missing key 'num_hidden_layers'"},
+      {"tie.json", "{\"model_type\": \"llama\", " + base + ", \"tie_word_embeddings\": \"no\"}",
+       "at /tie_word_embeddings: expected true or false"},
+      {"moe.json", "{\"model_type\": \"mixtral\", " + base + "}", "missing key 'num_local_experts'"},
+      {"array.json", "[1, 2]", "one JSON object"}};
+  for (const auto& c : cases) {
+    const auto input = cs::testing::write_temp(c.name, c.text);
+    const auto i = import_hf(input.string(), "--gpus 8 --format hf");
+    EXPECT_EQ(i.r.code, 2) << c.name << ": " << i.r.err;
+    EXPECT_NE(i.r.err.find(c.where), std::string::npos) << c.name << ": " << i.r.err;
+    EXPECT_FALSE(std::filesystem::exists(i.file)) << c.name;
+  }
+}
