@@ -2,6 +2,7 @@
 // the presets, the run's defaults said, what is not modelled named, and bad input refused where it is.
 #include "models/transformer/transformer.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/cli/import_run.hpp"
 #include "tests/test_support.hpp"
 #include "workloads/training/training_workload.hpp"
 
@@ -12,17 +13,9 @@ namespace {
 
 using cs::testing::clustersim;
 
-struct HfImported {
-  cs::testing::CliResult r;
-  std::filesystem::path file;
-};
-
-HfImported import_hf(const std::string& input, const std::string& options = "--gpus 8")
+cs::testing::ImportResult import_hf(const std::string& input, const std::string& options = "--gpus 8")
 {
-  static int n = 0;
-  const auto dir = cs::testing::fresh_dir("import_hf_" + std::to_string(n++));
-  const auto file = dir / "imported.yaml";
-  return {clustersim("import " + input + " " + options + " --out " + file.string()), file};
+  return cs::testing::import_file(input, options);
 }
 
 const cs::ModelParams& model_of(const cs::Scenario& s) { return cs::workload_as<cs::TrainingWorkload>(s).params.model; }

@@ -4,6 +4,7 @@
 #include "models/transformer/fp8_recipe.hpp"
 #include "models/transformer/transformer.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "tests/cli/import_run.hpp"
 #include "tests/test_support.hpp"
 #include "workloads/training/training_workload.hpp"
 
@@ -19,19 +20,8 @@ using cs::testing::src;
 
 std::string data(const std::string& name) { return src("tests/data/import/" + name); }
 
-// Imports `input` (with extra options) into a fresh file; the exit code, the output and the scenario's path.
-struct Imported {
-  cs::testing::CliResult r;
-  std::filesystem::path file;
-};
-
-Imported import_file(const std::string& input, const std::string& options = "")
-{
-  static int n = 0;
-  const auto dir = cs::testing::fresh_dir("import_" + std::to_string(n++));
-  const auto file = dir / "imported.yaml";
-  return {clustersim("import " + input + " " + options + " --out " + file.string()), file};
-}
+using cs::testing::import_file;
+using Imported = cs::testing::ImportResult;
 
 // Imports Megatron-LM arguments `args` for 8 GPUs, expecting success.
 Imported import_args(const std::string& args)
