@@ -1,5 +1,6 @@
 // Hugging Face transformers' configuration classes (LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
-// MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config, DeepseekV3Config) as their config.json spells them.
+// MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config, DeepseekV3Config, GptOssConfig) as their
+// config.json spells them.
 // A model configuration carries no run: the parallelism, the batch and the framework are defaults, said so.
 #include "sim/import/hf_config.hpp"
 
@@ -13,8 +14,8 @@ namespace {
 
 const std::set<std::string>& families()
 {
-  static const std::set<std::string> f{"llama",   "mistral",   "qwen2",     "qwen3",      "mixtral",
-                                       "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"};
+  static const std::set<std::string> f{"llama",     "mistral",   "qwen2",       "qwen3",       "mixtral",
+                                       "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"};
   return f;
 }
 
@@ -30,7 +31,7 @@ const std::set<std::string>& no_step_effect()
       "rope_interleave", "layer_types", "max_window_layers", "use_sliding_window", "mlp_bias", "attention_bias",
       "attention_dropout", "hidden_dropout", "model_type", "max_position_embeddings", "use_qk_norm",
       "tie_word_embeddings", "torch_dtype", "dtype", "hidden_act", "num_experts_per_tok", "n_group", "topk_group",
-      "first_k_dense_replace", "moe_layer_freq"};
+      "first_k_dense_replace", "moe_layer_freq", "experts_per_token", "initial_context_length", "swiglu_limit"};
   return k;
 }
 
@@ -107,8 +108,21 @@ private:
     used_.insert("hidden_act");
     if (given("hidden_act") && r_.string("hidden_act") != "silu")
       approximated_.push_back("hidden_act " + r_.string("hidden_act") + " (priced as SwiGLU's SiLU)");
-    if (type_ == "qwen2" || type_ == "qwen2_moe" || flag("attention_bias", false))
+    // GPT-OSS has biases on every linear layer (its attention's and its experts'); Qwen2's are on QKV only.
+    if (type_ == "gpt_oss" && flag("attention_bias", true))
+      run_.set("workload.model.bias", true);
+    else if (type_ == "qwen2" || type_ == "qwen2_moe" || flag("attention_bias", false))
       approximated_.push_back("the attention's QKV biases (left out: a bias add per projection)");
+    // Megatron-LM fuses the rotation only for plain rope (arguments.py); YaRN (GPT-OSS, DeepSeek) runs unfused.
+    used_.insert("rope_scaling");
+    if (given("rope_scaling") && doc_.at("rope_scaling").is_object()) {
+      const auto& s = doc_.at("rope_scaling");
+      const auto kind = s.contains("rope_type") ? s.at("rope_type")
+                        : s.contains("type")    ? s.at("type")
+                                                : nlohmann::json();
+      if (kind == "yarn")
+        run_.set("workload.framework.fused_rope", false);
+    }
     // The sequence is the run's, not the model's: a 4,096-token one, or the model's whole context when shorter.
     const int context = given("max_position_embeddings") ? whole("max_position_embeddings") : 4096;
     seq_ = std::min(4096, context);
@@ -150,13 +164,12 @@ private:
 
   void experts()
   {
-    const char* count = type_ == "mixtral" ? "num_local_experts" : type_.find("qwen") == 0 ? "num_experts"
-                                                                                          : "n_routed_experts";
-    if (type_ == "mixtral" || type_.find("_moe") != std::string::npos || type_.find("deepseek") == 0) {
+    const bool local = type_ == "mixtral" || type_ == "gpt_oss"; // experts of the model's own intermediate size
+    const char* count = local ? "num_local_experts" : type_.find("qwen") == 0 ? "num_experts" : "n_routed_experts";
+    if (local || type_.find("_moe") != std::string::npos || type_.find("deepseek") == 0) {
       run_.set("workload.model.moe.experts", whole(count));
       run_.set("workload.model.moe.top_k", whole("num_experts_per_tok"));
-      run_.set("workload.model.moe.expert_ffn",
-               type_ == "mixtral" ? whole("intermediate_size") : whole("moe_intermediate_size"));
+      run_.set("workload.model.moe.expert_ffn", local ? whole("intermediate_size") : whole("moe_intermediate_size"));
       if (type_.find("deepseek") == 0) {
         if (given("n_shared_experts") && whole("n_shared_experts", 0) > 0) {
           run_.set("workload.model.moe.shared_experts", whole("n_shared_experts", 0));
@@ -186,11 +199,28 @@ private:
 
   void window()
   {
-    // Mistral's window covers every layer; Qwen's applies only with use_sliding_window, and then per layer.
+    // Mistral's window covers every layer; Qwen's applies only with use_sliding_window, and then per layer; GPT-OSS's
+    // on the layers layer_types names sliding_attention, every other one, with a learned sink a head.
     used_.insert("sliding_window");
     if (!given("sliding_window"))
       return;
     const int w = whole("sliding_window");
+    if (type_ == "gpt_oss") {
+      used_.insert("layer_types");
+      int full = 0, layers = 0;
+      if (given("layer_types") && doc_.at("layer_types").is_array())
+        for (const auto& t : doc_.at("layer_types")) {
+          ++layers;
+          full += t == "full_attention" ? 1 : 0;
+        }
+      if (full > 0 && layers != 2 * full)
+        approximated_.push_back(fmt::format("layer_types ({} full-attention layers of {}, priced as every second)",
+                                            full, layers));
+      run_.set("workload.model.sliding_window.window", w);
+      run_.set("workload.model.sliding_window.full_every", full > 0 ? 2 : 0);
+      run_.set("workload.model.sliding_window.sinks", true);
+      return;
+    }
     if (type_ == "mistral" && w < seq_)
       run_.set("workload.model.sliding_window.window", w);
     else if (type_ != "mistral" && flag("use_sliding_window", false))

@@ -1,4 +1,4 @@
-// Reads a Hugging Face model configuration (config.json of the Llama, Mistral, Qwen2/3, Mixtral, Qwen MoE and
+// Reads a Hugging Face model configuration (config.json of the Llama, Mistral, Qwen2/3, Mixtral, Qwen MoE, GPT-OSS and
 // DeepSeek-V2/V3 families) into scenario keys: the model's shape, and a run to edit around it.
 #pragma once
 

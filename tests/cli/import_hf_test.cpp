@@ -1,5 +1,6 @@
 // clustersim import of a Hugging Face config.json: the published models' configurations read into the same shapes as
 // the presets, the run's defaults said, what is not modelled named, and bad input refused where it is.
+#include "models/transformer/attention_kind.hpp"
 #include "models/transformer/transformer.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "tests/cli/import_run.hpp"
@@ -51,6 +52,22 @@ TEST(ImportHf, PublishedConfigsReadAsThePresetsShapes)
     EXPECT_NE(i.r.err.find("a model configuration carries no run"), std::string::npos) << i.r.err;
     EXPECT_EQ(i.r.err.find("not known to the importer"), std::string::npos) << file << ": " << i.r.err;
   }
+}
+
+TEST(ImportHf, GptOssReadsAsTheMegatronBridgeRowsModel)
+{
+  // GPT-OSS-120B's config: every other layer a 128-token window with a learned sink a head, biases, YaRN rotation
+  // (unfused, as Megatron leaves every rotary variant but plain rope), 128 experts top-4. The Megatron-Bridge row's
+  // hand-written model has the same parameters (its window is Megatron's (128, 0): 129 keys with the query's own).
+  const auto i = import_hf(cs::testing::src("tests/data/import/hf/gpt-oss-120b.config.json"), "--gpus 64");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  EXPECT_EQ(i.r.err.find("not known to the importer"), std::string::npos) << i.r.err;
+  const cs::Scenario imported = cs::load_scenario(i.file.string(), {});
+  const cs::Scenario row = cs::load_scenario(cs::testing::src("scenarios/reference/mbridge-gpt-oss-120b.yaml"), {});
+  EXPECT_DOUBLE_EQ(cs::total_parameters(model_of(imported)), cs::total_parameters(model_of(row)));
+  EXPECT_EQ(cs::attention_kind_of(model_of(imported)).name(), "sliding_window");
+  EXPECT_TRUE(model_of(imported).bias);
+  EXPECT_FALSE(cs::workload_as<cs::TrainingWorkload>(imported).params.framework.fused_rope);
 }
 
 TEST(ImportHf, WhatItDoesNotModelIsNamed)
