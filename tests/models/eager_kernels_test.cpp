@@ -88,6 +88,16 @@ TEST(EagerKernels, EagerLayersKeepTheUpcastsTheSiluOutputAndTheRepeatedKeys)
   // (2 per inner element), keys and values as wide as the queries (2 each, 4096 - 1024 more columns).
   const double h = 4096, units = 8 + 2 * 14336 / h + 4 * (4096 - 1024) / h;
   EXPECT_NEAR(extra, 4 * 8192 * h * units, 1e-6 * extra);
+  // Latent attention's keys and values are per head already: repeat_kv keeps nothing more there.
+  cs::ModelParams lite = cs::model_presets().at("deepseek-v2-lite");
+  lite.recompute = cs::Recompute::NONE;
+  cs::FrameworkProfile repeating = framework("fsdp");
+  repeating.repeat_kv = true;
+  cs::MemoryLayout plain, repeated;
+  cs::apply_framework(plain, framework("fsdp"), lite.dtype);
+  cs::apply_framework(repeated, repeating, lite.dtype);
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(lite, 1, repeated).activations,
+                   cs::transformer_memory(lite, 1, plain).activations);
   // torchtitan's op-level checkpointing reruns every pointwise op: nothing more is kept.
   m.recompute = cs::Recompute::SELECTIVE;
   m.recompute_modules = {"op_sac"};
