@@ -34,10 +34,8 @@ double held_units(const ModelParams& model, const MemoryLayout& layout, double t
   const double mlp_units = mlp_kind_of(model).activation_units() + eager_silu;
   const double ffn = double(model.ffn) / h;
   const AttentionWidths widths = attention_kind_of(model).widths(model);
-  // (grouped-query attention only: latent attention's keys are per head already)
-  const double repeated = layout.repeat_kv && model.kv() < model.heads && attention_kind_of(model).name() != "mla"
-                              ? 4.0 * std::max(0.0, widths.query - widths.key) / h
-                              : 0.0;
+  // (as wide as the queries: nothing more where the keys already are, as latent attention's per-head keys)
+  const double repeated = layout.repeat_kv ? 4.0 * std::max(0.0, widths.query - widths.key) / h : 0.0;
   const double split = attention_kind_of(model).activation_units(model) + mlp_units * ffn + repeated;
   // Without dropout its two 1-byte masks go; MLA adds its latents, which TP does not split.
   const double replicated = (layout.dropout ? 10.0 : 8.0) + attention_kind_of(model).replicated_units(model) +

@@ -91,6 +91,7 @@ TEST(EagerKernels, EagerLayersKeepTheUpcastsTheSiluOutputAndTheRepeatedKeys)
   // Latent attention's keys and values are per head already: repeat_kv keeps nothing more there.
   cs::ModelParams lite = cs::model_presets().at("deepseek-v2-lite");
   lite.recompute = cs::Recompute::NONE;
+  lite.kv_heads = 8; // fewer key/value heads than its 16: MLA still keeps per-head keys, so nothing repeats
   cs::FrameworkProfile repeating = framework("fsdp");
   repeating.repeat_kv = true;
   cs::MemoryLayout plain, repeated;
