@@ -90,7 +90,7 @@ public:
       b.forward("qkv_gemm_bias_add", b.traffic("bias_add", tokens * qkv_width * b.element_bytes(),
                                                tokens * qkv_width * b.element_bytes(), tokens * qkv_width));
     if (model.qk_norm) // one RMSNorm per query and key head (its rows are the tokens times the heads)
-      b.norm(tokens * (heads + kv_heads), head_dim, "qk_norm");
+      b.rms_norm(tokens * (heads + kv_heads), head_dim, "qk_norm");
     if (model.position_embedding == PositionEmbedding::ROPE)
       b.rope(heads, kv_heads, head_dim);
     if (b.shape().framework.repeat_kv && kv_heads < heads) { // eager repeat_kv: expand, then a copy

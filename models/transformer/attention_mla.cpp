@@ -106,18 +106,16 @@ public:
     const double e = b.element_bytes(), rope = p_.qk_rope_head_dim;
     // The duplicated down projections see this rank's tokens: all of them, or 1/tp under sequence parallelism.
     const double down_tokens = parallel.sp() ? tokens / t : tokens;
-    const bool rms = true; // DeepSeek's latent norms are RMSNorms whatever the layer's norm
+    // DeepSeek's latent norms are RMSNorms whatever the layer's norm.
     if (p_.q_lora_rank > 0) {
       b.linear("mla_q_down_gemm", down_tokens, p_.q_lora_rank, h, model.bias);
-      b.forward("mla_q_norm", NormKernel{down_tokens, double(p_.q_lora_rank), rms, model.dtype});
-      b.backward("mla_q_norm_backward", NormKernel{1.5 * down_tokens, double(p_.q_lora_rank), rms, model.dtype});
+      b.rms_norm(down_tokens, p_.q_lora_rank, "mla_q_norm");
       b.linear("mla_q_up_gemm", tokens, heads * qk(), p_.q_lora_rank, model.bias);
     } else {
       b.linear("mla_q_up_gemm", tokens, heads * qk(), h, model.bias);
     }
     b.linear("mla_kv_down_gemm", down_tokens, p_.kv_lora_rank + rope, h, model.bias);
-    b.forward("mla_kv_norm", NormKernel{down_tokens, double(p_.kv_lora_rank), rms, model.dtype});
-    b.backward("mla_kv_norm_backward", NormKernel{1.5 * down_tokens, double(p_.kv_lora_rank), rms, model.dtype});
+    b.rms_norm(down_tokens, p_.kv_lora_rank, "mla_kv_norm");
     b.linear("mla_kv_up_gemm", tokens, heads * (p_.qk_nope_head_dim + p_.v_head_dim), p_.kv_lora_rank, model.bias);
     // Rotary embedding of every head's query part and of the one shared key part, then the concatenations that
     // build whole queries and keys (the shared rotary key broadcast to every head); backward splits the gradients.

@@ -137,7 +137,6 @@ static void read_tensor_parallel_fields(ObjectReader& r, FrameworkProfile& frame
              "them (Megatron --async-tensor-model-parallel-allreduce; true in megatron-core)");
 }
 
-// The loss's fields of `framework:`: its bytes per logit unfused, or which fused kernels run it.
 // What a compiler or hand-written kernels fuse, and PyTorch eager runs pass by pass.
 static void read_eager_fields(ObjectReader& r, FrameworkProfile& framework)
 {
@@ -155,6 +154,7 @@ static void read_eager_fields(ObjectReader& r, FrameworkProfile& framework)
              "arguments and Megatron-Bridge's providers; torch.compile); false: the unfused rotate-half passes");
 }
 
+// The loss's fields of `framework:`: its bytes per logit unfused, or which fused kernels run it.
 static void read_loss_fields(ObjectReader& r, FrameworkProfile& framework)
 {
   r.field("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes,

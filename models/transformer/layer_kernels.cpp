@@ -43,17 +43,24 @@ void LayerKernels::linear(const std::string& name, double tokens, double n, doub
 // read, 2e written), the downcast's (e, 4), the scaling's two products and the reduction over the row (16, 8), the
 // mean's expansion (0, 4), the square's two products (12, 8), the two gradients of a added (8, 4) and the upcast's
 // (4, e). LayerNorm is one native kernel in eager too. [recon: counted from those sources]
-void LayerKernels::norm(double rows, double cols, const std::string& name)
+void LayerKernels::rms_norm(double rows, double cols, const std::string& name)
 {
-  const bool rms = model_.norm == Norm::RMSNORM || name == "qk_norm"; // QK-norm is an RMSNorm whatever the model's
-  if (rms && !shape_.framework.fused_rmsnorm) {
+  if (!shape_.framework.fused_rmsnorm) {
     const double n = rows * cols, e = element_bytes_;
     forward(name, traffic("rmsnorm_eager", (16 + 2 * e) * n, (12 + 2 * e) * n, 4 * n));
     backward(name + "_backward", traffic("rmsnorm_eager", (40 + 5 * e) * n, (28 + 3 * e) * n, 10 * n));
     return;
   }
-  forward(name, NormKernel{rows, cols, rms, model_.dtype});
-  backward(name + "_backward", NormKernel{1.5 * rows, cols, rms, model_.dtype});
+  forward(name, NormKernel{rows, cols, true, model_.dtype});
+  backward(name + "_backward", NormKernel{1.5 * rows, cols, true, model_.dtype});
+}
+
+void LayerKernels::norm(double rows, double cols)
+{
+  if (model_.norm == Norm::RMSNORM)
+    return rms_norm(rows, cols, "layernorm");
+  forward("layernorm", NormKernel{rows, cols, false, model_.dtype});
+  backward("layernorm_backward", NormKernel{1.5 * rows, cols, false, model_.dtype});
 }
 
 // Fused (Transformer Engine's fused_apply_rotary_pos_emb, or what torch.compile makes of it): each of q and k read

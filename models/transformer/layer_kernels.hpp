@@ -27,9 +27,12 @@ public:
    *  gradient, a reduction over the tokens, when the layer has a bias). Under the model's FP8 recipe its GEMMs run in
    *  FP8 with their quantisation, unless `fp8_eligible` is false (the output layer stays in bf16, as in Megatron). */
   void linear(const std::string& name, double tokens, double n, double k, bool bias, bool fp8_eligible = true);
-  /** A norm over `rows` x `cols` named `name` (its backward `name`_backward): its backward reads the input and the
-   *  output gradient and writes the input gradient; PyTorch eager's RMSNorm as its composite's passes. */
-  void norm(double rows, double cols, const std::string& name = "layernorm");
+  /** The model's norm (LayerNorm or RMSNorm) over `rows` x `cols`: its backward reads the input and the output
+   *  gradient and writes the input gradient. */
+  void norm(double rows, double cols);
+  /** An RMSNorm named `name` (its backward `name`_backward), whatever the model's norm (QK-norm); under PyTorch eager
+   *  (framework.fused_rmsnorm false) its composite's passes. */
+  void rms_norm(double rows, double cols, const std::string& name);
   /** The end of a block: bias, dropout and the residual add over `elements`, fused or not as the framework does it;
    *  in backward the dropout gradient and the add of the branch's gradient into the residual's. */
   void residual(double elements);

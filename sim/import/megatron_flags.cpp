@@ -75,7 +75,8 @@ const std::set<std::string>& no_step_effect_flags()
       "make-vocab-size-divisible-by", "norm-epsilon", "use-mcore-models", "no-masked-softmax-fusion",
       "attention-softmax-in-fp32", "accumulate-allreduce-grads-in-fp32", "exit-duration-in-mins", "no-load-optim",
       "no-load-rng", "log-throughput", "log-timers-to-tensorboard", "timing-log-level", "data-cache-path",
-      "mock-data", "ckpt-format", "num-workers", "moe-aux-loss-coeff", "moe-router-load-balancing-type",
+      "mock-data", "ckpt-format", "num-workers", "no-position-embedding", "moe-aux-loss-coeff",
+      "moe-router-load-balancing-type",
       "moe-z-loss-coeff", "moe-router-score-function",
       "moe-router-enable-expert-bias", "moe-router-bias-update-rate", "moe-router-pre-softmax",
       "moe-router-topk-scaling-factor", "moe-router-dtype", "mtp-loss-scaling-factor", "fp8-amax-history-len",
@@ -154,7 +155,6 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"use-flash-attn", {"workload.model.attention", YAML::Node("flash")}},
       // Rotary embedding: --position-embedding-type rope, or its old switch; fused unless --no-rope-fusion.
       {"use-rotary-position-embeddings", {"workload.model.position_embedding", YAML::Node("rope")}},
-      {"no-position-embedding", {"workload.model.position_embedding", YAML::Node("none")}},
       {"apply-rope-fusion", {"workload.framework.fused_rope", YAML::Node(true)}},
       {"no-rope-fusion", {"workload.framework.fused_rope", YAML::Node(false)}},
       {"account-for-embedding-in-pipeline-split", {"workload.parallel.account_for_embedding", YAML::Node(true)}},

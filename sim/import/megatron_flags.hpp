@@ -12,8 +12,7 @@ namespace cs {
 
 /** Flags that take no value (store_true), whether modelled or not. */
 bool megatron_switch(const std::string& flag);
-/** The command-line argument of a Megatron-Bridge config field (dashed) where it is spelt otherwise, or nullptr. A
- */
+/** The command-line argument of a Megatron-Bridge config field (dashed) where it is spelt otherwise, or nullptr. */
 const char* argument_of_field(const std::string& field);
 /** The switch a Megatron-Bridge field set false reads as (a field on by default has a --no- switch; apply_rope_fusion
  *  is --no-rope-fusion), or "" when false just leaves a switch off. */

@@ -454,6 +454,8 @@ TEST(Import, PositionEmbeddingFlagsChooseTheRotation)
   EXPECT_EQ(imported("--use-rotary-position-embeddings --no-rope-fusion"),
             std::pair(cs::PositionEmbedding::ROPE, false));
   EXPECT_EQ(imported("--position-embedding-type none").first, cs::PositionEmbedding::NONE);
+  // The old --no-position-embedding drops only a learned table: beside the rotary switch it leaves rope.
+  EXPECT_EQ(imported("--use-rotary-position-embeddings --no-position-embedding").first, cs::PositionEmbedding::ROPE);
   // YaRN rotates too, and Megatron-LM leaves every rotary variant but plain rope unfused.
   EXPECT_EQ(imported("--position-embedding-type yarn"), std::pair(cs::PositionEmbedding::ROPE, false));
   const auto overrides = cs::testing::write_temp(

@@ -68,6 +68,10 @@ TEST(EagerKernels, TheCompositeRmsNormAndSwigluMoveWhatTheirPassesCount)
   const auto qwen = cs::layer_kernels(cs::model_presets().at("qwen3-8b"), eager);
   EXPECT_DOUBLE_EQ(moved(named(qwen.forward, "qk_norm")), 36 * 4096.0 * (32 + 8) * 128);
   EXPECT_DOUBLE_EQ(moved(named(qwen.backward, "qk_norm_backward")), 84 * 4096.0 * (32 + 8) * 128);
+  // So are latent attention's norms of its compressed query and key-value (DeepSeek-V3: ranks 1,536 and 512).
+  const auto v3 = cs::layer_kernels(cs::model_presets().at("deepseek-v3"), eager);
+  EXPECT_DOUBLE_EQ(moved(named(v3.forward, "mla_q_norm")), 36 * 4096.0 * 1536);
+  EXPECT_DOUBLE_EQ(moved(named(v3.backward, "mla_kv_norm_backward")), 84 * 4096.0 * 512);
   // Multi-head attention has nothing to repeat, and LayerNorm is one native kernel in eager too.
   EXPECT_FALSE(has(cs::layer_kernels(cs::model_presets().at("llama2-7b"), eager).forward, "repeat_kv"));
   const auto gpt = cs::layer_kernels(cs::model_presets().at("gpt-1.7b"), eager);
