@@ -1,6 +1,7 @@
 #include "models/cost/fused_kernel_models.hpp"
 #include "models/cost/kernel_cost_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
@@ -36,7 +37,10 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
   const double peak = device_.peak(g->dtype);
   if (!(peak > 0))
     throw std::invalid_argument(device_.name + " has no " + g->dtype + " compute units");
-  const double rate = peak * profile_.efficiency(g->dtype) * profile_.scaling_rate(g->scaling);
+  // Launched without sm_margin SMs, the tiles go in waves over the rest, each SM at the rate it has anyway.
+  const int sms = std::max(1, device_.sms - std::max(0, g->sm_margin));
+  const double rate =
+      peak * profile_.efficiency(g->dtype) * profile_.scaling_rate(g->scaling) * sms / double(device_.sms);
   const double bytes = kernel_bytes(kernel);
   const double memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)) *
                                  profile_.memory_ramp(bytes));
@@ -46,7 +50,7 @@ CostBreakdown GemmWaveModel::predict(const Kernel& kernel) const
   for (const auto& tile : profile_.gemm_tiles) {
     if (!tile.dtype.empty() && tile.dtype != g->dtype)
       continue;
-    WaveCount w = gemm_waves(g->m, g->n, g->batch, tile, device_.sms, profile_.ctas_per_sm);
+    WaveCount w = gemm_waves(g->m, g->n, g->batch, tile, sms, profile_.ctas_per_sm);
     // Every slot of every wave computes a whole tile: 2 Tm Tn k FLOPs, its main loop lengthened by the tile's
     // prologue and epilogue.
     double padded = w.waves * w.slots * 2.0 * tile.m * tile.n * k_steps;

@@ -94,6 +94,15 @@ CostBreakdown ProfiledTableModel::predict(const Kernel& kernel) const
     out.detail = "interpolated from " + std::to_string(k) + " measured shapes";
     // Attribute the measured time the way the analytical model would split it.
     CostBreakdown analytic = fallback_->predict(kernel);
+    // The tables were measured on every SM: a GEMM launched without some (GemmKernel::sm_margin) takes as much longer
+    // as the analytical model says its waves do.
+    if (const auto* g = std::get_if<GemmKernel>(&kernel); g && g->sm_margin > 0) {
+      GemmKernel whole = *g;
+      whole.sm_margin = 0;
+      const double all_sms = fallback_->predict(whole).total;
+      if (all_sms > 0)
+        out.total *= analytic.total / all_sms;
+    }
     out.launch = std::min(analytic.launch, out.total);
     double rest = out.total - out.launch;
     double share = analytic.compute + analytic.memory > 0 ? analytic.compute / (analytic.compute + analytic.memory) : 0;

@@ -78,6 +78,9 @@ CostBreakdown RooflineModel::predict(const Kernel& kernel) const
       if (!(peak > 0))
         throw std::invalid_argument(device_.name + " has no " + dtype + " compute units");
       b.compute = flops / (peak * compute_efficiency(kernel, dtype));
+      // A GEMM launched without some SMs (GemmKernel::sm_margin) computes at the rest's share of the peak.
+      if (const auto* g = std::get_if<GemmKernel>(&kernel); g && g->sm_margin > 0 && device_.sms > g->sm_margin)
+        b.compute *= double(device_.sms) / (device_.sms - g->sm_margin);
     }
     b.memory = bytes / (device_.memory_bandwidth * profile_.memory_efficiency_for(memory_key(kernel)) *
                         profile_.memory_ramp(bytes));

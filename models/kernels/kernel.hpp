@@ -16,6 +16,9 @@ struct GemmKernel {
   /** How 8-bit operands are scaled: "" per tensor (one scale each), "blockwise" (DeepSeek-V3's 1 x 128 tiles of A
    *  and 128 x 128 blocks of B, applied in the main loop, which costs rate: the profile's gemm.scaling_rate). */
   std::string scaling = {};
+  /** SMs the GEMM is launched without (Transformer Engine's set_sm_margin beside a userbuffers collective, cuBLASLt's
+   *  SM count target): its tiles run in waves over the rest. */
+  int sm_margin = 0;
 };
 
 /** Flash-style fused attention: reads Q, K, V once and writes O; scores never reach memory. Its backward pass

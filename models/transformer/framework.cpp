@@ -1,8 +1,32 @@
 #include "models/transformer/framework.hpp"
 
+#include "models/transformer/userbuffers_configs.hpp"
+
 #include <fmt/format.h>
 
 namespace cs {
+
+const std::vector<std::string>& ub_layer_names()
+{
+  static const std::vector<std::string> names{"qkv_fprop", "qkv_dgrad", "qkv_wgrad", "proj_fprop", "proj_dgrad",
+                                              "fc1_fprop", "fc1_dgrad", "fc1_wgrad", "fc2_fprop",  "fc2_dgrad"};
+  return names;
+}
+
+// transformer_engine/pytorch/module/base.py, initialize_ub (TE 2.x): the all-gathers before the QKV and first MLP
+// projections' forward and the second ones' input gradients exchange chunks point to point on the copy engines
+// (ring_exchange, one SM); the reduce-scatters after the output projections' forward are chunked collectives
+// (pipeline); the backward's re-gather and input-gradient reduce-scatter run whole beside the QKV and first MLP
+// projections' data- and weight-gradient GEMMs (bulk). Pipeline and bulk take 16 SMs, and the GEMM is launched
+// without them. (TE 1.x's defaults were the same but for no margin.)
+UbOverlap te_default_overlap(const std::string& layer)
+{
+  if (layer == "proj_fprop" || layer == "fc2_fprop")
+    return UbOverlap{"pipeline", 16, true};
+  if (layer == "qkv_dgrad" || layer == "qkv_wgrad" || layer == "fc1_dgrad" || layer == "fc1_wgrad")
+    return UbOverlap{"bulk", 16, true};
+  return UbOverlap{"ring_exchange", 1, false};
+}
 
 const std::vector<FrameworkProfile>& builtin_frameworks()
 {
@@ -37,6 +61,9 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     core.overlap_p2p_comm = true;
     // Its linear layers (Megatron-Core's and Transformer Engine's) issue the backward's TP collectives asynchronously.
     core.async_tensor_model_parallel_allreduce = true;
+    // Its --tp-comm-overlap is Transformer Engine's userbuffers, with TE's defaults unless a recipe gives its own.
+    for (const auto& layer : ub_layer_names())
+      core.tp_overlap[layer] = te_default_overlap(layer);
     // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
     // "MP Mode" column): bf16 compute, each unsharded gradient cast to fp32 and pre-divided, then reduce-scattered in
     // fp32, every microbatch; eager kernels (bias and dropout unfused; MPT has neither), q/k/v layout copies around
@@ -125,6 +152,53 @@ static void read_grad_reduce_in_fp32(ObjectReader& r, FrameworkProfile& framewor
   }
 }
 
+// `framework.tp_overlap`: Transformer Engine's ub_cfgs, an entry per layer name, each changing the profile's entry
+// (or TE's default) in the keys it gives.
+static void read_tp_overlap(ObjectReader& r, FrameworkProfile& framework)
+{
+  const char* help = "under tp_comm_overlap, the SMs each Transformer Engine userbuffers overlap takes from its GEMM: "
+                     "a map by TE's layer names (its ub_cfgs), or the name of one of Megatron-Bridge's userbuffers_* "
+                     "or NeMo-Framework-Launcher's ub_cfg_* configurations";
+  std::vector<std::string> names;
+  for (const auto& [name, layers] : userbuffers_configs())
+    names.push_back(name);
+  if (!r.describing())
+    if (auto node = r.raw("tp_overlap", "name or map", help); node && !node->IsMap()) {
+      std::string name; // a named configuration: every layer's entry
+      r.choice("tp_overlap", name, names, help);
+      framework.tp_overlap = userbuffers_configs().at(name);
+      return;
+    }
+  ObjectReader ub = r.child("tp_overlap", help);
+  std::string base;
+  ub.choice("config", base, names, "a named configuration the layers given beside it change");
+  if (!base.empty())
+    framework.tp_overlap = userbuffers_configs().at(base);
+  for (const auto& layer : ub_layer_names()) {
+    const auto it = framework.tp_overlap.find(layer);
+    UbOverlap o = it != framework.tp_overlap.end() ? it->second : te_default_overlap(layer);
+    const bool given = ub.has(layer.c_str());
+    ObjectReader e = ub.child(layer.c_str(), "one layer's overlap (the GEMM it names: fprop, dgrad or wgrad)");
+    if (given && !e.describing())
+      if (auto node = ub.raw(layer.c_str(), "map", ""); node && !node->IsMap())
+        ub.fail_at(layer.c_str(), "'" + layer + "' must be a map {method, num_sm, set_sm_margin}");
+    e.choice("method", o.method, {"ring_exchange", "pipeline", "bulk"},
+             "ring_exchange: chunks sent point to point on the copy engines; pipeline: chunked collectives on SM "
+             "kernels; bulk: the whole collective on SM kernels beside the GEMM")
+        .field("num_sm", o.num_sm, "SMs its communication kernels take")
+        .field("set_sm_margin", o.set_sm_margin,
+               "the GEMM is launched without those SMs for all of its time; false: it loses them while the "
+               "collective runs (ring_exchange: not at all)");
+    e.finish();
+    if (e.describing())
+      continue;
+    e.require_non_negative("num_sm", o.num_sm);
+    if (given)
+      framework.tp_overlap[layer] = o;
+  }
+  ub.finish();
+}
+
 // How `framework:`'s tensor-parallel collectives meet the GEMMs beside them.
 static void read_tensor_parallel_fields(ObjectReader& r, FrameworkProfile& framework)
 {
@@ -135,6 +209,7 @@ static void read_tensor_parallel_fields(ObjectReader& r, FrameworkProfile& frame
              "in backward, a column-parallel layer's TP collectives (its input gradient's all-reduce; under sequence "
              "parallelism its input's re-gather and the gradient's reduce-scatter) run beside its GEMMs, not after "
              "them (Megatron --async-tensor-model-parallel-allreduce; true in megatron-core)");
+  read_tp_overlap(r, framework);
 }
 
 // What a compiler or hand-written kernels fuse, and PyTorch eager runs pass by pass.

@@ -5,6 +5,7 @@
 
 #include "base/yaml_reader.hpp"
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,23 @@ enum class GradientOverlap {
   DURING_BACKWARD, // in buckets that close as the last backward pass of each stage produces them (PyTorch DDP)
   AFTER_BACKWARD,  // once a stage's last backward pass is done, in equal buckets (Megatron's local DDP)
 };
+
+/** One Transformer Engine userbuffers overlap (an entry of its ub_cfgs, by layer name): how a tensor-parallel
+ *  collective shares the GPU with the GEMM beside it under tp_comm_overlap. */
+struct UbOverlap {
+  std::string method = "ring_exchange"; // ring_exchange: point-to-point chunks on the copy engines; pipeline: chunked
+                                        // collectives on SM kernels; bulk: one whole collective on SM kernels
+  int num_sm = 1;                       // SMs its communication kernels take
+  bool set_sm_margin = false;           // the GEMM is launched without those SMs (cuBLASLt's SM count target)
+};
+
+/** Transformer Engine's userbuffers layer names: the GEMM each overlaps (fprop, dgrad, wgrad of the QKV, attention
+ *  output, first and second MLP projections). */
+const std::vector<std::string>& ub_layer_names();
+
+/** Transformer Engine's default for a layer (initialize_ub, TE >= 2.0): ring_exchange on one SM, or 16 SMs with a
+ *  margin for pipeline and bulk. */
+UbOverlap te_default_overlap(const std::string& layer);
 
 struct FrameworkProfile {
   std::string name = "megatron-core";
@@ -58,6 +76,9 @@ struct FrameworkProfile {
   double kernel_gap_s = 0;       // host time to launch one kernel; a shorter kernel leaves the GPU waiting
   double comm_sm_fraction = 0;   // share of a GPU's compute that communication kernels take while they run
   bool tp_comm_overlap = false;  // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
+  // Under tp_comm_overlap, the SMs each userbuffers overlap takes from its GEMM, by ub_layer_names() (empty: a stack
+  // whose overlap takes none, or not Transformer Engine's).
+  std::map<std::string, UbOverlap> tp_overlap;
   // Megatron's asynchronous TP communication in backward (--async-tensor-model-parallel-allreduce, on by default
   // since 2021-09): a column-parallel layer's input-gradient all-reduce, or under sequence parallelism its input's
   // re-gather and the gradient's reduce-scatter, run beside its own GEMMs instead of after them.

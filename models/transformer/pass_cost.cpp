@@ -41,12 +41,59 @@ double gemm_seconds(const KernelCostModel& cost, const std::vector<NamedKernel>&
 // Megatron's --tp-comm-overlap), each is split into as many chunks as there are TP ranks and pipelined with the GEMM
 // beside it (the all-gather with the GEMM after it, the reduce-scatter with the one before), so what shows is one
 // chunk, or what the pass's GEMMs cannot cover [recon: chunking as the ring-exchange overlap does it; the SMs the
-// exchange takes are not charged].
+// overlaps take are userbuffers_sm_seconds'].
 double exposed_tp(double tp_s, double gemm_s, const FrameworkProfile& fw, int tp)
 {
   if (!fw.tp_comm_overlap || tp <= 1)
     return 2 * tp_s;
   return 2 * std::max(tp_s / tp, tp_s - gemm_s / 2);
+}
+
+// The Transformer Engine userbuffers layer (framework.tp_overlap) whose overlap meets a GEMM of the layer: its
+// forward under <layer>_fprop, its gradients under _dgrad and _wgrad. Experts and shared experts have none.
+std::string ub_layer_of(const std::string& name, bool backward)
+{
+  static const std::pair<const char*, const char*> gemms[] = {{"qkv_gemm", "qkv"},
+                                                              {"attn_out_gemm", "proj"},
+                                                              {"ffn_up_gemm", "fc1"},
+                                                              {"ffn_gate_up_gemm", "fc1"},
+                                                              {"ffn_down_gemm", "fc2"}};
+  for (const auto& [gemm, layer] : gemms) {
+    const std::string g = gemm;
+    if (!backward && name == g)
+      return std::string(layer) + "_fprop";
+    if (backward && name == g + "_dgrad")
+      return std::string(layer) + "_dgrad";
+    if (backward && name == g + "_wgrad")
+      return std::string(layer) + "_wgrad";
+  }
+  return {};
+}
+
+// What the userbuffers overlaps' SMs cost a pass's GEMMs under tp_comm_overlap: a GEMM launched without its overlap's
+// SMs (set_sm_margin) runs its waves on the rest for all of its time; otherwise a pipeline or bulk collective's
+// kernels hold them while it runs, `collective_s`, at most the GEMM's time; a ring exchange on the copy engines holds
+// none. [recon: a kernel beside the GEMM costs it its SMs' share of the GEMM while it runs]
+double userbuffers_sm_seconds(const KernelCostModel& cost, const std::vector<NamedKernel>& kernels,
+                              const FrameworkProfile& fw, int tp, double collective_s, bool backward)
+{
+  if (!fw.tp_comm_overlap || tp <= 1 || fw.tp_overlap.empty() || !(collective_s > 0))
+    return 0;
+  double extra = 0;
+  for (const auto& k : kernels) {
+    const auto* g = std::get_if<GemmKernel>(&k.kernel);
+    const auto it = g ? fw.tp_overlap.find(ub_layer_of(k.name, backward)) : fw.tp_overlap.end();
+    if (it == fw.tp_overlap.end() || it->second.num_sm <= 0)
+      continue;
+    const UbOverlap& o = it->second;
+    if (!o.set_sm_margin && o.method == "ring_exchange")
+      continue;
+    GemmKernel without = *g;
+    without.sm_margin += o.num_sm;
+    const double t = cost.predict(*g).total, slower = cost.predict(without).total - t;
+    extra += o.set_sm_margin ? slower : slower * std::min(1.0, collective_s / t);
+  }
+  return extra;
 }
 
 // The backward's asynchronous TP collectives (Megatron's LinearWithGradAccumulationAndAsyncCommunication): each
@@ -150,9 +197,13 @@ PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const 
   const PassCost f = pass_cost(cost, k.forward, fw.kernel_gap_s), b = pass_cost(cost, k.backward, fw.kernel_gap_s);
   PieceTimes t;
   t.model = f.model;
-  t.forward = f.seconds + (tp_s.each > 0 ? exposed_tp(tp_s.each, gemm_seconds(cost, k.forward), fw, tp) : 0.0);
+  t.forward = f.seconds + (tp_s.each > 0 ? exposed_tp(tp_s.each, gemm_seconds(cost, k.forward), fw, tp) +
+                                               userbuffers_sm_seconds(cost, k.forward, fw, tp, tp_s.each, false)
+                                         : 0.0);
   if (tp_s.backward_each < 0)
-    t.backward = b.seconds + (tp_s.each > 0 ? exposed_tp(tp_s.each, gemm_seconds(cost, k.backward), fw, tp) : 0.0);
+    t.backward = b.seconds + (tp_s.each > 0 ? exposed_tp(tp_s.each, gemm_seconds(cost, k.backward), fw, tp) +
+                                                  userbuffers_sm_seconds(cost, k.backward, fw, tp, tp_s.each, true)
+                                            : 0.0);
   else
     t.backward = b.seconds + 2 * tp_s.backward_each + exposed_async(tp_s.backward_async, cost, k.backward, fw);
   t.weight = b.weight_seconds;
@@ -167,7 +218,8 @@ PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const 
     for (const auto& n : k.forward)
       if (std::any_of(given.begin(), given.end(), [&n](const std::string& m) { return reruns(m, n.name); }))
         again.push_back(n);
-    t.backward += pass_cost(cost, again, fw.kernel_gap_s).seconds;
+    t.backward +=
+        pass_cost(cost, again, fw.kernel_gap_s).seconds + userbuffers_sm_seconds(cost, again, fw, tp, tp_s.each, false);
   }
   return t;
 }

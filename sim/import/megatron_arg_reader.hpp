@@ -53,6 +53,7 @@ private:
   void apply_moe(const Token& flag, const Token& value);
   void apply_dispatcher(const Token& flag, const std::vector<Token>& values);
   void apply_window(const Token& flag, const Token& value);
+  void apply_tp_overlap_cfg(const Token& value);
   void resolve_window();
   void resolve_dispatcher();
   void uneven_stages();

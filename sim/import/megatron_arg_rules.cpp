@@ -1,8 +1,9 @@
 // The rules that tie Megatron-LM's flags together: the dispatcher's type and flex backend, sliding-window attention,
-// the MoE layer frequency and capacity, and the pipeline's uneven stages and layouts.
+// the MoE layer frequency and capacity, the pipeline's uneven stages and layouts, and the userbuffers configuration.
 #include "sim/import/megatron_arg_reader.hpp"
 
 #include "models/parallel/pipeline_layout.hpp"
+#include "models/transformer/userbuffers_configs.hpp"
 #include "sim/import/megatron_flags.hpp"
 
 #include <algorithm>
@@ -89,6 +90,21 @@ void ArgReader::resolve_window()
     run_.set("workload.model.sliding_window.full_every", window_skip_);
   if (sinks)
     run_.set("workload.model.sliding_window.sinks", true);
+}
+
+// --tp-comm-overlap-cfg (a YAML file of Transformer Engine's ub_cfgs) or Megatron-Bridge's
+// comm_overlap.tp_comm_overlap_cfg (a configuration by name): one the simulator ships under that name
+// (userbuffers_configs) is read as that configuration; another file is not read, and TE's defaults stand.
+void ArgReader::apply_tp_overlap_cfg(const Token& value)
+{
+  std::string name = value.text.substr(value.text.find_last_of('/') + 1);
+  for (const std::string ext : {".yaml", ".yml"})
+    if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+      name.resize(name.size() - ext.size());
+  if (userbuffers_configs().count(name))
+    return run_.set("workload.framework.tp_overlap", name);
+  ignored_.push_back("--tp-comm-overlap-cfg " + value.text +
+                     " (not a configuration the simulator ships: Transformer Engine's default overlaps stand)");
 }
 
 void ArgReader::apply_moe(const Token& flag, const Token& v)

@@ -152,6 +152,8 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
       fail(flag, "--" + f + " needs a value");
     return values[0];
   };
+  if (f == "tp-comm-overlap-cfg")
+    return apply_tp_overlap_cfg(value());
   if (f == "window-size" || f == "window-attn-skip-freq" || f == "softmax-type")
     return apply_window(flag, value());
   if (f == "cross-entropy-loss-fusion") {

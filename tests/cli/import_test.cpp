@@ -161,8 +161,8 @@ TEST(Import, TorchtitanTomlGivesAnFsdpRunOfThePreset)
   EXPECT_EQ(t.model.preset, "llama3-8b");
   EXPECT_EQ(t.model.seq, 8192);
   EXPECT_EQ(t.batch.micro, 2);
-  EXPECT_EQ(t.batch.global, 16); // one local batch on each of 8 data-parallel ranks
-  EXPECT_EQ(t.parallel.zero, 3); // FSDP2 shards everything over data_parallel_shard_degree
+  EXPECT_EQ(t.batch.global, 16);              // one local batch on each of 8 data-parallel ranks
+  EXPECT_EQ(t.parallel.zero, 3);              // FSDP2 shards everything over data_parallel_shard_degree
   EXPECT_EQ(t.framework.name, "torch-eager"); // its [compile] is off
   EXPECT_EQ(t.model.recompute, cs::Recompute::SELECTIVE);
   // Op-level selective checkpointing is torchtitan's own policy (op_sac), not approximated; optimizer and logging
@@ -472,6 +472,34 @@ TEST(Import, PositionEmbeddingFlagsChooseTheRotation)
             std::string::npos)
       << b.r.err;
   EXPECT_FALSE(std::filesystem::exists(b.file));
+}
+
+TEST(Import, TheUserbuffersConfigurationIsReadByTheNameItShipsUnder)
+{
+  // --tp-comm-overlap-cfg names a YAML of Transformer Engine's ub_cfgs, Megatron-Bridge's comm_overlap override a
+  // configuration: one shipped under that name is read as it; another is named in a warning, TE's defaults standing.
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --bf16 --tensor-model-parallel-size 4 --tp-comm-overlap ";
+  const auto known = import_args(dense + "--tp-comm-overlap-cfg /opt/ub/ub_cfg_h100_h8192_tp4_mbs1_seqlen4096.yaml");
+  const auto& overlap = training(cs::load_scenario(known.file.string(), {})).framework.tp_overlap;
+  ASSERT_EQ(overlap.count("proj_fprop"), 1u);
+  EXPECT_EQ(overlap.at("proj_fprop").num_sm, 24);
+  EXPECT_TRUE(overlap.at("proj_fprop").set_sm_margin);
+  EXPECT_EQ(overlap.at("qkv_dgrad").num_sm, 8);
+  const auto other = import_args(dense + "--tp-comm-overlap-cfg my_overlap.yaml");
+  EXPECT_NE(other.r.err.find("--tp-comm-overlap-cfg my_overlap.yaml (not a configuration the simulator ships"),
+            std::string::npos)
+      << other.r.err;
+  EXPECT_EQ(training(cs::load_scenario(other.file.string(), {})).framework.tp_overlap.at("proj_fprop").num_sm, 16);
+  const auto overrides = cs::testing::write_temp(
+      "ub.overrides", "model.num_layers=2 model.hidden_size=1024 model.num_attention_heads=16 model.seq_length=1024 "
+                      "train.micro_batch_size=1 model.tensor_model_parallel_size=4 model.tp_comm_overlap=true "
+                      "comm_overlap.tp_comm_overlap_cfg=userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192\n");
+  const auto i = import_file(overrides.string(), "--gpus 8");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const auto& bridge = training(cs::load_scenario(i.file.string(), {})).framework.tp_overlap;
+  EXPECT_EQ(bridge.at("proj_fprop").method, "ring_exchange");
+  EXPECT_EQ(bridge.at("qkv_wgrad").num_sm, 24);
 }
 
 TEST(Import, MegatronsRankOrderIsThePipelineOutermostUnlessAskedOtherwise)

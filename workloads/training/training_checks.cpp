@@ -76,6 +76,12 @@ void check_tensor_parallel(const WorkloadEnv& env, const TrainingParams& params)
     throw env.error_at("workload.parallel.tp",
                        fmt::format("tp = {} must divide a node's {} GPUs (tensor parallelism stays inside a node)",
                                    p.tp, cluster.gpus_per_node));
+  // Transformer Engine refuses a userbuffers overlap that would leave its GEMM no SMs.
+  for (const auto& [layer, overlap] : params.framework.tp_overlap)
+    if (overlap.num_sm >= env.device->sms && env.device->sms > 0)
+      throw env.error_at(("workload.framework.tp_overlap." + layer + ".num_sm").c_str(),
+                         fmt::format("{}'s num_sm = {} leaves its GEMM none of {}'s {} SMs", layer, overlap.num_sm,
+                                     env.device->name, env.device->sms));
   if (graph)
     return;
   if (const std::string problem = attention_kind_of(params.model).tp_problem(params.model, p.tp); !problem.empty())
