@@ -18,8 +18,14 @@ class LayerKernels;
 class Fp8Recipe : public Configurable {
 public:
   virtual std::string name() const = 0;
-  /** Appends linear `name`'s kernels for x (tokens x k) times W (k x n), in FP8, to `b`. */
-  void linear(LayerKernels& b, const std::string& name, double tokens, double n, double k, bool bias) const;
+  /** Appends linear `name`'s kernels for x (tokens x k) times W (k x n), in FP8, to `b`. `from_norm`: x is the output
+   *  of a norm fused with the linear (Transformer Engine's LayerNormLinear), which casts it itself where the recipe
+   *  lets it (quantises_in_norm). */
+  void linear(LayerKernels& b, const std::string& name, double tokens, double n, double k, bool bias,
+              bool from_norm = false) const;
+  /** Whether a norm fused with the next linear writes its output in FP8 itself: the scale is known before the tensor
+   *  is (delayed scaling), so the norm kernel casts as it writes and no cast of its own follows. */
+  virtual bool quantises_in_norm() const { return false; }
   /** Bytes per element written when a bf16 tensor is quantised for both GEMM layouts (rowwise for one GEMM,
    *  columnwise for the other), scales included. */
   virtual double quantised_bytes() const = 0;

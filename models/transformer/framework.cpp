@@ -61,6 +61,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     core.overlap_p2p_comm = true;
     // Its linear layers (Megatron-Core's and Transformer Engine's) issue the backward's TP collectives asynchronously.
     core.async_tensor_model_parallel_allreduce = true;
+    core.fused_norm_linear = true; // TELayerNormColumnParallelLinear for linear_qkv and linear_fc1
     // Its --tp-comm-overlap is Transformer Engine's userbuffers, with TE's defaults unless a recipe gives its own.
     for (const auto& layer : ub_layer_names())
       core.tp_overlap[layer] = te_default_overlap(layer);
@@ -224,6 +225,11 @@ static void read_eager_fields(ObjectReader& r, FrameworkProfile& framework)
       .field("repeat_kv", framework.repeat_kv,
              "grouped-query keys and values copied to every query head before attention, and the copies' gradients "
              "summed back (torchtitan's and Hugging Face's eager repeat_kv); the copies are kept for backward")
+      .field(
+          "fused_norm_linear", framework.fused_norm_linear,
+          "the norm before the QKV and first MLP projections runs inside Transformer Engine's LayerNormLinear "
+          "(Megatron-Core's TE layer spec; true in megatron-core): under delayed FP8 scaling it writes its output in "
+          "FP8 itself, so those linears have no input cast, only a transpose of the saved FP8 input in backward")
       .field("fused_rope", framework.fused_rope,
              "rotary position embedding in one kernel each way (Megatron-Core apply_rope_fusion, on in Megatron-LM's "
              "arguments and Megatron-Bridge's providers; torch.compile); false: the unfused rotate-half passes");

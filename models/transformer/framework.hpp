@@ -45,6 +45,8 @@ struct FrameworkProfile {
   bool fused_swiglu = true;  // SiLU and the gated product in one kernel; false: eager's silu, then a multiply
   bool repeat_kv = false;    // grouped-query keys and values copied to every query head before attention (torchtitan's
                              // and Hugging Face's eager repeat_kv)
+  bool fused_norm_linear = false; // the norm before the QKV and first MLP projections runs inside Transformer Engine's
+                                  // LayerNormLinear (Megatron-Core's TE spec): under delayed FP8 scaling it casts too
   bool fused_rope = true; // rotary embedding in one pass each way (Megatron-Core apply_rope_fusion, Transformer
                           // Engine's kernel; torch.compile); false: Megatron's and Hugging Face's unfused passes
   double dropout = 0.1;                     // hidden and attention dropout probability; 0 = no dropout kernels

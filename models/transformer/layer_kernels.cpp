@@ -26,7 +26,12 @@ Kernel LayerKernels::traffic(const char* op, double in, double out, double flops
 void LayerKernels::linear(const std::string& name, double tokens, double n, double k, bool bias, bool fp8_eligible)
 {
   if (model_.fp8 && fp8_eligible) {
-    model_.fp8->linear(*this, name, tokens, n, k, bias);
+    // Megatron-Core's TE layer spec runs the QKV and first MLP projections as LayerNormLinear, the norm before them
+    // inside (not MLA's down projections or an MoE layer's experts, which follow other kernels).
+    const bool from_norm = shape_.framework.fused_norm_linear && !out_.forward.empty() &&
+                           out_.forward.back().name == "layernorm" &&
+                           (name == "qkv_gemm" || name == "ffn_gate_up_gemm" || name == "ffn_up_gemm");
+    model_.fp8->linear(*this, name, tokens, n, k, bias, from_norm);
     return;
   }
   forward(name, GemmKernel{tokens, n, k, 1, model_.dtype});

@@ -158,3 +158,40 @@ TEST(Fp8Recipe, ScenariosNameARecipeAndAreRefusedWhereTheDeviceCannotRunIt)
     EXPECT_EQ(r.err.rfind("--set:1:", 0), 0u) << r.err; // positioned at the override that breaks it
   }
 }
+
+TEST(Fp8Recipe, UnderDelayedScalingTheNormInsideLayerNormLinearCastsItsOutput)
+{
+  // Transformer Engine's LayerNormLinear (Megatron-Core's QKV and first MLP projections) writes the norm's output in
+  // FP8 when the scale is known beforehand (delayed scaling): those linears have no input cast, and the backward
+  // transposes the saved FP8 input (a byte read and written an element) for the weight gradient. The output
+  // projections' inputs, current scaling, and a stack without the fused module keep the cast.
+  cs::LayerShape shape = tp4_shape();
+  shape.framework = cs::testing::framework("megatron-core");
+  ASSERT_TRUE(shape.framework.fused_norm_linear);
+  const cs::PassKernels delayed = cs::layer_kernels(llama70b_layer("delayed"), shape);
+  for (const char* linear : {"qkv_gemm", "ffn_gate_up_gemm"}) {
+    EXPECT_EQ(find(delayed.forward, std::string(linear) + "_input_quantise"), nullptr) << linear;
+    const auto* t = find(delayed.backward, std::string(linear) + "_input_transpose");
+    ASSERT_NE(t, nullptr) << linear;
+    const auto& g = std::get<cs::GemmKernel>(find(delayed.forward, linear)->kernel);
+    const auto& traffic = std::get<cs::BandwidthKernel>(t->kernel);
+    EXPECT_DOUBLE_EQ(traffic.bytes_in, g.m * g.k); // the gathered tokens' FP8 input, a byte each
+    EXPECT_DOUBLE_EQ(traffic.bytes_out, g.m * g.k);
+    EXPECT_TRUE(t->weight); // it feeds the weight gradient
+  }
+  for (const char* linear : {"attn_out_gemm", "ffn_down_gemm"})
+    EXPECT_NE(find(delayed.forward, std::string(linear) + "_input_quantise"), nullptr) << linear;
+  const cs::PassKernels current = cs::layer_kernels(llama70b_layer("tensorwise"), shape);
+  EXPECT_NE(find(current.forward, "qkv_gemm_input_quantise"), nullptr);
+  EXPECT_EQ(find(current.backward, "qkv_gemm_input_transpose"), nullptr);
+  shape.framework = cs::testing::framework("fsdp");
+  EXPECT_NE(find(cs::layer_kernels(llama70b_layer("delayed"), shape).forward, "qkv_gemm_input_quantise"), nullptr);
+  // Cheaper than the cast it replaces: one pass of two bytes against a bf16 read and two FP8 writes.
+  const auto cost = cs::make_cost_model(device("h100-sxm5"), profile("h100-sxm5"));
+  shape.framework = cs::testing::framework("megatron-core");
+  cs::LayerShape unfused = shape;
+  unfused.framework.fused_norm_linear = false;
+  const cs::ModelParams m = llama70b_layer("delayed");
+  EXPECT_LT(cs::piece_times(cs::layer_kernels(m, shape), *cost, shape.framework, 0, cs::Recompute::NONE).forward,
+            cs::piece_times(cs::layer_kernels(m, unfused), *cost, unfused.framework, 0, cs::Recompute::NONE).forward);
+}
