@@ -40,6 +40,18 @@ void Fp8Recipe::linear(LayerKernels& b, const std::string& name, double tokens, 
     b.backward(name + "_bias_grad", ReductionKernel{dy, b.model().dtype}, true);
 }
 
+std::vector<NamedKernel> Fp8Recipe::weight_casts(double w, double e) const
+{
+  std::vector<NamedKernel> out;
+  if (!(w > 0))
+    return out;
+  if (amax_pass())
+    out.push_back({"fp8_weight_amax", BandwidthKernel{"amax", w * e, 0, w, "bf16"}});
+  out.push_back(
+      {"fp8_weight_cast", BandwidthKernel{"fp8_cast_transpose", w * e, w * quantised_bytes(), 2 * w, "bf16"}});
+  return out;
+}
+
 std::string Fp8Recipe::device_problem(const DeviceSpec& device) const
 {
   return device.peak("fp8") > 0 ? "" : fmt::format("{} has no FP8 tensor cores", device.name);

@@ -7,10 +7,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cs {
 
 class LayerKernels;
+struct NamedKernel;
 
 /** A recipe prices a transformer layer's linear layers in FP8: the forward (x . W), input-gradient (dy . W^T) and
  *  weight-gradient (x^T . dy) GEMMs in FP8, and what it takes to quantise their operands. The activations, the
@@ -23,6 +25,10 @@ public:
    *  lets it (quantises_in_norm). */
   void linear(LayerKernels& b, const std::string& name, double tokens, double n, double k, bool bias,
               bool from_norm = false) const;
+  /** The once-per-step casts of `weights` GEMM weights (bf16, `element_bytes` each) to their FP8 copies in both
+   *  layouts, which Transformer Engine then caches over the step's microbatches: an amax pass first where the scale
+   *  is the tensor's own. */
+  std::vector<NamedKernel> weight_casts(double weights, double element_bytes) const;
   /** Whether a norm fused with the next linear writes its output in FP8 itself: the scale is known before the tensor
    *  is (delayed scaling), so the norm kernel casts as it writes and no cast of its own follows. */
   virtual bool quantises_in_norm() const { return false; }

@@ -7,6 +7,8 @@
 #include "tests/test_models.hpp"
 #include "tests/test_support.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 
 namespace {
@@ -194,4 +196,31 @@ TEST(Fp8Recipe, UnderDelayedScalingTheNormInsideLayerNormLinearCastsItsOutput)
   const cs::ModelParams m = llama70b_layer("delayed");
   EXPECT_LT(cs::piece_times(cs::layer_kernels(m, shape), *cost, shape.framework, 0, cs::Recompute::NONE).forward,
             cs::piece_times(cs::layer_kernels(m, unfused), *cost, unfused.framework, 0, cs::Recompute::NONE).forward);
+}
+
+TEST(Fp8Recipe, TheWeightsAreCastOnceAStepInBothLayouts)
+{
+  // Transformer Engine casts each GEMM weight to its FP8 copies once a step (then caches them over the microbatches):
+  // a bf16 read and the two layouts written; under current scaling an amax pass over the weight first.
+  const double w = 1e9;
+  const auto delayed = cs::make_fp8_recipe("delayed")->weight_casts(w, 2.0);
+  ASSERT_EQ(delayed.size(), 1u);
+  const auto& cast = std::get<cs::BandwidthKernel>(delayed[0].kernel);
+  EXPECT_EQ(cast.op, "fp8_cast_transpose");
+  EXPECT_DOUBLE_EQ(cast.bytes_in, 2 * w);
+  EXPECT_DOUBLE_EQ(cast.bytes_out, 2 * w);
+  const auto current = cs::make_fp8_recipe("tensorwise")->weight_casts(w, 2.0);
+  ASSERT_EQ(current.size(), 2u);
+  EXPECT_EQ(current[0].name, "fp8_weight_amax");
+  EXPECT_TRUE(cs::make_fp8_recipe("delayed")->weight_casts(0, 2.0).empty());
+  // In a run, each device casts after its optimizer step: NeMo's Llama 2 7B on 8 GPUs, its ~6.5B GEMM weights.
+  const auto dir = std::filesystem::temp_directory_path() / ("cs_fp8_cast_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto r = cs::testing::run_clustersim("run " + src("scenarios/reference/nemo-llama2-7b-fp8.yaml") +
+                                             " --quiet --trace --set workload.iterations=1 --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir / "trace.json");
+  const std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(trace.find("\"fp8_weight_cast\""), std::string::npos);
+  std::filesystem::remove_all(dir);
 }

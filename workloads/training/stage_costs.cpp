@@ -57,6 +57,14 @@ double optimizer_parameters(const StageSet& set, int device, const ParallelLayou
   return sharded ? dense / (double(dp) * parallel.cp * copies) + experts / edp : dense + experts; // over dp x cp
 }
 
+double fp8_weights(const StageSet& set, int device)
+{
+  double w = 0;
+  for (int c = 0; c < set.map.chunks(); ++c)
+    w += set.stages[set.map.stage(device, c)].fp8_weights;
+  return w;
+}
+
 namespace {
 
 // A TP group's shape: its ranks are a node's first tp GPUs.
@@ -287,6 +295,9 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
   if (recomputed < here)
     c.backward_s += (here - recomputed) * (cut.layer_kept.backward - layer.backward);
   c.params = here * layer_parameters(model) / tp;
+  if (model
+          .fp8) // the layers' GEMM weights (an MoE layer's attention and its routed experts, below), as memory has them
+    c.fp8_weights = here * layer_gemm_weights(model) / tp;
   c.activation_bytes = cut.activation_bytes;
   c.model = layer.model;
   if (first) { // the embedding (tied with the head) is reduced with the first stage
@@ -312,6 +323,8 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
     s.shared_backward_s = cut.moe_shared.backward;
     c.params += s.params - layer_parameters(model) / tp; // the total above counted it as a dense layer
     c.expert_params += experts;
+    if (model.fp8)
+      c.fp8_weights += attention_kind_of(model).weights(model) / tp + experts - layer_gemm_weights(model) / tp;
     c.forward_s += moe.forward - layer.forward;
     c.backward_s += moe.backward - layer.backward;
     c.weight_s += moe.weight - layer.weight;
@@ -414,10 +427,10 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   std::tie(out.cp_intra_bytes_per_layer, out.cp_inter_bytes_per_layer) =
       cp_exchange_bytes(model, piece_shape, platform);
   // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
-  out.tp_bytes_per_layer = tp > 1 ? (collectives + (async && sp ? 1 : 0)) * 2.0 * (tp - 1) *
-                                        double(params.batch.micro) * model.seq / cp * model.hidden *
-                                        dtype_bytes(model.dtype)
-                                  : 0.0;
+  out.tp_bytes_per_layer = tp > 1
+                               ? (collectives + (async && sp ? 1 : 0)) * 2.0 * (tp - 1) * double(params.batch.micro) *
+                                     model.seq / cp * model.hidden * dtype_bytes(model.dtype)
+                               : 0.0;
   out.map = shape.map;
   out.layers_per_stage = stage_layer_counts(params, shape.map, layer.forward + layer.backward,
                                             head.forward + head.backward, embedding.forward + embedding.backward);

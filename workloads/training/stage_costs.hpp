@@ -53,6 +53,7 @@ struct StageCost {
   double weight_s = 0;
   double params = 0;           // on this TP rank
   double expert_params = 0;    // of those, routed experts' (synchronised over the expert-data-parallel group)
+  double fp8_weights = 0;      // of those, the GEMM weights an FP8 recipe casts once per step
   double activation_bytes = 0; // sent to the next virtual stage (and its gradient back); 0 = no transfer
   std::string model;           // the cost model that answered (for traces); "" = given
   std::vector<Segment> segments;
@@ -113,6 +114,8 @@ StageSet layer_graph_stages(const TrainingParams& params, const KernelCostModel&
  *  shard of the dense ones and its 1/(dp / ep_replicas) shard of the routed experts' over their expert-data-parallel
  *  group. */
 double optimizer_parameters(const StageSet& set, int device, const ParallelLayout& parallel, bool sharded);
+/** The GEMM weights an FP8 recipe casts once per step on `device` (over its chunks), on its TP rank. */
+double fp8_weights(const StageSet& set, int device);
 
 /** The all-gather of one micro x seq / cp x hidden activation over a TP group inside a node (closed form). */
 double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform, int cp = 1);

@@ -1,5 +1,6 @@
 #include "workloads/training/training_comm.hpp"
 
+#include "models/transformer/fp8_recipe.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
 
@@ -286,6 +287,20 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
       out_.graph.add_dependency(t, opt);
     out_.optimizer_tasks.back().push_back(opt);
     next[h] = opt;
+    // Under an FP8 recipe the updated weights are cast to their FP8 copies once for the next step (Transformer Engine
+    // does it in the first microbatch's forward and caches them) [recon: placed after the optimizer step; under
+    // ZeRO-3 each rank casts its shard before the gathers, as FP8 all-gathers do].
+    if (const auto& fp8 = plan_.params->model.fp8) {
+      const double shards = double(plan_.parallel.dp) * plan_.parallel.cp * plan_.stages->map.chains();
+      const double weights = fp8_weights(*plan_.stages, h % pp) / (zero3_ ? shards : 1.0);
+      const PassCost cast = pass_cost(*plan_.cost, fp8->weight_casts(weights, 2.0), fw.kernel_gap_s);
+      if (cast.seconds > 0) {
+        const int c = out_.graph.add_compute(out_.compute_streams[h], cast.seconds, "fp8_weight_cast", cast.model,
+                                             TaskLabels{it, h % pp, -1, -1, out_.graph.intern("optimizer")});
+        out_.graph.add_dependency(opt, c);
+        next[h] = c;
+      }
+    }
   }
   if (!sharded_ || zero3_)
     return next;
