@@ -102,7 +102,7 @@ void ArgReader::read(const std::vector<Token>& tokens)
         while (i + 1 < tokens.size() && tokens[i + 1].text.rfind("--", 0) != 0 &&
                tokens[i + 1].text.find('=') == std::string::npos) {
           values.push_back(tokens[++i]);
-          if (name != "recompute-modules")
+          if (name != "recompute-modules" && name != "cuda-graph-modules" && name != "cuda-graph-scope")
             break;
         }
       }
@@ -154,6 +154,14 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
   };
   if (f == "tp-comm-overlap-cfg")
     return apply_tp_overlap_cfg(value());
+  if (f == "cuda-graph-impl" || f == "cuda-graph-modules" || f == "cuda-graph-scope" || f == "enable-cuda-graph" ||
+      f == "external-cuda-graph") {
+    std::string shown = "--" + f;
+    for (const auto& v : values)
+      shown += " " + v.text;
+    ignored_.push_back(shown + " (CUDA graphs cut the host's kernel launches, whose cost is not modelled)");
+    return;
+  }
   if (f == "window-size" || f == "window-attn-skip-freq" || f == "softmax-type")
     return apply_window(flag, value());
   if (f == "cross-entropy-loss-fusion") {

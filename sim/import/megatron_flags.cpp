@@ -18,7 +18,7 @@ bool megatron_switch(const std::string& flag)
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
       "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication",
-      "use-tp-pp-dp-mapping", "moe-enable-deepep", "no-rope-fusion"};
+      "use-tp-pp-dp-mapping", "moe-enable-deepep", "no-rope-fusion", "enable-cuda-graph", "external-cuda-graph"};
   // clang-format on
   return s.count(flag) > 0;
 }

@@ -446,7 +446,8 @@ TEST(Import, PositionEmbeddingFlagsChooseTheRotation)
                             "--micro-batch-size 1 --bf16 ";
   auto imported = [&](const std::string& flags) {
     const auto i = import_args(dense + flags);
-    const auto& t = training(cs::load_scenario(i.file.string(), {}));
+    const cs::Scenario s = cs::load_scenario(i.file.string(), {}); // held: training() points into it
+    const auto& t = training(s);
     return std::pair{t.model.position_embedding, t.framework.fused_rope};
   };
   EXPECT_EQ(imported("").first, cs::PositionEmbedding::LEARNED);
@@ -481,7 +482,7 @@ TEST(Import, TheUserbuffersConfigurationIsReadByTheNameItShipsUnder)
   const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
                             "--micro-batch-size 1 --bf16 --tensor-model-parallel-size 4 --tp-comm-overlap ";
   const auto known = import_args(dense + "--tp-comm-overlap-cfg /opt/ub/ub_cfg_h100_h8192_tp4_mbs1_seqlen4096.yaml");
-  const auto& overlap = training(cs::load_scenario(known.file.string(), {})).framework.tp_overlap;
+  const auto overlap = training(cs::load_scenario(known.file.string(), {})).framework.tp_overlap;
   ASSERT_EQ(overlap.count("proj_fprop"), 1u);
   EXPECT_EQ(overlap.at("proj_fprop").num_sm, 24);
   EXPECT_TRUE(overlap.at("proj_fprop").set_sm_margin);
@@ -497,7 +498,14 @@ TEST(Import, TheUserbuffersConfigurationIsReadByTheNameItShipsUnder)
                       "comm_overlap.tp_comm_overlap_cfg=userbuffers_fp8_h100_h8192_tp4_mbs1_seqlen8192\n");
   const auto i = import_file(overrides.string(), "--gpus 8");
   ASSERT_EQ(i.r.code, 0) << i.r.err;
-  const auto& bridge = training(cs::load_scenario(i.file.string(), {})).framework.tp_overlap;
+  const auto bridge = training(cs::load_scenario(i.file.string(), {})).framework.tp_overlap;
+  // CUDA graphs are read and named: they cut host launch costs, which are not modelled.
+  const auto graphs = import_args(dense + "--cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router");
+  EXPECT_NE(graphs.r.err.find("--cuda-graph-impl transformer_engine (CUDA graphs cut the host's kernel launches"),
+            std::string::npos)
+      << graphs.r.err;
+  EXPECT_NE(graphs.r.err.find("--cuda-graph-modules attn moe_router (CUDA graphs"), std::string::npos) << graphs.r.err;
+  EXPECT_EQ(graphs.r.err.find("not known to the importer"), std::string::npos) << graphs.r.err;
   EXPECT_EQ(bridge.at("proj_fprop").method, "ring_exchange");
   EXPECT_EQ(bridge.at("qkv_wgrad").num_sm, 24);
 }
