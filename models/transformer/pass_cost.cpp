@@ -206,6 +206,12 @@ PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const 
                                             : 0.0);
   else
     t.backward = b.seconds + 2 * tp_s.backward_each + exposed_async(tp_s.backward_async, cost, k.backward, fw);
+  // Current FP8 scaling under sequence parallelism agrees on each gathered tensor's scale first: the column-parallel
+  // layers' inputs forward, the row-parallel layers' output gradients backward (Transformer Engine's
+  // with_amax_reduction over the TP group) [recon: two a pass, the QKV and first MLP projections' and the output
+  // projections'].
+  t.forward += 2 * tp_s.amax_each;
+  t.backward += 2 * tp_s.amax_each;
   t.weight = b.weight_seconds;
   if (recompute == Recompute::FULL) // the forward pass runs again inside backward
     t.backward += t.forward;

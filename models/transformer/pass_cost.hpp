@@ -32,6 +32,8 @@ struct TpCollectives {
   double each = 0;           // each of the forward's two (and the backward's, unless backward_each is set)
   double backward_each = -1; // each of the backward's two blocking collectives when they differ (-1: each)
   double backward_async = 0; // all of the backward's collectives issued beside its column-parallel GEMMs
+  double amax_each = 0; // one all-reduce of an amax over the TP group, blocking: two in each pass (current FP8 scaling
+                        // under sequence parallelism)
   TpCollectives(double seconds = 0) : each(seconds) {} // NOLINT: a plain number keeps the blocking pattern
 };
 

@@ -4,8 +4,12 @@
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
+#include "platform/platform_spec.hpp"
+#include "sim/scenario/scenario.hpp"
 #include "tests/test_models.hpp"
 #include "tests/test_support.hpp"
+#include "workloads/training/stage_costs.hpp"
+#include "workloads/training/training_workload.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -223,4 +227,34 @@ TEST(Fp8Recipe, TheWeightsAreCastOnceAStepInBothLayouts)
   const std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(trace.find("\"fp8_weight_cast\""), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+TEST(Fp8Recipe, CurrentScalingUnderSequenceParallelismAgreesOnEachGatheredTensorsScale)
+{
+  // Transformer Engine's current scaling all-reduces the amax of each tensor it gathers over the TP group before the
+  // cast (with_amax_reduction: the column-parallel layers' inputs forward, the row-parallel layers' output gradients
+  // backward); delayed scaling takes its scale from history, and without sequence parallelism nothing is gathered.
+  const cs::Scenario s = cs::load_scenario(src("scenarios/reference/mbridge-llama3-70b-fp8.yaml"));
+  const auto& device = *cs::DeviceCatalog::builtin().find(s.cluster.device);
+  const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
+  const auto& params = cs::workload_as<cs::TrainingWorkload>(s).params;
+  auto amax = [&](const std::string& recipe, bool sp) {
+    cs::ModelParams m = params.model;
+    m.fp8 = cs::make_fp8_recipe(recipe);
+    return cs::tp_layer_collectives(m, 1, 4, sp, platform, 1, params.framework).amax_each;
+  };
+  const double each = amax("tensorwise", true);
+  EXPECT_GT(each, 1e-6); // an NCCL all-reduce's latency over four GPUs
+  EXPECT_LT(each, 1e-4);
+  EXPECT_EQ(amax("delayed", true), 0.0);
+  EXPECT_EQ(amax("tensorwise", false), 0.0);
+  // Two blocking all-reduces in each pass.
+  const auto cost = cs::make_cost_model(device, profile("h100-sxm5"));
+  const cs::PassKernels k = cs::layer_kernels(params.model, tp4_shape());
+  cs::TpCollectives with(1e-3), without(1e-3);
+  with.amax_each = each;
+  const auto a = cs::piece_times(k, *cost, tp4_shape().framework, with, cs::Recompute::NONE, 4);
+  const auto b = cs::piece_times(k, *cost, tp4_shape().framework, without, cs::Recompute::NONE, 4);
+  EXPECT_NEAR(a.forward - b.forward, 2 * each, 1e-12);
+  EXPECT_NEAR(a.backward - b.backward, 2 * each, 1e-12);
 }

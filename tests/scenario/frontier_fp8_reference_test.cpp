@@ -10,7 +10,7 @@
 // 3.1 405B (+9.7%, 0.9 s a step of fixed cost missing) is at the band's edge. Since Transformer Engine 1.x's
 // LayerNormLinear casts in the norm under NeMo 24.07's delayed scaling (2026-12-06), NeMo's GPT-3 175B on 128 GPUs is
 // past it too (+10.1%): every NeMo row is too fast, and the saving is physics. They are held to their own bands as
-// known misses, and the mean (6.8%) to 8.5%, until they are understood (docs/validation.md). Every row fits in memory,
+// known misses, and the mean (6.7%) to 8.5%, until they are understood (docs/validation.md). Every row fits in memory,
 // as it did (the 512-GPU GPT-3 175B most tightly: 69.7 GiB of 70.8 usable).
 #include "tests/scenario/reference_run.hpp"
 

@@ -103,6 +103,10 @@ TpCollectives tp_layer_collectives(const ModelParams& model, int micro, int tp, 
                                    const PlatformSpec& platform, int cp, const FrameworkProfile& fw)
 {
   TpCollectives c(tp_block_collective_seconds(model, micro, tp, sequence_parallel, platform, cp));
+  // Under current FP8 scaling with sequence parallelism each gathered tensor's amax is all-reduced over the TP group
+  // before it is cast (Transformer Engine's with_amax_reduction): four bytes, latency alone.
+  if (tp > 1 && sequence_parallel && model.fp8 && model.fp8->amax_pass())
+    c.amax_each = choose_collective("all-reduce", "auto", 4.0, tp_group_shape(platform, tp)).seconds;
   if (tp <= 1 || !fw.async_tensor_model_parallel_allreduce || fw.tp_comm_overlap)
     return c;
   // What runs beside the column-parallel GEMMs is what a pass's two collectives move: without sequence parallelism
