@@ -10,7 +10,9 @@
 #include "models/spark/spark_cache.hpp"
 #include "models/transformer/attention_kind.hpp"
 #include "models/transformer/fp8_recipe.hpp"
+#include "models/transformer/framework.hpp"
 #include "models/transformer/mlp_kind.hpp"
+#include "models/transformer/userbuffers_configs.hpp"
 #include "sim/cli/command.hpp"
 #include "sim/cli/progress_reporter.hpp"
 #include "traces/trace_format.hpp"
@@ -19,6 +21,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <map>
 
 namespace cs {
 namespace {
@@ -50,6 +53,33 @@ template <typename Kind> void list_kind(const char* heading, bool first)
     std::cout << fmt::format("  {:<22} {}\n", name, kinds.description(name));
 }
 
+// The built-in training stacks, and Transformer Engine's userbuffers configurations by name (each overlap's method and
+// SMs, "+" where the GEMM is launched without them; docs/frameworks.md).
+void list_frameworks()
+{
+  static const std::map<std::string, const char*> what{
+      {"megatron", "Megatron-LM as in its SC'21 runs: fp32 main_grad, gradients reduced after backward"},
+      {"megatron-core",
+       "today's Megatron-Core with Transformer Engine: fused kernels, bucketed reductions, userbuffers"},
+      {"fsdp", "PyTorch FSDP with bf16 mixed precision, as llm-foundry runs it"},
+      {"torch-eager", "fsdp without a compiler: torchtitan's Llama in PyTorch eager (unfused norms, SwiGLU, RoPE)"}};
+  std::cout << "\nworkload.framework:\n";
+  for (const auto& p : builtin_frameworks()) {
+    const auto it = what.find(p.name);
+    std::cout << fmt::format("  {:<22} {}\n", p.name, it != what.end() ? it->second : "");
+  }
+  std::cout << "\nworkload.framework.tp_overlap (named userbuffers configurations):\n";
+  for (const auto& [name, layers] : userbuffers_configs()) {
+    std::string text;
+    for (const char* layer : {"proj_fprop", "fc2_fprop", "qkv_dgrad", "qkv_wgrad", "fc1_dgrad", "fc1_wgrad"}) {
+      const UbOverlap& o = layers.at(layer);
+      text += fmt::format("{}{} {} {}{}", text.empty() ? "" : ", ", layer,
+                          o.method == "ring_exchange" ? "ring" : o.method, o.num_sm, o.set_sm_margin ? "+" : "");
+    }
+    std::cout << fmt::format("  {}\n      {}\n", name, text);
+  }
+}
+
 // The pieces a training model is built from, each a registered file (docs/architecture.md, "Seams").
 void list_kinds()
 {
@@ -57,6 +87,7 @@ void list_kinds()
   list_kind<MlpKind>("workload.model.mlp", false);
   list_kind<Fp8Recipe>("workload.model.fp8", false);
   list_kind<TokenDispatcher>("workload.model.moe.dispatcher", false);
+  list_frameworks();
 }
 
 int list(const std::string& what)
@@ -122,8 +153,8 @@ std::vector<Command> add_catalog_commands(CLI::App& app)
   auto what = std::make_shared<std::string>();
   auto* lister =
       app.add_subcommand("list", "list registered policies, a model's pieces (attention, MLP, FP8 recipe, token "
-                                 "dispatcher) and workload kinds, catalog devices, trace formats or the metrics runs "
-                                 "report");
+                                 "dispatcher, framework, userbuffers configuration) and workload kinds, catalog "
+                                 "devices, trace formats or the metrics runs report");
   lister->add_option("what", *what, "policies | kinds | workloads | devices | traces | metrics")
       ->required()
       ->check(CLI::IsMember({"policies", "kinds", "workloads", "devices", "traces", "metrics"}));

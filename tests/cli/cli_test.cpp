@@ -70,7 +70,9 @@ TEST(Cli, HelpVersionAndLists)
   auto kinds = clustersim("list kinds");
   EXPECT_EQ(kinds.code, 0);
   for (const char* k : {"attention kinds (a block workload.model.<kind>", "workload.model.mlp:", "workload.model.fp8:",
-                        "workload.model.moe.dispatcher:", "hybridep", "deepep", "tensorwise", "swiglu", "mla"})
+                        "workload.model.moe.dispatcher:", "hybridep", "deepep", "tensorwise", "swiglu", "mla",
+                        "workload.framework:", "torch-eager", "workload.framework.tp_overlap (named userbuffers",
+                        "ub_cfg_h100_h8192_tp4_mbs1_seqlen4096\n      proj_fprop pipeline 24+, fc2_fprop pipeline 16+"})
     EXPECT_NE(kinds.out.find(k), std::string::npos) << k << "\n" << kinds.out;
   auto devices = clustersim("list devices");
   EXPECT_EQ(devices.code, 0);
