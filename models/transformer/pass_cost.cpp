@@ -208,8 +208,8 @@ PieceTimes piece_times(const PassKernels& k, const KernelCostModel& cost, const 
     t.backward = b.seconds + 2 * tp_s.backward_each + exposed_async(tp_s.backward_async, cost, k.backward, fw);
   // Current FP8 scaling under sequence parallelism agrees on each gathered tensor's scale first: the column-parallel
   // layers' inputs forward, the row-parallel layers' output gradients backward (Transformer Engine's
-  // with_amax_reduction over the TP group) [recon: two a pass, the QKV and first MLP projections' and the output
-  // projections'].
+  // with_amax_reduction over the TP group): two a pass in a dense layer, the QKV and first MLP projections' and the
+  // output projections'.
   t.forward += 2 * tp_s.amax_each;
   t.backward += 2 * tp_s.amax_each;
   t.weight = b.weight_seconds;

@@ -218,8 +218,12 @@ PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& c
   const ModelParams& model = params.model;
   const PassKernels k = moe_layer_kernels(model, shape, shared);
   const PieceTimes cp = cp_exchange(model, shape, k, cost, platform);
+  // Only its attention's linears are tensor-parallel with sequence parallelism (the experts are not), so only the QKV
+  // input's and the output projection's gradient's amax reductions happen: one a pass, not a dense layer's two.
+  TpCollectives moe_tp = tp_s;
+  moe_tp.amax_each /= 2;
   PieceTimes t =
-      piece_times(k, cost, shape.framework, tp_s, model.recompute, shape.parallel.tp, model.recompute_modules);
+      piece_times(k, cost, shape.framework, moe_tp, model.recompute, shape.parallel.tp, model.recompute_modules);
   t.forward += cp.forward;
   t.backward += cp.backward;
   return t;
