@@ -59,8 +59,11 @@ std::string communication_list(const TrainingParams& params, const std::map<std:
   if (B.count("tp_communication_s") && B.at("tp_communication_s") > 0)
     comm += fmt::format("{}tensor-parallel {} ({})", comm.empty() ? "" : ", ",
                         units::format_time(B.at("tp_communication_s")),
-                        params.framework.tp_comm_overlap ? "exposed; the rest overlapped with the GEMMs"
-                                                         : "blocking, inside the passes");
+                        params.framework.tp_comm_overlap
+                            ? (params.framework.tp_overlap.empty()
+                                   ? "exposed; the rest overlapped with the GEMMs"
+                                   : "exposed, and what the overlaps' SMs cost the GEMMs; the rest overlapped")
+                            : "blocking, inside the passes");
   if (B.count("cp_communication_s"))
     comm += fmt::format("{}context-parallel {} ({})", comm.empty() ? "" : ", ",
                         units::format_time(B.at("cp_communication_s")),
