@@ -54,6 +54,7 @@ private:
   void apply_dispatcher(const Token& flag, const std::vector<Token>& values);
   void apply_window(const Token& flag, const Token& value);
   void apply_tp_overlap_cfg(const Token& value);
+  void read_tp_overlap_file(const std::string& path);
   void resolve_window();
   void resolve_dispatcher();
   void uneven_stages();

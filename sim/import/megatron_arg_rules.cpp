@@ -7,9 +7,12 @@
 #include "sim/import/megatron_flags.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <fmt/ranges.h>
 #include <set>
+#include <yaml-cpp/yaml.h>
 
 namespace cs::megatron_import {
 
@@ -92,11 +95,74 @@ void ArgReader::resolve_window()
     run_.set("workload.model.sliding_window.sinks", true);
 }
 
+// A YAML file of Transformer Engine's ub_cfgs (NeMo-Framework-Launcher's conf/training/tp_overlap/*.yaml, what
+// Megatron-LM's --tp-comm-overlap-cfg names): each layer's method, num_sm and set_sm_margin as
+// framework.tp_overlap; its other keys (cga_size, num_splits, aggregate, fp8_buf, ...) named as not modelled. A
+// malformed file is refused at its own line and column.
+void ArgReader::read_tp_overlap_file(const std::string& path)
+{
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::ParserException& e) {
+    throw InputError(path, e.mark.line + 1, e.mark.column + 1, e.msg);
+  }
+  auto at = [&path](const YAML::Node& n, const std::string& message) {
+    return InputError(path, n.Mark().line + 1, n.Mark().column + 1, message);
+  };
+  if (!root.IsMap())
+    throw at(root, "a userbuffers configuration is a map of layer names (qkv_fprop, proj_fprop, ...)");
+  const auto& layers = ub_layer_names();
+  YAML::Node out(YAML::NodeType::Map);
+  std::set<std::string> unread;
+  for (const auto& entry : root) {
+    const std::string layer = entry.first.as<std::string>();
+    if (std::find(layers.begin(), layers.end(), layer) == layers.end())
+      throw at(entry.first, fmt::format("'{}' is not a userbuffers layer ({})", layer, fmt::join(layers, ", ")));
+    if (!entry.second.IsMap())
+      throw at(entry.second, "'" + layer + "' must be a map {method, num_sm, set_sm_margin, ...}");
+    YAML::Node o(YAML::NodeType::Map);
+    for (const auto& kv : entry.second) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string v = kv.second.IsScalar() ? kv.second.Scalar() : "";
+      if (key == "method") {
+        if (v != "ring_exchange" && v != "pipeline" && v != "bulk")
+          throw at(kv.second, "method is one of ring_exchange, pipeline, bulk, not '" + v + "'");
+        o["method"] = v;
+      } else if (key == "num_sm") {
+        int n = -1;
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || p != v.data() + v.size() || n < 0)
+          throw at(kv.second, "num_sm takes a whole number of SMs, not '" + v + "'");
+        o["num_sm"] = n;
+      } else if (key == "set_sm_margin") {
+        if (v != "0" && v != "1" && v != "true" && v != "false" && v != "True" && v != "False")
+          throw at(kv.second, "set_sm_margin is 0 or 1, not '" + v + "'");
+        o["set_sm_margin"] = v == "1" || v == "true" || v == "True";
+      } else {
+        unread.insert(key);
+      }
+    }
+    out[layer] = o;
+  }
+  run_.set("workload.framework.tp_overlap", out);
+  if (!unread.empty())
+    ignored_.push_back(fmt::format("--tp-comm-overlap-cfg {}: {}", path, fmt::join(unread, ", ")));
+}
+
 // --tp-comm-overlap-cfg (a YAML file of Transformer Engine's ub_cfgs) or Megatron-Bridge's
-// comm_overlap.tp_comm_overlap_cfg (a configuration by name): one the simulator ships under that name
-// (userbuffers_configs) is read as that configuration; another file is not read, and TE's defaults stand.
+// comm_overlap.tp_comm_overlap_cfg (a configuration by name): a file found (as given, or beside the argument list) is
+// read; else one the simulator ships under that name (userbuffers_configs) is taken as that configuration; else TE's
+// defaults stand, and the import says so.
 void ArgReader::apply_tp_overlap_cfg(const Token& value)
 {
+  namespace fs = std::filesystem;
+  fs::path file = value.text;
+  if (file.is_relative() && !fs::exists(file))
+    file = fs::path(source_).parent_path() / value.text;
+  std::error_code ec;
+  if (fs::is_regular_file(file, ec))
+    return read_tp_overlap_file(file.string());
   std::string name = value.text.substr(value.text.find_last_of('/') + 1);
   for (const std::string ext : {".yaml", ".yml"})
     if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)

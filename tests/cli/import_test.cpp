@@ -499,6 +499,31 @@ TEST(Import, TheUserbuffersConfigurationIsReadByTheNameItShipsUnder)
   const auto i = import_file(overrides.string(), "--gpus 8");
   ASSERT_EQ(i.r.code, 0) << i.r.err;
   const auto bridge = training(cs::load_scenario(i.file.string(), {})).framework.tp_overlap;
+  // A file in Transformer Engine's ub_cfgs format (NeMo-Framework-Launcher's) beside the argument list is read; the
+  // keys it does not model are named; a malformed one is refused at its own line and column.
+  const auto dir = cs::testing::fresh_dir("import_ub_cfg");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "my_ub.yaml") << "qkv_dgrad:\n  method: bulk\n  num_sm: 8\n  cga_size: 2\n  set_sm_margin: 0\n"
+                                       "proj_fprop:\n  method: pipeline\n  num_sm: 24\n  num_splits: 4\n"
+                                       "  set_sm_margin: 1\n";
+  std::ofstream(dir / "run.args") << dense << "--tp-comm-overlap-cfg my_ub.yaml\n";
+  const auto file = import_file((dir / "run.args").string(), "--gpus 8");
+  ASSERT_EQ(file.r.code, 0) << file.r.err;
+  const auto read = training(cs::load_scenario(file.file.string(), {})).framework.tp_overlap;
+  EXPECT_EQ(read.at("qkv_dgrad").num_sm, 8);
+  EXPECT_FALSE(read.at("qkv_dgrad").set_sm_margin);
+  EXPECT_EQ(read.at("proj_fprop").num_sm, 24);
+  EXPECT_TRUE(read.at("proj_fprop").set_sm_margin);
+  EXPECT_EQ(read.at("fc2_fprop").num_sm, 16); // not in the file: Transformer Engine's default
+  EXPECT_NE(file.r.err.find("my_ub.yaml: cga_size, num_splits"), std::string::npos) << file.r.err;
+  std::ofstream(dir / "bad_ub.yaml") << "proj_fprop:\n  method: ring\n";
+  std::ofstream(dir / "bad.args") << dense << "--tp-comm-overlap-cfg bad_ub.yaml\n";
+  const auto bad = import_file((dir / "bad.args").string(), "--gpus 8");
+  EXPECT_EQ(bad.r.code, 2);
+  EXPECT_NE(bad.r.err.find("bad_ub.yaml:2:11: method is one of ring_exchange, pipeline, bulk, not 'ring'"),
+            std::string::npos)
+      << bad.r.err;
+  EXPECT_FALSE(std::filesystem::exists(bad.file));
   // CUDA graphs are read and named: they cut host launch costs, which are not modelled.
   const auto graphs = import_args(dense + "--cuda-graph-impl transformer_engine --cuda-graph-modules attn moe_router");
   EXPECT_NE(graphs.r.err.find("--cuda-graph-impl transformer_engine (CUDA graphs cut the host's kernel launches"),
