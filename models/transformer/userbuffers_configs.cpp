@@ -23,6 +23,14 @@ std::map<std::string, UbOverlap> layers(int qkv_dgrad, int qkv_wgrad, int fc1_dg
 }
 
 UbOverlap pipeline(int sms) { return {"pipeline", sms, true}; }
+
+std::map<std::string, UbOverlap> te2_defaults()
+{
+  std::map<std::string, UbOverlap> out;
+  for (const auto& layer : ub_layer_names())
+    out[layer] = te_default_overlap(layer);
+  return out;
+}
 const UbOverlap ring_margin{"ring_exchange", 1, true}; // one SM kept from the GEMM
 
 } // namespace
@@ -51,6 +59,12 @@ const std::map<std::string, std::map<std::string, UbOverlap>>& userbuffers_confi
       {"ub_cfg_h100_h8192_tp4_mbs1_seqlen4096", layers(8, 16, 2, 4, pipeline(24), pipeline(16))},
       {"ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192", layers(4, 24, 2, 4, pipeline(24), pipeline(16))},
       {"ub_cfg_h100_h12288_tp4_mbs2_seqlen2048", layers(4, 4, 2, 4, pipeline(24), ring_margin)},
+      // Transformer Engine's own defaults (initialize_ub) for a run that names no configuration: 16 SMs for every
+      // pipeline and bulk overlap, the GEMM launched without them since TE 2.0 (the megatron-core profile's), not in
+      // TE 1.x.
+      {"transformer_engine_1_defaults",
+       layers(16, 16, 16, 16, UbOverlap{"pipeline", 16, false}, UbOverlap{"pipeline", 16, false})},
+      {"transformer_engine_2_defaults", te2_defaults()},
   };
   return configs;
 }

@@ -4,10 +4,10 @@
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "workloads/training/training_workload.hpp"
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_models.hpp"
 #include "tests/test_support.hpp"
+#include "workloads/training/training_workload.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -125,6 +125,16 @@ TEST(Userbuffers, ANamedConfigurationAloneOrChangedByTheLayersGivenBesideIt)
   EXPECT_EQ(named.at("proj_fprop").num_sm, 24);
   EXPECT_EQ(named.at("fc2_fprop").num_sm, 16);
   EXPECT_EQ(named.at("qkv_dgrad").num_sm, 8);
+  // Transformer Engine's own defaults by name: TE 2.x's are the megatron-core profile's, TE 1.x's have no margin.
+  EXPECT_EQ(overlap("transformer_engine_2_defaults").size(), cs::ub_layer_names().size());
+  for (const auto& [layer, o] : overlap("transformer_engine_2_defaults")) {
+    EXPECT_EQ(o.method, cs::te_default_overlap(layer).method) << layer;
+    EXPECT_EQ(o.set_sm_margin, cs::te_default_overlap(layer).set_sm_margin) << layer;
+  }
+  const auto te1 = overlap("transformer_engine_1_defaults");
+  EXPECT_EQ(te1.at("proj_fprop").num_sm, 16);
+  EXPECT_FALSE(te1.at("proj_fprop").set_sm_margin);
+  EXPECT_EQ(te1.at("qkv_fprop").method, "ring_exchange");
   const auto changed = overlap("{config: ub_cfg_h100_h8192_tp4_mbs1_seqlen4096, proj_fprop: {num_sm: 8}}");
   EXPECT_EQ(changed.at("proj_fprop").num_sm, 8);
   EXPECT_TRUE(changed.at("proj_fprop").set_sm_margin); // the rest of its entry is the configuration's
@@ -193,13 +203,13 @@ TEST(Userbuffers, AnOverlapThatLeavesNoSmsOrIsMisspeltIsRefusedAtItsKey)
   std::ofstream(bad) << text;
   const std::vector<std::pair<std::string, std::string>> cases{
       {bad.string(), "proj_fprop's num_sm = 132 leaves its GEMM none of h100-sxm5's 132 SMs"},
-      {cs::testing::src("scenarios/reference/nemo-llama2-7b-longseq-cp.yaml") +
+      {cs::testing::src("scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml") +
            " --set workload.framework.tp_overlap.proj_frop.num_sm=3",
        "did you mean 'proj_fprop'?"},
-      {cs::testing::src("scenarios/reference/nemo-llama2-7b-longseq-cp.yaml") +
+      {cs::testing::src("scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml") +
            " --set workload.framework.tp_overlap.fc2_fprop.method=ring",
        "expected one of ring_exchange | pipeline | bulk"},
-      {cs::testing::src("scenarios/reference/nemo-llama2-7b-longseq-cp.yaml") +
+      {cs::testing::src("scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml") +
            " --set workload.framework.tp_overlap.qkv_dgrad.num_sm=-1",
        "must not be negative"},
       {cs::testing::src("scenarios/reference/nemo-llama2-70b-fp8.yaml") +
