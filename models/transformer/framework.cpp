@@ -63,8 +63,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     core.async_tensor_model_parallel_allreduce = true;
     core.fused_norm_linear = true; // TELayerNormColumnParallelLinear for linear_qkv and linear_fc1
     // Its --tp-comm-overlap is Transformer Engine's userbuffers, with TE's defaults unless a recipe gives its own.
-    for (const auto& layer : ub_layer_names())
-      core.tp_overlap[layer] = te_default_overlap(layer);
+    core.tp_overlap = userbuffers_configs().at("transformer_engine_2_defaults");
     // PyTorch FSDP FULL_SHARD with the "DEFAULT" mixed precision of llm-foundry's published benchmark tables (their
     // "MP Mode" column): bf16 compute, each unsharded gradient cast to fp32 and pre-divided, then reduce-scattered in
     // fp32, every microbatch; eager kernels (bias and dropout unfused; MPT has neither), q/k/v layout copies around

@@ -28,9 +28,9 @@ void LayerKernels::linear(const std::string& name, double tokens, double n, doub
   if (model_.fp8 && fp8_eligible) {
     // Megatron-Core's TE layer spec runs the QKV and first MLP projections as LayerNormLinear, the norm before them
     // inside (not MLA's down projections or an MoE layer's experts, which follow other kernels).
-    const bool from_norm = shape_.framework.fused_norm_linear && !out_.forward.empty() &&
-                           out_.forward.back().name == "layernorm" &&
-                           (name == "qkv_gemm" || name == "ffn_gate_up_gemm" || name == "ffn_up_gemm");
+    const TpProjection* projection = tp_projection(name);
+    const bool from_norm = shape_.framework.fused_norm_linear && projection && projection->column &&
+                           !out_.forward.empty() && out_.forward.back().name == "layernorm";
     model_.fp8->linear(*this, name, tokens, n, k, bias, from_norm);
     return;
   }

@@ -53,21 +53,13 @@ double exposed_tp(double tp_s, double gemm_s, const FrameworkProfile& fw, int tp
 // forward under <layer>_fprop, its gradients under _dgrad and _wgrad. Experts and shared experts have none.
 std::string ub_layer_of(const std::string& name, bool backward)
 {
-  static const std::pair<const char*, const char*> gemms[] = {{"qkv_gemm", "qkv"},
-                                                              {"attn_out_gemm", "proj"},
-                                                              {"ffn_up_gemm", "fc1"},
-                                                              {"ffn_gate_up_gemm", "fc1"},
-                                                              {"ffn_down_gemm", "fc2"}};
-  for (const auto& [gemm, layer] : gemms) {
-    const std::string g = gemm;
-    if (!backward && name == g)
-      return std::string(layer) + "_fprop";
-    if (backward && name == g + "_dgrad")
-      return std::string(layer) + "_dgrad";
-    if (backward && name == g + "_wgrad")
-      return std::string(layer) + "_wgrad";
-  }
-  return {};
+  const TpProjection* p = tp_projection(name, backward);
+  if (!p)
+    return {};
+  if (!backward)
+    return std::string(p->te_layer) + "_fprop";
+  const std::string rest = name.substr(std::string(p->gemm).size());
+  return rest == "_dgrad" || rest == "_wgrad" ? p->te_layer + rest : std::string();
 }
 
 // What the userbuffers overlaps' SMs cost a pass's GEMMs under tp_comm_overlap: a GEMM launched without its overlap's
@@ -105,11 +97,10 @@ double exposed_async(double async_s, const KernelCostModel& cost, const std::vec
 {
   if (async_s <= 0)
     return 0;
-  static const char* const column[] = {"qkv_gemm", "ffn_up_gemm", "ffn_gate_up_gemm"};
   double cover = 0;
   for (const auto& k : backward)
-    if (std::holds_alternative<GemmKernel>(k.kernel) &&
-        std::any_of(std::begin(column), std::end(column), [&](const char* c) { return k.name.rfind(c, 0) == 0; }))
+    if (const TpProjection* p = tp_projection(k.name, true);
+        p && p->column && std::holds_alternative<GemmKernel>(k.kernel))
       cover += cost.predict(k.kernel).total;
   if (cover <= 0)
     cover = gemm_seconds(cost, backward);

@@ -115,6 +115,19 @@ NamedKernel optimizer_kernel(double p, const FrameworkProfile& fw)
   return {"adam", BandwidthKernel{"adam", bytes * 4 / 7, bytes * 3 / 7, fw.optimizer_flops_per_parameter * p, "fp32"}};
 }
 
+const TpProjection* tp_projection(const std::string& gemm, bool prefix)
+{
+  static const TpProjection projections[] = {{"qkv_gemm", "qkv", true},
+                                             {"attn_out_gemm", "proj", false},
+                                             {"ffn_up_gemm", "fc1", true},
+                                             {"ffn_gate_up_gemm", "fc1", true},
+                                             {"ffn_down_gemm", "fc2", false}};
+  for (const auto& p : projections)
+    if (prefix ? gemm.rfind(p.gemm, 0) == 0 : gemm == p.gemm)
+      return &p;
+  return nullptr;
+}
+
 double layer_gemm_weights(const ModelParams& model)
 {
   return attention_kind_of(model).weights(model) + mlp_kind_of(model).weights(model.hidden, model.ffn);

@@ -62,6 +62,17 @@ std::vector<NamedKernel> layer_forward_kernels(const ModelParams& model, int mic
 /** The mixed-precision optimizer step over `parameters`, as the framework's traffic per parameter. */
 NamedKernel optimizer_kernel(double parameters, const FrameworkProfile& framework);
 
+/** A dense layer's tensor-parallel projections, by the name its GEMM kernels carry: Transformer Engine's layer name
+ *  for them (its userbuffers' qkv, proj, fc1, fc2) and whether it is column-parallel (its input gathered under
+ *  sequence parallelism, and the norm before it fused into it in Megatron-Core's TE spec). */
+struct TpProjection {
+  const char* gemm;
+  const char* te_layer;
+  bool column;
+};
+/** The projection `gemm` names (exactly, or with a suffix such as _dgrad when `prefix`), or nullptr. */
+const TpProjection* tp_projection(const std::string& gemm, bool prefix = false);
+
 /** GEMM weights of one layer: queries, keys and values (kv_heads of them), output projection, and the FFN's two
  *  (gelu) or three (swiglu) matrices. */
 double layer_gemm_weights(const ModelParams& model);

@@ -78,6 +78,19 @@ TEST(GemmWaves, AnSmMarginRunsTheTilesInWavesOverTheOtherSms)
   EXPECT_NEAR(h100.predict(big).compute / t, 132.0 / 108.0, 0.01);
 }
 
+TEST(GemmWaves, WithoutTilesTheRooflineRunsAtTheSmsLeft)
+{
+  // A profile with no tile list prices GEMMs by the roofline: launched without 24 of 132 SMs, at 108/132 of the peak.
+  cs::DeviceProfile p = profile("h100-sxm5");
+  p.gemm_tiles.clear();
+  cs::GemmWaveModel m(device("h100-sxm5"), p);
+  cs::GemmKernel g{16384, 16384, 16384, 1, "bf16"};
+  const auto all = m.predict(g);
+  ASSERT_EQ(all.model, "roofline");
+  g.sm_margin = 24;
+  EXPECT_NEAR(m.predict(g).compute / all.compute, 132.0 / 108.0, 1e-12);
+}
+
 TEST(GemmWaves, AMeasuredGemmSlowsAsTheWaveModelSaysWithoutSomeSms)
 {
   // A measured table answers this shape; the margin scales the measured time by the waves' ratio.
@@ -140,6 +153,17 @@ TEST(Userbuffers, ANamedConfigurationAloneOrChangedByTheLayersGivenBesideIt)
   EXPECT_TRUE(changed.at("proj_fprop").set_sm_margin); // the rest of its entry is the configuration's
   EXPECT_EQ(changed.at("fc2_fprop").num_sm, 16);
   EXPECT_EQ(changed.at("qkv_dgrad").num_sm, 8);
+}
+
+TEST(Userbuffers, TheSummarySaysTheTensorParallelFigureHoldsTheOverlapsSms)
+{
+  const auto dir = cs::testing::fresh_dir("ub_summary");
+  const auto r = cs::testing::run_clustersim("run " + cs::testing::src("scenarios/reference/nemo-llama2-70b-fp8.yaml") +
+                                             " --set workload.iterations=1 --out " + dir.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(exposed, and what the overlaps' SMs cost the GEMMs; the rest overlapped)"), std::string::npos)
+      << r.out;
+  fs::remove_all(dir);
 }
 
 TEST(Userbuffers, EachOverlapCostsItsGemmWhatItsSmsDo)

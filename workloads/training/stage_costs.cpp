@@ -303,9 +303,6 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
   if (recomputed < here)
     c.backward_s += (here - recomputed) * (cut.layer_kept.backward - layer.backward);
   c.params = here * layer_parameters(model) / tp;
-  if (model
-          .fp8) // the layers' GEMM weights (an MoE layer's attention and its routed experts, below), as memory has them
-    c.fp8_weights = here * layer_gemm_weights(model) / tp;
   c.activation_bytes = cut.activation_bytes;
   c.model = layer.model;
   if (first) { // the embedding (tied with the head) is reduced with the first stage
@@ -314,10 +311,14 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
     c.segments.push_back({"embedding", -1, embedding.forward, embedding.backward, embedding.weight,
                           embedding_parameters(model) / tp, true});
   }
+  // Under an FP8 recipe, the GEMM weights it casts once a step, as memory counts their copies: a dense layer's, an MoE
+  // layer's attention and routed experts.
+  const double fp8 = model.fp8 ? 1.0 : 0.0;
   for (int l = first_layer; l < first_layer + here; ++l) {
     if (!is_moe_layer(model.moe, l)) {
       const PieceTimes& t = l - first_layer < recomputed ? layer : cut.layer_kept;
       c.segments.push_back({"layer", l, t.forward, t.backward, t.weight, layer_parameters(model) / tp, false});
+      c.fp8_weights += fp8 * layer_gemm_weights(model) / tp;
       continue;
     }
     const PieceTimes& moe = cut.moe_layer;
@@ -331,8 +332,7 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
     s.shared_backward_s = cut.moe_shared.backward;
     c.params += s.params - layer_parameters(model) / tp; // the total above counted it as a dense layer
     c.expert_params += experts;
-    if (model.fp8)
-      c.fp8_weights += attention_kind_of(model).weights(model) / tp + experts - layer_gemm_weights(model) / tp;
+    c.fp8_weights += fp8 * (attention_kind_of(model).weights(model) / tp + experts);
     c.forward_s += moe.forward - layer.forward;
     c.backward_s += moe.backward - layer.backward;
     c.weight_s += moe.weight - layer.weight;
