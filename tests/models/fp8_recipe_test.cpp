@@ -1,6 +1,7 @@
 #include "models/transformer/fp8_recipe.hpp"
 
 #include "models/cost/kernel_cost_model.hpp"
+#include "models/devices/device_catalog.hpp"
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
@@ -151,6 +152,15 @@ TEST(Fp8Recipe, ScenariosNameARecipeAndAreRefusedWhereTheDeviceCannotRunIt)
   const std::string q = src("scenarios/quickstart.yaml");
   auto ok = cs::testing::run_clustersim("validate " + q + " --set workload.model.fp8=tensorwise");
   EXPECT_EQ(ok.code, 0) << ok.err;
+  // MXFP8 is Blackwell's: its tensor cores apply the block scales, so B200 and GB200 run it at their FP8 rate.
+  for (const char* blackwell : {"b200", "gb200"}) {
+    auto mx = cs::testing::run_clustersim("validate " + q + " --set workload.model.fp8=mxfp8 --set cluster.device=" +
+                                          blackwell);
+    EXPECT_EQ(mx.code, 0) << blackwell << "\n" << mx.err;
+    const cs::DeviceSpec* d = cs::DeviceCatalog::builtin().find(blackwell);
+    ASSERT_NE(d, nullptr) << blackwell;
+    EXPECT_EQ(d->peak("mxfp8"), d->peak("fp8")) << blackwell;
+  }
   struct Case {
     std::string sets, words;
   } cases[] = {{"--set workload.model.fp8=e4m3", "tensorwise"},
