@@ -112,6 +112,23 @@ double moe_layer_extra(const ModelParams& model, const MemoryLayout& layout, dou
   return extra - moe_modules_freed(model, sbh * k / t * e / 2.0);
 }
 
+// Full recomputation by groups or blocks (recompute_num_layers n): under `block` the first n layers of each stage keep
+// only their input and the rest everything (`kept`); under `uniform` one input a group of n, and the group being
+// recomputed whole (the layer itself aside, as for n = 1).
+double grouped_recompute_activations(const ModelParams& model, const MemoryLayout& layout, double layers_per_stage,
+                                     double per_layer, double kept)
+{
+  const int n = model.recompute_num_layers;
+  if (model.recompute_method == RecomputeMethod::BLOCK) {
+    const double recomputed = layout.recomputed_layers_on_device >= 0 ? layout.recomputed_layers_on_device
+                                                                      : std::min<double>(n, layers_per_stage);
+    return (per_layer * recomputed + kept * (layers_per_stage - recomputed)) * layout.in_flight_microbatches;
+  }
+  const double groups =
+      layout.checkpoints_on_device >= 0 ? layout.checkpoints_on_device : std::ceil(layers_per_stage / n);
+  return per_layer * groups * layout.in_flight_microbatches + kept * (n - 1);
+}
+
 } // namespace
 
 void apply_framework(MemoryLayout& layout, const FrameworkProfile& framework, const std::string& model_dtype)
@@ -121,6 +138,7 @@ void apply_framework(MemoryLayout& layout, const FrameworkProfile& framework, co
   layout.eager_rmsnorm = !framework.fused_rmsnorm;
   layout.eager_swiglu = !framework.fused_swiglu;
   layout.repeat_kv = framework.repeat_kv;
+  layout.pair_holds_a_layer = framework.overlap_moe_expert_parallel_comm;
 }
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -163,6 +181,7 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();
   const double held = held_units(model, layout, t, sp);
+  const int n = model.recompute_num_layers;
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
   const double scores = attention_kind_of(model).score_units(model, layout.dropout, t);
   double per_layer = 0;
@@ -180,25 +199,19 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
                                : model.recomputes("moe") ? per_layer - (model.recomputes("mlp") ? 0.0 : mlp_part)
                                                          : per_layer + moe_layer_extra(model, layout, s * b * h, t, e);
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
-  const int n = model.recompute_num_layers;
-  if (model.recompute == Recompute::FULL && (model.recompute_method == RecomputeMethod::BLOCK || n > 1)) {
-    const double kept = s * b * h * (held + scores) * e / 2.0; // a layer that keeps everything
-    if (model.recompute_method == RecomputeMethod::BLOCK) {    // the first n layers of each stage keep their input
-      const double recomputed = layout.recomputed_layers_on_device >= 0 ? layout.recomputed_layers_on_device
-                                                                        : std::min<double>(n, layers_per_stage);
-      f.activations = (per_layer * recomputed + kept * (layers_per_stage - recomputed)) * layout.in_flight_microbatches;
-    } else { // one input a group of n, and the group being recomputed whole (the layer itself aside, as for n = 1)
-      const double groups =
-          layout.checkpoints_on_device >= 0 ? layout.checkpoints_on_device : std::ceil(layers_per_stage / n);
-      f.activations = per_layer * groups * layout.in_flight_microbatches + kept * (n - 1);
-    }
+  if (model.recompute == Recompute::FULL && (model.recompute_method == RecomputeMethod::BLOCK || n > 1))
+    f.activations = grouped_recompute_activations(model, layout, layers_per_stage, per_layer,
+                                                  s * b * h * (held + scores) * e / 2.0);
+  f.in_flight_microbatches = layout.in_flight_microbatches;
+  if (layout.pair_holds_a_layer && layers_per_stage > 0) { // the costlier layer, held while the pair runs it
+    f.activations += std::max(dense_layers > 0 ? per_layer : 0.0, moe_layers > 0 ? per_moe_layer : 0.0);
+    f.in_flight_microbatches += 1.0 / layers_per_stage;
   }
   // The loss keeps one microbatch's fp32 log-probabilities (or, fused by Transformer Engine, the logits) for its
   // backward, vocabulary-parallel over the TP ranks.
   if (layout.holds_head || l.pp == 1) // and one more for each MTP module's loss
     f.activations += s * b * model.vocab / t * layout.loss_bytes_per_logit * (1.0 + model.mtp_depth);
   f.buffers = layout.bucket_bytes + (moe_layers > 0 ? layout.dispatcher_buffer_bytes : 0.0);
-  f.in_flight_microbatches = layout.in_flight_microbatches;
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
   if (l.zero >= 3 && shards > 1)
     f.buffers += 2.0 * layer_parameters(model) / l.tp * e;

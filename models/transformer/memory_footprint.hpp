@@ -58,6 +58,9 @@ struct MemoryLayout {
   // Copies of the model the pipeline holds (DualPipe: 2). The device's layers above count both; the copies' gradients
   // are reduced together, so ZeRO shards their state over the copies' group, copies x dp x cp ranks.
   int model_copies = 1;
+  // Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm): a paired forward allocates each layer while the
+  // backward beside it still holds one layer of its own, so the pair holds a layer beyond the chunks in flight.
+  bool pair_holds_a_layer = false;
 };
 
 /** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights per parameter (16-bit dtypes; 4 for

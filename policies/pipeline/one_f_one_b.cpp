@@ -33,11 +33,16 @@ std::vector<int> peak_in_flight(const std::vector<std::vector<PipelineOp>>& orde
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const bool pair = ops[i].overlap == Overlap::WITH_NEXT && i + 1 < ops.size();
       const std::size_t end = pair ? i + 2 : i + 1;
-      for (std::size_t k = i; k < end; ++k) // a pair's forward allocates while its backward still holds its own
-        held += ops[k].forward() ? 1 : 0;
-      most = std::max(most, held);
-      for (std::size_t k = i; k < end; ++k)
-        held -= !ops[k].forward() && ops[k].completes() ? 1 : 0;
+      int allocated = 0, freed = 0;
+      for (std::size_t k = i; k < end; ++k) {
+        allocated += ops[k].forward() ? 1 : 0;
+        freed += !ops[k].forward() && ops[k].completes() ? 1 : 0;
+      }
+      // A pair's forward allocates while its backward still holds its own, unless it frees a layer as it
+      // allocates one: then it holds what was held before it or after it.
+      const int peak = pair && ops[i].frees_by_layer ? std::max(held, held + allocated - freed) : held + allocated;
+      most = std::max(most, peak);
+      held += allocated - freed;
       i = end - 1;
     }
     peak.push_back(most);
@@ -53,6 +58,7 @@ void pair_backward_with_next_forward(std::vector<std::vector<PipelineOp>>& order
           ops[i + 1].overlap == Overlap::NONE) {
         ops[i].overlap = Overlap::WITH_NEXT;
         ops[i + 1].overlap = Overlap::WITH_PREVIOUS;
+        ops[i].frees_by_layer = ops[i + 1].frees_by_layer = true;
         ++i;
       }
 }

@@ -27,6 +27,9 @@ struct PipelineOp {
   int microbatch = 0;
   int chunk = 0; // model chunk on this device (0 .. chunks-1); its virtual stage is the schedule's stage_map
   Overlap overlap = Overlap::NONE;
+  // An overlapped pair that runs a layer at a time and frees each backward layer's activations as it goes
+  // (Megatron-Core's schedule plan): it holds one layer beyond its chunks, not a chunk (DualPipe's pairs do not).
+  bool frees_by_layer = false;
 
   bool forward() const { return pass == Pass::FORWARD; }
   /** The pass the previous stage waits for (its gradient input). */
@@ -75,12 +78,16 @@ public:
 /** Pairs each whole backward with the forward right after it (Overlap::WITH_NEXT / WITH_PREVIOUS), as Megatron-Core's
  *  combined 1F1B runs the steady state (--overlap-moe-expert-parallel-comm): with no pipelining the forward of
  *  microbatch i + 1 with the backward of i; interleaved, each backward with the next forward, which is Megatron's
- *  one extra warm-up microbatch. Ops already paired are left as they are. */
+ *  one extra warm-up microbatch. Its schedule plan runs forward layer k beside the backward of the other chunk's
+ *  layer L - 1 - k and releases each backward layer's state after it (model_chunk_schedule_plan.py), so the pairs
+ *  free by layer. Ops already paired are left as they are. */
 void pair_backward_with_next_forward(std::vector<std::vector<PipelineOp>>& order);
 
 /** Per device, the most microbatch-chunks whose forward has run and whose activations are not yet freed (by its
  *  BACKWARD, or its BACKWARD_WEIGHT when the backward is split). The two ops of an overlapped pair run together:
- *  the forward's activations are held before the backward frees its own. */
+ *  the forward's activations are held before the backward frees its own, unless the pair frees by layer
+ *  (PipelineOp::frees_by_layer), when it holds what was held before it or after it, whichever is more (the layer
+ *  beyond that is the memory model's: MemoryLayout::pair_holds_a_layer). */
 std::vector<int> peak_in_flight(const std::vector<std::vector<PipelineOp>>& order);
 
 /** 1F1B's order given each device's warm-up: warmup[d] forwards, then one forward and one backward in turn

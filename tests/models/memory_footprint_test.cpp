@@ -117,3 +117,22 @@ TEST(MemoryFootprint, SwigluAndGroupedQueryAttentionActivationsByHand)
   l.layers_on_device = 1;
   EXPECT_DOUBLE_EQ(with_head - cs::transformer_memory(m, 1, l).parameters, 32000.0 * 8192 * 2);
 }
+
+TEST(MemoryFootprint, CombinedOneFOneBHoldsOneLayerBeyondItsMicrobatches)
+{
+  // Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm) runs a forward layer beside a backward layer of
+  // another microbatch and frees each backward layer after it: one layer's activations more than those in flight.
+  cs::MemoryLayout l;
+  l.parallel.dp = 16;
+  l.parallel.pp = 2; // a stage without the loss, so that the layers alone are counted
+  l.layers_on_device = 12;
+  const auto plain = cs::transformer_memory(kGpt13B, 4, l);
+  cs::FrameworkProfile overlapped = cs::testing::framework("megatron-core");
+  overlapped.overlap_moe_expert_parallel_comm = true;
+  cs::apply_framework(l, overlapped, kGpt13B.dtype);
+  EXPECT_TRUE(l.pair_holds_a_layer);
+  const auto paired = cs::transformer_memory(kGpt13B, 4, l);
+  EXPECT_DOUBLE_EQ(paired.activations, plain.activations * 13.0 / 12.0);
+  EXPECT_DOUBLE_EQ(paired.in_flight_microbatches, 1.0 + 1.0 / 12);
+  EXPECT_DOUBLE_EQ(paired.total() - plain.total(), paired.activations - plain.activations);
+}
