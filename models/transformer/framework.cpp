@@ -313,6 +313,7 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
              "share of the GPU's compute that communication kernels take while they run");
   read_tensor_parallel_fields(r, framework);
   read_moe_fields(r, framework);
+  read_optimizer_precision(r, framework.optimizer_precision);
   r.finish();
   r.require(framework.dropout >= 0 && framework.dropout < 1, "dropout", "dropout must be in [0, 1)");
   r.require_non_negative("cross_entropy_forward_bytes", framework.cross_entropy_forward_bytes);

@@ -3,6 +3,7 @@
 // buffers, the optimizer step's traffic, per-kernel launch gaps and when gradients are reduced.
 #pragma once
 
+#include "models/transformer/optimizer_precision.hpp"
 #include "base/yaml_reader.hpp"
 
 #include <map>
@@ -89,6 +90,7 @@ struct FrameworkProfile {
   bool overlap_moe_expert_parallel_comm = false; // combined 1F1B: one microbatch's all-to-alls under another's compute
   bool moe_shared_expert_overlap = false;        // shared experts computed beside the dispatch and combine
   bool delay_wgrad_compute = false; // the experts' weight gradients run beside the dispatch's gradient all-to-all
+  OptimizerPrecision optimizer_precision; // Megatron-Core's precision-aware optimizer (off: fp32 state)
 
   /** Bytes the loss moves per logit, forward and backward, for logits of `logit_bytes` each. */
   std::pair<double, double> cross_entropy_bytes(double logit_bytes) const;

@@ -139,6 +139,7 @@ void apply_framework(MemoryLayout& layout, const FrameworkProfile& framework, co
   layout.eager_swiglu = !framework.fused_swiglu;
   layout.repeat_kv = framework.repeat_kv;
   layout.pair_holds_a_layer = framework.overlap_moe_expert_parallel_comm;
+  layout.optimizer_precision = framework.optimizer_precision;
 }
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -177,7 +178,9 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
   }
   f.gradients = gradient_bytes(layout, e, params, shards, experts, edp);
-  f.optimizer = params * 12.0 / (l.zero >= 1 ? shards : 1) + experts * 12.0 / (l.zero >= 1 ? edp : 1);
+  // Adam's master weight and two moments: 12 bytes a parameter in fp32, fewer under the precision-aware optimizer.
+  const double state = layout.optimizer_precision.state_bytes(model.dtype, model.fp8 ? model.fp8->name() : "");
+  f.optimizer = params * state / (l.zero >= 1 ? shards : 1) + experts * state / (l.zero >= 1 ? edp : 1);
   const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();
   const double held = held_units(model, layout, t, sp);

@@ -61,6 +61,7 @@ struct MemoryLayout {
   // Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm): a paired forward allocates each layer while the
   // backward beside it still holds one layer of its own, so the pair holds a layer beyond the chunks in flight.
   bool pair_holds_a_layer = false;
+  OptimizerPrecision optimizer_precision; // the dtypes of the optimizer's state (Megatron-Core's precision-aware)
 };
 
 /** Mixed-precision Adam (Rajbhandari et al., ZeRO, SC'20): 2 bytes of weights per parameter (16-bit dtypes; 4 for

@@ -52,7 +52,7 @@ StepCompute step_compute(const ModelParams& model, const FrameworkProfile& fw, c
       st.micro_s += head.forward + head.backward;
       st.params += head_parameters(model);
     }
-    st.optimizer_s = pass_cost(cost, {optimizer_kernel(st.params, fw)}, fw.kernel_gap_s).seconds;
+    st.optimizer_s = pass_cost(cost, {optimizer_kernel(st.params, fw, model)}, fw.kernel_gap_s).seconds;
     st.sync_bytes = st.params * reduce_bytes;
     out.stages.push_back(st);
   }

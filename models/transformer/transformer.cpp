@@ -108,9 +108,10 @@ std::vector<NamedKernel> layer_forward_kernels(const ModelParams& model, int mic
   return layer_kernels(model, shape).forward;
 }
 
-NamedKernel optimizer_kernel(double p, const FrameworkProfile& fw)
+NamedKernel optimizer_kernel(double p, const FrameworkProfile& fw, const ModelParams& model)
 {
-  const double bytes = fw.optimizer_bytes_per_parameter * p;
+  const double saved = fw.optimizer_precision.step_bytes_saved(model.dtype, model.fp8 ? model.fp8->name() : "");
+  const double bytes = (fw.optimizer_bytes_per_parameter - saved) * p;
   // Roughly 4 parts read to 3 written (fp32 master weight, momentum and variance read and written, gradient read).
   return {"adam", BandwidthKernel{"adam", bytes * 4 / 7, bytes * 3 / 7, fw.optimizer_flops_per_parameter * p, "fp32"}};
 }

@@ -59,8 +59,9 @@ PassKernels embedding_kernels(const ModelParams& model, const LayerShape& shape)
 /** The forward kernels of one layer with tp = 1 under the default framework (for FLOP checks). */
 std::vector<NamedKernel> layer_forward_kernels(const ModelParams& model, int micro);
 
-/** The mixed-precision optimizer step over `parameters`, as the framework's traffic per parameter. */
-NamedKernel optimizer_kernel(double parameters, const FrameworkProfile& framework);
+/** The mixed-precision optimizer step over `parameters`, as the framework's traffic per parameter, less what a
+ *  precision-aware optimizer's narrower state saves for `model`'s dtype and FP8 recipe. */
+NamedKernel optimizer_kernel(double parameters, const FrameworkProfile& framework, const ModelParams& model);
 
 /** A dense layer's tensor-parallel projections, by the name its GEMM kernels carry: Transformer Engine's layer name
  *  for them (its userbuffers' qkv, proj, fc1, fc2) and whether it is column-parallel (its input gathered under

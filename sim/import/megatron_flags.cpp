@@ -18,7 +18,8 @@ bool megatron_switch(const std::string& flag)
       "use-torch-fsdp2", "ddp-average-in-collective", "bias-swiglu-fusion", "cross-entropy-loss-fusion",
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
       "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication",
-      "use-tp-pp-dp-mapping", "moe-enable-deepep", "no-rope-fusion", "enable-cuda-graph", "external-cuda-graph"};
+      "use-tp-pp-dp-mapping", "moe-enable-deepep", "no-rope-fusion", "enable-cuda-graph", "external-cuda-graph",
+      "use-precision-aware-optimizer"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -141,6 +142,7 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"overlap-moe-expert-parallel-comm", {"workload.framework.overlap_moe_expert_parallel_comm", YAML::Node(true)}},
       {"moe-shared-expert-overlap", {"workload.framework.moe_shared_expert_overlap", YAML::Node(true)}},
       {"delay-wgrad-compute", {"workload.framework.delay_wgrad_compute", YAML::Node(true)}},
+      {"use-precision-aware-optimizer", {"workload.framework.use_precision_aware_optimizer", YAML::Node(true)}},
       {"accumulate-allreduce-grads-in-fp32", {"workload.framework.grad_reduce_in_fp32", YAML::Node(true)}},
       {"no-gradient-accumulation-fusion", {"workload.framework.gradient_accumulation_fusion", YAML::Node(false)}},
       {"no-async-tensor-model-parallel-allreduce",
@@ -164,6 +166,23 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
   return switches;
 }
 
+namespace {
+
+// fp32, and of bf16, fp16 and fp8 those asked for, each also as torch's dtype (fp8 moments are torch.uint8).
+std::map<std::string, std::string> optimizer_dtypes(bool bf16, bool fp16, bool fp8)
+{
+  std::map<std::string, std::string> out{{"fp32", "fp32"}, {"torch.float32", "fp32"}};
+  if (bf16)
+    out.insert({{"bf16", "bf16"}, {"torch.bfloat16", "bf16"}});
+  if (fp16)
+    out.insert({{"fp16", "fp16"}, {"torch.float16", "fp16"}});
+  if (fp8)
+    out.insert({{"fp8", "fp8"}, {"torch.uint8", "fp8"}});
+  return out;
+}
+
+} // namespace
+
 const std::map<std::string, std::pair<const char*, std::map<std::string, std::string>>>& choice_flags()
 {
   static const std::map<std::string, std::pair<const char*, std::map<std::string, std::string>>> c{
@@ -175,6 +194,11 @@ const std::map<std::string, std::pair<const char*, std::map<std::string, std::st
        {"workload.model.fp8",
         {{"tensorwise", "tensorwise"}, {"delayed", "delayed"}, {"blockwise", "blockwise"}, {"mxfp8", "mxfp8"}}}},
       {"recompute-granularity", {"workload.model.recompute", {{"full", "full"}, {"selective", "selective"}}}},
+      // The precision-aware optimizer's dtypes, as Megatron-LM spells them and as Megatron-Bridge's overrides do.
+      {"main-params-dtype", {"workload.framework.main_params_dtype", optimizer_dtypes(false, true, false)}},
+      {"main-grads-dtype", {"workload.framework.main_grads_dtype", optimizer_dtypes(true, false, false)}},
+      {"exp-avg-dtype", {"workload.framework.exp_avg_dtype", optimizer_dtypes(true, true, true)}},
+      {"exp-avg-sq-dtype", {"workload.framework.exp_avg_sq_dtype", optimizer_dtypes(true, true, true)}},
       {"recompute-method", {"workload.model.recompute_method", {{"uniform", "uniform"}, {"block", "block"}}}},
       {"cp-comm-type", {"workload.parallel.cp_comm", {{"p2p", "p2p"}, {"a2a", "a2a"}, {"all_gather", "allgather"}}}},
       // auto: Transformer Engine picks cuDNN's fused attention on Hopper [recon].

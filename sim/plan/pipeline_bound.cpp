@@ -42,7 +42,7 @@ BoundPasses bound_passes(const TrainingParams& params, const Plan& plan, const S
   const FrameworkProfile& fw = params.framework;
   for (int d = 0; d < plan.parallel.pp; ++d) {
     const double weights = optimizer_parameters(set, d, plan.parallel, plan.parallel.zero >= 1 && plan.parallel.dp > 1);
-    out.optimizer.push_back(pass_cost(cost, {optimizer_kernel(weights, fw)}, fw.kernel_gap_s).seconds);
+    out.optimizer.push_back(pass_cost(cost, {optimizer_kernel(weights, fw, params.model)}, fw.kernel_gap_s).seconds);
   }
   return out;
 }

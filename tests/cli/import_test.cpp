@@ -438,6 +438,33 @@ TEST(Import, TheLossFusionFlagsChooseItsKernels)
   EXPECT_FALSE(std::filesystem::exists(i.file));
 }
 
+TEST(Import, ThePrecisionAwareOptimizerFlagsSetItsDtypes)
+{
+  // Megatron-LM's --use-precision-aware-optimizer and its dtypes, and Megatron-Bridge's optimizer overrides (torch's
+  // dtype names), give the same optimizer state; a dtype Megatron-LM does not take is refused at its position.
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --bf16 ";
+  for (const std::string flags :
+       {"--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --main-grads-dtype bf16",
+        "optimizer.use_precision_aware_optimizer=true optimizer.exp_avg_dtype=torch.bfloat16 "
+        "optimizer.exp_avg_sq_dtype=torch.bfloat16 optimizer.main_grads_dtype=torch.bfloat16"}) {
+    const auto i = import_args(dense + flags);
+    const cs::OptimizerPrecision& p = training(cs::load_scenario(i.file.string(), {})).framework.optimizer_precision;
+    EXPECT_TRUE(p.enabled) << flags;
+    EXPECT_EQ(p.exp_avg, "bf16");
+    EXPECT_EQ(p.exp_avg_sq, "bf16");
+    EXPECT_EQ(p.main_grads, "bf16");
+    EXPECT_EQ(p.main_params, "fp32");
+    EXPECT_EQ(p.state_bytes("bf16", ""), 6);
+  }
+  const auto bad =
+      cs::testing::write_temp("optimizer_bad.args", "--use-precision-aware-optimizer --exp-avg-dtype e5m2");
+  const auto i = import_file(bad.string(), "--gpus 8");
+  EXPECT_EQ(i.r.code, 2);
+  EXPECT_NE(i.r.err.find(":1:49: --exp-avg-dtype is one of"), std::string::npos) << i.r.err;
+  EXPECT_FALSE(std::filesystem::exists(i.file));
+}
+
 TEST(Import, PositionEmbeddingFlagsChooseTheRotation)
 {
   // Megatron's default is a learned table; rope (or its old switch) rotates the queries and keys, fused unless

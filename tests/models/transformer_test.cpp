@@ -122,7 +122,7 @@ TEST(Transformer, FrameworkProfilesChangeTheKernelsAroundTheMatmuls)
       grad_c += cs::kernel_bytes(k.kernel);
   EXPECT_DOUBLE_EQ(grad_c, 4 * cs::layer_parameters(m));
   // The optimizer step moves the profile's bytes per parameter.
-  EXPECT_DOUBLE_EQ(cs::kernel_bytes(cs::optimizer_kernel(1e9, framework("fsdp")).kernel), 52e9);
+  EXPECT_DOUBLE_EQ(cs::kernel_bytes(cs::optimizer_kernel(1e9, framework("fsdp"), cs::ModelParams{}).kernel), 52e9);
 }
 
 TEST(Transformer, MegatronsMaterialisedAttentionPaysItsQkvBiasSplitAndScaleKernels)

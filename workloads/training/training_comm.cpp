@@ -280,7 +280,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   for (int h = 0; h < built_ * pp; ++h) {
     const double params = optimizer_parameters(*plan_.stages, h % pp, plan_.parallel, sharded_);
     const FrameworkProfile& fw = plan_.params->framework;
-    const PassCost adam = pass_cost(*plan_.cost, {optimizer_kernel(params, fw)}, fw.kernel_gap_s);
+    const PassCost adam = pass_cost(*plan_.cost, {optimizer_kernel(params, fw, plan_.params->model)}, fw.kernel_gap_s);
     const int opt = out_.graph.add_compute(out_.compute_streams[h], adam.seconds, "adam", adam.model,
                                            TaskLabels{it, h % pp, -1, -1, out_.graph.intern("optimizer")});
     for (int t : reduced[h])
