@@ -82,6 +82,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     fsdp.grad_cast_predivide = true;
     fsdp.overlap = GradientOverlap::DURING_BACKWARD;
     fsdp.reduce_every_microbatch = true;
+    fsdp.pipeline_keeps_unsharded = true;
     fsdp.optimizer_bytes_per_parameter = 52;
     fsdp.kernel_gap_s = 8e-6;
     fsdp.comm_sm_fraction = 0.2;
@@ -133,6 +134,33 @@ static void read_moe_fields(ObjectReader& r, FrameworkProfile& framework)
              "Megatron-Core --moe-shared-expert-overlap: the shared experts' forward runs beside the dispatch "
              "all-to-all and their backward beside the combine's gradient (needs shared experts and the alltoall, "
              "deepep or hybridep dispatcher)");
+}
+
+// How gradients are accumulated, reduced and (under ZeRO-3 with a pipeline) kept.
+static void read_gradient_fields(ObjectReader& r, FrameworkProfile& framework)
+{
+  r.choice("grad_accumulation", framework.grad_accumulation, {"fp32", "none"},
+           "fp32: each microbatch's gradients are added to fp32 main_grad buffers (4 bytes a parameter); none: "
+           "accumulated in place in the model's dtype")
+      .field("gradient_accumulation_fusion", framework.gradient_accumulation_fusion,
+             "the weight-gradient GEMM adds into main_grad itself (Megatron --gradient-accumulation-fusion): no "
+             "separate accumulation kernel")
+      .choice("reduce_dtype", framework.reduce_dtype, {"", "fp32", "bf16", "fp16"},
+              "dtype gradients are reduced in (empty: the model's)")
+      .field("grad_cast_predivide", framework.grad_cast_predivide,
+             "each unsharded gradient is cast to the reduce dtype (if it differs) and pre-divided")
+      .choice(
+          "overlap", framework.overlap,
+          {{"during-backward", GradientOverlap::DURING_BACKWARD}, {"after-backward", GradientOverlap::AFTER_BACKWARD}},
+          "when data-parallel gradients are reduced: during-backward (in buckets, as the last backward pass "
+          "produces them) | after-backward (once the backward pass is done)")
+      .field("reduce_every_microbatch", framework.reduce_every_microbatch,
+             "every microbatch reduce-scatters its gradients (FSDP without no_sync, DeepSpeed's ZeRO-2): only then can "
+             "ZeRO-2 shard gradients accumulated over microbatches")
+      .field("pipeline_keeps_unsharded", framework.pipeline_keeps_unsharded,
+             "under ZeRO-3 with pp > 1 each stage gathers its parameters once a step and keeps them, and accumulates "
+             "unsharded gradients in the reduce dtype until its last backward reduce-scatters them (torchtitan's "
+             "FSDP2 with torch.distributed.pipelining; its fsdp_reshard_after_forward = \"always\" turns it off)");
 }
 
 // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32, in the words users type: fp32 main_grad buffers
@@ -281,24 +309,6 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
              "q, k, v (and their gradients) copied into the attention kernel's layout")
       .field("linear_bias_in_gemm", framework.linear_bias_in_gemm,
              "a linear layer's own bias is added in the GEMM epilogue (false: a separate pass over the output)")
-      .choice("grad_accumulation", framework.grad_accumulation, {"fp32", "none"},
-              "fp32: each microbatch's gradients are added to fp32 main_grad buffers (4 bytes a parameter); none: "
-              "accumulated in place in the model's dtype")
-      .field("gradient_accumulation_fusion", framework.gradient_accumulation_fusion,
-             "the weight-gradient GEMM adds into main_grad itself (Megatron --gradient-accumulation-fusion): no "
-             "separate accumulation kernel")
-      .choice("reduce_dtype", framework.reduce_dtype, {"", "fp32", "bf16", "fp16"},
-              "dtype gradients are reduced in (empty: the model's)")
-      .field("grad_cast_predivide", framework.grad_cast_predivide,
-             "each unsharded gradient is cast to the reduce dtype (if it differs) and pre-divided")
-      .choice(
-          "overlap", framework.overlap,
-          {{"during-backward", GradientOverlap::DURING_BACKWARD}, {"after-backward", GradientOverlap::AFTER_BACKWARD}},
-          "when data-parallel gradients are reduced: during-backward (in buckets, as the last backward pass "
-          "produces them) | after-backward (once the backward pass is done)")
-      .field("reduce_every_microbatch", framework.reduce_every_microbatch,
-             "every microbatch reduce-scatters its gradients (FSDP without no_sync, DeepSpeed's ZeRO-2): only then can "
-             "ZeRO-2 shard gradients accumulated over microbatches")
       .field("optimizer_bytes_per_parameter", framework.optimizer_bytes_per_parameter,
              "bytes the mixed-precision optimizer step moves per parameter")
       .field("optimizer_flops_per_parameter", framework.optimizer_flops_per_parameter, "its FLOPs per parameter")
@@ -312,6 +322,7 @@ void read_framework(ObjectReader& parent, FrameworkProfile& framework)
       .field("comm_sm_fraction", framework.comm_sm_fraction,
              "share of the GPU's compute that communication kernels take while they run");
   read_tensor_parallel_fields(r, framework);
+  read_gradient_fields(r, framework);
   read_moe_fields(r, framework);
   read_optimizer_precision(r, framework.optimizer_precision);
   r.finish();

@@ -68,6 +68,10 @@ struct FrameworkProfile {
   bool grad_cast_predivide = false; // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
   GradientOverlap overlap = GradientOverlap::DURING_BACKWARD;
   bool reduce_every_microbatch = false;      // FSDP without no_sync: every microbatch reduce-scatters its gradients
+  // Under ZeRO-3 with pp > 1 a stage gathers its parameters once a step and keeps them, accumulating unsharded
+  // gradients in the reduce dtype until its last backward reduce-scatters them (torchtitan's FSDP2 under
+  // torch.distributed.pipelining: reshard_after_forward off with PP, gradient sync only on the last backward).
+  bool pipeline_keeps_unsharded = false;
   double optimizer_bytes_per_parameter = 58; // mixed-precision Adam: unscale and inf check, norm, clip, Adam, copy
   double optimizer_flops_per_parameter = 15;
   // Pipeline parallelism.

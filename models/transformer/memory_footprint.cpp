@@ -173,6 +173,8 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const double shards = double(l.dp) * l.cp * layout.model_copies;
   MemoryFootprint f;
   f.parameters = params * e / (l.zero >= 3 ? shards : 1) + experts * e / (l.zero >= 3 ? edp : 1);
+  if (layout.keeps_unsharded) // the stage's gathered copy, held for the step beside its shard
+    f.parameters += (params + experts) * e;
   if (model.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
     const double gemm = dense_layers * layer_gemm_weights(model) + moe_layers * attention_kind_of(model).weights(model);
     f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
@@ -216,7 +218,7 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     f.activations += s * b * model.vocab / t * layout.loss_bytes_per_logit * (1.0 + model.mtp_depth);
   f.buffers = layout.bucket_bytes + (moe_layers > 0 ? layout.dispatcher_buffer_bytes : 0.0);
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
-  if (l.zero >= 3 && shards > 1)
+  if (l.zero >= 3 && shards > 1 && !layout.keeps_unsharded)
     f.buffers += 2.0 * layer_parameters(model) / l.tp * e;
   return f;
 }

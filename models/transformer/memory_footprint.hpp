@@ -46,6 +46,9 @@ struct MemoryLayout {
   // microbatch. Accumulated over microbatches and reduced once a step, the whole buffer is resident until then.
   int accumulation_steps = 1;
   bool reduce_every_microbatch = false;
+  // ZeRO-3 under a pipeline that keeps each stage gathered for the step (FrameworkProfile::pipeline_keeps_unsharded):
+  // the stage's whole parameters resident in the model's dtype, its gradients accumulated whole (main_grad_bytes).
+  bool keeps_unsharded = false;
   // Bytes per parameter of the gradient buffer: whole (Megatron's fp32 main_grad: 4) and as ZeRO-2/3 shards (the
   // reduce dtype); 0: the model's dtype.
   double main_grad_bytes = 0;

@@ -77,8 +77,8 @@ private:
   std::set<std::string> used_;
   std::vector<std::string> approximated_;
   std::vector<std::string> no_effect_; // read, but torchtitan itself ignores them in this configuration
-  bool moe_ = false;      // the flavor's preset routes its tokens to experts
-  bool compiled_ = false; // torch.compile: the fused kernels of the fsdp profile, else torch-eager's
+  bool moe_ = false;                   // the flavor's preset routes its tokens to experts
+  bool compiled_ = false;              // torch.compile: the fused kernels of the fsdp profile, else torch-eager's
 };
 
 void TomlReader::model()
@@ -155,6 +155,22 @@ void TomlReader::parallelism()
     run_.set("workload.parallel.cp_comm", rotate && *rotate == "alltoall" ? "p2p" : "allgather");
   if (const auto async_tp = flag("parallelism", "enable_async_tensor_parallel"); async_tp && *async_tp)
     run_.set("workload.framework.tp_comm_overlap", true);
+  // FSDP's resharding (apply_fsdp): "default" keeps a pipelined stage gathered for the step, as the fsdp profile
+  // does; "always" reshards after every forward, and the pipeline then gathers each microbatch; "never" without a
+  // pipeline keeps the gathered layers between forward and backward, which is not modelled.
+  if (const auto reshard = text("parallelism", "fsdp_reshard_after_forward")) {
+    if (*reshard != "default" && *reshard != "always" && *reshard != "never")
+      fail(*at("parallelism", "fsdp_reshard_after_forward"),
+           "fsdp_reshard_after_forward is default, always or never, not '" + *reshard + "'");
+    const auto pp = integer("parallelism", "pipeline_parallel_degree");
+    if (*reshard == "always" && pp && *pp > 1) {
+      run_.set("workload.framework.pipeline_keeps_unsharded", false);
+      approximated_.push_back("[parallelism] fsdp_reshard_after_forward = \"always\" with a pipeline (gathers and "
+                              "reductions priced every microbatch; torch's pipelining still reduces once a step)");
+    } else if (*reshard == "never" && !(pp && *pp > 1))
+      approximated_.push_back("[parallelism] fsdp_reshard_after_forward = \"never\" without a pipeline (the layers "
+                              "are gathered again for backward)");
+  }
   // torchtitan cuts a pipelined model by weight, the embedding and the output layer one layer each
   // (generate_llm_fqn_per_model_part's input_weight and output_weight): Megatron's account-for-embedding and -loss.
   if (const auto pp = integer("parallelism", "pipeline_parallel_degree"); pp && *pp > 1) {

@@ -48,6 +48,8 @@ std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Pla
   if (p.zero < 3 || p.dp * p.cp < 2)
     return {};
   const double element = dtype_bytes(params.model.dtype);
+  // A pipeline that keeps its stages unsharded gathers each virtual stage once a step (CommEmitter::plan_slots).
+  const bool once = p.pp > 1 && params.framework.pipeline_keeps_unsharded;
   std::vector<double> out;
   for (std::size_t d = 0; d < counts.size(); ++d) {
     std::vector<int> hosts; // the device's data-parallel group as the run forms it (its TP rank 0s)
@@ -57,8 +59,13 @@ std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Pla
     const double per_byte = least_seconds_per_byte(group_shape(platform, hosts));
     double bytes = 0;
     for (std::size_t vs = 0; vs < counts[d].size(); ++vs)
-      for (int pass = 0; pass < 4; ++pass)
-        bytes += counts[d][vs][pass] * gathered_bytes(set.stages[vs], pass, element);
+      if (once)
+        bytes += counts[d][vs][static_cast<int>(Pass::FORWARD)] > 0
+                     ? gathered_bytes(set.stages[vs], static_cast<int>(Pass::FORWARD), element)
+                     : 0.0;
+      else
+        for (int pass = 0; pass < 4; ++pass)
+          bytes += counts[d][vs][pass] * gathered_bytes(set.stages[vs], pass, element);
     out.push_back(bytes * per_byte);
   }
   return out;

@@ -217,6 +217,35 @@ TEST(Import, TorchtitanPipelinesCutTheLocalBatchIntoMicrobatchesAndWeighTheEnds)
   expect_same_run(s, cs::load_scenario(src("scenarios/reference/torchtitan-llama3-405b-3d.yaml"), {}));
 }
 
+TEST(Import, TorchtitanFsdpReshardingUnderAPipeline)
+{
+  // fsdp_reshard_after_forward "default" keeps a pipelined stage gathered for the step, as the fsdp profile does;
+  // "always" gathers every microbatch (named as approximated); anything else is refused at its position.
+  std::ifstream in(data("torchtitan-llama3-405b.toml"));
+  const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto with = [&](const std::string& value) {
+    std::string text = toml;
+    const auto at = text.find("[parallelism]\n");
+    EXPECT_NE(at, std::string::npos);
+    text.insert(at + 14, "fsdp_reshard_after_forward = \"" + value + "\"\n");
+    return import_file(cs::testing::write_temp("reshard.toml", text).string(), "--gpus 512 --device h100-96gb-500w");
+  };
+  const auto kept = with("default");
+  ASSERT_EQ(kept.r.code, 0) << kept.r.err;
+  EXPECT_TRUE(training(cs::load_scenario(kept.file.string(), {})).framework.pipeline_keeps_unsharded);
+  const auto always = with("always");
+  ASSERT_EQ(always.r.code, 0) << always.r.err;
+  EXPECT_FALSE(training(cs::load_scenario(always.file.string(), {})).framework.pipeline_keeps_unsharded);
+  EXPECT_NE(always.r.err.find("fsdp_reshard_after_forward = \"always\" with a pipeline"), std::string::npos)
+      << always.r.err;
+  const auto bad = with("sometimes");
+  EXPECT_EQ(bad.r.code, 2);
+  EXPECT_NE(bad.r.err.find("fsdp_reshard_after_forward is default, always or never, not 'sometimes'"),
+            std::string::npos)
+      << bad.r.err;
+  EXPECT_FALSE(std::filesystem::exists(bad.file));
+}
+
 TEST(Import, TorchtitanContextParallelismExchangesKeysAsItsRotateMethodSays)
 {
   // torchtitan's default all-gathers the key and value shards; alltoall passes them round the ring (p2p here).

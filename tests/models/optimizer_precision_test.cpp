@@ -2,8 +2,8 @@
 // refuses without it.
 #include "models/transformer/optimizer_precision.hpp"
 
-#include "models/transformer/framework.hpp"
 #include "models/kernels/kernel.hpp"
+#include "models/transformer/framework.hpp"
 #include "models/transformer/memory_footprint.hpp"
 #include "models/transformer/transformer.hpp"
 #include "tests/test_models.hpp"

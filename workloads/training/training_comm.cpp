@@ -25,10 +25,11 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
   sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
   const FrameworkProfile& fw = plan.params->framework;
+  keeps_unsharded_ = zero3_ && pp > 1 && fw.pipeline_keeps_unsharded;
   element_bytes_ = dtype_bytes(plan.params->model.dtype);
   reduce_bytes_ = dtype_bytes(fw.reduce_dtype_for(plan.params->model.dtype));
   // The ops whose gradients are reduced: each stage's last gradient-completing op, or every one of them when every
-  // microbatch reduces (FSDP without no_sync).
+  // microbatch reduces (FSDP without no_sync; not under a pipeline that keeps the stage unsharded).
   reduce_ops_.assign(plan.stages->stages.size(), {});
   pieces_.resize(pp);
   for (int d = 0; d < pp; ++d) {
@@ -36,7 +37,7 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
     for (std::size_t i = 0; i < order[d].size(); ++i)
       if (order[d][i].completes()) {
         auto& ops = reduce_ops_[map.stage(d, order[d][i].chunk)];
-        if (!fw.reduce_every_microbatch)
+        if (!fw.reduce_every_microbatch || keeps_unsharded_)
           ops.clear();
         ops.push_back(i);
       }
@@ -347,14 +348,21 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
 // ZeRO-3: every piece that computes with parameters gathers them first (the head keeps its own from forward to
 // backward; weight-gradient passes need none). FSDP-style prefetch: a piece's gather is issued when the piece
 // before it starts, i.e. once the one before that has ended (the first two after the previous iteration's step).
+// A pipeline that keeps its stages unsharded gathers each chunk once, before its first forward of the step.
 std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTasks& replica0) const
 {
   const auto& costs = plan_.stages->stages;
   std::vector<Slot> out;
+  std::vector<bool> gathered(static_cast<std::size_t>(plan_.stages->map.chunks()), false);
   for (std::size_t i = 0; i < order_[d].size(); ++i) {
     const PipelineOp& op = order_[d][i];
     if (op.pass == Pass::BACKWARD_WEIGHT)
       continue;
+    if (keeps_unsharded_) {
+      if (gathered.at(static_cast<std::size_t>(op.chunk)))
+        continue;
+      gathered[static_cast<std::size_t>(op.chunk)] = true;
+    }
     const StageCost& c = costs[plan_.stages->map.stage(d, op.chunk)];
     const auto segments = segment_order(c, op.pass);
     const OpTasks& t = replica0.ops[d][i];

@@ -73,6 +73,7 @@ private:
   std::vector<std::vector<std::size_t>> reduce_ops_; // per virtual stage: the ops after which gradients are reduced
   int built_ = 1;
   bool sharded_ = false, zero3_ = false;
+  bool keeps_unsharded_ = false; // ZeRO-3 under a pipeline that gathers once a step and reduces once (torchtitan)
   int cp_ = 1;               // context-parallel ranks in each replica's share of the dense gradient group
   int group_ = 1;            // the dense gradient group: dp x cp x copies of the model
   double element_bytes_ = 2; // parameters (gathers)
