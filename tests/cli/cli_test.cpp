@@ -881,9 +881,13 @@ TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
   auto unknown = clustersim("plan " + scenario + " --gpus 8 --fp8 fp4");
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("unknown recipe 'fp4'"), std::string::npos) << unknown.err;
-  auto blackwell = clustersim("plan " + scenario + " --gpus 8 --fp8 mxfp8");
-  EXPECT_EQ(blackwell.code, 2);
-  EXPECT_NE(blackwell.err.find("--fp8 mxfp8: "), std::string::npos) << blackwell.err;
+  auto hopper = clustersim("plan " + scenario + " --gpus 8 --fp8 mxfp8");
+  EXPECT_EQ(hopper.code, 2);
+  EXPECT_NE(hopper.err.find("--fp8 mxfp8: "), std::string::npos) << hopper.err;
+  // On Blackwell the same search takes MXFP8 among the recipes it tries.
+  auto blackwell = clustersim("plan " + scenario + " --gpus 8 --top 40 --fp8 mxfp8 --set cluster.device=b200");
+  ASSERT_EQ(blackwell.code, 0) << blackwell.err;
+  EXPECT_NE(blackwell.out.find(" mxfp8 "), std::string::npos) << blackwell.out;
 }
 
 TEST(Cli, PlanSearchesDispatchersAndRefusesThemWithoutExperts)
