@@ -83,6 +83,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     fsdp.overlap = GradientOverlap::DURING_BACKWARD;
     fsdp.reduce_every_microbatch = true;
     fsdp.pipeline_keeps_unsharded = true;
+    fsdp.sharded_params_are_master = true;
     fsdp.optimizer_bytes_per_parameter = 52;
     fsdp.kernel_gap_s = 8e-6;
     fsdp.comm_sm_fraction = 0.2;
@@ -160,7 +161,10 @@ static void read_gradient_fields(ObjectReader& r, FrameworkProfile& framework)
       .field("pipeline_keeps_unsharded", framework.pipeline_keeps_unsharded,
              "under ZeRO-3 with pp > 1 each stage gathers its parameters once a step and keeps them, and accumulates "
              "unsharded gradients in the reduce dtype until its last backward reduce-scatters them (torchtitan's "
-             "FSDP2 with torch.distributed.pipelining; its fsdp_reshard_after_forward = \"always\" turns it off)");
+             "FSDP2 with torch.distributed.pipelining; its fsdp_reshard_after_forward = \"always\" turns it off)")
+      .field("sharded_params_are_master", framework.sharded_params_are_master,
+             "under ZeRO-3 the parameter shards are the optimizer's fp32 master weights, cast to the model's dtype "
+             "only when gathered (PyTorch FSDP's mixed precision): no 16-bit shard beside them");
 }
 
 // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32, in the words users type: fp32 main_grad buffers

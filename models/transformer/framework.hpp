@@ -72,6 +72,9 @@ struct FrameworkProfile {
   // gradients in the reduce dtype until its last backward reduce-scatters them (torchtitan's FSDP2 under
   // torch.distributed.pipelining: reshard_after_forward off with PP, gradient sync only on the last backward).
   bool pipeline_keeps_unsharded = false;
+  // Under ZeRO-3 the parameter shards are the fp32 master weights the optimizer updates, cast to the model's dtype only
+  // when gathered (PyTorch FSDP's mixed precision), not a 16-bit shard beside the optimizer's master copy.
+  bool sharded_params_are_master = false;
   double optimizer_bytes_per_parameter = 58; // mixed-precision Adam: unscale and inf check, norm, clip, Adam, copy
   double optimizer_flops_per_parameter = 15;
   // Pipeline parallelism.

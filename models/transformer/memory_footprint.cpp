@@ -78,6 +78,13 @@ double moe_modules_freed(const ModelParams& model, double unit)
   return unit * ((act ? 2.0 * routed_ffn : 0.0) + (shared ? mlp_units * shared_ffn : 0.0));
 }
 
+// A device's parameter counts (per TP rank) and the groups ZeRO shards them over.
+struct ModelCounts {
+  double params = 0, experts = 0;          // dense (embedding, head and MTP projections included) and routed experts
+  double dense_layers = 0, moe_layers = 0; // the device's layers
+  double shards = 1, edp = 1;              // ZeRO's groups: dp x cp (x copies), and the experts' data-parallel group
+};
+
 // The first layer with experts (0 without any).
 int first_moe_layer(const ModelParams& model, int moe_total)
 {
@@ -112,21 +119,49 @@ double moe_layer_extra(const ModelParams& model, const MemoryLayout& layout, dou
   return extra - moe_modules_freed(model, sbh * k / t * e / 2.0);
 }
 
-// Full recomputation by groups or blocks (recompute_num_layers n): under `block` the first n layers of each stage keep
-// only their input and the rest everything (`kept`); under `uniform` one input a group of n, and the group being
-// recomputed whole (the layer itself aside, as for n = 1).
-double grouped_recompute_activations(const ModelParams& model, const MemoryLayout& layout, double layers_per_stage,
-                                     double per_layer, double kept)
+// Full recomputation (recompute_num_layers n): under `block` the first n layers of each stage keep only their input
+// and the rest everything (`kept`); under `uniform` one input a group of n. Either way the backward reruns a
+// checkpoint's forward and holds what it rebuilt until its backward is done: one layer whole (a group of n under
+// `uniform`), once, whatever the microbatches in flight (one backward runs at a time).
+double full_recompute_activations(const ModelParams& model, const MemoryLayout& layout, double layers_per_stage,
+                                  double per_layer, double kept)
 {
-  const int n = model.recompute_num_layers;
+  const int n = std::max(1, model.recompute_num_layers);
   if (model.recompute_method == RecomputeMethod::BLOCK) {
     const double recomputed = layout.recomputed_layers_on_device >= 0 ? layout.recomputed_layers_on_device
                                                                       : std::min<double>(n, layers_per_stage);
-    return (per_layer * recomputed + kept * (layers_per_stage - recomputed)) * layout.in_flight_microbatches;
+    return (per_layer * recomputed + kept * (layers_per_stage - recomputed)) * layout.in_flight_microbatches +
+           (recomputed > 0 ? kept : 0.0);
   }
   const double groups =
       layout.checkpoints_on_device >= 0 ? layout.checkpoints_on_device : std::ceil(layers_per_stage / n);
-  return per_layer * groups * layout.in_flight_microbatches + kept * (n - 1);
+  return per_layer * groups * layout.in_flight_microbatches + kept * std::min<double>(n, layers_per_stage);
+}
+
+// What a device holds per parameter before activations: its weights (16-bit, sharded by ZeRO-3; the gathered copy a
+// pipeline keeps; the FP8 copies), its gradient buffer and its optimizer state.
+void add_model_state(MemoryFootprint& f, const ModelParams& model, const MemoryLayout& layout, const ModelCounts& c)
+{
+  const ParallelLayout& l = layout.parallel;
+  const double e = dtype_bytes(model.dtype);
+  f.parameters = c.params * e / (l.zero >= 3 ? c.shards : 1) + c.experts * e / (l.zero >= 3 ? c.edp : 1);
+  if (layout.keeps_unsharded) // the stage's gathered copy, held for the step beside its shard
+    f.parameters += (c.params + c.experts) * e;
+  if (model.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
+    const double gemm =
+        c.dense_layers * layer_gemm_weights(model) + c.moe_layers * attention_kind_of(model).weights(model);
+    f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? c.shards : 1) + c.experts);
+  }
+  f.gradients = gradient_bytes(layout, e, c.params, c.shards, c.experts, c.edp);
+  // Adam's master weight and two moments: 12 bytes a parameter in fp32, fewer under the precision-aware optimizer.
+  const std::string recipe = model.fp8 ? model.fp8->name() : "";
+  double state = layout.optimizer_precision.state_bytes(model.dtype, recipe);
+  if (l.zero >= 3 && layout.sharded_params_are_master) { // the shard is the master: weights, not a copy beside it
+    const double master = layout.optimizer_precision.master_bytes(model.dtype, recipe);
+    f.parameters += (c.params / c.shards + c.experts / c.edp) * (master - e);
+    state -= master;
+  }
+  f.optimizer = c.params * state / (l.zero >= 1 ? c.shards : 1) + c.experts * state / (l.zero >= 1 ? c.edp : 1);
 }
 
 } // namespace
@@ -140,6 +175,7 @@ void apply_framework(MemoryLayout& layout, const FrameworkProfile& framework, co
   layout.repeat_kv = framework.repeat_kv;
   layout.pair_holds_a_layer = framework.overlap_moe_expert_parallel_comm;
   layout.optimizer_precision = framework.optimizer_precision;
+  layout.sharded_params_are_master = framework.sharded_params_are_master;
 }
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -172,21 +208,10 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep)) * layout.model_copies;
   const double shards = double(l.dp) * l.cp * layout.model_copies;
   MemoryFootprint f;
-  f.parameters = params * e / (l.zero >= 3 ? shards : 1) + experts * e / (l.zero >= 3 ? edp : 1);
-  if (layout.keeps_unsharded) // the stage's gathered copy, held for the step beside its shard
-    f.parameters += (params + experts) * e;
-  if (model.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
-    const double gemm = dense_layers * layer_gemm_weights(model) + moe_layers * attention_kind_of(model).weights(model);
-    f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? shards : 1) + experts);
-  }
-  f.gradients = gradient_bytes(layout, e, params, shards, experts, edp);
-  // Adam's master weight and two moments: 12 bytes a parameter in fp32, fewer under the precision-aware optimizer.
-  const double state = layout.optimizer_precision.state_bytes(model.dtype, model.fp8 ? model.fp8->name() : "");
-  f.optimizer = params * state / (l.zero >= 1 ? shards : 1) + experts * state / (l.zero >= 1 ? edp : 1);
+  add_model_state(f, model, layout, ModelCounts{params, experts, dense_layers, moe_layers, shards, edp});
   const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence
   const bool sp = l.sp();
   const double held = held_units(model, layout, t, sp);
-  const int n = model.recompute_num_layers;
   // Materialised attention keeps its scores, their softmax and dropout (5 a s / h); flash attention none of them.
   const double scores = attention_kind_of(model).score_units(model, layout.dropout, t);
   double per_layer = 0;
@@ -204,9 +229,12 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
                                : model.recomputes("moe") ? per_layer - (model.recomputes("mlp") ? 0.0 : mlp_part)
                                                          : per_layer + moe_layer_extra(model, layout, s * b * h, t, e);
   f.activations = (per_layer * dense_layers + per_moe_layer * moe_layers) * layout.in_flight_microbatches;
-  if (model.recompute == Recompute::FULL && (model.recompute_method == RecomputeMethod::BLOCK || n > 1))
-    f.activations = grouped_recompute_activations(model, layout, layers_per_stage, per_layer,
-                                                  s * b * h * (held + scores) * e / 2.0);
+  if (model.recompute == Recompute::FULL && layers_per_stage > 0) { // what a rerun layer rebuilds: all it keeps
+    const double kept = s * b * h * (held + scores) * e / 2.0;
+    f.activations = full_recompute_activations(
+        model, layout, layers_per_stage, per_layer,
+        kept + (moe_layers > 0 ? std::max(0.0, moe_layer_extra(model, layout, s * b * h, t, e)) : 0.0));
+  }
   f.in_flight_microbatches = layout.in_flight_microbatches;
   if (layout.pair_holds_a_layer && layers_per_stage > 0) { // the costlier layer, held while the pair runs it
     f.activations += std::max(dense_layers > 0 ? per_layer : 0.0, moe_layers > 0 ? per_moe_layer : 0.0);

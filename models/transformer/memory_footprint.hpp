@@ -49,6 +49,8 @@ struct MemoryLayout {
   // ZeRO-3 under a pipeline that keeps each stage gathered for the step (FrameworkProfile::pipeline_keeps_unsharded):
   // the stage's whole parameters resident in the model's dtype, its gradients accumulated whole (main_grad_bytes).
   bool keeps_unsharded = false;
+  // ZeRO-3 whose parameter shards are the optimizer's master weights (FrameworkProfile::sharded_params_are_master).
+  bool sharded_params_are_master = false;
   // Bytes per parameter of the gradient buffer: whole (Megatron's fp32 main_grad: 4) and as ZeRO-2/3 shards (the
   // reduce dtype); 0: the model's dtype.
   double main_grad_bytes = 0;

@@ -491,11 +491,23 @@ TEST(Cli, SequenceParallelismSplitsActivationsOverTheTensorGroup)
       report[std::string(sp) + backend] = read_ordered_json(out / "report.json");
       fs::remove_all(out);
     }
-  // Full recomputation keeps each layer's input: 2 s b h, divided by tp under sequence parallelism. The loss's
-  // fp32 log-probabilities (4 s b V / tp, vocabulary-parallel either way) are not.
-  const double loss = 4.0 * 2048 * 4 * 51200 / 4;
-  EXPECT_NEAR(report["trueanalytical"]["breakdown"]["memory_activations_bytes"].get<double>() * 4 - 3 * loss,
-              report["falseanalytical"]["breakdown"]["memory_activations_bytes"].get<double>(), 1.0);
+  // Full recomputation keeps each layer's input: 2 s b h, divided by tp under sequence parallelism. Four layers more
+  // add four inputs; the loss's log-probabilities and the layer the backward reruns are the same either way.
+  std::map<std::string, double> four_more;
+  for (const char* sp : {"false", "true"}) {
+    fs::path out = fresh_dir(std::string("sp_layers") + sp);
+    auto r = clustersim("run " + src("scenarios/quickstart.yaml") +
+                        " --quiet --set workload.iterations=1 --set workload.parallel.tp=4 --set workload.parallel.dp=4"
+                        " --set workload.model.recompute=full --set workload.model.layers=28"
+                        " --set workload.parallel.sequence_parallel=" +
+                        sp + " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    four_more[sp] = read_ordered_json(out / "report.json")["breakdown"]["memory_activations_bytes"].get<double>() -
+                    report[std::string(sp) + "analytical"]["breakdown"]["memory_activations_bytes"].get<double>();
+    fs::remove_all(out);
+  }
+  EXPECT_NEAR(four_more["false"], 4 * 2.0 * 2048 * 4 * 2048, 1.0);
+  EXPECT_NEAR(four_more["true"] * 4, four_more["false"], 1.0);
   // Reduce-scatter + all-gather move what the all-reduce moved, and in backward each column-parallel layer gathers
   // its saved input shard again (Megatron-Core's asynchronous backward): two all-gathers more a layer, 7/6 of the six
   // all-reduces' bytes under full recomputation (the data-parallel rings here cross the nodes).

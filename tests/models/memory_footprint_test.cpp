@@ -69,12 +69,15 @@ TEST(MemoryFootprint, RecomputationAndInFlightMicrobatches)
   const double sbh = 2048.0 * 1 * 2048;
   m.recompute = cs::Recompute::SELECTIVE;
   EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 34 + logits(m, 1));
+  // Full recomputation keeps each layer's input (Korthikanti et al.'s 2 s b h) and, while the backward reruns one
+  // layer, everything that layer keeps (34 + 5 a s / h = 114 s b h with materialised attention), once.
   m.recompute = cs::Recompute::FULL;
-  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 2 + logits(m, 1));
-  // 1F1B's first stage of a 4-stage pipeline holds 4 microbatches of its 6 layers (and not the output layer).
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 24 * sbh * 2 + sbh * 114 + logits(m, 1));
+  // 1F1B's first stage of a 4-stage pipeline holds 4 microbatches of its 6 layers (and not the output layer); one
+  // backward reruns a layer at a time.
   l.parallel.pp = 4;
   l.in_flight_microbatches = 4;
-  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 6 * sbh * 2 * 4);
+  EXPECT_DOUBLE_EQ(cs::transformer_memory(m, 1, l).activations, 6 * sbh * 2 * 4 + sbh * 114);
 }
 
 TEST(MemoryFootprint, TransformerEnginesFusedLossKeepsTheLogitsNotFp32Probabilities)

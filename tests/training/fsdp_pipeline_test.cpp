@@ -42,12 +42,12 @@ TEST(FsdpPipeline, AStageIsGatheredOnceAStepAndItsGradientsReducedOnce)
   // dp 4 and 4 microbatches a step: gathers (forward and backward) and reductions every microbatch move far more.
   EXPECT_LT(get(kept, "network_bytes"), 0.5 * get(per_microbatch, "network_bytes"));
   EXPECT_LE(get(kept, "communication_parameter_gather_s"), get(per_microbatch, "communication_parameter_gather_s"));
-  // Memory, on the same device: its gathered bf16 copy beside its bf16 shard (2 / dp + 2 bytes a parameter) against
-  // fp32 gradients kept whole (4 bytes); sharded, 2 / dp against 4 / dp.
+  // Memory, on the same device: its gathered bf16 copy beside its fp32 shard, the master weights FSDP keeps (4 / dp + 2
+  // bytes a parameter), against fp32 gradients kept whole (4 bytes); sharded, 4 / dp against 4 / dp.
   const double dp = 4;
-  EXPECT_NEAR(get(kept, "memory_parameters_bytes") / get(kept, "memory_gradients_bytes"), (2 / dp + 2) / 4, 1e-9);
+  EXPECT_NEAR(get(kept, "memory_parameters_bytes") / get(kept, "memory_gradients_bytes"), (4 / dp + 2) / 4, 1e-9);
   EXPECT_NEAR(get(per_microbatch, "memory_parameters_bytes") / get(per_microbatch, "memory_gradients_bytes"),
-              (2 / dp) / (4 / dp), 1e-9);
+              (4 / dp) / (4 / dp), 1e-9);
   EXPECT_GT(get(kept, "peak_memory_bytes"), get(per_microbatch, "peak_memory_bytes"));
 }
 
