@@ -13,9 +13,13 @@ namespace cs {
 
 std::map<std::string, double> MemoryFootprint::breakdown() const
 {
-  return {{"memory_parameters_bytes", parameters}, {"memory_gradients_bytes", gradients},
-          {"memory_optimizer_bytes", optimizer},   {"memory_activations_bytes", activations},
-          {"memory_buffers_bytes", buffers},       {"memory_in_flight_microbatches", in_flight_microbatches}};
+  std::map<std::string, double> out{
+      {"memory_parameters_bytes", parameters}, {"memory_gradients_bytes", gradients},
+      {"memory_optimizer_bytes", optimizer},   {"memory_activations_bytes", activations},
+      {"memory_buffers_bytes", buffers},       {"memory_in_flight_microbatches", in_flight_microbatches}};
+  if (gathered_parameters > 0)
+    out["memory_gathered_parameters_bytes"] = gathered_parameters;
+  return out;
 }
 
 namespace {
@@ -145,8 +149,10 @@ void add_model_state(MemoryFootprint& f, const ModelParams& model, const MemoryL
   const ParallelLayout& l = layout.parallel;
   const double e = dtype_bytes(model.dtype);
   f.parameters = c.params * e / (l.zero >= 3 ? c.shards : 1) + c.experts * e / (l.zero >= 3 ? c.edp : 1);
-  if (layout.keeps_unsharded) // the stage's gathered copy, held for the step beside its shard
-    f.parameters += (c.params + c.experts) * e;
+  if (layout.keeps_unsharded) { // the stage's gathered copy, held for the step beside its shard
+    f.gathered_parameters = (c.params + c.experts) * e;
+    f.parameters += f.gathered_parameters;
+  }
   if (model.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
     const double gemm =
         c.dense_layers * layer_gemm_weights(model) + c.moe_layers * attention_kind_of(model).weights(model);

@@ -18,6 +18,7 @@ struct MemoryFootprint {
   double activations = 0;
   double buffers = 0;
   double in_flight_microbatches = 1; // microbatches' worth of activations held at the peak
+  double gathered_parameters = 0;    // of `parameters`, the gathered copy a pipelined ZeRO-3 stage keeps for the step
   double total() const { return parameters + gradients + optimizer + activations + buffers; }
   std::map<std::string, double> breakdown() const;
 };

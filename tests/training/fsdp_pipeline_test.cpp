@@ -49,6 +49,9 @@ TEST(FsdpPipeline, AStageIsGatheredOnceAStepAndItsGradientsReducedOnce)
   EXPECT_NEAR(get(per_microbatch, "memory_parameters_bytes") / get(per_microbatch, "memory_gradients_bytes"),
               (4 / dp) / (4 / dp), 1e-9);
   EXPECT_GT(get(kept, "peak_memory_bytes"), get(per_microbatch, "peak_memory_bytes"));
+  // The breakdown names the gathered copy (2 bytes a parameter of the stage), as part of the weights.
+  EXPECT_NEAR(get(kept, "memory_gathered_parameters_bytes") / get(kept, "memory_gradients_bytes"), 2.0 / 4, 1e-9);
+  EXPECT_FALSE(per_microbatch.contains("memory_gathered_parameters_bytes"));
 }
 
 TEST(FsdpPipeline, WithoutAPipelineTheFlagChangesNothing)

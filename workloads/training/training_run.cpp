@@ -92,6 +92,28 @@ std::string fabric_words(const NetworkParams& net, const std::map<std::string, d
   return out;
 }
 
+// The summary's memory line: the peak against the GPU less its reserve, by what holds it.
+std::string memory_line(const RunMetrics& m)
+{
+  const auto& B = m.breakdown;
+  // Usable: the GPU less workload.memory_reserve (CUDA context, NCCL, the allocator's fragmentation).
+  const double usable = m.at(metric::memory_capacity_bytes) - B.at("memory_reserve_bytes");
+  const double held = B.count("memory_in_flight_microbatches") ? B.at("memory_in_flight_microbatches") : 1;
+  const std::string gathered = B.count("memory_gathered_parameters_bytes")
+                                   ? " (" + units::format_bytes(B.at("memory_gathered_parameters_bytes")) +
+                                         " of it the stage gathered for the step)"
+                                   : "";
+  return fmt::format(
+      "  memory    {} per GPU of {} usable (weights {}{}, grads {}, optimizer {}, activations {} for {:.3g} "
+      "microbatch{} in flight, buffers {}){}\n",
+      units::format_bytes(m.at(metric::peak_memory_bytes)), units::format_bytes(usable),
+      units::format_bytes(B.at("memory_parameters_bytes")), gathered,
+      units::format_bytes(B.at("memory_gradients_bytes")), units::format_bytes(B.at("memory_optimizer_bytes")),
+      units::format_bytes(B.at("memory_activations_bytes")), held, held == 1 ? "" : "es",
+      units::format_bytes(B.at("memory_buffers_bytes")),
+      m.at(metric::peak_memory_bytes) <= usable ? "" : "  DOES NOT FIT");
+}
+
 std::string summary_text(const TrainingParams& params, const RunEnv& env, const TrainingGraph& tr, const RunMetrics& m)
 {
   const auto& B = m.breakdown;
@@ -160,17 +182,7 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
                       units::format_time(B.at("busiest_" + key.substr(6) + "_link_busy_s")));
   if (!tiers.empty())
     out += "  links     " + tiers + "\n";
-  // Usable: the GPU less workload.memory_reserve (CUDA context, NCCL, the allocator's fragmentation).
-  const double usable = m.at(metric::memory_capacity_bytes) - B.at("memory_reserve_bytes");
-  const double held = B.count("memory_in_flight_microbatches") ? B.at("memory_in_flight_microbatches") : 1;
-  out += fmt::format(
-      "  memory    {} per GPU of {} usable (weights {}, grads {}, optimizer {}, activations {} for {:.3g} "
-      "microbatch{} in flight, buffers {}){}\n",
-      units::format_bytes(m.at(metric::peak_memory_bytes)), units::format_bytes(usable),
-      units::format_bytes(B.at("memory_parameters_bytes")), units::format_bytes(B.at("memory_gradients_bytes")),
-      units::format_bytes(B.at("memory_optimizer_bytes")), units::format_bytes(B.at("memory_activations_bytes")), held,
-      held == 1 ? "" : "es", units::format_bytes(B.at("memory_buffers_bytes")),
-      m.at(metric::peak_memory_bytes) <= usable ? "" : "  DOES NOT FIT");
+  out += memory_line(m);
   return out;
 }
 
