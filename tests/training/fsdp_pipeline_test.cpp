@@ -54,6 +54,17 @@ TEST(FsdpPipeline, AStageIsGatheredOnceAStepAndItsGradientsReducedOnce)
   EXPECT_FALSE(per_microbatch.contains("memory_gathered_parameters_bytes"));
 }
 
+TEST(FsdpPipeline, TheSummaryNamesTheGatheredCopy)
+{
+  auto r =
+      cs::testing::run_clustersim("run " + cs::testing::src("scenarios/reference/torchtitan-llama3-8b-fsdp.yaml") +
+                                  " --out " + (std::filesystem::temp_directory_path() / "cs_fsdp_pp_text").string() +
+                                  " --set workload.parallel.pp=2 --set policies.pipeline=1f1b");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(" of it the stage gathered for the step)"), std::string::npos) << r.out;
+  std::filesystem::remove_all(std::filesystem::temp_directory_path() / "cs_fsdp_pp_text");
+}
+
 TEST(FsdpPipeline, WithoutAPipelineTheFlagChangesNothing)
 {
   const auto on = run_8b(1, true), off = run_8b(1, false);
