@@ -3,8 +3,9 @@
 // buffers, the optimizer step's traffic, per-kernel launch gaps and when gradients are reduced.
 #pragma once
 
-#include "models/transformer/optimizer_precision.hpp"
 #include "base/yaml_reader.hpp"
+#include "models/parallel/parallel_layout.hpp"
+#include "models/transformer/optimizer_precision.hpp"
 
 #include <map>
 #include <string>
@@ -39,8 +40,8 @@ UbOverlap te_default_overlap(const std::string& layer);
 struct FrameworkProfile {
   std::string name = "megatron-core";
   // Kernels.
-  bool fused_bias_gelu = true;              // bias + GeLU in one pass (Megatron); two passes in eager PyTorch
-  bool fused_bias_dropout_add = true;       // bias + dropout + residual add in one pass (Megatron)
+  bool fused_bias_gelu = true;        // bias + GeLU in one pass (Megatron); two passes in eager PyTorch
+  bool fused_bias_dropout_add = true; // bias + dropout + residual add in one pass (Megatron)
   bool fused_rmsnorm = true; // RMSNorm in one kernel each way (Transformer Engine, Apex, torch.compile); false: PyTorch
                              // eager's composite (upcast, square, mean, rsqrt, scale, downcast, weight)
   bool fused_swiglu = true;  // SiLU and the gated product in one kernel; false: eager's silu, then a multiply
@@ -48,7 +49,7 @@ struct FrameworkProfile {
                              // and Hugging Face's eager repeat_kv)
   bool fused_norm_linear = false; // the norm before the QKV and first MLP projections runs inside Transformer Engine's
                                   // LayerNormLinear (Megatron-Core's TE spec): under delayed FP8 scaling it casts too
-  bool fused_rope = true; // rotary embedding in one pass each way (Megatron-Core apply_rope_fusion, Transformer
+  bool fused_rope = true;         // rotary embedding in one pass each way (Megatron-Core apply_rope_fusion, Transformer
                           // Engine's kernel; torch.compile); false: Megatron's and Hugging Face's unfused passes
   double dropout = 0.1;                     // hidden and attention dropout probability; 0 = no dropout kernels
   bool attention_layout_copies = false;     // q, k, v and their gradients copied into the attention kernel's layout
@@ -67,7 +68,7 @@ struct FrameworkProfile {
   std::string reduce_dtype;                  // dtype gradients are reduced in ("" = the model's)
   bool grad_cast_predivide = false; // FSDP: each unsharded gradient is cast to the reduce dtype and pre-divided
   GradientOverlap overlap = GradientOverlap::DURING_BACKWARD;
-  bool reduce_every_microbatch = false;      // FSDP without no_sync: every microbatch reduce-scatters its gradients
+  bool reduce_every_microbatch = false; // FSDP without no_sync: every microbatch reduce-scatters its gradients
   // Under ZeRO-3 with pp > 1 a stage gathers its parameters once a step and keeps them, accumulating unsharded
   // gradients in the reduce dtype until its last backward reduce-scatters them (torchtitan's FSDP2 under
   // torch.distributed.pipelining: reshard_after_forward off with PP, gradient sync only on the last backward).
@@ -83,9 +84,9 @@ struct FrameworkProfile {
   bool pipeline_scatter_gather = false; // without sequence parallelism each TP rank sends 1/tp of the activation and
                                         // the receivers all-gather it (Megatron-LM 2021); else each sends it whole
   // Host and SMs.
-  double kernel_gap_s = 0;       // host time to launch one kernel; a shorter kernel leaves the GPU waiting
-  double comm_sm_fraction = 0;   // share of a GPU's compute that communication kernels take while they run
-  bool tp_comm_overlap = false;  // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
+  double kernel_gap_s = 0;      // host time to launch one kernel; a shorter kernel leaves the GPU waiting
+  double comm_sm_fraction = 0;  // share of a GPU's compute that communication kernels take while they run
+  bool tp_comm_overlap = false; // TP collectives pipelined with their GEMMs (TE userbuffers, --tp-comm-overlap)
   // Under tp_comm_overlap, the SMs each userbuffers overlap takes from its GEMM, by ub_layer_names() (empty: a stack
   // whose overlap takes none, or not Transformer Engine's).
   std::map<std::string, UbOverlap> tp_overlap;
@@ -96,13 +97,19 @@ struct FrameworkProfile {
   bool moe_grouped_gemm = false; // a GPU's routed experts run as one grouped GEMM each (--moe-grouped-gemm)
   bool overlap_moe_expert_parallel_comm = false; // combined 1F1B: one microbatch's all-to-alls under another's compute
   bool moe_shared_expert_overlap = false;        // shared experts computed beside the dispatch and combine
-  bool delay_wgrad_compute = false; // the experts' weight gradients run beside the dispatch's gradient all-to-all
+  bool delay_wgrad_compute = false;       // the experts' weight gradients run beside the dispatch's gradient all-to-all
   OptimizerPrecision optimizer_precision; // Megatron-Core's precision-aware optimizer (off: fp32 state)
 
   /** Bytes the loss moves per logit, forward and backward, for logits of `logit_bytes` each. */
   std::pair<double, double> cross_entropy_bytes(double logit_bytes) const;
   /** Bytes per logit the loss keeps for its backward: fp32 probabilities, or (te) the logits, recomputed from. */
   double cross_entropy_kept_bytes(double logit_bytes) const { return cross_entropy_fusion == "te" ? logit_bytes : 4; }
+  /** Whether a ZeRO-3 pipeline stage under `parallel` is gathered once a step and kept, its gradients reduced once
+   *  (pipeline_keeps_unsharded, where there is a pipeline and a group to shard over). */
+  bool keeps_stages_gathered(const ParallelLayout& parallel) const
+  {
+    return pipeline_keeps_unsharded && parallel.zero >= 3 && parallel.pp > 1 && parallel.dp * parallel.cp > 1;
+  }
   std::string reduce_dtype_for(const std::string& model_dtype) const
   {
     return reduce_dtype.empty() ? model_dtype : reduce_dtype;

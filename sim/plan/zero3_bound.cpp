@@ -49,7 +49,7 @@ std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Pla
     return {};
   const double element = dtype_bytes(params.model.dtype);
   // A pipeline that keeps its stages unsharded gathers each virtual stage once a step (CommEmitter::plan_slots).
-  const bool once = p.pp > 1 && params.framework.pipeline_keeps_unsharded;
+  const bool once = params.framework.keeps_stages_gathered(p);
   std::vector<double> out;
   for (std::size_t d = 0; d < counts.size(); ++d) {
     std::vector<int> hosts; // the device's data-parallel group as the run forms it (its TP rank 0s)

@@ -15,10 +15,10 @@
 namespace {
 
 // A GPT on 2 nodes of 8 H100 behind 25 Gb/s NICs: ZeRO-3's gathers of a stage's parameters, once per op, take
-// longer than its compute.
-cs::Scenario slow_network_gpt()
+// longer than its compute. `framework`: the training stack (empty: the default).
+cs::Scenario slow_network_gpt(const std::string& framework = "")
 {
-  const std::string path = ::testing::TempDir() + "/cs_zero3_" + std::to_string(::getpid()) + ".yaml";
+  const std::string path = ::testing::TempDir() + "/cs_zero3_" + std::to_string(::getpid()) + framework + ".yaml";
   std::ofstream(path) << R"(name: zero3-bound-test
 backend: analytical
 cluster:
@@ -32,8 +32,8 @@ workload:
   model: {layers: 8, hidden: 2048, heads: 16, seq: 1024, vocab: 32000, dtype: bf16}
   batch: {global: 32, micro: 1}
   iterations: 1
-policies: {sync: ring-allreduce}
-)";
+)" << (framework.empty() ? "" : "  framework: " + framework + "\n")
+                      << "policies: {sync: ring-allreduce}\n";
   cs::Scenario s = cs::load_scenario(path, {});
   cs::check_scenario(s);
   return s;
@@ -107,4 +107,41 @@ TEST(ZeroThreeBound, GathersStayBelowEverySimulatedStepAndBindWhereTheNetworkIsS
   EXPECT_GT(zero3, 10);
   EXPECT_GT(binding, 0); // where the gathers take longer than the compute, they are the bound, and a close one
   EXPECT_GT(sharded, 5);
+}
+
+TEST(ZeroThreeBound, APipelineThatKeepsItsStagesGatheredIsBoundByOneGatherAChunk)
+{
+  // Under torchtitan's FSDP a pipelined ZeRO-3 stage is gathered once a step (framework.pipeline_keeps_unsharded), so
+  // its gathers bound the step once a chunk, not once an op: every plan's bound stays below its simulated step.
+  const cs::Scenario base = slow_network_gpt("fsdp");
+  cs::PlanOptions all;
+  all.gpus = 16;
+  all.top = 100000;
+  all.exhaustive = true;
+  const cs::PlanSearch every = cs::search_plans(base, all);
+  const cs::DeviceSpec& device = *cs::DeviceCatalog::builtin().find("h100-sxm5");
+  const auto cost = cs::make_cost_model(device, *cs::builtin_profile("h100-sxm5"));
+  int kept = 0;
+  for (const cs::Plan& p : every.best) {
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.parallel.dp << " " << p.parallel.pp << " " << p.schedule;
+    const cs::Scenario s = cs::plan_scenario(base, 16, p);
+    cs::TrainingParams params = cs::workload_as<cs::TrainingWorkload>(s).params;
+    if (!params.framework.keeps_stages_gathered(p.parallel))
+      continue;
+    ++kept;
+    const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
+    const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
+    const auto order = cs::Registry<cs::PipelineSchedule>::instance()
+                           .create(p.schedule.empty() ? "1f1b" : p.schedule)
+                           ->order(p.parallel.pp, p.parallel.vpp, params.batch.global / (p.parallel.dp * p.micro));
+    const auto once = cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map));
+    params.framework.pipeline_keeps_unsharded = false;
+    const auto every_op = cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map));
+    ASSERT_EQ(once.size(), every_op.size());
+    for (std::size_t d = 0; d < once.size(); ++d) {
+      EXPECT_GT(once[d], 0.0);
+      EXPECT_LT(once[d], every_op[d]); // each microbatch's forward and backward gathered again, without it
+    }
+  }
+  EXPECT_GT(kept, 0);
 }

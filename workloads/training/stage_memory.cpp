@@ -18,8 +18,7 @@ void set_gradient_buffer(MemoryLayout& layout, const TrainingParams& params, con
   layout.sharded_grad_bytes = dtype_bytes(params.framework.reduce_dtype_for(params.model.dtype));
   // FSDP2 under torch.distributed.pipelining keeps a stage gathered and syncs its gradients only on the last backward,
   // accumulating them whole in the reduce dtype meanwhile (FSDPParam.to_accumulated_grad_if_needed).
-  layout.keeps_unsharded = parallel.zero >= 3 && parallel.pp > 1 && params.framework.pipeline_keeps_unsharded &&
-                           parallel.dp * std::max(1, parallel.cp) > 1;
+  layout.keeps_unsharded = params.framework.keeps_stages_gathered(parallel);
   if (layout.keeps_unsharded) {
     layout.reduce_every_microbatch = false;
     layout.main_grad_bytes = layout.sharded_grad_bytes;

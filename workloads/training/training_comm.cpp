@@ -25,7 +25,7 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
   sharded_ = plan.params->parallel.zero >= 1 && dp > 1;
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
   const FrameworkProfile& fw = plan.params->framework;
-  keeps_unsharded_ = zero3_ && pp > 1 && fw.pipeline_keeps_unsharded;
+  keeps_unsharded_ = fw.keeps_stages_gathered(plan.parallel);
   element_bytes_ = dtype_bytes(plan.params->model.dtype);
   reduce_bytes_ = dtype_bytes(fw.reduce_dtype_for(plan.params->model.dtype));
   // The ops whose gradients are reduced: each stage's last gradient-completing op, or every one of them when every
