@@ -64,17 +64,23 @@ void expect_zero12_gathers_in_the_tail(const cs::Scenario& base, const cs::Plan&
           .empty());
 }
 
+// Every plan of `base` on its 16 GPUs, each simulated.
+cs::PlanSearch every_plan(const cs::Scenario& base)
+{
+  cs::PlanOptions all;
+  all.gpus = 16;
+  all.top = 100000;
+  all.exhaustive = true;
+  return cs::search_plans(base, all);
+}
+
 } // namespace
 
 TEST(ZeroThreeBound, GathersStayBelowEverySimulatedStepAndBindWhereTheNetworkIsSlow)
 {
   // ZeRO-3's gathers bound the step where they outlast the compute; ZeRO-1/2's join the optimizer step's tail.
   const cs::Scenario base = slow_network_gpt();
-  cs::PlanOptions all;
-  all.gpus = 16;
-  all.top = 100000;
-  all.exhaustive = true;
-  const cs::PlanSearch every = cs::search_plans(base, all);
+  const cs::PlanSearch every = every_plan(base);
   const cs::DeviceSpec& device = *cs::DeviceCatalog::builtin().find("h100-sxm5");
   const auto cost = cs::make_cost_model(device, *cs::builtin_profile("h100-sxm5"));
   int zero3 = 0, binding = 0, sharded = 0;
@@ -114,11 +120,7 @@ TEST(ZeroThreeBound, APipelineThatKeepsItsStagesGatheredIsBoundByOneGatherAChunk
   // Under torchtitan's FSDP a pipelined ZeRO-3 stage is gathered once a step (framework.pipeline_keeps_unsharded), so
   // its gathers bound the step once a chunk, not once an op: every plan's bound stays below its simulated step.
   const cs::Scenario base = slow_network_gpt("fsdp");
-  cs::PlanOptions all;
-  all.gpus = 16;
-  all.top = 100000;
-  all.exhaustive = true;
-  const cs::PlanSearch every = cs::search_plans(base, all);
+  const cs::PlanSearch every = every_plan(base);
   const cs::DeviceSpec& device = *cs::DeviceCatalog::builtin().find("h100-sxm5");
   const auto cost = cs::make_cost_model(device, *cs::builtin_profile("h100-sxm5"));
   int kept = 0;
