@@ -1,16 +1,11 @@
 #include "models/transformer/optimizer_precision.hpp"
 
 #include "base/yaml_reader.hpp"
+#include "models/kernels/kernel.hpp"
 
 #include <fmt/format.h>
 
 namespace cs {
-
-namespace {
-
-double state_dtype_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : dtype == "fp8" ? 1 : 2; }
-
-} // namespace
 
 // Megatron-Core hands the master weights to Transformer Engine's FusedAdam unless they are fp32 under an FP8 recipe
 // other than delayed scaling (OptimizerConfig.use_precision_aware_optimizer_no_fp8_or_ds_fp8; it keeps them itself
@@ -30,14 +25,14 @@ double OptimizerPrecision::state_bytes(const std::string& param_dtype, const std
 {
   if (!enabled)
     return 12;
-  return master_bytes(param_dtype, fp8_recipe) + state_dtype_bytes(exp_avg) + state_dtype_bytes(exp_avg_sq);
+  return master_bytes(param_dtype, fp8_recipe) + dtype_bytes(exp_avg) + dtype_bytes(exp_avg_sq);
 }
 
 double OptimizerPrecision::step_bytes_saved(const std::string& param_dtype, const std::string& fp8_recipe) const
 {
   if (!enabled)
     return 0;
-  return 2 * (12 - state_bytes(param_dtype, fp8_recipe)) + (4 - state_dtype_bytes(main_grads));
+  return 2 * (12 - state_bytes(param_dtype, fp8_recipe)) + (4 - dtype_bytes(main_grads));
 }
 
 void read_optimizer_precision(ObjectReader& r, OptimizerPrecision& p)
