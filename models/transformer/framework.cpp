@@ -36,6 +36,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // backward pass, fp16 gradients on the wire, Adam over fp32 main parameters.
     FrameworkProfile megatron;
     megatron.name = "megatron";
+    megatron.description = "Megatron-LM as in its SC'21 runs: fp32 main_grad, gradients reduced after backward";
     megatron.grad_accumulation = "fp32";
     megatron.overlap = GradientOverlap::AFTER_BACKWARD;
     megatron.pipeline_scatter_gather = true;
@@ -50,6 +51,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // fusion), reduced in that dtype (Megatron-Bridge's default recipes set it true; its performance recipes false).
     FrameworkProfile core = megatron;
     core.name = "megatron-core";
+    core.description = "today's Megatron-Core with Transformer Engine: fused kernels, bucketed reductions, userbuffers";
     core.grad_accumulation = "none";
     core.gradient_accumulation_fusion = true; // Megatron-LM's and Megatron-Bridge's default wherever TE is installed
     core.overlap = GradientOverlap::DURING_BACKWARD;
@@ -71,6 +73,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // gives the "PURE" policy (gradients reduced in bf16, pre-divided in place).
     FrameworkProfile fsdp;
     fsdp.name = "fsdp";
+    fsdp.description = "PyTorch FSDP with bf16 mixed precision, as llm-foundry runs it";
     fsdp.fused_bias_gelu = false;
     fsdp.fused_bias_dropout_add = false;
     fsdp.dropout = 0;
@@ -94,6 +97,7 @@ const std::vector<FrameworkProfile>& builtin_frameworks()
     // models/llama/model.py of that time; the passes are counted in layer_kernels.cpp and mlp_swiglu.cpp]
     FrameworkProfile eager = fsdp;
     eager.name = "torch-eager";
+    eager.description = "fsdp without a compiler: torchtitan's Llama in PyTorch eager (unfused norms, SwiGLU, RoPE)";
     eager.fused_rmsnorm = false;
     eager.fused_swiglu = false;
     eager.fused_rope = false;

@@ -39,6 +39,7 @@ UbOverlap te_default_overlap(const std::string& layer);
 
 struct FrameworkProfile {
   std::string name = "megatron-core";
+  std::string description; // what the built-in profile is, for `clustersim list kinds`
   // Kernels.
   bool fused_bias_gelu = true;        // bias + GeLU in one pass (Megatron); two passes in eager PyTorch
   bool fused_bias_dropout_add = true; // bias + dropout + residual add in one pass (Megatron)

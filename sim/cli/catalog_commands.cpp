@@ -21,7 +21,6 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
-#include <map>
 
 namespace cs {
 namespace {
@@ -57,17 +56,9 @@ template <typename Kind> void list_kind(const char* heading, bool first)
 // SMs, "+" where the GEMM is launched without them; docs/frameworks.md).
 void list_frameworks()
 {
-  static const std::map<std::string, const char*> what{
-      {"megatron", "Megatron-LM as in its SC'21 runs: fp32 main_grad, gradients reduced after backward"},
-      {"megatron-core",
-       "today's Megatron-Core with Transformer Engine: fused kernels, bucketed reductions, userbuffers"},
-      {"fsdp", "PyTorch FSDP with bf16 mixed precision, as llm-foundry runs it"},
-      {"torch-eager", "fsdp without a compiler: torchtitan's Llama in PyTorch eager (unfused norms, SwiGLU, RoPE)"}};
   std::cout << "\nworkload.framework:\n";
-  for (const auto& p : builtin_frameworks()) {
-    const auto it = what.find(p.name);
-    std::cout << fmt::format("  {:<22} {}\n", p.name, it != what.end() ? it->second : "");
-  }
+  for (const auto& p : builtin_frameworks())
+    std::cout << fmt::format("  {:<22} {}\n", p.name, p.description);
   std::cout << "\nworkload.framework.tp_overlap (named userbuffers configurations):\n";
   for (const auto& [name, layers] : userbuffers_configs()) {
     std::string text;

@@ -1,3 +1,4 @@
+#include "models/transformer/framework.hpp"
 #include "models/transformer/transformer.hpp"
 #include "tests/cli/run_cli.hpp"
 
@@ -7,6 +8,7 @@
 #include "tests/test_support.hpp"
 #include <array>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -90,6 +92,18 @@ TEST(Cli, HelpVersionAndLists)
                         "alltoall_exposed_fraction", "step_time_error", "gpu_utilization", "updates_per_s"})
     EXPECT_NE(metrics.out.find(m), std::string::npos) << m;
   EXPECT_NE(metrics.out.find("fits_in_memory                 true/false"), std::string::npos) << metrics.out;
+}
+
+TEST(Cli, ListKindsSaysWhatEachBuiltInFrameworkIs)
+{
+  // Each profile carries its own line, so a profile added to builtin_frameworks() is listed with what it is.
+  const auto kinds = clustersim("list kinds");
+  ASSERT_EQ(kinds.code, 0);
+  for (const auto& p : cs::builtin_frameworks()) {
+    ASSERT_FALSE(p.description.empty()) << p.name;
+    EXPECT_NE(kinds.out.find(fmt::format("  {:<22} {}\n", p.name, p.description)), std::string::npos) << p.name << "\n"
+                                                                                                      << kinds.out;
+  }
 }
 
 TEST(Cli, BadFlagsExitTwo)
