@@ -355,9 +355,13 @@ def torchtitan_rows(build, backend, tmp, fast):
         m = run_with(build, backend, tmp, "torchtitan-70b", "scenarios/reference/torchtitan-llama3-70b-2d.yaml", [])
         rows.append((f"torchtitan llama3-70b, 256 GPUs, 2D, Float8 (tokens/s/GPU){fits_mark(m)}", 829,
                      m["tokens_per_s"] / 256))
-        # Table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 under 1F1B on 512 GPUs.
+        # Table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 GPUs, under 1F1B and interleaved 1F1B.
         m = run_with(build, backend, tmp, "torchtitan-405b", "scenarios/reference/torchtitan-llama3-405b-3d.yaml", [])
         rows.append((f"torchtitan llama3.1-405b, 512 GPUs, 3D 1F1B (tokens/s/GPU){fits_mark(m)}", 100,
+                     m["tokens_per_s"] / 512))
+        m = run_with(build, backend, tmp, "torchtitan-405b-interleaved",
+                     "scenarios/reference/torchtitan-llama3-405b-3d-interleaved.yaml", [])
+        rows.append((f"torchtitan llama3.1-405b, 512 GPUs, 3D interleaved 1F1B (tokens/s/GPU){fits_mark(m)}", 128,
                      m["tokens_per_s"] / 512))
     return rows
 
@@ -367,6 +371,8 @@ def torchtitan_rows(build, backend, tmp, fast):
 # all-gathered, torchtitan's default context_parallel_rotate_method. Not §6 rows of reference/validation.md; printed,
 # not asserted.
 TORCHTITAN_CP = [(1, 32768, 3890), (2, 65536, 2540), (4, 131072, 1071), (8, 262144, 548)]
+# Table 6: Llama 3.1 405B, 512 GPUs, TP 8 x PP 8 (1F1B) x FSDP x CP, local batch 8: (cp, sequence, tokens/s per GPU).
+TORCHTITAN_405B_CP = [(1, 32768, 76), (2, 65536, 47), (4, 131072, 31), (8, 262144, 16)]
 
 
 def torchtitan_cp_rows(build, backend, tmp):
@@ -379,6 +385,15 @@ def torchtitan_cp_rows(build, backend, tmp):
                       f"seq: {seq}}}"])
         rows.append((f"torchtitan llama3-8b, 8 GPUs, cp {cp}, seq {seq // 1024}K (tokens/s/GPU){fits_mark(m)}",
                      tokens, m["tokens_per_s"] / 8))
+    # Table 6: Llama 3.1 405B on 512 GPUs, TP 8 x PP 8 under 1F1B with FSDP x CP, local batch 8 (8 microbatches of 1),
+    # the sequence growing with CP.
+    for cp, seq, tokens in TORCHTITAN_405B_CP:
+        dp = 8 // cp
+        m = run_with(build, backend, tmp, f"torchtitan-405b-cp{cp}", "scenarios/reference/torchtitan-llama3-405b-3d.yaml",
+                     [f"workload.parallel.cp={cp}", "workload.parallel.cp_comm=allgather", "workload.batch.micro=1",
+                      f"workload.batch.global={8 * dp}", f"workload.model.seq={seq}"])
+        rows.append((f"torchtitan llama3.1-405b, 512 GPUs, cp {cp}, seq {seq // 1024}K (tokens/s/GPU){fits_mark(m)}",
+                     tokens, m["tokens_per_s"] / 512))
     return rows
 
 
@@ -448,7 +463,7 @@ def main():
                       long_sequence(a.build, a.backend, tmp, a.fast))
         print_section("§6 torchtitan FSDP on H100 96 GB HBM2e at 500 W (not asserted)",
                       torchtitan_rows(a.build, a.backend, tmp, a.fast))
-        print_section("torchtitan's context parallelism on 8 GPUs, Table 2 (not §6 rows; not asserted)",
+        print_section("torchtitan's context parallelism, Tables 2 (8B, 8 GPUs) and 6 (405B, 512 GPUs) (not §6 rows)",
                       torchtitan_cp_rows(a.build, a.backend, tmp))
         print_section("Whole steps on the lent H200, HF transformers eager (own measurements; not asserted)",
                       h200_steps(a.build, a.backend, tmp), reference="measured")

@@ -4,6 +4,7 @@
 #include "sim/import/torchtitan_toml.hpp"
 
 #include "base/input_error.hpp"
+#include "models/transformer/model_params.hpp"
 
 #include <fmt/format.h>
 #include <map>
@@ -62,6 +63,19 @@ public:
     return v;
   }
 
+  // torchtitan moved its parallelism settings into [parallelism] in March 2025 (785c34c). Before, the degrees of
+  // data and tensor parallelism lived in [training] and the pipeline's, context parallelism's and async TP's in
+  // [experimental]: the table that holds `key` in this file, [parallelism] when none does.
+  const char* table_of(const char* key) const
+  {
+    if (doc_.at_path(std::string("parallelism.") + key))
+      return "parallelism";
+    static const std::set<std::string> in_training{"data_parallel_shard_degree", "data_parallel_replicate_degree",
+                                                   "tensor_parallel_degree"};
+    const char* older = in_training.count(key) ? "training" : "experimental";
+    return doc_.at_path(std::string(older) + "." + key) ? older : "parallelism";
+  }
+
   void read();
 
 private:
@@ -69,6 +83,18 @@ private:
   void parallelism();
   void expert_parallelism();
   void training();
+  // A pipelined run as its TOML states it: the degree, the table that holds it, the schedule.
+  struct Pipeline {
+    std::int64_t degree = 1;
+    const char* degree_at = "parallelism";
+    bool layout_2024 = false; // [experimental] holds it: the rules of torchtitan's December 2024 release
+    std::string schedule;
+    bool looped = false; // more than one stage a rank (Interleaved1F1B)
+  };
+  void pipeline(std::optional<std::int64_t> local);
+  void microbatches(const Pipeline& p, std::optional<std::int64_t> local);
+  void stages(const Pipeline& p);
+  std::vector<int> split_at_points(const toml::node& points, int layers) const;
   void report_the_rest();
 
   const toml::table& doc_;
@@ -111,8 +137,15 @@ void TomlReader::model()
   }
   run_.set("workload.model.preset", it->second.name);
   moe_ = it->second.moe;
-  // Float8 training as a model converter (newer torchtitan) or a [float8] table (older).
+  // torchtitan's Llama norms (2024 layout): RMSNorm as the presets have it, fused or compiled; a LayerNorm instead is
+  // priced as the preset's RMSNorm.
+  if (const auto norm = text("model", "norm_type"); norm && *norm != "rmsnorm" && *norm != "fused_rmsnorm")
+    approximated_.push_back("[model] norm_type = \"" + *norm + "\" (priced as the preset's RMSNorm)");
+  // Float8 training as a model converter (newer torchtitan) or a [float8] table (older; its enable_float8_linear
+  // switch until 2025, the table's presence after).
   bool float8 = doc_.contains("float8");
+  if (const auto linear = flag("float8", "enable_float8_linear"))
+    float8 = *linear;
   if (const toml::node* conv = at("model", "converters"); conv && conv->is_array())
     for (const auto& c : *conv->as_array())
       float8 = float8 || c.value<std::string>() == std::optional<std::string>("float8");
@@ -132,14 +165,14 @@ void TomlReader::parallelism()
                                                           {"pipeline_parallel_degree", "workload.parallel.pp"},
                                                           {"context_parallel_degree", "workload.parallel.cp"}};
   for (const auto& [key, path] : degrees)
-    if (const auto v = integer("parallelism", key.c_str()); v && *v > 1)
+    if (const auto v = integer(table_of(key.c_str()), key.c_str()); v && *v > 1)
       run_.set(path, int(*v));
   // torchtitan's tensor-parallel plan shards the norms and the residual stream along the sequence (SequenceParallel
   // on the norms, sequence-sharded inputs and outputs of the attention and the MLP): Megatron's sequence parallelism.
-  if (const auto tp = integer("parallelism", "tensor_parallel_degree"); tp && *tp > 1)
+  if (const auto tp = integer(table_of("tensor_parallel_degree"), "tensor_parallel_degree"); tp && *tp > 1)
     run_.set("workload.parallel.sequence_parallel", true);
-  const auto shard = integer("parallelism", "data_parallel_shard_degree", true);
-  const auto replicate = integer("parallelism", "data_parallel_replicate_degree");
+  const auto shard = integer(table_of("data_parallel_shard_degree"), "data_parallel_shard_degree", true);
+  const auto replicate = integer(table_of("data_parallel_replicate_degree"), "data_parallel_replicate_degree");
   if (!shard || *shard != 1) // FSDP2 shards parameters, gradients and optimizer state over its shard group
     run_.set("workload.parallel.zero", 3);
   if (replicate && *replicate > 1)
@@ -147,13 +180,15 @@ void TomlReader::parallelism()
                             "ranks here, not over the shard group alone)");
   // How context-parallel ranks exchange keys and values (torchtitan's default: allgather, the shards gathered after
   // the first block of attention; alltoall passes them round the ring).
-  const auto rotate = text("parallelism", "context_parallel_rotate_method");
+  const char* rotate_at = table_of("context_parallel_rotate_method");
+  const auto rotate = text(rotate_at, "context_parallel_rotate_method");
   if (rotate && *rotate != "allgather" && *rotate != "alltoall")
-    fail(*at("parallelism", "context_parallel_rotate_method"),
+    fail(*at(rotate_at, "context_parallel_rotate_method"),
          "context_parallel_rotate_method is allgather or alltoall, not '" + *rotate + "'");
-  if (const auto cp = integer("parallelism", "context_parallel_degree"); cp && *cp > 1)
+  if (const auto cp = integer(table_of("context_parallel_degree"), "context_parallel_degree"); cp && *cp > 1)
     run_.set("workload.parallel.cp_comm", rotate && *rotate == "alltoall" ? "p2p" : "allgather");
-  if (const auto async_tp = flag("parallelism", "enable_async_tensor_parallel"); async_tp && *async_tp)
+  if (const auto async_tp = flag(table_of("enable_async_tensor_parallel"), "enable_async_tensor_parallel");
+      async_tp && *async_tp)
     run_.set("workload.framework.tp_comm_overlap", true);
   // FSDP's resharding (apply_fsdp): "default" keeps a pipelined stage gathered for the step, as the fsdp profile
   // does; "always" reshards after every forward, and the pipeline then gathers each microbatch; "never" without a
@@ -162,7 +197,7 @@ void TomlReader::parallelism()
     if (*reshard != "default" && *reshard != "always" && *reshard != "never")
       fail(*at("parallelism", "fsdp_reshard_after_forward"),
            "fsdp_reshard_after_forward is default, always or never, not '" + *reshard + "'");
-    const auto pp = integer("parallelism", "pipeline_parallel_degree");
+    const auto pp = integer(table_of("pipeline_parallel_degree"), "pipeline_parallel_degree");
     if (*reshard == "always" && pp && *pp > 1) {
       run_.set("workload.framework.pipeline_keeps_unsharded", false);
       approximated_.push_back("[parallelism] fsdp_reshard_after_forward = \"always\" with a pipeline (gathers and "
@@ -171,20 +206,15 @@ void TomlReader::parallelism()
       approximated_.push_back("[parallelism] fsdp_reshard_after_forward = \"never\" without a pipeline (the layers "
                               "are gathered again for backward)");
   }
-  // torchtitan cuts a pipelined model by weight, the embedding and the output layer one layer each
-  // (generate_llm_fqn_per_model_part's input_weight and output_weight): Megatron's account-for-embedding and -loss.
-  if (const auto pp = integer("parallelism", "pipeline_parallel_degree"); pp && *pp > 1) {
-    run_.set("workload.parallel.account_for_embedding", true);
-    run_.set("workload.parallel.account_for_loss", true);
-  }
   // torchtitan's device mesh is [pp, dp_replicate, dp_shard, cp, tp] (ParallelDims): the pipeline outermost.
   run_.set("workload.parallel.placement", "tp-dp-pp");
-  if (const auto schedule = text("parallelism", "pipeline_parallel_schedule")) {
+  const char* schedule_at = table_of("pipeline_parallel_schedule");
+  if (const auto schedule = text(schedule_at, "pipeline_parallel_schedule")) {
     static const std::map<std::string, std::string> schedules{
         {"1F1B", "1f1b"}, {"GPipe", "gpipe"}, {"Interleaved1F1B", "interleaved-1f1b"}};
     const auto it = schedules.find(*schedule);
     if (it == schedules.end())
-      fail(*at("parallelism", "pipeline_parallel_schedule"),
+      fail(*at(schedule_at, "pipeline_parallel_schedule"),
            "pipeline_parallel_schedule is 1F1B, GPipe or Interleaved1F1B here, not '" + *schedule + "'");
     run_.set("policies.pipeline", it->second);
   }
@@ -197,7 +227,7 @@ void TomlReader::parallelism()
 void TomlReader::expert_parallelism()
 {
   const auto ep = integer("parallelism", "expert_parallel_degree");
-  const auto tp = integer("parallelism", "tensor_parallel_degree");
+  const auto tp = integer(table_of("tensor_parallel_degree"), "tensor_parallel_degree");
   const auto etp = integer("parallelism", "expert_tensor_parallel_degree");
   const auto backend = text("parallelism", "expert_parallel_comm_backend");
   static const std::map<std::string, std::string> dispatchers{
@@ -230,17 +260,7 @@ void TomlReader::training()
   auto local = integer("training", "local_batch_size");
   if (!local)
     local = integer("training", "batch_size"); // its name before 2025
-  // Under pipeline parallelism torchtitan cuts each rank's local batch into microbatches of
-  // pipeline_parallel_microbatch_size (1 unless set); otherwise the local batch is one microbatch.
-  const auto pp = integer("parallelism", "pipeline_parallel_degree");
-  if (pp && *pp > 1) {
-    const auto micro = integer("parallelism", "pipeline_parallel_microbatch_size");
-    run_.set("workload.batch.micro", int(micro ? *micro : 1));
-    if (local)
-      run_.local_batch = int(*local);
-  } else if (local) {
-    run_.set("workload.batch.micro", int(*local));
-  }
+  pipeline(local);
   if (const auto global = integer("training", "global_batch_size", true); global && *global > 0)
     run_.set("workload.batch.global", int(*global));
   if (const auto seq = integer("training", "seq_len"))
@@ -277,6 +297,124 @@ void TomlReader::training()
     return n && n->value<bool>().value_or(false);
   };
   compiled_ = on("training", "compile") || on("compile", "enable");
+}
+
+// How torchtitan cuts a pipelined rank's local batch into microbatches and its layers into stages, by the release its
+// layout belongs to. Without a pipeline the local batch is one microbatch.
+//  - Microbatches: pipeline_parallel_microbatch_size (since 2025-04-07; 1 unless set), or a count,
+//    pipeline_parallel_microbatches, that must divide the local batch. A 2024-layout file without it runs as many
+//    microbatches as pipeline ranks, the default of the December 2024 release its benchmarks name (9dec370).
+//  - Stages: pipeline_parallel_split_points ("layers.N", each the first layer of a stage) when given. Otherwise a
+//    2024-layout file splits the layers evenly, the first stage the base share and the middle stages one more while
+//    the remainder lasts (generate_split_points at 9dec370); a newer one by weight, the embedding and the output layer
+//    one layer each (generate_llm_fqn_per_model_part's input_weight and output_weight since 2025-04-15): Megatron's
+//    account-for-embedding and -loss. A looped schedule (Interleaved1F1B) holds two stages a rank unless the split
+//    points say otherwise.
+void TomlReader::pipeline(std::optional<std::int64_t> local)
+{
+  Pipeline p;
+  p.degree_at = table_of("pipeline_parallel_degree");
+  const auto pp = integer(p.degree_at, "pipeline_parallel_degree");
+  if (!pp || *pp == 1) {
+    if (local)
+      run_.set("workload.batch.micro", int(*local));
+    return;
+  }
+  p.degree = *pp;
+  p.layout_2024 = std::string(p.degree_at) == "experimental";
+  p.schedule = text(table_of("pipeline_parallel_schedule"), "pipeline_parallel_schedule").value_or("1F1B");
+  p.looped = p.schedule == "Interleaved1F1B";
+  if (local)
+    run_.local_batch = int(*local);
+  microbatches(p, local);
+  stages(p);
+}
+
+void TomlReader::microbatches(const Pipeline& p, std::optional<std::int64_t> local)
+{
+  const char* count_at = table_of("pipeline_parallel_microbatches");
+  const auto size = integer("parallelism", "pipeline_parallel_microbatch_size");
+  auto count = integer(count_at, "pipeline_parallel_microbatches");
+  const toml::node* count_node =
+      count ? at(count_at, "pipeline_parallel_microbatches") : at(p.degree_at, "pipeline_parallel_degree");
+  if (!size && !count && p.layout_2024) {
+    count = p.degree;
+    if (p.looped)
+      approximated_.push_back(fmt::format("microbatches of a looped schedule ({} a step, torchtitan's default in "
+                                          "December 2024; from 2025-01-07 it was pp x stages a rank)",
+                                          p.degree));
+  }
+  if (size) {
+    run_.set("workload.batch.micro", int(*size));
+  } else if (count) {
+    if (!local)
+      fail(*count_node, "[training] batch_size (local_batch_size) is needed to cut it into microbatches");
+    if (*local % *count != 0)
+      fail(*count_node,
+           fmt::format("the local batch of {} does not split into {} microbatches (torchtitan refuses it too)", *local,
+                       *count));
+    run_.set("workload.batch.micro", int(*local / *count));
+  } else {
+    run_.set("workload.batch.micro", 1);
+  }
+}
+
+void TomlReader::stages(const Pipeline& p)
+{
+  const int layers = model_presets().at(run_.get("workload.model.preset").as<std::string>()).layers;
+  std::vector<int> stages;
+  if (const toml::node* points = at(table_of("pipeline_parallel_split_points"), "pipeline_parallel_split_points")) {
+    stages = split_at_points(*points, layers);
+    const std::int64_t n = std::int64_t(stages.size());
+    if (n % p.degree != 0 || (n / p.degree > 1) != p.looped)
+      fail(*points, fmt::format("{} split points make {} stages: {} on {} pipeline ranks ({})", n - 1, n,
+                                p.looped ? "two or more a rank" : "one a rank", p.degree, p.schedule));
+  } else if (p.layout_2024) {
+    const int total = int(p.degree) * (p.looped ? 2 : 1);
+    if (total > layers)
+      fail(*at(p.degree_at, "pipeline_parallel_degree"),
+           fmt::format("{} pipeline stages are more than the model's {} layers", total, layers));
+    int extra = layers % total;
+    stages.assign(std::size_t(total), layers / total);
+    for (int i = 1; i + 1 < total && extra > 0; ++i, --extra)
+      ++stages[std::size_t(i)];
+    stages.back() += extra;
+  } else {
+    run_.set("workload.parallel.account_for_embedding", true);
+    run_.set("workload.parallel.account_for_loss", true);
+  }
+  if (!stages.empty()) {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (int n : stages)
+      list.push_back(n);
+    run_.set("workload.parallel.stage_layers", list);
+  }
+  if (p.looped)
+    run_.set("workload.parallel.vpp", stages.empty() ? 2 : int(std::int64_t(stages.size()) / p.degree));
+}
+
+// The layers of each stage that split points ("layers.N", each the first layer of a stage after the first) make.
+std::vector<int> TomlReader::split_at_points(const toml::node& points, int layers) const
+{
+  const toml::array* list = points.as_array();
+  if (!list)
+    fail(points, "pipeline_parallel_split_points is a list of layer names such as \"layers.16\"");
+  std::vector<int> stages;
+  int previous = 0;
+  for (const auto& point : *list) {
+    const auto name = point.value<std::string>();
+    int first = -1;
+    if (name && name->rfind("layers.", 0) == 0 && name->size() > 7 && name->size() < 17 &&
+        name->find_first_not_of("0123456789", 7) == std::string::npos)
+      first = std::stoi(name->substr(7));
+    if (first <= previous || first >= layers)
+      fail(point, fmt::format("a split point is \"layers.N\", N rising from 1 to {} (the model's last layer), not {}",
+                              layers - 1, name ? "'" + *name + "'" : std::string("a non-string")));
+    stages.push_back(first - previous);
+    previous = first;
+  }
+  stages.push_back(layers - previous);
+  return stages;
 }
 
 void TomlReader::report_the_rest()

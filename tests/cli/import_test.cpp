@@ -12,6 +12,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 namespace {
 
@@ -64,6 +65,9 @@ void expect_same_run(const cs::Scenario& a, const cs::Scenario& b)
   EXPECT_EQ(x.parallel.zero, y.parallel.zero);
   EXPECT_EQ(x.parallel.sequence_parallel, y.parallel.sequence_parallel);
   EXPECT_EQ(x.parallel.placement, y.parallel.placement);
+  EXPECT_EQ(x.parallel.stage_layers, y.parallel.stage_layers);
+  EXPECT_EQ(x.parallel.account_for_embedding, y.parallel.account_for_embedding);
+  EXPECT_EQ(x.parallel.account_for_loss, y.parallel.account_for_loss);
   EXPECT_EQ(x.framework.name, y.framework.name);
   EXPECT_EQ(x.framework.cross_entropy_fusion, y.framework.cross_entropy_fusion);
   EXPECT_EQ(x.framework.fused_rope, y.framework.fused_rope);
@@ -202,33 +206,121 @@ TEST(Import, TorchtitanTensorParallelismShardsTheSequenceToo)
   EXPECT_TRUE(metrics.value("fits_in_memory", false));
 }
 
-TEST(Import, TorchtitanPipelinesCutTheLocalBatchIntoMicrobatchesAndWeighTheEnds)
+// The 405B row's TOML with `from` replaced by `to` (which must be there), imported for its 512 GPUs.
+Imported import_405b_with(const std::string& from, const std::string& to, const std::string& name)
 {
-  // Under pipeline parallelism torchtitan runs each rank's local batch as microbatches of
-  // pipeline_parallel_microbatch_size (1 unless set), and splits the layers by weight with the embedding and the
-  // output layer one layer each: the 405B row's 126 layers and two ends fill 8 stages of 16 slots.
+  std::ifstream in(data("torchtitan-llama3-405b.toml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  return import_file(cs::testing::write_temp(name + ".toml", text).string(), "--gpus 512 --device h100-96gb-500w");
+}
+
+TEST(Import, TorchtitanPipelinesCutAsTheReleaseOfTheirLayoutDid)
+{
+  // The 405B row's TOML is in the layout of the December 2024 release its benchmark ran (parallelism in [training]
+  // and [experimental]). That release ran as many microbatches as pipeline ranks (the local batch of 32 as 8 of 4)
+  // and split the 126 layers evenly, the middle stages taking the remainder: 15, six of 16, 15.
   const auto i = import_file(data("torchtitan-llama3-405b.toml"), "--gpus 512 --device h100-96gb-500w");
   ASSERT_EQ(i.r.code, 0) << i.r.err;
   const cs::Scenario s = cs::load_scenario(i.file.string(), {});
-  EXPECT_EQ(training(s).batch.micro, 1);
+  EXPECT_EQ(training(s).parallel.tp, 8); // [training] tensor_parallel_degree
+  EXPECT_EQ(training(s).parallel.pp, 8); // [experimental] pipeline_parallel_degree
+  EXPECT_EQ(training(s).batch.micro, 4);
   EXPECT_EQ(training(s).batch.global, 256); // 32 a rank on 8 data-parallel ranks
-  EXPECT_TRUE(training(s).parallel.account_for_embedding);
-  EXPECT_TRUE(training(s).parallel.account_for_loss);
+  EXPECT_EQ(training(s).parallel.stage_layers, (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  EXPECT_TRUE(training(s).framework.tp_comm_overlap); // [experimental] enable_async_tensor_parallel
+  EXPECT_EQ(i.r.err.find("experimental.pipeline"), std::string::npos) << i.r.err;
   expect_same_run(s, cs::load_scenario(src("scenarios/reference/torchtitan-llama3-405b-3d.yaml"), {}));
+
+  // Interleaved 1F1B: two stages a rank, the same 8 microbatches (named: the count changed in 2025).
+  const auto looped = import_405b_with("\"1F1B\"", "\"Interleaved1F1B\"", "looped2024");
+  ASSERT_EQ(looped.r.code, 0) << looped.r.err;
+  const cs::Scenario l = cs::load_scenario(looped.file.string(), {});
+  EXPECT_EQ(training(l).parallel.vpp, 2);
+  EXPECT_EQ(training(l).batch.micro, 4);
+  EXPECT_NE(looped.r.err.find("microbatches of a looped schedule (8 a step"), std::string::npos) << looped.r.err;
+  expect_same_run(l, cs::load_scenario(src("scenarios/reference/torchtitan-llama3-405b-3d-interleaved.yaml"), {}));
+
+  // A count given divides the local batch; split points give the stages.
+  const auto counted = import_405b_with("pipeline_parallel_degree = 8\n",
+                                        "pipeline_parallel_degree = 8\npipeline_parallel_microbatches = 16\n"
+                                        "pipeline_parallel_split_points = [\"layers.8\", \"layers.24\", "
+                                        "\"layers.40\", \"layers.56\", \"layers.72\", \"layers.88\", \"layers.104\"]\n",
+                                        "counted2024");
+  ASSERT_EQ(counted.r.code, 0) << counted.r.err;
+  const cs::Scenario c = cs::load_scenario(counted.file.string(), {});
+  EXPECT_EQ(training(c).batch.micro, 2);
+  EXPECT_EQ(training(c).parallel.stage_layers, (std::vector<int>{8, 16, 16, 16, 16, 16, 16, 22}));
+  EXPECT_FALSE(training(c).parallel.account_for_embedding);
+}
+
+// The 405B row's pipeline in torchtitan's newer layout ([parallelism], since 2025), with `extra` lines in that table.
+Imported import_newer_405b(const std::string& extra, const std::string& name)
+{
+  const std::string text = "[model]\nname = \"llama3\"\nflavor = \"405B\"\n"
+                           "[training]\nlocal_batch_size = 32\nseq_len = 8192\n"
+                           "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 8\n"
+                           "pipeline_parallel_degree = 8\n" +
+                           extra;
+  return import_file(cs::testing::write_temp(name + ".toml", text).string(), "--gpus 512 --device h100-96gb-500w");
+}
+
+TEST(Import, TorchtitanPipelinesOfTheNewerLayoutRunMicrobatchesOfOneAndWeighTheEnds)
+{
+  // From April 2025 ([parallelism]) torchtitan cuts the local batch into microbatches of
+  // pipeline_parallel_microbatch_size (1 unless set), and splits the layers by weight with the embedding and the
+  // output layer one layer each; a looped schedule holds two stages a rank.
+  const auto run = import_newer_405b;
+  const auto plain = run("", "newer");
+  ASSERT_EQ(plain.r.code, 0) << plain.r.err;
+  const auto& p = training(cs::load_scenario(plain.file.string(), {}));
+  EXPECT_EQ(p.batch.micro, 1);
+  EXPECT_EQ(p.batch.global, 256);
+  EXPECT_TRUE(p.parallel.account_for_embedding);
+  EXPECT_TRUE(p.parallel.account_for_loss);
+  EXPECT_TRUE(p.parallel.stage_layers.empty());
+  const auto sized =
+      run("pipeline_parallel_microbatch_size = 2\npipeline_parallel_schedule = \"Interleaved1F1B\"\n", "newer_looped");
+  ASSERT_EQ(sized.r.code, 0) << sized.r.err;
+  const auto& l = training(cs::load_scenario(sized.file.string(), {}));
+  EXPECT_EQ(l.batch.micro, 2);
+  EXPECT_EQ(l.parallel.vpp, 2);
+}
+
+TEST(Import, TorchtitanPipelineSplitsThatCannotRunAreRefused)
+{
+  const std::vector<std::pair<std::pair<std::string, std::string>, std::string>> cases{
+      {{"pipeline_parallel_degree = 8\n", "pipeline_parallel_degree = 8\npipeline_parallel_microbatches = 5\n"},
+       "the local batch of 32 does not split into 5 microbatches"},
+      {{"pipeline_parallel_degree = 8\n",
+        "pipeline_parallel_degree = 8\npipeline_parallel_split_points = [\"layers.8\", \"layer.9\"]\n"},
+       "a split point is \"layers.N\", N rising from 1 to 125 (the model's last layer), not 'layer.9'"},
+      {{"pipeline_parallel_degree = 8\n",
+        "pipeline_parallel_degree = 8\npipeline_parallel_split_points = [\"layers.20\", \"layers.10\"]\n"},
+       "not 'layers.10'"},
+      {{"pipeline_parallel_degree = 8\n",
+        "pipeline_parallel_degree = 8\npipeline_parallel_split_points = [\"layers.8\"]\n"},
+       "1 split points make 2 stages: one a rank on 8 pipeline ranks (1F1B)"},
+      {{"batch_size = 32\n", ""}, "[training] batch_size (local_batch_size) is needed to cut it into microbatches"}};
+  int n = 0;
+  for (const auto& [edit, message] : cases) {
+    const auto bad = import_405b_with(edit.first, edit.second, "bad_split" + std::to_string(n++));
+    EXPECT_EQ(bad.r.code, 2) << message;
+    EXPECT_NE(bad.r.err.find(message), std::string::npos) << bad.r.err;
+    EXPECT_TRUE(std::regex_search(bad.r.err, std::regex(R"(\.toml:[0-9]+:[0-9]+: )"))) << bad.r.err;
+    EXPECT_FALSE(std::filesystem::exists(bad.file));
+  }
 }
 
 TEST(Import, TorchtitanFsdpReshardingUnderAPipeline)
 {
   // fsdp_reshard_after_forward "default" keeps a pipelined stage gathered for the step, as the fsdp profile does;
   // "always" gathers every microbatch (named as approximated); anything else is refused at its position.
-  std::ifstream in(data("torchtitan-llama3-405b.toml"));
-  const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto with = [&](const std::string& value) {
-    std::string text = toml;
-    const auto at = text.find("[parallelism]\n");
-    EXPECT_NE(at, std::string::npos);
-    text.insert(at + 14, "fsdp_reshard_after_forward = \"" + value + "\"\n");
-    return import_file(cs::testing::write_temp("reshard.toml", text).string(), "--gpus 512 --device h100-96gb-500w");
+    return import_newer_405b("fsdp_reshard_after_forward = \"" + value + "\"\n", "reshard_" + value);
   };
   const auto kept = with("default");
   ASSERT_EQ(kept.r.code, 0) << kept.r.err;
