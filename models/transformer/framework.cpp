@@ -141,7 +141,7 @@ static void read_moe_fields(ObjectReader& r, FrameworkProfile& framework)
              "deepep or hybridep dispatcher)");
 }
 
-// How gradients are accumulated, reduced and (under ZeRO-3 with a pipeline) kept.
+// How gradients are accumulated and reduced, and how ZeRO's parameters are kept and gathered.
 static void read_gradient_fields(ObjectReader& r, FrameworkProfile& framework)
 {
   r.choice("grad_accumulation", framework.grad_accumulation, {"fp32", "none"},
@@ -168,7 +168,11 @@ static void read_gradient_fields(ObjectReader& r, FrameworkProfile& framework)
              "FSDP2 with torch.distributed.pipelining; its fsdp_reshard_after_forward = \"always\" turns it off)")
       .field("sharded_params_are_master", framework.sharded_params_are_master,
              "under ZeRO-3 the parameter shards are the optimizer's fp32 master weights, cast to the model's dtype "
-             "only when gathered (PyTorch FSDP's mixed precision): no 16-bit shard beside them");
+             "only when gathered (PyTorch FSDP's mixed precision): no 16-bit shard beside them")
+      .field("fp8_param_gather", framework.fp8_param_gather,
+             "under an FP8 recipe the GEMM weights are FP8 parameters, gathered in FP8 (Megatron-Core "
+             "--fp8-param-gather; torchao's enable_fsdp_float8_all_gather): ZeRO's parameter all-gathers move one "
+             "byte a GEMM weight, and no 16-bit copy sits beside the FP8 one");
 }
 
 // Megatron-Core's DistributedDataParallelConfig.grad_reduce_in_fp32, in the words users type: fp32 main_grad buffers

@@ -77,6 +77,10 @@ struct FrameworkProfile {
   // Under ZeRO-3 the parameter shards are the fp32 master weights the optimizer updates, cast to the model's dtype only
   // when gathered (PyTorch FSDP's mixed precision), not a 16-bit shard beside the optimizer's master copy.
   bool sharded_params_are_master = false;
+  // Under an FP8 recipe the GEMM weights are kept as FP8 parameters and gathered in FP8 (Megatron-Core's
+  // --fp8-param-gather, Megatron-Bridge's mixed_precision.fp8_param_gather; torchao's enable_fsdp_float8_all_gather):
+  // ZeRO's parameter gathers move one byte a GEMM weight, and no 16-bit copy is kept beside the FP8 one.
+  bool fp8_param_gather = false;
   double optimizer_bytes_per_parameter = 58; // mixed-precision Adam: unscale and inf check, norm, clip, Adam, copy
   double optimizer_flops_per_parameter = 15;
   // Pipeline parallelism.

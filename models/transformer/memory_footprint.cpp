@@ -148,15 +148,25 @@ void add_model_state(MemoryFootprint& f, const ModelParams& model, const MemoryL
 {
   const ParallelLayout& l = layout.parallel;
   const double e = dtype_bytes(model.dtype);
-  f.parameters = c.params * e / (l.zero >= 3 ? c.shards : 1) + c.experts * e / (l.zero >= 3 ? c.edp : 1);
+  const bool zero3 = l.zero >= 3;
+  f.parameters = c.params * e / (zero3 ? c.shards : 1) + c.experts * e / (zero3 ? c.edp : 1);
+  // The GEMM weights an FP8 recipe runs, on this TP rank: the dense layers' and the MoE layers' attention (the routed
+  // experts are all GEMM weights).
+  const double gemm =
+      model.fp8
+          ? (c.dense_layers * layer_gemm_weights(model) + c.moe_layers * attention_kind_of(model).weights(model)) / l.tp
+          : 0.0;
+  const bool fp8_params = model.fp8 && layout.fp8_params;
+  const double gathered_fp8 = fp8_params ? model.fp8->quantised_bytes() / 2 : e; // one layout gathered
   if (layout.keeps_unsharded) { // the stage's gathered copy, held for the step beside its shard
-    f.gathered_parameters = (c.params + c.experts) * e;
+    f.gathered_parameters = (c.params - gemm) * e + (gemm + c.experts) * gathered_fp8;
     f.parameters += f.gathered_parameters;
   }
   if (model.fp8) { // the FP8 copies of the layers' GEMM weights (both layouts), cached over a step's microbatches
-    const double gemm =
-        c.dense_layers * layer_gemm_weights(model) + c.moe_layers * attention_kind_of(model).weights(model);
-    f.parameters += model.fp8->weight_copy_bytes() * (gemm / l.tp / (l.zero >= 3 ? c.shards : 1) + c.experts);
+    f.parameters += model.fp8->weight_copy_bytes() * (gemm / (zero3 ? c.shards : 1) + c.experts);
+    // Kept as FP8 parameters, they are the weights: no 16-bit copy beside them (a master shard is no such copy).
+    if (fp8_params && !(zero3 && layout.sharded_params_are_master))
+      f.parameters -= e * (gemm / (zero3 ? c.shards : 1) + c.experts / (zero3 ? c.edp : 1));
   }
   f.gradients = gradient_bytes(layout, e, c.params, c.shards, c.experts, c.edp);
   // Adam's master weight and two moments: 12 bytes a parameter in fp32, fewer under the precision-aware optimizer.
@@ -182,6 +192,7 @@ void apply_framework(MemoryLayout& layout, const FrameworkProfile& framework, co
   layout.pair_holds_a_layer = framework.overlap_moe_expert_parallel_comm;
   layout.optimizer_precision = framework.optimizer_precision;
   layout.sharded_params_are_master = framework.sharded_params_are_master;
+  layout.fp8_params = framework.fp8_param_gather;
 }
 
 MemoryFootprint transformer_memory(const ModelParams& model, int micro, const MemoryLayout& layout)
@@ -252,8 +263,11 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
     f.activations += s * b * model.vocab / t * layout.loss_bytes_per_logit * (1.0 + model.mtp_depth);
   f.buffers = layout.bucket_bytes + (moe_layers > 0 ? layout.dispatcher_buffer_bytes : 0.0);
   // ZeRO-3 with prefetch holds two layers gathered at once: the one computing and the next.
-  if (l.zero >= 3 && shards > 1 && !layout.keeps_unsharded)
-    f.buffers += 2.0 * layer_parameters(model) / l.tp * e;
+  if (l.zero >= 3 && shards > 1 && !layout.keeps_unsharded) {
+    const double gemm = model.fp8 && layout.fp8_params ? layer_gemm_weights(model) : 0.0; // gathered in FP8
+    f.buffers +=
+        2.0 * ((layer_parameters(model) - gemm) * e + gemm * (gemm > 0 ? model.fp8->quantised_bytes() / 2 : 0)) / l.tp;
+  }
   return f;
 }
 

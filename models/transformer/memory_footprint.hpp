@@ -52,6 +52,9 @@ struct MemoryLayout {
   bool keeps_unsharded = false;
   // ZeRO-3 whose parameter shards are the optimizer's master weights (FrameworkProfile::sharded_params_are_master).
   bool sharded_params_are_master = false;
+  // Under an FP8 recipe, the GEMM weights kept as FP8 parameters and gathered in FP8 (FrameworkProfile::
+  // fp8_param_gather): no 16-bit copy beside the FP8 one; a gathered stage or layer holds them at one FP8 byte.
+  bool fp8_params = false;
   // Bytes per parameter of the gradient buffer: whole (Megatron's fp32 main_grad: 4) and as ZeRO-2/3 shards (the
   // reduce dtype); 0: the model's dtype.
   double main_grad_bytes = 0;

@@ -19,7 +19,7 @@ bool megatron_switch(const std::string& flag)
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
       "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication",
       "use-tp-pp-dp-mapping", "moe-enable-deepep", "no-rope-fusion", "enable-cuda-graph", "external-cuda-graph",
-      "use-precision-aware-optimizer"};
+      "use-precision-aware-optimizer", "fp8-param-gather"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -143,6 +143,7 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"moe-shared-expert-overlap", {"workload.framework.moe_shared_expert_overlap", YAML::Node(true)}},
       {"delay-wgrad-compute", {"workload.framework.delay_wgrad_compute", YAML::Node(true)}},
       {"use-precision-aware-optimizer", {"workload.framework.use_precision_aware_optimizer", YAML::Node(true)}},
+      {"fp8-param-gather", {"workload.framework.fp8_param_gather", YAML::Node(true)}},
       {"accumulate-allreduce-grads-in-fp32", {"workload.framework.grad_reduce_in_fp32", YAML::Node(true)}},
       {"no-gradient-accumulation-fusion", {"workload.framework.gradient_accumulation_fusion", YAML::Node(false)}},
       {"no-async-tensor-model-parallel-allreduce",

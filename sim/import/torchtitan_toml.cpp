@@ -3,6 +3,8 @@
 // to presets.
 #include "sim/import/torchtitan_toml.hpp"
 
+#include "sim/import/torchtitan_pipeline.hpp"
+
 #include "base/input_error.hpp"
 #include "models/transformer/model_params.hpp"
 
@@ -94,7 +96,6 @@ private:
   void pipeline(std::optional<std::int64_t> local);
   void microbatches(const Pipeline& p, std::optional<std::int64_t> local);
   void stages(const Pipeline& p);
-  std::vector<int> split_at_points(const toml::node& points, int layers) const;
   void report_the_rest();
 
   const toml::table& doc_;
@@ -153,9 +154,26 @@ void TomlReader::model()
     run_.set("workload.model.fp8", "tensorwise");
     approximated_.push_back("float8 (priced as Transformer Engine's fused tensor-wise recipe; FP8 linears written in "
                             "PyTorch gained 0.96-1.07x a layer on the H200, docs/calibration.md)");
+    // FSDP2 gathers the Float8Linear weights already cast (torchao's float8 all-gather), as Megatron-Core's
+    // fp8_param_gather does, where there are shards to gather; the scales it precomputes for them in one pass cost
+    // nothing a step notices.
+    const auto shard = integer(table_of("data_parallel_shard_degree"), "data_parallel_shard_degree", true);
+    if (const auto gather = flag("float8", "enable_fsdp_float8_all_gather"); gather && *gather) {
+      if (!shard || *shard != 1)
+        run_.set("workload.framework.fp8_param_gather", true);
+      else
+        no_effect_.push_back("float8.enable_fsdp_float8_all_gather (no FSDP shards to gather)");
+    }
+    if (flag("float8", "precompute_float8_dynamic_scale_for_fsdp"))
+      no_effect_.push_back("float8.precompute_float8_dynamic_scale_for_fsdp (the weights' scales in one pass after "
+                           "the optimizer step)");
     if (const auto recipe = text("float8", "recipe_name"); recipe && *recipe != "tensorwise")
       approximated_.push_back("[float8] recipe_name = \"" + *recipe +
                               "\" (priced as tensorwise: row-wise scaling ran at 0.93-1.09 of its rate on the H200)");
+  } else {
+    for (const char* key : {"enable_fsdp_float8_all_gather", "precompute_float8_dynamic_scale_for_fsdp", "recipe_name"})
+      if (at("float8", key))
+        no_effect_.push_back(std::string("float8.") + key + " (Float8 training is off)");
   }
 }
 
@@ -364,7 +382,7 @@ void TomlReader::stages(const Pipeline& p)
   const int layers = model_presets().at(run_.get("workload.model.preset").as<std::string>()).layers;
   std::vector<int> stages;
   if (const toml::node* points = at(table_of("pipeline_parallel_split_points"), "pipeline_parallel_split_points")) {
-    stages = split_at_points(*points, layers);
+    stages = torchtitan_split_points(*points, layers, source_);
     const std::int64_t n = std::int64_t(stages.size());
     if (n % p.degree != 0 || (n / p.degree > 1) != p.looped)
       fail(*points, fmt::format("{} split points make {} stages: {} on {} pipeline ranks ({})", n - 1, n,
@@ -374,11 +392,7 @@ void TomlReader::stages(const Pipeline& p)
     if (total > layers)
       fail(*at(p.degree_at, "pipeline_parallel_degree"),
            fmt::format("{} pipeline stages are more than the model's {} layers", total, layers));
-    int extra = layers % total;
-    stages.assign(std::size_t(total), layers / total);
-    for (int i = 1; i + 1 < total && extra > 0; ++i, --extra)
-      ++stages[std::size_t(i)];
-    stages.back() += extra;
+    stages = torchtitan_even_split(layers, total);
   } else {
     run_.set("workload.parallel.account_for_embedding", true);
     run_.set("workload.parallel.account_for_loss", true);
@@ -391,30 +405,6 @@ void TomlReader::stages(const Pipeline& p)
   }
   if (p.looped)
     run_.set("workload.parallel.vpp", stages.empty() ? 2 : int(std::int64_t(stages.size()) / p.degree));
-}
-
-// The layers of each stage that split points ("layers.N", each the first layer of a stage after the first) make.
-std::vector<int> TomlReader::split_at_points(const toml::node& points, int layers) const
-{
-  const toml::array* list = points.as_array();
-  if (!list)
-    fail(points, "pipeline_parallel_split_points is a list of layer names such as \"layers.16\"");
-  std::vector<int> stages;
-  int previous = 0;
-  for (const auto& point : *list) {
-    const auto name = point.value<std::string>();
-    int first = -1;
-    if (name && name->rfind("layers.", 0) == 0 && name->size() > 7 && name->size() < 17 &&
-        name->find_first_not_of("0123456789", 7) == std::string::npos)
-      first = std::stoi(name->substr(7));
-    if (first <= previous || first >= layers)
-      fail(point, fmt::format("a split point is \"layers.N\", N rising from 1 to {} (the model's last layer), not {}",
-                              layers - 1, name ? "'" + *name + "'" : std::string("a non-string")));
-    stages.push_back(first - previous);
-    previous = first;
-  }
-  stages.push_back(layers - previous);
-  return stages;
 }
 
 void TomlReader::report_the_rest()

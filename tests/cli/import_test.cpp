@@ -74,6 +74,7 @@ void expect_same_run(const cs::Scenario& a, const cs::Scenario& b)
   EXPECT_EQ(x.framework.repeat_kv, y.framework.repeat_kv);
   EXPECT_EQ(x.framework.dropout, y.framework.dropout);
   EXPECT_EQ(x.framework.tp_comm_overlap, y.framework.tp_comm_overlap);
+  EXPECT_EQ(x.framework.fp8_param_gather, y.framework.fp8_param_gather);
   EXPECT_EQ(x.batch.micro, y.batch.micro);
   EXPECT_EQ(x.batch.global, y.batch.global);
   EXPECT_EQ(a.cluster.nodes * a.cluster.gpus_per_node, b.cluster.nodes * b.cluster.gpus_per_node);
@@ -584,6 +585,33 @@ TEST(Import, ThePrecisionAwareOptimizerFlagsSetItsDtypes)
   EXPECT_EQ(i.r.code, 2);
   EXPECT_NE(i.r.err.find(":1:49: --exp-avg-dtype is one of"), std::string::npos) << i.r.err;
   EXPECT_FALSE(std::filesystem::exists(i.file));
+}
+
+TEST(Import, Fp8ParameterGathersAreReadFromEachSource)
+{
+  // Megatron-LM's --fp8-param-gather, Megatron-Bridge's mixed_precision.fp8_param_gather and torchao's
+  // enable_fsdp_float8_all_gather (with FSDP shards to gather) all keep the GEMM weights in FP8 and gather them so.
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --bf16 --fp8-format hybrid --fp8-recipe tensorwise ";
+  for (const std::string flags : {"--fp8-param-gather", "mixed_precision.fp8_param_gather=true"}) {
+    const auto i = import_args(dense + flags);
+    EXPECT_TRUE(training(cs::load_scenario(i.file.string(), {})).framework.fp8_param_gather) << flags;
+  }
+  EXPECT_FALSE(training(cs::load_scenario(import_args(dense).file.string(), {})).framework.fp8_param_gather);
+  const auto titan = import_file(data("torchtitan-llama3-405b.toml"), "--gpus 512 --device h100-96gb-500w");
+  ASSERT_EQ(titan.r.code, 0) << titan.r.err;
+  EXPECT_TRUE(training(cs::load_scenario(titan.file.string(), {})).framework.fp8_param_gather);
+  EXPECT_EQ(titan.r.err.find("enable_fsdp_float8_all_gather"), std::string::npos) << titan.r.err;
+  // Without FSDP shards, or with Float8 off, the switch is read and named as changing nothing.
+  const auto unsharded =
+      import_405b_with("data_parallel_shard_degree = -1", "data_parallel_shard_degree = 1", "noshard");
+  EXPECT_NE(unsharded.r.err.find("enable_fsdp_float8_all_gather (no FSDP shards to gather)"), std::string::npos)
+      << unsharded.r.err;
+  const auto off = import_405b_with("enable_float8_linear = true", "enable_float8_linear = false", "nofloat8");
+  ASSERT_EQ(off.r.code, 0) << off.r.err;
+  EXPECT_FALSE(training(cs::load_scenario(off.file.string(), {})).model.fp8);
+  EXPECT_NE(off.r.err.find("float8.enable_fsdp_float8_all_gather (Float8 training is off)"), std::string::npos)
+      << off.r.err;
 }
 
 TEST(Import, PositionEmbeddingFlagsChooseTheRotation)

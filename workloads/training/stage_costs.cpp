@@ -318,7 +318,8 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
     if (!is_moe_layer(model.moe, l)) {
       const PieceTimes& t = l - first_layer < recomputed ? layer : cut.layer_kept;
       c.segments.push_back({"layer", l, t.forward, t.backward, t.weight, layer_parameters(model) / tp, false});
-      c.fp8_weights += fp8 * layer_gemm_weights(model) / tp;
+      c.segments.back().fp8_params = fp8 * layer_gemm_weights(model) / tp;
+      c.fp8_weights += c.segments.back().fp8_params;
       continue;
     }
     const PieceTimes& moe = cut.moe_layer;
@@ -328,11 +329,12 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
               moe.weight,  (layer_parameters_at(model, l) - routed_expert_parameters_at(model, l)) / tp + experts};
     s.moe = true;
     s.expert_params = experts;
+    s.fp8_params = fp8 * attention_kind_of(model).weights(model) / tp;
     s.shared_forward_s = cut.moe_shared.forward;
     s.shared_backward_s = cut.moe_shared.backward;
     c.params += s.params - layer_parameters(model) / tp; // the total above counted it as a dense layer
     c.expert_params += experts;
-    c.fp8_weights += fp8 * (attention_kind_of(model).weights(model) / tp + experts);
+    c.fp8_weights += s.fp8_params + fp8 * experts;
     c.forward_s += moe.forward - layer.forward;
     c.backward_s += moe.backward - layer.backward;
     c.weight_s += moe.weight - layer.weight;

@@ -40,6 +40,7 @@ struct Segment {
    *  all-to-alls and routed experts are emitted per step by the builder (workloads/training/moe_emitter.hpp). */
   bool moe = false;
   double expert_params = 0; // of `params`, the routed experts' (synchronised over the expert-data-parallel group)
+  double fp8_params = 0;    // of `params` less the experts', the GEMM weights an FP8 recipe runs (0 without one)
   /** Of forward_s and backward_s, the shared experts' when they run beside the all-to-alls
    *  (framework.moe_shared_expert_overlap; 0 otherwise). */
   double shared_forward_s = 0, shared_backward_s = 0;

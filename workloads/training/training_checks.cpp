@@ -354,6 +354,9 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
   if (env.device->peak(params.model.dtype) <= 0)
     throw env.error_at("workload.model.dtype",
                        fmt::format("{} has no {} compute units", cluster.device, params.model.dtype));
+  if (params.framework.fp8_param_gather && !params.model.fp8)
+    throw env.error_at(blamed_key(env, {"workload.model.fp8", "workload.framework.fp8_param_gather"}),
+                       "fp8_param_gather keeps the GEMM weights in FP8: it needs an FP8 recipe (workload.model.fp8)");
   if (params.model.fp8 && !params.model.fp8->device_problem(*env.device).empty())
     throw env.error_at("workload.model.fp8", fmt::format("FP8 recipe {}: {}", params.model.fp8->name(),
                                                          params.model.fp8->device_problem(*env.device)));

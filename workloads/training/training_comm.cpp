@@ -27,6 +27,8 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
   const FrameworkProfile& fw = plan.params->framework;
   keeps_unsharded_ = fw.keeps_stages_gathered(plan.parallel);
   element_bytes_ = dtype_bytes(plan.params->model.dtype);
+  const auto& fp8 = plan.params->model.fp8;
+  fp8_gather_bytes_ = fp8 && fw.fp8_param_gather ? fp8->quantised_bytes() / 2 : element_bytes_;
   reduce_bytes_ = dtype_bytes(fw.reduce_dtype_for(plan.params->model.dtype));
   // The ops whose gradients are reduced: each stage's last gradient-completing op, or every one of them when every
   // microbatch reduces (FSDP without no_sync; not under a pipeline that keeps the stage unsharded).
@@ -293,7 +295,9 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
     // ZeRO-3 each rank casts its shard before the gathers, as FP8 all-gathers do].
     if (const auto& fp8 = plan_.params->model.fp8) {
       const double shards = double(plan_.parallel.dp) * plan_.parallel.cp * plan_.stages->map.chains();
-      const double weights = fp8_weights(*plan_.stages, h % pp) / (zero3_ ? shards : 1.0);
+      // Kept as FP8 parameters (fp8_param_gather), each rank casts its own shard and the gather carries the casts.
+      const bool own_shard = zero3_ || (sharded_ && fw.fp8_param_gather);
+      const double weights = fp8_weights(*plan_.stages, h % pp) / (own_shard ? shards : 1.0);
       const PassCost cast = pass_cost(*plan_.cost, fp8->weight_casts(weights, 2.0), fw.kernel_gap_s);
       if (cast.seconds > 0) {
         const int c = out_.graph.add_compute(out_.compute_streams[h], cast.seconds, "fp8_weight_cast", cast.model,
@@ -312,7 +316,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
     if (buckets[b].op != reduce_ops_[buckets[b].stage].back())
       continue; // an earlier microbatch's reduction: the step gathers each shard once
     const int d = plan_.stages->map.device_of(buckets[b].stage), twin = twin_device(buckets[b].stage);
-    const double bytes = buckets[b].bytes / reduce_bytes_ * element_bytes_;
+    const double bytes = buckets[b].bytes / reduce_bytes_ * gathered_bytes_per_parameter(buckets[b].stage);
     const TaskLabels labels{it,
                             buckets[b].stage,
                             -1,
@@ -345,6 +349,20 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
   return next;
 }
 
+// Bytes a dense parameter of virtual stage `vs` moves in ZeRO-1/2's gather after the step: its FP8 GEMM weights at
+// one FP8 byte under fp8_param_gather, the rest in the model's dtype [recon: the stage's share stands for each of its
+// buckets'].
+double CommEmitter::gathered_bytes_per_parameter(int vs) const
+{
+  const StageCost& c = plan_.stages->stages[static_cast<std::size_t>(vs)];
+  const double dense = c.params - c.expert_params;
+  double fp8 = 0;
+  for (const Segment& s : c.segments)
+    fp8 += s.fp8_params;
+  const double share = dense > 0 ? std::clamp(fp8 / dense, 0.0, 1.0) : 0.0;
+  return share * fp8_gather_bytes_ + (1.0 - share) * element_bytes_;
+}
+
 // ZeRO-3: every piece that computes with parameters gathers them first (the head keeps its own from forward to
 // backward; weight-gradient passes need none). FSDP-style prefetch: a piece's gather is issued when the piece
 // before it starts, i.e. once the one before that has ended (the first two after the previous iteration's step).
@@ -371,8 +389,9 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
       for (int s = t.piece_segments[k].first; s < t.piece_segments[k].second; ++s) {
         const Segment& seg = c.segments[segments[s]];
         if (op.forward() || !seg.keeps_gathered) {
-          bytes += (seg.params - seg.expert_params) * element_bytes_;
-          expert_bytes += seg.expert_params * element_bytes_;
+          bytes +=
+              (seg.params - seg.expert_params - seg.fp8_params) * element_bytes_ + seg.fp8_params * fp8_gather_bytes_;
+          expert_bytes += seg.expert_params * fp8_gather_bytes_; // routed experts are GEMM weights whole
         }
       }
       if (bytes > 0 || expert_bytes > 0)

@@ -38,6 +38,7 @@ private:
 
   std::vector<Bucket> plan_buckets(const PipelineTasks& replica0) const;
   std::vector<Slot> plan_slots(int device, const PipelineTasks& replica0) const;
+  double gathered_bytes_per_parameter(int vs) const;
   SyncRequest group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
                             const std::vector<int>& replicas = {});
   /** The expert-data-parallel group of the replicas `group` (one per EP group, expert_dp_replicas): CP rank 0's, each
@@ -77,6 +78,7 @@ private:
   int cp_ = 1;               // context-parallel ranks in each replica's share of the dense gradient group
   int group_ = 1;            // the dense gradient group: dp x cp x copies of the model
   double element_bytes_ = 2; // parameters (gathers)
+  double fp8_gather_bytes_ = 2; // an FP8 GEMM weight on the wire (framework.fp8_param_gather: one layout)
   double reduce_bytes_ = 2;  // gradients on the wire
 };
 

@@ -1,0 +1,46 @@
+// torchtitan's stage splits (torchtitan/parallelisms/pipelining_utils.py and pipeline_llama.py at 9dec370).
+#include "sim/import/torchtitan_pipeline.hpp"
+
+#include "base/input_error.hpp"
+
+#include <fmt/format.h>
+
+namespace cs {
+
+std::vector<int> torchtitan_even_split(int layers, int stages)
+{
+  std::vector<int> out(static_cast<std::size_t>(stages), layers / stages);
+  int extra = layers % stages;
+  for (int i = 1; i + 1 < stages && extra > 0; ++i, --extra)
+    ++out[static_cast<std::size_t>(i)];
+  out.back() += extra;
+  return out;
+}
+
+std::vector<int> torchtitan_split_points(const toml::node& points, int layers, const std::string& source)
+{
+  auto fail = [&](const toml::node& n, const std::string& message) {
+    throw InputError(source, int(n.source().begin.line), int(n.source().begin.column), message);
+  };
+  const toml::array* list = points.as_array();
+  if (!list)
+    fail(points, "pipeline_parallel_split_points is a list of layer names such as \"layers.16\"");
+  std::vector<int> stages;
+  int previous = 0;
+  for (const auto& point : *list) {
+    const auto name = point.value<std::string>();
+    int first = -1;
+    if (name && name->rfind("layers.", 0) == 0 && name->size() > 7 && name->size() < 17 &&
+        name->find_first_not_of("0123456789", 7) == std::string::npos)
+      first = std::stoi(name->substr(7));
+    if (first <= previous || first >= layers)
+      fail(point, fmt::format("a split point is \"layers.N\", N rising from 1 to {} (the model's last layer), not {}",
+                              layers - 1, name ? "'" + *name + "'" : std::string("a non-string")));
+    stages.push_back(first - previous);
+    previous = first;
+  }
+  stages.push_back(layers - previous);
+  return stages;
+}
+
+} // namespace cs

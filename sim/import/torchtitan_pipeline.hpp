@@ -1,0 +1,21 @@
+// How torchtitan cuts a pipelined model into stages: the December 2024 release's even split, and the split points a
+// TOML names.
+#pragma once
+
+#include <string>
+#include <toml++/toml.h>
+#include <vector>
+
+namespace cs {
+
+/** The layers of each of `stages` stages as torchtitan 9dec370 (2024-12-26) split `layers` without split points
+ *  (generate_split_points): the first stage the base share, the middle stages one more while the remainder lasts, the
+ *  last what is left. Needs 0 < stages <= layers. */
+std::vector<int> torchtitan_even_split(int layers, int stages);
+
+/** The layers of each stage that pipeline_parallel_split_points make ("layers.N", each the first layer of a stage
+ *  after the first); throws InputError at `source` and the offending entry when it is not a list of such names rising
+ *  within the model's `layers`. */
+std::vector<int> torchtitan_split_points(const toml::node& points, int layers, const std::string& source);
+
+} // namespace cs
