@@ -104,7 +104,7 @@ double ExpertCost::activation_again(const PassKernels& k) const
     return 0.0;
   std::vector<NamedKernel> again;
   for (const auto& n : k.forward)
-    if (n.name == "swiglu" || n.name == "gelu" || n.name == "bias_gelu")
+    if (n.name == "swiglu" || n.name == "gelu" || n.name == "bias_gelu" || n.name == "squared_relu")
       again.push_back(n);
   return pass_cost(cost_, again, framework_.kernel_gap_s).seconds;
 }

@@ -105,6 +105,27 @@ void add_qwen3(std::map<std::string, ModelParams>& p)
   p["qwen3-32b"] = qwen3(64, 5120, 25600, 64);
 }
 
+// Nemotron-4 (Parmar et al., 2024, "Nemotron-4 15B Technical Report", section 2; NVIDIA, 2024, "Nemotron-4 340B
+// Technical Report", section 2.1): squared-ReLU MLPs of 4 h, LayerNorm, rotary embedding, grouped-query attention with
+// 8 key/value heads, no biases, untied embeddings over a 256,000-token vocabulary, 4,096-token sequences. 15B: 3.2B
+// embedding and 12.5B other parameters; 340B: 9.4B and 331.6B. (Rotary embedding covers half of each head there; it
+// is priced whole here.)
+void add_nemotron(std::map<std::string, ModelParams>& p)
+{
+  auto nemotron = [](int layers, int hidden, int heads) {
+    ModelParams m = dense(
+        {layers, hidden, 4 * hidden, heads, 4096, 256000, "bf16", Recompute::SELECTIVE, AttentionCore::FLASH});
+    m.kv_heads = 8;
+    m.mlp = "squared-relu";
+    m.position_embedding = PositionEmbedding::ROPE;
+    m.tie_embeddings = false;
+    m.bias = false;
+    return m;
+  };
+  p["nemotron4-15b"] = nemotron(32, 6144, 48);
+  p["nemotron4-340b"] = nemotron(96, 18432, 96);
+}
+
 void add_mpt(std::map<std::string, ModelParams>& p)
 {
   // MosaicML MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): d_model x n_layers, n_heads, expansion
@@ -211,6 +232,7 @@ const std::map<std::string, ModelParams>& model_presets()
     add_llama3(p);
     add_qwen3(p);
     add_mpt(p);
+    add_nemotron(p);
     add_moe(p);
     return p;
   }();

@@ -119,7 +119,8 @@ bool reruns(const std::string& module, const std::string& kernel)
   if (module == "layernorm")
     return kernel == "layernorm" || kernel == "qk_norm";
   if (module == "mlp")
-    return kernel.rfind("ffn_", 0) == 0 || kernel == "gelu" || kernel == "swiglu" || kernel == "bias_gelu";
+    return kernel.rfind("ffn_", 0) == 0 || kernel == "gelu" || kernel == "swiglu" || kernel == "bias_gelu" ||
+           kernel == "squared_relu";
   if (module == "shared_experts") // an MoE layer's shared experts (their kernels carry the prefix)
     return kernel.rfind("shared_", 0) == 0;
   if (module == "moe") // the whole MoE layer: router, permutation, shared experts (the routed experts are ExpertCost's)

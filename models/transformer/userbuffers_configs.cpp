@@ -55,10 +55,11 @@ const std::map<std::string, std::map<std::string, UbOverlap>>& userbuffers_confi
       {"userbuffers_bf16_b200_h12288_tp4_mbs1_seqlen2048", layers(4, 16, 2, 8, ring_margin, ring_margin)},
       {"userbuffers_fp8_b200_h12288_tp4_mbs1_seqlen2048", layers(4, 16, 2, 8, ring_margin, ring_margin)},
       // NeMo-Framework-Launcher (NeMo 1.x, Transformer Engine 1.x): Llama 2 70B at TP 4 (its llama2_70b.yaml's),
-      // Llama 3 70B in FP8 at 8K tokens, GPT-3 175B at TP 4.
+      // Llama 3 70B in FP8 at 8K tokens, GPT-3 175B at TP 4, GPT-3 20B at TP 2 (its gpt3/20b.yaml's).
       {"ub_cfg_h100_h8192_tp4_mbs1_seqlen4096", layers(8, 16, 2, 4, pipeline(24), pipeline(16))},
       {"ub_cfg_h100_fp8_h8192_tp4_mbs1_seqlen8192", layers(4, 24, 2, 4, pipeline(24), pipeline(16))},
       {"ub_cfg_h100_h12288_tp4_mbs2_seqlen2048", layers(4, 4, 2, 4, pipeline(24), ring_margin)},
+      {"ub_cfg_h100_h6144_tp2_mbs2_seqlen2048", layers(8, 16, 4, 16, pipeline(16), pipeline(24))},
       // Transformer Engine's own defaults (initialize_ub) for a run that names no configuration: 16 SMs for every
       // pipeline and bulk overlap, the GEMM launched without them since TE 2.0 (the megatron-core profile's), not in
       // TE 1.x.

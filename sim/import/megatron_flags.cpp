@@ -8,7 +8,8 @@ bool megatron_switch(const std::string& flag)
 {
   // clang-format off
   static const std::set<std::string> s{
-      "bf16", "fp16", "swiglu", "untie-embeddings-and-output-weights", "disable-bias-linear", "qk-layernorm",
+      "bf16", "fp16", "swiglu", "squared-relu", "untie-embeddings-and-output-weights", "disable-bias-linear",
+      "qk-layernorm",
       "group-query-attention", "sequence-parallel", "use-distributed-optimizer", "tp-comm-overlap",
       "recompute-activations", "moe-grouped-gemm", "multi-latent-attention", "use-flash-attn", "moe-permute-fusion",
       "overlap-grad-reduce", "overlap-param-gather", "use-mcore-models", "no-masked-softmax-fusion",
@@ -132,6 +133,7 @@ const std::map<std::string, std::pair<const char*, YAML::Node>>& switch_flags()
       {"bf16", {"workload.model.dtype", YAML::Node("bf16")}},
       {"fp16", {"workload.model.dtype", YAML::Node("fp16")}},
       {"swiglu", {"workload.model.mlp", YAML::Node("swiglu")}},
+      {"squared-relu", {"workload.model.mlp", YAML::Node("squared-relu")}},
       {"untie-embeddings-and-output-weights", {"workload.model.tie_embeddings", YAML::Node(false)}},
       {"disable-bias-linear", {"workload.model.bias", YAML::Node(false)}},
       {"qk-layernorm", {"workload.model.qk_norm", YAML::Node(true)}},

@@ -614,6 +614,16 @@ TEST(Import, Fp8ParameterGathersAreReadFromEachSource)
       << off.r.err;
 }
 
+TEST(Import, SquaredReluIsTheMlpMegatronNamesSo)
+{
+  // Megatron-LM's --squared-relu (Nemotron-4's MLP): up projection, relu(x)^2, down projection; GeLU without it.
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --bf16";
+  EXPECT_EQ(training(cs::load_scenario(import_args(dense + " --squared-relu").file.string(), {})).model.mlp,
+            "squared-relu");
+  EXPECT_EQ(training(cs::load_scenario(import_args(dense).file.string(), {})).model.mlp, "gelu");
+}
+
 TEST(Import, PositionEmbeddingFlagsChooseTheRotation)
 {
   // Megatron's default is a learned table; rope (or its old switch) rotates the queries and keys, fused unless

@@ -2,6 +2,7 @@
 // grouped keys and values repeated, what they keep, and the eager Llama layers measured on the lent H200.
 #include "models/kernels/kernel.hpp"
 #include "models/transformer/memory_footprint.hpp"
+#include "models/transformer/mlp_kind.hpp"
 #include "models/transformer/pass_cost.hpp"
 #include "models/transformer/transformer.hpp"
 #include "tests/test_models.hpp"
@@ -156,4 +157,22 @@ TEST(EagerKernels, TheProfileIsChosenByNameAndBadFieldsAreRefusedAtTheirKey)
   const auto r = cs::testing::clustersim("validate " + bad.string());
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find(":7:38:"), std::string::npos) << r.err;
+}
+
+TEST(EagerKernels, SquaredReluRunsAsItsTwoEagerPassesWithoutAGate)
+{
+  // Nemotron-4's MLP: up projection, relu(x)^2 in PyTorch (a ReLU pass and a square pass, 4 element passes forward,
+  // 6 backward), down projection; no gate, so its up projection is h x f, not 2 f.
+  const auto& m = cs::model_presets().at("nemotron4-15b");
+  const auto k = cs::layer_kernels(m, cs::LayerShape{});
+  const double rows = 4096, inner = 24576;
+  EXPECT_DOUBLE_EQ(moved(named(k.forward, "squared_relu")), 4 * 2 * rows * inner);
+  EXPECT_DOUBLE_EQ(moved(named(k.backward, "squared_relu_backward")), 6 * 2 * rows * inner);
+  EXPECT_FALSE(has(k.forward, "gelu"));
+  EXPECT_FALSE(has(k.forward, "ffn_gate_up_gemm"));
+  EXPECT_TRUE(has(k.forward, "ffn_up_gemm"));
+  // What it keeps is GeLU's count (tests/models/recompute_modules_test.cpp: the mlp module reruns it).
+  cs::ModelParams gelu = m;
+  gelu.mlp = "gelu";
+  EXPECT_EQ(cs::mlp_kind_of(m).activation_units(), cs::mlp_kind_of(gelu).activation_units());
 }

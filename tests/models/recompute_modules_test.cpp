@@ -67,6 +67,28 @@ TEST(RecomputeModules, EachModuleTradesItsActivationsForItsForwardAgain)
   EXPECT_EQ(cs::megatron_model_flops(llama("selective", {"mlp"}), 8), cs::megatron_model_flops(llama("none", {}), 8));
 }
 
+TEST(RecomputeModules, TheMlpModuleRerunsASquaredReluMlpWhole)
+{
+  // Nemotron-4's MLP: recomputing the mlp module costs its up projection, its squared ReLU and its down projection
+  // again in backward, no more and no less.
+  cs::ModelParams m = cs::model_presets().at("nemotron4-15b"), none = m;
+  m.recompute = cs::Recompute::SELECTIVE;
+  m.recompute_modules = {"mlp"};
+  none.recompute = cs::Recompute::NONE;
+  const cs::LayerShape shape;
+  const auto cost = cs::make_cost_model(device("h100-sxm5"), profile("h100-sxm5"));
+  const auto kernels = cs::layer_kernels(m, shape);
+  auto backward = [&](const cs::ModelParams& model) {
+    return cs::piece_times(kernels, *cost, shape.framework, 0, model.recompute, 1, model.recompute_modules).backward;
+  };
+  std::vector<cs::NamedKernel> mlp;
+  for (const auto& k : kernels.forward)
+    if (k.name.rfind("ffn_", 0) == 0 || k.name == "squared_relu")
+      mlp.push_back(k);
+  ASSERT_EQ(mlp.size(), 3u);
+  EXPECT_NEAR(backward(m) - backward(none), cs::pass_cost(*cost, mlp, shape.framework.kernel_gap_s).seconds, 1e-12);
+}
+
 TEST(RecomputeModules, ScenariosNameModulesMegatronCoreKnows)
 {
   const std::string q = "validate " + src("scenarios/reference/nemo-llama3-8b-cp2-fp8.yaml") + " ";

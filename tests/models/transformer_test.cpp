@@ -220,7 +220,7 @@ TEST(Transformer, Llama2PresetsHaveThePublishedParameterCounts)
   EXPECT_DOUBLE_EQ(cs::layer_gemm_weights(cs::model_presets().at("llama2-70b")), 2 * h * h + 2 * h * 1024 + 3 * h * f);
 }
 
-TEST(Transformer, Llama3AndQwen3PresetsHaveThePublishedParameterCounts)
+TEST(Transformer, Llama3Qwen3AndNemotron4PresetsHaveThePublishedParameterCounts)
 {
   // The Hugging Face checkpoints' parameter counts (Llama 3: "The Llama 3 Herd of Models" rounds them to 8B, 70B and
   // 405B; Qwen3 technical report, Table 1: 8.2B and 32.8B), within 0.5%.
@@ -231,6 +231,12 @@ TEST(Transformer, Llama3AndQwen3PresetsHaveThePublishedParameterCounts)
                                                       {"qwen3-32b", 32.762e9}};
   for (const auto& [name, count] : published)
     EXPECT_NEAR(cs::total_parameters(cs::model_presets().at(name)) / count, 1.0, 0.005) << name;
+  // Nemotron-4's technical reports give embedding and other parameters: 3.2B + 12.5B and 9.4B + 331.6B.
+  EXPECT_NEAR(cs::total_parameters(cs::model_presets().at("nemotron4-15b")) / 15.7e9, 1.0, 0.005);
+  EXPECT_NEAR(cs::total_parameters(cs::model_presets().at("nemotron4-340b")) / 341.0e9, 1.0, 0.005);
+  // Squared ReLU has no gate: two h x f matrices, as GeLU's.
+  const auto& n = cs::model_presets().at("nemotron4-15b");
+  EXPECT_DOUBLE_EQ(cs::layer_gemm_weights(n), 2.0 * 6144 * 6144 + 2.0 * 6144 * 1024 + 2.0 * 6144 * 24576);
   // Qwen3-32B: 64 query heads of 128 (8,192 wide) over a 5,120 hidden; QK-norm adds two 128-wide scales per layer.
   const auto& q = cs::model_presets().at("qwen3-32b");
   const double h = 5120, f = 25600;

@@ -335,7 +335,7 @@ TEST(Scenario, ModelPresetsFillTheModelAndKeysOverrideThem)
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.mlp, "swiglu");
   EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.norm, cs::Norm::RMSNORM);
   EXPECT_FALSE(cs::workload_as<cs::TrainingWorkload>(s).params.model.tie_embeddings);
-  EXPECT_EQ(cs::model_presets().size(), 29u); // GPT, BERT, Llama 2 and 3, Qwen3, MPT and nine MoE models
+  EXPECT_EQ(cs::model_presets().size(), 31u); // GPT, BERT, Llama 2 and 3, Qwen3, MPT, Nemotron-4 and nine MoE models
   EXPECT_NE(error_of(kValid, {"workload.model.preset=llama"}).find("'llama' is not a valid workload.model.preset"),
             std::string::npos);
 }
