@@ -50,12 +50,12 @@ TEST(MemoryFit, DeepSeekV3RecipeFitsEightyGigabytes)
   // 2,048 H800 under DualPipe: two copies of the weights, 17 chunk-microbatches held (PP + 1, 8.5 microbatches of the
   // device's eight layers), FP8 copies of the routed tokens, RMSNorm, MLA up-projections and the experts' SwiGLU
   // recomputed, AdamW's moments in BF16 (the report's section 3.3.2), and DeepEP's queues for EP 64 beside the 25 MiB
-  // gradient bucket: 67.4 GiB of 70.8 usable.
+  // gradient bucket: 67.4 GiB of the 75.7 an H800 (81,559 MiB) leaves a run.
   const auto recipe = run_fit("fit_dsv3", "bench/scenarios/deepseek-v3-2048-h800.yaml", "");
   EXPECT_TRUE(recipe.report["metrics"]["fits_in_memory"].get<bool>());
   EXPECT_EQ(recipe.report["breakdown"]["memory_in_flight_microbatches"].get<double>(), 8.5);
   EXPECT_DOUBLE_EQ(recipe.report["breakdown"]["memory_buffers_bytes"].get<double>(), 25.0 * 1048576 + 714773760.0);
   const double gib = recipe.report["metrics"]["peak_memory_bytes"].get<double>() / (1024.0 * 1024 * 1024);
   EXPECT_GT(gib, 50);
-  EXPECT_LT(gib, 70.8);
+  EXPECT_LT(gib, 75.7);
 }
