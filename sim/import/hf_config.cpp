@@ -1,6 +1,6 @@
 // Hugging Face transformers' configuration classes (LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
-// MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config, DeepseekV3Config, GptOssConfig) as their
-// config.json spells them.
+// MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig, DeepseekV2Config, DeepseekV3Config, GptOssConfig, NemotronConfig) as
+// their config.json spells them.
 // A model configuration carries no run: the parallelism, the batch and the framework are defaults, said so.
 #include "sim/import/hf_config.hpp"
 
@@ -14,8 +14,8 @@ namespace {
 
 const std::set<std::string>& families()
 {
-  static const std::set<std::string> f{"llama",     "mistral",   "qwen2",       "qwen3",       "mixtral",
-                                       "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss"};
+  static const std::set<std::string> f{"llama",     "mistral",     "qwen2",       "qwen3",   "mixtral", "qwen2_moe",
+                                       "qwen3_moe", "deepseek_v2", "deepseek_v3", "gpt_oss", "nemotron"};
   return f;
 }
 
@@ -23,15 +23,53 @@ const std::set<std::string>& families()
 // rotation costs the same whatever its base), norm epsilons, the router's loss weights and scoring.
 const std::set<std::string>& no_step_effect()
 {
-  static const std::set<std::string> k{
-      "architectures", "bos_token_id", "eos_token_id", "pad_token_id", "initializer_range", "rms_norm_eps",
-      "rope_theta", "rope_scaling", "transformers_version", "use_cache", "_name_or_path", "auto_map",
-      "pretraining_tp", "router_aux_loss_coef", "output_router_logits", "norm_topk_prob", "scoring_func",
-      "routed_scaling_factor", "topk_method", "aux_loss_alpha", "seq_aux", "ep_size", "router_jitter_noise",
-      "rope_interleave", "layer_types", "max_window_layers", "use_sliding_window", "mlp_bias", "attention_bias",
-      "attention_dropout", "hidden_dropout", "model_type", "max_position_embeddings", "use_qk_norm",
-      "tie_word_embeddings", "torch_dtype", "dtype", "hidden_act", "num_experts_per_tok", "n_group", "topk_group",
-      "first_k_dense_replace", "moe_layer_freq", "experts_per_token", "initial_context_length", "swiglu_limit"};
+  static const std::set<std::string> k{"architectures",
+                                       "bos_token_id",
+                                       "eos_token_id",
+                                       "pad_token_id",
+                                       "initializer_range",
+                                       "rms_norm_eps",
+                                       "rope_theta",
+                                       "rope_scaling",
+                                       "transformers_version",
+                                       "use_cache",
+                                       "_name_or_path",
+                                       "auto_map",
+                                       "norm_eps",
+                                       "pretraining_tp",
+                                       "router_aux_loss_coef",
+                                       "output_router_logits",
+                                       "norm_topk_prob",
+                                       "scoring_func",
+                                       "routed_scaling_factor",
+                                       "topk_method",
+                                       "aux_loss_alpha",
+                                       "seq_aux",
+                                       "ep_size",
+                                       "router_jitter_noise",
+                                       "rope_interleave",
+                                       "layer_types",
+                                       "max_window_layers",
+                                       "use_sliding_window",
+                                       "mlp_bias",
+                                       "attention_bias",
+                                       "attention_dropout",
+                                       "hidden_dropout",
+                                       "model_type",
+                                       "max_position_embeddings",
+                                       "use_qk_norm",
+                                       "tie_word_embeddings",
+                                       "torch_dtype",
+                                       "dtype",
+                                       "hidden_act",
+                                       "num_experts_per_tok",
+                                       "n_group",
+                                       "topk_group",
+                                       "first_k_dense_replace",
+                                       "moe_layer_freq",
+                                       "experts_per_token",
+                                       "initial_context_length",
+                                       "swiglu_limit"};
   return k;
 }
 
@@ -97,17 +135,27 @@ private:
     maybe("num_key_value_heads", "workload.model.kv_heads");
     maybe("head_dim", "workload.model.head_dim");
     run_.set("workload.model.vocab", whole("vocab_size"));
-    // Every family here is Llama's block: SwiGLU, RMSNorm, rotary positions, no biases but Qwen2's on QKV.
-    run_.set("workload.model.mlp", "swiglu");
-    run_.set("workload.model.norm", "rmsnorm");
+    // Every family here is Llama's block: SwiGLU, RMSNorm, rotary positions, no biases but Qwen2's on QKV; but
+    // Nemotron (Nemotron-4, Minitron), whose MLP is squared ReLU without a gate and whose norms are LayerNorms
+    // (layernorm1p: LayerNorm with a zero-centred scale).
+    const bool nemotron = type_ == "nemotron";
+    run_.set("workload.model.mlp", nemotron ? "squared-relu" : "swiglu");
+    run_.set("workload.model.norm", nemotron ? "layernorm" : "rmsnorm");
     run_.set("workload.model.position_embedding", "rope");
     run_.set("workload.model.bias", false);
     run_.set("workload.model.tie_embeddings", flag("tie_word_embeddings", false));
     if (type_ == "qwen3" || type_ == "qwen3_moe")
       run_.set("workload.model.qk_norm", true);
     used_.insert("hidden_act");
-    if (given("hidden_act") && r_.string("hidden_act") != "silu")
-      approximated_.push_back("hidden_act " + r_.string("hidden_act") + " (priced as SwiGLU's SiLU)");
+    const char* act = nemotron ? "relu2" : "silu";
+    if (given("hidden_act") && r_.string("hidden_act") != act)
+      approximated_.push_back("hidden_act " + r_.string("hidden_act") + " (priced as " +
+                              (nemotron ? "squared ReLU)" : "SwiGLU's SiLU)"));
+    // Nemotron rotates part of each head (partial_rotary_factor 0.5); the rotation is priced over whole heads.
+    used_.insert("partial_rotary_factor");
+    if (given("partial_rotary_factor") && doc_.at("partial_rotary_factor").is_number() &&
+        doc_.at("partial_rotary_factor").get<double>() < 1.0)
+      approximated_.push_back("partial_rotary_factor (the rotation priced over whole heads)");
     // GPT-OSS has biases on every linear layer (its attention's and its experts'); Qwen2's are on QKV only.
     if (type_ == "gpt_oss" && flag("attention_bias", true))
       run_.set("workload.model.bias", true);
@@ -127,8 +175,8 @@ private:
     const int context = given("max_position_embeddings") ? whole("max_position_embeddings") : 4096;
     seq_ = std::min(4096, context);
     run_.set("workload.model.seq", seq_);
-    run_.warn(fmt::format("the sequence length is the run's, not the model's: {} tokens assumed (workload.model.seq)",
-                          seq_));
+    run_.warn(
+        fmt::format("the sequence length is the run's, not the model's: {} tokens assumed (workload.model.seq)", seq_));
   }
 
   void precision()
@@ -214,8 +262,8 @@ private:
           full += t == "full_attention" ? 1 : 0;
         }
       if (full > 0 && layers != 2 * full)
-        approximated_.push_back(fmt::format("layer_types ({} full-attention layers of {}, priced as every second)",
-                                            full, layers));
+        approximated_.push_back(
+            fmt::format("layer_types ({} full-attention layers of {}, priced as every second)", full, layers));
       run_.set("workload.model.sliding_window.window", w);
       run_.set("workload.model.sliding_window.full_every", full > 0 ? 2 : 0);
       run_.set("workload.model.sliding_window.sinks", true);

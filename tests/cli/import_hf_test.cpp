@@ -54,6 +54,24 @@ TEST(ImportHf, PublishedConfigsReadAsThePresetsShapes)
   }
 }
 
+TEST(ImportHf, NemotronReadsAsSquaredReluWithLayerNorms)
+{
+  // transformers' NemotronConfig with Nemotron-4 15B's shape (its technical report, section 2; the file is written in
+  // the config's keys, no such checkpoint being published): squared ReLU without a gate, LayerNorms, 8 key/value
+  // heads, 256,000 tokens, untied; half of each head rotated, which is named as priced whole.
+  const auto i = import_hf(cs::testing::src("tests/data/import/hf/nemotron4-15b.config.json"));
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario scenario = cs::load_scenario(i.file.string(), {});
+  const cs::ModelParams& m = model_of(scenario);
+  const cs::ModelParams& p = cs::model_presets().at("nemotron4-15b");
+  EXPECT_EQ(m.mlp, "squared-relu");
+  EXPECT_EQ(m.norm, cs::Norm::LAYERNORM);
+  EXPECT_DOUBLE_EQ(cs::total_parameters(m), cs::total_parameters(p));
+  EXPECT_NE(i.r.err.find("partial_rotary_factor (the rotation priced over whole heads)"), std::string::npos) << i.r.err;
+  EXPECT_EQ(i.r.err.find("hidden_act"), std::string::npos) << i.r.err;
+  EXPECT_EQ(i.r.err.find("not known to the importer"), std::string::npos) << i.r.err;
+}
+
 TEST(ImportHf, GptOssReadsAsTheMegatronBridgeRowsModel)
 {
   // GPT-OSS-120B's config: every other layer a 128-token window with a learned sink a head, biases, YaRN rotation
