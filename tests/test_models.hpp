@@ -33,4 +33,17 @@ inline ModelParams model(int layers, int hidden, int ffn, int heads, int seq, in
   return m;
 }
 
+/** `model(...)`'s shape as Llama writes its block: grouped-query attention with 8 key/value heads, SwiGLU, RMSNorm, no
+ *  biases. */
+inline ModelParams llama_block(int layers, int hidden, int ffn, int heads, int seq, int vocab,
+                               const char* recompute = "none")
+{
+  ModelParams m = model(layers, hidden, ffn, heads, seq, vocab, "bf16", recompute);
+  m.kv_heads = 8;
+  m.mlp = "swiglu";
+  m.norm = Norm::RMSNORM;
+  m.bias = false;
+  return m;
+}
+
 } // namespace cs::testing

@@ -40,6 +40,17 @@ inline nlohmann::json read_json(const std::filesystem::path& path)
   return nlohmann::json::parse(in);
 }
 
+/** Bytes the events of category `cat` in a Chrome trace moved (their args.bytes); 0 for a trace that did not parse. */
+inline double trace_bytes(const nlohmann::json& trace, const std::string& cat)
+{
+  double bytes = 0;
+  if (!trace.is_discarded() && trace.contains("traceEvents"))
+    for (const auto& e : trace["traceEvents"])
+      if (e.value("cat", "") == cat && e.contains("args"))
+        bytes += e["args"].value("bytes", 0.0);
+  return bytes;
+}
+
 inline CliResult clustersim(const std::string& args) { return run_clustersim(args); }
 
 /** A device of the built-in catalog, and its shipped profile. */

@@ -1,5 +1,6 @@
 #include "models/transformer/mlp_kind.hpp"
 
+#include "models/transformer/layer_kernels.hpp"
 #include "models/transformer/model_params.hpp"
 
 namespace cs {
@@ -18,5 +19,13 @@ const MlpKind& mlp_kind(const std::string& name)
 }
 
 const MlpKind& mlp_kind_of(const ModelParams& model) { return mlp_kind(model.mlp); }
+
+void UngatedMlp::emit(LayerKernels& b, double tokens, double inner, bool bias) const
+{
+  const double h = b.model().hidden;
+  b.linear("ffn_up_gemm", tokens, inner, h, bias);
+  activation(b, tokens * inner, bias);
+  b.linear("ffn_down_gemm", tokens, h, inner, bias);
+}
 
 } // namespace cs

@@ -28,6 +28,20 @@ public:
   virtual void emit(LayerKernels& out, double tokens, double inner, bool bias) const = 0;
 };
 
+/** An MLP of two matrices, up and down, with an elementwise activation between them and no gate (GeLU, squared ReLU):
+ *  it keeps the activation's input and output for backward (4 units). A kind appends only its activation's kernels. */
+class UngatedMlp : public MlpKind {
+public:
+  double weights(double hidden, double inner) const override { return 2.0 * hidden * inner; }
+  double inner_biases(double inner) const override { return inner; }
+  double activation_units() const override { return 4.0; }
+  void emit(LayerKernels& out, double tokens, double inner, bool bias) const override;
+
+protected:
+  /** Appends the activation over `elements` inner units (and the up projection's bias, when `bias`). */
+  virtual void activation(LayerKernels& out, double elements, bool bias) const = 0;
+};
+
 /** The MLP kind registered as `name`; throws std::out_of_range listing the names. Kinds are stateless: one instance
  *  each, made on first use. */
 const MlpKind& mlp_kind(const std::string& name);

@@ -13,15 +13,7 @@ using cs::testing::fresh_dir;
 using cs::testing::read_json;
 using cs::testing::src;
 
-cs::ModelParams llama8b()
-{
-  cs::ModelParams m(cs::testing::model(32, 4096, 14336, 32, 8192, 128256, "bf16", "selective"));
-  m.kv_heads = 8;
-  m.mlp = "swiglu";
-  m.norm = cs::Norm::RMSNORM;
-  m.bias = false;
-  return m;
-}
+cs::ModelParams llama8b() { return cs::testing::llama_block(32, 4096, 14336, 32, 8192, 128256, "selective"); }
 
 const cs::NamedKernel& cp_kernel_named(const std::vector<cs::NamedKernel>& ks, const std::string& name)
 {

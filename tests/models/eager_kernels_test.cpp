@@ -122,8 +122,8 @@ TEST(EagerKernels, TheEagerProfileMeetsTheEagerLlamaLayersMeasuredOnTheH200)
   int rows = 0;
   double eager_error = 0, fused_error = 0;
   for (const auto& r : doc.at("llama_layers")) {
-    const double measured = (r.at("layers_s")[0].get<double>() + r.at("layers_s")[1].get<double>()) /
-                            r.at("layers").get<double>();
+    const double measured =
+        (r.at("layers_s")[0].get<double>() + r.at("layers_s")[1].get<double>()) / r.at("layers").get<double>();
     cs::ModelParams m = cs::model_presets().at("llama3-8b");
     m.recompute = cs::Recompute::NONE;
     m.attention = cs::AttentionCore::FLASH;

@@ -25,11 +25,7 @@ using cs::testing::src;
 // A Llama 3 70B layer on one of 4 tensor-parallel ranks, one 8,192-token sample.
 cs::ModelParams llama70b_layer(const std::string& recipe)
 {
-  cs::ModelParams m(cs::testing::model(80, 8192, 28672, 64, 8192, 128256, "bf16", "selective"));
-  m.kv_heads = 8;
-  m.mlp = "swiglu";
-  m.norm = cs::Norm::RMSNORM;
-  m.bias = false;
+  cs::ModelParams m = cs::testing::llama_block(80, 8192, 28672, 64, 8192, 128256, "selective");
   m.fp8 = recipe.empty() ? nullptr : cs::make_fp8_recipe(recipe);
   return m;
 }
@@ -154,8 +150,8 @@ TEST(Fp8Recipe, ScenariosNameARecipeAndAreRefusedWhereTheDeviceCannotRunIt)
   EXPECT_EQ(ok.code, 0) << ok.err;
   // MXFP8 is Blackwell's: its tensor cores apply the block scales, so B200 and GB200 run it at their FP8 rate.
   for (const char* blackwell : {"b200", "gb200"}) {
-    auto mx = cs::testing::run_clustersim("validate " + q + " --set workload.model.fp8=mxfp8 --set cluster.device=" +
-                                          blackwell);
+    auto mx = cs::testing::run_clustersim("validate " + q +
+                                          " --set workload.model.fp8=mxfp8 --set cluster.device=" + blackwell);
     EXPECT_EQ(mx.code, 0) << blackwell << "\n" << mx.err;
     const cs::DeviceSpec* d = cs::DeviceCatalog::builtin().find(blackwell);
     ASSERT_NE(d, nullptr) << blackwell;

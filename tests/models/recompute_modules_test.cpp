@@ -17,11 +17,7 @@ using cs::testing::src;
 
 cs::ModelParams llama(const std::string& recompute, std::vector<std::string> modules)
 {
-  cs::ModelParams m(cs::testing::model(32, 4096, 14336, 32, 8192, 128256, "bf16", recompute.c_str()));
-  m.kv_heads = 8;
-  m.mlp = "swiglu";
-  m.norm = cs::Norm::RMSNORM;
-  m.bias = false;
+  cs::ModelParams m = cs::testing::llama_block(32, 4096, 14336, 32, 8192, 128256, recompute.c_str());
   m.recompute_modules = std::move(modules);
   return m;
 }

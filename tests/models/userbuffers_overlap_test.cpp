@@ -21,15 +21,7 @@ using cs::testing::device;
 using cs::testing::profile;
 
 // Llama 2 70B's layer on TP 4 with sequence parallelism, one microbatch of 4,096 tokens.
-cs::ModelParams llama70b()
-{
-  cs::ModelParams m(cs::testing::model(80, 8192, 28672, 64, 4096, 32000));
-  m.kv_heads = 8;
-  m.mlp = "swiglu";
-  m.norm = cs::Norm::RMSNORM;
-  m.bias = false;
-  return m;
-}
+cs::ModelParams llama70b() { return cs::testing::llama_block(80, 8192, 28672, 64, 4096, 32000); }
 
 cs::LayerShape tp4(const cs::FrameworkProfile& fw)
 {

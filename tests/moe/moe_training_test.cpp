@@ -342,12 +342,7 @@ double gathered_bytes(const std::string& args)
   std::ifstream in(dir / "trace.json");
   const auto trace = nlohmann::json::parse(in, nullptr, false);
   fs::remove_all(dir);
-  double bytes = 0;
-  if (!trace.is_discarded())
-    for (const auto& e : trace["traceEvents"])
-      if (e.value("cat", "") == "parameter-gather" && e.contains("args"))
-        bytes += e["args"].value("bytes", 0.0);
-  return bytes;
+  return cs::testing::trace_bytes(trace, "parameter-gather");
 }
 
 TEST(MoeTraining, ZeroThreeGathersExpertsOverTheExpertDataParallelGroup)

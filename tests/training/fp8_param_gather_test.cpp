@@ -20,11 +20,7 @@ namespace fs = std::filesystem;
 // Llama 3 70B's shape, 10 layers on a device of 4 tensor-parallel ranks, in tensor-wise FP8.
 cs::ModelParams llama70b()
 {
-  cs::ModelParams m(cs::testing::model(80, 8192, 28672, 64, 8192, 128256, "bf16", "selective"));
-  m.kv_heads = 8;
-  m.mlp = "swiglu";
-  m.norm = cs::Norm::RMSNORM;
-  m.bias = false;
+  cs::ModelParams m = cs::testing::llama_block(80, 8192, 28672, 64, 8192, 128256, "selective");
   m.fp8 = cs::make_fp8_recipe("tensorwise");
   return m;
 }
@@ -58,12 +54,7 @@ std::pair<double, nlohmann::json> gathers(const std::string& args)
   const auto trace = nlohmann::json::parse(trace_in, nullptr, false);
   const auto report = nlohmann::json::parse(report_in, nullptr, false);
   fs::remove_all(dir);
-  double bytes = 0;
-  if (!trace.is_discarded())
-    for (const auto& e : trace["traceEvents"])
-      if (e.value("cat", "") == "parameter-gather" && e.contains("args"))
-        bytes += e["args"].value("bytes", 0.0);
-  return {bytes, report};
+  return {cs::testing::trace_bytes(trace, "parameter-gather"), report};
 }
 
 } // namespace
