@@ -283,8 +283,8 @@ def section6(build, backend, tmp, fast):
 # 340B; DGX-H100, FP8), each written from a §6 row's scenario with the launcher's model configuration at the 24.07
 # release (NeMo-Framework-Launcher 0b1a110c, launcher_scripts/conf/training/{gpt3,llama,nemotron}/*.yaml): GPT-3 with
 # dropout 0.1 and a GPT-2 vocabulary padded to 128 x TP; Llama 2 13B and Nemotron without dropout and with the fused
-# loss; Nemotron-4's squared-ReLU MLP, 256,000-token vocabulary, no GQA in the 8B and 22B, selective recomputation
-# and no TP overlap in the 340B; the 20B's userbuffers configuration named by its yaml, Transformer Engine 1.x's
+# loss; Nemotron-4's squared-ReLU MLP, 256,000-token vocabulary, no GQA in the 8B and 22B, selective recomputation,
+# no TP overlap and the optimizer state in bf16 in the 340B; the 20B's userbuffers configuration named by its yaml, Transformer Engine 1.x's
 # defaults where none is. Printed, not asserted: (label, scenario, GPUs, tokens/s per GPU, overrides).
 def _gpt3(layers, hidden, heads, tp, vocab):
     return (f"workload.model={{layers: {layers}, hidden: {hidden}, heads: {heads}, seq: 2048, vocab: {vocab}, "
@@ -321,7 +321,10 @@ NEMO_OTHER = [
     ("Nemotron 340B, 128 GPUs", "nemo-llama2-7b-fp8", 128, 322,
      [_nemotron("", "selective", "nemotron4-340b"),
       "workload.parallel={tp: 8, pp: 8, vpp: 12, zero: 1, sequence_parallel: true, placement: tp-dp-pp}",
-      "workload.framework={name: megatron-core, dropout: 0}", "workload.batch={global: 32, micro: 1}"]),
+      # Its optim block sets dtype: bf16, Apex DistributedFusedAdam's state in bf16: written as bf16 moments and a
+      # 2-byte master (6 bytes a parameter, not 12).
+      "workload.framework={name: megatron-core, dropout: 0, use_precision_aware_optimizer: true, exp_avg_dtype: bf16, "
+      "exp_avg_sq_dtype: bf16, store_param_remainders: true}", "workload.batch={global: 32, micro: 1}"]),
 ]
 
 
