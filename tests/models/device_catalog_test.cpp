@@ -1,5 +1,7 @@
+#include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
 
+#include <array>
 #include <gtest/gtest.h>
 
 TEST(DeviceCatalog, ShipsTheIssueDevicesWithSources)
@@ -47,4 +49,28 @@ TEST(DeviceCatalog, DatasheetNumbersMatchTheReference)
   for (const auto* d : {&h800, &b200, &gb200})
     for (const char* field : {"nvlink", "nvlink_achievable", "sms", "pcie", "nvls"})
       EXPECT_TRUE(d->sources.count(field)) << d->name << " lacks a source for " << field;
+}
+
+TEST(DeviceCatalog, MemoryIsWhatTheDevicesReport)
+{
+  // nvidia-smi's memory.total, not the datasheet's "80 GB" read as 10^9 bytes (74.5 GiB for an H100 that has 79.6).
+  const auto& cat = cs::DeviceCatalog::builtin();
+  const double mib = 1024.0 * 1024;
+  EXPECT_DOUBLE_EQ(cat.find("h100-sxm5")->memory_bytes, 81559 * mib);
+  EXPECT_DOUBLE_EQ(cat.find("h200-sxm")->memory_bytes, 143771 * mib);
+  EXPECT_DOUBLE_EQ(cat.find("a100-sxm4-80gb")->memory_bytes, 81920 * mib);
+  EXPECT_DOUBLE_EQ(cat.find("b200")->memory_bytes, 183359 * mib);
+}
+
+TEST(DeviceCatalog, BlackwellGemmSharesComeFromTheMatmulTable)
+{
+  // stas00's Maximum Achievable Matmul FLOPS, the table the H100's 16-bit share (794.5 of 989) comes from.
+  const std::pair<const char*, std::array<double, 4>> rows[] = {{"b200", {1745.0, 2250, 3432.5, 4500}},
+                                                                {"gb200", {1822.0, 2500, 3615.6, 5000}}};
+  for (const auto& [name, t] : rows) {
+    const cs::DeviceProfile* p = cs::builtin_profile(name);
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_NEAR(p->compute_efficiency.at("bf16"), t[0] / t[1], 1e-4) << name;
+    EXPECT_NEAR(p->compute_efficiency.at("fp8"), t[2] / t[3], 1e-4) << name;
+  }
 }
