@@ -17,6 +17,22 @@ std::vector<int> torchtitan_even_split(int layers, int stages)
   return out;
 }
 
+std::vector<int> torchtitan_weighted_split(int layers, int stages, int first_less, int last_less)
+{
+  const int effective = layers + first_less + last_less;
+  if (stages < 1 || stages > effective)
+    return {};
+  const int base = effective / stages, extra = effective % stages;
+  if (base == 0 || first_less > base || last_less > base)
+    return {};
+  std::vector<int> out;
+  for (int i = 0; i < stages; ++i)
+    out.push_back(base + (i < extra ? 1 : 0) - (i == 0 ? first_less : 0) - (i == stages - 1 ? last_less : 0));
+  if (stages == 1)
+    out[0] = layers;
+  return out;
+}
+
 std::vector<int> torchtitan_split_points(const toml::node& points, int layers, const std::string& source)
 {
   auto fail = [&](const toml::node& n, const std::string& message) {

@@ -13,6 +13,13 @@ namespace cs {
  *  last what is left. Needs 0 < stages <= layers. */
 std::vector<int> torchtitan_even_split(int layers, int stages);
 
+/** The layers of each of `stages` stages as torchtitan's releases since April 2025 split `layers` by weight
+ *  (generate_llm_fqn_per_model_part): the embedding counts as `first_less` layers of the first stage and the output
+ *  layer as `last_less` of the last, the effective layers are shared evenly and the first stages take the remainder.
+ *  Empty when torchtitan refuses the split (more stages than effective layers, or a stage whose share is smaller than
+ *  what the ends take from it). */
+std::vector<int> torchtitan_weighted_split(int layers, int stages, int first_less, int last_less);
+
 /** The layers of each stage that pipeline_parallel_split_points make ("layers.N", each the first layer of a stage
  *  after the first); throws InputError at `source` and the offending entry when it is not a list of such names rising
  *  within the model's `layers`. */

@@ -96,6 +96,7 @@ private:
   void pipeline(std::optional<std::int64_t> local);
   void microbatches(const Pipeline& p, std::optional<std::int64_t> local);
   void stages(const Pipeline& p);
+  std::vector<int> weighted_stages(const Pipeline& p, int layers);
   void report_the_rest();
 
   const toml::table& doc_;
@@ -325,9 +326,9 @@ void TomlReader::training()
 //  - Stages: pipeline_parallel_split_points ("layers.N", each the first layer of a stage) when given. Otherwise a
 //    2024-layout file splits the layers evenly, the first stage the base share and the middle stages one more while
 //    the remainder lasts (generate_split_points at 9dec370); a newer one by weight, the embedding and the output layer
-//    one layer each (generate_llm_fqn_per_model_part's input_weight and output_weight since 2025-04-15): Megatron's
-//    account-for-embedding and -loss. A looped schedule (Interleaved1F1B) holds two stages a rank unless the split
-//    points say otherwise.
+//    one layer each unless set, the first stages taking the remainder (generate_llm_fqn_per_model_part since
+//    2025-04-15; weighted_stages). A looped schedule (Interleaved1F1B) holds two stages a rank unless the split points
+//    or pipeline_parallel_layers_per_stage say otherwise.
 void TomlReader::pipeline(std::optional<std::int64_t> local)
 {
   Pipeline p;
@@ -394,8 +395,7 @@ void TomlReader::stages(const Pipeline& p)
            fmt::format("{} pipeline stages are more than the model's {} layers", total, layers));
     stages = torchtitan_even_split(layers, total);
   } else {
-    run_.set("workload.parallel.account_for_embedding", true);
-    run_.set("workload.parallel.account_for_loss", true);
+    stages = weighted_stages(p, layers);
   }
   if (!stages.empty()) {
     YAML::Node list(YAML::NodeType::Sequence);
@@ -404,7 +404,43 @@ void TomlReader::stages(const Pipeline& p)
     run_.set("workload.parallel.stage_layers", list);
   }
   if (p.looped)
-    run_.set("workload.parallel.vpp", stages.empty() ? 2 : int(std::int64_t(stages.size()) / p.degree));
+    run_.set("workload.parallel.vpp", int(std::int64_t(stages.size()) / p.degree));
+}
+
+// The newer releases' split by weight: pipeline_parallel_layers_per_stage sets the stage count (the effective layers
+// over it, rounded up; a whole number a rank: one for 1F1B and GPipe, two or more for a looped schedule), else one or
+// two stages a rank; the embedding and the output layer weigh pipeline_parallel_first_stage_less_layers and
+// _last_stage_less_layers (1 each unless set).
+std::vector<int> TomlReader::weighted_stages(const Pipeline& p, int layers)
+{
+  auto weight = [&](const char* key) {
+    const toml::node* n = at("parallelism", key);
+    if (!n)
+      return 1;
+    const auto v = n->value<std::int64_t>();
+    if (!v || *v < 0 || *v > layers)
+      fail(*n, fmt::format("[parallelism] {} is a whole number from 0 to the model's {} layers", key, layers));
+    return int(*v);
+  };
+  const int first = weight("pipeline_parallel_first_stage_less_layers");
+  const int last = weight("pipeline_parallel_last_stage_less_layers");
+  std::int64_t count = p.degree * (p.looped ? 2 : 1);
+  const toml::node* per_stage = at("parallelism", "pipeline_parallel_layers_per_stage");
+  if (const auto lps = integer("parallelism", "pipeline_parallel_layers_per_stage")) {
+    count = (layers + first + last + *lps - 1) / *lps;
+    const std::int64_t per_rank = count / p.degree;
+    if (count % p.degree != 0 || (p.looped ? per_rank < 2 : per_rank != 1))
+      fail(*per_stage, fmt::format("{} layers a stage make {} stages of {} effective layers: not {} on {} pipeline "
+                                   "ranks ({})",
+                                   *lps, count, layers + first + last, p.looped ? "two or more a rank" : "one a rank",
+                                   p.degree, p.schedule));
+  }
+  auto stages = torchtitan_weighted_split(layers, int(count), first, last);
+  if (stages.empty())
+    fail(per_stage ? *per_stage : *at(p.degree_at, "pipeline_parallel_degree"),
+         fmt::format("torchtitan cannot split {} layers (and the ends' {} and {}) into {} stages", layers, first, last,
+                     count));
+  return stages;
 }
 
 void TomlReader::report_the_rest()

@@ -272,23 +272,43 @@ Imported import_newer_405b(const std::string& extra, const std::string& name)
 TEST(Import, TorchtitanPipelinesOfTheNewerLayoutRunMicrobatchesOfOneAndWeighTheEnds)
 {
   // From April 2025 ([parallelism]) torchtitan cuts the local batch into microbatches of
-  // pipeline_parallel_microbatch_size (1 unless set), and splits the layers by weight with the embedding and the
-  // output layer one layer each; a looped schedule holds two stages a rank.
-  const auto run = import_newer_405b;
-  const auto plain = run("", "newer");
-  ASSERT_EQ(plain.r.code, 0) << plain.r.err;
-  const auto& p = training(cs::load_scenario(plain.file.string(), {}));
-  EXPECT_EQ(p.batch.micro, 1);
-  EXPECT_EQ(p.batch.global, 256);
-  EXPECT_TRUE(p.parallel.account_for_embedding);
-  EXPECT_TRUE(p.parallel.account_for_loss);
-  EXPECT_TRUE(p.parallel.stage_layers.empty());
-  const auto sized =
+  // pipeline_parallel_microbatch_size (1 unless set), and splits the layers by weight, the embedding and the output
+  // layer one layer each unless set, the first stages taking the remainder; a looped schedule holds two stages a rank
+  // unless pipeline_parallel_layers_per_stage sets the count. The 405B's 126 layers and two ends: 128 effective.
+  const auto run = [](const std::string& extra, const std::string& name) {
+    const auto i = import_newer_405b(extra, name);
+    EXPECT_EQ(i.r.code, 0) << name << ": " << i.r.err;
+    return cs::load_scenario(i.file.string(), {});
+  };
+  const cs::Scenario plain = run("", "newer");
+  EXPECT_EQ(training(plain).batch.micro, 1);
+  EXPECT_EQ(training(plain).batch.global, 256);
+  EXPECT_EQ(training(plain).parallel.stage_layers, (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  const cs::Scenario looped =
       run("pipeline_parallel_microbatch_size = 2\npipeline_parallel_schedule = \"Interleaved1F1B\"\n", "newer_looped");
-  ASSERT_EQ(sized.r.code, 0) << sized.r.err;
-  const auto& l = training(cs::load_scenario(sized.file.string(), {}));
-  EXPECT_EQ(l.batch.micro, 2);
-  EXPECT_EQ(l.parallel.vpp, 2);
+  EXPECT_EQ(training(looped).batch.micro, 2);
+  EXPECT_EQ(training(looped).parallel.vpp, 2);
+  EXPECT_EQ(training(looped).parallel.stage_layers.size(), 16u); // 8 effective layers each: 7, fourteen of 8, 7
+  EXPECT_EQ(training(looped).parallel.stage_layers.front(), 7);
+  // 5 layers a stage: 26 stages of 128 effective (ceil), which 8 ranks cannot share; 4: 32 stages, 4 a rank.
+  const cs::Scenario four = run("pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                                "pipeline_parallel_layers_per_stage = 4\n",
+                                "newer_four");
+  EXPECT_EQ(training(four).parallel.vpp, 4);
+  EXPECT_EQ(training(four).parallel.stage_layers.size(), 32u);
+  EXPECT_EQ(training(four).parallel.stage_layers.front(), 3);
+  EXPECT_EQ(training(four).parallel.stage_layers[1], 4);
+  // Ends that weigh nothing, and the remainder to the first stages: 126 over 8 is 16 (six of them) and 15.
+  const cs::Scenario light = run("pipeline_parallel_first_stage_less_layers = 0\n"
+                                 "pipeline_parallel_last_stage_less_layers = 0\n",
+                                 "newer_light");
+  EXPECT_EQ(training(light).parallel.stage_layers, (std::vector<int>{16, 16, 16, 16, 16, 16, 15, 15}));
+  const auto bad = import_newer_405b("pipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                                     "pipeline_parallel_layers_per_stage = 5\n",
+                                     "newer_five");
+  EXPECT_EQ(bad.r.code, 2);
+  EXPECT_NE(bad.r.err.find("5 layers a stage make 26 stages of 128 effective layers"), std::string::npos) << bad.r.err;
+  EXPECT_FALSE(std::filesystem::exists(bad.file));
 }
 
 TEST(Import, TorchtitanPipelineSplitsThatCannotRunAreRefused)
@@ -571,7 +591,7 @@ TEST(Import, ThePrecisionAwareOptimizerFlagsSetItsDtypes)
         "optimizer.use_precision_aware_optimizer=true optimizer.exp_avg_dtype=torch.bfloat16 "
         "optimizer.exp_avg_sq_dtype=torch.bfloat16 optimizer.main_grads_dtype=torch.bfloat16"}) {
     const auto i = import_args(dense + flags);
-    const cs::OptimizerPrecision& p = training(cs::load_scenario(i.file.string(), {})).framework.optimizer_precision;
+    const cs::OptimizerPrecision p = training(cs::load_scenario(i.file.string(), {})).framework.optimizer_precision;
     EXPECT_TRUE(p.enabled) << flags;
     EXPECT_EQ(p.exp_avg, "bf16");
     EXPECT_EQ(p.exp_avg_sq, "bf16");
