@@ -4,6 +4,7 @@
 #include "base/input_error.hpp"
 
 #include <fmt/format.h>
+#include <stdexcept>
 
 namespace cs {
 
@@ -31,6 +32,26 @@ std::vector<int> torchtitan_weighted_split(int layers, int stages, int first_les
   if (stages == 1)
     out[0] = layers;
   return out;
+}
+
+std::vector<int> torchtitan_weighted_stages(int layers, int pp, int default_per_rank, TorchtitanWeights w,
+                                            int layers_per_stage, const std::string& schedule)
+{
+  const int effective = layers + w.first + w.last;
+  int count = pp * default_per_rank;
+  if (layers_per_stage > 0) {
+    count = (effective + layers_per_stage - 1) / layers_per_stage;
+    const bool looped = default_per_rank > 1;
+    if (count % pp != 0 || (looped ? count / pp < 2 : count / pp != 1))
+      throw std::invalid_argument(
+          fmt::format("{} layers a stage make {} stages of {} effective layers: not {} on {} pipeline ranks ({})",
+                      layers_per_stage, count, effective, looped ? "two or more a rank" : "one a rank", pp, schedule));
+  }
+  auto stages = torchtitan_weighted_split(layers, count, w.first, w.last);
+  if (stages.empty())
+    throw std::invalid_argument(fmt::format(
+        "torchtitan cannot split {} layers (and the ends' {} and {}) into {} stages", layers, w.first, w.last, count));
+  return stages;
 }
 
 std::vector<int> torchtitan_split_points(const toml::node& points, int layers, const std::string& source)

@@ -20,6 +20,19 @@ std::vector<int> torchtitan_even_split(int layers, int stages);
  *  what the ends take from it). */
 std::vector<int> torchtitan_weighted_split(int layers, int stages, int first_less, int last_less);
 
+/** What torchtitan's embedding and output layer weigh in its split by weight, in layers
+ *  (pipeline_parallel_first_stage_less_layers and _last_stage_less_layers; 1 each unless set). */
+struct TorchtitanWeights {
+  int first = 1, last = 1;
+};
+
+/** The stages of a newer release's split by weight on `pp` ranks: `layers_per_stage` (0: unset) sets the count, the
+ *  effective layers over it rounded up, which must make one stage a rank under a single-stage schedule and two or
+ *  more under a looped one; unset, `default_per_rank` a rank. Throws std::invalid_argument saying why a split cannot
+ *  be made (naming `schedule`). */
+std::vector<int> torchtitan_weighted_stages(int layers, int pp, int default_per_rank, TorchtitanWeights weights,
+                                            int layers_per_stage, const std::string& schedule);
+
 /** The layers of each stage that pipeline_parallel_split_points make ("layers.N", each the first layer of a stage
  *  after the first); throws InputError at `source` and the offending entry when it is not a list of such names rising
  *  within the model's `layers`. */

@@ -318,17 +318,9 @@ void TomlReader::training()
   compiled_ = on("training", "compile") || on("compile", "enable");
 }
 
-// How torchtitan cuts a pipelined rank's local batch into microbatches and its layers into stages, by the release its
-// layout belongs to. Without a pipeline the local batch is one microbatch.
-//  - Microbatches: pipeline_parallel_microbatch_size (since 2025-04-07; 1 unless set), or a count,
-//    pipeline_parallel_microbatches, that must divide the local batch. A 2024-layout file without it runs as many
-//    microbatches as pipeline ranks, the default of the December 2024 release its benchmarks name (9dec370).
-//  - Stages: pipeline_parallel_split_points ("layers.N", each the first layer of a stage) when given. Otherwise a
-//    2024-layout file splits the layers evenly, the first stage the base share and the middle stages one more while
-//    the remainder lasts (generate_split_points at 9dec370); a newer one by weight, the embedding and the output layer
-//    one layer each unless set, the first stages taking the remainder (generate_llm_fqn_per_model_part since
-//    2025-04-15; weighted_stages). A looped schedule (Interleaved1F1B) holds two stages a rank unless the split points
-//    or pipeline_parallel_layers_per_stage say otherwise.
+// How torchtitan cuts a pipelined rank's local batch into microbatches and its layers into stages, by the rules of
+// the release its layout belongs to (sim/import/torchtitan_pipeline.hpp; docs/import.md). Without a pipeline the local
+// batch is one microbatch. A 2024-layout file without a count runs as many microbatches as pipeline ranks (9dec370).
 void TomlReader::pipeline(std::optional<std::int64_t> local)
 {
   Pipeline p;
@@ -407,40 +399,25 @@ void TomlReader::stages(const Pipeline& p)
     run_.set("workload.parallel.vpp", int(std::int64_t(stages.size()) / p.degree));
 }
 
-// The newer releases' split by weight: pipeline_parallel_layers_per_stage sets the stage count (the effective layers
-// over it, rounded up; a whole number a rank: one for 1F1B and GPipe, two or more for a looped schedule), else one or
-// two stages a rank; the embedding and the output layer weigh pipeline_parallel_first_stage_less_layers and
-// _last_stage_less_layers (1 each unless set).
+// The newer releases' split by weight, from the ends' weights and pipeline_parallel_layers_per_stage.
 std::vector<int> TomlReader::weighted_stages(const Pipeline& p, int layers)
 {
   auto weight = [&](const char* key) {
     const toml::node* n = at("parallelism", key);
-    if (!n)
-      return 1;
-    const auto v = n->value<std::int64_t>();
+    const auto v = n ? n->value<std::int64_t>() : std::optional<std::int64_t>(1);
     if (!v || *v < 0 || *v > layers)
       fail(*n, fmt::format("[parallelism] {} is a whole number from 0 to the model's {} layers", key, layers));
     return int(*v);
   };
-  const int first = weight("pipeline_parallel_first_stage_less_layers");
-  const int last = weight("pipeline_parallel_last_stage_less_layers");
-  std::int64_t count = p.degree * (p.looped ? 2 : 1);
+  const TorchtitanWeights w{weight("pipeline_parallel_first_stage_less_layers"),
+                            weight("pipeline_parallel_last_stage_less_layers")};
   const toml::node* per_stage = at("parallelism", "pipeline_parallel_layers_per_stage");
-  if (const auto lps = integer("parallelism", "pipeline_parallel_layers_per_stage")) {
-    count = (layers + first + last + *lps - 1) / *lps;
-    const std::int64_t per_rank = count / p.degree;
-    if (count % p.degree != 0 || (p.looped ? per_rank < 2 : per_rank != 1))
-      fail(*per_stage, fmt::format("{} layers a stage make {} stages of {} effective layers: not {} on {} pipeline "
-                                   "ranks ({})",
-                                   *lps, count, layers + first + last, p.looped ? "two or more a rank" : "one a rank",
-                                   p.degree, p.schedule));
+  const auto lps = integer("parallelism", "pipeline_parallel_layers_per_stage");
+  try {
+    return torchtitan_weighted_stages(layers, int(p.degree), p.looped ? 2 : 1, w, lps ? int(*lps) : 0, p.schedule);
+  } catch (const std::invalid_argument& e) {
+    fail(per_stage ? *per_stage : *at(p.degree_at, "pipeline_parallel_degree"), e.what());
   }
-  auto stages = torchtitan_weighted_split(layers, int(count), first, last);
-  if (stages.empty())
-    fail(per_stage ? *per_stage : *at(p.degree_at, "pipeline_parallel_degree"),
-         fmt::format("torchtitan cannot split {} layers (and the ends' {} and {}) into {} stages", layers, first, last,
-                     count));
-  return stages;
 }
 
 void TomlReader::report_the_rest()
