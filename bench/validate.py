@@ -328,6 +328,37 @@ NEMO_OTHER = [
 ]
 
 
+# Megatron-Bridge's 26.04.01 table (docs/performance-summary-archive.md), rows that are not §6 rows, each from a §6
+# row's scenario: Qwen3-235B-A22B on 256 H100 (FP8-CS; its H100 recipe's TP 2, PP 8, VP 4, EP 32, the all-to-all
+# dispatcher with the EP overlap, the embedding and loss in the pipeline split) and Llama 3 70B on 64 GB200 in MXFP8
+# (TP 2, PP 4, VP 5; one NVLink domain; Megatron-Bridge's B200 userbuffers configuration at that shape). Printed, not
+# asserted: the H100 MoE rows' host work and Blackwell's unmeasured non-GEMM costs (docs/validation.md, devices.md).
+BRIDGE_OTHER = [
+    ("Qwen3-235B-A22B, 256 H100, FP8-CS", "mbridge-qwen3-30b-a3b-fp8", 256, 1712,
+     ["cluster.nodes=32", "workload.model.preset=qwen3-235b-a22b", "workload.model.moe.dispatcher=alltoall",
+      "workload.parallel={tp: 2, etp: 1, pp: 8, vpp: 4, ep: 32, zero: 1, sequence_parallel: true, "
+      "account_for_embedding: true, account_for_loss: true, placement: tp-dp-pp}",
+      "workload.batch.global=8192", "workload.framework.overlap_moe_expert_parallel_comm=true",
+      "policies.pipeline=interleaved-1f1b"]),
+    ("Llama 3 70B, 64 GB200, MXFP8", "mbridge-llama3-70b-fp8", 64, 3712,
+     ["cluster.device=gb200", "cluster.nodes=1", "cluster.gpus_per_node=64", "cluster.network.nics_per_node=64",
+      "workload.model.fp8=mxfp8", "workload.parallel.tp=2", "workload.parallel.pp=4",
+      "workload.framework.tp_overlap=userbuffers_fp8_b200_h8192_tp2_mbs1_seqlen8192"]),
+]
+
+
+def bridge_other_rows(build, backend, tmp, fast):
+    rows = []
+    for label, scenario, gpus, tokens, sets in BRIDGE_OTHER:
+        if fast and backend == "simgrid":
+            continue
+        m = run_with(build, backend, tmp, "bridge-other-" + scenario + str(gpus),
+                     os.path.join(ROOT, "scenarios", "reference", scenario + ".yaml"), sets)
+        rows.append((f"Megatron-Bridge 26.04.01 {label} (tokens/s/GPU){fits_mark(m)}", tokens,
+                     m["tokens_per_s"] / gpus))
+    return rows
+
+
 def nemo_other_rows(build, backend, tmp, fast):
     rows = []
     for label, scenario, gpus, tokens, sets in NEMO_OTHER:
@@ -522,6 +553,8 @@ def main():
                       section6(a.build, a.backend, tmp, a.fast))
         print_section("NeMo 24.07's other rows, the same table (not §6 rows; printed, not asserted)",
                       nemo_other_rows(a.build, a.backend, tmp, a.fast))
+        print_section("Megatron-Bridge 26.04.01's other rows (not §6 rows; printed, not asserted)",
+                      bridge_other_rows(a.build, a.backend, tmp, a.fast))
         print_section("§6 MegaScale Table 2, the Megatron-LM baseline (175B on A100), iteration time",
                       megascale(a.build, a.backend, tmp))
         print_section("§6 NeMo 24.03.01 long sequences with context parallelism (TFLOP/s by NeMo's count, as tokens/s)",
