@@ -134,6 +134,8 @@ private:
     run_.set("workload.model.heads", whole("num_attention_heads"));
     maybe("num_key_value_heads", "workload.model.kv_heads");
     maybe("head_dim", "workload.model.head_dim");
+    if (!given("head_dim")) // NemotronConfig's earlier name for it (Megatron's kv_channels)
+      maybe("kv_channels", "workload.model.head_dim");
     run_.set("workload.model.vocab", whole("vocab_size"));
     // Every family here is Llama's block: SwiGLU, RMSNorm, rotary positions, no biases but Qwen2's on QKV; but
     // Nemotron (Nemotron-4, Minitron), whose MLP is squared ReLU without a gate and whose norms are LayerNorms

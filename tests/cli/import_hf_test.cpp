@@ -72,6 +72,20 @@ TEST(ImportHf, NemotronReadsAsSquaredReluWithLayerNorms)
   EXPECT_EQ(i.r.err.find("not known to the importer"), std::string::npos) << i.r.err;
 }
 
+TEST(ImportHf, NemotronsKvChannelsIsItsHeadWidth)
+{
+  // Minitron 8B's shape as NemotronConfig once spelt it: 48 heads of kv_channels 128 over a 4,096 hidden, so the
+  // queries are 6,144 wide; without the key the heads would be 4,096 / 48 wide and the attention a third smaller.
+  const std::string text = R"({"model_type": "nemotron", "hidden_act": "relu2", "hidden_size": 4096,
+    "intermediate_size": 16384, "num_attention_heads": 48, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "kv_channels": 128, "vocab_size": 256000, "max_position_embeddings": 4096})";
+  const auto i = import_hf(cs::testing::write_temp("minitron.config.json", text).string());
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario scenario = cs::load_scenario(i.file.string(), {});
+  EXPECT_EQ(model_of(scenario).head_dim, 128);
+  EXPECT_EQ(i.r.err.find("kv_channels"), std::string::npos) << i.r.err;
+}
+
 TEST(ImportHf, GptOssReadsAsTheMegatronBridgeRowsModel)
 {
   // GPT-OSS-120B's config: every other layer a 128-token window with a learned sink a head, biases, YaRN rotation
