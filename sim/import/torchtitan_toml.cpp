@@ -3,12 +3,12 @@
 // to presets.
 #include "sim/import/torchtitan_toml.hpp"
 
-#include "sim/import/torchtitan_pipeline.hpp"
-
 #include "base/input_error.hpp"
 #include "models/transformer/model_params.hpp"
+#include "sim/import/torchtitan_rules.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <set>
 #include <toml++/toml.h>
@@ -97,6 +97,7 @@ private:
   void microbatches(const Pipeline& p, std::optional<std::int64_t> local);
   void stages(const Pipeline& p);
   std::vector<int> weighted_stages(const Pipeline& p, int layers);
+  void layer_checkpointing(const toml::node& option, const std::string& every);
   void report_the_rest();
 
   const toml::table& doc_;
@@ -115,30 +116,12 @@ void TomlReader::model()
   const auto flavor = text("model", "flavor");
   if (!name || !flavor)
     throw InputError(source_, 1, 1, "[model] needs name and flavor (torchtitan's model and its size)");
-  // torchtitan's flavors (torchtitan/models/*/__init__.py) that have a preset here.
-  struct Preset {
-    const char* name;
-    bool moe;
-  };
-  static const std::map<std::pair<std::string, std::string>, Preset> presets{
-      {{"llama3", "8B"}, {"llama3-8b", false}},
-      {{"llama3", "70B"}, {"llama3-70b", false}},
-      {{"llama3", "405B"}, {"llama3.1-405b", false}},
-      {{"qwen3", "8B"}, {"qwen3-8b", false}},
-      {{"qwen3", "32B"}, {"qwen3-32b", false}},
-      {{"qwen3", "30B-A3B"}, {"qwen3-30b-a3b", true}},
-      {{"qwen3", "235B-A22B"}, {"qwen3-235b-a22b", true}},
-      {{"deepseek_v3", "671B"}, {"deepseek-v3", true}},
-      {{"deepseek_v3", "16B"}, {"deepseek-v2-lite", true}}};
-  const auto it = presets.find({*name, *flavor});
-  if (it == presets.end()) {
-    std::string known;
-    for (const auto& [k, v] : presets)
-      known += (known.empty() ? "" : ", ") + k.first + " " + k.second;
+  std::string known;
+  const TorchtitanFlavor* preset = torchtitan_flavor(*name, *flavor, known);
+  if (!preset)
     fail(*at("model", "flavor"), fmt::format("no preset for torchtitan's {} {} (known: {})", *name, *flavor, known));
-  }
-  run_.set("workload.model.preset", it->second.name);
-  moe_ = it->second.moe;
+  run_.set("workload.model.preset", preset->preset);
+  moe_ = preset->moe;
   // torchtitan's Llama norms (2024 layout): RMSNorm as the presets have it, fused or compiled; a LayerNorm instead is
   // priced as the preset's RMSNorm.
   if (const auto norm = text("model", "norm_type"); norm && *norm != "rmsnorm" && *norm != "fused_rmsnorm")
@@ -299,12 +282,13 @@ void TomlReader::training()
                                     ? (option->is_string() ? *option->value<std::string>()
                                                            : std::to_string(option->value<std::int64_t>().value_or(0)))
                                     : "op";
-      YAML::Node modules(YAML::NodeType::Sequence);
-      modules.push_back(shown == "op" ? "op_sac" : "layernorm");
-      run_.set("workload.model.recompute_modules", modules);
-      if (shown != "op") // layer-level: every n-th block checkpointed whole
-        approximated_.push_back("[activation_checkpoint] selective_ac_option = " + shown +
-                                " (layer-level checkpointing, priced as selective recomputation of the norms)");
+      if (shown == "op") {
+        YAML::Node modules(YAML::NodeType::Sequence);
+        modules.push_back("op_sac");
+        run_.set("workload.model.recompute_modules", modules);
+      } else {
+        layer_checkpointing(*option, shown);
+      }
     }
   } else {
     run_.set("workload.model.recompute", "none");
@@ -319,7 +303,7 @@ void TomlReader::training()
 }
 
 // How torchtitan cuts a pipelined rank's local batch into microbatches and its layers into stages, by the rules of
-// the release its layout belongs to (sim/import/torchtitan_pipeline.hpp; docs/import.md). Without a pipeline the local
+// the release its layout belongs to (sim/import/torchtitan_rules.hpp; docs/import.md). Without a pipeline the local
 // batch is one microbatch. A 2024-layout file without a count runs as many microbatches as pipeline ranks (9dec370).
 void TomlReader::pipeline(std::optional<std::int64_t> local)
 {
@@ -420,6 +404,27 @@ std::vector<int> TomlReader::weighted_stages(const Pipeline& p, int layers)
   }
 }
 
+// Layer-level selective checkpointing (selective_ac_option = "N"): torchtitan checkpoints every N-th block of a rank
+// whole (_apply_ac_to_transformer_block's counter), so a stage of L blocks recomputes L / N of them and keeps the rest:
+// Megatron's block method with that many layers a virtual stage.
+void TomlReader::layer_checkpointing(const toml::node& option, const std::string& every)
+{
+  if (every.empty() || every.size() > 6 || every.find_first_not_of("0123456789") != std::string::npos || every == "0")
+    fail(option, "selective_ac_option is \"op\" or a whole number of blocks, not '" + every + "'");
+  const int layers = model_presets().at(run_.get("workload.model.preset").as<std::string>()).layers;
+  int per_stage = layers / (run_.has("workload.parallel.pp") ? run_.get("workload.parallel.pp").as<int>() : 1) /
+                  (run_.has("workload.parallel.vpp") ? run_.get("workload.parallel.vpp").as<int>() : 1);
+  if (run_.has("workload.parallel.stage_layers"))
+    for (const auto& n : run_.get("workload.parallel.stage_layers"))
+      per_stage = std::max(per_stage, n.as<int>());
+  const int recomputed = per_stage / std::stoi(every);
+  run_.set("workload.model.recompute", recomputed > 0 ? "full" : "none");
+  if (recomputed > 0) {
+    run_.set("workload.model.recompute_method", "block");
+    run_.set("workload.model.recompute_num_layers", recomputed);
+  }
+}
+
 void TomlReader::report_the_rest()
 {
   // Tables that change nothing a step costs.
@@ -443,12 +448,7 @@ void TomlReader::report_the_rest()
       (no_effect.count(t) || no_effect_keys.count(path) ? ignored : unknown).push_back(path);
     }
   }
-  auto joined = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v)
-      s += (s.empty() ? "" : ", ") + x;
-    return s;
-  };
+  auto joined = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   if (!approximated_.empty())
     run_.warn("approximated: " + joined(approximated_));
   if (!ignored.empty())

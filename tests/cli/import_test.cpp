@@ -188,6 +188,34 @@ TEST(Import, TorchtitanTomlGivesAnFsdpRunOfThePreset)
   EXPECT_EQ(training(cs::load_scenario(compiled.file.string(), {})).framework.name, "fsdp");
 }
 
+TEST(Import, TorchtitanLayerLevelCheckpointingRecomputesEveryNthBlockWhole)
+{
+  // selective_ac_option = "N": every N-th block checkpointed whole (torchtitan's counter over a rank's blocks). The
+  // 8B's 32 blocks on one stage: "2" recomputes 16 of them, Megatron's block method; "64", none; "two" is refused.
+  std::ifstream in(data("torchtitan-llama3-8b.toml"));
+  const std::string toml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto with = [&](const std::string& option) {
+    std::string text = toml;
+    text.replace(text.find("selective_ac_option = \"op\""), 27, "selective_ac_option = \"" + option + "\"");
+    return import_file(cs::testing::write_temp("sac_" + option + ".toml", text).string(), "--gpus 8");
+  };
+  const auto two = with("2");
+  ASSERT_EQ(two.r.code, 0) << two.r.err;
+  const cs::Scenario s = cs::load_scenario(two.file.string(), {});
+  EXPECT_EQ(training(s).model.recompute, cs::Recompute::FULL);
+  EXPECT_EQ(training(s).model.recompute_num_layers, 16);
+  EXPECT_EQ(training(s).model.recompute_method, cs::RecomputeMethod::BLOCK);
+  EXPECT_EQ(two.r.err.find("selective_ac_option"), std::string::npos) << two.r.err;
+  const auto sparse = with("64");
+  ASSERT_EQ(sparse.r.code, 0) << sparse.r.err;
+  EXPECT_EQ(training(cs::load_scenario(sparse.file.string(), {})).model.recompute, cs::Recompute::NONE);
+  const auto bad = with("two");
+  EXPECT_EQ(bad.r.code, 2);
+  EXPECT_NE(bad.r.err.find("selective_ac_option is \"op\" or a whole number of blocks, not 'two'"), std::string::npos)
+      << bad.r.err;
+  EXPECT_FALSE(std::filesystem::exists(bad.file));
+}
+
 TEST(Import, TorchtitanTensorParallelismShardsTheSequenceToo)
 {
   // torchtitan's TP plan puts SequenceParallel on the norms: without it the 70B row's full-recomputation activations

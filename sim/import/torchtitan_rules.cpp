@@ -1,12 +1,33 @@
-// torchtitan's stage splits (torchtitan/parallelisms/pipelining_utils.py and pipeline_llama.py at 9dec370).
-#include "sim/import/torchtitan_pipeline.hpp"
+// torchtitan's flavors (torchtitan/models/*/__init__.py) and stage splits (torchtitan/parallelisms/pipelining_utils.py
+// and pipeline_llama.py at 9dec370; torchtitan/distributed/pipeline_parallel.py since).
+#include "sim/import/torchtitan_rules.hpp"
 
 #include "base/input_error.hpp"
 
 #include <fmt/format.h>
+#include <map>
 #include <stdexcept>
 
 namespace cs {
+
+const TorchtitanFlavor* torchtitan_flavor(const std::string& name, const std::string& flavor, std::string& known)
+{
+  static const std::map<std::pair<std::string, std::string>, TorchtitanFlavor> presets{
+      {{"llama3", "8B"}, {"llama3-8b", false}},
+      {{"llama3", "70B"}, {"llama3-70b", false}},
+      {{"llama3", "405B"}, {"llama3.1-405b", false}},
+      {{"qwen3", "8B"}, {"qwen3-8b", false}},
+      {{"qwen3", "32B"}, {"qwen3-32b", false}},
+      {{"qwen3", "30B-A3B"}, {"qwen3-30b-a3b", true}},
+      {{"qwen3", "235B-A22B"}, {"qwen3-235b-a22b", true}},
+      {{"deepseek_v3", "671B"}, {"deepseek-v3", true}},
+      {{"deepseek_v3", "16B"}, {"deepseek-v2-lite", true}}};
+  known.clear();
+  for (const auto& [k, v] : presets)
+    known += (known.empty() ? "" : ", ") + k.first + " " + k.second;
+  const auto it = presets.find({name, flavor});
+  return it == presets.end() ? nullptr : &it->second;
+}
 
 std::vector<int> torchtitan_even_split(int layers, int stages)
 {

@@ -1,5 +1,6 @@
-// How torchtitan cuts a pipelined model into stages: the December 2024 release's even split, and the split points a
-// TOML names.
+// torchtitan's own rules that `clustersim import` follows: which preset each of its model flavors is, and how its
+// releases cut a pipelined model into stages (the December 2024 release's even split, the newer split by weight, the
+// split points a TOML names).
 #pragma once
 
 #include <string>
@@ -7,6 +8,16 @@
 #include <vector>
 
 namespace cs {
+
+/** A torchtitan model flavor that has a preset here. */
+struct TorchtitanFlavor {
+  const char* preset;
+  bool moe; // its layers route tokens to experts
+};
+
+/** The preset of torchtitan's model `name` in `flavor` (torchtitan/models/<name>/__init__.py), or nullptr, with the
+ *  known ones listed in `known`. */
+const TorchtitanFlavor* torchtitan_flavor(const std::string& name, const std::string& flavor, std::string& known);
 
 /** The layers of each of `stages` stages as torchtitan 9dec370 (2024-12-26) split `layers` without split points
  *  (generate_split_points): the first stage the base share, the middle stages one more while the remainder lasts, the
