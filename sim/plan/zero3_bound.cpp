@@ -28,14 +28,14 @@ double least_seconds_per_byte(const GroupShape& shape)
 }
 
 // The bytes one op gathers on virtual stage `s` in pass `pass` (CommEmitter::plan_slots, the routed experts left out).
-double gathered_bytes(const StageCost& s, int pass, double element_bytes)
+double gathered_bytes(const StageCost& s, int pass, const GatherElementBytes& element)
 {
   if (pass == static_cast<int>(Pass::BACKWARD_WEIGHT))
     return 0.0;
   double bytes = 0;
   for (const Segment& seg : s.segments)
     if (pass == static_cast<int>(Pass::FORWARD) || !seg.keeps_gathered)
-      bytes += (seg.params - seg.expert_params) * element_bytes;
+      bytes += dense_gather_bytes(seg, element);
   return bytes;
 }
 
@@ -47,7 +47,7 @@ std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Pla
   const ParallelLayout& p = plan.parallel;
   if (p.zero < 3 || p.dp * p.cp < 2)
     return {};
-  const double element = dtype_bytes(params.model.dtype);
+  const GatherElementBytes element = gather_element_bytes(params.model, params.framework);
   // A pipeline that keeps its stages unsharded gathers each virtual stage once a step (CommEmitter::plan_slots).
   const bool once = params.framework.keeps_stages_gathered(p);
   std::vector<double> out;
@@ -78,7 +78,7 @@ std::vector<double> zero12_gather_seconds(const TrainingParams& params, const Pl
   const StageMap& map = set.map;
   if (p.zero < 1 || p.zero >= 3 || p.dp * p.cp * map.chains() < 2)
     return {};
-  const double element = dtype_bytes(params.model.dtype);
+  const GatherElementBytes element = gather_element_bytes(params.model, params.framework);
   std::vector<double> out;
   for (int d = 0; d < map.devices(); ++d) {
     std::vector<int> hosts; // the reduction's group, as CommEmitter forms it (TP rank 0s; with the twin's after)
@@ -89,8 +89,7 @@ std::vector<double> zero12_gather_seconds(const TrainingParams& params, const Pl
           hosts.push_back(p.host(RankCoords{r, device, c, 0}));
     double bytes = 0;
     for (int c = 0; c < map.chunks(); ++c) {
-      const StageCost& s = set.stages[map.stage(d, c)];
-      bytes += (s.params - s.expert_params) * element;
+      bytes += dense_gather_bytes(set.stages[map.stage(d, c)], element);
     }
     out.push_back(bytes * least_seconds_per_byte(group_shape(platform, hosts)));
   }

@@ -5,6 +5,7 @@
 #include "models/devices/device_catalog.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "sim/run/scenario_checks.hpp"
+#include "tests/plan/every_plan.hpp"
 #include "workloads/training/training_workload.hpp"
 
 #include <algorithm>
@@ -15,10 +16,10 @@
 namespace {
 
 // A GPT on 2 nodes of 8 H100 behind 25 Gb/s NICs: ZeRO-3's gathers of a stage's parameters, once per op, take
-// longer than its compute. `framework`: the training stack (empty: the default).
-cs::Scenario slow_network_gpt(const std::string& framework = "")
+// longer than its compute. `framework`: the training stack (empty: the default); `fp8`: an FP8 recipe (empty: none).
+cs::Scenario slow_network_gpt(const std::string& framework = "", const std::string& fp8 = "")
 {
-  const std::string path = ::testing::TempDir() + "/cs_zero3_" + std::to_string(::getpid()) + framework + ".yaml";
+  const std::string path = ::testing::TempDir() + "/cs_zero3_" + std::to_string(::getpid()) + framework + fp8 + ".yaml";
   std::ofstream(path) << R"(name: zero3-bound-test
 backend: analytical
 cluster:
@@ -29,7 +30,8 @@ cluster:
   network: {kind: fat-tree, nic_bandwidth: 25Gb/s, nics_per_node: 8}
 workload:
   kind: transformer-training
-  model: {layers: 8, hidden: 2048, heads: 16, seq: 1024, vocab: 32000, dtype: bf16}
+  model: {layers: 8, hidden: 2048, heads: 16, seq: 1024, vocab: 32000, dtype: bf16)"
+                      << (fp8.empty() ? "" : ", fp8: " + fp8) << R"(}
   batch: {global: 32, micro: 1}
   iterations: 1
 )" << (framework.empty() ? "" : "  framework: " + framework + "\n")
@@ -65,14 +67,7 @@ void expect_zero12_gathers_in_the_tail(const cs::Scenario& base, const cs::Plan&
 }
 
 // Every plan of `base` on its 16 GPUs, each simulated.
-cs::PlanSearch every_plan(const cs::Scenario& base)
-{
-  cs::PlanOptions all;
-  all.gpus = 16;
-  all.top = 100000;
-  all.exhaustive = true;
-  return cs::search_plans(base, all);
-}
+cs::PlanSearch every_plan(const cs::Scenario& base) { return cs::testing::every_plan(base, 16); }
 
 } // namespace
 
@@ -146,4 +141,43 @@ TEST(ZeroThreeBound, APipelineThatKeepsItsStagesGatheredIsBoundByOneGatherAChunk
     }
   }
   EXPECT_GT(kept, 0);
+}
+
+TEST(ZeroThreeBound, FpEightParameterGathersBoundTheStepAtTheirOwnBytes)
+{
+  // With the GEMM weights gathered in FP8 (framework.fp8_param_gather) ZeRO's gathers move one byte a GEMM weight, and
+  // the bounds count the same bytes the run moves: every plan's bound stays below its simulated step, and a ZeRO-3 or
+  // ZeRO-1/2 plan's gathers bound less than with the weights gathered in bf16.
+  const cs::Scenario base = slow_network_gpt("{name: megatron-core, fp8_param_gather: true}", "tensorwise");
+  const cs::PlanSearch every = every_plan(base);
+  const cs::DeviceSpec& device = *cs::DeviceCatalog::builtin().find("h100-sxm5");
+  const auto cost = cs::make_cost_model(device, *cs::builtin_profile("h100-sxm5"));
+  int zero3 = 0, sharded = 0;
+  for (const cs::Plan& p : every.best) {
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.parallel.dp << " " << p.parallel.pp << " " << p.schedule;
+    if (p.parallel.zero < 1 || p.parallel.dp * p.parallel.cp < 2)
+      continue;
+    const cs::Scenario s = cs::plan_scenario(base, 16, p);
+    cs::TrainingParams params = cs::workload_as<cs::TrainingWorkload>(s).params;
+    const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
+    const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
+    const auto order = cs::Registry<cs::PipelineSchedule>::instance()
+                           .create(p.schedule.empty() ? "1f1b" : p.schedule)
+                           ->order(p.parallel.pp, p.parallel.vpp, params.batch.global / (p.parallel.dp * p.micro));
+    auto gathers = [&] {
+      return p.parallel.zero >= 3 ? cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map))
+                                  : cs::zero12_gather_seconds(params, p, set, platform);
+    };
+    const auto fp8 = gathers();
+    params.framework.fp8_param_gather = false;
+    const auto bf16 = gathers();
+    ASSERT_EQ(fp8.size(), bf16.size());
+    for (std::size_t d = 0; d < fp8.size(); ++d) {
+      EXPECT_GT(fp8[d], 0.0);
+      EXPECT_LT(fp8[d], bf16[d]); // the layers' GEMM weights at one byte, the embedding and the norms at two
+    }
+    ++(p.parallel.zero >= 3 ? zero3 : sharded);
+  }
+  EXPECT_GT(zero3, 5);
+  EXPECT_GT(sharded, 5);
 }

@@ -65,6 +65,25 @@ double fp8_weights(const StageSet& set, int device)
   return w;
 }
 
+GatherElementBytes gather_element_bytes(const ModelParams& model, const FrameworkProfile& framework)
+{
+  const double e = dtype_bytes(model.dtype);
+  return {e, model.fp8 && framework.fp8_param_gather ? model.fp8->quantised_bytes() / 2 : e};
+}
+
+double dense_gather_bytes(const Segment& seg, const GatherElementBytes& b)
+{
+  return (seg.params - seg.expert_params - seg.fp8_params) * b.element + seg.fp8_params * b.fp8;
+}
+
+double dense_gather_bytes(const StageCost& s, const GatherElementBytes& b)
+{
+  double bytes = 0;
+  for (const Segment& seg : s.segments)
+    bytes += dense_gather_bytes(seg, b);
+  return bytes;
+}
+
 namespace {
 
 // A TP group's shape: its ranks are a node's first tp GPUs.

@@ -118,6 +118,17 @@ double optimizer_parameters(const StageSet& set, int device, const ParallelLayou
 /** The GEMM weights an FP8 recipe casts once per step on `device` (over its chunks), on its TP rank. */
 double fp8_weights(const StageSet& set, int device);
 
+/** What ZeRO's parameter gathers move per element: a parameter in the model's dtype, and a GEMM weight an FP8 recipe
+ *  runs, one FP8 byte under framework.fp8_param_gather (one layout and its scales), else the model's dtype too. */
+struct GatherElementBytes {
+  double element = 2, fp8 = 2;
+};
+GatherElementBytes gather_element_bytes(const ModelParams& model, const FrameworkProfile& framework);
+/** Bytes a gather of `seg`'s dense parameters moves (its routed experts apart: they are all GEMM weights, at `fp8`). */
+double dense_gather_bytes(const Segment& seg, const GatherElementBytes& b);
+/** The same for every segment of stage `s`. */
+double dense_gather_bytes(const StageCost& s, const GatherElementBytes& b);
+
 /** The all-gather of one micro x seq / cp x hidden activation over a TP group inside a node (closed form). */
 double tp_gather_seconds(const ModelParams& model, int micro, int tp, const PlatformSpec& platform, int cp = 1);
 

@@ -26,9 +26,7 @@ CommEmitter::CommEmitter(TrainingGraph& out, const TrainingPlan& plan, StreamPoo
   zero3_ = plan.params->parallel.zero >= 3 && dp > 1;
   const FrameworkProfile& fw = plan.params->framework;
   keeps_unsharded_ = fw.keeps_stages_gathered(plan.parallel);
-  element_bytes_ = dtype_bytes(plan.params->model.dtype);
-  const auto& fp8 = plan.params->model.fp8;
-  fp8_gather_bytes_ = fp8 && fw.fp8_param_gather ? fp8->quantised_bytes() / 2 : element_bytes_;
+  gather_ = gather_element_bytes(plan.params->model, fw);
   reduce_bytes_ = dtype_bytes(fw.reduce_dtype_for(plan.params->model.dtype));
   // The ops whose gradients are reduced: each stage's last gradient-completing op, or every one of them when every
   // microbatch reduces (FSDP without no_sync; not under a pipeline that keeps the stage unsharded).
@@ -350,17 +348,13 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
 }
 
 // Bytes a dense parameter of virtual stage `vs` moves in ZeRO-1/2's gather after the step: its FP8 GEMM weights at
-// one FP8 byte under fp8_param_gather, the rest in the model's dtype [recon: the stage's share stands for each of its
+// one FP8 byte under fp8_param_gather, the rest in the model's dtype [recon: the stage's mean stands for each of its
 // buckets'].
 double CommEmitter::gathered_bytes_per_parameter(int vs) const
 {
   const StageCost& c = plan_.stages->stages[static_cast<std::size_t>(vs)];
   const double dense = c.params - c.expert_params;
-  double fp8 = 0;
-  for (const Segment& s : c.segments)
-    fp8 += s.fp8_params;
-  const double share = dense > 0 ? std::clamp(fp8 / dense, 0.0, 1.0) : 0.0;
-  return share * fp8_gather_bytes_ + (1.0 - share) * element_bytes_;
+  return dense > 0 ? dense_gather_bytes(c, gather_) / dense : gather_.element;
 }
 
 // ZeRO-3: every piece that computes with parameters gathers them first (the head keeps its own from forward to
@@ -389,9 +383,8 @@ std::vector<CommEmitter::Slot> CommEmitter::plan_slots(int d, const PipelineTask
       for (int s = t.piece_segments[k].first; s < t.piece_segments[k].second; ++s) {
         const Segment& seg = c.segments[segments[s]];
         if (op.forward() || !seg.keeps_gathered) {
-          bytes +=
-              (seg.params - seg.expert_params - seg.fp8_params) * element_bytes_ + seg.fp8_params * fp8_gather_bytes_;
-          expert_bytes += seg.expert_params * fp8_gather_bytes_; // routed experts are GEMM weights whole
+          bytes += dense_gather_bytes(seg, gather_);
+          expert_bytes += seg.expert_params * gather_.fp8; // routed experts are GEMM weights whole
         }
       }
       if (bytes > 0 || expert_bytes > 0)

@@ -75,11 +75,10 @@ private:
   int built_ = 1;
   bool sharded_ = false, zero3_ = false;
   bool keeps_unsharded_ = false; // ZeRO-3 under a pipeline that gathers once a step and reduces once (torchtitan)
-  int cp_ = 1;               // context-parallel ranks in each replica's share of the dense gradient group
-  int group_ = 1;            // the dense gradient group: dp x cp x copies of the model
-  double element_bytes_ = 2; // parameters (gathers)
-  double fp8_gather_bytes_ = 2; // an FP8 GEMM weight on the wire (framework.fp8_param_gather: one layout)
-  double reduce_bytes_ = 2;  // gradients on the wire
+  int cp_ = 1;                   // context-parallel ranks in each replica's share of the dense gradient group
+  int group_ = 1;                // the dense gradient group: dp x cp x copies of the model
+  GatherElementBytes gather_;    // parameters on the wire (gathers)
+  double reduce_bytes_ = 2;      // gradients on the wire
 };
 
 } // namespace cs
