@@ -13,6 +13,7 @@
 #include "sim/exec/isolated_run.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
+#include "tests/plan/every_plan.hpp"
 
 #include <csignal>
 #include <fstream>
@@ -49,14 +50,7 @@ policies: {sync: ring-allreduce}
 }
 
 // Every plan of `base` on 8 GPUs simulated (no pruning), fastest first.
-cs::PlanSearch every_plan(const cs::Scenario& base)
-{
-  cs::PlanOptions all;
-  all.gpus = 8;
-  all.top = 100000;
-  all.exhaustive = true;
-  return cs::search_plans(base, all);
-}
+cs::PlanSearch every_plan(const cs::Scenario& base) { return cs::testing::every_plan(base, 8); }
 
 // The iteration time of plan `p` of `base` on 8 GPUs run as its own scenario, two iterations, as the planner times it.
 double own_run(const cs::Scenario& base, const cs::Plan& p)

@@ -8,6 +8,7 @@
 #include "sim/plan/planner.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
+#include "tests/plan/every_plan.hpp"
 #include "tests/test_models.hpp"
 #include "tests/training_helpers.hpp"
 #include "workloads/training/pipeline_graph.hpp"
@@ -171,11 +172,7 @@ policies: {sync: ring-allreduce}
 )";
   cs::Scenario base = cs::load_scenario(path, {});
   cs::check_scenario(base);
-  cs::PlanOptions all;
-  all.gpus = 4;
-  all.top = 100000;
-  all.exhaustive = true;
-  const auto every = cs::search_plans(base, all);
+  const auto every = cs::testing::every_plan(base, 4);
   int v_plans = 0;
   for (const auto& p : every.best) {
     if (p.schedule != "v-shape-test")
