@@ -1,8 +1,8 @@
 #include "models/collectives/lowering.hpp"
 
 #include "models/collectives/all_to_all_v.hpp"
-
 #include "models/collectives/collective_model.hpp"
+#include "models/collectives/lowering_parts.hpp"
 #include "platform/shared_links.hpp"
 
 #include <map>
@@ -12,89 +12,10 @@
 namespace cs {
 namespace {
 
-// The input's communication streams by (prefix, host, channel), so that an expansion sends on the streams the
-// builder placed the members on ("comm" is channel 0 of prefix "comm", "comm3" channel 3).
-class ExistingStreams {
-public:
-  explicit ExistingStreams(const TaskGraph& g)
-  {
-    for (std::size_t s = 0; s < g.streams().size(); ++s)
-      by_name_[{g.streams()[s].host, g.streams()[s].name}] = static_cast<int>(s);
-  }
-  StreamPool pool(TaskGraph& out, const std::string& prefix) const
-  {
-    StreamPool p(out, prefix);
-    for (const auto& [key, stream] : by_name_) {
-      const auto& [host, name] = key;
-      if (name == prefix)
-        p.adopt(host, 0, stream);
-      else if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
-               name.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
-        p.adopt(host, std::stoi(name.substr(prefix.size())), stream);
-    }
-    return p;
-  }
-
-private:
-  std::map<std::pair<int, std::string>, int> by_name_;
-};
-
-// An all-to-all-v's sizes with row i what rank i sends (a transposed spec's read back the other way).
-std::vector<double> sizes_sent(const CollectiveSpec& c)
-{
-  if (!c.transposed)
-    return c.matrix.values();
-  const std::size_t n = c.hosts.size();
-  std::vector<double> out(c.matrix.size());
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j)
-      out[i * n + j] = c.matrix[j * n + i];
-  return out;
-}
-
-CollectiveRequest request_of(const CollectiveSpec& c, const std::vector<int>& ready)
-{
-  CollectiveRequest req;
-  req.kind = c.kind;
-  req.algorithm = c.algorithm;
-  req.hosts = c.hosts;
-  req.bytes = c.bytes;
-  req.root = c.root;
-  req.matrix = sizes_sent(c);
-  req.ready = ready;
-  req.labels = c.labels;
-  return req;
-}
-
-// What an input task's successors wait for in the lowered graph: one task, except for an expanded collective's
-// member (its last transfers). One int for most, so that a million-task copy makes no allocation per task.
-class DoneTasks {
-public:
-  std::size_t size() const { return one_ >= 0 ? 1 : many_.size(); }
-  int front() const { return one_ >= 0 ? one_ : many_.at(0); }
-  void set(int task)
-  {
-    one_ = task;
-    many_.clear();
-  }
-  void set(std::vector<int> tasks)
-  {
-    one_ = tasks.size() == 1 ? tasks[0] : -1;
-    many_ = tasks.size() == 1 ? std::vector<int>{} : std::move(tasks);
-  }
-  template <class F> void each(F&& f) const
-  {
-    if (one_ >= 0)
-      f(one_);
-    else
-      for (int t : many_)
-        f(t);
-  }
-
-private:
-  int one_ = -1;
-  std::vector<int> many_;
-};
+using lowering_parts::DoneTasks;
+using lowering_parts::ExistingStreams;
+using lowering_parts::request_of;
+using lowering_parts::sizes_sent;
 
 struct Lowering {
   const TaskGraph& in;
@@ -105,7 +26,11 @@ struct Lowering {
   std::vector<int> pred_list;
   std::vector<DoneTasks> done_of; // per input task
   std::vector<int> entry;         // per collective member: the task its predecessors feed (-1: wired already)
-  std::vector<int> position;      // per input task: its place in the copy order (empty: its id)
+  // Per input stream, the member of the last collective lowered on it (-1: none yet). A stream runs one kernel at a
+  // time: NCCL's next collective on a stream starts once the previous one has completed on that rank, every channel
+  // and receive of it, not when its own channel-0 sends have.
+  std::vector<int> last_member;
+  std::vector<int> position; // per input task: its place in the copy order (empty: its id)
   std::map<std::string, StreamPool> pools;
   ExistingStreams existing;
   double closed_form_intra = 0, closed_form_inter = 0, closed_form_tasks = 0;
@@ -200,6 +125,7 @@ struct Lowering {
   {
     out.reserve(g.size());
     out.set_flow_copies(g.flow_copies());
+    last_member.assign(g.streams().size(), -1);
   }
 
   // run() interned the input's names first, in order, so their indices mean the same in `out`.
@@ -221,6 +147,26 @@ struct Lowering {
     return join;
   }
 
+  // What member `m` starts after once the collective before it on its stream has completed: `ready` alone where
+  // that collective ended in one task on the member's own stream (stream order holds it back already), else a
+  // zero-length join on both (an expansion's completion is its last transfers on every channel and their join).
+  int after_stream(int m, int ready)
+  {
+    const int stream = in.task(m).stream;
+    const int previous = last_member[stream];
+    last_member[stream] = m;
+    if (previous < 0)
+      return ready;
+    const DoneTasks& before = done_of[previous];
+    if (before.size() == 1 && out.task(before.front()).stream == stream)
+      return ready;
+    const int join = out.add_delay(stream, 0.0, "collective-ready", in.task(m).labels);
+    before.each([&](int t) { out.add_dependency(t, join); });
+    if (ready >= 0)
+      out.add_dependency(ready, join);
+    return join;
+  }
+
   void lower(const CollectiveSpec& c)
   {
     const int n = static_cast<int>(c.hosts.size());
@@ -230,7 +176,7 @@ struct Lowering {
     const bool all = static_cast<int>(c.present.size()) == n;
     std::vector<int> ready(c.present.size());
     for (std::size_t k = 0; k < c.present.size(); ++k)
-      ready[k] = ready_of(c.members[c.present[k]]);
+      ready[k] = after_stream(c.members[c.present[k]], ready_of(c.members[c.present[k]]));
     const GroupShape& shape = shape_of(c.hosts);
     if (!c.matrix.empty()) {
       lower_all_to_all_v(c, shape, ready, all);
