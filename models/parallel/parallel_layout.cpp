@@ -94,6 +94,13 @@ std::vector<int> ParallelLayout::dp_group(int stage, int cp_rank, int tp_rank) c
   return out;
 }
 
+std::vector<int> ParallelLayout::shard_group(int stage) const
+{
+  std::vector<int> out = dp_group(stage);
+  out.resize(static_cast<std::size_t>(shard_dp()));
+  return out;
+}
+
 std::vector<int> ParallelLayout::ep_group(int group, int stage) const
 {
   std::vector<int> out;
@@ -122,6 +129,8 @@ std::string ParallelLayout::problem() const
     return fmt::format("etp = {} must divide tp = {}", etp, tp);
   if (zero < 0 || zero > 3)
     return fmt::format("zero = {} must be 0, 1, 2 or 3", zero);
+  if (dp_replicate < 1 || dp % dp_replicate != 0)
+    return fmt::format("dp_replicate = {} must divide dp = {}", dp_replicate, dp);
   const long long experts = static_cast<long long>(expert_tp()) * ep;
   if (stage_ranks() % experts != 0)
     return fmt::format("etp x ep = {} x {} must divide a stage's tp x cp x dp = {} GPUs", expert_tp(), ep,

@@ -54,6 +54,10 @@ struct ParallelLayout {
   int etp = 0;  // expert tensor parallelism (expert_tensor_parallel_size; 0 = tp)
   int dp = 1;   // data-parallel replicas
   int zero = 0; // ZeRO stage: 1 shards optimizer state over dp, 2 also gradients, 3 also weights
+  // Replicas of the sharded state (HSDP; torchtitan's data_parallel_replicate_degree, Megatron-Core's
+  // num_distributed_optimizer_instances): ZeRO shards over groups of dp / dp_replicate consecutive replicas, and the
+  // groups' shards are all-reduced across them. 1: one group of every replica.
+  int dp_replicate = 1;
   bool sequence_parallel = false; // Megatron's sequence parallelism inside the TP group
   CpComm cp_comm = CpComm::P2P;   // how the CP ranks exchange keys and values
   Placement placement = Placement::TP_PP_DP;
@@ -64,6 +68,8 @@ struct ParallelLayout {
   long long stage_ranks() const { return static_cast<long long>(tp) * cp * dp; }
   /** GPUs of one model replica's stage, which hold one copy of its dense weights: tp x cp. */
   int model_ranks() const { return tp * cp; }
+  /** Replicas one ZeRO shard group spans: dp / dp_replicate. */
+  int shard_dp() const { return dp / dp_replicate; }
   /** Sequence parallelism in effect (it needs tp > 1). */
   bool sp() const { return sequence_parallel && tp > 1; }
 
@@ -95,6 +101,9 @@ struct ParallelLayout {
   std::vector<int> cp_group(int replica, int stage, int tp_rank = 0) const;
   std::vector<int> pp_group(int replica, int cp_rank = 0, int tp_rank = 0) const;
   std::vector<int> dp_group(int stage, int cp_rank = 0, int tp_rank = 0) const;
+  /** ZeRO's shard group of replica 0 at `stage` (CP and TP rank 0): the dp group, or under HSDP its first
+   *  dp / dp_replicate replicas. */
+  std::vector<int> shard_group(int stage) const;
   /** Expert-parallel group `group` (0 <= group < expert_dp()) of pipeline device `stage`: rank k is the first GPU of
    *  its etp expert-TP ranks. */
   std::vector<int> ep_group(int group, int stage) const;

@@ -221,9 +221,10 @@ MemoryFootprint transformer_memory(const ModelParams& model, int micro, const Me
   const double etp = l.expert_tp(); // experts split over etp GPUs; ep x etp x edp = tp x dp
   const double spare = model.moe.experts > 0 ? double(layout.extra_expert_slots) / model.moe.experts : 0.0;
   const double experts = moe_layers * routed / (double(l.ep) * etp) + moe_layers * routed * spare / etp; // + slots
-  // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group), and over the copies' group under DualPipe.
+  // ZeRO shards the dense state over dp x cp (Megatron-Core's dp group), and over the copies' group under DualPipe;
+  // under HSDP over one shard group's dp / dp_replicate replicas x cp.
   const double edp = std::max(1.0, double(l.dp) * l.tp / (etp * l.ep)) * layout.model_copies;
-  const double shards = double(l.dp) * l.cp * layout.model_copies;
+  const double shards = double(l.shard_dp()) * l.cp * layout.model_copies;
   MemoryFootprint f;
   add_model_state(f, model, layout, ModelCounts{params, experts, dense_layers, moe_layers, shards, edp});
   const double s = double(model.seq) / l.cp, b = micro, h = model.hidden, t = l.tp; // a rank's 1/cp of the sequence

@@ -107,6 +107,7 @@ const std::map<std::string, const char*>& size_flags()
       {"pipeline-model-parallel-size", "workload.parallel.pp"},
       {"virtual-pipeline-model-parallel-size", "workload.parallel.vpp"},
       {"context-parallel-size", "workload.parallel.cp"},
+      {"num-distributed-optimizer-instances", "workload.parallel.dp_replicate"},
       {"expert-model-parallel-size", "workload.parallel.ep"},
       {"expert-tensor-parallel-size", "workload.parallel.etp"},
       {"num-experts", "workload.model.moe.experts"},

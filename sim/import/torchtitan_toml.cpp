@@ -177,9 +177,8 @@ void TomlReader::parallelism()
   const auto replicate = integer(table_of("data_parallel_replicate_degree"), "data_parallel_replicate_degree");
   if (!shard || *shard != 1) // FSDP2 shards parameters, gradients and optimizer state over its shard group
     run_.set("workload.parallel.zero", 3);
-  if (replicate && *replicate > 1)
-    approximated_.push_back("[parallelism] data_parallel_replicate_degree (HSDP: ZeRO-3 shards over all data-parallel "
-                            "ranks here, not over the shard group alone)");
+  if (replicate && *replicate > 1 && (!shard || *shard != 1)) // HSDP; a shard degree of 1 is plain DDP
+    run_.set("workload.parallel.dp_replicate", int(*replicate));
   // How context-parallel ranks exchange keys and values (torchtitan's default: allgather, the shards gathered after
   // the first block of attention; alltoall passes them round the ring).
   const char* rotate_at = table_of("context_parallel_rotate_method");

@@ -70,6 +70,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const Plan& p)
           {"ep", std::to_string(l.ep)},
           {"etp", std::to_string(l.expert_tp())},
           {"zero", std::to_string(l.zero)},
+          {"dp_replicate", std::to_string(l.dp_replicate)},
           {"sequence_parallel", l.sequence_parallel ? "true" : "false"},
           {"cp_comm", cp_comm_name(l.cp_comm)},
           {"placement", placement_name(l.placement)},

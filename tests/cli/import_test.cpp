@@ -854,3 +854,32 @@ TEST(Import, MoeDispatcherFlagsChooseTheDispatcher)
       << i.r.err;
   EXPECT_FALSE(std::filesystem::exists(i.file));
 }
+
+TEST(Import, ReplicatedShardsAreReadFromEachSource)
+{
+  // HSDP: torchtitan's data_parallel_replicate_degree beside a shard degree other than 1, Megatron-LM's
+  // --num-distributed-optimizer-instances and Megatron-Bridge's ddp.num_distributed_optimizer_instances.
+  const auto hsdp =
+      import_405b_with("data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 2", "hsdp");
+  ASSERT_EQ(hsdp.r.code, 0) << hsdp.r.err;
+  const auto titan = training(cs::load_scenario(hsdp.file.string(), {}));
+  EXPECT_EQ(titan.parallel.dp_replicate, 2);
+  EXPECT_EQ(titan.parallel.zero, 3);
+  EXPECT_EQ(hsdp.r.err.find("data_parallel_replicate_degree"), std::string::npos) << hsdp.r.err;
+  // A shard degree of 1 replicates whole: plain data parallelism.
+  const auto ddp = import_405b_with("data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = -1",
+                                    "data_parallel_replicate_degree = 8\ndata_parallel_shard_degree = 1", "ddp");
+  ASSERT_EQ(ddp.r.code, 0) << ddp.r.err;
+  EXPECT_EQ(training(cs::load_scenario(ddp.file.string(), {})).parallel.dp_replicate, 1);
+  EXPECT_EQ(training(cs::load_scenario(ddp.file.string(), {})).parallel.zero, 0);
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --global-batch-size 64 --bf16 ";
+  for (const std::string flags : {"--use-distributed-optimizer --num-distributed-optimizer-instances 2",
+                                  "ddp.use_distributed_optimizer=true ddp.num_distributed_optimizer_instances=2"}) {
+    const auto i = import_args(dense + flags);
+    ASSERT_EQ(i.r.code, 0) << i.r.err;
+    const auto t = training(cs::load_scenario(i.file.string(), {}));
+    EXPECT_EQ(t.parallel.dp_replicate, 2) << flags;
+    EXPECT_EQ(t.parallel.zero, 1) << flags;
+  }
+}

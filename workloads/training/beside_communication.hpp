@@ -13,7 +13,8 @@ namespace cs {
 double beside_communication(double t, double c, double f);
 
 /** ZeRO-3: every pass gathers its parameters and every backward reduce-scatters its gradients beside it, slowing
- *  the layer's kernels while they run. */
+ *  the layer's kernels while they run. `g` is ZeRO's shard group; under HSDP the all-reduce of each shard across the
+ *  groups is not counted here [recon]. */
 void slow_beside_zero3(PieceTimes& layer, const ModelParams& model, int tp, const FrameworkProfile& fw,
                        const GroupShape& g);
 

@@ -90,7 +90,7 @@ StageSet layer_graph_stages(const TrainingParams& params, const KernelCostModel&
   // precision, sharded by ZeRO as for transformers), its layers' outputs per sample x micro x microbatches held,
   // and the gradient bucket.
   const double e = dtype_bytes(params.model.dtype), bucket = params.gradient_bucket.value;
-  const int zero = shape.parallel.zero, dp = shape.parallel.dp;
+  const int zero = shape.parallel.zero, dp = shape.parallel.shard_dp(); // the replicas ZeRO shards over
   std::vector<double> stage_params;
   for (const auto& c : out.stages)
     stage_params.push_back(c.params);

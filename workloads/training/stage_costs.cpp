@@ -54,7 +54,8 @@ double optimizer_parameters(const StageSet& set, int device, const ParallelLayou
   }
   const int dp = parallel.dp, copies = set.map.chains(); // DualPipe shards both copies' state over their group
   const double edp = std::max(1, dp / parallel.ep_replicas()) * copies;
-  return sharded ? dense / (double(dp) * parallel.cp * copies) + experts / edp : dense + experts; // over dp x cp
+  const double shards = double(parallel.shard_dp()) * parallel.cp * copies; // over dp x cp (HSDP: one shard group)
+  return sharded ? dense / shards + experts / edp : dense + experts;
 }
 
 double fp8_weights(const StageSet& set, int device)
@@ -446,7 +447,7 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   PieceTimes embedding = piece_times(embedding_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
   const bool dp_beside = shape.price_dp_beside && parallel.dp > 1;
   if (parallel.zero >= 3 && dp_beside && fw.comm_sm_fraction > 0)
-    slow_beside_zero3(layer, model, tp, fw, group_shape(platform, parallel.dp_group(0)));
+    slow_beside_zero3(layer, model, tp, fw, group_shape(platform, parallel.shard_group(0)));
   StageSet out;
   out.parameters = total_parameters(model);
   out.model_flops_per_iteration = megatron_model_flops(model, params.batch.global);
@@ -489,7 +490,7 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
     out.stages.push_back(cut_stage(model, tp, cut, vs, first_layer));
   }
   if (dp_beside && parallel.zero < 3 && fw.overlap != GradientOverlap::AFTER_BACKWARD && fw.comm_sm_fraction > 0)
-    slow_beside_reduction(out.stages, params, parallel.zero, group_shape(platform, parallel.dp_group(0)));
+    slow_beside_reduction(out.stages, params, parallel.zero, group_shape(platform, parallel.shard_group(0)));
   out.memory = stage_memory(params, out.layers_per_stage, shape, platform.hosts_per_machine);
   return out;
 }

@@ -166,6 +166,33 @@ void check_pipeline(const WorkloadEnv& env, const TrainingParams& params, int dp
     throw env.error_at("workload.batch.global", verdict->second);
 }
 
+// HSDP: the replicas of the sharded state divide dp, and there is a sharded state to replicate. Routed experts shard
+// over their own expert-data-parallel group, and DualPipe's two copies share theirs: neither is split here.
+void check_replicated_shards(const WorkloadEnv& env, const TrainingParams& params, int dp)
+{
+  const auto& p = params.parallel;
+  if (p.dp_replicate == 1)
+    return;
+  const char* key = "workload.parallel.dp_replicate";
+  if (p.zero < 1)
+    throw env.error_at(
+        blamed_key(env, {key, "workload.parallel.zero"}),
+        fmt::format("dp_replicate = {} replicates ZeRO's shards: it needs zero 1, 2 or 3", p.dp_replicate));
+  if (dp % p.dp_replicate != 0)
+    throw env.error_at(key, fmt::format("dp_replicate = {} must divide dp = {}", p.dp_replicate, dp));
+  if (dp / p.dp_replicate * p.cp < 2)
+    throw env.error_at(key, fmt::format("dp_replicate = {} leaves shard groups of one rank (dp {} x cp {}): that is "
+                                        "plain data parallelism, zero 0",
+                                        p.dp_replicate, dp, p.cp));
+  if (params.model.moe.enabled())
+    throw env.error_at(key, "dp_replicate with routed experts is not modelled (they shard over their own "
+                            "expert-data-parallel group)");
+  const auto schedule = Registry<PipelineSchedule>::instance().create(pipeline_schedule_name(params, *env.policies));
+  if (p.pp > 1 && schedule->stage_map(p.pp, schedule->chunks(p.vpp)).chains() > 1)
+    throw env.error_at(blamed_key(env, {key, "policies.pipeline"}),
+                       "dp_replicate under a schedule that runs two copies of the model (dualpipe) is not modelled");
+}
+
 // Expert parallelism: an EP group shares a layer's experts, so ep divides the experts and the group's replicas divide
 // dp; expert tensor parallelism is the attention's, or 1 (MoE parallel folding: ep / tp replicas per EP group).
 void check_experts(const WorkloadEnv& env, const TrainingParams& params, const ParallelLayout& layout)
@@ -337,6 +364,7 @@ void TrainingWorkload::check(const WorkloadEnv& env) const
                                    params.batch.global, dp, params.batch.micro,
                                    static_cast<long long>(dp) * params.batch.micro));
   check_experts(env, params, p.layout(gpus));
+  check_replicated_shards(env, params, dp);
   check_ep_overlap(env, params);
   check_shared_expert_overlap(env, params);
   if (p.vpp > 1 && p.pp == 1)

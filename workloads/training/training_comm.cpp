@@ -79,11 +79,11 @@ int CommEmitter::task_of(const PipelineTasks& p, int device, std::size_t op, int
 }
 
 SyncRequest CommEmitter::group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
-                                       const std::vector<int>& replicas)
+                                       const std::vector<int>& replicas, int first, int count)
 {
   SyncRequest req;
   if (replicas.empty()) { // the dense group: every replica's CP ranks; CP rank 0 of a built replica is simulated
-    for (int r = 0; r < plan_.parallel.dp; ++r)
+    for (int r = first; r < (count > 0 ? first + count : plan_.parallel.dp); ++r)
       for (int c = 0; c < cp_; ++c) {
         const int host = plan_.parallel.host(RankCoords{r, device, c, 0});
         const bool simulated = c == 0 && r < built_;
@@ -158,6 +158,10 @@ void CommEmitter::reduce_bucket(int it, std::size_t b, const Bucket& k, const st
     ready.push_back(task_of(replicas[r], d, k.op, k.piece));
   const TaskLabels labels{
       it, k.stage, -1, -1, out_.graph.intern("gradient-sync"), CommKind::GRADIENT_SYNC, static_cast<int>(b)};
+  if (replicated()) { // no twins: HSDP runs one copy of the model
+    reduce_replicated(d, k.bytes, ready, labels, done);
+    return;
+  }
   SyncRequest req = group_request(d, k.bytes, ready, labels);
   // DualPipe: the other copy's stage at the same place holds the same parameters; its gradients join the reduction,
   // from its own device, once its matching pass completes.
@@ -292,7 +296,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
     // does it in the first microbatch's forward and caches them) [recon: placed after the optimizer step; under
     // ZeRO-3 each rank casts its shard before the gathers, as FP8 all-gathers do].
     if (const auto& fp8 = plan_.params->model.fp8) {
-      const double shards = double(plan_.parallel.dp) * plan_.parallel.cp * plan_.stages->map.chains();
+      const double shards = double(plan_.parallel.shard_dp()) * plan_.parallel.cp * plan_.stages->map.chains();
       // Kept as FP8 parameters (fp8_param_gather), each rank casts its own shard and the gather carries the casts.
       const bool own_shard = zero3_ || (sharded_ && fw.fp8_param_gather);
       const double weights = fp8_weights(*plan_.stages, h % pp) / (own_shard ? shards : 1.0);
@@ -330,7 +334,7 @@ std::vector<int> CommEmitter::iteration(int it, const std::vector<PipelineTasks>
     };
     SyncRequest req = group_request(d, bytes, ready(d), labels);
     const std::size_t own = twin >= 0 ? join(req, group_request(twin, bytes, ready(twin), labels)) : 0;
-    const auto members = plan_.sync->gather(out_.graph, req);
+    const auto members = replicated() ? gather_dense(d, bytes, ready(d), labels) : plan_.sync->gather(out_.graph, req);
     for (int r = 0; r < built_; ++r) {
       gathered[r * pp + d].push_back(members[r * cp_]);
       if (twin >= 0)
@@ -413,7 +417,7 @@ void CommEmitter::gather_slot(int it, int d, const std::vector<Slot>& slots, std
     out_.graph.add_dependency(member, replicas[r].ops[d][slots[s].op].piece_first.at(slots[s].piece));
   };
   if (slots[s].bytes > 0) {
-    const auto members = plan_.sync->gather(out_.graph, group_request(d, slots[s].bytes, ready, lab));
+    const auto members = gather_dense(d, slots[s].bytes, ready, lab);
     for (int r = 0; r < built_; ++r)
       before_piece(r, members[r * cp_]);
   }

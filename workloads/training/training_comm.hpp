@@ -39,8 +39,19 @@ private:
   std::vector<Bucket> plan_buckets(const PipelineTasks& replica0) const;
   std::vector<Slot> plan_slots(int device, const PipelineTasks& replica0) const;
   double gathered_bytes_per_parameter(int vs) const;
+  /** The dense group of `device`'s stage: every replica's CP ranks (`replicas` empty), or from replica `first` on,
+   *  `count` replicas' (0: to the last); or the replicas `replicas`, CP rank 0 each. */
   SyncRequest group_request(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
-                            const std::vector<int>& replicas = {});
+                            const std::vector<int>& replicas = {}, int first = 0, int count = 0);
+  /** HSDP (dp_replicate > 1): ZeRO's group is one shard group of dp / dp_replicate replicas. */
+  bool replicated() const { return sharded_ && plan_.parallel.dp_replicate > 1; }
+  /** HSDP: a bucket reduce-scattered inside each shard group, then each member's shard all-reduced across the groups
+   *  with the members at its place (replicated_shards.cpp). Per replica, what its optimizer step waits for. */
+  void reduce_replicated(int device, double bytes, const std::vector<int>& ready, TaskLabels labels,
+                         std::vector<std::vector<int>>& done);
+  /** ZeRO's all-gather of `bytes` over the dense group, one per shard group under HSDP: per member (replica x cp +
+   *  CP rank), the task its consumers wait for. */
+  std::vector<int> gather_dense(int device, double bytes, const std::vector<int>& ready, TaskLabels labels);
   /** The expert-data-parallel group of the replicas `group` (one per EP group, expert_dp_replicas): CP rank 0's, each
    *  other CP rank's group (an EP rank of its own) beside it as a copy; without expert parallelism (ep = 1) the
    *  dense group, every replica's CP ranks. */

@@ -32,6 +32,7 @@ ParallelLayout ParallelParams::layout(long long gpus) const
   out.etp = etp;
   out.dp = dp_on(gpus);
   out.zero = zero;
+  out.dp_replicate = dp_replicate;
   out.sequence_parallel = sequence_parallel;
   out.cp_comm = cp_comm;
   out.placement = placement;
@@ -48,6 +49,7 @@ void ParallelParams::assign(const ParallelLayout& l)
   etp = l.etp;
   dp = l.dp;
   zero = l.zero;
+  dp_replicate = l.dp_replicate;
   sequence_parallel = l.sequence_parallel;
   cp_comm = l.cp_comm;
   placement = l.placement;
@@ -148,6 +150,8 @@ void check_parallel(const ObjectReader& p, TrainingParams& params)
   p.require_at_most("etp", params.parallel.etp, kMaxGpus);
   if (!p.describing() && (params.parallel.zero < 0 || params.parallel.zero > 3))
     p.fail_at("zero", "parallel.zero must be 0, 1, 2 or 3");
+  p.require_positive("dp_replicate", params.parallel.dp_replicate);
+  p.require_at_most("dp_replicate", params.parallel.dp_replicate, kMaxGpus);
 }
 
 } // namespace
@@ -183,6 +187,10 @@ void read_training(ObjectReader& r, TrainingParams& params)
              "expert tensor-parallel degree, a divisor of tp (0 = tp; expert_tensor_parallel_size)")
       .field("sequence_parallel", params.parallel.sequence_parallel, "Megatron sequence parallelism")
       .field("zero", params.parallel.zero, "ZeRO stage 0-3")
+      .field("dp_replicate", params.parallel.dp_replicate,
+             "HSDP: replicas of the ZeRO-sharded state (torchtitan's data_parallel_replicate_degree, Megatron-Core's "
+             "num_distributed_optimizer_instances); ZeRO shards over dp / dp_replicate replicas and the shards are "
+             "all-reduced across the replicas (1 = shard over every replica)")
       .choice("partition", params.parallel.partition,
               {{"even", StagePartition::EVEN}, {"balanced", StagePartition::BALANCED}},
               "pipeline stages: even (layers divide equally) or balanced (the output layer's stage takes fewer "

@@ -34,6 +34,7 @@ struct ParallelParams {
   bool sequence_parallel = false;
   CpComm cp_comm = CpComm::P2P;
   int zero = 0;
+  int dp_replicate = 1; // HSDP: replicas of the ZeRO-sharded state (ParallelLayout::dp_replicate)
   StagePartition partition = StagePartition::EVEN;
   Placement placement = Placement::TP_PP_DP;
   std::vector<int> stage_layers; // layers of each virtual stage, given (e.g. by `clustersim plan`); overrides partition

@@ -132,7 +132,10 @@ std::string summary_text(const TrainingParams& params, const RunEnv& env, const 
       fmt::format("  workload  {}, {:.3g}B params, {}; dp {}{} x {} microbatches of {}\n", shape, tr.parameters / 1e9,
                   params.model.fp8 ? params.model.dtype + " with FP8 " + params.model.fp8->name() : params.model.dtype,
                   tr.ranks / tr.pipeline_stages / tr.tensor_parallel / params.parallel.cp,
-                  (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
+                  (params.parallel.dp_replicate > 1 ? fmt::format(" (HSDP: {} replicas of the ZeRO-{} shards)",
+                                                                  params.parallel.dp_replicate, params.parallel.zero)
+                                                    : std::string()) +
+                      (tr.tensor_parallel > 1 ? fmt::format(" x tp {}", tr.tensor_parallel) : std::string()) +
                       (params.parallel.cp > 1 ? fmt::format(" x cp {}", params.parallel.cp) : std::string()) +
                       (tr.pipeline_stages > 1 ? fmt::format(" x pp {} ({})", tr.pipeline_stages,
                                                             pipeline_schedule_name(params, *env.policies))
