@@ -71,12 +71,19 @@ std::string schedule_label(const Plan& p, bool moe, const ColumnWidths& w)
   return schedule;
 }
 
+// The ZeRO column's text: the stage, and "/rN" for N HSDP replicas of the sharded state.
+std::string zero_label(const Plan& p)
+{
+  return p.parallel.dp_replicate > 1 ? fmt::format("{}/r{}", p.parallel.zero, p.parallel.dp_replicate)
+                                     : std::to_string(p.parallel.zero);
+}
+
 std::string describe(const Plan& p, bool moe, const ColumnWidths& w)
 {
   return fmt::format("{:>3} {:>3} {:>3} {:>3}  {:<{}} {:>5}  {:<{}} {:<10} {:>4}  {:<3}  {:<{}}", p.parallel.dp,
                      p.parallel.tp, p.parallel.cp, p.parallel.pp, schedule_label(p, moe, w), w.schedule, p.micro,
-                     recompute_label(p), w.recompute, p.fp8, p.parallel.zero,
-                     p.parallel.sequence_parallel ? "yes" : "no", layers_label(p), w.layers);
+                     recompute_label(p), w.recompute, p.fp8, zero_label(p), p.parallel.sequence_parallel ? "yes" : "no",
+                     layers_label(p), w.layers);
 }
 
 // --fp8: the recipes to search. "all" is none and every registered recipe the scenario's device can run.
@@ -183,6 +190,7 @@ PlanOptions plan_options(const PlanCommand& c, const Scenario& base)
   options.search_recompute_modules = c.recompute_modules;
   options.search_placement = c.placements;
   options.dispatchers = dispatcher_choices(c.dispatchers, base);
+  options.search_hsdp = c.hsdp;
   if (!c.memory_limit.empty()) {
     std::string error;
     auto bytes = units::parse_bytes(c.memory_limit, &error);
@@ -245,7 +253,7 @@ int command_plan(const PlanCommand& c)
     std::cout << "\n" << own_plan_line(own_plan(base, options, search.budget_bytes, &*own_timing), search.best.front());
   std::string csv = "rank,dp,tp,pp,vpp,schedule,micro,recompute,zero,sequence_parallel,stage_layers,iteration_time_s,"
                     "throughput_samples_per_s,tflops_per_gpu,memory_bytes,simgrid_iteration_time_s,ep,etp,cp,fp8,"
-                    "recompute_modules,placement,dispatcher\n";
+                    "recompute_modules,placement,dispatcher,dp_replicate\n";
   const int confirm = std::min<int>(c.confirm, static_cast<int>(search.best.size()));
   if (confirm > 0)
     std::cout << "\n  confirmed on the simgrid backend:\n";
@@ -261,13 +269,14 @@ int command_plan(const PlanCommand& c)
     std::string layers;
     for (int l : p.stage_layers)
       layers += (layers.empty() ? "" : " ") + std::to_string(l);
-    csv += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{}\n", i + 1, p.parallel.dp,
-        p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro, recompute_name(p.recompute), p.parallel.zero,
-        p.parallel.sequence_parallel ? 1 : 0, layers, p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
-        simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
-        p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8,
-        fmt::format("{}", fmt::join(p.recompute_modules, " ")), placement_name(p.parallel.placement), p.dispatcher);
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{},{},{},{}\n",
+                       i + 1, p.parallel.dp, p.parallel.tp, p.parallel.pp, p.parallel.vpp, p.schedule, p.micro,
+                       recompute_name(p.recompute), p.parallel.zero, p.parallel.sequence_parallel ? 1 : 0, layers,
+                       p.iteration_s, p.samples_per_s, p.tflops_per_gpu, p.memory_bytes,
+                       simgrid > 0 ? fmt::format("{:.9g}", simgrid) : std::string(), p.parallel.ep,
+                       p.parallel.etp > 0 ? p.parallel.etp : p.parallel.tp, p.parallel.cp, p.fp8,
+                       fmt::format("{}", fmt::join(p.recompute_modules, " ")), placement_name(p.parallel.placement),
+                       p.dispatcher, p.parallel.dp_replicate);
   }
   if (!c.out_dir.empty()) {
     const std::string yaml = plan_scenario_yaml(base, c.gpus, search.best.front());
@@ -304,6 +313,10 @@ std::vector<Command> add_plan_commands(CLI::App& app)
   planner->add_flag("--placements", c->placements,
                     "search pipelined plans in both rank orders: tp-pp-dp (a replica's stages together) and tp-dp-pp "
                     "(Megatron-Core's default, the pipeline outermost); default: the scenario's order only");
+  planner->add_flag("--hsdp", c->hsdp,
+                    "also search plans with ZeRO as HSDP (parallel.dp_replicate): shards over the data-parallel "
+                    "replicas of one node, two nodes, four, ..., all-reduced across the groups; default: shard over "
+                    "every replica");
   planner->add_option("--fp8", c->fp8,
                       "FP8 recipes to search, comma-separated: none (bf16 GEMMs), a recipe (tensorwise, delayed, "
                       "blockwise, mxfp8), or all (none and every recipe the device runs); default: the scenario's");

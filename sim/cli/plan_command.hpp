@@ -19,6 +19,7 @@ struct PlanCommand {
   bool recompute_modules = false; // search selective recomputation over sets of recompute modules
   bool placements = false;        // search both rank orders (tp-pp-dp, tp-dp-pp) for pipelined plans
   std::string dispatchers;        // MoE: comma-separated token dispatchers to search, or "all"; empty = the scenario's
+  bool hsdp = false;              // also search ZeRO plans as HSDP (shard groups of whole nodes)
   std::string out_dir;            // optional: plans.csv and best.yaml
 };
 

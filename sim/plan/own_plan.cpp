@@ -162,7 +162,7 @@ OwnPlan own_plan(const Scenario& base, const PlanOptions& options, double budget
   std::string nearest; // the fields the tree's nearest plan differs in, with the own plan's and the tree's values
   std::size_t fewest = own_fields.size() + 1;
   for (Plan p : enumerate_plans(base, options.gpus, fp8, options.search_recompute_modules, options.search_placement,
-                                options.dispatchers)) {
+                                options.dispatchers, options.search_hsdp)) {
     p.stage_layers.clear();
     if (plan_key(p, p.parallel.zero) == key) {
       own.searched = true;

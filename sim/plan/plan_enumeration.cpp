@@ -120,11 +120,33 @@ std::vector<std::pair<Recompute, std::vector<std::string>>> recompute_choices(co
   return out;
 }
 
+// `plan`, and with `hsdp` (a dense plan with ZeRO and one copy of the model) its HSDP variants: shard groups of the
+// replicas one node holds of stage 0, then twice as many, while they are fewer than dp (training_checks.cpp's rules).
+void push_with_shard_groups(std::vector<Plan>& out, Plan plan, bool hsdp, int gpus_per_node)
+{
+  out.push_back(plan);
+  const ParallelLayout& p = plan.parallel;
+  if (!hsdp || p.zero < 1 || p.ep > 1 || p.dp < 2 || plan.dispatcher != "" ||
+      (!plan.schedule.empty() &&
+       Registry<PipelineSchedule>::instance().create(plan.schedule)->stage_map(p.pp, p.vpp).chains() > 1))
+    return;
+  const auto group = p.dp_group(0);
+  int shard = 0; // stage 0's replicas on the first node
+  for (int host : group)
+    shard += host / gpus_per_node == group[0] / gpus_per_node ? 1 : 0;
+  for (; shard < p.dp; shard *= 2) {
+    if (p.dp % shard != 0 || shard * p.cp < 2)
+      continue;
+    plan.parallel.dp_replicate = p.dp / shard;
+    out.push_back(plan);
+  }
+}
+
 } // namespace
 
 std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vector<std::string>& fp8,
                                   bool search_recompute_modules, bool search_placement,
-                                  const std::vector<std::string>& dispatchers)
+                                  const std::vector<std::string>& dispatchers, bool search_hsdp)
 {
   const ModelParams& model = training_of(base).model;
   // A dense model has no dispatcher to choose; an MoE model keeps its own unless told which to try.
@@ -180,11 +202,11 @@ std::vector<Plan> enumerate_plans(const Scenario& base, int gpus, const std::vec
                       plan.fp8 = recipe;
                       plan.dispatcher = dispatcher;
                       plan.parallel.placement = own_order;
-                      out.push_back(plan);
+                      push_with_shard_groups(out, plan, search_hsdp, base.cluster.gpus_per_node);
                       // Megatron-LM runs either order (--use-tp-pp-dp-mapping); they differ only with a pipeline.
                       if (search_placement && pp > 1) {
                         plan.parallel.placement = other_order;
-                        out.push_back(plan);
+                        push_with_shard_groups(out, plan, search_hsdp, base.cluster.gpus_per_node);
                       }
                     }
                 }

@@ -70,6 +70,10 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
   parallel["pp"] = p.pp;
   parallel["vpp"] = p.vpp;
   parallel["zero"] = p.zero;
+  if (p.dp_replicate > 1)
+    parallel["dp_replicate"] = p.dp_replicate;
+  else
+    parallel.remove("dp_replicate");
   parallel["sequence_parallel"] = p.sequence_parallel;
   parallel["partition"] = p.partition == StagePartition::BALANCED ? "balanced" : "even";
   parallel["placement"] = placement_name(p.placement);

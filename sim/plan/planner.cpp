@@ -461,8 +461,8 @@ PlanSearch search_plans(const Scenario& base, const PlanOptions& options)
   std::vector<std::string> fp8 = options.fp8;
   if (fp8.empty()) // the scenario's own
     fp8.push_back(tr(base).model.fp8 ? tr(base).model.fp8->name() : "none");
-  const std::vector<Plan> plans =
-      enumerate_plans(base, gpus, fp8, options.search_recompute_modules, options.search_placement, options.dispatchers);
+  const std::vector<Plan> plans = enumerate_plans(base, gpus, fp8, options.search_recompute_modules,
+                                                  options.search_placement, options.dispatchers, options.search_hsdp);
   Bounding bounding{base, gpus, device, *cost, out.budget_bytes};
   // Split where it pays: thousands of plans, and workers on more than one core.
   const bool split = pool.workers() > 1 && plans.size() >= options.split_bounding_from;

@@ -20,6 +20,7 @@ struct PlanOptions {
   bool search_recompute_modules = false; // selective recomputation over sets of recompute modules
   bool search_placement = false;         // pipelined plans in both rank orders, not only the scenario's
   std::vector<std::string> dispatchers;  // MoE token dispatchers to try; empty: the scenario's own
+  bool search_hsdp = false;              // ZeRO plans also as HSDP (parallel.dp_replicate), shard groups of whole nodes
   int jobs = 1; // plans simulated side by side (child processes); the best plans do not depend on it, the counts may
   // From this many plans (and with jobs > 1), half of them are checked and bounded in a forked child; the search is
   // the same either way.

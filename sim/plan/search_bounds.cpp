@@ -14,10 +14,10 @@ namespace cs {
 std::string plan_key(const Plan& plan, int zero)
 {
   const ParallelLayout& p = plan.parallel;
-  std::string key =
-      fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp, p.ep, p.expert_tp(),
-                  zero, p.sequence_parallel, static_cast<int>(p.cp_comm), static_cast<int>(p.placement), plan.micro,
-                  plan.schedule, static_cast<int>(plan.recompute), plan.fp8, plan.dispatcher);
+  std::string key = fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}", p.dp, p.tp, p.cp, p.pp, p.vpp,
+                                p.ep, p.expert_tp(), zero, p.dp_replicate, p.sequence_parallel,
+                                static_cast<int>(p.cp_comm), static_cast<int>(p.placement), plan.micro, plan.schedule,
+                                static_cast<int>(plan.recompute), plan.fp8, plan.dispatcher);
   for (const auto& m : plan.recompute_modules)
     key += " " + m;
   key += " |";

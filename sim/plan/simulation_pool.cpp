@@ -69,6 +69,7 @@ nlohmann::json plan_json(const Plan& plan)
           {"ep", p.ep},
           {"etp", p.etp},
           {"zero", p.zero},
+          {"dp_replicate", p.dp_replicate},
           {"sp", p.sequence_parallel},
           {"cp_comm", static_cast<int>(p.cp_comm)},
           {"placement", static_cast<int>(p.placement)},
@@ -93,6 +94,7 @@ Plan plan_from_json(const nlohmann::json& j)
   p.ep = j.at("ep");
   p.etp = j.at("etp");
   p.zero = j.at("zero");
+  p.dp_replicate = j.at("dp_replicate");
   p.sequence_parallel = j.at("sp");
   p.cp_comm = static_cast<CpComm>(j.at("cp_comm").get<int>());
   p.placement = static_cast<Placement>(j.at("placement").get<int>());

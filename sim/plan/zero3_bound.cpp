@@ -52,8 +52,8 @@ std::vector<double> zero3_gather_seconds(const TrainingParams& params, const Pla
   const bool once = params.framework.keeps_stages_gathered(p);
   std::vector<double> out;
   for (std::size_t d = 0; d < counts.size(); ++d) {
-    std::vector<int> hosts; // the device's data-parallel group as the run forms it (its TP rank 0s)
-    for (int r = 0; r < p.dp; ++r)
+    std::vector<int> hosts; // the device's shard group as the run forms it (its TP rank 0s; HSDP: one group's)
+    for (int r = 0; r < p.shard_dp(); ++r)
       for (int c = 0; c < p.cp; ++c)
         hosts.push_back(p.host(RankCoords{r, static_cast<int>(d), c, 0}));
     const double per_byte = least_seconds_per_byte(group_shape(platform, hosts));
@@ -84,7 +84,7 @@ std::vector<double> zero12_gather_seconds(const TrainingParams& params, const Pl
     std::vector<int> hosts; // the reduction's group, as CommEmitter forms it (TP rank 0s; with the twin's after)
     for (int device :
          map.chains() > 1 ? std::vector<int>{d, map.device_of(map.twin(map.stage(d, 0)))} : std::vector<int>{d})
-      for (int r = 0; r < p.dp; ++r)
+      for (int r = 0; r < p.shard_dp(); ++r) // HSDP: the gathers stay in one shard group
         for (int c = 0; c < p.cp; ++c)
           hosts.push_back(p.host(RankCoords{r, device, c, 0}));
     double bytes = 0;

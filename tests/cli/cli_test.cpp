@@ -919,7 +919,7 @@ TEST(Cli, PlanSearchesFp8RecipesTheDeviceRuns)
 TEST(Cli, PlanSearchesDispatchersAndRefusesThemWithoutExperts)
 {
   // Mixtral cut to 2 layers on two nodes of 4 GPUs, every dispatcher searched: the table names each plan's, plans.csv
-  // has a dispatcher column (its last) and best.yaml writes the best plan's.
+  // has a dispatcher column (before dp_replicate, the last) and best.yaml writes the best plan's.
   fs::path out = fresh_dir("plan_dispatch");
   const std::string mixtral = src("scenarios/moe-mixtral.yaml") +
                               " --set workload.model.layers=2 --set workload.batch.global=16 --set "
@@ -927,8 +927,10 @@ TEST(Cli, PlanSearchesDispatchersAndRefusesThemWithoutExperts)
   auto all = clustersim("plan " + mixtral + " --gpus 8 --top 3 --dispatchers all --out " + out.string());
   ASSERT_EQ(all.code, 0) << all.err;
   const auto [header, first] = plans_head(out / "plans.csv");
-  EXPECT_EQ(header.substr(header.rfind(',') + 1), "dispatcher");
-  const std::string dispatcher = first.substr(first.rfind(',') + 1);
+  const std::string tail = ",dispatcher,dp_replicate";
+  EXPECT_EQ(header.substr(header.size() - tail.size()), tail) << header;
+  const std::string row = first.substr(0, first.rfind(','));
+  const std::string dispatcher = row.substr(row.rfind(',') + 1);
   EXPECT_NE(all.out.find(" " + dispatcher + " "), std::string::npos) << all.out;
   std::ifstream best(out / "best.yaml");
   const std::string yaml((std::istreambuf_iterator<char>(best)), std::istreambuf_iterator<char>());
@@ -956,8 +958,9 @@ TEST(Cli, PlanSearchesRecomputeModules)
   std::string header, first;
   std::getline(csv, header);
   std::getline(csv, first);
-  // The last three columns: the recompute modules, the plan's rank order and (MoE models only) its dispatcher.
-  const std::string tail = ",recompute_modules,placement,dispatcher";
+  // The last four columns: the recompute modules, the plan's rank order, (MoE models only) its dispatcher and its
+  // replicas of the sharded state (plan --hsdp).
+  const std::string tail = ",recompute_modules,placement,dispatcher,dp_replicate";
   EXPECT_EQ(header.substr(header.size() - tail.size()), tail) << header;
   const auto from_end = [](const std::string& line, int k) { // the k-th column from the end (0: the last)
     std::size_t end = line.size();
@@ -966,9 +969,10 @@ TEST(Cli, PlanSearchesRecomputeModules)
     const std::size_t start = line.rfind(',', end - 1);
     return line.substr(start + 1, end - start - 1);
   };
-  EXPECT_EQ(from_end(first, 2), "layernorm");
-  EXPECT_EQ(from_end(first, 1), "tp-pp-dp"); // galvatron-llama70b.yaml's order
-  EXPECT_EQ(from_end(first, 0), "");         // a dense model dispatches nothing
+  EXPECT_EQ(from_end(first, 3), "layernorm");
+  EXPECT_EQ(from_end(first, 2), "tp-pp-dp"); // galvatron-llama70b.yaml's order
+  EXPECT_EQ(from_end(first, 1), "");         // a dense model dispatches nothing
+  EXPECT_EQ(from_end(first, 0), "1");        // every replica one shard group without --hsdp
   std::ifstream best(out / "best.yaml");
   const std::string yaml((std::istreambuf_iterator<char>(best)), std::istreambuf_iterator<char>());
   EXPECT_NE(yaml.find("recompute_modules"), std::string::npos) << yaml;

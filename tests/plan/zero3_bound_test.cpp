@@ -4,6 +4,7 @@
 #include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
+#include "sim/plan/search_bounds.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "tests/plan/every_plan.hpp"
 #include "workloads/training/training_workload.hpp"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <unistd.h>
 
 namespace {
@@ -180,4 +182,61 @@ TEST(ZeroThreeBound, FpEightParameterGathersBoundTheStepAtTheirOwnBytes)
   }
   EXPECT_GT(zero3, 5);
   EXPECT_GT(sharded, 5);
+}
+
+TEST(ZeroThreeBound, HsdpPlansAreBoundByTheirShardGroupsGathers)
+{
+  // `plan --hsdp` on 2 nodes behind 25 Gb/s NICs: a ZeRO plan also comes with shard groups of one node (the shards
+  // all-reduced between the nodes). Every plan's bound stays below its simulated step; an HSDP plan's gathers run on
+  // NVLink, so their bound is below the same plan's over both nodes, and its ZeRO-3 step is faster.
+  const cs::Scenario base = slow_network_gpt();
+  cs::PlanOptions options;
+  options.gpus = 16;
+  options.top = 100000;
+  options.exhaustive = true;
+  options.search_hsdp = true;
+  const cs::PlanSearch every = cs::search_plans(base, options);
+  const cs::DeviceSpec& device = *cs::DeviceCatalog::builtin().find("h100-sxm5");
+  const auto cost = cs::make_cost_model(device, *cs::builtin_profile("h100-sxm5"));
+  auto key = [](cs::Plan p) {
+    p.parallel.dp_replicate = 1;
+    p.stage_layers.clear();
+    return cs::plan_key(p, p.parallel.zero);
+  };
+  std::map<std::string, const cs::Plan*> whole;
+  for (const cs::Plan& p : every.best)
+    if (p.parallel.dp_replicate == 1)
+      whole[key(p)] = &p;
+  int hsdp = 0, faster = 0;
+  for (const cs::Plan& p : every.best) {
+    EXPECT_LE(p.bound_s, p.iteration_s * (1 + 1e-9)) << p.parallel.dp << " " << p.parallel.dp_replicate;
+    if (p.parallel.dp_replicate == 1)
+      continue;
+    ++hsdp;
+    const cs::Plan& w = *whole.at(key(p));
+    const cs::Scenario s = cs::plan_scenario(base, 16, p);
+    const cs::TrainingParams& params = cs::workload_as<cs::TrainingWorkload>(s).params;
+    const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
+    const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
+    if (p.parallel.zero >= 3) {
+      const auto order = cs::Registry<cs::PipelineSchedule>::instance()
+                             .create(p.schedule.empty() ? "1f1b" : p.schedule)
+                             ->order(p.parallel.pp, p.parallel.vpp, params.batch.global / (p.parallel.dp * p.micro));
+      const auto counts = cs::pass_counts(order, set.map);
+      const auto in_node = cs::zero3_gather_seconds(params, p, set, platform, counts);
+      const auto across = cs::zero3_gather_seconds(params, w, set, platform, counts);
+      for (std::size_t d = 0; d < in_node.size(); ++d)
+        EXPECT_LT(in_node[d], across[d]);
+      faster += p.iteration_s < w.iteration_s ? 1 : 0;
+    }
+  }
+  EXPECT_GT(hsdp, 10);
+  EXPECT_GT(faster, 5);
+  // The best plan as a scenario (plan --out's best.yaml) keeps its replicas of the shards.
+  const auto first =
+      std::find_if(every.best.begin(), every.best.end(), [](const cs::Plan& p) { return p.parallel.dp_replicate > 1; });
+  ASSERT_NE(first, every.best.end());
+  EXPECT_NE(
+      cs::plan_scenario_yaml(base, 16, *first).find("dp_replicate: " + std::to_string(first->parallel.dp_replicate)),
+      std::string::npos);
 }
