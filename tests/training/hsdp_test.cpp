@@ -128,19 +128,32 @@ TEST(Hsdp, GradientsMeetTheirShardGroupThenTheSamePlaceOfTheOthers)
 
 TEST(Hsdp, OneReplicaStandsForTheOthers)
 {
-  // Two nodes: each node a shard group, the shards all-reduced between the nodes. The fold simulates replica 0 and
-  // gives every replica's step and traffic.
-  const std::string two_nodes =
-      "--set cluster.nodes=2 --set workload.batch.global=32 --set workload.parallel.dp_replicate=2";
-  const HsdpRun all = run_8b(two_nodes + " --replicas all");
-  const HsdpRun one = run_8b(two_nodes + " --replicas one");
-  EXPECT_EQ(one.report["metrics"].value("replicas_simulated", 0.0), 1.0);
-  EXPECT_NEAR(one.report["metrics"].value("iteration_time_s", 0.0) /
-                  all.report["metrics"].value("iteration_time_s", 1.0),
-              1.0, 1e-6);
-  for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
-    EXPECT_NEAR(one.report["metrics"].value(key, 0.0) / all.report["metrics"].value(key, 1.0), 1.0, 1e-6) << key;
-  EXPECT_GT(all.report["metrics"].value("network_bytes_inter_node", 0.0), 0.0);
+  // Two nodes: each node a shard group, the shards all-reduced between the nodes; and with two CP ranks a replica,
+  // whose CP rank 0 stands for the other in the graph (its all-reduces count for both). The fold simulates replica 0
+  // and gives every replica's step and traffic; the traffic between the nodes is the same with cp 2 as with cp 1 (the
+  // same gradients, sharded over 8 places either way).
+  double inter = 0;
+  for (const std::string cp : {"1", "2"}) {
+    const std::string two_nodes =
+        "--set cluster.nodes=2 --set workload.batch.global=" + std::string(cp == "1" ? "32" : "16") +
+        " --set workload.parallel.dp_replicate=2 --set workload.parallel.cp=" + cp;
+    const HsdpRun all = run_8b(two_nodes + " --replicas all");
+    const HsdpRun one = run_8b(two_nodes + " --replicas one");
+    EXPECT_EQ(one.report["metrics"].value("replicas_simulated", 0.0), 1.0);
+    EXPECT_NEAR(one.report["metrics"].value("iteration_time_s", 0.0) /
+                    all.report["metrics"].value("iteration_time_s", 1.0),
+                1.0, 1e-6)
+        << cp;
+    for (const char* key : {"network_bytes", "network_bytes_inter_node", "network_bytes_intra_node"})
+      EXPECT_NEAR(one.report["metrics"].value(key, 0.0) / all.report["metrics"].value(key, 1.0), 1.0, 1e-6)
+          << key << " cp " << cp;
+    const double between = all.report["metrics"].value("network_bytes_inter_node", 0.0);
+    EXPECT_GT(between, 0.0);
+    if (inter > 0) {
+      EXPECT_NEAR(between / inter, 1.0, 1e-6);
+    }
+    inter = between;
+  }
 }
 
 TEST(Hsdp, ReplicasThatCannotHoldAreRefusedAndWriteNothing)
