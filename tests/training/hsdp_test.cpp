@@ -1,9 +1,11 @@
 // HSDP (workload.parallel.dp_replicate): ZeRO shards over groups of dp / dp_replicate replicas, each gradient is
 // reduce-scattered inside its group and its shard all-reduced across the groups, and the gathers stay in the group.
 #include "models/transformer/memory_footprint.hpp"
+#include "platform/platform_spec.hpp"
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_models.hpp"
 #include "tests/test_support.hpp"
+#include "workloads/training/beside_communication.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -177,4 +179,34 @@ TEST(Hsdp, ReplicasThatCannotHoldAreRefusedAndWriteNothing)
     EXPECT_TRUE(std::regex_search(r.err, std::regex(":[0-9]+:[0-9]+: "))) << r.err;
     EXPECT_FALSE(fs::exists(dir)) << args;
   }
+}
+
+TEST(Hsdp, TheCrossGroupAllReduceTakesItsSharesOfTheSmsToo)
+{
+  // Compute beside ZeRO's reductions is slowed by what they take (comm_sm_fraction); under HSDP a reduction is the
+  // shard group's reduce-scatter and the all-reduce of its shard across the groups, here between two nodes.
+  cs::ClusterParams c;
+  c.nodes = 2;
+  c.gpus_per_node = 8;
+  c.network.nics_per_node = 8;
+  const cs::PlatformSpec platform = cs::build_platform_spec(c, cs::testing::h100());
+  cs::ParallelLayout whole;
+  whole.dp = 16;
+  whole.zero = 3;
+  cs::ParallelLayout halves = whole;
+  halves.dp_replicate = 2;
+  const cs::ZeroGroups w = cs::zero_groups(whole, platform), h = cs::zero_groups(halves, platform);
+  EXPECT_FALSE(w.across);
+  ASSERT_TRUE(h.across);
+  EXPECT_EQ(w.members, 16);
+  EXPECT_EQ(h.members, 8);
+  EXPECT_EQ(h.shard.nodes, 1); // one node's GPUs
+  EXPECT_EQ(h.across->nodes, 2);
+  const double bytes = 256e6;
+  const double inside = cs::choose_collective("reduce-scatter", "auto", bytes, h.shard).seconds;
+  const double across = cs::choose_collective("all-reduce", "auto", bytes / 8, *h.across).seconds;
+  EXPECT_DOUBLE_EQ(h.reduce_seconds(bytes, true), inside + across);
+  EXPECT_DOUBLE_EQ(w.reduce_seconds(bytes, true),
+                   cs::choose_collective("reduce-scatter", "auto", bytes, w.shard).seconds);
+  EXPECT_DOUBLE_EQ(h.reduce_seconds(bytes, false), cs::choose_collective("all-reduce", "auto", bytes, h.shard).seconds);
 }

@@ -447,7 +447,7 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   PieceTimes embedding = piece_times(embedding_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
   const bool dp_beside = shape.price_dp_beside && parallel.dp > 1;
   if (parallel.zero >= 3 && dp_beside && fw.comm_sm_fraction > 0)
-    slow_beside_zero3(layer, model, tp, fw, group_shape(platform, parallel.shard_group(0)));
+    slow_beside_zero3(layer, model, tp, fw, zero_groups(parallel, platform));
   StageSet out;
   out.parameters = total_parameters(model);
   out.model_flops_per_iteration = megatron_model_flops(model, params.batch.global);
@@ -490,7 +490,7 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
     out.stages.push_back(cut_stage(model, tp, cut, vs, first_layer));
   }
   if (dp_beside && parallel.zero < 3 && fw.overlap != GradientOverlap::AFTER_BACKWARD && fw.comm_sm_fraction > 0)
-    slow_beside_reduction(out.stages, params, parallel.zero, group_shape(platform, parallel.shard_group(0)));
+    slow_beside_reduction(out.stages, params, parallel.zero, zero_groups(parallel, platform));
   out.memory = stage_memory(params, out.layers_per_stage, shape, platform.hosts_per_machine);
   return out;
 }
