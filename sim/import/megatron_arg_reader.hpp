@@ -57,6 +57,7 @@ private:
   void read_tp_overlap_file(const std::string& path);
   void resolve_window();
   void resolve_dispatcher();
+  void resolve_sharding();
   void uneven_stages();
   void layout_stages();
   void finish();

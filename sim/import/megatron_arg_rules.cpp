@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <fmt/ranges.h>
 #include <set>
 #include <yaml-cpp/yaml.h>
@@ -52,6 +53,33 @@ void ArgReader::resolve_dispatcher()
     ignored_.push_back("--moe-flex-dispatcher-backend " + flex_backend_ + " (read only with the flex dispatcher type)");
   if (flex_sms_ > 0 && dispatcher_type_ == "flex")
     run_.set(chosen == "hybridep" ? "workload.model.moe.hybridep_sms" : "workload.model.moe.deepep_sms", flex_sms_);
+}
+
+// Sharded data parallelism besides the distributed optimizer (ZeRO-1): --use-torch-fsdp2 wraps the model in PyTorch's
+// FSDP2, which shards parameters, gradients and optimizer state (ZeRO-3); Megatron-FSDP (--use-megatron-fsdp) shards
+// by --data-parallel-sharding-strategy (no_shard, its default, optim, optim_grads, optim_grads_params: ZeRO 0 to 3),
+// and its outer strategy no_shard replicates the shards over --num-distributed-optimizer-instances (HSDP).
+void ArgReader::resolve_sharding()
+{
+  static const std::map<std::string, int> stages{
+      {"no_shard", 0}, {"optim", 1}, {"optim_grads", 2}, {"optim_grads_params", 3}};
+  const auto strategy = seen_.find("data-parallel-sharding-strategy");
+  if (strategy != seen_.end() && !stages.count(strategy->second.text))
+    fail(strategy->second, "--data-parallel-sharding-strategy is one of no_shard, optim, optim_grads, "
+                           "optim_grads_params, not '" +
+                               strategy->second.text + "'");
+  if (seen_.count("use-megatron-fsdp"))
+    run_.set("workload.parallel.zero", strategy == seen_.end() ? 0 : stages.at(strategy->second.text));
+  else if (strategy != seen_.end())
+    ignored_.push_back("--data-parallel-sharding-strategy " + strategy->second.text +
+                       " (read only with --use-megatron-fsdp)");
+  if (seen_.count("use-torch-fsdp2"))
+    run_.set("workload.parallel.zero", 3);
+  if (const auto outer = seen_.find("outer-dp-sharding-strategy"); outer != seen_.end()) {
+    if (outer->second.text != "no_shard")
+      unknown_.push_back("--outer-dp-sharding-strategy " + outer->second.text +
+                         " (sharding across the distributed-optimizer instances is not modelled: they replicate)");
+  }
 }
 
 // Sliding-window attention: --window-size (left,right) as Transformer Engine reads it (the query, `left` keys before

@@ -178,6 +178,9 @@ void ArgReader::apply(const Token& flag, const std::vector<Token>& values)
   // Megatron-Bridge's providers that pick yarn (GPT-OSS) leave it at TransformerConfig's off.
   if (f == "position-embedding-type" && (value().text == "yarn" || value().text == "mrope"))
     rope_unfused_ = true;
+  if (f == "use-torch-fsdp2" || f == "use-megatron-fsdp" || f == "data-parallel-sharding-strategy" ||
+      f == "outer-dp-sharding-strategy")
+    return; // resolved together in finish() (resolve_sharding)
   if (f == "moe-token-dispatcher-type" || f == "moe-flex-dispatcher-backend" || f == "moe-enable-deepep" ||
       f == "moe-flex-dispatcher-num-sms")
     return apply_dispatcher(flag, values);
@@ -249,6 +252,7 @@ void ArgReader::finish()
   if (seen_.count("num-query-groups") && !seen_.count("group-query-attention"))
     run_.root["workload"]["model"].remove("kv_heads"); // Megatron reads the groups only with the switch
   resolve_dispatcher();
+  resolve_sharding();
   resolve_window();
   if (cross_entropy_fusion_)
     run_.set("workload.framework.cross_entropy_fusion", cross_entropy_impl_.empty() ? "native" : cross_entropy_impl_);

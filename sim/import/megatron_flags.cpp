@@ -20,7 +20,7 @@ bool megatron_switch(const std::string& flag)
       "apply-rope-fusion", "account-for-embedding-in-pipeline-split", "account-for-loss-in-pipeline-split",
       "moe-router-force-load-balancing", "no-overlap-p2p-communication", "overlap-p2p-communication",
       "use-tp-pp-dp-mapping", "moe-enable-deepep", "no-rope-fusion", "enable-cuda-graph", "external-cuda-graph",
-      "use-precision-aware-optimizer", "fp8-param-gather"};
+      "use-precision-aware-optimizer", "fp8-param-gather", "use-megatron-fsdp"};
   // clang-format on
   return s.count(flag) > 0;
 }
@@ -83,7 +83,7 @@ const std::set<std::string>& no_step_effect_flags()
       "moe-router-enable-expert-bias", "moe-router-bias-update-rate", "moe-router-pre-softmax",
       "moe-router-topk-scaling-factor", "moe-router-dtype", "mtp-loss-scaling-factor", "fp8-amax-history-len",
       "fp8-amax-compute-algo", "fp8-margin", "fp8-format", "transformer-impl", "overlap-grad-reduce",
-      "overlap-param-gather", "ddp-average-in-collective", "manual-gc", "use-torch-fsdp2",
+      "overlap-param-gather", "ddp-average-in-collective", "manual-gc",
       "distributed-timeout-minutes", "bias-swiglu-fusion", "moe-permute-fusion"};
   // clang-format on
   return flags;

@@ -883,3 +883,41 @@ TEST(Import, ReplicatedShardsAreReadFromEachSource)
     EXPECT_EQ(t.parallel.zero, 1) << flags;
   }
 }
+
+TEST(Import, MegatronShardedDataParallelismIsReadAsItsZeroStage)
+{
+  // --use-torch-fsdp2 shards parameters, gradients and optimizer state (ZeRO-3); Megatron-FSDP shards by its strategy,
+  // and its outer no_shard replicates the shards over the distributed-optimizer instances (HSDP).
+  const std::string dense = "--num-layers 2 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
+                            "--micro-batch-size 1 --global-batch-size 64 --bf16 ";
+  const std::vector<std::tuple<std::string, int, int>> cases{
+      {"--use-torch-fsdp2", 3, 1},
+      {"--use-megatron-fsdp", 0, 1},
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", 2, 1},
+      {"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --outer-dp-sharding-strategy "
+       "no_shard --num-distributed-optimizer-instances 2",
+       3, 2},
+      {"ddp.use_megatron_fsdp=true ddp.data_parallel_sharding_strategy=optim", 1, 1}};
+  for (const auto& [flags, zero, replicate] : cases) {
+    const auto i = import_args(dense + flags);
+    ASSERT_EQ(i.r.code, 0) << i.r.err;
+    const auto t = training(cs::load_scenario(i.file.string(), {}));
+    EXPECT_EQ(t.parallel.zero, zero) << flags;
+    EXPECT_EQ(t.parallel.dp_replicate, replicate) << flags;
+    for (const char* read : {"use-torch-fsdp2", "use-megatron-fsdp", "sharding-strategy"})
+      EXPECT_EQ(i.r.err.find(read), std::string::npos) << flags << ": " << i.r.err;
+  }
+  // A strategy without Megatron-FSDP is named as read without effect; an outer strategy that shards is not modelled.
+  const auto alone = import_args(dense + "--data-parallel-sharding-strategy optim");
+  EXPECT_NE(alone.r.err.find("(read only with --use-megatron-fsdp)"), std::string::npos) << alone.r.err;
+  const auto outer = import_args(dense + "--use-megatron-fsdp --outer-dp-sharding-strategy optim");
+  EXPECT_NE(outer.r.err.find("--outer-dp-sharding-strategy optim"), std::string::npos) << outer.r.err;
+  // An unknown strategy exits 2 at its position, nothing written.
+  const auto file = cs::testing::write_temp("bad_strategy.args", dense + "--use-megatron-fsdp "
+                                                                         "--data-parallel-sharding-strategy full");
+  const auto bad = import_file(file.string(), "--gpus 8");
+  EXPECT_EQ(bad.r.code, 2);
+  EXPECT_NE(bad.r.err.find("--data-parallel-sharding-strategy is one of"), std::string::npos) << bad.r.err;
+  EXPECT_TRUE(std::regex_search(bad.r.err, std::regex(R"(\.args:1:[0-9]+: )"))) << bad.r.err;
+  EXPECT_FALSE(std::filesystem::exists(bad.file));
+}
