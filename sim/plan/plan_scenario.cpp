@@ -34,8 +34,15 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
   auto& p = params.parallel;
   p.assign(plan.parallel);
   p.stage_layers = plan.stage_layers;
-  // Uneven stages are fine; stage_layers, when set, decides.
-  p.partition = plan.parallel.pp > 1 ? StagePartition::BALANCED : StagePartition::EVEN;
+  p.pipeline_layout.clear(); // the scenario's own layout is its own pipeline's
+  // Uneven stages are fine; stage_layers, when set, decides. A scenario whose embedding and loss take a pipeline slot
+  // each (Megatron's --account-for-*-in-pipeline-split) keeps them in the even split of the plans without a partition
+  // of their own; a partition the planner chose weighs the embedding and the loss already.
+  const bool slots = p.account_for_embedding || p.account_for_loss;
+  if (!plan.stage_layers.empty())
+    p.account_for_embedding = p.account_for_loss = false;
+  p.partition =
+      plan.parallel.pp > 1 && !(slots && plan.stage_layers.empty()) ? StagePartition::BALANCED : StagePartition::EVEN;
   params.batch.micro = plan.micro;
   params.model.recompute = plan.recompute;
   params.model.recompute_modules = plan.recompute_modules;
@@ -85,6 +92,13 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
     parallel["stage_layers"] = p.stage_layers;
   else
     parallel.remove("stage_layers");
+  parallel.remove("pipeline_layout");
+  for (const auto& [key, on] : {std::pair<const char*, bool>{"account_for_embedding", p.account_for_embedding},
+                                {"account_for_loss", p.account_for_loss}})
+    if (on)
+      parallel[key] = true;
+    else
+      parallel.remove(key);
   doc["workload"]["batch"]["micro"] = plan.micro;
   doc["workload"]["model"]["recompute"] = recompute_name(plan.recompute);
   if (plan.recompute_modules.empty())

@@ -664,3 +664,30 @@ TEST(Planner, PairedOpsLastAtLeastTheAllToAllsBesideThem)
       EXPECT_LE(work, paired.timeline(params, plan, {}, m) * (1 + 1e-12)) << routing << " " << schedule;
     }
 }
+
+TEST(Planner, ABaseWhoseEmbeddingAndLossTakeSlotsStillPipelines)
+{
+  // Megatron's --account-for-embedding/loss-in-pipeline-split in the scenario (6 layers and 2 slots: 8): the plans
+  // whose stages the planner partitions weigh the embedding and the loss themselves and drop the slots; those split
+  // evenly keep them. Before, every pipelined plan was refused (the slots go with the even split only) and the best
+  // plan was pure data parallelism.
+  const cs::Scenario base = small_gpt(6, {"workload.parallel.pp=2", "workload.parallel.account_for_embedding=true",
+                                          "workload.parallel.account_for_loss=true"});
+  const cs::PlanSearch every = every_plan(base);
+  int pipelined = 0, with_slots = 0;
+  for (const cs::Plan& p : every.best) {
+    if (p.parallel.pp < 2)
+      continue;
+    ++pipelined;
+    const cs::Scenario s = cs::plan_scenario(base, 8, p);
+    EXPECT_NO_THROW(cs::check_scenario(s)) << p.parallel.pp << " " << p.schedule;
+    const auto& parallel = cs::workload_as<cs::TrainingWorkload>(s).params.parallel;
+    EXPECT_EQ(parallel.account_for_embedding, p.stage_layers.empty());
+    with_slots += parallel.account_for_embedding ? 1 : 0;
+    const std::string yaml = cs::plan_scenario_yaml(base, 8, p);
+    EXPECT_EQ(yaml.find("account_for_embedding") != std::string::npos, p.stage_layers.empty()) << yaml;
+  }
+  EXPECT_GT(pipelined, 10);
+  EXPECT_GT(with_slots, 0);
+  EXPECT_LT(every.invalid, every.enumerated / 2);
+}
