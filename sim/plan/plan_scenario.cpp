@@ -5,6 +5,8 @@
 #include "sim/plan/planner.hpp"
 #include "workloads/training/training_workload.hpp"
 
+#include <algorithm>
+#include <set>
 #include <yaml-cpp/yaml.h>
 
 namespace cs {
@@ -52,6 +54,14 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
     params.model.fp8 = make_fp8_recipe(plan.fp8);
   if (!plan.dispatcher.empty())
     params.model.moe.dispatcher = plan.dispatcher;
+  // Node-limited routing (DeepSeek-V3's 4 nodes a token) limits nothing where a plan's EP group spans fewer nodes:
+  // a token reaches only its group's nodes, all of them.
+  if (int& limit = params.model.moe.max_nodes_per_token; limit > 0) {
+    std::set<int> nodes;
+    for (int host : p.layout(static_cast<long long>(s.cluster.nodes) * s.cluster.gpus_per_node).ep_group(0, 0))
+      nodes.insert(host / std::max(1, s.cluster.gpus_per_node));
+    limit = std::min(limit, static_cast<int>(nodes.size()));
+  }
   s.policies.set("pipeline", plan.schedule);
   return s;
 }
@@ -111,6 +121,8 @@ std::string plan_scenario_yaml(const Scenario& base, int gpus, const Plan& plan)
     doc["workload"]["model"]["fp8"] = plan.fp8;
   if (!plan.dispatcher.empty())
     doc["workload"]["model"]["moe"]["dispatcher"] = plan.dispatcher;
+  if (const int limit = training_of(s).model.moe.max_nodes_per_token; limit > 0)
+    doc["workload"]["model"]["moe"]["max_nodes_per_token"] = limit;
   if (!plan.schedule.empty())
     doc["policies"]["pipeline"] = plan.schedule;
   YAML::Emitter e;

@@ -14,6 +14,7 @@
 #include "sim/run/scenario_checks.hpp"
 #include "sim/run/scenario_run.hpp"
 #include "tests/plan/every_plan.hpp"
+#include "tests/test_support.hpp"
 
 #include <csignal>
 #include <fstream>
@@ -690,4 +691,31 @@ TEST(Planner, ABaseWhoseEmbeddingAndLossTakeSlotsStillPipelines)
   EXPECT_GT(pipelined, 10);
   EXPECT_GT(with_slots, 0);
   EXPECT_LT(every.invalid, every.enumerated / 2);
+}
+
+TEST(Planner, NodeLimitedRoutingLimitsNothingWhereTheExpertGroupSpansFewerNodes)
+{
+  // DeepSeek-V3's routing sends a token to experts on at most 4 nodes. A plan whose EP group spans fewer nodes reaches
+  // all of them anyway: the plan runs with the limit at its group's span (it was refused before, a third of the tree).
+  const cs::Scenario base = cs::load_scenario(cs::testing::src("bench/scenarios/deepseek-v3-2048-h800.yaml"), {});
+  cs::Plan p;
+  p.parallel.tp = 2;
+  p.parallel.pp = 16;
+  p.parallel.vpp = 2;
+  p.parallel.dp = 64;
+  p.parallel.ep = 8;
+  p.parallel.zero = 1;
+  p.parallel.sequence_parallel = true;
+  p.parallel.placement = cs::Placement::TP_DP_PP; // a stage's replicas side by side, as the scenario places them
+  p.schedule = "dualpipe";
+  p.recompute = cs::Recompute::SELECTIVE;
+  const cs::Scenario s = cs::plan_scenario(base, 2048, p);
+  EXPECT_NO_THROW(cs::check_scenario(s));
+  EXPECT_EQ(cs::workload_as<cs::TrainingWorkload>(s).params.model.moe.max_nodes_per_token, 2); // EP 8 x TP 2: 2 nodes
+  EXPECT_NE(cs::plan_scenario_yaml(base, 2048, p).find("max_nodes_per_token: 2"), std::string::npos);
+  cs::Plan wide = p; // EP 64 x TP 2 spans 16 nodes: the scenario's 4 stay
+  wide.parallel.ep = 64;
+  EXPECT_EQ(
+      cs::workload_as<cs::TrainingWorkload>(cs::plan_scenario(base, 2048, wide)).params.model.moe.max_nodes_per_token,
+      4);
 }
