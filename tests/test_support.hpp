@@ -4,6 +4,7 @@
 
 #include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
+#include "platform/platform_spec.hpp"
 #include "tests/cli/run_cli.hpp"
 
 #include <nlohmann/json.hpp>
@@ -57,5 +58,14 @@ inline CliResult clustersim(const std::string& args) { return run_clustersim(arg
 inline const DeviceSpec& device(const char* name) { return *DeviceCatalog::builtin().find(name); }
 inline const DeviceProfile& profile(const char* name) { return *builtin_profile(name); }
 inline const DeviceSpec& h100() { return device("h100-sxm5"); }
+/** `nodes` H100 machines of 8 GPUs on NVSwitch, a 400 Gb/s NIC each, in one non-blocking fabric. */
+inline PlatformSpec h100_nodes(int nodes)
+{
+  ClusterParams c;
+  c.nodes = nodes;
+  c.gpus_per_node = 8;
+  c.network.nics_per_node = 8;
+  return build_platform_spec(c, h100());
+}
 
 } // namespace cs::testing

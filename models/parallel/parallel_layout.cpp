@@ -1,6 +1,8 @@
 #include "models/parallel/parallel_layout.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <set>
 #include <stdexcept>
 
 namespace cs {
@@ -99,6 +101,14 @@ std::vector<int> ParallelLayout::shard_group(int stage) const
   std::vector<int> out = dp_group(stage);
   out.resize(static_cast<std::size_t>(shard_dp()));
   return out;
+}
+
+int ParallelLayout::ep_group_machines(int gpus_per_machine) const
+{
+  std::set<int> machines;
+  for (int host : ep_group(0, 0))
+    machines.insert(host / std::max(1, gpus_per_machine));
+  return static_cast<int>(machines.size());
 }
 
 std::vector<int> ParallelLayout::ep_group(int group, int stage) const

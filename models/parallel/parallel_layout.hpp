@@ -107,6 +107,8 @@ struct ParallelLayout {
   /** Expert-parallel group `group` (0 <= group < expert_dp()) of pipeline device `stage`: rank k is the first GPU of
    *  its etp expert-TP ranks. */
   std::vector<int> ep_group(int group, int stage) const;
+  /** Machines of `gpus_per_machine` GPUs that EP group 0 of pipeline device 0 spans (node-limited routing's choice). */
+  int ep_group_machines(int gpus_per_machine) const;
   /** The data-parallel replicas that hold the same experts as replica `replica` (one per EP group). */
   std::vector<int> expert_dp_replicas(int replica) const;
 

@@ -6,7 +6,6 @@
 #include "workloads/training/training_workload.hpp"
 
 #include <algorithm>
-#include <set>
 #include <yaml-cpp/yaml.h>
 
 namespace cs {
@@ -56,12 +55,9 @@ Scenario plan_scenario(const Scenario& base, int gpus, const Plan& plan)
     params.model.moe.dispatcher = plan.dispatcher;
   // Node-limited routing (DeepSeek-V3's 4 nodes a token) limits nothing where a plan's EP group spans fewer nodes:
   // a token reaches only its group's nodes, all of them.
-  if (int& limit = params.model.moe.max_nodes_per_token; limit > 0) {
-    std::set<int> nodes;
-    for (int host : p.layout(static_cast<long long>(s.cluster.nodes) * s.cluster.gpus_per_node).ep_group(0, 0))
-      nodes.insert(host / std::max(1, s.cluster.gpus_per_node));
-    limit = std::min(limit, static_cast<int>(nodes.size()));
-  }
+  if (int& limit = params.model.moe.max_nodes_per_token; limit > 0)
+    limit = std::min(limit, p.layout(static_cast<long long>(s.cluster.nodes) * s.cluster.gpus_per_node)
+                                .ep_group_machines(s.cluster.gpus_per_node));
   s.policies.set("pipeline", plan.schedule);
   return s;
 }

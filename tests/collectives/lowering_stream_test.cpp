@@ -1,21 +1,9 @@
 #include "models/collectives/lowering.hpp"
 #include "sim/exec/executor.hpp"
+#include "tests/test_support.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>
-
-namespace {
-
-cs::PlatformSpec sixteen_gpus_on_two_machines()
-{
-  cs::ClusterParams c;
-  c.nodes = 2;
-  c.gpus_per_node = 8;
-  c.network.nics_per_node = 8;
-  return cs::build_platform_spec(c, *cs::DeviceCatalog::builtin().find("h100-sxm5"));
-}
-
-} // namespace
 
 TEST(Lowering, AnExpandedCollectiveHoldsItsStreamUntilItCompletes)
 {
@@ -23,7 +11,7 @@ TEST(Lowering, AnExpandedCollectiveHoldsItsStreamUntilItCompletes)
   // started late on rank 0. The ring expands over eight channels (comm, comm1, ...), and a rank's channel-0 sends of
   // the first end before its other channels and its receives do. NCCL runs the second kernel once the first has
   // completed on the rank, so none of the second's transfers may start before the first's last transfer ends.
-  const auto p = sixteen_gpus_on_two_machines();
+  const auto p = cs::testing::h100_nodes(2);
   cs::TaskGraph g;
   std::vector<int> streams, computed;
   for (int r = 0; r < 16; ++r) {

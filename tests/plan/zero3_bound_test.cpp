@@ -68,6 +68,15 @@ void expect_zero12_gathers_in_the_tail(const cs::Scenario& base, const cs::Plan&
           .empty());
 }
 
+// How often each device runs each pass of each of its stages under plan `p`'s schedule: what the gather bounds count.
+cs::PassCounts counts_of(const cs::TrainingParams& params, const cs::Plan& p, const cs::StageSet& set)
+{
+  const auto order = cs::Registry<cs::PipelineSchedule>::instance()
+                         .create(p.schedule.empty() ? "1f1b" : p.schedule)
+                         ->order(p.parallel.pp, p.parallel.vpp, params.batch.global / (p.parallel.dp * p.micro));
+  return cs::pass_counts(order, set.map);
+}
+
 // Every plan of `base` on its 16 GPUs, each simulated.
 cs::PlanSearch every_plan(const cs::Scenario& base) { return cs::testing::every_plan(base, 16); }
 
@@ -95,10 +104,7 @@ TEST(ZeroThreeBound, GathersStayBelowEverySimulatedStepAndBindWhereTheNetworkIsS
     const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
     const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
     const int microbatches = params.batch.global / (p.parallel.dp * p.micro);
-    const auto order = cs::Registry<cs::PipelineSchedule>::instance()
-                           .create(p.schedule.empty() ? "1f1b" : p.schedule)
-                           ->order(p.parallel.pp, p.parallel.vpp, microbatches);
-    const auto gathers = cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map));
+    const auto gathers = cs::zero3_gather_seconds(params, p, set, platform, counts_of(params, p, set));
     ASSERT_EQ(gathers.size(), static_cast<std::size_t>(p.parallel.pp));
     const double least = *std::min_element(gathers.begin(), gathers.end());
     EXPECT_GT(least, 0.0);
@@ -130,12 +136,10 @@ TEST(ZeroThreeBound, APipelineThatKeepsItsStagesGatheredIsBoundByOneGatherAChunk
     ++kept;
     const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
     const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
-    const auto order = cs::Registry<cs::PipelineSchedule>::instance()
-                           .create(p.schedule.empty() ? "1f1b" : p.schedule)
-                           ->order(p.parallel.pp, p.parallel.vpp, params.batch.global / (p.parallel.dp * p.micro));
-    const auto once = cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map));
+    const auto counts = counts_of(params, p, set);
+    const auto once = cs::zero3_gather_seconds(params, p, set, platform, counts);
     params.framework.pipeline_keeps_unsharded = false;
-    const auto every_op = cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map));
+    const auto every_op = cs::zero3_gather_seconds(params, p, set, platform, counts);
     ASSERT_EQ(once.size(), every_op.size());
     for (std::size_t d = 0; d < once.size(); ++d) {
       EXPECT_GT(once[d], 0.0);
@@ -163,11 +167,9 @@ TEST(ZeroThreeBound, FpEightParameterGathersBoundTheStepAtTheirOwnBytes)
     cs::TrainingParams params = cs::workload_as<cs::TrainingWorkload>(s).params;
     const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
     const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
-    const auto order = cs::Registry<cs::PipelineSchedule>::instance()
-                           .create(p.schedule.empty() ? "1f1b" : p.schedule)
-                           ->order(p.parallel.pp, p.parallel.vpp, params.batch.global / (p.parallel.dp * p.micro));
+    const auto counts = counts_of(params, p, set);
     auto gathers = [&] {
-      return p.parallel.zero >= 3 ? cs::zero3_gather_seconds(params, p, set, platform, cs::pass_counts(order, set.map))
+      return p.parallel.zero >= 3 ? cs::zero3_gather_seconds(params, p, set, platform, counts)
                                   : cs::zero12_gather_seconds(params, p, set, platform);
     };
     const auto fp8 = gathers();
@@ -213,16 +215,13 @@ TEST(ZeroThreeBound, HsdpPlansAreBoundByTheirShardGroupsGathers)
     if (p.parallel.dp_replicate == 1)
       continue;
     ++hsdp;
-    const cs::Plan& w = *whole.at(key(p));
-    const cs::Scenario s = cs::plan_scenario(base, 16, p);
-    const cs::TrainingParams& params = cs::workload_as<cs::TrainingWorkload>(s).params;
-    const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
-    const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
     if (p.parallel.zero >= 3) {
-      const auto order = cs::Registry<cs::PipelineSchedule>::instance()
-                             .create(p.schedule.empty() ? "1f1b" : p.schedule)
-                             ->order(p.parallel.pp, p.parallel.vpp, params.batch.global / (p.parallel.dp * p.micro));
-      const auto counts = cs::pass_counts(order, set.map);
+      const cs::Plan& w = *whole.at(key(p));
+      const cs::Scenario s = cs::plan_scenario(base, 16, p);
+      const cs::TrainingParams& params = cs::workload_as<cs::TrainingWorkload>(s).params;
+      const cs::PlatformSpec platform = cs::build_platform_spec(s.cluster, device);
+      const cs::StageSet set = cs::bound_stages(params, p, *cost, platform);
+      const auto counts = counts_of(params, p, set);
       const auto in_node = cs::zero3_gather_seconds(params, p, set, platform, counts);
       const auto across = cs::zero3_gather_seconds(params, w, set, platform, counts);
       for (std::size_t d = 0; d < in_node.size(); ++d)

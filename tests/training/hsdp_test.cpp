@@ -1,7 +1,6 @@
 // HSDP (workload.parallel.dp_replicate): ZeRO shards over groups of dp / dp_replicate replicas, each gradient is
 // reduce-scattered inside its group and its shard all-reduced across the groups, and the gathers stay in the group.
 #include "models/transformer/memory_footprint.hpp"
-#include "platform/platform_spec.hpp"
 #include "tests/cli/run_cli.hpp"
 #include "tests/test_models.hpp"
 #include "tests/test_support.hpp"
@@ -185,11 +184,7 @@ TEST(Hsdp, TheCrossGroupAllReduceTakesItsSharesOfTheSmsToo)
 {
   // Compute beside ZeRO's reductions is slowed by what they take (comm_sm_fraction); under HSDP a reduction is the
   // shard group's reduce-scatter and the all-reduce of its shard across the groups, here between two nodes.
-  cs::ClusterParams c;
-  c.nodes = 2;
-  c.gpus_per_node = 8;
-  c.network.nics_per_node = 8;
-  const cs::PlatformSpec platform = cs::build_platform_spec(c, cs::testing::h100());
+  const cs::PlatformSpec platform = cs::testing::h100_nodes(2);
   cs::ParallelLayout whole;
   whole.dp = 16;
   whole.zero = 3;

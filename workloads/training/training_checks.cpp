@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
-#include <set>
 #include <tuple>
 
 namespace cs {
@@ -242,15 +241,12 @@ void check_experts(const WorkloadEnv& env, const TrainingParams& params, const P
                        "the " + moe.dispatcher +
                            " dispatcher forwards tokens over NVLink inside a node: it needs nvswitch or nvlink-mesh, "
                            "not pcie");
-  if (moe.max_nodes_per_token > 0) { // node-limited routing needs that many nodes in the EP group to choose from
-    std::set<int> nodes;
-    for (int host : layout.ep_group(0, 0))
-      nodes.insert(host / std::max(1, env.cluster->gpus_per_node));
-    if (moe.max_nodes_per_token > static_cast<int>(nodes.size()))
-      throw env.error_at("workload.model.moe.max_nodes_per_token",
-                         fmt::format("max_nodes_per_token = {} but an EP group spans {} node(s)",
-                                     moe.max_nodes_per_token, nodes.size()));
-  }
+  // Node-limited routing needs that many nodes in the EP group to choose from.
+  if (const int nodes = moe.max_nodes_per_token > 0 ? layout.ep_group_machines(env.cluster->gpus_per_node) : 0;
+      moe.max_nodes_per_token > nodes)
+    throw env.error_at(
+        "workload.model.moe.max_nodes_per_token",
+        fmt::format("max_nodes_per_token = {} but an EP group spans {} node(s)", moe.max_nodes_per_token, nodes));
   if (expert_ffn_of(params.model) % layout.expert_tp() != 0 ||
       (moe.shared_experts > 0 && shared_ffn_of(params.model) % p.tp != 0))
     throw env.error_at("workload.parallel.tp", fmt::format("tp = {} must divide the experts' inner size", p.tp));
