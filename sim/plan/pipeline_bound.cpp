@@ -76,14 +76,15 @@ std::unique_ptr<PipelineSchedule> schedule_of(const Plan& plan)
 } // namespace
 
 StageSet bound_stages(const TrainingParams& params, const Plan& plan, const KernelCostModel& cost,
-                      const PlatformSpec& platform)
+                      const PlatformSpec& platform, const StagePieces* pieces)
 {
   // The passes are priced without the data-parallel reductions and gathers beside them, which only slow them; the
   // stages' memory is not asked for.
   StageShape shape;
   shape.parallel = plan.parallel;
   shape.map = schedule_of(plan)->stage_map(plan.parallel.pp, plan.parallel.vpp);
-  return transformer_stages(params, cost, platform, shape);
+  return pieces ? transformer_stages(params, platform, shape, *pieces)
+                : transformer_stages(params, cost, platform, shape);
 }
 
 PassCounts pass_counts(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)

@@ -37,9 +37,10 @@ double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, co
                               int microbatches, double even_alltoall_s, bool whole_alltoalls = false,
                               const std::vector<std::vector<PipelineOp>>* order = nullptr);
 
-/** The stages both bounds price: transformer_stages on the plan's shape and its schedule's stage map. */
+/** The stages both bounds price: transformer_stages on the plan's shape and its schedule's stage map (from `pieces`
+ *  where given: price_stage_pieces for the plan's layout). */
 StageSet bound_stages(const TrainingParams& params, const Plan& plan, const KernelCostModel& cost,
-                      const PlatformSpec& platform);
+                      const PlatformSpec& platform, const StagePieces* pieces = nullptr);
 
 /** Per device and virtual stage, how many ops of each pass (0 forward, 1 backward, 2 input, 3 weight gradient) one
  *  iteration of a schedule's order runs there, and [4] how many of its forward and backward ops run unpaired. */

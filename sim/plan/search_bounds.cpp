@@ -32,13 +32,31 @@ namespace {
 // bounds leave out but for the optimizer's shard), the micro-batch, recomputation, FP8 and the schedule's stage map.
 std::string stage_key(const Plan& plan) { return plan_key(plan, plan.parallel.zero >= 3 ? 3 : 0); }
 
+// What price_stage_pieces reads of a plan (the rest of the scenario is the search's base): not dp, pp, ep, the
+// schedule or the partition.
+std::string pieces_key(const Plan& plan)
+{
+  const ParallelLayout& p = plan.parallel;
+  std::string key = fmt::format("{} {} {} {} {} {} {} {} {}", p.tp, p.cp, static_cast<int>(p.cp_comm),
+                                p.sequence_parallel, static_cast<int>(p.placement), plan.micro,
+                                static_cast<int>(plan.recompute), plan.fp8, plan.dispatcher);
+  for (const auto& m : plan.recompute_modules)
+    key += " " + m;
+  return key;
+}
+
 } // namespace
 
 const StageSet& SearchBounds::stages(const TrainingParams& params, const Plan& plan)
 {
   auto& set = stages_[stage_key(plan)];
-  if (!set)
-    set = std::make_unique<StageSet>(bound_stages(params, plan, cost_, platform_));
+  if (!set) {
+    const std::string key = pieces_key(plan);
+    auto it = pieces_.find(key);
+    if (it == pieces_.end())
+      it = pieces_.emplace(key, price_stage_pieces(params, cost_, platform_, plan.parallel)).first;
+    set = std::make_unique<StageSet>(bound_stages(params, plan, cost_, platform_, &it->second));
+  }
   return *set;
 }
 

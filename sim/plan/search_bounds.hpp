@@ -51,7 +51,8 @@ private:
   const PlatformSpec& platform_;
   bool whole_alltoalls_ = false;
   // All looked up, never iterated (long string keys with long common prefixes: hashed rather than compared).
-  std::unordered_map<std::string, std::unique_ptr<StageSet>> stages_;   // by the plan's shape (stage_key)
+  std::unordered_map<std::string, std::unique_ptr<StageSet>> stages_; // by the plan's shape (stage_key)
+  std::map<std::string, StagePieces> pieces_; // by what prices them (pieces_key): far fewer than the shapes
   std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
   std::map<std::tuple<std::string, int, int, int>, PairCounts> pairs_;  // the same key
   std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<PipelineOp>>> orders_; // the same key

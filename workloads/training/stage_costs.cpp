@@ -143,112 +143,6 @@ TpCollectives tp_layer_collectives(const ModelParams& model, int micro, int tp, 
 
 namespace {
 
-// Context parallelism's key and value exchange in one layer's forward and backward of one microbatch, what of it
-// shows, by the tuner's closed forms over the layout's CP group (its ranks in nodes first: tp innermost, then cp).
-// p2p (ring attention): cp - 1 sends of the rank's keys and values, as a ring all-gather moves them, each hidden
-// behind the attention block computing beside it; backward sends them again with their gradients, the last gradients'
-// send shown. allgather: the
-// keys and values gathered whole before attention, their gradients reduce-scattered after, nothing hidden. a2a
-// (Ulysses): queries, keys and values traded for a head split before attention, the output back after, in each pass.
-PieceTimes cp_exchange(const ModelParams& model, const LayerShape& shape, const PassKernels& layer,
-                       const KernelCostModel& cost, const PlatformSpec& platform)
-{
-  const ParallelLayout& l = shape.parallel;
-  PieceTimes out;
-  if (l.cp <= 1)
-    return out;
-  const GroupShape group = group_shape(platform, l.cp_group(0, 0));
-  const AttentionWidths w = attention_kind_of(model).widths(model);
-  const double e = dtype_bytes(model.dtype), tokens = shape.tokens(model), cp = l.cp;
-  const double kv = tokens * (w.key + w.value) / l.tp * e; // this rank's keys and values
-  auto seconds = [&group](const char* kind, double bytes) {
-    return choose_collective(kind, "auto", bytes, group).seconds;
-  };
-  auto core = [&cost](const std::vector<NamedKernel>& pass, const char* name) {
-    for (const auto& k : pass)
-      if (k.name == name)
-        return cost.predict(k.kernel).total;
-    return 0.0;
-  };
-  if (l.cp_comm == CpComm::P2P) {
-    const double hidden_f =
-        (core(layer.forward, "attention") + core(layer.forward, "attention_ring_steps")) * (cp - 1) / cp;
-    const double hidden_b =
-        (core(layer.backward, "attention_backward") + core(layer.backward, "attention_ring_steps_backward")) *
-        (cp - 1) / cp;
-    // Backward, the last step's key and value gradients go back to their owner after the last block: Transformer
-    // Engine waits for that send with no attention left to hide it.
-    const double ring = seconds("all-gather", cp * kv), last = ring / (cp - 1);
-    out.forward = std::max(0.0, ring - hidden_f);
-    out.backward = std::max(0.0, 2 * ring - last - hidden_b) + last;
-  } else if (l.cp_comm == CpComm::ALLGATHER) {
-    out.forward = seconds("all-gather", cp * kv);
-    out.backward = seconds("all-gather", cp * kv) + seconds("reduce-scatter", cp * kv);
-  } else {
-    const double qkv = tokens * (w.query + w.key + w.value) / l.tp * e, output = tokens * w.output / l.tp * e;
-    out.forward = seconds("all-to-all", qkv) + seconds("all-to-all", output);
-    out.backward = out.forward;
-  }
-  if (model.recompute == Recompute::FULL) // the forward runs again inside backward, its exchange with it
-    out.backward += out.forward;
-  return out;
-}
-
-// What context parallelism's exchange moves in one layer's passes of one microbatch, over the ranks of one CP group
-// (TP rank 0's; each TP rank has its own), inside nodes and between them. p2p and allgather move cp - 1 of each rank's
-// keys and values to its ring neighbour forward and twice that backward (their gradients too), as cp_exchange prices
-// them; a2a sends (cp - 1) / cp of each rank's queries, keys, values and output to the others, in each pass. Full
-// recomputation runs the forward's exchange again.
-std::pair<double, double> cp_exchange_bytes(const ModelParams& model, const LayerShape& shape,
-                                            const PlatformSpec& platform)
-{
-  const ParallelLayout& l = shape.parallel;
-  if (l.cp <= 1)
-    return {0.0, 0.0};
-  const std::vector<int> hosts = l.cp_group(0, 0);
-  const auto machine = machines_of(platform, hosts);
-  const int cp = l.cp;
-  const AttentionWidths w = attention_kind_of(model).widths(model);
-  const double e = dtype_bytes(model.dtype), tokens = shape.tokens(model);
-  const double passes = model.recompute == Recompute::FULL ? 4 : 3; // forward, backward twice (values, gradients)
-  double crossing = 0;                                              // share of each rank's sends that leave its node
-  if (l.cp_comm == CpComm::A2A) {
-    for (int i = 0; i < cp; ++i)
-      for (int j = 0; j < cp; ++j)
-        crossing += i != j && machine[i] != machine[j] ? 1.0 / (double(cp) * (cp - 1)) : 0.0;
-  } else {
-    for (int i = 0; i < cp; ++i)
-      crossing += machine[i] != machine[(i + 1) % cp] ? 1.0 / cp : 0.0;
-  }
-  double bytes = 0; // the whole group's, all passes
-  if (l.cp_comm == CpComm::A2A) {
-    const double per_rank = tokens * (w.query + w.key + w.value + w.output) / l.tp * e * (cp - 1) / cp;
-    bytes = cp * per_rank * (model.recompute == Recompute::FULL ? 3 : 2);
-  } else {
-    bytes = cp * (cp - 1.0) * tokens * (w.key + w.value) / l.tp * e * passes;
-  }
-  return {bytes * (1 - crossing), bytes * crossing};
-}
-
-// The dense part of an MoE layer for one microbatch on one TP rank: attention, router, permutations, shared experts
-// (its routed experts and all-to-alls are priced per step by the builder).
-PieceTimes moe_dense_part(const TrainingParams& params, const KernelCostModel& cost, const LayerShape& shape,
-                          const TpCollectives& tp_s, const PlatformSpec& platform, bool shared = true)
-{
-  const ModelParams& model = params.model;
-  const PassKernels k = moe_layer_kernels(model, shape, shared);
-  const PieceTimes cp = cp_exchange(model, shape, k, cost, platform);
-  // Only its attention's linears are tensor-parallel with sequence parallelism (the experts are not), so only the QKV
-  // input's and the output projection's gradient's amax reductions happen: one a pass, not a dense layer's two.
-  TpCollectives moe_tp = tp_s;
-  moe_tp.amax_each /= 2;
-  PieceTimes t =
-      piece_times(k, cost, shape.framework, moe_tp, model.recompute, shape.parallel.tp, model.recompute_modules);
-  t.forward += cp.forward;
-  t.backward += cp.backward;
-  return t;
-}
-
 // The pieces of a transformer and how they are cut into virtual stages.
 struct StageCut {
   PieceTimes layer, head, embedding;
@@ -263,19 +157,6 @@ struct StageCut {
   double activation_bytes = 0; // sent per microbatch by each TP rank
   double gather_s = 0;         // the receiver's all-gather of a scattered activation (0: none)
 };
-
-// An MoE layer's dense part and, when they run beside the all-to-alls, the shared experts' share of it.
-void cut_moe_layer(StageCut& cut, const TrainingParams& params, const KernelCostModel& cost, const LayerShape& shape,
-                   const TpCollectives& tp_s, const PlatformSpec& platform)
-{
-  cut.moe_layer = moe_dense_part(params, cost, shape, tp_s, platform);
-  if (params.model.moe.shared_experts == 0 || !params.framework.moe_shared_expert_overlap)
-    return;
-  const PieceTimes rest = moe_dense_part(params, cost, shape, tp_s, platform, false);
-  cut.moe_shared.forward = cut.moe_layer.forward - rest.forward;
-  cut.moe_shared.backward = cut.moe_layer.backward - rest.backward;
-  cut.moe_shared.weight = cut.moe_layer.weight - rest.weight;
-}
 
 // The multi-token prediction modules on the last stage, each one segment: its lookup, norms and projection, a layer
 // like the last (an MoE layer's experts and all-to-alls emitted by the builder, as for the others) and its loss through
@@ -382,21 +263,12 @@ StageCost cut_stage(const ModelParams& model, int tp, const StageCut& cut, int v
   return c;
 }
 
-// Block recomputation: a layer past the first recompute_num_layers of its virtual stage keeps everything and runs
-// its passes without recomputation (and its CP exchange once); the hardware FLOPs and TP collectives follow the
-// share of layers that do rerun.
-void recompute_block(const TrainingParams& params, const LayerShape& piece_shape, const PassKernels& layer_passes,
-                     const KernelCostModel& cost, const TpCollectives& tp_s, const PlatformSpec& platform,
-                     StageCut& cut, StageSet& out)
+// Block recomputation: a layer past the first recompute_num_layers of its virtual stage keeps everything (the
+// pieces' layer_kept); the hardware FLOPs and TP collectives follow the share of layers that do rerun.
+void recompute_block(const TrainingParams& params, const StagePieces& pieces, StageCut& cut, StageSet& out)
 {
   const ModelParams& model = params.model;
-  ModelParams kept_model = model;
-  kept_model.recompute = Recompute::NONE;
-  cut.layer_kept = piece_times(layer_passes, cost, params.framework, tp_s, Recompute::NONE, piece_shape.parallel.tp,
-                               model.recompute_modules);
-  const PieceTimes kept_cp = cp_exchange(kept_model, piece_shape, layer_passes, cost, platform);
-  cut.layer_kept.forward += kept_cp.forward;
-  cut.layer_kept.backward += kept_cp.backward;
+  cut.layer_kept = pieces.layer_kept;
   cut.recompute_block = model.recompute_num_layers;
   int recomputed = 0;
   for (int here : out.layers_per_stage)
@@ -413,6 +285,12 @@ void recompute_block(const TrainingParams& params, const LayerShape& piece_shape
 StageSet transformer_stages(const TrainingParams& params, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape)
 {
+  return transformer_stages(params, platform, shape, price_stage_pieces(params, cost, platform, shape.parallel));
+}
+
+StageSet transformer_stages(const TrainingParams& params, const PlatformSpec& platform, const StageShape& shape,
+                            const StagePieces& pieces)
+{
   const ModelParams& model = params.model;
   const ParallelLayout& parallel = shape.parallel;
   // The stages of one copy of the model (DualPipe runs two, cut alike).
@@ -423,28 +301,7 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
       slots < chain)
     throw std::invalid_argument("layers do not divide into pp x vpp stages, or are fewer");
   const FrameworkProfile& fw = params.framework;
-  const bool sp = parallel.sp();
-  const LayerShape piece_shape{params.batch.micro, parallel, fw};
-  const int cp = parallel.cp;
-  const TpCollectives tp_s = tp_layer_collectives(model, params.batch.micro, tp, sp, platform, cp, fw);
-  const PassKernels layer_passes = layer_kernels(model, piece_shape);
-  PieceTimes layer = piece_times(layer_passes, cost, fw, tp_s, model.recompute, tp, model.recompute_modules);
-  // TP collectives per layer and microbatch: 2 forward, 2 backward, 2 more when full recomputation reruns forward;
-  // what of them shows in the passes (all, or a chunk of each when overlapped with the GEMMs or, in backward, what
-  // the column-parallel GEMMs leave of the asynchronous ones). Sequence parallelism's asynchronous backward also
-  // re-gathers each column-parallel layer's input: two more all-gathers' bytes.
-  const int collectives = model.recompute == Recompute::FULL ? 6 : 4;
-  const bool async = tp_s.backward_each >= 0;
-  double tp_exposed = collectives * tp_s.each;
-  if ((fw.tp_comm_overlap || async) && tp > 1) { // the passes with and without the collectives (priced again here)
-    const PieceTimes bare = piece_times(layer_passes, cost, fw, 0, model.recompute, tp, model.recompute_modules);
-    tp_exposed = layer.forward + layer.backward - bare.forward - bare.backward;
-  }
-  const PieceTimes cp_s = cp_exchange(model, piece_shape, layer_passes, cost, platform);
-  layer.forward += cp_s.forward;
-  layer.backward += cp_s.backward;
-  PieceTimes head = piece_times(head_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
-  PieceTimes embedding = piece_times(embedding_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
+  PieceTimes layer = pieces.layer;
   const bool dp_beside = shape.price_dp_beside && parallel.dp > 1;
   if (parallel.zero >= 3 && dp_beside && fw.comm_sm_fraction > 0)
     slow_beside_zero3(layer, model, tp, fw, zero_groups(parallel, platform));
@@ -452,37 +309,29 @@ StageSet transformer_stages(const TrainingParams& params, const KernelCostModel&
   out.parameters = total_parameters(model);
   out.model_flops_per_iteration = megatron_model_flops(model, params.batch.global);
   out.hardware_flops_per_iteration = hardware_model_flops(model, params.batch.global);
-  out.tp_seconds_per_layer = tp_exposed;
-  out.cp_seconds_per_layer = cp_s.forward + cp_s.backward;
-  std::tie(out.cp_intra_bytes_per_layer, out.cp_inter_bytes_per_layer) =
-      cp_exchange_bytes(model, piece_shape, platform);
-  // A ring all-reduce (or reduce-scatter plus all-gather) of S bytes moves 2 (tp - 1) / tp S from each of tp ranks.
-  out.tp_bytes_per_layer = tp > 1
-                               ? (collectives + (async && sp ? 1 : 0)) * 2.0 * (tp - 1) * double(params.batch.micro) *
-                                     model.seq / cp * model.hidden * dtype_bytes(model.dtype)
-                               : 0.0;
+  out.tp_seconds_per_layer = pieces.tp_seconds_per_layer;
+  out.tp_bytes_per_layer = pieces.tp_bytes_per_layer;
+  out.cp_seconds_per_layer = pieces.cp_seconds_per_layer;
+  out.cp_intra_bytes_per_layer = pieces.cp_intra_bytes_per_layer;
+  out.cp_inter_bytes_per_layer = pieces.cp_inter_bytes_per_layer;
   out.map = shape.map;
+  const PieceTimes &head = pieces.head, &embedding = pieces.embedding;
   out.layers_per_stage = stage_layer_counts(params, shape.map, layer.forward + layer.backward,
                                             head.forward + head.backward, embedding.forward + embedding.backward);
   StageCut cut;
   cut.layer = layer;
   if (model.recompute == Recompute::FULL && model.recompute_method == RecomputeMethod::BLOCK)
-    recompute_block(params, piece_shape, layer_passes, cost, tp_s, platform, cut, out);
+    recompute_block(params, pieces, cut, out);
   cut.head = head;
   cut.embedding = embedding;
+  cut.moe_layer = pieces.moe_layer;
+  cut.moe_shared = pieces.moe_shared;
+  cut.mtp_entry = pieces.mtp_entry;
   cut.ep = parallel.ep;
   cut.etp = parallel.expert_tp();
   cut.layers_per_stage = out.layers_per_stage;
-  if (model.moe.enabled())
-    cut_moe_layer(cut, params, cost, piece_shape, tp_s, platform);
-  if (model.mtp_depth > 0)
-    cut.mtp_entry = piece_times(mtp_entry_kernels(model, piece_shape), cost, fw, 0, Recompute::NONE);
-  // Sequence parallelism already splits the activation over the TP ranks; Megatron-LM 2021 scattered it for the send
-  // and all-gathered it (inside the node) on arrival; otherwise every TP rank sends it whole.
-  const double activation = double(params.batch.micro) * model.seq / cp * model.hidden * dtype_bytes(model.dtype);
-  const bool scatter_gather = tp > 1 && !sp && fw.pipeline_scatter_gather;
-  cut.activation_bytes = sp || scatter_gather ? activation / tp : activation;
-  cut.gather_s = scatter_gather ? tp_gather_seconds(model, params.batch.micro, tp, platform, cp) : 0.0;
+  cut.activation_bytes = pieces.activation_bytes;
+  cut.gather_s = pieces.gather_s;
   cut.map = shape.map;
   for (int vs = 0, first_layer = 0; vs < stages; first_layer += out.layers_per_stage[vs], ++vs) {
     if (shape.map.chain_first(vs))

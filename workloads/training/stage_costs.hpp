@@ -9,6 +9,7 @@
 #include "platform/platform_spec.hpp"
 #include "policies/pipeline/stage_map.hpp"
 #include "workloads/training/stage_partition.hpp"
+#include "workloads/training/stage_pieces.hpp"
 #include "workloads/training/training_params.hpp"
 
 #include <functional>
@@ -103,6 +104,10 @@ struct StageShape {
  *  the last. Throws std::invalid_argument when the layers do not divide into the stages. */
 StageSet transformer_stages(const TrainingParams& params, const KernelCostModel& cost, const PlatformSpec& platform,
                             const StageShape& shape);
+/** The same from pieces priced beforehand by price_stage_pieces for `shape.parallel` (a search that cuts one model
+ *  many ways prices its pieces once). */
+StageSet transformer_stages(const TrainingParams& params, const PlatformSpec& platform, const StageShape& shape,
+                            const StagePieces& pieces);
 
 /** A layer graph's stages: each layer one roofline-costed kernel of its flops and bytes for `micro` samples (split
  *  over tp ranks, with one closed-form all-reduce of its output per pass [recon]); backward twice its forward, half
