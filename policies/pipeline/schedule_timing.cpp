@@ -43,6 +43,12 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
                                             const std::vector<double>& tail, int iterations)
 {
   const int devices = static_cast<int>(order.size()), stages = map.stages();
+  // Whether each virtual stage begins or ends its chain, asked once per stage rather than once per op.
+  std::vector<char> first(stages), last(stages);
+  for (int vs = 0; vs < stages; ++vs) {
+    first[vs] = map.chain_first(vs);
+    last[vs] = map.chain_last(vs);
+  }
   std::vector<std::vector<TimedOp>> ops(devices);
   int microbatches = 0;
   for (int d = 0; d < devices; ++d) {
@@ -52,7 +58,7 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
       const int vs = map.stage(d, op.chunk);
       microbatches = std::max(microbatches, op.microbatch + 1);
       ops[d].push_back({seconds[d][i], std::size_t(op.microbatch) * stages + vs, op.forward(), op.sends_gradient(),
-                        map.chain_first(vs), map.chain_last(vs)});
+                        first[vs] != 0, last[vs] != 0});
     }
   }
   std::vector<double> free_at(devices, 0), ends;
@@ -65,26 +71,34 @@ std::vector<double> schedule_iteration_ends(const std::vector<std::vector<Pipeli
     std::fill(next.begin(), next.end(), std::size_t{0});
     for (bool progress = true; progress;) {
       progress = false;
-      for (int d = 0; d < devices; ++d)
-        for (; next[d] < ops[d].size(); ++next[d]) {
-          const TimedOp& op = ops[d][next[d]];
-          double ready = free_at[d];
+      for (int d = 0; d < devices; ++d) {
+        // The device's clock stays in a register while it runs (through memory, each op waited on the last's store).
+        double clock = free_at[d];
+        std::size_t i = next[d];
+        const std::vector<TimedOp>& here = ops[d];
+        for (; i < here.size(); ++i) {
+          const TimedOp& op = here[i];
           if (op.forward && !op.first_stage) {
-            if (forward_end[op.at - 1] < 0)
+            const double before = forward_end[op.at - 1];
+            if (before < 0)
               break;
-            ready = std::max(ready, forward_end[op.at - 1]);
+            clock = std::max(clock, before);
           } else if (op.sends_gradient && !op.last_stage) {
-            if (gradient_end[op.at + 1] < 0)
+            const double before = gradient_end[op.at + 1];
+            if (before < 0)
               break;
-            ready = std::max(ready, gradient_end[op.at + 1]);
+            clock = std::max(clock, before);
           }
-          free_at[d] = ready + op.seconds;
+          clock += op.seconds;
           if (op.forward)
-            forward_end[op.at] = free_at[d];
+            forward_end[op.at] = clock;
           else if (op.sends_gradient)
-            gradient_end[op.at] = free_at[d];
-          progress = true;
+            gradient_end[op.at] = clock;
         }
+        progress = progress || i != next[d];
+        next[d] = i;
+        free_at[d] = clock;
+      }
     }
     for (int d = 0; d < devices; ++d) {
       if (next[d] < ops[d].size())
