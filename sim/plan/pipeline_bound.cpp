@@ -128,25 +128,56 @@ bool pairs_wait(const TrainingParams& params, const Plan& plan, bool whole_allto
          !params.model.recomputes("moe") && plan.parallel.cp == 1;
 }
 
+bool runs_as_chain(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)
+{
+  const int devices = static_cast<int>(order.size());
+  if (map.chunks() != 1 || map.chains() != 1 || map.devices() != devices)
+    return false;
+  for (int d = 0; d < devices; ++d) {
+    if (map.stage(d, 0) != d || order[d].empty() || !order[d].front().forward() || order[d].front().microbatch != 0)
+      return false;
+    if (d + 1 == devices)
+      break;
+    const PipelineOp &last = order[d].back(), &next = order[d + 1].back();
+    if (!last.sends_gradient() || !next.sends_gradient() || last.microbatch != next.microbatch)
+      return false;
+  }
+  return true;
+}
+
 double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                            const PieceTimes& experts, const KernelCostModel& cost, const PassCounts& counts,
-                           double even_alltoall_s, const std::vector<double>& pair_idle)
+                           double even_alltoall_s, const std::vector<double>& pair_idle,
+                           const std::vector<double>* chain_gathers)
 {
   // The device whose iteration ends last starts the next one then and runs every op of it, one after another: the
   // measured iteration is no shorter than its work, and so no shorter than the least any device does.
   const BoundPasses passes = bound_passes(params, plan, set, experts, cost, even_alltoall_s);
   double least = std::numeric_limits<double>::infinity();
   const double unpaired = unpaired_alltoall_seconds(params, plan, even_alltoall_s);
+  std::vector<double> work(counts.size());
   for (std::size_t d = 0; d < counts.size(); ++d) {
-    double work = passes.optimizer[d] + (d < pair_idle.size() ? pair_idle[d] : 0.0); // paired ops' idle, if given
+    work[d] = d < pair_idle.size() ? pair_idle[d] : 0.0; // paired ops' idle, if given
     for (std::size_t vs = 0; vs < counts[d].size(); ++vs) {
       for (int pass = 0; pass < 4; ++pass)
-        work += counts[d][vs][pass] * passes.stage[vs].seconds(pass);
-      work += counts[d][vs][4] * moe_layers(set, vs) * unpaired;
+        work[d] += counts[d][vs][pass] * passes.stage[vs].seconds(pass);
+      work[d] += counts[d][vs][4] * moe_layers(set, vs) * unpaired;
     }
-    least = std::min(least, work);
+    least = std::min(least, work[d] + passes.optimizer[d]);
   }
-  return least;
+  if (!chain_gathers)
+    return least;
+  // A chain (runs_as_chain): device d's tail is its optimizer step and its gathers, as the timeline adds them.
+  auto tail = [&](std::size_t d) {
+    return passes.optimizer[d] + (d < chain_gathers->size() ? (*chain_gathers)[d] : 0.0);
+  };
+  double fill = 0, most = 0, late = 0; // late: how much later than the first device's any device's tail ends
+  for (std::size_t d = 0; d < work.size(); ++d) {
+    most = std::max(most, fill + work[d] + tail(d));
+    late = std::max(late, tail(d) - tail(0));
+    fill += passes.stage[d].seconds(0); // microbatch 0's forward on this stage, before the next stage's first op
+  }
+  return std::max(least, most - late);
 }
 
 double pipeline_compute_bound(const TrainingParams& params, const Plan& plan, const PieceTimes& experts,

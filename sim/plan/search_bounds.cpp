@@ -139,11 +139,30 @@ double SearchBounds::gathers(const TrainingParams& params, const Plan& plan, int
   return it->second;
 }
 
+const std::vector<double>* SearchBounds::chain_gathers(const TrainingParams& params, const Plan& plan, int microbatches)
+{
+  const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
+  const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  auto chain = chains_.find(key);
+  if (chain == chains_.end())
+    chain = chains_.emplace(key, runs_as_chain(order(plan, microbatches), stages(params, plan).map)).first;
+  if (!chain->second)
+    return nullptr;
+  // ZeRO-1 and ZeRO-2 gather alike after the step; the stage key has the rest of what the gathers depend on.
+  const std::string gathers_key =
+      fmt::format("{} z{}", stage_key(plan), plan.parallel.zero == 2 ? 1 : plan.parallel.zero);
+  auto it = chain_gathers_.find(gathers_key);
+  if (it == chain_gathers_.end())
+    it =
+        chain_gathers_.emplace(gathers_key, zero12_gather_seconds(params, plan, stages(params, plan), platform_)).first;
+  return &it->second;
+}
+
 double SearchBounds::work(const TrainingParams& params, const Plan& plan, const PieceTimes& experts, int microbatches)
 {
-  const double work =
-      pipeline_work_bound(params, plan, stages(params, plan), experts, cost_, counts(params, plan, microbatches),
-                          alltoall(params, plan), pair_idle(params, plan, experts, microbatches));
+  const double work = pipeline_work_bound(
+      params, plan, stages(params, plan), experts, cost_, counts(params, plan, microbatches), alltoall(params, plan),
+      pair_idle(params, plan, experts, microbatches), chain_gathers(params, plan, microbatches));
   return std::max(work, gathers(params, plan, microbatches));
 }
 

@@ -1,4 +1,5 @@
 #include "sim/plan/pipeline_bound.hpp"
+#include "sim/plan/zero3_bound.hpp"
 
 #include "models/cost/device_profile.hpp"
 #include "base/registry.hpp"
@@ -160,4 +161,56 @@ TEST(PipelineBound, TheWorkBoundIsNeverAboveTheTimelineBound)
     }
   }
   EXPECT_GE(checked, 12);
+}
+
+TEST(PipelineBound, AChainsWorkBoundSeesItsMostLoadedDeviceAndStaysBelowTheTimeline)
+{
+  // A memory-bound partition leaves the first stages one layer and the last four: the least work any device does is
+  // far below the step, which the most loaded device sets. Where the order runs as a chain (1F1B, GPipe) the work
+  // bound counts that device, its fill and its tail, and stays below the timeline; ZeRO-1 adds gathers to the tails.
+  BoundFixture f;
+  f.w.parallel.stage_layers = {1, 1, 2, 4};
+  f.w.parallel.zero = 1;
+  const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
+  int chains = 0;
+  for (const auto& name : registry.names()) {
+    auto schedule = registry.create(name);
+    for (int m : {4, 8, 12}) {
+      cs::Plan p = f.plan(name);
+      p.parallel.vpp = schedule->chunks(1);
+      p.parallel.zero = 1;
+      p.stage_layers = f.w.parallel.stage_layers;
+      std::vector<std::vector<cs::PipelineOp>> order;
+      try {
+        order = schedule->order(p.parallel.pp, p.parallel.vpp, m);
+      } catch (const std::invalid_argument&) {
+        continue;
+      }
+      cs::StageSet set;
+      try {
+        set = cs::bound_stages(f.w, p, *f.cost, f.platform);
+      } catch (const std::invalid_argument&) {
+        continue; // the partition is for four stages; a schedule of two chunks a device has eight
+      }
+      if (!cs::runs_as_chain(order, set.map))
+        continue;
+      ++chains;
+      const auto counts = cs::pass_counts(order, set.map);
+      const auto gathers = cs::zero12_gather_seconds(f.w, p, set, f.platform);
+      ASSERT_EQ(gathers.size(), 4u) << name;
+      const double least = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0);
+      const double chain = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0, {}, &gathers);
+      const double timeline = cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0);
+      EXPECT_GT(chain, 2.5 * least) << name << " m " << m; // four layers against one
+      EXPECT_LE(chain, timeline * (1 + 1e-12)) << name << " m " << m;
+    }
+  }
+  EXPECT_GE(chains, 6); // 1F1B and GPipe at each m
+  // Orders that do not run as a chain: the zero-bubble split (weight passes last), interleaving, DualPipe's two.
+  for (const auto& [name, v] : {std::pair<std::string, int>{"zb-h1", 1}, {"interleaved-1f1b", 2}, {"dualpipe", 2}}) {
+    const auto schedule = registry.create(name);
+    EXPECT_FALSE(cs::runs_as_chain(schedule->order(4, v, 8), schedule->stage_map(4, v))) << name;
+  }
+  const auto one = registry.create("1f1b");
+  EXPECT_TRUE(cs::runs_as_chain(one->order(4, 1, 8), one->stage_map(4, 1)));
 }
