@@ -1,8 +1,8 @@
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/zero3_bound.hpp"
 
-#include "models/cost/device_profile.hpp"
 #include "base/registry.hpp"
+#include "models/cost/device_profile.hpp"
 #include "models/devices/device_catalog.hpp"
 #include "policies/pipeline/pipeline_schedule.hpp"
 #include "tests/test_models.hpp"
@@ -11,6 +11,7 @@
 #include "workloads/training/stage_costs.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <gtest/gtest.h>
 #include <memory>
 
@@ -49,6 +50,29 @@ struct BoundFixture {
     return cs::pipeline_compute_bound(w, plan(schedule), {}, *cost, platform, microbatches);
   }
 };
+
+// Every registered schedule at 4, 8 and 12 microbatches: `visit(name, plan, order)` with the fixture's plan for it,
+// `chunks` asked of the schedule (its own, or what it makes of them), where it can run them on 4 devices.
+void for_each_schedule(const BoundFixture& f, int chunks,
+                       const std::function<void(const std::string&, cs::Plan&,
+                                                const std::vector<std::vector<cs::PipelineOp>>&, int)>& visit)
+{
+  const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
+  for (const auto& name : registry.names()) {
+    auto schedule = registry.create(name);
+    for (int m : {4, 8, 12}) {
+      cs::Plan p = f.plan(name);
+      p.parallel.vpp = schedule->chunks(chunks);
+      std::vector<std::vector<cs::PipelineOp>> order;
+      try {
+        order = schedule->order(p.parallel.pp, p.parallel.vpp, m);
+      } catch (const std::invalid_argument&) {
+        continue; // a schedule that cannot run m microbatches on 4 devices
+      }
+      visit(name + " m " + std::to_string(m), p, order, m);
+    }
+  }
+}
 
 } // namespace
 
@@ -120,7 +144,7 @@ TEST(PipelineBound, AddsTheAllToAllsWhereNothingHidesThem)
   // DualPipeV pairs most passes, but its warm-up and cool-down ops run alone: those pay the dispatch and combine.
   EXPECT_EQ(cs::unpaired_alltoall_seconds(f.w, paired, alltoall), 2 * alltoall);
   EXPECT_EQ(cs::unpaired_alltoall_seconds(overlapped, paired, alltoall), 0.0); // shared experts hide them
-  EXPECT_EQ(cs::unpaired_alltoall_seconds(f.w, plan, alltoall), 0.0); // 1F1B's passes carry them already
+  EXPECT_EQ(cs::unpaired_alltoall_seconds(f.w, plan, alltoall), 0.0);          // 1F1B's passes carry them already
   const cs::StageSet set = cs::bound_stages(f.w, paired, *f.cost, f.platform);
   EXPECT_GT(cs::pipeline_compute_bound(f.w, paired, set, {}, *f.cost, f.platform, 8, alltoall),
             cs::pipeline_compute_bound(f.w, paired, set, {}, *f.cost, f.platform, 8, 0.0) + 2 * alltoall);
@@ -139,27 +163,15 @@ TEST(PipelineBound, TheWorkBoundIsNeverAboveTheTimelineBound)
   // The planner sorts by the work bound and works out the timeline only for the plans it reaches: pruning by it is
   // safe only if it never exceeds the timeline bound, for every schedule, microbatch count and stage map.
   const BoundFixture f;
-  const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
   int checked = 0;
-  for (const auto& name : registry.names()) {
-    auto schedule = registry.create(name);
-    for (int m : {4, 8, 12}) {
-      cs::Plan p = f.plan(name);
-      p.parallel.vpp = schedule->chunks(2);
-      std::vector<std::vector<cs::PipelineOp>> order;
-      try {
-        order = schedule->order(p.parallel.pp, p.parallel.vpp, m);
-      } catch (const std::invalid_argument&) {
-        continue; // a schedule that cannot run m microbatches on 4 devices
-      }
-      const cs::StageSet set = cs::bound_stages(f.w, p, *f.cost, f.platform);
-      const double work = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, cs::pass_counts(order, set.map), 0.0);
-      const double timeline = cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0);
-      EXPECT_GT(work, 0.0) << name << " m " << m;
-      EXPECT_LE(work, timeline * (1 + 1e-12)) << name << " m " << m;
-      ++checked;
-    }
-  }
+  for_each_schedule(f, 2, [&](const std::string& label, cs::Plan& p, const auto& order, int m) {
+    const cs::StageSet set = cs::bound_stages(f.w, p, *f.cost, f.platform);
+    const double work = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, cs::pass_counts(order, set.map), 0.0);
+    const double timeline = cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0);
+    EXPECT_GT(work, 0.0) << label;
+    EXPECT_LE(work, timeline * (1 + 1e-12)) << label;
+    ++checked;
+  });
   EXPECT_GE(checked, 12);
 }
 
@@ -171,46 +183,34 @@ TEST(PipelineBound, AChainsWorkBoundSeesItsMostLoadedDeviceAndStaysBelowTheTimel
   BoundFixture f;
   f.w.parallel.stage_layers = {1, 1, 2, 4};
   f.w.parallel.zero = 1;
-  const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
   int chains = 0;
-  for (const auto& name : registry.names()) {
-    auto schedule = registry.create(name);
-    for (int m : {4, 8, 12}) {
-      cs::Plan p = f.plan(name);
-      p.parallel.vpp = schedule->chunks(1);
-      p.parallel.zero = 1;
-      p.stage_layers = f.w.parallel.stage_layers;
-      std::vector<std::vector<cs::PipelineOp>> order;
-      try {
-        order = schedule->order(p.parallel.pp, p.parallel.vpp, m);
-      } catch (const std::invalid_argument&) {
-        continue;
-      }
-      cs::StageSet set;
-      try {
-        set = cs::bound_stages(f.w, p, *f.cost, f.platform);
-      } catch (const std::invalid_argument&) {
-        continue; // the partition is for four stages; a schedule of two chunks a device has eight
-      }
-      if (!cs::runs_as_chain(order, set.map))
-        continue;
-      ++chains;
-      const auto counts = cs::pass_counts(order, set.map);
-      const auto gathers = cs::zero12_gather_seconds(f.w, p, set, f.platform);
-      ASSERT_EQ(gathers.size(), 4u) << name;
-      const double least = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0);
-      const double chain = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0, {}, &gathers);
-      const double timeline = cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0);
-      EXPECT_GT(chain, 2.5 * least) << name << " m " << m; // four layers against one
-      EXPECT_LE(chain, timeline * (1 + 1e-12)) << name << " m " << m;
+  for_each_schedule(f, 1, [&](const std::string& label, cs::Plan& p, const auto& order, int m) {
+    p.parallel.zero = 1;
+    p.stage_layers = f.w.parallel.stage_layers;
+    cs::StageSet set;
+    try {
+      set = cs::bound_stages(f.w, p, *f.cost, f.platform);
+    } catch (const std::invalid_argument&) {
+      return; // the partition is for four stages; a schedule of two chunks a device has eight
     }
-  }
+    if (!cs::runs_as_chain(order, set.map))
+      return;
+    ++chains;
+    const auto counts = cs::pass_counts(order, set.map);
+    const auto gathers = cs::zero12_gather_seconds(f.w, p, set, f.platform);
+    ASSERT_EQ(gathers.size(), 4u) << label;
+    const double least = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0);
+    const double chain = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0, {}, &gathers);
+    const double timeline = cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0);
+    EXPECT_GT(chain, 2.5 * least) << label; // four layers against one
+    EXPECT_LE(chain, timeline * (1 + 1e-12)) << label;
+  });
   EXPECT_GE(chains, 6); // 1F1B and GPipe at each m
   // Orders that do not run as a chain: the zero-bubble split (weight passes last), interleaving, DualPipe's two.
   for (const auto& [name, v] : {std::pair<std::string, int>{"zb-h1", 1}, {"interleaved-1f1b", 2}, {"dualpipe", 2}}) {
-    const auto schedule = registry.create(name);
+    const auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create(name);
     EXPECT_FALSE(cs::runs_as_chain(schedule->order(4, v, 8), schedule->stage_map(4, v))) << name;
   }
-  const auto one = registry.create("1f1b");
+  const auto one = cs::Registry<cs::PipelineSchedule>::instance().create("1f1b");
   EXPECT_TRUE(cs::runs_as_chain(one->order(4, 1, 8), one->stage_map(4, 1)));
 }
