@@ -128,27 +128,31 @@ bool pairs_wait(const TrainingParams& params, const Plan& plan, bool whole_allto
          !params.model.recomputes("moe") && plan.parallel.cp == 1;
 }
 
-bool runs_as_chain(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)
+std::optional<ChainShape> chain_shape(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)
 {
   const int devices = static_cast<int>(order.size());
   if (map.chunks() != 1 || map.chains() != 1 || map.devices() != devices)
-    return false;
+    return std::nullopt;
+  ChainShape out;
+  int microbatch = -1; // of every device's last gradient pass
   for (int d = 0; d < devices; ++d) {
-    if (map.stage(d, 0) != d || order[d].empty() || !order[d].front().forward() || order[d].front().microbatch != 0)
-      return false;
-    if (d + 1 == devices)
-      break;
-    const PipelineOp &last = order[d].back(), &next = order[d + 1].back();
-    if (!last.sends_gradient() || !next.sends_gradient() || last.microbatch != next.microbatch)
-      return false;
+    const auto& ops = order[d];
+    if (map.stage(d, 0) != d || ops.empty() || !ops.front().forward() || ops.front().microbatch != 0)
+      return std::nullopt;
+    std::size_t last = ops.size();
+    while (last > 0 && ops[last - 1].pass == Pass::BACKWARD_WEIGHT)
+      --last;
+    if (last == 0 || !ops[last - 1].sends_gradient() || (microbatch >= 0 && ops[last - 1].microbatch != microbatch))
+      return std::nullopt;
+    microbatch = ops[last - 1].microbatch;
+    out.trailing_weight_passes.push_back(static_cast<int>(ops.size() - last));
   }
-  return true;
+  return out;
 }
 
 double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                            const PieceTimes& experts, const KernelCostModel& cost, const PassCounts& counts,
-                           double even_alltoall_s, const std::vector<double>& pair_idle,
-                           const std::vector<double>* chain_gathers)
+                           double even_alltoall_s, const std::vector<double>& pair_idle, const ChainBound* chain)
 {
   // The device whose iteration ends last starts the next one then and runs every op of it, one after another: the
   // measured iteration is no shorter than its work, and so no shorter than the least any device does.
@@ -165,16 +169,20 @@ double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const
     }
     least = std::min(least, work[d] + passes.optimizer[d]);
   }
-  if (!chain_gathers)
+  if (!chain)
     return least;
-  // A chain (runs_as_chain): device d's tail is its optimizer step and its gathers, as the timeline adds them.
+  // Device d's tail is its optimizer step and its gathers, as the timeline adds them; its trailing weight passes
+  // (one stage a device) last exactly what the timeline gives them, as nothing pairs them.
   auto tail = [&](std::size_t d) {
-    return passes.optimizer[d] + (d < chain_gathers->size() ? (*chain_gathers)[d] : 0.0);
+    return passes.optimizer[d] + (d < chain->gathers.size() ? chain->gathers[d] : 0.0);
   };
-  double fill = 0, most = 0, late = 0; // late: how much later than the first device's any device's tail ends
+  auto after = [&](std::size_t d) {
+    return chain->shape.trailing_weight_passes[d] * passes.stage[d].seconds(3) + tail(d);
+  };
+  double fill = 0, most = 0, late = 0; // late: how much later than the first device's any device's last op ends
   for (std::size_t d = 0; d < work.size(); ++d) {
     most = std::max(most, fill + work[d] + tail(d));
-    late = std::max(late, tail(d) - tail(0));
+    late = std::max(late, after(d) - after(0));
     fill += passes.stage[d].seconds(0); // microbatch 0's forward on this stage, before the next stage's first op
   }
   return std::max(least, most - late);

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace cs {
@@ -61,26 +62,37 @@ bool pairs_wait(const TrainingParams& params, const Plan& plan, bool whole_allto
  *  combine at an even load, unless the framework hides them or the passes carry them already (else 0). */
 double unpaired_alltoall_seconds(const TrainingParams& params, const Plan& plan, double even_alltoall_s);
 
-/** Whether `order` runs as a chain, one virtual stage per device in device order: each device starts with microbatch
- *  0's forward, and each but the last ends with the gradient pass that waits for the next device's last op (1F1B,
- *  GPipe; not the zero-bubble split, whose weight passes can come last). */
-bool runs_as_chain(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map);
+/** How `order` runs as a chain, one virtual stage per device in device order: each device starts with microbatch 0's
+ *  forward, and its last gradient pass is of the same microbatch as every other device's (each waits for the next
+ *  device's), followed only by weight passes, which wait for nothing. */
+struct ChainShape {
+  std::vector<int> trailing_weight_passes; // per device, the weight passes after its last gradient pass
+};
+/** The chain `order` runs as (1F1B, GPipe, the zero-bubble ZB-H1), or none (interleaving, DualPipe's two chains). */
+std::optional<ChainShape> chain_shape(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map);
+
+/** What pipeline_work_bound's chain bound needs: the order's chain_shape and the plan's zero12_gather_seconds (empty
+ *  without ZeRO-1/2's gathers). */
+struct ChainBound {
+  ChainShape shape;
+  std::vector<double> gathers;
+};
 
 /** A weaker bound than pipeline_compute_bound and far cheaper (no timeline): the least work, ops and optimizer step,
  *  any device does in one iteration. Never above pipeline_compute_bound for the same inputs, so a search can sort by
  *  it and work out the timeline only for the plans it reaches.
  *
- *  With `chain_gathers` (the plan's order runs_as_chain, and these are its zero12_gather_seconds, empty without), the
- *  bound is also no less than any device d's fill, work and tail: the first device starts the measured iteration at
- *  its own end of the first, e_0, d's first op waits for microbatch 0's forwards on the stages before it, and it runs
- *  its ops one after another and then its tail (optimizer step and gathers). The first iteration ends no later than
- *  e_0 plus the most any device's tail exceeds the first's, since each device's last op waits for the next device's
- *  last. Unlike the least work, this sees the most loaded device, as a memory-bound partition leaves it (one layer
- *  on the first stages, four on the last). */
+ *  With `chain` (the plan's order runs as one), the bound is also no less than any device d's fill, work and tail:
+ *  the first device starts the measured iteration at its own end of the first, e_0; d's first op waits for
+ *  microbatch 0's forwards on the stages before it; d runs its ops one after another, then its tail (optimizer step
+ *  and gathers). The first iteration ends no later than e_0 plus the most any device's trailing weight passes and
+ *  tail exceed the first device's, since each device's last gradient pass waits for the next device's. Unlike the
+ *  least work, this sees the most loaded device, as a memory-bound partition leaves it (one layer on the first
+ *  stages, four on the last). */
 double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const StageSet& set,
                            const PieceTimes& experts, const KernelCostModel& cost, const PassCounts& counts,
                            double even_alltoall_s, const std::vector<double>& pair_idle = {},
-                           const std::vector<double>* chain_gathers = nullptr);
+                           const ChainBound* chain = nullptr);
 
 /** One MoE layer's dispatch or combine all-to-all for one microbatch at an even load (every rank's routed tokens
  *  spread over the experts alike), by its dispatcher's traffic and the all-to-all-v closed form, where nothing hides

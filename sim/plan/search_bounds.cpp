@@ -139,22 +139,24 @@ double SearchBounds::gathers(const TrainingParams& params, const Plan& plan, int
   return it->second;
 }
 
-const std::vector<double>* SearchBounds::chain_gathers(const TrainingParams& params, const Plan& plan, int microbatches)
+const ChainBound* SearchBounds::chain(const TrainingParams& params, const Plan& plan, int microbatches)
 {
   const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
   const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
-  auto chain = chains_.find(key);
-  if (chain == chains_.end())
-    chain = chains_.emplace(key, runs_as_chain(order(plan, microbatches), stages(params, plan).map)).first;
-  if (!chain->second)
+  auto shape = chains_.find(key);
+  if (shape == chains_.end())
+    shape = chains_.emplace(key, chain_shape(order(plan, microbatches), stages(params, plan).map)).first;
+  if (!shape->second)
     return nullptr;
   // ZeRO-1 and ZeRO-2 gather alike after the step; the stage key has the rest of what the gathers depend on.
-  const std::string gathers_key =
-      fmt::format("{} z{}", stage_key(plan), plan.parallel.zero == 2 ? 1 : plan.parallel.zero);
-  auto it = chain_gathers_.find(gathers_key);
-  if (it == chain_gathers_.end())
-    it =
-        chain_gathers_.emplace(gathers_key, zero12_gather_seconds(params, plan, stages(params, plan), platform_)).first;
+  const std::string bound_key =
+      fmt::format("{} z{} m{}", stage_key(plan), plan.parallel.zero == 2 ? 1 : plan.parallel.zero, microbatches);
+  auto it = chain_bounds_.find(bound_key);
+  if (it == chain_bounds_.end())
+    it = chain_bounds_
+             .emplace(bound_key,
+                      ChainBound{*shape->second, zero12_gather_seconds(params, plan, stages(params, plan), platform_)})
+             .first;
   return &it->second;
 }
 
@@ -162,7 +164,7 @@ double SearchBounds::work(const TrainingParams& params, const Plan& plan, const 
 {
   const double work = pipeline_work_bound(
       params, plan, stages(params, plan), experts, cost_, counts(params, plan, microbatches), alltoall(params, plan),
-      pair_idle(params, plan, experts, microbatches), chain_gathers(params, plan, microbatches));
+      pair_idle(params, plan, experts, microbatches), chain(params, plan, microbatches));
   return std::max(work, gathers(params, plan, microbatches));
 }
 

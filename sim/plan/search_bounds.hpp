@@ -57,10 +57,10 @@ private:
   std::map<std::tuple<std::string, int, int, int>, PairCounts> pairs_;  // the same key
   std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<PipelineOp>>> orders_; // the same key
   const std::vector<std::vector<PipelineOp>>& order(const Plan& plan, int microbatches);
-  std::map<std::tuple<std::string, int, int, int>, bool> chains_; // runs_as_chain, by the orders' key
-  /** zero12_gather_seconds where the plan's order runs_as_chain (pipeline_work_bound's chain bound); else null. */
-  const std::vector<double>* chain_gathers(const TrainingParams& params, const Plan& plan, int microbatches);
-  std::unordered_map<std::string, std::vector<double>> chain_gathers_; // by the stage key
+  std::map<std::tuple<std::string, int, int, int>, std::optional<ChainShape>> chains_; // by the orders' key
+  /** pipeline_work_bound's chain bound where the plan's order runs as a chain; else null. */
+  const ChainBound* chain(const TrainingParams& params, const Plan& plan, int microbatches);
+  std::unordered_map<std::string, ChainBound> chain_bounds_; // by the orders' key, the stage key and ZeRO
   // paired_idle_seconds by (stages, forward's stage, backward's stage, experts forward and backward, all-to-all)
   std::map<std::tuple<const StageSet*, int, int, double, double, double>, double> pair_idle_;
   // by layout, micro-batch and dispatcher

@@ -193,24 +193,33 @@ TEST(PipelineBound, AChainsWorkBoundSeesItsMostLoadedDeviceAndStaysBelowTheTimel
     } catch (const std::invalid_argument&) {
       return; // the partition is for four stages; a schedule of two chunks a device has eight
     }
-    if (!cs::runs_as_chain(order, set.map))
+    const auto shape = cs::chain_shape(order, set.map);
+    if (!shape)
       return;
     ++chains;
     const auto counts = cs::pass_counts(order, set.map);
-    const auto gathers = cs::zero12_gather_seconds(f.w, p, set, f.platform);
-    ASSERT_EQ(gathers.size(), 4u) << label;
+    const cs::ChainBound bound{*shape, cs::zero12_gather_seconds(f.w, p, set, f.platform)};
+    ASSERT_EQ(bound.gathers.size(), 4u) << label;
     const double least = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0);
-    const double chain = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0, {}, &gathers);
+    const double chain = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0, {}, &bound);
     const double timeline = cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0);
     EXPECT_GT(chain, 2.5 * least) << label; // four layers against one
     EXPECT_LE(chain, timeline * (1 + 1e-12)) << label;
   });
-  EXPECT_GE(chains, 6); // 1F1B and GPipe at each m
-  // Orders that do not run as a chain: the zero-bubble split (weight passes last), interleaving, DualPipe's two.
-  for (const auto& [name, v] : {std::pair<std::string, int>{"zb-h1", 1}, {"interleaved-1f1b", 2}, {"dualpipe", 2}}) {
-    const auto schedule = cs::Registry<cs::PipelineSchedule>::instance().create(name);
-    EXPECT_FALSE(cs::runs_as_chain(schedule->order(4, v, 8), schedule->stage_map(4, v))) << name;
+  EXPECT_GE(chains, 9); // 1F1B, GPipe and ZB-H1 at each m
+  // ZB-H1 ends with weight passes after the last gradient pass: the first device the most of them.
+  const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
+  const auto zb = registry.create("zb-h1");
+  const auto zb_shape = cs::chain_shape(zb->order(4, 1, 8), zb->stage_map(4, 1));
+  ASSERT_TRUE(zb_shape);
+  EXPECT_GT(zb_shape->trailing_weight_passes.front(), 0);
+  const auto one = registry.create("1f1b");
+  const auto one_shape = cs::chain_shape(one->order(4, 1, 8), one->stage_map(4, 1));
+  ASSERT_TRUE(one_shape);
+  EXPECT_EQ(one_shape->trailing_weight_passes, std::vector<int>(4, 0));
+  // Orders that do not run as a chain: interleaving, DualPipe's two chains.
+  for (const auto& name : {"interleaved-1f1b", "dualpipe"}) {
+    const auto schedule = registry.create(name);
+    EXPECT_FALSE(cs::chain_shape(schedule->order(4, 2, 8), schedule->stage_map(4, 2))) << name;
   }
-  const auto one = cs::Registry<cs::PipelineSchedule>::instance().create("1f1b");
-  EXPECT_TRUE(cs::runs_as_chain(one->order(4, 1, 8), one->stage_map(4, 1)));
 }
