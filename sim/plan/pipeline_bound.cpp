@@ -131,21 +131,26 @@ bool pairs_wait(const TrainingParams& params, const Plan& plan, bool whole_allto
 std::optional<ChainShape> chain_shape(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map)
 {
   const int devices = static_cast<int>(order.size());
-  if (map.chunks() != 1 || map.chains() != 1 || map.devices() != devices)
+  if (map.chains() != 1 || map.devices() != devices)
     return std::nullopt;
   ChainShape out;
   int microbatch = -1; // of every device's last gradient pass
   for (int d = 0; d < devices; ++d) {
     const auto& ops = order[d];
-    if (map.stage(d, 0) != d || ops.empty() || !ops.front().forward() || ops.front().microbatch != 0)
+    if (map.stage(d, 0) != d || ops.empty() || !ops.front().forward() || ops.front().microbatch != 0 ||
+        ops.front().chunk != 0)
       return std::nullopt;
     std::size_t last = ops.size();
-    while (last > 0 && ops[last - 1].pass == Pass::BACKWARD_WEIGHT)
-      --last;
-    if (last == 0 || !ops[last - 1].sends_gradient() || (microbatch >= 0 && ops[last - 1].microbatch != microbatch))
+    std::vector<int> trailing;
+    for (; last > 0 && ops[last - 1].pass == Pass::BACKWARD_WEIGHT; --last)
+      trailing.push_back(map.stage(d, ops[last - 1].chunk));
+    if (last == 0)
       return std::nullopt;
-    microbatch = ops[last - 1].microbatch;
-    out.trailing_weight_passes.push_back(static_cast<int>(ops.size() - last));
+    const PipelineOp& gradient = ops[last - 1];
+    if (!gradient.sends_gradient() || gradient.chunk != 0 || (microbatch >= 0 && gradient.microbatch != microbatch))
+      return std::nullopt;
+    microbatch = gradient.microbatch;
+    out.trailing_weight_stages.push_back(std::move(trailing));
   }
   return out;
 }
@@ -171,13 +176,17 @@ double pipeline_work_bound(const TrainingParams& params, const Plan& plan, const
   }
   if (!chain)
     return least;
-  // Device d's tail is its optimizer step and its gathers, as the timeline adds them; its trailing weight passes
-  // (one stage a device) last exactly what the timeline gives them, as nothing pairs them.
+  // Device d's tail is its optimizer step and its gathers, as the timeline adds them; its trailing weight passes last
+  // exactly what the timeline gives them (nothing slows a weight pass or adds a pair's idle to it). Stage d is device
+  // d's first chunk.
   auto tail = [&](std::size_t d) {
     return passes.optimizer[d] + (d < chain->gathers.size() ? chain->gathers[d] : 0.0);
   };
   auto after = [&](std::size_t d) {
-    return chain->shape.trailing_weight_passes[d] * passes.stage[d].seconds(3) + tail(d);
+    double weight = 0;
+    for (int vs : chain->shape.trailing_weight_stages[d])
+      weight += passes.stage[vs].seconds(3);
+    return weight + tail(d);
   };
   double fill = 0, most = 0, late = 0; // late: how much later than the first device's any device's last op ends
   for (std::size_t d = 0; d < work.size(); ++d) {

@@ -62,13 +62,14 @@ bool pairs_wait(const TrainingParams& params, const Plan& plan, bool whole_allto
  *  combine at an even load, unless the framework hides them or the passes carry them already (else 0). */
 double unpaired_alltoall_seconds(const TrainingParams& params, const Plan& plan, double even_alltoall_s);
 
-/** How `order` runs as a chain, one virtual stage per device in device order: each device starts with microbatch 0's
- *  forward, and its last gradient pass is of the same microbatch as every other device's (each waits for the next
- *  device's), followed only by weight passes, which wait for nothing. */
+/** How `order` runs as a chain of virtual stages whose first pp are the devices' first chunks in device order (one
+ *  chain: 1F1B, GPipe, ZB-H1, interleaved 1F1B, DualPipeV): each device starts with microbatch 0's forward on its
+ *  first chunk, and its last gradient pass is that chunk's, of the same microbatch on every device (each waits for
+ *  the next device's), followed only by weight passes, which wait for nothing. */
 struct ChainShape {
-  std::vector<int> trailing_weight_passes; // per device, the weight passes after its last gradient pass
+  std::vector<std::vector<int>> trailing_weight_stages; // per device, the stages of its weight passes after that
 };
-/** The chain `order` runs as (1F1B, GPipe, the zero-bubble ZB-H1), or none (interleaving, DualPipe's two chains). */
+/** The chain `order` runs as, or none (DualPipe's two chains, an order whose last ops are otherwise). */
 std::optional<ChainShape> chain_shape(const std::vector<std::vector<PipelineOp>>& order, const StageMap& map);
 
 /** What pipeline_work_bound's chain bound needs: the order's chain_shape and the plan's zero12_gather_seconds (empty

@@ -207,19 +207,46 @@ TEST(PipelineBound, AChainsWorkBoundSeesItsMostLoadedDeviceAndStaysBelowTheTimel
     EXPECT_LE(chain, timeline * (1 + 1e-12)) << label;
   });
   EXPECT_GE(chains, 9); // 1F1B, GPipe and ZB-H1 at each m
-  // ZB-H1 ends with weight passes after the last gradient pass: the first device the most of them.
+  // Two chunks a device, a layer a stage: interleaved 1F1B and DualPipeV run as chains too, and stay below the
+  // timeline (DualPipeV's paired ops included).
+  f.w.parallel.stage_layers = std::vector<int>(8, 1);
+  int two_chunk_chains = 0;
+  for_each_schedule(f, 2, [&](const std::string& label, cs::Plan& p, const auto& order, int m) {
+    p.parallel.zero = 1;
+    p.stage_layers = f.w.parallel.stage_layers;
+    cs::StageSet set;
+    try {
+      set = cs::bound_stages(f.w, p, *f.cost, f.platform);
+    } catch (const std::invalid_argument&) {
+      return; // one chunk a device, or DualPipe's two copies of four stages
+    }
+    const auto shape = cs::chain_shape(order, set.map);
+    if (!shape)
+      return;
+    ++two_chunk_chains;
+    const cs::ChainBound bound{*shape, cs::zero12_gather_seconds(f.w, p, set, f.platform)};
+    const auto counts = cs::pass_counts(order, set.map);
+    const double chain = cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0, {}, &bound);
+    EXPECT_LE(chain, cs::pipeline_compute_bound(f.w, p, set, {}, *f.cost, f.platform, m, 0.0) * (1 + 1e-12)) << label;
+    EXPECT_GE(chain, cs::pipeline_work_bound(f.w, p, set, {}, *f.cost, counts, 0.0)) << label;
+  });
+  EXPECT_GE(two_chunk_chains, 4);
+  // ZB-H1 and DualPipeV end with weight passes after the last gradient pass, the first device with the most.
   const auto& registry = cs::Registry<cs::PipelineSchedule>::instance();
-  const auto zb = registry.create("zb-h1");
-  const auto zb_shape = cs::chain_shape(zb->order(4, 1, 8), zb->stage_map(4, 1));
-  ASSERT_TRUE(zb_shape);
-  EXPECT_GT(zb_shape->trailing_weight_passes.front(), 0);
-  const auto one = registry.create("1f1b");
-  const auto one_shape = cs::chain_shape(one->order(4, 1, 8), one->stage_map(4, 1));
-  ASSERT_TRUE(one_shape);
-  EXPECT_EQ(one_shape->trailing_weight_passes, std::vector<int>(4, 0));
-  // Orders that do not run as a chain: interleaving, DualPipe's two chains.
-  for (const auto& name : {"interleaved-1f1b", "dualpipe"}) {
+  for (const auto& [name, v] : {std::pair<std::string, int>{"zb-h1", 1}, {"dualpipev", 2}}) {
     const auto schedule = registry.create(name);
-    EXPECT_FALSE(cs::chain_shape(schedule->order(4, 2, 8), schedule->stage_map(4, 2))) << name;
+    const auto shape = cs::chain_shape(schedule->order(4, v, 8), schedule->stage_map(4, v));
+    ASSERT_TRUE(shape) << name;
+    EXPECT_FALSE(shape->trailing_weight_stages.front().empty()) << name;
   }
+  for (const auto& [name, v] : {std::pair<std::string, int>{"1f1b", 1}, {"interleaved-1f1b", 2}}) {
+    const auto schedule = registry.create(name);
+    const auto shape = cs::chain_shape(schedule->order(4, v, 8), schedule->stage_map(4, v));
+    ASSERT_TRUE(shape) << name;
+    for (const auto& trailing : shape->trailing_weight_stages)
+      EXPECT_TRUE(trailing.empty()) << name;
+  }
+  // DualPipe runs two chains, one each way: no chain bound.
+  const auto dualpipe = registry.create("dualpipe");
+  EXPECT_FALSE(cs::chain_shape(dualpipe->order(4, 2, 8), dualpipe->stage_map(4, 2)));
 }
