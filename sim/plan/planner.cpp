@@ -1,5 +1,6 @@
 #include "sim/plan/planner.hpp"
 
+#include "sim/plan/most_layers.hpp"
 #include "sim/plan/pipeline_bound.hpp"
 #include "sim/plan/plan_candidate.hpp"
 #include "sim/plan/plan_enumeration.hpp"
@@ -152,14 +153,9 @@ std::vector<int> partition_stages(const Scenario& s, const ParallelLayout& paral
   };
   for (int st = 0; st < pp; ++st) {
     layouts.push_back(layout_of(s, parallel, 1, held[st], st == pp - 1));
-    // A stage's memory grows with its layers, so the most that fit are found by bisection (it was most of the
-    // bounding's memory work: a count at a time, up to every layer, for every stage of every plan).
-    int fits = 0, over = layers - (pp - 1) + 1; // memory(fits) <= budget < memory(over), the ends as sentinels
-    while (over - fits > 1) {
-      const int mid = (fits + over) / 2;
-      (memory(st, mid) > budget ? over : fits) = mid;
-    }
-    most[st] = fits;
+    // The most layers that fit, in few evaluations (it was most of the bounding's memory work: a count at a time, up
+    // to every layer, for every stage of every plan).
+    most[st] = most_layers_within(layers - (pp - 1), budget, [&](int l) { return memory(st, l); });
   }
   best[0][0] = 0;
   for (int k = 1; k <= pp; ++k)
