@@ -32,6 +32,12 @@ namespace {
 // bounds leave out but for the optimizer's shard), the micro-batch, recomputation, FP8 and the schedule's stage map.
 std::string stage_key(const Plan& plan) { return plan_key(plan, plan.parallel.zero >= 3 ? 3 : 0); }
 
+// What a schedule's order depends on: the schedule (1F1B's without a pipeline), pp, vpp and the microbatches.
+OrderKey order_key(const Plan& plan, int microbatches)
+{
+  return {plan.schedule.empty() ? "1f1b" : plan.schedule, plan.parallel.pp, plan.parallel.vpp, microbatches};
+}
+
 // What price_stage_pieces reads of a plan (the rest of the scenario is the search's base): not dp, pp, ep, the
 // schedule or the partition.
 std::string pieces_key(const Plan& plan)
@@ -74,21 +80,20 @@ double SearchBounds::alltoall(const TrainingParams& params, const Plan& plan)
 
 const std::vector<std::vector<PipelineOp>>& SearchBounds::order(const Plan& plan, int microbatches)
 {
-  const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
-  const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  const OrderKey key = order_key(plan, microbatches);
   auto it = orders_.find(key);
   if (it == orders_.end())
     it = orders_
-             .emplace(key, Registry<PipelineSchedule>::instance().create(schedule)->order(
-                               plan.parallel.pp, plan.parallel.vpp, microbatches))
+             .emplace(key, Registry<PipelineSchedule>::instance()
+                               .create(std::get<0>(key))
+                               ->order(plan.parallel.pp, plan.parallel.vpp, microbatches))
              .first;
   return it->second;
 }
 
 const PassCounts& SearchBounds::counts(const TrainingParams& params, const Plan& plan, int microbatches)
 {
-  const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
-  const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  const OrderKey key = order_key(plan, microbatches);
   auto it = counts_.find(key);
   if (it == counts_.end())
     it = counts_.emplace(key, pass_counts(order(plan, microbatches), stages(params, plan).map)).first;
@@ -141,8 +146,7 @@ double SearchBounds::gathers(const TrainingParams& params, const Plan& plan, int
 
 const ChainBound* SearchBounds::chain(const TrainingParams& params, const Plan& plan, int microbatches)
 {
-  const std::string schedule = plan.schedule.empty() ? "1f1b" : plan.schedule;
-  const auto key = std::make_tuple(schedule, plan.parallel.pp, plan.parallel.vpp, microbatches);
+  const OrderKey key = order_key(plan, microbatches);
   auto shape = chains_.find(key);
   if (shape == chains_.end())
     shape = chains_.emplace(key, chain_shape(order(plan, microbatches), stages(params, plan).map)).first;

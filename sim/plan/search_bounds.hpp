@@ -18,6 +18,9 @@
 
 namespace cs {
 
+/** (schedule, pp, vpp, microbatches): what a schedule's order, and what is counted off it, depend on. */
+using OrderKey = std::tuple<std::string, int, int, int>;
+
 /** A text key of everything in `plan` but its bounds and results, with `zero` standing for its ZeRO stage (a
  *  caller folds together the stages it cannot tell apart). */
 std::string plan_key(const Plan& plan, int zero);
@@ -53,11 +56,11 @@ private:
   // All looked up, never iterated (long string keys with long common prefixes: hashed rather than compared).
   std::unordered_map<std::string, std::unique_ptr<StageSet>> stages_; // by the plan's shape (stage_key)
   std::map<std::string, StagePieces> pieces_; // by what prices them (pieces_key): far fewer than the shapes
-  std::map<std::tuple<std::string, int, int, int>, PassCounts> counts_; // by (schedule, pp, vpp, microbatches)
-  std::map<std::tuple<std::string, int, int, int>, PairCounts> pairs_;  // the same key
-  std::map<std::tuple<std::string, int, int, int>, std::vector<std::vector<PipelineOp>>> orders_; // the same key
+  std::map<OrderKey, PassCounts> counts_;     // by (schedule, pp, vpp, microbatches): order_key
+  std::map<std::tuple<std::string, int, int, int>, PairCounts> pairs_; // by the plan's own schedule, pp, vpp, m
+  std::map<OrderKey, std::vector<std::vector<PipelineOp>>> orders_;
   const std::vector<std::vector<PipelineOp>>& order(const Plan& plan, int microbatches);
-  std::map<std::tuple<std::string, int, int, int>, std::optional<ChainShape>> chains_; // by the orders' key
+  std::map<OrderKey, std::optional<ChainShape>> chains_;
   /** pipeline_work_bound's chain bound where the plan's order runs as a chain; else null. */
   const ChainBound* chain(const TrainingParams& params, const Plan& plan, int microbatches);
   std::unordered_map<std::string, ChainBound> chain_bounds_; // by the orders' key, the stage key and ZeRO
