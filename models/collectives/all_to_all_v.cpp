@@ -195,9 +195,9 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
   return std::max(fabric_seconds, p.base_latency + step_latency(p, g) + slowest);
 }
 
-double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformSpec& platform,
-                                   const std::vector<int>& hosts, const std::vector<int>& offsets,
-                                   const ProtocolParams& p)
+FluidAllToAll all_to_all_v_fabric_replay(const std::vector<double>& m, const PlatformSpec& platform,
+                                         const std::vector<int>& hosts, const std::vector<int>& offsets,
+                                         const ProtocolParams& p, const std::vector<double>& ready)
 {
   const Topology& topo = platform.topology;
   const int n = static_cast<int>(hosts.size());
@@ -206,13 +206,20 @@ double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformS
     for (int j = 0; j < n && !leaves; ++j)
       leaves = i != j && m[static_cast<std::size_t>(i) * n + j] > 0 && topo.hop_level(hosts[i], hosts[j]) > 0;
   if (!leaves)
-    return 0.0;
+    return {};
   FluidAllToAllParams fluid;
   fluid.slots = kSlots;
   fluid.efficiency = p.efficiency;
   fluid.rate_cap = p.rate_cap;
   fluid.overhead = p.base_latency + p.step_overhead; // what each of expand_all_to_all_v's transfers waits
-  return fluid_all_to_all_v_seconds(m, topo, hosts, disjoint_shifts(hosts, offsets, topo.host_count()), fluid);
+  return fluid_all_to_all_v(m, topo, hosts, disjoint_shifts(hosts, offsets, topo.host_count()), fluid, ready);
+}
+
+double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformSpec& platform,
+                                   const std::vector<int>& hosts, const std::vector<int>& offsets,
+                                   const ProtocolParams& p)
+{
+  return all_to_all_v_fabric_replay(m, platform, hosts, offsets, p, {}).seconds;
 }
 
 bool all_to_all_v_repairs(const PlatformSpec& platform, const std::vector<int>& hosts,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "models/collectives/collective_model.hpp"
+#include "models/collectives/fluid_all_to_all_v.hpp"
 
 #include <vector>
 
@@ -25,6 +26,13 @@ double all_to_all_v_seconds(const std::vector<double>& matrix, const GroupShape&
 double all_to_all_v_fabric_seconds(const std::vector<double>& matrix, const PlatformSpec& platform,
                                    const std::vector<int>& hosts, const std::vector<int>& offsets,
                                    const ProtocolParams& protocol);
+
+/** The same replay with rank r starting at ready[r] (empty: all at 0), and when each rank's part ends: what a
+ *  collective that follows another on the same group sees (AllToAllChains). Empty `done` where no pair leaves its
+ *  machine. */
+FluidAllToAll all_to_all_v_fabric_replay(const std::vector<double>& matrix, const PlatformSpec& platform,
+                                         const std::vector<int>& hosts, const std::vector<int>& offsets,
+                                         const ProtocolParams& protocol, const std::vector<double>& ready);
 
 /** Its flows: one transfer per pair with bytes (up to 8 concurrent per GPU), each rank done once its sends and its
  *  receives have arrived (NCCL runs both in one kernel). Where all_to_all_v_repairs holds, the off-machine bytes

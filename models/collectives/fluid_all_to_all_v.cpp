@@ -10,6 +10,7 @@ namespace {
 
 struct FluidFlow {
   double bytes = 0, latency = 0;
+  double gate = 0;  // when both its ranks are ready: it starts no earlier
   double share = 1; // its weight where links are shared: 1 / its route's latency, as SimGrid's CM02 weighs flows
   int first_use = 0, last_use = 0; // its [first, last) entries in Fluid::uses
 };
@@ -32,10 +33,11 @@ public:
 
   // Adds the pair's flow with its route's links (every link for the group itself, the links between switches for
   // each copy) and returns its id.
-  int add_flow(int src, int dst, double bytes, const std::vector<int>& shifts)
+  int add_flow(int src, int dst, double bytes, double gate, const std::vector<int>& shifts)
   {
     FluidFlow f;
     f.bytes = bytes;
+    f.gate = gate;
     const double route_latency = topo_.route_latency(src, dst);
     f.latency = params_.overhead + route_latency;
     f.share = route_latency > 0 ? 1 / route_latency : 1.0;
@@ -62,10 +64,12 @@ public:
   }
 
   // Runs the chains (each a list of flow ids sent one after another) from time 0; returns when the last one ends.
+  // Each flow's end is left in ends().
   double run(const std::vector<std::vector<int>>& chains)
   {
     const std::size_t nf = flows_.size();
     remaining_.assign(nf, 0.0);
+    end_.assign(nf, 0.0);
     rate_.assign(nf, 0.0);
     fixed_.assign(nf, 0);
     std::vector<std::size_t> next(chains.size(), 0);
@@ -81,7 +85,7 @@ public:
         return;
       const int f = chains[c][next[c]++];
       remaining_[f] = flows_[f].bytes;
-      waiting.emplace_back(now + flows_[f].latency, f);
+      waiting.emplace_back(std::max(now, flows_[f].gate) + flows_[f].latency, f);
     };
     for (std::size_t c = 0; c < chains.size(); ++c)
       start(static_cast<int>(c));
@@ -117,6 +121,7 @@ public:
       for (int f : active) {
         remaining_[f] -= rate_[f] * step;
         if (remaining_[f] <= 1e-9 * flows_[f].bytes) {
+          end_[f] = now;
           start(chain_of[f]);
         } else
           still.push_back(f);
@@ -125,6 +130,8 @@ public:
     }
     return now;
   }
+
+  const std::vector<double>& ends() const { return end_; }
 
 private:
   void add_use(FluidFlow& f, const LinkUse& use)
@@ -222,23 +229,26 @@ private:
   std::vector<Resource> resources_;
   std::vector<FluidFlow> flows_;
   std::vector<std::pair<int, double>> uses_; // (resource, weight) per flow, contiguous
-  std::vector<double> remaining_, rate_;
+  std::vector<double> remaining_, rate_, end_;
   std::vector<char> fixed_;
   std::vector<int> touched_;
 };
 
 } // namespace
 
-double fluid_all_to_all_v_seconds(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,
-                                  const std::vector<int>& shifts, const FluidAllToAllParams& params)
+FluidAllToAll fluid_all_to_all_v(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,
+                                 const std::vector<int>& shifts, const FluidAllToAllParams& params,
+                                 const std::vector<double>& ready)
 {
   const int n = static_cast<int>(hosts.size());
   const int slots = std::max(1, params.slots);
   std::vector<int> own = shifts;
   if (own.empty() || own.front() != 0)
     own.insert(own.begin(), 0);
+  auto ready_of = [&](int r) { return ready.empty() ? 0.0 : ready[r]; };
   Fluid fluid(topology, params);
   std::vector<std::vector<int>> chains;
+  std::vector<std::pair<int, int>> ranks_of; // per flow, its sender and receiver
   chains.reserve(std::size_t(n) * slots);
   for (int i = 0; i < n; ++i) {
     const std::size_t first = chains.size();
@@ -249,10 +259,28 @@ double fluid_all_to_all_v_seconds(const std::vector<double>& m, const Topology& 
       const double b = m[std::size_t(i) * n + j];
       if (b <= 0)
         continue;
-      chains[first + sent++ % slots].push_back(fluid.add_flow(hosts[i], hosts[j], b, own));
+      const double gate = std::max(ready_of(i), ready_of(j));
+      chains[first + sent++ % slots].push_back(fluid.add_flow(hosts[i], hosts[j], b, gate, own));
+      ranks_of.emplace_back(i, j);
     }
   }
-  return fluid.run(chains);
+  FluidAllToAll out;
+  out.seconds = fluid.run(chains);
+  out.done.resize(n);
+  for (int r = 0; r < n; ++r)
+    out.done[r] = ready_of(r);
+  for (std::size_t f = 0; f < ranks_of.size(); ++f)
+    for (int r : {ranks_of[f].first, ranks_of[f].second})
+      out.done[r] = std::max(out.done[r], fluid.ends()[f]);
+  for (double d : out.done) // a rank with nothing to move ends when it starts
+    out.seconds = std::max(out.seconds, d);
+  return out;
+}
+
+double fluid_all_to_all_v_seconds(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,
+                                  const std::vector<int>& shifts, const FluidAllToAllParams& params)
+{
+  return fluid_all_to_all_v(m, topology, hosts, shifts, params, {}).seconds;
 }
 
 } // namespace cs

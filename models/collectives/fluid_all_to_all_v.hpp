@@ -16,14 +16,25 @@ struct FluidAllToAllParams {
   double overhead = 0;   // seconds each flow waits before it moves (the protocol's per-transfer overhead)
 };
 
-/** The time the flows of expand_all_to_all_v take when every link direction's capacity is split max-min fairly among
- *  the flows on it, as SimGrid shares it [recon]. Each rank sends to its peers in ring order from rank + 1, one flow
- *  after another on each of `slots` streams; a flow first waits the overhead and its route's latency, then moves its
- *  bytes. All ranks
- *  start at 0. `shifts` (0 first, from disjoint_shifts) place copies of the group on GPUs it leaves free: each copy's
- *  flows run as the group's do and load the links between switches with them, so a flow crossing such a link takes
- *  that link's capacity as many times as its copies cross it. Exact for the fluid; the events are the flows'
- *  completions and starts, so the cost grows with the number of pairs times the flows in flight. */
+/** When the replay ends, and when each rank's part does (its last send or receive, or its start if it has none). */
+struct FluidAllToAll {
+  double seconds = 0;
+  std::vector<double> done;
+};
+
+/** The flows of expand_all_to_all_v when every link direction's capacity is split max-min fairly among the flows on
+ *  it, as SimGrid shares it [recon]. Rank r is ready at ready[r] (empty: every rank at 0). Each rank sends to its
+ *  peers in ring order from rank + 1, one flow after another on each of `slots` streams; a flow starts once both its
+ *  ranks are ready, waits the overhead and its route's latency, then moves its bytes. `shifts` (0 first, from
+ *  disjoint_shifts) place copies of the group on GPUs it leaves free: each copy's flows run as the group's do and load
+ *  the links between switches with them, so a flow crossing such a link takes that link's capacity as many times as
+ *  its copies cross it. Exact for the fluid; the events are the flows' completions and starts, so the cost grows with
+ *  the number of pairs times the flows in flight. */
+FluidAllToAll fluid_all_to_all_v(const std::vector<double>& matrix, const Topology& topology,
+                                 const std::vector<int>& hosts, const std::vector<int>& shifts,
+                                 const FluidAllToAllParams& params, const std::vector<double>& ready);
+
+/** The same with every rank ready at 0: when the last flow ends. */
 double fluid_all_to_all_v_seconds(const std::vector<double>& matrix, const Topology& topology,
                                   const std::vector<int>& hosts, const std::vector<int>& shifts,
                                   const FluidAllToAllParams& params);

@@ -1,11 +1,14 @@
 #include "models/collectives/lowering.hpp"
 
+#include "models/collectives/all_to_all_chains.hpp"
 #include "models/collectives/all_to_all_v.hpp"
 #include "models/collectives/collective_model.hpp"
 #include "models/collectives/lowering_parts.hpp"
 #include "platform/shared_links.hpp"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -65,6 +68,7 @@ struct Lowering {
   };
   std::map<std::tuple<const std::vector<double>*, bool, std::vector<int>>, MatrixUse, std::less<>> matrix_uses;
   std::vector<std::pair<const std::vector<int>*, const MatrixUse*>> matrix_order; // first use first: addresses vary
+  std::optional<AllToAllChains> chains; // the fluid's all-to-alls, per group in lowering order
 
   MatrixUse& matrix_use(const CollectiveSpec& c)
   {
@@ -262,18 +266,18 @@ struct Lowering {
       return;
     }
     MatrixUse& use = matrix_use(c); // looked up once: the key holds the group's hosts
-    if (use.seconds < 0) {
-      // Where the graph's flows stand for copies, the other groups' and expert-TP ranks' all-to-alls load the
-      // switches' links with this one's (docs/scale.md).
-      const std::vector<double> sent = sizes_sent(c);
-      const double fabric =
-          in.flow_copies().none() || shape.nodes < 2
-              ? 0.0
-              : all_to_all_v_fabric_seconds(sent, platform, c.hosts, in.flow_copies().closed_form_offsets(),
-                                            all_to_all_v_protocol());
-      use.seconds = all_to_all_v_seconds(sent, shape, all_to_all_v_protocol(), machines_of(platform, c.hosts), fabric);
+    if (use.seconds < 0)
+      use.seconds = all_to_all_v_seconds(sizes_sent(c), shape, all_to_all_v_protocol(), machines_of(platform, c.hosts));
+    // Where the graph's flows stand for copies, the other groups' and expert-TP ranks' all-to-alls load the switches'
+    // links with this one's, and each of the group's all-to-alls starts as the one before left its ranks
+    // (docs/scale.md).
+    double seconds = use.seconds;
+    if (!in.flow_copies().none() && shape.nodes >= 2) {
+      if (!chains)
+        chains.emplace(platform, in.flow_copies().closed_form_offsets());
+      seconds = std::max(seconds, chains->next(
+                                      c.hosts, &use, [&] { return sizes_sent(c); }, all_to_all_v_protocol()));
     }
-    const double seconds = use.seconds;
     count_matrix_traffic(c, use);
     closed_form_tasks += (double(n) * (n - 1) + n) * c.copies;
     ++use.uses; // summed per group at the end: per link, the folded copies run on links of their own, loaded alike

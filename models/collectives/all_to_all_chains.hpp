@@ -1,0 +1,49 @@
+// The all-to-alls of one group, one after another, each rank starting as it finished the one before: their closed
+// form where the fluid replay prices them (oversubscribed fabrics, folded copies).
+#pragma once
+
+#include "models/collectives/all_to_all_v.hpp"
+
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace cs {
+
+/** A group's all-to-alls in the order they are lowered, as a chain [recon]. On SimGrid a rank starts the next
+ *  all-to-all when it is done with the one before plus its own work, which is the same on every rank of a balanced
+ *  group, so the ranks start it as far apart as they finished the last. The spread carries on and changes from one to
+ *  the next: on 64 ranks over two leaves, at 2:1 the fifth of a chain takes 1.97x the first, at 4:1 about 0.99x
+ *  (docs/scale.md). Each step is the fluid replay with each rank ready as the step before left it. A chain replays its
+ *  first kSteps steps; from then on the last spread stands for the rest, so a group costs at most kSteps replays per
+ *  matrix. */
+class AllToAllChains {
+public:
+  static constexpr int kSteps = 8;
+
+  AllToAllChains(const PlatformSpec& platform, std::vector<int> copy_offsets);
+
+  /** The next all-to-all of `hosts`, moving what `sent` gives (`matrix` names those sizes: equal names, equal
+   *  sizes; `sent` is asked only when a step is replayed): seconds from its last rank ready to its last rank done; 0
+   *  where no pair leaves its machine. */
+  double next(const std::vector<int>& hosts, const void* matrix, const std::function<std::vector<double>()>& sent,
+              const ProtocolParams& protocol);
+
+private:
+  struct Chain {
+    int state = 0; // spreads_ index: how far apart the ranks start (0: together)
+    int steps = 0;
+  };
+  struct Step {
+    double seconds = 0;
+    int next_state = 0;
+  };
+  const PlatformSpec& platform_;
+  std::vector<int> offsets_;
+  std::vector<std::vector<double>> spreads_{std::vector<double>{}}; // per state, each rank's start (state 0: all at 0)
+  std::map<std::vector<int>, Chain> chains_;                        // by group
+  std::map<std::tuple<const void*, const std::vector<int>*, int>, Step> steps_; // (matrix, group, state)
+};
+
+} // namespace cs
