@@ -7,7 +7,17 @@ namespace cs {
 
 AllToAllChains::AllToAllChains(const PlatformSpec& platform, std::vector<int> copy_offsets)
     : platform_(platform), offsets_(std::move(copy_offsets))
-{}
+{
+  state_of({});
+}
+
+int AllToAllChains::state_of(std::vector<double> spread)
+{
+  auto [at, added] = state_ids_.emplace(std::move(spread), static_cast<int>(spreads_.size()));
+  if (added)
+    spreads_.push_back(&at->first);
+  return at->second;
+}
 
 double AllToAllChains::next(const std::vector<int>& hosts, const void* matrix,
                             const std::function<std::vector<double>()>& sent, const ProtocolParams& protocol)
@@ -16,25 +26,31 @@ double AllToAllChains::next(const std::vector<int>& hosts, const void* matrix,
   if (chain_at == chains_.end())
     chain_at = chains_.emplace(hosts, Chain{}).first;
   Chain& chain = chain_at->second;
-  const auto key = std::make_tuple(matrix, &chain_at->first, chain.state);
+  auto signed_at = signatures_.find(std::make_pair(matrix, &chain_at->first));
+  if (signed_at == signatures_.end())
+    signed_at = signatures_
+                    .emplace(std::make_pair(matrix, &chain_at->first),
+                             all_to_all_v_fabric_signature(sent(), platform_, hosts, offsets_, protocol))
+                    .first;
+  if (!signed_at->second)
+    return 0.0;
+  // Past kSteps the spread stays: the chain's later steps repeat this one's.
+  const bool capped = chain.steps + 1 >= kSteps;
+  const auto key = std::make_tuple(*signed_at->second, chain.state, capped);
   auto found = steps_.find(key);
   if (found == steps_.end()) {
-    const std::vector<double>& ready = spreads_[chain.state];
+    const std::vector<double> ready = *spreads_[chain.state];
     const FluidAllToAll run = all_to_all_v_fabric_replay(sent(), platform_, hosts, offsets_, protocol, ready);
     Step step;
-    if (!run.done.empty()) {
-      const double last_ready = ready.empty() ? 0.0 : *std::max_element(ready.begin(), ready.end());
-      step.seconds = run.seconds - last_ready;
-      // Past kSteps the spread stays: the chain's later steps repeat this one's.
-      step.next_state = chain.state;
-      if (chain.steps + 1 < kSteps) {
-        const double first_done = *std::min_element(run.done.begin(), run.done.end());
-        std::vector<double> spread(run.done.size());
-        for (std::size_t r = 0; r < spread.size(); ++r)
-          spread[r] = run.done[r] - first_done;
-        spreads_.push_back(std::move(spread));
-        step.next_state = static_cast<int>(spreads_.size()) - 1;
-      }
+    const double last_ready = ready.empty() ? 0.0 : *std::max_element(ready.begin(), ready.end());
+    step.seconds = run.seconds - last_ready;
+    step.next_state = chain.state;
+    if (!capped) {
+      const double first_done = *std::min_element(run.done.begin(), run.done.end());
+      std::vector<double> spread(run.done.size());
+      for (std::size_t r = 0; r < spread.size(); ++r)
+        spread[r] = run.done[r] - first_done;
+      step.next_state = state_of(std::move(spread));
     }
     found = steps_.emplace(key, step).first;
   }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -16,8 +17,8 @@ namespace cs {
  *  group, so the ranks start it as far apart as they finished the last. The spread carries on and changes from one to
  *  the next: on 64 ranks over two leaves, at 2:1 the fifth of a chain takes 1.97x the first, at 4:1 about 0.99x
  *  (docs/scale.md). Each step is the fluid replay with each rank ready as the step before left it. A chain replays its
- *  first kSteps steps; from then on the last spread stands for the rest, so a group costs at most kSteps replays per
- *  matrix. */
+ *  first kSteps steps; from then on the last spread stands for the rest. Replays are shared by groups whose flows
+ *  share links alike (fluid_all_to_all_v_signature) and start alike, so a fabric's symmetric groups cost one chain. */
 class AllToAllChains {
 public:
   static constexpr int kSteps = 8;
@@ -25,8 +26,8 @@ public:
   AllToAllChains(const PlatformSpec& platform, std::vector<int> copy_offsets);
 
   /** The next all-to-all of `hosts`, moving what `sent` gives (`matrix` names those sizes: equal names, equal
-   *  sizes; `sent` is asked only when a step is replayed): seconds from its last rank ready to its last rank done; 0
-   *  where no pair leaves its machine. */
+   *  sizes; `sent` is asked once per name and group, and again for each replay): seconds from its last rank ready to
+   * its last rank done; 0 where no pair leaves its machine. */
   double next(const std::vector<int>& hosts, const void* matrix, const std::function<std::vector<double>()>& sent,
               const ProtocolParams& protocol);
 
@@ -39,11 +40,16 @@ private:
     double seconds = 0;
     int next_state = 0;
   };
+  int state_of(std::vector<double> spread);
+
   const PlatformSpec& platform_;
   std::vector<int> offsets_;
-  std::vector<std::vector<double>> spreads_{std::vector<double>{}}; // per state, each rank's start (state 0: all at 0)
-  std::map<std::vector<int>, Chain> chains_;                        // by group
-  std::map<std::tuple<const void*, const std::vector<int>*, int>, Step> steps_; // (matrix, group, state)
+  std::vector<const std::vector<double>*> spreads_; // per state, each rank's start (state 0: all at 0)
+  std::map<std::vector<double>, int> state_ids_;    // spreads by value: alike groups reach the same states
+  std::map<std::vector<int>, Chain> chains_;        // by group
+  // Per (matrix, group): its replay's signature; none where no pair leaves its machine.
+  std::map<std::pair<const void*, const std::vector<int>*>, std::optional<std::size_t>> signatures_;
+  std::map<std::tuple<std::size_t, int, bool>, Step> steps_; // (signature, state, capped)
 };
 
 } // namespace cs

@@ -195,24 +195,50 @@ double all_to_all_v_seconds(const std::vector<double>& m, const GroupShape& g, c
   return std::max(fabric_seconds, p.base_latency + step_latency(p, g) + slowest);
 }
 
-FluidAllToAll all_to_all_v_fabric_replay(const std::vector<double>& m, const PlatformSpec& platform,
-                                         const std::vector<int>& hosts, const std::vector<int>& offsets,
-                                         const ProtocolParams& p, const std::vector<double>& ready)
+namespace {
+
+// Whether a pair with bytes leaves its machine: only then can the links between switches carry it.
+bool crosses_switches(const std::vector<double>& m, const Topology& topo, const std::vector<int>& hosts)
 {
-  const Topology& topo = platform.topology;
   const int n = static_cast<int>(hosts.size());
-  bool leaves = false;
-  for (int i = 0; i < n && !leaves; ++i)
-    for (int j = 0; j < n && !leaves; ++j)
-      leaves = i != j && m[static_cast<std::size_t>(i) * n + j] > 0 && topo.hop_level(hosts[i], hosts[j]) > 0;
-  if (!leaves)
-    return {};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j && m[static_cast<std::size_t>(i) * n + j] > 0 && topo.hop_level(hosts[i], hosts[j]) > 0)
+        return true;
+  return false;
+}
+
+FluidAllToAllParams fluid_params(const ProtocolParams& p)
+{
   FluidAllToAllParams fluid;
   fluid.slots = kSlots;
   fluid.efficiency = p.efficiency;
   fluid.rate_cap = p.rate_cap;
   fluid.overhead = p.base_latency + p.step_overhead; // what each of expand_all_to_all_v's transfers waits
-  return fluid_all_to_all_v(m, topo, hosts, disjoint_shifts(hosts, offsets, topo.host_count()), fluid, ready);
+  return fluid;
+}
+
+} // namespace
+
+FluidAllToAll all_to_all_v_fabric_replay(const std::vector<double>& m, const PlatformSpec& platform,
+                                         const std::vector<int>& hosts, const std::vector<int>& offsets,
+                                         const ProtocolParams& p, const std::vector<double>& ready)
+{
+  const Topology& topo = platform.topology;
+  if (!crosses_switches(m, topo, hosts))
+    return {};
+  return fluid_all_to_all_v(m, topo, hosts, disjoint_shifts(hosts, offsets, topo.host_count()), fluid_params(p), ready);
+}
+
+std::optional<std::size_t> all_to_all_v_fabric_signature(const std::vector<double>& m, const PlatformSpec& platform,
+                                                         const std::vector<int>& hosts, const std::vector<int>& offsets,
+                                                         const ProtocolParams& p)
+{
+  const Topology& topo = platform.topology;
+  if (!crosses_switches(m, topo, hosts))
+    return std::nullopt;
+  return fluid_all_to_all_v_signature(m, topo, hosts, disjoint_shifts(hosts, offsets, topo.host_count()),
+                                      fluid_params(p));
 }
 
 double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformSpec& platform,

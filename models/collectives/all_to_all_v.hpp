@@ -5,6 +5,7 @@
 #include "models/collectives/collective_model.hpp"
 #include "models/collectives/fluid_all_to_all_v.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace cs {
@@ -33,6 +34,12 @@ double all_to_all_v_fabric_seconds(const std::vector<double>& matrix, const Plat
 FluidAllToAll all_to_all_v_fabric_replay(const std::vector<double>& matrix, const PlatformSpec& platform,
                                          const std::vector<int>& hosts, const std::vector<int>& offsets,
                                          const ProtocolParams& protocol, const std::vector<double>& ready);
+
+/** fluid_all_to_all_v_signature of that replay; none where no pair leaves its machine. */
+std::optional<std::size_t> all_to_all_v_fabric_signature(const std::vector<double>& matrix,
+                                                         const PlatformSpec& platform, const std::vector<int>& hosts,
+                                                         const std::vector<int>& offsets,
+                                                         const ProtocolParams& protocol);
 
 /** Its flows: one transfer per pair with bytes (up to 8 concurrent per GPU), each rank done once its sends and its
  *  receives have arrived (NCCL runs both in one kernel). Where all_to_all_v_repairs holds, the off-machine bytes

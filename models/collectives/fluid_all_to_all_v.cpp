@@ -1,5 +1,7 @@
 #include "models/collectives/fluid_all_to_all_v.hpp"
 
+#include <boost/container_hash/hash.hpp>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -133,6 +135,35 @@ public:
 
   const std::vector<double>& ends() const { return end_; }
 
+  // What the replay depends on, with the link directions named in order of first use: equal for two groups whose
+  // flows share links alike (a group and its translate on a symmetric fabric), whatever the links' indices.
+  std::size_t signature(const std::vector<std::pair<int, int>>& ranks_of) const
+  {
+    std::vector<int> name(resources_.size(), -1);
+    int named = 0;
+    std::size_t h = flows_.size();
+    auto mix = [&h](double v) { boost::hash_combine(h, v); };
+    for (std::size_t f = 0; f < flows_.size(); ++f) {
+      const FluidFlow& flow = flows_[f];
+      mix(ranks_of[f].first);
+      mix(ranks_of[f].second);
+      mix(flow.bytes);
+      mix(flow.latency);
+      mix(flow.share);
+      mix(flow.last_use - flow.first_use);
+      for (int u = flow.first_use; u < flow.last_use; ++u) {
+        int& n = name[uses_[u].first];
+        if (n < 0) {
+          n = named++;
+          mix(resources_[uses_[u].first].capacity);
+        }
+        mix(n);
+        mix(uses_[u].second);
+      }
+    }
+    return h;
+  }
+
 private:
   void add_use(FluidFlow& f, const LinkUse& use)
   {
@@ -236,9 +267,18 @@ private:
 
 } // namespace
 
-FluidAllToAll fluid_all_to_all_v(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,
-                                 const std::vector<int>& shifts, const FluidAllToAllParams& params,
-                                 const std::vector<double>& ready)
+namespace {
+
+// The group's flows on their chains (each rank's `slots` streams, peers in ring order from rank + 1, as
+// expand_all_to_all_v sends), each gated by its ranks' readiness.
+struct Built {
+  Fluid fluid;
+  std::vector<std::vector<int>> chains;
+  std::vector<std::pair<int, int>> ranks_of; // per flow, its sender and receiver
+};
+
+Built build(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,
+            const std::vector<int>& shifts, const FluidAllToAllParams& params, const std::vector<double>& ready)
 {
   const int n = static_cast<int>(hosts.size());
   const int slots = std::max(1, params.slots);
@@ -246,35 +286,52 @@ FluidAllToAll fluid_all_to_all_v(const std::vector<double>& m, const Topology& t
   if (own.empty() || own.front() != 0)
     own.insert(own.begin(), 0);
   auto ready_of = [&](int r) { return ready.empty() ? 0.0 : ready[r]; };
-  Fluid fluid(topology, params);
-  std::vector<std::vector<int>> chains;
-  std::vector<std::pair<int, int>> ranks_of; // per flow, its sender and receiver
-  chains.reserve(std::size_t(n) * slots);
+  Built b{Fluid(topology, params), {}, {}};
+  b.chains.reserve(std::size_t(n) * slots);
   for (int i = 0; i < n; ++i) {
-    const std::size_t first = chains.size();
-    chains.resize(first + slots);
+    const std::size_t first = b.chains.size();
+    b.chains.resize(first + slots);
     int sent = 0;
-    for (int k = 1; k < n; ++k) { // ring order from i + 1, as expand_all_to_all_v sends
+    for (int k = 1; k < n; ++k) {
       const int j = (i + k) % n;
-      const double b = m[std::size_t(i) * n + j];
-      if (b <= 0)
+      const double bytes = m[std::size_t(i) * n + j];
+      if (bytes <= 0)
         continue;
       const double gate = std::max(ready_of(i), ready_of(j));
-      chains[first + sent++ % slots].push_back(fluid.add_flow(hosts[i], hosts[j], b, gate, own));
-      ranks_of.emplace_back(i, j);
+      b.chains[first + sent++ % slots].push_back(b.fluid.add_flow(hosts[i], hosts[j], bytes, gate, own));
+      b.ranks_of.emplace_back(i, j);
     }
   }
+  return b;
+}
+
+} // namespace
+
+FluidAllToAll fluid_all_to_all_v(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,
+                                 const std::vector<int>& shifts, const FluidAllToAllParams& params,
+                                 const std::vector<double>& ready)
+{
+  const int n = static_cast<int>(hosts.size());
+  Built b = build(m, topology, hosts, shifts, params, ready);
   FluidAllToAll out;
-  out.seconds = fluid.run(chains);
+  out.seconds = b.fluid.run(b.chains);
   out.done.resize(n);
   for (int r = 0; r < n; ++r)
-    out.done[r] = ready_of(r);
-  for (std::size_t f = 0; f < ranks_of.size(); ++f)
-    for (int r : {ranks_of[f].first, ranks_of[f].second})
-      out.done[r] = std::max(out.done[r], fluid.ends()[f]);
+    out.done[r] = ready.empty() ? 0.0 : ready[r];
+  for (std::size_t f = 0; f < b.ranks_of.size(); ++f)
+    for (int r : {b.ranks_of[f].first, b.ranks_of[f].second})
+      out.done[r] = std::max(out.done[r], b.fluid.ends()[f]);
   for (double d : out.done) // a rank with nothing to move ends when it starts
     out.seconds = std::max(out.seconds, d);
   return out;
+}
+
+std::size_t fluid_all_to_all_v_signature(const std::vector<double>& m, const Topology& topology,
+                                         const std::vector<int>& hosts, const std::vector<int>& shifts,
+                                         const FluidAllToAllParams& params)
+{
+  const Built b = build(m, topology, hosts, shifts, params, {});
+  return b.fluid.signature(b.ranks_of);
 }
 
 double fluid_all_to_all_v_seconds(const std::vector<double>& m, const Topology& topology, const std::vector<int>& hosts,

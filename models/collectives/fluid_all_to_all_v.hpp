@@ -34,6 +34,13 @@ FluidAllToAll fluid_all_to_all_v(const std::vector<double>& matrix, const Topolo
                                  const std::vector<int>& hosts, const std::vector<int>& shifts,
                                  const FluidAllToAllParams& params, const std::vector<double>& ready);
 
+/** A hash of what fluid_all_to_all_v depends on besides `ready`, the links named in order of first use: equal for a
+ *  group and its translate on a symmetric fabric, so one replay serves both (AllToAllChains). Building the flows costs
+ *  a small part of running them. */
+std::size_t fluid_all_to_all_v_signature(const std::vector<double>& matrix, const Topology& topology,
+                                         const std::vector<int>& hosts, const std::vector<int>& shifts,
+                                         const FluidAllToAllParams& params);
+
 /** The same with every rank ready at 0: when the last flow ends. */
 double fluid_all_to_all_v_seconds(const std::vector<double>& matrix, const Topology& topology,
                                   const std::vector<int>& hosts, const std::vector<int>& shifts,
