@@ -232,17 +232,29 @@ double MoeEmitter::beside(const Step& st, double t, int group, int device, const
   return beside_communication(t, st.overlap_comm_s, f);
 }
 
-const std::vector<int>& MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
-                                               int device, const SizeMatrix& dispatch, double factor, bool combine_side,
-                                               TaskLabels labels)
+std::vector<int> MoeEmitter::collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
+                                        int device, const SizeMatrix& dispatch, double factor, bool combine_side,
+                                        TaskLabels labels)
 {
-  auto found = collectives_.find(key); // every rank of the group asks; the matrix is made once
-  if (found != collectives_.end())
-    return found->second;
+  // Rank k is simulated when it is its replica's first (k % fold_ == 0) and its replica is built: a prefix of the
+  // group (most of a 256-rank group is not, and an MoE step makes this list for every all-to-all).
+  const std::vector<int>& hosts = group_hosts(group, device);
+  const int n = static_cast<int>(hosts.size());
+  const long long built_here =
+      std::max(0LL, static_cast<long long>(built_) - static_cast<long long>(group) * replicas_);
+  const int simulated_end = static_cast<int>(std::min<long long>(n, built_here * fold_));
+  // Every simulated rank of the group asks; the collective is made once. Where one rank stands for the group (a
+  // fold), no other asks, and keeping it was a twentieth of a 2,048-GPU search's time.
+  const bool shared = simulated_end > fold_;
+  if (shared) {
+    auto found = collectives_.find(key);
+    if (found != collectives_.end())
+      return found->second;
+  }
   CollectiveSpec spec;
   spec.kind = "all-to-all";
   spec.algorithm = "direct";
-  spec.hosts = group_hosts(group, device);
+  spec.hosts = hosts;
   // The same step's traffic at the same scale is the same matrix: scaled and hashed once (a reused step's traffic
   // repeats for every layer and microbatch).
   auto& matrix = scaled_[std::make_tuple(dispatch.values().data(), factor, combine_side, group, device)];
@@ -268,16 +280,13 @@ const std::vector<int>& MoeEmitter::collective(const std::tuple<int, int, int, i
   // The TP ranks folded into the group are not simulated, nor the replicas left out when one stands for all (their
   // all-to-all is then its closed form, and the groups not built count as copies of this one).
   spec.copies = copies_;
-  // Rank k is simulated when it is its replica's first (k % fold_ == 0) and its replica is built: a prefix of the group
-  // (most of a 256-rank group is not, and an MoE step makes this list for every all-to-all).
-  const int n = static_cast<int>(spec.hosts.size());
-  const long long built_here =
-      std::max(0LL, static_cast<long long>(built_) - static_cast<long long>(group) * replicas_);
-  const int simulated_end = static_cast<int>(std::min<long long>(n, built_here * fold_));
   std::vector<int> streams(n, -1);
   for (int k = 0; k < simulated_end; k += fold_)
     streams[k] = (combine_side ? combine_streams_ : dispatch_streams_).get(spec.hosts[k], 0);
-  return collectives_[key] = graph_.add_collective(std::move(spec), streams, {});
+  std::vector<int> members = graph_.add_collective(std::move(spec), streams, {});
+  if (shared)
+    collectives_[key] = members;
+  return members;
 }
 
 void MoeEmitter::count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab)
@@ -301,7 +310,7 @@ int MoeEmitter::sends_again(const Step& st, const PipelineOp& op) const
   return plan_.params->model.recomputes("moe") ? 2 : st.plan.recommunicate_share > 0 ? 1 : 0;
 }
 
-const std::vector<int>& MoeEmitter::alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels)
+std::vector<int> MoeEmitter::alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels)
 {
   const Step& st = at.step;
   const double again = plan_.params->model.recomputes("moe") ? 1.0 : st.plan.recommunicate_share;

@@ -66,7 +66,7 @@ private:
   int sends_again(const Step& st, const PipelineOp& op) const;
   /** One of a step's all-to-alls, made once per key: variant 0 chunk `chunk`'s dispatch, 1 its combine, 2 the dispatch
    *  again, 3 the combine again; the share of the step's traffic and the side follow from the variant. */
-  const std::vector<int>& alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels);
+  std::vector<int> alltoall(const AllToAllSite& at, int variant, int chunk, TaskLabels labels);
   /** The all-to-alls of an EP group that is not built, for one op: no member is simulated; the lowering counts what
    *  they move. */
   void count_group(int group, int device, const PipelineOp& op, int stage, const Segment& s, TaskLabels lab);
@@ -76,9 +76,8 @@ private:
   double beside(const Step& st, double t, int group, int device, const PipelineOp& op, bool alongside = false) const;
   const Step& step(int iteration, int layer, int microbatch, int group, int device);
   /** The all-to-all-v under `key`, made on first use: `dispatch` scaled by `factor`, transposed on the combine side. */
-  const std::vector<int>& collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group,
-                                     int device, const SizeMatrix& dispatch, double factor, bool combine_side,
-                                     TaskLabels labels);
+  std::vector<int> collective(const std::tuple<int, int, int, int, int, int, int, int>& key, int group, int device,
+                              const SizeMatrix& dispatch, double factor, bool combine_side, TaskLabels labels);
   const std::vector<int>& group_hosts(int group, int device) const; // made once per (group, device)
   MoeContext context(int group, int device) const;
   /** The all-to-alls and experts after `pre`; `shared_s` of shared-expert compute runs between them, beside the
