@@ -38,6 +38,25 @@ const char* comm_kind_name(CommKind kind)
 
 namespace {
 
+// Sorts (before, after) pairs of task ids below n as std::sort would, in two counting passes (after, then before,
+// stably): a large step's millions of edges sorted by comparison were a tenth of a planner's simulations.
+void sort_by_tasks(std::vector<std::pair<int, int>>& edges, std::size_t n)
+{
+  std::vector<std::pair<int, int>> by_after(edges.size());
+  std::vector<std::size_t> start(n + 1);
+  auto pass = [&](const std::vector<std::pair<int, int>>& from, std::vector<std::pair<int, int>>& to, auto key) {
+    std::fill(start.begin(), start.end(), 0);
+    for (const auto& e : from)
+      ++start[key(e) + 1];
+    for (std::size_t t = 0; t < n; ++t)
+      start[t + 1] += start[t];
+    for (const auto& e : from)
+      to[start[key(e)]++] = e;
+  };
+  pass(edges, by_after, [](const std::pair<int, int>& e) { return static_cast<std::size_t>(e.second); });
+  pass(by_after, edges, [](const std::pair<int, int>& e) { return static_cast<std::size_t>(e.first); });
+}
+
 // {0, beside} + {0, others}: every sum, 0 first.
 std::vector<int> offset_sums(const std::vector<int>& beside, const std::vector<int>& others)
 {
@@ -258,7 +277,7 @@ void TaskGraph::finalize()
   if (finalized_)
     return;
   const std::size_t n = tasks_.size();
-  std::sort(edges_.begin(), edges_.end());
+  sort_by_tasks(edges_, n);
   edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
   csr_ = std::make_unique<Csr>();
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges(edges_.begin(), edges_.end());
