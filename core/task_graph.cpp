@@ -235,6 +235,20 @@ std::vector<int> TaskGraph::add_collective(CollectiveSpec spec, const std::vecto
   return collectives_.back().members;
 }
 
+void TaskGraph::set_link_shares(int task, std::vector<std::pair<int, double>> shares)
+{
+  if (task < 0 || task >= static_cast<int>(tasks_.size()) || tasks_[task].kind != TaskKind::DELAY)
+    throw std::invalid_argument("link shares belong to a delay task");
+  if (!shares.empty())
+    link_shares_[task] = std::move(shares);
+}
+
+const std::vector<std::pair<int, double>>* TaskGraph::link_shares(int task) const
+{
+  auto it = link_shares_.find(task);
+  return it == link_shares_.end() ? nullptr : &it->second;
+}
+
 void TaskGraph::add_dependency(int before, int after)
 {
   check_open(finalized_);

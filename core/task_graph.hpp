@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -189,6 +190,13 @@ public:
    *  order. Empty when no stream was reordered (the ids in increasing order then). Copies of the graph (the
    *  collective lowering) add tasks in this order so that they keep every stream's order. */
   std::vector<int> stream_consistent_order() const;
+  /** What a delay task holds of the links between switches while it runs (a closed-form all-to-all with its copies):
+   *  per link direction (2 * link + (up ? 0 : 1)), the share of its capacity. The analytical backend starts it once
+   *  those shares fit beside what else holds the links, as it starts transfers; SimGrid runs it as a plain delay. */
+  void set_link_shares(int task, std::vector<std::pair<int, double>> shares);
+  /** The task's link shares; null where it holds none. */
+  const std::vector<std::pair<int, double>>* link_shares(int task) const;
+  bool has_link_shares() const { return !link_shares_.empty(); }
   /** The flows each transfer stands for beside itself (none by default); copies of the graph keep them. */
   void set_flow_copies(FlowCopies copies) { flow_copies_ = std::move(copies); }
   const FlowCopies& flow_copies() const { return flow_copies_; }
@@ -221,6 +229,7 @@ private:
   std::vector<std::pair<int, int>> edges_;
   std::vector<CollectiveSpec> collectives_;
   FlowCopies flow_copies_;
+  std::map<int, std::vector<std::pair<int, double>>> link_shares_; // by task: few (closed-form all-to-alls)
   struct Csr;
   std::unique_ptr<Csr> csr_;
   std::vector<int> pred_count_;

@@ -248,6 +248,31 @@ double all_to_all_v_fabric_seconds(const std::vector<double>& m, const PlatformS
   return all_to_all_v_fabric_replay(m, platform, hosts, offsets, p, {}).seconds;
 }
 
+std::vector<std::pair<int, double>> all_to_all_v_switch_bytes(const std::vector<double>& m,
+                                                              const PlatformSpec& platform,
+                                                              const std::vector<int>& hosts,
+                                                              const std::vector<int>& shifts)
+{
+  const Topology& topo = platform.topology;
+  const int n = static_cast<int>(hosts.size());
+  std::map<int, double> bytes; // by link direction: summed in order, read in order
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double b = m[static_cast<std::size_t>(i) * n + j];
+      if (i == j || b <= 0)
+        continue;
+      for (int s : shifts) {
+        const int from = hosts[i] + s, to = hosts[j] + s;
+        if (from < 0 || to < 0 || from >= topo.host_count() || to >= topo.host_count())
+          continue;
+        const auto& route = topo.route(from, to);
+        for (std::size_t k = 1; k + 1 < route.size(); ++k) // the NICs at either end are the ranks' own
+          bytes[2 * route[k].link + (route[k].up ? 0 : 1)] += b;
+      }
+    }
+  return {bytes.begin(), bytes.end()};
+}
+
 bool all_to_all_v_repairs(const PlatformSpec& platform, const std::vector<int>& hosts,
                           const std::vector<double>& matrix)
 {

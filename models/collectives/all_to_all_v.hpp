@@ -41,6 +41,13 @@ std::optional<std::size_t> all_to_all_v_fabric_signature(const std::vector<doubl
                                                          const std::vector<int>& offsets,
                                                          const ProtocolParams& protocol);
 
+/** The payload bytes the group's pairs move over each direction of the links between switches (2 * link + (up ? 0 :
+ *  1)), the group shifted by each of `shifts` (0: the group itself); not the NICs, which are the ranks' own. */
+std::vector<std::pair<int, double>> all_to_all_v_switch_bytes(const std::vector<double>& matrix,
+                                                              const PlatformSpec& platform,
+                                                              const std::vector<int>& hosts,
+                                                              const std::vector<int>& shifts);
+
 /** Its flows: one transfer per pair with bytes (up to 8 concurrent per GPU), each rank done once its sends and its
  *  receives have arrived (NCCL runs both in one kernel). Where all_to_all_v_repairs holds, the off-machine bytes
  *  are re-paired instead into at most about 2n flows that carry the same bytes out of every rank and into every

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -65,6 +66,8 @@ struct Lowering {
     SizeMatrix matrix; // keeps the address alive
     bool transposed = false;
     double seconds = -1, intra = -1, inter = 0, uses = 0;
+    std::vector<std::pair<int, double>> switch_bytes{}; // routed once (all_to_all_v_switch_bytes)
+    bool routed = false;
   };
   std::map<std::tuple<const std::vector<double>*, bool, std::vector<int>>, MatrixUse, std::less<>> matrix_uses;
   std::vector<std::pair<const std::vector<int>*, const MatrixUse*>> matrix_order; // first use first: addresses vary
@@ -79,6 +82,37 @@ struct Lowering {
       matrix_order.emplace_back(&std::get<2>(it->first), &it->second);
     }
     return it->second;
+  }
+  std::set<std::vector<int>> a2a_groups; // the hosts of every all-to-all-v in the input: the groups built
+  // What a replayed all-to-all holds of each link direction between switches while it runs, with its copies, shared
+  // among its simulated members (each member's delay holds its part): the analytical backend then starts another
+  // collective's transfers, or another such all-to-all, on those links only once they fit beside it.
+  std::vector<std::pair<int, double>> link_shares(const CollectiveSpec& c, MatrixUse& use, double seconds)
+  {
+    if (!use.routed) {
+      // The copies a built group stands for; a copy that is itself built holds its own share.
+      if (a2a_groups.empty())
+        for (const CollectiveSpec& other : in.collectives())
+          if (!other.matrix.empty())
+            a2a_groups.insert(other.hosts);
+      std::vector<int> shifts{0};
+      std::vector<int> moved(c.hosts.size());
+      for (int s : disjoint_shifts(c.hosts, in.flow_copies().closed_form_offsets(), platform.topology.host_count())) {
+        if (s == 0)
+          continue;
+        std::transform(c.hosts.begin(), c.hosts.end(), moved.begin(), [s](int h) { return h + s; });
+        if (!a2a_groups.count(moved))
+          shifts.push_back(s);
+      }
+      use.switch_bytes = all_to_all_v_switch_bytes(sizes_sent(c), platform, c.hosts, shifts);
+      use.routed = true;
+    }
+    const auto& links = platform.topology.links();
+    const double payload = all_to_all_v_protocol().efficiency * seconds * static_cast<double>(c.present.size());
+    std::vector<std::pair<int, double>> shares;
+    for (const auto& [d, bytes] : use.switch_bytes)
+      shares.emplace_back(d, std::min(1.0, bytes / (links[d / 2].bandwidth * payload)));
+    return shares;
   }
   // Group shapes by member hosts: the same groups recur every bucket, microbatch and layer.
   std::map<std::vector<int>, GroupShape> shapes;
@@ -272,11 +306,15 @@ struct Lowering {
     // links with this one's, and each of the group's all-to-alls starts as the one before left its ranks
     // (docs/scale.md).
     double seconds = use.seconds;
+    std::vector<std::pair<int, double>> shares; // of the links between switches, where the replay priced it
     if (!in.flow_copies().none() && shape.nodes >= 2) {
       if (!chains)
         chains.emplace(platform, in.flow_copies().closed_form_offsets());
-      seconds = std::max(seconds, chains->next(
-                                      c.hosts, &use, [&] { return sizes_sent(c); }, all_to_all_v_protocol()));
+      const double fabric = chains->next(
+          c.hosts, &use, [&] { return sizes_sent(c); }, all_to_all_v_protocol());
+      seconds = std::max(seconds, fabric);
+      if (fabric > 0)
+        shares = link_shares(c, use, seconds);
     }
     count_matrix_traffic(c, use);
     closed_form_tasks += (double(n) * (n - 1) + n) * c.copies;
@@ -292,6 +330,7 @@ struct Lowering {
     for (int r : c.present) {
       const int d = out.add_delay(in.task(c.members[r]).stream, seconds, "all-to-all-v/closed-form", c.labels);
       out.add_dependency(join, d);
+      out.set_link_shares(d, shares);
       done_of[c.members[r]].set(d);
     }
   }

@@ -49,10 +49,13 @@ public:
       const auto [ready, id] = heap.top();
       heap.pop();
       const Task& task = graph_.task(id);
-      // Compute, delay, or a transfer to itself (its overhead only) take their seconds.
+      // Compute, delay, or a transfer to itself (its overhead only) take their seconds; a delay that holds shares of
+      // links starts once they fit.
+      const auto* shares = task.kind == TaskKind::DELAY && graph_.has_link_shares() ? graph_.link_shares(id) : nullptr;
       const auto [start, end] = task.kind == TaskKind::TRANSFER && task.host != task.dst
                                     ? schedule_transfer(task, ready)
-                                    : std::make_pair(ready, ready + task.seconds);
+                                : shares ? schedule_holding(*shares, task.seconds, ready)
+                                         : std::make_pair(ready, ready + task.seconds);
       makespan = std::max(makespan, end);
       ++done;
       for (auto* o : observers)
@@ -163,6 +166,32 @@ private:
         link.add(move, busy_until, share);
     }
     return {std::max(ready, move - task.seconds), end}; // one queued behind others starts when they clear
+  }
+
+  // A delay that holds `shares` of link directions (a closed-form all-to-all with its copies on the links between
+  // switches): it starts once every share fits beside what holds those links, and holds them until it ends.
+  std::pair<double, double> schedule_holding(const std::vector<std::pair<int, double>>& shares, double seconds,
+                                             double ready)
+  {
+    for (const auto& [d, share] : shares)
+      if (!reserved_[d].empty())
+        reserved_[d].prune(ready);
+    double start = ready;
+    for (int round = 0; round < 1000; ++round) {
+      double fit = start;
+      for (const auto& [d, share] : shares)
+        fit = std::max(fit, earliest_fit(d, start, share, seconds));
+      if (fit <= start)
+        break;
+      start = fit;
+    }
+    for (const auto& [d, share] : shares) {
+      if (share >= 1 - kSlack)
+        reserved_[d].exclusive_until = std::max(reserved_[d].exclusive_until, start + seconds);
+      else
+        reserved_[d].add(start, start + seconds, share);
+    }
+    return {start, start + seconds};
   }
 
   const TaskGraph& graph_;

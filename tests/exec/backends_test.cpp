@@ -307,3 +307,35 @@ TEST(Backends, FabricLinksThatCannotBindAreLeftOutWithoutChangingAnyTime)
   const double slow = simgrid_timeline(across(over), over).makespan - latency;
   EXPECT_NEAR(slow / (analytical.end[0] - p.topology.route_latency(0, 32)), 2.0, 1e-6);
 }
+
+TEST(Backends, DelaysHoldingLinkSharesStartOnceTheyFitBesideEachOtherAndTransfers)
+{
+  // Closed-form all-to-alls hold shares of the links between switches (TaskGraph::set_link_shares): on the analytical
+  // backend one that does not fit beside another waits for it, as a transfer does; SimGrid runs them as delays.
+  auto p = platform(2, 2, 1);
+  const int nic = 2 * p.topology.route(0, 2).front().link; // node0/nic0, up
+  auto graph = [&](double first, double second, bool transfer) {
+    cs::TaskGraph g;
+    const int a = g.add_delay(g.add_stream(0, "a2a"), 1.0, "all-to-all-v/closed-form", {});
+    g.set_link_shares(a, {{nic, first}});
+    const int b = g.add_delay(g.add_stream(1, "a2a"), 0.5, "all-to-all-v/closed-form", {});
+    g.set_link_shares(b, {{nic, second}});
+    if (transfer)
+      g.add_transfer(g.add_stream(1, "comm"), 1, 3, 1e9, "send", {});
+    g.finalize();
+    return g;
+  };
+  const auto apart = cs::run_analytical(graph(0.4, 0.5, false), p);
+  EXPECT_EQ(apart.start[1], 0.0); // 0.4 and 0.5 fit together
+  EXPECT_EQ(apart.makespan, 1.0);
+  const auto queued = cs::run_analytical(graph(0.7, 0.5, false), p);
+  EXPECT_NEAR(queued.start[1], 1.0, 1e-12); // 1.2 does not: the second waits for the first
+  EXPECT_NEAR(queued.makespan, 1.5, 1e-12);
+  // A transfer that fills the NIC waits until the shares leave it room.
+  const auto sent = cs::run_analytical(graph(0.4, 0.5, true), p);
+  EXPECT_NEAR(sent.start[2], 1.0, 1e-12);
+  EXPECT_NEAR(simgrid_timeline(graph(0.7, 0.5, true), p).start[1], 0.0, 1e-12);
+  cs::TaskGraph g;
+  const int compute = g.add_compute(g.add_stream(0, "compute"), 1.0, "gemm", "given", {});
+  EXPECT_THROW(g.set_link_shares(compute, {{nic, 0.5}}), std::invalid_argument);
+}
