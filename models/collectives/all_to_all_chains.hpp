@@ -26,8 +26,8 @@ public:
   AllToAllChains(const PlatformSpec& platform, std::vector<int> copy_offsets);
 
   /** The next all-to-all of `hosts`, moving what `sent` gives (`matrix` names those sizes: equal names, equal
-   *  sizes; `sent` is asked once per name and group, and again for each replay): seconds from its last rank ready to
-   * its last rank done; 0 where no pair leaves its machine. */
+   *  sizes; `sent` is asked once per name and group, and again for each replay): seconds from its last rank ready
+   *  to its last rank done; 0 where no pair leaves its machine. */
   double next(const std::vector<int>& hosts, const void* matrix, const std::function<std::vector<double>()>& sent,
               const ProtocolParams& protocol);
 

@@ -157,14 +157,8 @@ private:
       duration = duration_from(move);
     }
     const double end = move + duration, busy_until = end - latency;
-    for (std::size_t i = 0; i < route.size(); ++i) {
-      auto& link = reserved_[direction(route[i])];
-      const double share = bandwidth / capacity(i);
-      if (share >= 1 - kSlack)
-        link.exclusive_until = std::max(link.exclusive_until, busy_until);
-      else
-        link.add(move, busy_until, share);
-    }
+    for (std::size_t i = 0; i < route.size(); ++i)
+      hold(direction(route[i]), move, busy_until, bandwidth / capacity(i));
     return {std::max(ready, move - task.seconds), end}; // one queued behind others starts when they clear
   }
 
@@ -185,13 +179,19 @@ private:
         break;
       start = fit;
     }
-    for (const auto& [d, share] : shares) {
-      if (share >= 1 - kSlack)
-        reserved_[d].exclusive_until = std::max(reserved_[d].exclusive_until, start + seconds);
-      else
-        reserved_[d].add(start, start + seconds, share);
-    }
+    for (const auto& [d, share] : shares)
+      hold(d, start, start + seconds, share);
     return {start, start + seconds};
+  }
+
+  // Reserves `share` of link direction d over [from, to): a share that fills the link holds it alone.
+  void hold(int d, double from, double to, double share)
+  {
+    auto& link = reserved_[d];
+    if (share >= 1 - kSlack)
+      link.exclusive_until = std::max(link.exclusive_until, to);
+    else
+      link.add(from, to, share);
   }
 
   const TaskGraph& graph_;
