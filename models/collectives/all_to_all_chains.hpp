@@ -15,13 +15,15 @@ namespace cs {
 /** A group's all-to-alls in the order they are lowered, as a chain [recon]. On SimGrid a rank starts the next
  *  all-to-all when it is done with the one before plus its own work, which is the same on every rank of a balanced
  *  group, so the ranks start it as far apart as they finished the last. The spread carries on and changes from one to
- *  the next: on 64 ranks over two leaves, at 2:1 the fifth of a chain takes 1.97x the first, at 4:1 about 0.99x
- *  (docs/scale.md). Each step is the fluid replay with each rank ready as the step before left it. A chain replays its
- *  first kSteps steps; from then on the last spread stands for the rest. Replays are shared by groups whose flows
- *  share links alike (fluid_all_to_all_v_signature) and start alike, so a fabric's symmetric groups cost one chain. */
+ *  the next: on 64 ranks over two leaves, at 2:1 the fifth of a chain takes 1.97x the first and the chain settles into
+ *  a cycle of two near 1.7x by the ninth, at 4:1 about 0.99x (docs/scale.md). Each step is the fluid replay with each
+ *  rank ready as the step before left it. A chain replays its first kSteps steps, enough for a pipeline's chains to
+ *  settle (eight moved pipelined steps by up to 5.6%); from then on the last spread stands for the rest. Replays are
+ *  shared by groups whose flows share links alike (fluid_all_to_all_v_signature) and start alike, so a fabric's
+ *  symmetric groups cost one chain. */
 class AllToAllChains {
 public:
-  static constexpr int kSteps = 8;
+  static constexpr int kSteps = 64;
 
   AllToAllChains(const PlatformSpec& platform, std::vector<int> copy_offsets);
 
