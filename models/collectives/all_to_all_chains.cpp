@@ -34,7 +34,12 @@ double AllToAllChains::next(const std::vector<int>& hosts, const void* matrix,
                     .first;
   if (!signed_at->second)
     return 0.0;
-  // Past kSteps the spread stays: the chain's later steps repeat this one's.
+  // Past kSteps a matrix the chain moved in the second half of its horizon takes its mean time there.
+  auto& seen = chain.window[*signed_at->second];
+  if (chain.steps >= kSteps && seen.second > 0) {
+    ++chain.steps;
+    return seen.first / seen.second;
+  }
   const bool capped = chain.steps + 1 >= kSteps;
   const auto key = std::make_tuple(*signed_at->second, chain.state, capped);
   auto found = steps_.find(key);
@@ -55,6 +60,10 @@ double AllToAllChains::next(const std::vector<int>& hosts, const void* matrix,
     found = steps_.emplace(key, step).first;
   }
   chain.state = found->second.next_state;
+  if (chain.steps >= kSteps / 2 && chain.steps < kSteps) {
+    seen.first += found->second.seconds;
+    ++seen.second;
+  }
   ++chain.steps;
   return found->second.seconds;
 }

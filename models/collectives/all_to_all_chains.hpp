@@ -17,13 +17,16 @@ namespace cs {
  *  group, so the ranks start it as far apart as they finished the last. The spread carries on and changes from one to
  *  the next: on 64 ranks over two leaves, at 2:1 the fifth of a chain takes 1.97x the first and the chain settles into
  *  a cycle of two near 1.7x by the ninth, at 4:1 about 0.99x (docs/scale.md). Each step is the fluid replay with each
- *  rank ready as the step before left it. A chain replays its first kSteps steps, enough for a pipeline's chains to
- *  settle (eight moved pipelined steps by up to 5.6%); from then on the last spread stands for the rest. Replays are
+ *  rank ready as the step before left it. A chain replays its first kSteps steps; from then on each matrix takes its
+ *  mean time over the second half of them. Chains need not settle on one state (at 2:1 a cycle of two; in a pipeline
+ *  longer ones), so their mean is what a long run sees: holding the eighth step's spread instead moved pipelined steps
+ *  by up to 5.6%, and holding the 64th's (a mean miss of 4.3% against 4.7% over docs/scale.md's pipelined rows) took
+ *  a planner search behind 4:1 leaves 81 s against 37. Replays are
  *  shared by groups whose flows share links alike (fluid_all_to_all_v_signature) and start alike, so a fabric's
  *  symmetric groups cost one chain. */
 class AllToAllChains {
 public:
-  static constexpr int kSteps = 64;
+  static constexpr int kSteps = 16;
 
   AllToAllChains(const PlatformSpec& platform, std::vector<int> copy_offsets);
 
@@ -37,6 +40,7 @@ private:
   struct Chain {
     int state = 0; // spreads_ index: how far apart the ranks start (0: together)
     int steps = 0;
+    std::map<std::size_t, std::pair<double, int>> window; // by signature: seconds summed, steps, in [kSteps/2, kSteps)
   };
   struct Step {
     double seconds = 0;
