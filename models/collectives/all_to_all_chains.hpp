@@ -21,9 +21,8 @@ namespace cs {
  *  mean time over the second half of them. Chains need not settle on one state (at 2:1 a cycle of two; in a pipeline
  *  longer ones), so their mean is what a long run sees: holding the eighth step's spread instead moved pipelined steps
  *  by up to 5.6%, and holding the 64th's (a mean miss of 4.3% against 4.7% over docs/scale.md's pipelined rows) took
- *  a planner search behind 4:1 leaves 81 s against 37. Replays are
- *  shared by groups whose flows share links alike (fluid_all_to_all_v_signature) and start alike, so a fabric's
- *  symmetric groups cost one chain. */
+ *  a planner search behind 4:1 leaves 81 s against 37. Replays are shared by groups whose flows share links alike
+ *  (fluid_all_to_all_v_signature) and start alike, so a fabric's symmetric groups cost one chain. */
 class AllToAllChains {
 public:
   static constexpr int kSteps = 16;
