@@ -35,10 +35,10 @@ double AllToAllChains::next(const std::vector<int>& hosts, const void* matrix,
   if (!signed_at->second)
     return 0.0;
   // Past kSteps a matrix the chain moved in the second half of its horizon takes its mean time there.
-  auto& seen = chain.window[*signed_at->second];
-  if (chain.steps >= kSteps && seen.second > 0) {
+  Window& seen = chain.window[*signed_at->second];
+  if (chain.steps >= kSteps && seen.steps > 0) {
     ++chain.steps;
-    return seen.first / seen.second;
+    return seen.seconds / seen.steps;
   }
   const bool capped = chain.steps + 1 >= kSteps;
   const auto key = std::make_tuple(*signed_at->second, chain.state, capped);
@@ -61,8 +61,8 @@ double AllToAllChains::next(const std::vector<int>& hosts, const void* matrix,
   }
   chain.state = found->second.next_state;
   if (chain.steps >= kSteps / 2 && chain.steps < kSteps) {
-    seen.first += found->second.seconds;
-    ++seen.second;
+    seen.seconds += found->second.seconds;
+    ++seen.steps;
   }
   ++chain.steps;
   return found->second.seconds;

@@ -36,10 +36,14 @@ public:
               const ProtocolParams& protocol);
 
 private:
+  struct Window { // a matrix's steps in the second half of the chain's horizon, [kSteps/2, kSteps)
+    double seconds = 0;
+    int steps = 0;
+  };
   struct Chain {
     int state = 0; // spreads_ index: how far apart the ranks start (0: together)
     int steps = 0;
-    std::map<std::size_t, std::pair<double, int>> window; // by signature: seconds summed, steps, in [kSteps/2, kSteps)
+    std::map<std::size_t, Window> window; // by signature
   };
   struct Step {
     double seconds = 0;
