@@ -191,8 +191,9 @@ public:
    *  collective lowering) add tasks in this order so that they keep every stream's order. */
   std::vector<int> stream_consistent_order() const;
   /** What a delay task holds of the links between switches while it runs (a closed-form all-to-all with its copies):
-   *  per link direction (2 * link + (up ? 0 : 1)), the share of its capacity. The analytical backend starts it once
-   *  those shares fit beside what else holds the links, as it starts transfers; SimGrid runs it as a plain delay. */
+   *  per link direction (2 * link + (up ? 0 : 1)), the share of its capacity. The analytical backend runs it in what
+   *  else holding the links leaves (its pace scaled down until its work at full shares is done), and transfers in
+   *  what it leaves; SimGrid runs it as a plain delay. */
   void set_link_shares(int task, std::vector<std::pair<int, double>> shares);
   /** The task's link shares; null where it holds none. */
   const std::vector<std::pair<int, double>>* link_shares(int task) const;

@@ -85,8 +85,8 @@ struct Lowering {
   }
   std::set<std::vector<int>> a2a_groups; // the hosts of every all-to-all-v in the input: the groups built
   // What a replayed all-to-all holds of each link direction between switches while it runs, with its copies, shared
-  // among its simulated members (each member's delay holds its part): the analytical backend then starts another
-  // collective's transfers, or another such all-to-all, on those links only once they fit beside it.
+  // among its simulated members (each member's delay holds its part): on the analytical backend another collective's
+  // transfers, or another such all-to-all, then move on those links in what it leaves.
   std::vector<std::pair<int, double>> link_shares(const CollectiveSpec& c, MatrixUse& use, double seconds)
   {
     if (!use.routed) {

@@ -15,12 +15,13 @@ namespace {
 constexpr double kSlack = 1e-9;
 
 // One list-scheduling run: a heap of ready tasks by ready time; each stream runs one task at a time; a transfer
-// starts once every link direction on its route has room for its rate.
+// starts once every link direction on its route has room for its rate beside other transfers, and moves in what the
+// closed-form all-to-alls holding those links leave.
 class AnalyticalRun {
 public:
   AnalyticalRun(const TaskGraph& graph, const PlatformSpec& platform)
       : graph_(graph), platform_(platform), waiting_(graph.size()), ready_at_(graph.size(), 0.0),
-        position_(graph.size(), 0), reserved_(platform.topology.links().size() * 2)
+        position_(graph.size(), 0), reserved_(platform.topology.links().size() * 2), held_(reserved_.size())
   {
     for (std::size_t s = 0; s < graph.streams().size(); ++s) {
       const auto& tasks = graph.stream_tasks(static_cast<int>(s));
@@ -50,7 +51,7 @@ public:
       heap.pop();
       const Task& task = graph_.task(id);
       // Compute, delay, or a transfer to itself (its overhead only) take their seconds; a delay that holds shares of
-      // links starts once they fit.
+      // links runs in what they leave.
       const auto* shares = task.kind == TaskKind::DELAY && graph_.has_link_shares() ? graph_.link_shares(id) : nullptr;
       const auto [start, end] = task.kind == TaskKind::TRANSFER && task.host != task.dst
                                     ? schedule_transfer(task, ready)
@@ -99,6 +100,45 @@ private:
     return &folded_[it->second];
   }
 
+  // The share of link direction d that the closed-form all-to-alls holding it leave at t.
+  double left_at(int d, double t) const { return room(1 - held_[d].use_at(t)); }
+  // What is left of a link, in [0, 1]: rounding's crumbs (under kSlack) are none.
+  static double room(double left) { return left <= kSlack ? 0.0 : std::min(left, 1.0); }
+  // The next time after t at which what holds link direction d changes (infinity when it never does).
+  double next_hold_change(int d, double t) const
+  {
+    const std::size_t k = held_[d].after(t);
+    return k < held_[d].steps.size() ? held_[d].steps[k].first : std::numeric_limits<double>::infinity();
+  }
+
+  // Seconds to move `bytes` from t0 at up to `bandwidth`, link i of `route` giving capacity(i) scaled by its
+  // background availability and by what the all-to-alls holding it leave: the bottleneck integrated over time.
+  template <class Capacity>
+  double moving_seconds(double t0, double bytes, const std::vector<LinkUse>& route, const Capacity& capacity,
+                        double bandwidth) const
+  {
+    double t = t0, left = bytes;
+    for (;;) {
+      double rate = bandwidth, next = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < route.size(); ++i) {
+        const int d = direction(route[i]);
+        double scale = left_at(d, t);
+        next = std::min(next, next_hold_change(d, t));
+        if (auto bg = platform_.background.find(route[i].link); bg != platform_.background.end()) {
+          scale *= bg->second.at(t);
+          next = std::min(next, bg->second.next_change(t));
+        }
+        rate = std::min(rate, capacity(i) * scale);
+      }
+      if (rate > 0 && left / rate <= next - t)
+        return t + left / rate - t0;
+      if (std::isinf(next))
+        throw std::logic_error("analytical executor: the links held never leave a transfer room");
+      left -= rate * (next - t);
+      t = next;
+    }
+  }
+
   // The earliest time >= t at which `share` more fits on link direction d for `duration` seconds.
   double earliest_fit(int d, double t, double share, double duration) const
   {
@@ -108,8 +148,9 @@ private:
     return reserved_[d].fit(t, duration, 1 + kSlack - share);
   }
 
-  // The fixed overhead runs first; then the data moves once every link has room for its rate, for latency plus
-  // bytes over the bottleneck rate (integrated over background load where a link has some).
+  // The fixed overhead runs first; then the data moves once every link has room for its rate beside other transfers,
+  // for latency plus bytes over the bottleneck rate (integrated over background load and over what closed-form
+  // all-to-alls holding its links leave, where a link has either).
   std::pair<double, double> schedule_transfer(const Task& task, double ready)
   {
     const auto& route = platform_.topology.route(task.host, task.dst);
@@ -128,7 +169,12 @@ private:
     if (!platform_.background.empty())
       for (const auto& use : route)
         loaded = loaded || platform_.background.count(use.link) > 0;
+    bool held = false;
+    for (const auto& use : route)
+      held = held || !held_[direction(use)].empty();
     auto duration_from = [&](double move) {
+      if (held)
+        return latency + moving_seconds(move + latency, task.bytes, route, capacity, bandwidth);
       if (!loaded)
         return latency + task.bytes / bandwidth;
       std::vector<double> bws;
@@ -140,9 +186,12 @@ private:
       }
       return latency + transfer_seconds(move + latency, task.bytes, bws, schedules, task.rate);
     };
-    for (const auto& use : route)
+    for (const auto& use : route) {
       if (!reserved_[direction(use)].empty())
         reserved_[direction(use)].prune(ready);
+      if (!held_[direction(use)].empty())
+        held_[direction(use)].prune(ready);
+    }
     // A link is busy while the bytes go out, not while they propagate: the latency occupies no bandwidth (two
     // small messages on one NIC travel together, as they do on SimGrid).
     double move = ready + task.seconds;
@@ -163,25 +212,62 @@ private:
   }
 
   // A delay that holds `shares` of link directions (a closed-form all-to-all with its copies on the links between
-  // switches): it starts once every share fits beside what holds those links, and holds them until it ends.
+  // switches) moves its payload in what those links have left: while others hold them it runs as fast as the
+  // tightest leaves room for (its shares scaled down alike), and ends once it has done `seconds` of work at its full
+  // shares. Work-conserving and first come, first served: one that started earlier keeps its pace, as a transfer
+  // keeps its reservation. [recon: SimGrid would share the links fairly; waiting until the whole share fits
+  // serialised two passes' all-to-alls that each use 60% of a link, docs/scale.md]
   std::pair<double, double> schedule_holding(const std::vector<std::pair<int, double>>& shares, double seconds,
                                              double ready)
   {
-    for (const auto& [d, share] : shares)
-      if (!reserved_[d].empty())
-        reserved_[d].prune(ready);
-    double start = ready;
-    for (int round = 0; round < 1000; ++round) {
-      double fit = start;
-      for (const auto& [d, share] : shares)
-        fit = std::max(fit, earliest_fit(d, start, share, seconds));
-      if (fit <= start)
-        break;
-      start = fit;
+    std::vector<double> changes; // when what holds these links changes, from `ready` on
+    for (const auto& [d, share] : shares) {
+      for (LinkReservations* link : {&reserved_[d], &held_[d]}) {
+        if (!link->empty())
+          link->prune(ready);
+        if (link->exclusive_until > ready)
+          changes.push_back(link->exclusive_until);
+        for (std::size_t i = link->after(ready); i < link->steps.size(); ++i)
+          changes.push_back(link->steps[i].first);
+      }
     }
-    for (const auto& [d, share] : shares)
-      hold(d, start, start + seconds, share);
-    return {start, start + seconds};
+    std::sort(changes.begin(), changes.end());
+    auto pace = [&](double t) { // the share of its full rate this delay gets at t
+      double rate = 1;
+      for (const auto& [d, share] : shares) {
+        if (reserved_[d].exclusive_until > t)
+          return 0.0;
+        if (share > 0)
+          rate = std::min(rate, room(1 - reserved_[d].use_at(t) - held_[d].use_at(t)) / share);
+      }
+      return rate;
+    };
+    struct Run {
+      double from, to, pace;
+    };
+    std::vector<Run> runs;
+    double t = ready, done = 0;
+    for (std::size_t k = 0;;) {
+      while (k < changes.size() && changes[k] <= t)
+        ++k;
+      const double next = k < changes.size() ? changes[k] : std::numeric_limits<double>::infinity();
+      const double rate = pace(t);
+      if (rate > 0 && t + (seconds - done) / rate <= next) {
+        runs.push_back({t, t + (seconds - done) / rate, rate});
+        break;
+      }
+      if (std::isinf(next))
+        throw std::logic_error("analytical executor: link reservations never leave a delay room");
+      if (rate > 0) {
+        runs.push_back({t, next, rate});
+        done += rate * (next - t);
+      }
+      t = next;
+    }
+    for (const Run& run : runs)
+      for (const auto& [d, share] : shares)
+        held_[d].add(run.from, run.to, share * run.pace);
+    return {runs.front().from, runs.back().to};
   }
 
   // Reserves `share` of link direction d over [from, to): a share that fills the link holds it alone.
@@ -199,7 +285,8 @@ private:
   std::vector<int> waiting_;
   std::vector<double> ready_at_;
   std::vector<int> position_;
-  std::vector<LinkReservations> reserved_;
+  std::vector<LinkReservations> reserved_; // what transfers reserve
+  std::vector<LinkReservations> held_;     // what closed-form all-to-alls hold (delays with link shares)
   std::unordered_map<std::int64_t, std::size_t> folded_index_; // (src, dst) -> folded_: looked up, never iterated
   std::vector<Folded> folded_;
 };

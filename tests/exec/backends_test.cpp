@@ -10,6 +10,7 @@
 #include "tests/test_support.hpp"
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -308,10 +309,11 @@ TEST(Backends, FabricLinksThatCannotBindAreLeftOutWithoutChangingAnyTime)
   EXPECT_NEAR(slow / (analytical.end[0] - p.topology.route_latency(0, 32)), 2.0, 1e-6);
 }
 
-TEST(Backends, DelaysHoldingLinkSharesStartOnceTheyFitBesideEachOtherAndTransfers)
+TEST(Backends, DelaysHoldingLinkSharesMoveInWhatTheLinksLeaveAndTransfersToo)
 {
-  // Closed-form all-to-alls hold shares of the links between switches (TaskGraph::set_link_shares): on the analytical
-  // backend one that does not fit beside another waits for it, as a transfer does; SimGrid runs them as delays.
+  // Closed-form all-to-alls hold shares of the links between switches (TaskGraph::set_link_shares). On the analytical
+  // backend one that does not fit beside another runs in what the links leave, first come first served, and a
+  // transfer moves in what they leave; SimGrid runs them as delays.
   auto p = platform(2, 2, 1);
   const int nic = 2 * p.topology.route(0, 2).front().link; // node0/nic0, up
   auto graph = [&](double first, double second, bool transfer) {
@@ -321,19 +323,37 @@ TEST(Backends, DelaysHoldingLinkSharesStartOnceTheyFitBesideEachOtherAndTransfer
     const int b = g.add_delay(g.add_stream(1, "a2a"), 0.5, "all-to-all-v/closed-form", {});
     g.set_link_shares(b, {{nic, second}});
     if (transfer)
-      g.add_transfer(g.add_stream(1, "comm"), 1, 3, 1e9, "send", {});
+      g.add_transfer(g.add_stream(1, "comm"), 1, 3, 4e10, "send", {});
     g.finalize();
     return g;
   };
   const auto apart = cs::run_analytical(graph(0.4, 0.5, false), p);
   EXPECT_EQ(apart.start[1], 0.0); // 0.4 and 0.5 fit together
   EXPECT_EQ(apart.makespan, 1.0);
-  const auto queued = cs::run_analytical(graph(0.7, 0.5, false), p);
-  EXPECT_NEAR(queued.start[1], 1.0, 1e-12); // 1.2 does not: the second waits for the first
-  EXPECT_NEAR(queued.makespan, 1.5, 1e-12);
-  // A transfer that fills the NIC waits until the shares leave it room.
+  // 0.7 and 0.5 do not: the second moves at 0.3 / 0.5 of its pace beside the first, 0.5 s of work in 0.5 / 0.6 s.
+  // Waiting for the first to end would have taken until 1.5 s; fair sharing would end both at 1.1 s.
+  const auto slowed = cs::run_analytical(graph(0.7, 0.5, false), p);
+  EXPECT_EQ(slowed.start[1], 0.0);
+  EXPECT_NEAR(slowed.end[1], 0.5 / 0.6, 1e-12);
+  EXPECT_NEAR(slowed.end[0], 1.0, 1e-12); // the first keeps its pace
+  // One that fills the link leaves nothing: the second does its work after it.
+  const auto filled = cs::run_analytical(graph(1.0, 0.5, false), p);
+  EXPECT_NEAR(filled.start[1], 1.0, 1e-12);
+  EXPECT_NEAR(filled.makespan, 1.5, 1e-12);
+  // A transfer across the NIC moves in what the two leave: a tenth of its rate for 0.5 s, 0.6 of it for 0.5 s, then
+  // all of it (it waited for the whole 1 s before, as if the shares were transfers).
   const auto sent = cs::run_analytical(graph(0.4, 0.5, true), p);
-  EXPECT_NEAR(sent.start[2], 1.0, 1e-12);
+  const auto& links = p.topology.links();
+  double rate = std::numeric_limits<double>::infinity(), latency = 0;
+  for (const auto& use : p.topology.route(1, 3)) {
+    rate = std::min(rate, links[use.link].bandwidth);
+    latency += links[use.link].latency;
+  }
+  ASSERT_EQ(links[nic / 2].bandwidth, rate); // the NIC is the bottleneck
+  const double moved_by_one = rate * (0.1 * (0.5 - latency) + 0.6 * 0.5);
+  ASSERT_LT(moved_by_one, 4e10); // some is left for after 1 s
+  EXPECT_EQ(sent.start[2], 0.0);
+  EXPECT_NEAR(sent.end[2], 1.0 + (4e10 - moved_by_one) / rate, 1e-9);
   EXPECT_NEAR(simgrid_timeline(graph(0.7, 0.5, true), p).start[1], 0.0, 1e-12);
   cs::TaskGraph g;
   const int compute = g.add_compute(g.add_stream(0, "compute"), 1.0, "gemm", "given", {});
