@@ -355,6 +355,14 @@ TEST(Backends, DelaysHoldingLinkSharesMoveInWhatTheLinksLeaveAndTransfersToo)
   EXPECT_EQ(sent.start[2], 0.0);
   EXPECT_NEAR(sent.end[2], 1.0 + (4e10 - moved_by_one) / rate, 1e-9);
   EXPECT_NEAR(simgrid_timeline(graph(0.7, 0.5, true), p).start[1], 0.0, 1e-12);
+  // Background load on the NIC scales what the shares leave: half the link left by the background, 0.6 of that by
+  // the shares for the first 0.5 s (the first delay alone holds 0.4 of it), then half of the link.
+  auto loaded = platform(2, 2, 1); // the same links, numbered alike
+  loaded.background[nic / 2].points = {{0.0, 0.5}};
+  const auto both = cs::run_analytical(graph(0.4, 0.5, true), loaded);
+  const double moved_first = rate * 0.5 * 0.1 * (0.5 - latency), moved_second = rate * 0.5 * 0.6 * 0.5;
+  ASSERT_LT(moved_first + moved_second, 4e10);
+  EXPECT_NEAR(both.end[2], 1.0 + (4e10 - moved_first - moved_second) / (0.5 * rate), 1e-9);
   cs::TaskGraph g;
   const int compute = g.add_compute(g.add_stream(0, "compute"), 1.0, "gemm", "given", {});
   EXPECT_THROW(g.set_link_shares(compute, {{nic, 0.5}}), std::invalid_argument);
