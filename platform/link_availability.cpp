@@ -67,28 +67,6 @@ LinkAvailability product(const LinkAvailability& a, const LinkAvailability& b)
   return out;
 }
 
-double transfer_seconds(double t0, double bytes, const std::vector<double>& bandwidths,
-                        const std::vector<const LinkAvailability*>& schedules, double rate)
-{
-  double t = t0, left = bytes;
-  for (int guard = 0; guard < 10000000 && left > 0; ++guard) {
-    double bw = std::numeric_limits<double>::infinity(), next = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < bandwidths.size(); ++i) {
-      double scale = schedules[i] ? schedules[i]->at(t) : 1.0;
-      bw = std::min(bw, bandwidths[i] * scale);
-      if (schedules[i])
-        next = std::min(next, schedules[i]->next_change(t));
-    }
-    if (rate > 0)
-      bw = std::min(bw, rate);
-    if (left / bw <= next - t)
-      return t + left / bw - t0;
-    left -= bw * (next - t);
-    t = next;
-  }
-  return t - t0;
-}
-
 LinkAvailability availability_from_csv(const std::string& path, double period)
 {
   std::ifstream in = open_input_file(path, "background traffic file");

@@ -22,11 +22,6 @@ struct LinkAvailability {
  *  otherwise unrolled over the first 10,000 changes, after which the last value holds (as SimGrid's profiles are). */
 LinkAvailability product(const LinkAvailability& a, const LinkAvailability& b);
 
-/** Seconds to move `bytes` starting at `t0` through links of bandwidth `bandwidths[i]` scaled by `schedules[i]`
- *  (nullptr = always 1), capped at `rate` (0 = none): the bottleneck rate integrated over time. */
-double transfer_seconds(double t0, double bytes, const std::vector<double>& bandwidths,
-                        const std::vector<const LinkAvailability*>& schedules, double rate);
-
 /** Reads a "time_s,load" CSV (header optional, '#' comments) into an availability of 1 - load. Throws InputError
  *  with the row and column of a malformed value (not a number, time going back, load outside [0, 1)). */
 LinkAvailability availability_from_csv(const std::string& path, double period);

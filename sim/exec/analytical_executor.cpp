@@ -165,26 +165,12 @@ private:
     }
     if (task.rate > 0)
       bandwidth = std::min(bandwidth, task.rate);
-    bool loaded = false;
-    if (!platform_.background.empty())
-      for (const auto& use : route)
-        loaded = loaded || platform_.background.count(use.link) > 0;
-    bool held = false;
+    bool varies = false; // a link on the route carries background load or closed forms' holds
     for (const auto& use : route)
-      held = held || !held_[direction(use)].empty();
+      varies = varies || !held_[direction(use)].empty() || platform_.background.count(use.link) > 0;
     auto duration_from = [&](double move) {
-      if (held)
-        return latency + moving_seconds(move + latency, task.bytes, route, capacity, bandwidth);
-      if (!loaded)
-        return latency + task.bytes / bandwidth;
-      std::vector<double> bws;
-      std::vector<const LinkAvailability*> schedules;
-      for (std::size_t i = 0; i < route.size(); ++i) {
-        bws.push_back(capacity(i));
-        auto bg = platform_.background.find(route[i].link);
-        schedules.push_back(bg == platform_.background.end() ? nullptr : &bg->second);
-      }
-      return latency + transfer_seconds(move + latency, task.bytes, bws, schedules, task.rate);
+      return latency +
+             (varies ? moving_seconds(move + latency, task.bytes, route, capacity, bandwidth) : task.bytes / bandwidth);
     };
     for (const auto& use : route) {
       if (!reserved_[direction(use)].empty())
