@@ -74,3 +74,20 @@ TEST(DeviceCatalog, BlackwellGemmSharesComeFromTheMatmulTable)
     EXPECT_NEAR(p->compute_efficiency.at("fp8"), t[2] / t[3], 1e-4) << name;
   }
 }
+
+TEST(DeviceCatalog, ProfilesOfTheSameDieCarryEveryKernelTheirParentPrices)
+{
+  // The H800 and the 500 W HBM2e H100 are GH100 dies whose profiles were copied from the H100 SXM's ("as h100-sxm5").
+  // A kernel the parent gains a rate for must reach them too (on 2026-12-05 the FP8 cast-transpose reached the H800
+  // but not the 500 W variant, which went on casting at its copy rate). A rate may differ; a missing one may not.
+  const cs::DeviceProfile& parent = *cs::builtin_profile("h100-sxm5");
+  for (const char* name : {"h800-sxm5", "h100-96gb-500w"}) {
+    const cs::DeviceProfile& p = *cs::builtin_profile(name);
+    for (const auto& [kernel, share] : parent.memory_efficiency_by_kernel)
+      EXPECT_TRUE(p.memory_efficiency_by_kernel.count(kernel)) << name << " has no rate for " << kernel;
+    for (const auto& [scaling, rate] : parent.gemm_scaling_rate)
+      EXPECT_TRUE(p.gemm_scaling_rate.count(scaling)) << name << " has no rate for " << scaling;
+    for (const auto& [field, source] : parent.sources)
+      EXPECT_TRUE(p.sources.count(field)) << name << " has no source for " << field;
+  }
+}
