@@ -249,6 +249,25 @@ TEST(Fp8Recipe, EveryH100VariantCastsAndTransposesAtTheRateMeasuredOnTheH100Sxm)
   }
 }
 
+TEST(Fp8Recipe, BlackwellQuantisesMxfp8InBothLayoutsAtTheRateMeasuredOnAB200)
+{
+  // Transformer Engine's MXFP8 quantize of a bf16 8192 x 8192 activation into both layouts and their E8M0 scales:
+  // 52.34 us on a B200 (ROCm/TransformerEngine#598's B200 column). The recipe's own cast of that input is that kernel.
+  cs::LayerShape shape = tp4_shape();
+  const cs::ModelParams m = llama70b_layer("mxfp8");
+  const auto layer = cs::layer_kernels(m, shape);
+  const auto* quantise = find(layer.forward, "ffn_gate_up_gemm_input_quantise");
+  ASSERT_NE(quantise, nullptr);
+  const auto& k = std::get<cs::BandwidthKernel>(quantise->kernel);
+  const double elements = k.bytes_in / 2;
+  cs::BandwidthKernel square{k.op, 8192.0 * 8192 * 2, 8192.0 * 8192 * k.bytes_out / elements, 2.0 * 8192 * 8192,
+                             "bf16"};
+  for (const char* name : {"b200", "gb200"}) {
+    const auto cost = cs::make_cost_model(device(name), profile(name));
+    EXPECT_NEAR(cost->predict(square).total * 1e6, 52.34, 52.34 * 0.02) << name;
+  }
+}
+
 TEST(Fp8Recipe, CurrentScalingUnderSequenceParallelismAgreesOnEachGatheredTensorsScale)
 {
   // Transformer Engine's current scaling all-reduces the amax of each tensor it gathers over the TP group before the
