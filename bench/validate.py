@@ -139,6 +139,11 @@ def public_sweeps(build, backend, tmp):
     # 8192 by 8192 x 8192), the early-2023 stack the llm-foundry H100 rows ran on.
     rows.append(("H100 bf16 GEMM 2048x8192x8192, 2023 stack (TFLOP/s)", 742.7,
                  predict(build, "h100-sxm5", "gemm", m=2048, n=8192, k=8192, dtype="bf16")["tflops"]))
+    # A torch Linear's forward in bf16, 8192 tokens by hidden 2048 to 2048 (a 7B training shape), its GPU time on a DGX
+    # H100 (100.06 us) and on a GB200 (41.79 us), NVIDIA/TransformerEngine#2053 (2025-08): the GEMM at those rates.
+    for label, device, seconds in [("H100", "h100-sxm5", 100.06e-6), ("GB200", "gb200", 41.79e-6)]:
+        rows.append((f"{label} bf16 Linear 8192x2048x2048, TE#2053 (TFLOP/s)", 2 * 8192 * 2048 * 2048 / seconds / 1e12,
+                     predict(build, device, "gemm", m=8192, n=2048, k=2048, dtype="bf16")["tflops"]))
     return rows
 
 
