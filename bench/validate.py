@@ -517,6 +517,43 @@ def torchtitan_h200_rows(build, backend, tmp, fast):
     return rows
 
 
+# torchtitan's first published figures (pytorch/torchtitan docs/performance.md, mid-2024): FSDP2 over 64 A100 80GB,
+# local batch 1 (Llama 3, sequence 8,192) or 2 (Llama 2, 4,096), eager (the TOMLs' compile = false then), bf16 with
+# fp32 reductions. "selective layer" checkpoints every second block whole (selective_ac_option = '2'), "selective op"
+# is op_sac. The network is not stated: 8 x 200 Gb/s a host, as Meta's A100 hosts had [recon]. An A100's rates are
+# measured (calibration.md), so these rows test torchtitan's stack as the profile prices it on a device whose peak is
+# known. (label, model keys, local batch, tokens/s per GPU). Not §6 rows; printed, not asserted.
+LLAMA2_13B = "preset: llama2-7b, layers: 40, hidden: 5120, heads: 40, kv_heads: 40, ffn: 13824, seq: 4096"
+TORCHTITAN_A100 = [
+    ("Llama 3 8B, selective layer", "preset: llama3-8b, seq: 8192, recompute: full, recompute_method: block, "
+     "recompute_num_layers: 16", 1, 2904),
+    ("Llama 3 8B, selective op", "preset: llama3-8b, seq: 8192, recompute: selective, recompute_modules: [op_sac]", 1,
+     2973),
+    ("Llama 3 70B, full", "preset: llama3-70b, seq: 8192, recompute: full", 1, 331),
+    ("Llama 2 13B, no checkpointing", LLAMA2_13B + ", recompute: none", 2, 2162),
+    ("Llama 2 13B, selective layer", LLAMA2_13B + ", recompute: full, recompute_method: block, recompute_num_layers: 20",
+     2, 1914),
+    ("Llama 2 13B, selective op", LLAMA2_13B + ", recompute: selective, recompute_modules: [op_sac]", 2, 1904),
+    ("Llama 2 70B, selective op", "preset: llama2-70b, seq: 4096, recompute: selective, recompute_modules: [op_sac]", 1,
+     355),
+    ("Llama 2 70B, full", "preset: llama2-70b, seq: 4096, recompute: full", 2, 353),
+]
+
+
+def torchtitan_a100_rows(build, backend, tmp, fast):
+    rows = []
+    for label, model, local, tokens in TORCHTITAN_A100:
+        if fast and backend == "simgrid":
+            continue
+        m = run_with(build, backend, tmp, "torchtitan-a100-" + label.replace(" ", "-").replace(",", ""),
+                     "scenarios/reference/torchtitan-llama3-8b-fsdp.yaml",
+                     ["cluster.device=a100-sxm4-80gb", "cluster.nodes=8", "cluster.network.nic_bandwidth=200Gb/s",
+                      f"workload.batch.global={64 * local}", f"workload.batch.micro={local}",
+                      "workload.framework.name=torch-eager", f"workload.model={{{model}, dtype: bf16}}"])
+        rows.append((f"torchtitan {label}, 64 A100 (tokens/s/GPU){fits_mark(m)}", tokens, m["tokens_per_s"] / 64))
+    return rows
+
+
 def h200_steps(build, backend, tmp):
     """Whole training steps measured on the lent H200 (HF transformers Llama, PyTorch eager): step time and peak
     allocated memory against the simulator's fsdp profile on one GPU. Own measurements, not validation rows."""
@@ -587,6 +624,8 @@ def main():
                       long_sequence(a.build, a.backend, tmp, a.fast))
         print_section("§6 torchtitan FSDP on H100 96 GB HBM2e at 500 W (not asserted)",
                       torchtitan_rows(a.build, a.backend, tmp, a.fast))
+        print_section("torchtitan's FSDP2 on 64 A100 80GB, eager (docs/performance.md, mid-2024; not §6 rows)",
+                      torchtitan_a100_rows(a.build, a.backend, tmp, a.fast))
         print_section("torchtitan's Llama 3.1 8B FSDP on H200 at 700 W (Trainy, June 2025; not §6 rows)",
                       torchtitan_h200_rows(a.build, a.backend, tmp, a.fast))
         print_section("torchtitan's context parallelism, Tables 2 (8B, 8 GPUs) and 6 (405B, 512 GPUs) (not §6 rows)",
