@@ -5,6 +5,7 @@
 
 #include "base/input_error.hpp"
 #include "models/transformer/model_params.hpp"
+#include "sim/import/torchtitan_reader.hpp"
 #include "sim/import/torchtitan_rules.hpp"
 
 #include <fmt/format.h>
@@ -15,102 +16,7 @@
 
 namespace cs {
 
-namespace {
-
-class TomlReader {
-public:
-  TomlReader(const toml::table& doc, const std::string& source, ImportedRun& run)
-      : doc_(doc), source_(source), run_(run)
-  {}
-
-  [[noreturn]] void fail(const toml::node& n, const std::string& message) const
-  {
-    throw InputError(source_, int(n.source().begin.line), int(n.source().begin.column), message);
-  }
-  const toml::node* at(const char* table, const char* key)
-  {
-    const toml::node* n = doc_.at_path(std::string(table) + "." + key).node();
-    if (n)
-      used_.insert(std::string(table) + "." + key);
-    return n;
-  }
-  std::optional<std::int64_t> integer(const char* table, const char* key, bool minus_one = false)
-  {
-    const toml::node* n = at(table, key);
-    if (!n)
-      return std::nullopt;
-    const auto v = n->value<std::int64_t>();
-    if (!v || !(*v > 0 || (minus_one && *v == -1)) || *v > (1 << 30))
-      fail(*n, fmt::format("[{}] {} must be a positive whole number{}", table, key, minus_one ? " or -1" : ""));
-    return v;
-  }
-  std::optional<std::string> text(const char* table, const char* key)
-  {
-    const toml::node* n = at(table, key);
-    if (!n)
-      return std::nullopt;
-    const auto v = n->value<std::string>();
-    if (!v)
-      fail(*n, fmt::format("[{}] {} must be a string", table, key));
-    return v;
-  }
-  std::optional<bool> flag(const char* table, const char* key)
-  {
-    const toml::node* n = at(table, key);
-    if (!n)
-      return std::nullopt;
-    const auto v = n->value<bool>();
-    if (!v)
-      fail(*n, fmt::format("[{}] {} must be true or false", table, key));
-    return v;
-  }
-
-  // torchtitan moved its parallelism settings into [parallelism] in March 2025 (785c34c). Before, the degrees of
-  // data and tensor parallelism lived in [training] and the pipeline's, context parallelism's and async TP's in
-  // [experimental]: the table that holds `key` in this file, [parallelism] when none does.
-  const char* table_of(const char* key) const
-  {
-    if (doc_.at_path(std::string("parallelism.") + key))
-      return "parallelism";
-    static const std::set<std::string> in_training{"data_parallel_shard_degree", "data_parallel_replicate_degree",
-                                                   "tensor_parallel_degree"};
-    const char* older = in_training.count(key) ? "training" : "experimental";
-    return doc_.at_path(std::string(older) + "." + key) ? older : "parallelism";
-  }
-
-  void read();
-
-private:
-  void model();
-  void parallelism();
-  void expert_parallelism();
-  void training();
-  // A pipelined run as its TOML states it: the degree, the table that holds it, the schedule.
-  struct Pipeline {
-    std::int64_t degree = 1;
-    const char* degree_at = "parallelism";
-    bool layout_2024 = false; // [experimental] holds it: the rules of torchtitan's December 2024 release
-    std::string schedule;
-    bool looped = false; // more than one stage a rank (Interleaved1F1B)
-  };
-  void pipeline(std::optional<std::int64_t> local);
-  void microbatches(const Pipeline& p, std::optional<std::int64_t> local);
-  void stages(const Pipeline& p);
-  std::vector<int> weighted_stages(const Pipeline& p, int layers);
-  void layer_checkpointing(const toml::node& option, const std::string& every);
-  void report_the_rest();
-
-  const toml::table& doc_;
-  std::string source_;
-  ImportedRun& run_;
-  std::set<std::string> used_;
-  std::vector<std::string> approximated_;
-  std::vector<std::string> no_effect_; // read, but torchtitan itself ignores them in this configuration
-  bool moe_ = false;                   // the flavor's preset routes its tokens to experts
-  bool compiled_ = false;              // torch.compile: the fused kernels of the fsdp profile, else torch-eager's
-};
-
-void TomlReader::model()
+void TorchtitanReader::model()
 {
   const auto name = text("model", "name");
   const auto flavor = text("model", "flavor");
@@ -126,42 +32,58 @@ void TomlReader::model()
   // priced as the preset's RMSNorm.
   if (const auto norm = text("model", "norm_type"); norm && *norm != "rmsnorm" && *norm != "fused_rmsnorm")
     approximated_.push_back("[model] norm_type = \"" + *norm + "\" (priced as the preset's RMSNorm)");
-  // Float8 training as a model converter (newer torchtitan) or a [float8] table (older; its enable_float8_linear
-  // switch until 2025, the table's presence after).
-  bool float8 = doc_.contains("float8");
-  if (const auto linear = flag("float8", "enable_float8_linear"))
-    float8 = *linear;
-  if (const toml::node* conv = at("model", "converters"); conv && conv->is_array())
-    for (const auto& c : *conv->as_array())
-      float8 = float8 || c.value<std::string>() == std::optional<std::string>("float8");
-  if (float8) {
-    run_.set("workload.model.fp8", "tensorwise");
-    approximated_.push_back("float8 (priced as Transformer Engine's fused tensor-wise recipe; FP8 linears written in "
-                            "PyTorch gained 0.96-1.07x a layer on the H200, docs/calibration.md)");
-    // FSDP2 gathers the Float8Linear weights already cast (torchao's float8 all-gather), as Megatron-Core's
-    // fp8_param_gather does, where there are shards to gather; the scales it precomputes for them in one pass cost
-    // nothing a step notices.
-    const auto shard = integer(table_of("data_parallel_shard_degree"), "data_parallel_shard_degree", true);
-    if (const auto gather = flag("float8", "enable_fsdp_float8_all_gather"); gather && *gather) {
-      if (!shard || *shard != 1)
-        run_.set("workload.framework.fp8_param_gather", true);
-      else
-        no_effect_.push_back("float8.enable_fsdp_float8_all_gather (no FSDP shards to gather)");
-    }
-    if (flag("float8", "precompute_float8_dynamic_scale_for_fsdp"))
-      no_effect_.push_back("float8.precompute_float8_dynamic_scale_for_fsdp (the weights' scales in one pass after "
-                           "the optimizer step)");
-    if (const auto recipe = text("float8", "recipe_name"); recipe && *recipe != "tensorwise")
-      approximated_.push_back("[float8] recipe_name = \"" + *recipe +
-                              "\" (priced as tensorwise: row-wise scaling ran at 0.93-1.09 of its rate on the H200)");
-  } else {
-    for (const char* key : {"enable_fsdp_float8_all_gather", "precompute_float8_dynamic_scale_for_fsdp", "recipe_name"})
+  float8_training();
+}
+
+// Float8 training: [float8] enable_float8_linear = true (torchtitan's switch until early 2025), or a model converter
+// named float8 (from 2025: "float8", later "quantize.linear.float8"; MX likewise, "mx" or "quantize.linear.mx"). A
+// [float8] table alone only holds the converter's settings: torchtitan's own TOMLs keep one with the converter
+// commented out.
+void TorchtitanReader::float8_training()
+{
+  const bool mx = converter("mx");
+  const bool float8 = !mx && (flag("float8", "enable_float8_linear").value_or(false) || converter("float8"));
+  if (mx) {
+    run_.set("workload.model.fp8", "mxfp8");
+    approximated_.push_back("the mx converter (priced as Transformer Engine's MXFP8 recipe)");
+  }
+  if (!float8) {
+    for (const char* key :
+         {"enable_fsdp_float8_all_gather", "precompute_float8_dynamic_scale_for_fsdp", "recipe_name", "filter_fqns"})
       if (at("float8", key))
         no_effect_.push_back(std::string("float8.") + key + " (Float8 training is off)");
+    return;
+  }
+  run_.set("workload.model.fp8", "tensorwise");
+  approximated_.push_back("float8 (priced as Transformer Engine's fused tensor-wise recipe; FP8 linears written in "
+                          "PyTorch gained 0.96-1.07x a layer on the H200, docs/calibration.md)");
+  // FSDP2 gathers the Float8Linear weights already cast (torchao's float8 all-gather), as Megatron-Core's
+  // fp8_param_gather does, where there are shards to gather; the scales it precomputes for them in one pass cost
+  // nothing a step notices.
+  const auto shard = integer(table_of("data_parallel_shard_degree"), "data_parallel_shard_degree", true);
+  if (const auto gather = flag("float8", "enable_fsdp_float8_all_gather"); gather && *gather) {
+    if (!shard || *shard != 1)
+      run_.set("workload.framework.fp8_param_gather", true);
+    else
+      no_effect_.push_back("float8.enable_fsdp_float8_all_gather (no FSDP shards to gather)");
+  }
+  if (flag("float8", "precompute_float8_dynamic_scale_for_fsdp"))
+    no_effect_.push_back("float8.precompute_float8_dynamic_scale_for_fsdp (the weights' scales in one pass after "
+                         "the optimizer step)");
+  if (const auto recipe = text("float8", "recipe_name"); recipe && *recipe != "tensorwise")
+    approximated_.push_back("[float8] recipe_name = \"" + *recipe +
+                            "\" (priced as tensorwise: row-wise scaling ran at 0.93-1.09 of its rate on the H200)");
+  // The modules kept in bf16: torchtitan's default is the output layer, which the recipe keeps in bf16 too.
+  if (const toml::node* kept = at("float8", "filter_fqns")) {
+    const bool output_only = kept->value<std::string>() == std::optional<std::string>("output") ||
+                             (kept->is_array() && kept->as_array()->size() == 1 &&
+                              (*kept->as_array())[0].value<std::string>() == std::optional<std::string>("output"));
+    if (!output_only)
+      approximated_.push_back("float8.filter_fqns (the output layer alone is kept in bf16)");
   }
 }
 
-void TomlReader::parallelism()
+void TorchtitanReader::parallelism()
 {
   static const std::map<std::string, const char*> degrees{{"tensor_parallel_degree", "workload.parallel.tp"},
                                                           {"pipeline_parallel_degree", "workload.parallel.pp"},
@@ -225,7 +147,7 @@ void TomlReader::parallelism()
 // torchtitan's expert parallelism (ParallelDims, job_config.py): its degree, the experts' tensor parallelism (1, the
 // TP ranks then joining the EP group, or tp) and the EP exchange (PyTorch's all-to-all, "standard", DeepEP's or
 // HybridEP's kernels), all read only for a model with experts (and the last two with ep > 1), as torchtitan reads them.
-void TomlReader::expert_parallelism()
+void TorchtitanReader::expert_parallelism()
 {
   const auto ep = integer("parallelism", "expert_parallel_degree");
   const auto tp = integer(table_of("tensor_parallel_degree"), "tensor_parallel_degree");
@@ -256,7 +178,7 @@ void TomlReader::expert_parallelism()
   run_.set("workload.model.moe.dispatcher", dispatchers.at(backend ? *backend : "standard"));
 }
 
-void TomlReader::training()
+void TorchtitanReader::training()
 {
   auto local = integer("training", "local_batch_size");
   if (!local)
@@ -301,130 +223,41 @@ void TomlReader::training()
   compiled_ = on("training", "compile") || on("compile", "enable");
 }
 
-// How torchtitan cuts a pipelined rank's local batch into microbatches and its layers into stages, by the rules of
-// the release its layout belongs to (sim/import/torchtitan_rules.hpp; docs/import.md). Without a pipeline the local
-// batch is one microbatch. A 2024-layout file without a count runs as many microbatches as pipeline ranks (9dec370).
-void TomlReader::pipeline(std::optional<std::int64_t> local)
+bool TorchtitanReader::converter(const std::string& kind)
 {
-  Pipeline p;
-  p.degree_at = table_of("pipeline_parallel_degree");
-  const auto pp = integer(p.degree_at, "pipeline_parallel_degree");
-  if (!pp || *pp == 1) {
-    if (local)
-      run_.set("workload.batch.micro", int(*local));
-    return;
-  }
-  p.degree = *pp;
-  p.layout_2024 = std::string(p.degree_at) == "experimental";
-  p.schedule = text(table_of("pipeline_parallel_schedule"), "pipeline_parallel_schedule").value_or("1F1B");
-  p.looped = p.schedule == "Interleaved1F1B";
-  if (local)
-    run_.local_batch = int(*local);
-  microbatches(p, local);
-  stages(p);
-}
-
-void TomlReader::microbatches(const Pipeline& p, std::optional<std::int64_t> local)
-{
-  const char* count_at = table_of("pipeline_parallel_microbatches");
-  const auto size = integer("parallelism", "pipeline_parallel_microbatch_size");
-  auto count = integer(count_at, "pipeline_parallel_microbatches");
-  const toml::node* count_node =
-      count ? at(count_at, "pipeline_parallel_microbatches") : at(p.degree_at, "pipeline_parallel_degree");
-  if (!size && !count && p.layout_2024) {
-    count = p.degree;
-    if (p.looped)
-      approximated_.push_back(fmt::format("microbatches of a looped schedule ({} a step, torchtitan's default in "
-                                          "December 2024; from 2025-01-07 it was pp x stages a rank)",
-                                          p.degree));
-  }
-  if (size) {
-    run_.set("workload.batch.micro", int(*size));
-  } else if (count) {
-    if (!local)
-      fail(*count_node, "[training] batch_size (local_batch_size) is needed to cut it into microbatches");
-    if (*local % *count != 0)
-      fail(*count_node,
-           fmt::format("the local batch of {} does not split into {} microbatches (torchtitan refuses it too)", *local,
-                       *count));
-    run_.set("workload.batch.micro", int(*local / *count));
-  } else {
-    run_.set("workload.batch.micro", 1);
-  }
-}
-
-void TomlReader::stages(const Pipeline& p)
-{
-  const int layers = model_presets().at(run_.get("workload.model.preset").as<std::string>()).layers;
-  std::vector<int> stages;
-  if (const toml::node* points = at(table_of("pipeline_parallel_split_points"), "pipeline_parallel_split_points")) {
-    stages = torchtitan_split_points(*points, layers, source_);
-    const std::int64_t n = std::int64_t(stages.size());
-    if (n % p.degree != 0 || (n / p.degree > 1) != p.looped)
-      fail(*points, fmt::format("{} split points make {} stages: {} on {} pipeline ranks ({})", n - 1, n,
-                                p.looped ? "two or more a rank" : "one a rank", p.degree, p.schedule));
-  } else if (p.layout_2024) {
-    const int total = int(p.degree) * (p.looped ? 2 : 1);
-    if (total > layers)
-      fail(*at(p.degree_at, "pipeline_parallel_degree"),
-           fmt::format("{} pipeline stages are more than the model's {} layers", total, layers));
-    stages = torchtitan_even_split(layers, total);
-  } else {
-    stages = weighted_stages(p, layers);
-  }
-  if (!stages.empty()) {
-    YAML::Node list(YAML::NodeType::Sequence);
-    for (int n : stages)
-      list.push_back(n);
-    run_.set("workload.parallel.stage_layers", list);
-  }
-  if (p.looped)
-    run_.set("workload.parallel.vpp", int(std::int64_t(stages.size()) / p.degree));
-}
-
-// The newer releases' split by weight, from the ends' weights and pipeline_parallel_layers_per_stage.
-std::vector<int> TomlReader::weighted_stages(const Pipeline& p, int layers)
-{
-  auto weight = [&](const char* key) {
-    const toml::node* n = at("parallelism", key);
-    const auto v = n ? n->value<std::int64_t>() : std::optional<std::int64_t>(1);
-    if (!v || *v < 0 || *v > layers)
-      fail(*n, fmt::format("[parallelism] {} is a whole number from 0 to the model's {} layers", key, layers));
-    return int(*v);
+  const toml::node* n = at("model", "converters");
+  if (!n)
+    return false;
+  std::vector<std::string> names;
+  auto split = [&names](const std::string& list) {
+    for (std::size_t from = 0; from <= list.size();) {
+      const std::size_t comma = std::min(list.find(',', from), list.size());
+      names.push_back(list.substr(from, comma - from));
+      from = comma + 1;
+    }
   };
-  const TorchtitanWeights w{weight("pipeline_parallel_first_stage_less_layers"),
-                            weight("pipeline_parallel_last_stage_less_layers")};
-  const toml::node* per_stage = at("parallelism", "pipeline_parallel_layers_per_stage");
-  const auto lps = integer("parallelism", "pipeline_parallel_layers_per_stage");
-  try {
-    return torchtitan_weighted_stages(layers, int(p.degree), p.looped ? 2 : 1, w, lps ? int(*lps) : 0, p.schedule);
-  } catch (const std::invalid_argument& e) {
-    fail(per_stage ? *per_stage : *at(p.degree_at, "pipeline_parallel_degree"), e.what());
+  if (const auto one = n->value<std::string>())
+    split(*one);
+  else if (n->is_array())
+    for (const auto& c : *n->as_array()) {
+      const auto v = c.value<std::string>();
+      if (!v)
+        fail(c, "[model] converters lists names (strings)");
+      split(*v);
+    }
+  else
+    fail(*n, "[model] converters is a name or a list of names");
+  for (std::string name : names) {
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name == kind ||
+        (name.size() > kind.size() && name.compare(name.size() - kind.size() - 1, std::string::npos, "." + kind) == 0))
+      return true;
   }
+  return false;
 }
 
-// Layer-level selective checkpointing (selective_ac_option = "N"): torchtitan checkpoints every N-th block of a rank
-// whole (_apply_ac_to_transformer_block's counter), so a stage of L blocks recomputes L / N of them and keeps the rest:
-// Megatron's block method with that many layers a virtual stage.
-void TomlReader::layer_checkpointing(const toml::node& option, const std::string& every)
-{
-  if (every.empty() || every.size() > 6 || every.find_first_not_of("0123456789") != std::string::npos || every == "0")
-    fail(option, "selective_ac_option is \"op\" or a whole number of blocks, not '" + every + "'");
-  const int layers = model_presets().at(run_.get("workload.model.preset").as<std::string>()).layers;
-  int per_stage = layers / (run_.has("workload.parallel.pp") ? run_.get("workload.parallel.pp").as<int>() : 1) /
-                  (run_.has("workload.parallel.vpp") ? run_.get("workload.parallel.vpp").as<int>() : 1);
-  if (run_.has("workload.parallel.stage_layers"))
-    for (const auto& n : run_.get("workload.parallel.stage_layers"))
-      per_stage = std::max(per_stage, n.as<int>());
-  const int recomputed = per_stage / std::stoi(every);
-  run_.set("workload.model.recompute", recomputed > 0 ? "full" : "none");
-  if (recomputed > 0) {
-    run_.set("workload.model.recompute_method", "block");
-    run_.set("workload.model.recompute_num_layers", recomputed);
-  }
-}
-
-void TomlReader::report_the_rest()
+void TorchtitanReader::report_the_rest()
 {
   // Tables that change nothing a step costs.
   static const std::set<std::string> no_effect{
@@ -456,7 +289,7 @@ void TomlReader::report_the_rest()
     run_.warn("not known to the importer, so not modelled: " + joined(unknown));
 }
 
-void TomlReader::read()
+void TorchtitanReader::read()
 {
   model();
   parallelism();
@@ -467,8 +300,6 @@ void TomlReader::read()
   run_.set("workload.framework.name", compiled_ ? "fsdp" : "torch-eager");
   run_.set("workload.framework.repeat_kv", true);
 }
-
-} // namespace
 
 bool looks_like_torchtitan(const std::string& text)
 {
@@ -491,7 +322,7 @@ ImportedRun read_torchtitan_toml(const std::string& text, const std::string& sou
   }
   ImportedRun run;
   run.set("workload.kind", "transformer-training");
-  TomlReader(doc, source, run).read();
+  TorchtitanReader(doc, source, run).read();
   return run;
 }
 
