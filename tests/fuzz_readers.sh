@@ -41,6 +41,8 @@ printf 'sworker,step,seconds\n0,0,0.5\n0,1,0.25\n1,0,0.3\n' >"$work/seeds/job_tr
 { printf m; cat "$root/tests/data/import/mbridge-llama3-70b-fp8.overrides"; } >"$work/seeds/import/bridge"
 { printf t; cat "$root/tests/data/import/torchtitan-llama3-8b.toml"; } >"$work/seeds/import/torchtitan"
 { printf m; cat "$root/tests/data/import/mbridge-gpt-oss-120b.args"; } >"$work/seeds/import/gpt-oss"
+printf 'ltorchrun --nnodes 4 --nproc_per_node 8 train.py --job.config-file a/llama3_8b.toml --training.compile \\\n  --model.converters="float8" --training.local_batch_size=2 --parallelism.tensor_parallel_degree 2\n' \
+  >"$work/seeds/import/torchtitan-launch"
 for f in "$root"/tests/data/import/hf/*.config.json; do
   { printf h; cat "$f"; } >"$work/seeds/import/hf-$(basename "$f" .config.json)"
 done

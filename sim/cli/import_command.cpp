@@ -6,6 +6,7 @@
 #include "sim/cli/command.hpp"
 #include "sim/import/hf_config.hpp"
 #include "sim/import/megatron_args.hpp"
+#include "sim/import/torchtitan_launch.hpp"
 #include "sim/import/torchtitan_toml.hpp"
 #include "sim/run/scenario_checks.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -36,15 +37,17 @@ int import_config(ImportArgs a)
 {
   const std::string text = read_text_file(a.input, "configuration");
   std::string format = a.format;
-  if (format == "auto") {
-    const auto ext = std::filesystem::path(a.input).extension();
-    format = ext == ".toml" || looks_like_torchtitan(text) ? "torchtitan"
-             : ext == ".json" || looks_like_hf_config(text) ? "hf"
-                                                            : "megatron";
-  }
-  const ImportedRun run = format == "torchtitan" ? read_torchtitan_toml(text, a.input)
-                          : format == "hf"       ? read_hf_config(text, a.input)
-                                                 : read_megatron_args(text, a.input);
+  const auto ext = std::filesystem::path(a.input).extension();
+  if (format == "auto")
+    format = ext == ".toml" || looks_like_torchtitan(text) || looks_like_torchtitan_launch(text) ? "torchtitan"
+             : ext == ".json" || looks_like_hf_config(text)                                      ? "hf"
+                                                                                                 : "megatron";
+  // torchtitan's configuration itself, or a command that launches it with overrides on top.
+  const bool launch = format == "torchtitan" && ext != ".toml" && !looks_like_torchtitan(text);
+  const ImportedRun run = launch                   ? read_torchtitan_launch(text, a.input)
+                          : format == "torchtitan" ? read_torchtitan_toml(text, a.input)
+                          : format == "hf"         ? read_hf_config(text, a.input)
+                                                   : read_megatron_args(text, a.input);
   if (a.cluster.name.empty())
     a.cluster.name = std::filesystem::path(a.input).stem().string();
   const std::string yaml = imported_scenario_yaml(run, a.cluster, a.input, format);
@@ -78,8 +81,9 @@ std::vector<Command> add_import_commands(CLI::App& app)
                                            "TOML or a Hugging Face config.json into a scenario (warnings name what is "
                                            "not modelled)");
   cmd->add_option("input", a->input,
-                  "the arguments (a text file, as typed after pretrain_gpt.py or torchrun) or "
-                  "the torchtitan .toml, or a Hugging Face config.json")
+                  "the arguments (a text file, as typed after pretrain_gpt.py or torchrun), the torchtitan .toml or "
+                  "a command launching it with overrides (torchrun ... --job.config_file X.toml --training.compile), "
+                  "or a Hugging Face config.json")
       ->required();
   cmd->add_option("--format", a->format, "auto (by extension and content), megatron, torchtitan or hf")
       ->check(CLI::IsMember({"auto", "megatron", "torchtitan", "hf"}));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "sim/import/imported_run.hpp"
+#include "sim/import/shell_words.hpp"
 
 #include "base/input_error.hpp"
 
@@ -14,10 +15,7 @@
 
 namespace cs::megatron_import {
 
-struct Token {
-  std::string text;
-  int line = 1, column = 1;
-};
+using Token = ShellWord;
 
 class ArgReader {
 public:

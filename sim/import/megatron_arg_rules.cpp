@@ -10,8 +10,8 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <fmt/ranges.h>
+#include <map>
 #include <set>
 #include <yaml-cpp/yaml.h>
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,16 +17,27 @@
 
 namespace cs {
 
+/** Where a value a launch command set on top of the TOML came from: its word in the command (for file:line:col). */
+struct PlacedOverride {
+  std::string source;
+  int line = 1, column = 1;
+};
+using OverridePlaces = std::map<const toml::node*, PlacedOverride>;
+
 /** Reads one torchtitan TOML into `run`: each key where its release's layout keeps it, the keys it used remembered so
  *  that the rest are named in warnings. Values that cannot be read throw InputError at their line and column. */
 class TorchtitanReader {
 public:
-  TorchtitanReader(const toml::table& doc, const std::string& source, ImportedRun& run)
-      : doc_(doc), source_(source), run_(run)
+  TorchtitanReader(const toml::table& doc, const std::string& source, ImportedRun& run,
+                   const OverridePlaces* placed = nullptr)
+      : doc_(doc), source_(source), run_(run), placed_(placed)
   {}
 
   [[noreturn]] void fail(const toml::node& n, const std::string& message) const
   {
+    if (placed_)
+      if (const auto it = placed_->find(&n); it != placed_->end())
+        throw InputError(it->second.source, it->second.line, it->second.column, message);
     throw InputError(source_, int(n.source().begin.line), int(n.source().begin.column), message);
   }
   const toml::node* at(const char* table, const char* key)
@@ -109,11 +121,16 @@ private:
   const toml::table& doc_;
   std::string source_;
   ImportedRun& run_;
+  const OverridePlaces* placed_; // values a launch command set, where it set them
   std::set<std::string> used_;
   std::vector<std::string> approximated_;
   std::vector<std::string> no_effect_; // read, but torchtitan itself ignores them in this configuration
   bool moe_ = false;                   // the flavor's preset routes its tokens to experts
   bool compiled_ = false;              // torch.compile: the fused kernels of the fsdp profile, else torch-eager's
 };
+
+/** The scenario keys of torchtitan configuration `doc` from file `source`, values a launch command set on it placed
+ *  at their words (`placed`, may be null). */
+ImportedRun read_torchtitan_table(const toml::table& doc, const std::string& source, const OverridePlaces* placed);
 
 } // namespace cs

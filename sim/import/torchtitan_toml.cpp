@@ -48,8 +48,8 @@ void TorchtitanReader::float8_training()
     approximated_.push_back("the mx converter (priced as Transformer Engine's MXFP8 recipe)");
   }
   if (!float8) {
-    for (const char* key :
-         {"enable_fsdp_float8_all_gather", "precompute_float8_dynamic_scale_for_fsdp", "recipe_name", "filter_fqns"})
+    for (const char* key : {"enable_fsdp_float8_all_gather", "precompute_float8_dynamic_scale_for_fsdp", "recipe_name",
+                            "filter_fqns", "force_recompute_fp8_weight_in_bwd"})
       if (at("float8", key))
         no_effect_.push_back(std::string("float8.") + key + " (Float8 training is off)");
     return;
@@ -67,6 +67,9 @@ void TorchtitanReader::float8_training()
     else
       no_effect_.push_back("float8.enable_fsdp_float8_all_gather (no FSDP shards to gather)");
   }
+  if (flag("float8", "force_recompute_fp8_weight_in_bwd"))
+    no_effect_.push_back("float8.force_recompute_fp8_weight_in_bwd (the weights' FP8 copies cast again in backward "
+                         "rather than kept: memory the step does not count)");
   if (flag("float8", "precompute_float8_dynamic_scale_for_fsdp"))
     no_effect_.push_back("float8.precompute_float8_dynamic_scale_for_fsdp (the weights' scales in one pass after "
                          "the optimizer step)");
@@ -320,9 +323,14 @@ ImportedRun read_torchtitan_toml(const std::string& text, const std::string& sou
     throw InputError(source, int(e.source().begin.line), int(e.source().begin.column),
                      "not TOML: " + std::string(e.description()));
   }
+  return read_torchtitan_table(doc, source, nullptr);
+}
+
+ImportedRun read_torchtitan_table(const toml::table& doc, const std::string& source, const OverridePlaces* placed)
+{
   ImportedRun run;
   run.set("workload.kind", "transformer-training");
-  TorchtitanReader(doc, source, run).read();
+  TorchtitanReader(doc, source, run, placed).read();
   return run;
 }
 

@@ -8,6 +8,7 @@
 #include "workloads/training/training_workload.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 
 namespace {
@@ -74,4 +75,101 @@ TEST(ImportTorchtitan, Float8IsWhatAConverterOrTheOldSwitchTurnsOnNotTheSettings
   EXPECT_EQ(bad_entry.r.code, 2) << bad_entry.r.err;
   EXPECT_NE(bad_entry.r.err.find(":5:25: [model] converters lists names (strings)"), std::string::npos)
       << bad_entry.r.err;
+}
+
+namespace {
+
+// A folder holding torchtitan's llama3_8b.toml (as shipped, 2025 layout) and a launch command `command` beside it.
+std::filesystem::path launch_dir(const std::string& name, const std::string& command)
+{
+  const auto dir = cs::testing::fresh_dir("titan_launch_" + name);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "llama3_8b.toml") << titan_llama3_8b("") << "[compile]\nenable = false\n"
+                                        << "[activation_checkpoint]\nmode = \"selective\"\n";
+  std::ofstream(dir / "launch.sh") << command;
+  return dir / "launch.sh";
+}
+
+const cs::TrainingParams& titan_run(const cs::Scenario& s) { return cs::workload_as<cs::TrainingWorkload>(s).params; }
+
+} // namespace
+
+TEST(ImportTorchtitan, ALaunchCommandIsItsTomlWithTheOverridesOnTop)
+{
+  // Trainy's H200 command (torchtitan benchmarks/llama3_8b_h200_2025-06_torchtitan.md), the TOML's repository path
+  // resolved by its file name beside the command.
+  const auto trainy =
+      launch_dir("trainy", "torchrun \\\n  --nnodes 4 \\\n  --nproc_per_node 8 \\\n"
+                           "  --rdzv_id 101 --rdzv_backend c10d --rdzv_endpoint \"$MASTER_ADDR:29500\" \\\n"
+                           "  torchtitan/train.py \\\n"
+                           "  --job.config-file torchtitan/models/llama3/train_configs/llama3_8b.toml \\\n"
+                           "  --metrics.enable_wandb --training.local_batch_size=2 --training.compile \\\n"
+                           "  --model.converters=\"float8\" --float8.enable_fsdp_float8_all_gather \\\n"
+                           "  --float8.force_recompute_fp8_weight_in_bwd --training.steps 2000\n");
+  const auto i = cs::testing::import_file(trainy.string(), "--device h200-sxm");
+  ASSERT_EQ(i.r.code, 0) << i.r.err;
+  const cs::Scenario s = cs::load_scenario(i.file.string(), {});
+  EXPECT_EQ(s.cluster.nodes, 4);
+  EXPECT_EQ(s.cluster.gpus_per_node, 8);
+  const auto& t = titan_run(s);
+  EXPECT_EQ(t.batch.micro, 2);
+  EXPECT_EQ(t.batch.global, 64);
+  EXPECT_EQ(t.framework.name, "fsdp"); // --training.compile
+  ASSERT_TRUE(t.model.fp8);
+  EXPECT_TRUE(t.framework.fp8_param_gather);
+  for (const char* named : {"metrics.enable_wandb", "training.steps", "force_recompute_fp8_weight_in_bwd", "--rdzv_id"})
+    EXPECT_NE(i.r.err.find(named), std::string::npos) << named << ": " << i.r.err;
+  // torchtitan's run_train.sh: NGPU GPUs on one node (8 unless set), a later override of a key winning.
+  const auto script = launch_dir("script", "CONFIG_FILE=./llama3_8b.toml NGPU=4 ./run_train.sh "
+                                           "--parallelism.tensor_parallel_degree 4 --training.local_batch_size 1 "
+                                           "--training.local_batch_size=3\n");
+  const auto r = cs::testing::import_file(script.string());
+  ASSERT_EQ(r.r.code, 0) << r.r.err;
+  const cs::Scenario rs = cs::load_scenario(r.file.string(), {});
+  EXPECT_EQ(rs.cluster.nodes * rs.cluster.gpus_per_node, 4);
+  EXPECT_EQ(titan_run(rs).parallel.tp, 4);
+  EXPECT_EQ(titan_run(rs).batch.micro, 3);
+  EXPECT_EQ(titan_run(rs).framework.name, "torch-eager");
+  const auto eight = launch_dir("eight", "CONFIG_FILE=llama3_8b.toml ./run_train.sh\n");
+  const auto e = cs::testing::import_file(eight.string());
+  ASSERT_EQ(e.r.code, 0) << e.r.err;
+  const cs::Scenario es = cs::load_scenario(e.file.string(), {});
+  EXPECT_EQ(es.cluster.nodes * es.cluster.gpus_per_node, 8);
+  // Node counts the shell fills in are not read: --gpus says them.
+  const auto shell = launch_dir("shell", "torchrun --nnodes $NUM_NODES --nproc_per_node 8 train.py "
+                                         "--job.config_file llama3_8b.toml\n");
+  const auto unsized = cs::testing::import_file(shell.string());
+  EXPECT_EQ(unsized.r.code, 2) << unsized.r.err;
+  const auto sized = cs::testing::import_file(shell.string(), "--gpus 32");
+  ASSERT_EQ(sized.r.code, 0) << sized.r.err;
+  EXPECT_NE(sized.r.err.find("set by the shell, so not read: $NUM_NODES"), std::string::npos) << sized.r.err;
+}
+
+TEST(ImportTorchtitan, ALaunchCommandsBadWordsAreRefusedWhereTheyAre)
+{
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"torchrun train.py --training.compile\n", ":1:1: a torchtitan launch names its configuration"},
+      {"torchrun train.py \\\n  --job.config_file missing.toml\n",
+       ":2:21: cannot find the torchtitan configuration 'missing.toml'"},
+      {"torchrun train.py --job.config_file llama3_8b.toml \\\n  --training.local_batch_size=two\n",
+       ":2:31: --training.local_batch_size takes a whole number, not 'two'"},
+      {"torchrun train.py --job.config_file llama3_8b.toml --compile.enable=maybe\n",
+       ":1:69: --compile.enable takes true or false, not 'maybe'"},
+      {"torchrun train.py --job.config_file llama3_8b.toml --activation_checkpoint.mode=partial\n",
+       ":1:81: mode is none, selective or full, not 'partial'"},
+      {"torchrun train.py --job.config_file llama3_8b.toml --training.seq_len\n",
+       ":1:52: --training.seq_len needs a value"},
+      {"torchrun train.py --job.config_file llama3_8b.toml --model..x=1\n",
+       ":1:52: --model..x is not a --section.key override"},
+      {"torchrun --nproc_per_node eight train.py --job.config_file llama3_8b.toml\n",
+       ":1:27: the GPUs a node is a positive whole number, not 'eight'"},
+  };
+  int n = 0;
+  for (const auto& [command, message] : bad) {
+    const auto i = cs::testing::import_file(launch_dir("bad" + std::to_string(n++), command).string(),
+                                            "--gpus 8 --format torchtitan");
+    EXPECT_EQ(i.r.code, 2) << command << i.r.err;
+    EXPECT_NE(i.r.err.find(message), std::string::npos) << command << i.r.err;
+    EXPECT_FALSE(std::filesystem::exists(i.file));
+  }
 }
