@@ -164,7 +164,14 @@ void apply(toml::table& doc, const Override& o, const std::string& source, Overr
     if (!table)
       fail(o.flag, fmt::format("--{}: {} is not a table of the configuration", o.path, parts[k]));
   }
-  const std::string& key = parts.back();
+  std::string key = parts.back();
+  // A negated switch (tyro's --section.no-key): false for a true-or-false key the TOML has.
+  bool negated = false;
+  if (!o.value && key.rfind("no_", 0) == 0 && !table->get(key))
+    if (const toml::node* plain = table->get(key.substr(3)); plain && plain->is_boolean()) {
+      key = key.substr(3);
+      negated = true;
+    }
   const toml::node* old = table->get(key);
   if (old && old->is_table())
     fail(o.flag, fmt::format("--{} is a table of the configuration, not a value", o.path));
@@ -182,7 +189,7 @@ void apply(toml::table& doc, const Override& o, const std::string& source, Overr
   if (!o.value) {
     if (old && !old->is_boolean())
       fail(o.flag, fmt::format("--{} needs a value", o.path));
-    table->insert_or_assign(key, true);
+    table->insert_or_assign(key, !negated);
   } else if (const std::string& v = o.value->text; old && old->is_boolean()) {
     typed("true or false", boolean(v));
   } else if (old && old->is_integer()) {

@@ -130,6 +130,12 @@ TEST(ImportTorchtitan, ALaunchCommandIsItsTomlWithTheOverridesOnTop)
   EXPECT_EQ(titan_run(rs).parallel.tp, 4);
   EXPECT_EQ(titan_run(rs).batch.micro, 3);
   EXPECT_EQ(titan_run(rs).framework.name, "torch-eager");
+  // A negated switch turns off a true-or-false key the TOML has.
+  const auto negated = launch_dir("negated", "CONFIG_FILE=llama3_8b.toml ./run_train.sh --compile.enable "
+                                             "--compile.no-enable\n");
+  const auto ng = cs::testing::import_file(negated.string());
+  ASSERT_EQ(ng.r.code, 0) << ng.r.err;
+  EXPECT_EQ(titan_run(cs::load_scenario(ng.file.string(), {})).framework.name, "torch-eager");
   const auto eight = launch_dir("eight", "CONFIG_FILE=llama3_8b.toml ./run_train.sh\n");
   const auto e = cs::testing::import_file(eight.string());
   ASSERT_EQ(e.r.code, 0) << e.r.err;
