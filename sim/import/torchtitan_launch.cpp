@@ -7,8 +7,10 @@
 #include "base/json_input.hpp"
 #include "sim/import/shell_words.hpp"
 #include "sim/import/torchtitan_reader.hpp"
+#include "sim/import/torchtitan_rules.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
@@ -132,11 +134,8 @@ std::optional<bool> boolean(const std::string& s)
 toml::array names(const std::string& list)
 {
   toml::array out;
-  for (std::size_t from = 0; from <= list.size();) {
-    const std::size_t comma = std::min(list.find(',', from), list.size());
-    out.push_back(list.substr(from, comma - from));
-    from = comma + 1;
-  }
+  for (const std::string& name : torchtitan_list(list))
+    out.push_back(name);
   return out;
 }
 
@@ -235,20 +234,21 @@ bool looks_like_torchtitan_launch(const std::string& text)
          text.find("CONFIG_FILE=") != std::string::npos;
 }
 
-ImportedRun read_torchtitan_launch(const std::string& text, const std::string& source)
+namespace {
+
+Launch scan_launch(const std::string& text, const std::string& source)
 {
-  const Launch l = scan(shell_words(text, source), source);
+  Launch l = scan(shell_words(text, source), source);
   if (!l.config)
     throw InputError(source, 1, 1,
                      "a torchtitan launch names its configuration: --job.config_file PATH or CONFIG_FILE=");
-  const std::string config = find_config(*l.config, source);
-  toml::table doc;
-  try {
-    doc = toml::parse(read_text_file(config, "configuration"), config);
-  } catch (const toml::parse_error& e) {
-    throw InputError(config, int(e.source().begin.line), int(e.source().begin.column),
-                     "not TOML: " + std::string(e.description()));
-  }
+  return l;
+}
+
+ImportedRun read_launch(const Launch& l, const std::string& source, const std::string& config_text,
+                        const std::string& config)
+{
+  toml::table doc = parse_torchtitan_toml(config_text, config);
   OverridePlaces placed;
   for (const Override& o : l.overrides)
     apply(doc, o, source, placed);
@@ -268,6 +268,21 @@ ImportedRun read_torchtitan_launch(const std::string& text, const std::string& s
   if (!l.launcher.empty())
     run.warn(fmt::format("read but not modelled (the launcher's settings): {}", fmt::join(l.launcher, ", ")));
   return run;
+}
+
+} // namespace
+
+ImportedRun read_torchtitan_launch(const std::string& text, const std::string& source)
+{
+  const Launch l = scan_launch(text, source);
+  const std::string config = find_config(*l.config, source);
+  return read_launch(l, source, read_text_file(config, "configuration"), config);
+}
+
+ImportedRun read_torchtitan_launch(const std::string& text, const std::string& source, const std::string& config_text,
+                                   const std::string& config_path)
+{
+  return read_launch(scan_launch(text, source), source, config_text, config_path);
 }
 
 } // namespace cs

@@ -129,6 +129,9 @@ private:
   bool compiled_ = false;              // torch.compile: the fused kernels of the fsdp profile, else torch-eager's
 };
 
+/** Parses torchtitan configuration `text` from file `source`; a TOML syntax error throws InputError at its place. */
+toml::table parse_torchtitan_toml(const std::string& text, const std::string& source);
+
 /** The scenario keys of torchtitan configuration `doc` from file `source`, values a launch command set on it placed
  *  at their words (`placed`, may be null). */
 ImportedRun read_torchtitan_table(const toml::table& doc, const std::string& source, const OverridePlaces* placed);

@@ -4,6 +4,7 @@
 
 #include "base/input_error.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <map>
 #include <stdexcept>
@@ -99,6 +100,20 @@ std::vector<int> torchtitan_split_points(const toml::node& points, int layers, c
   }
   stages.push_back(layers - previous);
   return stages;
+}
+
+std::vector<std::string> torchtitan_list(const std::string& list)
+{
+  std::vector<std::string> out;
+  for (std::size_t from = 0; from <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    std::string name = list.substr(from, comma - from);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    out.push_back(name);
+    from = comma + 1;
+  }
+  return out;
 }
 
 } // namespace cs

@@ -49,4 +49,8 @@ std::vector<int> torchtitan_weighted_stages(int layers, int pp, int default_per_
  *  within the model's `layers`. */
 std::vector<int> torchtitan_split_points(const toml::node& points, int layers, const std::string& source);
 
+/** The names of a comma-separated list as torchtitan's command line gives them ("float8,mx"), blanks around each
+ *  dropped. */
+std::vector<std::string> torchtitan_list(const std::string& list);
+
 } // namespace cs

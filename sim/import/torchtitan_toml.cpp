@@ -232,27 +232,19 @@ bool TorchtitanReader::converter(const std::string& kind)
   if (!n)
     return false;
   std::vector<std::string> names;
-  auto split = [&names](const std::string& list) {
-    for (std::size_t from = 0; from <= list.size();) {
-      const std::size_t comma = std::min(list.find(',', from), list.size());
-      names.push_back(list.substr(from, comma - from));
-      from = comma + 1;
-    }
-  };
   if (const auto one = n->value<std::string>())
-    split(*one);
+    names = torchtitan_list(*one);
   else if (n->is_array())
     for (const auto& c : *n->as_array()) {
       const auto v = c.value<std::string>();
       if (!v)
         fail(c, "[model] converters lists names (strings)");
-      split(*v);
+      for (auto& name : torchtitan_list(*v))
+        names.push_back(std::move(name));
     }
   else
     fail(*n, "[model] converters is a name or a list of names");
-  for (std::string name : names) {
-    name.erase(0, name.find_first_not_of(" \t"));
-    name.erase(name.find_last_not_of(" \t") + 1);
+  for (const std::string& name : names) {
     if (name == kind ||
         (name.size() > kind.size() && name.compare(name.size() - kind.size() - 1, std::string::npos, "." + kind) == 0))
       return true;
@@ -314,16 +306,19 @@ bool looks_like_torchtitan(const std::string& text)
   }
 }
 
-ImportedRun read_torchtitan_toml(const std::string& text, const std::string& source)
+toml::table parse_torchtitan_toml(const std::string& text, const std::string& source)
 {
-  toml::table doc;
   try {
-    doc = toml::parse(text, source);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     throw InputError(source, int(e.source().begin.line), int(e.source().begin.column),
                      "not TOML: " + std::string(e.description()));
   }
-  return read_torchtitan_table(doc, source, nullptr);
+}
+
+ImportedRun read_torchtitan_toml(const std::string& text, const std::string& source)
+{
+  return read_torchtitan_table(parse_torchtitan_toml(text, source), source, nullptr);
 }
 
 ImportedRun read_torchtitan_table(const toml::table& doc, const std::string& source, const OverridePlaces* placed)

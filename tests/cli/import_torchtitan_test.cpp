@@ -56,6 +56,20 @@ TEST(ImportTorchtitan, Float8IsWhatAConverterOrTheOldSwitchTurnsOnNotTheSettings
     EXPECT_EQ(fp8_of(i.file), "tensorwise") << on;
     EXPECT_EQ(i.r.err.find("filter_fqns"), std::string::npos) << i.r.err; // the output layer stays bf16 either way
   }
+  // Modules kept in bf16 besides the output layer are approximated as the output layer alone; recomputing the
+  // weights' FP8 copies in backward is named as changing nothing the step counts.
+  const auto kept = import_titan_toml(
+      "kept", titan_llama3_8b("converters = \"float8\"") + "force_recompute_fp8_weight_in_bwd = true\n", "--gpus 8");
+  ASSERT_EQ(kept.r.code, 0) << kept.r.err;
+  EXPECT_EQ(kept.r.err.find("filter_fqns (the output layer alone"), std::string::npos) << kept.r.err;
+  EXPECT_NE(kept.r.err.find("float8.force_recompute_fp8_weight_in_bwd (the weights' FP8 copies cast again"),
+            std::string::npos)
+      << kept.r.err;
+  std::string wider = titan_llama3_8b("converters = \"float8\"");
+  wider.replace(wider.find("filter_fqns = \"output\""), 22, "filter_fqns = [\"output\", \"layers.0\"]");
+  const auto w = import_titan_toml("wider", wider, "--gpus 8");
+  ASSERT_EQ(w.r.code, 0) << w.r.err;
+  EXPECT_NE(w.r.err.find("float8.filter_fqns (the output layer alone is kept in bf16)"), std::string::npos) << w.r.err;
   const auto old = import_titan_toml("switch", titan_llama3_8b("") + "enable_float8_linear = true\n", "--gpus 8");
   ASSERT_EQ(old.r.code, 0) << old.r.err;
   EXPECT_EQ(fp8_of(old.file), "tensorwise");
@@ -178,4 +192,12 @@ TEST(ImportTorchtitan, ALaunchCommandsBadWordsAreRefusedWhereTheyAre)
     EXPECT_NE(i.r.err.find(message), std::string::npos) << command << i.r.err;
     EXPECT_FALSE(std::filesystem::exists(i.file));
   }
+  // A configuration that is not TOML: its own file, line and column.
+  const auto broken = launch_dir("broken_toml", "torchrun train.py --job.config_file llama3_8b.toml\n");
+  std::ofstream(broken.parent_path() / "llama3_8b.toml") << "[model]\nname = \"llama3\n";
+  const auto b = cs::testing::import_file(broken.string(), "--gpus 8");
+  EXPECT_EQ(b.r.code, 2) << b.r.err;
+  EXPECT_NE(b.r.err.find("llama3_8b.toml:2:"), std::string::npos) << b.r.err;
+  EXPECT_NE(b.r.err.find("not TOML"), std::string::npos) << b.r.err;
+  EXPECT_FALSE(std::filesystem::exists(b.file));
 }
